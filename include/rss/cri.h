@@ -1,0 +1,293 @@
+/* cri.h -- client for the CRI runtime.v1 API (containerd, CRI-O) over gRPC C core on a unix socket.
+ *
+ * The node agent finds member containers (ListContainers by the kubelet's labels) and runs hooks in
+ * them (ExecSync); the test world's kubelet also creates and removes sandboxes and containers. No
+ * protobuf or gRPC type appears here: requests are plain C structs, results are copied into plain C
+ * structs that the caller owns and releases with the matching *_clear() function.
+ *
+ * Threads: one `struct rss_cri` may be used by several threads at once (each call has its own
+ * completion queue; the channel is shared). Do not fork() after rss_cri_new() (gRPC core does not
+ * survive it); use posix_spawn.
+ *
+ * Every call has a deadline. Calls wait for the channel to become ready (gRPC WAIT_FOR_READY) within
+ * that deadline, and the reconnect backoff is short, so a restarted runtime is reached again within
+ * about a second of its socket reappearing. A call made while the socket file does not exist fails at
+ * once with RSS_E_UNAVAILABLE instead of waiting for the deadline.
+ *
+ * Errors (err->detail holds the gRPC status code, or 0 when the failure was local):
+ *   RSS_E_TIMEOUT      the deadline passed with the runtime connected, or ExecSync's command timed
+ *                      out (containerd: DEADLINE_EXCEEDED; CRI-O: exit -1 + "command timed out")
+ *   RSS_E_UNAVAILABLE  runtime not reachable: socket missing, connection refused, not a gRPC server,
+ *                      or the deadline passed while still connecting. Worth retrying.
+ *   RSS_E_NOT_FOUND    no such container or sandbox (gRPC NOT_FOUND)
+ *   RSS_E_NOT_RUNNING  the container exists but is not running (containerd: UNKNOWN "container is in
+ *                      CONTAINER_EXITED state"; CRI-O: NOT_FOUND "container is not created or running")
+ *   RSS_E_INVALID      the command could not be started in the container (missing binary: gRPC UNKNOWN
+ *                      "OCI runtime exec failed"), INVALID_ARGUMENT, or bad arguments to this API
+ *   RSS_E_TOO_LARGE    a response over the receive limit (RESOURCE_EXHAUSTED)
+ *   RSS_E_CANCELLED    gRPC CANCELLED
+ *   RSS_E_EXISTS       gRPC ALREADY_EXISTS (e.g. a sandbox name reused)
+ *   RSS_E_UNAUTHORIZED gRPC PERMISSION_DENIED / UNAUTHENTICATED
+ *   RSS_E_INTERNAL     anything else (UNIMPLEMENTED: the endpoint serves no CRI v1; INTERNAL; a
+ *                      response that does not parse)
+ * Messages name the RPC and the endpoint, e.g.
+ *   "CRI ExecSync on unix:///run/containerd/containerd.sock: failed to exec in container: ...".
+ */
+#ifndef RSS_CRI_H
+#define RSS_CRI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include "rss/error.h"
+
+/* Default deadline of a non-exec call, and the margin added to an ExecSync/StopContainer timeout. */
+#define RSS_CRI_CALL_TIMEOUT_MS 10000
+/* Default initial and maximum reconnect backoff. */
+#define RSS_CRI_RECONNECT_BACKOFF_MS 200
+/* Receive limit: runtimes cap each ExecSync stream at 16 MiB (containerd also sends at most 16 MiB). */
+#define RSS_CRI_MAX_RECV_BYTES (17 * 1024 * 1024)
+
+struct rss_cri;
+
+struct rss_cri_options {
+    int call_timeout_ms;      /* 0: RSS_CRI_CALL_TIMEOUT_MS */
+    int reconnect_backoff_ms; /* 0: RSS_CRI_RECONNECT_BACKOFF_MS */
+};
+
+/* A string map entry. In requests the strings are the caller's; in results they are owned by the
+ * enclosing result and freed by its *_clear(). */
+struct rss_cri_kv {
+    const char *key;
+    const char *value;
+};
+
+struct rss_cri_map {
+    size_t n;
+    struct rss_cri_kv *items;
+};
+
+/* The value of `key` in m (the last one if a runtime sent duplicates), or NULL. */
+const char *rss_cri_map_get(const struct rss_cri_map *m, const char *key);
+
+/* --- connection ------------------------------------------------------------------------------- */
+
+/* Finds the runtime socket: containerd (/run/containerd/containerd.sock), then CRI-O
+ * (/run/crio/crio.sock, /var/run/crio/crio.sock); the first path that is a socket wins. `root`
+ * prefixes every path (NULL or "" for "/"; tests pass a temp dir). *ret gets "unix://PATH" (caller
+ * frees). RSS_E_NOT_FOUND if none exists. */
+int rss_cri_detect(const char *root, char **ret, rss_error_t *err);
+
+/* Opens a client. `endpoint` is "unix:///path", "unix:/path" or a bare absolute path; NULL
+ * auto-detects (rss_cri_detect). `opts` may be NULL. The runtime need not be up yet: nothing is
+ * connected until the first call. Errors: RSS_E_INVALID (unsupported endpoint, e.g. tcp://, or a
+ * path over 107 bytes), RSS_E_NOT_FOUND (auto-detection found nothing). */
+int rss_cri_new(const char *endpoint, const struct rss_cri_options *opts, struct rss_cri **ret,
+                rss_error_t *err);
+
+/* Closes the channel and frees the client. No call may be in flight. Accepts NULL. */
+void rss_cri_free(struct rss_cri *cri);
+
+/* The normalised endpoint, "unix:///path". Valid until rss_cri_free. */
+const char *rss_cri_endpoint(const struct rss_cri *cri);
+
+/* --- Version ---------------------------------------------------------------------------------- */
+
+struct rss_cri_version {
+    char *version;             /* "0.1.0" */
+    char *runtime_name;        /* "containerd", "cri-o" */
+    char *runtime_version;     /* "1.6.20~ds1" */
+    char *runtime_api_version; /* "v1" */
+};
+
+/* The Version RPC; also the cheap liveness probe of the runtime. */
+int rss_cri_get_version(struct rss_cri *cri, struct rss_cri_version *ret, rss_error_t *err);
+void rss_cri_version_clear(struct rss_cri_version *v);
+
+/* --- sandboxes -------------------------------------------------------------------------------- */
+
+enum rss_cri_sandbox_state {
+    RSS_CRI_SANDBOX_READY = 0,
+    RSS_CRI_SANDBOX_NOTREADY = 1,
+};
+
+struct rss_cri_sandbox {
+    char *id;
+    char *name; /* metadata: the Pod's name, namespace, uid */
+    char *namespace;
+    char *uid;
+    uint32_t attempt;
+    int state;          /* enum rss_cri_sandbox_state; unknown values kept as they came */
+    int64_t created_at; /* ns since the epoch */
+    char *ip;           /* rss_cri_sandbox_status only; "" for host-network sandboxes */
+    struct rss_cri_map labels;
+    struct rss_cri_map annotations;
+};
+
+struct rss_cri_sandbox_list {
+    size_t n;
+    struct rss_cri_sandbox *items;
+};
+
+/* All set fields are ANDed; a zeroed filter (or NULL) matches every sandbox, including NOTREADY
+ * ones of earlier attempts. */
+struct rss_cri_sandbox_filter {
+    const char *id; /* NULL: any; runtimes accept unique prefixes */
+    bool match_state;
+    enum rss_cri_sandbox_state state;
+    struct rss_cri_map labels; /* every key must be present with this value */
+};
+
+int rss_cri_list_sandboxes(struct rss_cri *cri, const struct rss_cri_sandbox_filter *filter,
+                           struct rss_cri_sandbox_list *ret, rss_error_t *err);
+int rss_cri_sandbox_status(struct rss_cri *cri, const char *sandbox_id, struct rss_cri_sandbox *ret,
+                           rss_error_t *err);
+void rss_cri_sandbox_clear(struct rss_cri_sandbox *s);
+void rss_cri_sandbox_list_clear(struct rss_cri_sandbox_list *l);
+
+/* What the test world's kubelet passes to RunPodSandbox (and again to CreateContainer). The sandbox
+ * always uses the node's network namespace and gets no hostname, as the kubelet does for
+ * hostNetwork pods: the test world runs without CNI. Labels should include io.kubernetes.pod.name,
+ * io.kubernetes.pod.namespace and io.kubernetes.pod.uid plus the Pod's labels; annotations are the
+ * Pod's. */
+struct rss_cri_sandbox_config {
+    const char *name;
+    const char *namespace;
+    const char *uid;
+    uint32_t attempt;
+    const char *log_directory; /* NULL: none */
+    struct rss_cri_map labels;
+    struct rss_cri_map annotations;
+};
+
+/* RunPodSandbox. *id_ret gets the new sandbox id (caller frees). */
+int rss_cri_run_sandbox(struct rss_cri *cri, const struct rss_cri_sandbox_config *config, char **id_ret,
+                        rss_error_t *err);
+/* StopPodSandbox: kills every container of the sandbox. Idempotent. */
+int rss_cri_stop_sandbox(struct rss_cri *cri, const char *sandbox_id, rss_error_t *err);
+/* RemovePodSandbox: removes the sandbox and its containers. Idempotent. */
+int rss_cri_remove_sandbox(struct rss_cri *cri, const char *sandbox_id, rss_error_t *err);
+
+/* --- containers ------------------------------------------------------------------------------- */
+
+enum rss_cri_container_state {
+    RSS_CRI_CONTAINER_CREATED = 0,
+    RSS_CRI_CONTAINER_RUNNING = 1,
+    RSS_CRI_CONTAINER_EXITED = 2,
+    RSS_CRI_CONTAINER_UNKNOWN = 3,
+};
+
+/* Name of a state ("CONTAINER_RUNNING"), or "?" for values this build does not know. */
+const char *rss_cri_container_state_name(int state);
+
+struct rss_cri_container {
+    char *id;
+    char *sandbox_id;
+    char *name; /* metadata: PodSpec container name and restart attempt */
+    uint32_t attempt;
+    char *image;
+    char *image_ref;
+    int state;          /* enum rss_cri_container_state; unknown values kept as they came */
+    int64_t created_at; /* ns since the epoch */
+    /* rss_cri_container_status only (0 / "" from ListContainers): */
+    int64_t started_at;
+    int64_t finished_at;
+    int32_t exit_code;
+    char *reason; /* "Completed", "Error", "OOMKilled" */
+    char *message;
+    char *log_path;
+    struct rss_cri_map labels;
+    struct rss_cri_map annotations;
+};
+
+struct rss_cri_container_list {
+    size_t n;
+    struct rss_cri_container *items;
+};
+
+/* All set fields are ANDed; a zeroed filter (or NULL) matches every container, including exited
+ * ones: filter on RUNNING and pick the newest created_at to find "the" container of a pod. */
+struct rss_cri_container_filter {
+    const char *id;         /* NULL: any; unique prefixes accepted */
+    const char *sandbox_id; /* NULL: any */
+    bool match_state;
+    enum rss_cri_container_state state;
+    struct rss_cri_map labels; /* e.g. io.kubernetes.pod.uid + io.kubernetes.container.name */
+};
+
+int rss_cri_list_containers(struct rss_cri *cri, const struct rss_cri_container_filter *filter,
+                            struct rss_cri_container_list *ret, rss_error_t *err);
+int rss_cri_container_status(struct rss_cri *cri, const char *container_id, struct rss_cri_container *ret,
+                             rss_error_t *err);
+void rss_cri_container_clear(struct rss_cri_container *c);
+void rss_cri_container_list_clear(struct rss_cri_container_list *l);
+
+struct rss_cri_mount {
+    const char *container_path;
+    const char *host_path;
+    bool readonly;
+};
+
+/* What the test world's kubelet passes to CreateContainer. The container gets its own PID namespace
+ * (the PodSpec default) and shares the sandbox's (host) network. Labels should be exactly
+ * io.kubernetes.pod.name/namespace/uid and io.kubernetes.container.name, as the kubelet sets. */
+struct rss_cri_container_config {
+    const char *name;
+    uint32_t attempt;
+    const char *image;          /* e.g. "localhost/rss/busybox:1" */
+    const char *const *command; /* NULL-terminated; NULL: the image's entrypoint */
+    const char *const *args;    /* NULL-terminated; NULL: the image's cmd */
+    const char *working_dir;    /* NULL: image default */
+    struct rss_cri_map envs;    /* environment variables */
+    const struct rss_cri_mount *mounts;
+    size_t n_mounts;
+    struct rss_cri_map labels;
+    struct rss_cri_map annotations;
+    const char *log_path;       /* relative to the sandbox's log_directory; NULL: none */
+    int64_t memory_limit_bytes; /* 0: none */
+};
+
+/* CreateContainer in `sandbox_id`; `sandbox` is the config the sandbox was created with. *id_ret
+ * gets the new container id (caller frees). */
+int rss_cri_create_container(struct rss_cri *cri, const char *sandbox_id,
+                             const struct rss_cri_container_config *config,
+                             const struct rss_cri_sandbox_config *sandbox, char **id_ret, rss_error_t *err);
+int rss_cri_start_container(struct rss_cri *cri, const char *container_id, rss_error_t *err);
+/* StopContainer: SIGTERM, then SIGKILL after timeout_s seconds (0: at once). Idempotent. */
+int rss_cri_stop_container(struct rss_cri *cri, const char *container_id, int64_t timeout_s,
+                           rss_error_t *err);
+int rss_cri_remove_container(struct rss_cri *cri, const char *container_id, rss_error_t *err);
+
+/* --- ExecSync --------------------------------------------------------------------------------- */
+
+struct rss_cri_exec_result {
+    int exit_code;
+    char *out; /* stdout: out_len bytes plus a NUL (the data itself may contain NULs); never NULL
+                  after success */
+    size_t out_len;
+    char *errout; /* stderr, likewise */
+    size_t errout_len;
+};
+
+/* Runs argv (NULL-terminated, argv[0] not NULL; passed as an argv array, never through a shell) in
+ * a running container and waits for it. timeout_s >= 1 is enforced by the runtime (the process is
+ * killed); the gRPC deadline is timeout_s plus the call timeout.
+ * Returns 0 when the command ran, whatever its exit code: a non-zero exit is a result, not an error.
+ * Errors: RSS_E_TIMEOUT (both runtimes' forms), RSS_E_NOT_FOUND, RSS_E_NOT_RUNNING, RSS_E_INVALID
+ * (the binary could not be started, or timeout_s < 1), RSS_E_UNAVAILABLE, RSS_E_TOO_LARGE, ...
+ * On error *ret is left empty (zeroed). */
+int rss_cri_exec_sync(struct rss_cri *cri, const char *container_id, const char *const *argv, int timeout_s,
+                      struct rss_cri_exec_result *ret, rss_error_t *err);
+void rss_cri_exec_result_clear(struct rss_cri_exec_result *r);
+
+/* --- error mapping (the one place gRPC status becomes rss_errc; public for tests) -------------- */
+
+/* Maps a gRPC status code (grpc_status_code values) and its details to an rss_errc. `connected`
+ * says whether the channel was READY when the call ended: a DEADLINE_EXCEEDED while not connected
+ * means the runtime was unreachable (RSS_E_UNAVAILABLE), not slow. Never called with status 0. */
+enum rss_errc rss_cri_errc_from_status(int grpc_status, const char *details, bool connected);
+
+/* True if an ExecSync response is CRI-O's timeout form (exit -1, stderr "command timed out"). */
+bool rss_cri_exec_timed_out(int exit_code, const char *errout, size_t errout_len);
+
+#endif

@@ -1,0 +1,583 @@
+/* test_cri_unit.c -- unit tests of the CRI client: gRPC status mapping, endpoint handling, and
+ * output handling and error paths against the in-process fake CRI server (fake_cri.c). */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <grpc/status.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fake_cri.h"
+#include "rss/cleanup.h"
+#include "rss/cri.h"
+
+/* --- pure functions --------------------------------------------------------------------------- */
+
+static void test_status_mapping(void **state)
+{
+    (void)state;
+    static const struct {
+        int status;
+        const char *details;
+        bool connected;
+        enum rss_errc want;
+    } cases[] = {
+        {GRPC_STATUS_DEADLINE_EXCEEDED,
+         "failed to exec in container: timeout 5s exceeded: context deadline exceeded", true, RSS_E_TIMEOUT},
+        {GRPC_STATUS_DEADLINE_EXCEEDED, "Deadline Exceeded", false, RSS_E_UNAVAILABLE},
+        {GRPC_STATUS_NOT_FOUND, "failed to find container \"x\" in store: not found", true, RSS_E_NOT_FOUND},
+        {GRPC_STATUS_NOT_FOUND, "container is not created or running: x", true, RSS_E_NOT_RUNNING},
+        {GRPC_STATUS_UNKNOWN, "failed to exec in container: container is in CONTAINER_EXITED state", true,
+         RSS_E_NOT_RUNNING},
+        {GRPC_STATUS_UNKNOWN,
+         "failed to exec in container: failed to start exec \"1\": OCI runtime exec failed: exec failed: "
+         "unable "
+         "to start container process: exec: \"/no\": stat /no: no such file or directory: unknown",
+         true, RSS_E_INVALID},
+        {GRPC_STATUS_UNKNOWN, "server is not initialized yet", true, RSS_E_UNAVAILABLE},
+        {GRPC_STATUS_UNKNOWN, "failed to drain exec process io", true, RSS_E_INTERNAL},
+        {GRPC_STATUS_UNKNOWN, NULL, true, RSS_E_INTERNAL},
+        {GRPC_STATUS_UNAVAILABLE, "failed to connect to all addresses", false, RSS_E_UNAVAILABLE},
+        {GRPC_STATUS_RESOURCE_EXHAUSTED, "Received message larger than max (5242887 vs. 4194304)", true,
+         RSS_E_TOO_LARGE},
+        {GRPC_STATUS_UNIMPLEMENTED, "unknown service runtime.v1.RuntimeService", true, RSS_E_INTERNAL},
+        {GRPC_STATUS_INVALID_ARGUMENT, "bad", true, RSS_E_INVALID},
+        {GRPC_STATUS_ALREADY_EXISTS, "name reserved", true, RSS_E_EXISTS},
+        {GRPC_STATUS_PERMISSION_DENIED, "no", true, RSS_E_UNAUTHORIZED},
+        {GRPC_STATUS_UNAUTHENTICATED, "no", true, RSS_E_UNAUTHORIZED},
+        {GRPC_STATUS_CANCELLED, "Cancelled", true, RSS_E_CANCELLED},
+        {GRPC_STATUS_FAILED_PRECONDITION, "container not running", true, RSS_E_NOT_RUNNING},
+        {GRPC_STATUS_FAILED_PRECONDITION, "something else", true, RSS_E_INTERNAL},
+        {GRPC_STATUS_INTERNAL, "boom", true, RSS_E_INTERNAL},
+        {GRPC_STATUS_DATA_LOSS, "boom", true, RSS_E_INTERNAL},
+        {99, "future code", true, RSS_E_INTERNAL},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        enum rss_errc got = rss_cri_errc_from_status(cases[i].status, cases[i].details, cases[i].connected);
+        if (got != cases[i].want)
+            fail_msg("case %zu: status %d \"%s\": got %s, want %s", i, cases[i].status,
+                     cases[i].details ? cases[i].details : "(null)", rss_errc_name(got),
+                     rss_errc_name(cases[i].want));
+    }
+}
+
+static void test_exec_timed_out(void **state)
+{
+    (void)state;
+    assert_true(rss_cri_exec_timed_out(-1, "command timed out", 17));
+    assert_true(rss_cri_exec_timed_out(-1, "command timed out\n", 18));
+    assert_false(rss_cri_exec_timed_out(-1, "command timed", 13));
+    assert_false(rss_cri_exec_timed_out(1, "command timed out", 17));
+    assert_false(rss_cri_exec_timed_out(-1, NULL, 0));
+    assert_false(rss_cri_exec_timed_out(-1, "other", 5));
+}
+
+static void test_map_get(void **state)
+{
+    (void)state;
+    struct rss_cri_kv kv[] = {{"a", "1"}, {"b", "2"}, {"a", "3"}};
+    struct rss_cri_map m = {3, kv};
+    assert_string_equal(rss_cri_map_get(&m, "a"), "3");
+    assert_string_equal(rss_cri_map_get(&m, "b"), "2");
+    assert_null(rss_cri_map_get(&m, "c"));
+    struct rss_cri_map empty = {0};
+    assert_null(rss_cri_map_get(&empty, "a"));
+    assert_null(rss_cri_map_get(NULL, "a"));
+}
+
+static void test_state_names(void **state)
+{
+    (void)state;
+    assert_string_equal(rss_cri_container_state_name(RSS_CRI_CONTAINER_RUNNING), "CONTAINER_RUNNING");
+    assert_string_equal(rss_cri_container_state_name(RSS_CRI_CONTAINER_EXITED), "CONTAINER_EXITED");
+    assert_string_equal(rss_cri_container_state_name(7), "?");
+}
+
+/* --- endpoints -------------------------------------------------------------------------------- */
+
+static char *make_tmpdir(void)
+{
+    char tmpl[] = "/tmp/rsscri.XXXXXX";
+    assert_non_null(mkdtemp(tmpl));
+    return rss_xstrdup(tmpl);
+}
+
+static void rm_tree(const char *dir)
+{
+    _cleanup_free_ char *cmd = rss_xasprintf("rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* Creates a unix socket file at path (bound, not listening) and closes it: enough for stat(). */
+static void make_socket_file(const char *path)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    assert_true(strlen(path) < sizeof(sa.sun_path));
+    strcpy(sa.sun_path, path);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    close(fd);
+}
+
+static void mkdirs(const char *root, const char *sub)
+{
+    _cleanup_free_ char *cmd = rss_xasprintf("mkdir -p '%s%s'", root, sub);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_detect(void **state)
+{
+    (void)state;
+    _cleanup_free_ char *root = make_tmpdir();
+    _cleanup_error_ rss_error_t err = NULL;
+    char *ep = NULL;
+
+    assert_true(rss_cri_detect(root, &ep, &err) < 0);
+    assert_int_equal(rss_error_code(err), RSS_E_NOT_FOUND);
+    rss_error_release(&err);
+
+    mkdirs(root, "/run/crio");
+    mkdirs(root, "/run/containerd");
+    _cleanup_free_ char *crio = rss_xasprintf("%s/run/crio/crio.sock", root);
+    make_socket_file(crio);
+    assert_int_equal(rss_cri_detect(root, &ep, &err), 0);
+    _cleanup_free_ char *want_crio = rss_xasprintf("unix://%s", crio);
+    assert_string_equal(ep, want_crio);
+    free(ep);
+
+    /* A regular file where containerd's socket would be is not a runtime. */
+    _cleanup_free_ char *ctrd = rss_xasprintf("%s/run/containerd/containerd.sock", root);
+    FILE *f = fopen(ctrd, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(rss_cri_detect(root, &ep, &err), 0);
+    assert_string_equal(ep, want_crio);
+    free(ep);
+
+    /* containerd wins over CRI-O. */
+    unlink(ctrd);
+    make_socket_file(ctrd);
+    assert_int_equal(rss_cri_detect(root, &ep, &err), 0);
+    _cleanup_free_ char *want_ctrd = rss_xasprintf("unix://%s", ctrd);
+    assert_string_equal(ep, want_ctrd);
+    free(ep);
+    rm_tree(root);
+}
+
+static void test_endpoints(void **state)
+{
+    (void)state;
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_cri *cri = NULL;
+    static const char *const bad[] = {"tcp://127.0.0.1:1234", "relative/x.sock", "unix:relative", "", NULL};
+    for (size_t i = 0; bad[i]; i++) {
+        assert_true(rss_cri_new(bad[i], NULL, &cri, &err) < 0);
+        assert_int_equal(rss_error_code(err), RSS_E_INVALID);
+        rss_error_release(&err);
+    }
+    char longpath[200];
+    memset(longpath, 'a', sizeof(longpath));
+    longpath[0] = '/';
+    longpath[sizeof(longpath) - 1] = '\0';
+    assert_true(rss_cri_new(longpath, NULL, &cri, &err) < 0);
+    assert_int_equal(rss_error_code(err), RSS_E_INVALID);
+    rss_error_release(&err);
+
+    static const char *const good[] = {"unix:///run/x.sock", "unix:/run/x.sock", "/run/x.sock", NULL};
+    for (size_t i = 0; good[i]; i++) {
+        assert_int_equal(rss_cri_new(good[i], NULL, &cri, &err), 0);
+        assert_string_equal(rss_cri_endpoint(cri), "unix:///run/x.sock");
+        rss_cri_free(cri);
+    }
+}
+
+/* A socket path that does not exist fails at once with UNAVAILABLE naming endpoint and RPC. */
+static void test_missing_socket(void **state)
+{
+    (void)state;
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_cri *cri = NULL;
+    assert_int_equal(rss_cri_new("unix:///nonexistent/rss/cri.sock", NULL, &cri, &err), 0);
+    struct rss_cri_version v = {0};
+    assert_true(rss_cri_get_version(cri, &v, &err) < 0);
+    assert_int_equal(rss_error_code(err), RSS_E_UNAVAILABLE);
+    _cleanup_free_ char *msg = rss_error_string(err);
+    assert_non_null(strstr(msg, "Version"));
+    assert_non_null(strstr(msg, "unix:///nonexistent/rss/cri.sock"));
+    rss_cri_free(cri);
+}
+
+/* A stale socket file (nobody listening): wait-for-ready retries until the deadline, then the call
+ * is reported as UNAVAILABLE, not as a TIMEOUT of a connected runtime. */
+static void test_stale_socket(void **state)
+{
+    (void)state;
+    _cleanup_free_ char *dir = make_tmpdir();
+    _cleanup_free_ char *path = rss_xasprintf("%s/stale.sock", dir);
+    make_socket_file(path);
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_cri *cri = NULL;
+    struct rss_cri_options opts = {.call_timeout_ms = 300};
+    assert_int_equal(rss_cri_new(path, &opts, &cri, &err), 0);
+    struct rss_cri_version v = {0};
+    assert_true(rss_cri_get_version(cri, &v, &err) < 0);
+    assert_int_equal(rss_error_code(err), RSS_E_UNAVAILABLE);
+    _cleanup_free_ char *msg = rss_error_string(err);
+    assert_non_null(strstr(msg, "not reachable"));
+    rss_cri_free(cri);
+    rm_tree(dir);
+}
+
+/* --- against the fake server ------------------------------------------------------------------ */
+
+struct fixture {
+    char *dir;
+    char *path;
+    struct fake_cri *server;
+    struct rss_cri *cri;
+};
+
+static int setup_fake(void **state)
+{
+    struct fixture *fx = rss_xcalloc(1, sizeof(*fx));
+    _cleanup_error_ rss_error_t err = NULL;
+    fx->dir = make_tmpdir();
+    fx->path = rss_xasprintf("%s/fake.sock", fx->dir);
+    fx->server = fake_cri_start(fx->path);
+    if (!fx->server)
+        return -1;
+    struct rss_cri_options opts = {.call_timeout_ms = 2000};
+    if (rss_cri_new(fx->path, &opts, &fx->cri, &err) < 0)
+        return -1;
+    *state = fx;
+    return 0;
+}
+
+static int teardown_fake(void **state)
+{
+    struct fixture *fx = *state;
+    rss_cri_free(fx->cri);
+    fake_cri_stop(fx->server);
+    rm_tree(fx->dir);
+    free(fx->dir);
+    free(fx->path);
+    free(fx);
+    return 0;
+}
+
+static int exec_argv(struct fixture *fx, const char *id, const char *const *argv,
+                     struct rss_cri_exec_result *res, rss_error_t *err)
+{
+    return rss_cri_exec_sync(fx->cri, id, argv, 5, res, err);
+}
+
+static void test_fake_version(void **state)
+{
+    struct fixture *fx = *state;
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_cri_version v = {0};
+    assert_int_equal(rss_cri_get_version(fx->cri, &v, &err), 0);
+    assert_string_equal(v.runtime_name, "fake-cri");
+    assert_string_equal(v.runtime_api_version, "v1");
+    assert_string_equal(v.version, "0.1.0");
+    rss_cri_version_clear(&v);
+    assert_null(v.runtime_name);
+}
+
+static void test_fake_exec_outputs(void **state)
+{
+    struct fixture *fx = *state;
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_cri_exec_result res;
+
+    static const char *const echo[] = {"echo", "hello", "world", NULL};
+    assert_int_equal(exec_argv(fx, "c1", echo, &res, &err), 0);
+    assert_int_equal(res.exit_code, 0);
+    assert_int_equal(res.out_len, 12);
+    assert_string_equal(res.out, "hello world\n");
+    assert_int_equal(res.errout_len, 0);
+    assert_non_null(res.errout);
+    assert_string_equal(res.errout, "");
+    rss_cri_exec_result_clear(&res);
+
+    static const char *const fail[] = {"fail", NULL};
+    assert_int_equal(exec_argv(fx, "c1", fail, &res, &err), 0);
+    assert_int_equal(res.exit_code, 3);
+    assert_string_equal(res.errout, "oops\n");
+    assert_int_equal(res.out_len, 0);
+    rss_cri_exec_result_clear(&res);
+
+    static const char *const binary[] = {"binary", NULL};
+    assert_int_equal(exec_argv(fx, "c1", binary, &res, &err), 0);
+    assert_int_equal(res.out_len, 3);
+    assert_memory_equal(res.out, "a\0b", 3);
+    assert_int_equal(res.out[3], '\0');
+    rss_cri_exec_result_clear(&res);
+}
+
+/* 5 MiB passes gRPC's default 4 MiB receive limit only because the client raises it. */
+static void test_fake_exec_big(void **state)
+{
+    struct fixture *fx = *state;
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_cri_exec_result res;
+    static const char *const big[] = {"big", "5242880", NULL};
+    assert_int_equal(exec_argv(fx, "c1", big, &res, &err), 0);
+    assert_int_equal(res.out_len, 5242880);
+    assert_int_equal(res.out[0], 'x');
+    assert_int_equal(res.out[5242879], 'x');
+    assert_int_equal(res.out[5242880], '\0');
+    rss_cri_exec_result_clear(&res);
+
+    static const char *const huge[] = {"big", "18874368", NULL}; /* 18 MiB > RSS_CRI_MAX_RECV_BYTES */
+    assert_true(exec_argv(fx, "c1", huge, &res, &err) < 0);
+    assert_int_equal(rss_error_code(err), RSS_E_TOO_LARGE);
+    assert_null(res.out);
+}
+
+static void expect_exec_error(struct fixture *fx, const char *id, const char *const *argv, enum rss_errc want,
+                              int want_detail, const char *want_text)
+{
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_cri_exec_result res;
+    assert_true(exec_argv(fx, id, argv, &res, &err) < 0);
+    _cleanup_free_ char *msg = rss_error_string(err);
+    if (rss_error_code(err) != want)
+        fail_msg("%s: got %s, want %s", msg, rss_errc_name(rss_error_code(err)), rss_errc_name(want));
+    assert_int_equal(err->detail, want_detail);
+    assert_non_null(strstr(msg, "ExecSync"));
+    assert_non_null(strstr(msg, fx->path));
+    if (want_text && !strstr(msg, want_text))
+        fail_msg("message \"%s\" lacks \"%s\"", msg, want_text);
+    assert_null(res.out);
+    assert_null(res.errout);
+}
+
+static void test_fake_exec_errors(void **state)
+{
+    struct fixture *fx = *state;
+    static const char *const crio_timeout[] = {"crio-timeout", NULL};
+    expect_exec_error(fx, "c1", crio_timeout, RSS_E_TIMEOUT, 0, "timed out");
+    static const char *const ctrd_timeout[] = {
+        "status", "4", "failed to exec in container: timeout 5s exceeded: context deadline exceeded", NULL};
+    expect_exec_error(fx, "c1", ctrd_timeout, RSS_E_TIMEOUT, 4, "timeout 5s exceeded");
+    static const char *const exited[] = {
+        "status", "2", "failed to exec in container: container is in CONTAINER_EXITED state", NULL};
+    expect_exec_error(fx, "c1", exited, RSS_E_NOT_RUNNING, 2, "CONTAINER_EXITED");
+    static const char *const crio_exited[] = {"status", "5", "container is not created or running: c1", NULL};
+    expect_exec_error(fx, "c1", crio_exited, RSS_E_NOT_RUNNING, 5, NULL);
+    static const char *const missing_bin[] = {
+        "status", "2",
+        "failed to exec in container: failed to start exec \"e\": OCI runtime exec failed: exec failed: "
+        "unable to start container process: exec: \"/no\": stat /no: no such file or directory: unknown",
+        NULL};
+    expect_exec_error(fx, "c1", missing_bin, RSS_E_INVALID, 2, "/no");
+    static const char *const echo[] = {"echo", NULL};
+    expect_exec_error(fx, "missing", echo, RSS_E_NOT_FOUND, 5, "not found");
+    static const char *const garbage[] = {"garbage", NULL};
+    expect_exec_error(fx, "c1", garbage, RSS_E_INTERNAL, 0, "malformed");
+}
+
+static void test_fake_exec_bad_args(void **state)
+{
+    struct fixture *fx = *state;
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_cri_exec_result res;
+    int before = fake_cri_calls(fx->server);
+    static const char *const echo[] = {"echo", NULL};
+    static const char *const empty[] = {NULL};
+    assert_true(rss_cri_exec_sync(fx->cri, "c1", echo, 0, &res, &err) < 0);
+    assert_int_equal(rss_error_code(err), RSS_E_INVALID);
+    rss_error_release(&err);
+    assert_true(rss_cri_exec_sync(fx->cri, "c1", empty, 5, &res, &err) < 0);
+    assert_int_equal(rss_error_code(err), RSS_E_INVALID);
+    rss_error_release(&err);
+    assert_true(rss_cri_exec_sync(fx->cri, NULL, echo, 5, &res, &err) < 0);
+    assert_int_equal(rss_error_code(err), RSS_E_INVALID);
+    /* Rejected before anything went out. */
+    assert_int_equal(fake_cri_calls(fx->server), before);
+}
+
+/* A connected runtime that answers after the deadline is a TIMEOUT (not UNAVAILABLE). */
+static void test_fake_deadline(void **state)
+{
+    struct fixture *fx = *state;
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_cri *fast = NULL;
+    struct rss_cri_options opts = {.call_timeout_ms = 200};
+    assert_int_equal(rss_cri_new(fx->path, &opts, &fast, &err), 0);
+    struct rss_cri_version v = {0};
+    assert_int_equal(rss_cri_get_version(fast, &v, &err), 0); /* connect first */
+    rss_cri_version_clear(&v);
+    struct rss_cri_exec_result res;
+    static const char *const slow[] = {"slow", "1800", NULL}; /* deadline: 1 s + 200 ms */
+    assert_true(rss_cri_exec_sync(fast, "c1", slow, 1, &res, &err) < 0);
+    assert_int_equal(rss_error_code(err), RSS_E_TIMEOUT);
+    assert_int_equal(err->detail, 4);
+    rss_cri_free(fast);
+}
+
+static void test_fake_unimplemented(void **state)
+{
+    struct fixture *fx = *state;
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_cri_sandbox_list l = {0};
+    assert_true(rss_cri_list_sandboxes(fx->cri, NULL, &l, &err) < 0);
+    assert_int_equal(rss_error_code(err), RSS_E_INTERNAL);
+    assert_int_equal(err->detail, 12);
+    _cleanup_free_ char *msg = rss_error_string(err);
+    assert_non_null(strstr(msg, "ListPodSandbox"));
+    assert_non_null(strstr(msg, "UNIMPLEMENTED"));
+}
+
+static void test_fake_list_containers(void **state)
+{
+    struct fixture *fx = *state;
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_cri_kv sel[] = {{"io.kubernetes.pod.uid", "u-1"}, {"io.kubernetes.container.name", "main"}};
+    struct rss_cri_container_filter f = {
+        .sandbox_id = "sb1", .match_state = true, .state = RSS_CRI_CONTAINER_RUNNING, .labels = {2, sel}};
+    struct rss_cri_container_list l = {0};
+    assert_int_equal(rss_cri_list_containers(fx->cri, &f, &l, &err), 0);
+    assert_int_equal(l.n, 3);
+    /* The fake echoes the filter: one container per selector entry, labels = the selector. */
+    assert_string_equal(l.items[0].id, "io.kubernetes.pod.uid");
+    assert_string_equal(l.items[1].id, "io.kubernetes.container.name");
+    for (size_t i = 0; i < 2; i++) {
+        assert_string_equal(l.items[i].sandbox_id, "sb1");
+        assert_int_equal(l.items[i].state, RSS_CRI_CONTAINER_RUNNING);
+        assert_string_equal(l.items[i].name, "main");
+        assert_int_equal(l.items[i].attempt, 2);
+        assert_int_equal(l.items[i].labels.n, 2);
+        assert_string_equal(rss_cri_map_get(&l.items[i].labels, "io.kubernetes.pod.uid"), "u-1");
+        assert_string_equal(rss_cri_map_get(&l.items[i].labels, "io.kubernetes.container.name"), "main");
+        assert_string_equal(l.items[i].image, ""); /* absent submessage */
+    }
+    /* Unknown enum values and duplicate map keys survive; the last duplicate wins. */
+    assert_string_equal(l.items[2].id, "odd");
+    assert_int_equal(l.items[2].state, 7);
+    assert_int_equal(l.items[2].created_at, 1234567890123456789LL);
+    assert_string_equal(rss_cri_map_get(&l.items[2].labels, "k"), "second");
+    assert_string_equal(l.items[2].sandbox_id, "");
+    rss_cri_container_list_clear(&l);
+    assert_int_equal(l.n, 0);
+
+    /* No filter: the request carries no selector, only the odd container comes back. */
+    assert_int_equal(rss_cri_list_containers(fx->cri, NULL, &l, &err), 0);
+    assert_int_equal(l.n, 1);
+    rss_cri_container_list_clear(&l);
+}
+
+struct thread_arg {
+    struct rss_cri *cri;
+    int index;
+    int ok;
+};
+
+static void *exec_thread(void *p)
+{
+    struct thread_arg *a = p;
+    char word[32];
+    snprintf(word, sizeof(word), "t%d", a->index);
+    const char *const argv[] = {"echo", word, NULL};
+    for (int i = 0; i < 10; i++) {
+        rss_error_t err = NULL;
+        struct rss_cri_exec_result res;
+        if (rss_cri_exec_sync(a->cri, "c1", argv, 5, &res, &err) < 0) {
+            rss_error_release(&err);
+            continue;
+        }
+        char want[40];
+        snprintf(want, sizeof(want), "%s\n", word);
+        if (res.exit_code == 0 && strcmp(res.out, want) == 0)
+            a->ok++;
+        rss_cri_exec_result_clear(&res);
+    }
+    return NULL;
+}
+
+/* One client, several threads at once: every call gets its own answer. */
+static void test_fake_threads(void **state)
+{
+    struct fixture *fx = *state;
+    pthread_t t[4];
+    struct thread_arg a[4];
+    for (int i = 0; i < 4; i++) {
+        a[i] = (struct thread_arg){.cri = fx->cri, .index = i};
+        assert_int_equal(pthread_create(&t[i], NULL, exec_thread, &a[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        assert_int_equal(a[i].ok, 10);
+    }
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* The server goes away and comes back on the same path: the same client reaches it again. */
+static void test_fake_restart(void **state)
+{
+    struct fixture *fx = *state;
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_cri_version v = {0};
+    assert_int_equal(rss_cri_get_version(fx->cri, &v, &err), 0);
+    rss_cri_version_clear(&v);
+
+    fake_cri_stop(fx->server);
+    fx->server = NULL;
+    assert_true(rss_cri_get_version(fx->cri, &v, &err) < 0);
+    assert_int_equal(rss_error_code(err), RSS_E_UNAVAILABLE);
+    rss_error_release(&err);
+
+    fx->server = fake_cri_start(fx->path);
+    assert_non_null(fx->server);
+    double t0 = now_ms();
+    int r = -1;
+    for (int i = 0; i < 50 && r < 0; i++) {
+        r = rss_cri_get_version(fx->cri, &v, &err);
+        rss_error_release(&err);
+    }
+    assert_int_equal(r, 0);
+    printf("# fake server restart: reached again after %.0f ms\n", now_ms() - t0);
+    rss_cri_version_clear(&v);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_status_mapping),
+        cmocka_unit_test(test_exec_timed_out),
+        cmocka_unit_test(test_map_get),
+        cmocka_unit_test(test_state_names),
+        cmocka_unit_test(test_detect),
+        cmocka_unit_test(test_endpoints),
+        cmocka_unit_test(test_missing_socket),
+        cmocka_unit_test(test_stale_socket),
+        cmocka_unit_test_setup_teardown(test_fake_version, setup_fake, teardown_fake),
+        cmocka_unit_test_setup_teardown(test_fake_exec_outputs, setup_fake, teardown_fake),
+        cmocka_unit_test_setup_teardown(test_fake_exec_big, setup_fake, teardown_fake),
+        cmocka_unit_test_setup_teardown(test_fake_exec_errors, setup_fake, teardown_fake),
+        cmocka_unit_test_setup_teardown(test_fake_exec_bad_args, setup_fake, teardown_fake),
+        cmocka_unit_test_setup_teardown(test_fake_deadline, setup_fake, teardown_fake),
+        cmocka_unit_test_setup_teardown(test_fake_unimplemented, setup_fake, teardown_fake),
+        cmocka_unit_test_setup_teardown(test_fake_list_containers, setup_fake, teardown_fake),
+        cmocka_unit_test_setup_teardown(test_fake_threads, setup_fake, teardown_fake),
+        cmocka_unit_test_setup_teardown(test_fake_restart, setup_fake, teardown_fake),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
