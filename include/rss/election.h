@@ -1,0 +1,82 @@
+/* election.h -- leader election on a coordination.k8s.io/v1 Lease, with client-go's semantics.
+ *
+ * One candidate per process instance runs rss_election_run() in its own thread. It GETs the Lease,
+ * creates it (POST) when missing and otherwise writes it with PUT + resourceVersion, so a lost race
+ * is a 409 and nothing else. A Lease held by someone else counts as expired only after its
+ * leaseDurationSeconds have passed on OUR monotonic clock since we last saw the record change
+ * (server timestamps are never compared with the local clock).
+ *
+ * Fencing (ARCHITECTURE.md section 6, rules 4 and 11):
+ * - Every acquisition increments spec.leaseTransitions; the value after the acquisition is the
+ *   leader's *epoch*. Renewals keep it. A candidate that is not currently leading always acquires
+ *   with +1, even when the record already names it, so two terms never share an epoch.
+ * - The identity is unique per process instance (hostname, boot id, pid, random), so a restarted
+ *   process never "renews" its predecessor's record.
+ * - A leader that has not renewed within renew_deadline of sending its last successful write stops
+ *   leading. rss_election_leading() applies that deadline itself on the monotonic clock, so leader
+ *   code that checks it before each write stops at the deadline even if the election thread is
+ *   blocked; on_stopped_leading is then called from the election thread before it does anything else.
+ *   Because standbys measure expiry from when they saw that write (which is later), and
+ *   renew_deadline < lease_duration, a deposed leader stops before anyone can take the Lease.
+ * - rss_election_stop() (async-signal-safe, e.g. from a SIGTERM handler) makes a leader stop leading
+ *   (callback), then release the Lease (holderIdentity "", leaseDurationSeconds 1, like client-go's
+ *   ReleaseOnCancel), so a successor takes over at its next retry instead of after a lease duration.
+ */
+#ifndef RSS_ELECTION_H
+#define RSS_ELECTION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rss/error.h"
+#include "rss/kube.h"
+
+struct rss_election;
+
+struct rss_election_config {
+    struct rss_kube *kube;  /* borrowed; must outlive the election */
+    const char *ns;         /* Lease namespace; NULL = rss_kube_namespace(kube) */
+    const char *name;       /* Lease name, e.g. "rssd-leader"; required */
+    const char *identity;   /* NULL = generated "<hostname>_<bootid8>_<pid>_<random>"; must be unique per
+                               process instance */
+    long lease_duration_ms; /* 0 = 15000 */
+    long renew_deadline_ms; /* 0 = 10000; must be < lease_duration and > 1.2 * retry_period */
+    long retry_period_ms;   /* 0 = 2000 */
+    bool no_release;        /* true: do not release the Lease on stop (default: release) */
+
+    /* Callbacks, all called from the thread running rss_election_run; any may be NULL. They must not
+     * block for long: the renew loop waits for them. */
+    void (*on_started_leading)(void *userdata, int64_t epoch);   /* after is_leading became true */
+    void (*on_stopped_leading)(void *userdata);                  /* after it became false */
+    void (*on_new_leader)(void *userdata, const char *identity); /* observed holder changed ("" = none) */
+    void *userdata;
+};
+
+/* Validates cfg (durations as in client-go) and creates an election (copies the strings).
+ * Errors: RSS_E_INVALID. */
+int rss_election_new(const struct rss_election_config *cfg, struct rss_election **ret, rss_error_t *err);
+
+/* Frees it. Accepts NULL. rss_election_run must have returned. */
+void rss_election_free(struct rss_election *el);
+
+/* Runs the election until rss_election_stop: acquire, renew, and after a lost leadership (deadline
+ * passed, or someone else took the Lease) go back to acquiring. On stop, a leader stops leading and
+ * releases the Lease. Returns 0 after a stop; API failures never end it (they are retried). */
+int rss_election_run(struct rss_election *el, rss_error_t *err);
+
+/* Asks rss_election_run to stop. Async-signal-safe; callable from any thread. */
+void rss_election_stop(struct rss_election *el);
+
+/* True while this instance leads: it holds the Lease and is within its renew deadline. *epoch (if
+ * not NULL) gets the epoch of the current term, or -1 when not leading. Thread-safe and cheap: leader
+ * code calls it before every write and stamps writes with the epoch. */
+bool rss_election_leading(struct rss_election *el, int64_t *epoch);
+
+/* The identity this instance writes into holderIdentity. */
+const char *rss_election_identity(const struct rss_election *el);
+
+/* Generates a unique identity "<prefix>_<bootid8>_<pid>_<random hex>" (caller frees); prefix NULL =
+ * hostname. */
+char *rss_election_make_identity(const char *prefix);
+
+#endif

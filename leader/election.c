@@ -1,0 +1,513 @@
+/* election.c -- Lease leader election (client-go semantics) with epochs for fencing. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rss/cleanup.h"
+#include "rss/election.h"
+#include "rss/log.h"
+
+struct record {
+    char *holder;
+    long duration_s;
+    char *acquire, *renew;
+    int64_t transitions;
+};
+
+struct rss_election {
+    struct rss_kube *kube;
+    char *ns, *name, *identity;
+    char *item_path, *collection_path;
+    long lease_ms, renew_ms, retry_ms;
+    bool release;
+    void (*on_started)(void *, int64_t);
+    void (*on_stopped)(void *);
+    void (*on_new_leader)(void *, const char *);
+    void *ud;
+
+    /* Shared with other threads. */
+    atomic_bool stop;
+    atomic_bool leading;
+    atomic_int_least64_t epoch;
+    atomic_int_least64_t deadline_ns; /* leading ends here unless a renewal moves it */
+    int wake[2];                      /* self-pipe: rss_election_stop wakes the sleeping loop */
+
+    /* Election thread only. */
+    cJSON *lease;            /* the Lease as last read or written (its resourceVersion) */
+    char *observed_key;      /* the record as last seen, to detect changes */
+    int64_t observed_ns;     /* when it was last seen to change (local monotonic clock) */
+    long observed_dur_s;     /* its leaseDurationSeconds */
+    char *reported_leader;   /* the holder last reported to on_new_leader */
+    int64_t max_transitions; /* highest leaseTransitions ever seen: a recreated Lease continues from it */
+    int64_t sent_ns;         /* when the last write was sent */
+    unsigned seed;
+};
+
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void record_clear(struct record *r)
+{
+    free(r->holder);
+    free(r->acquire);
+    free(r->renew);
+    memset(r, 0, sizeof(*r));
+}
+
+static const char *spec_str(const cJSON *spec, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(spec, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static void record_from(const cJSON *lease, struct record *r)
+{
+    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(lease, "spec");
+    r->holder = rss_xstrdup(spec_str(spec, "holderIdentity"));
+    r->acquire = rss_xstrdup(spec_str(spec, "acquireTime"));
+    r->renew = rss_xstrdup(spec_str(spec, "renewTime"));
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(spec, "leaseDurationSeconds");
+    r->duration_s = cJSON_IsNumber(d) ? (long)d->valuedouble : 0;
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(spec, "leaseTransitions");
+    r->transitions = cJSON_IsNumber(t) ? (int64_t)t->valuedouble : 0;
+}
+
+static char *record_key(const struct record *r)
+{
+    return rss_xasprintf("%s|%ld|%s|%s|%lld", r->holder, r->duration_s, r->acquire, r->renew,
+                         (long long)r->transitions);
+}
+
+/* --- identity --- */
+
+char *rss_election_make_identity(const char *prefix)
+{
+    char host[256] = "";
+    if (!prefix) {
+        if (gethostname(host, sizeof(host) - 1) < 0 || !host[0])
+            snprintf(host, sizeof(host), "unknown");
+        prefix = host;
+    }
+    char boot[9] = "00000000";
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+    if (f) {
+        char buf[64];
+        if (fgets(buf, sizeof(buf), f) && strlen(buf) >= 8)
+            memcpy(boot, buf, 8);
+        fclose(f);
+    }
+    uint32_t rnd = 0;
+    if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+        rnd = (uint32_t)mono_ns() ^ (uint32_t)getpid();
+    /* The random part keeps identities unique even across a pid reused after a restart. */
+    return rss_xasprintf("%s_%s_%d_%08x", prefix, boot, (int)getpid(), rnd);
+}
+
+/* --- lifecycle --- */
+
+int rss_election_new(const struct rss_election_config *cfg, struct rss_election **ret, rss_error_t *err)
+{
+    long lease = cfg->lease_duration_ms ? cfg->lease_duration_ms : 15000;
+    long renew = cfg->renew_deadline_ms ? cfg->renew_deadline_ms : 10000;
+    long retry = cfg->retry_period_ms ? cfg->retry_period_ms : 2000;
+    if (!cfg->kube || !cfg->name || !*cfg->name)
+        return rss_error_make(err, RSS_E_INVALID, 0, "election: kube and name are required");
+    if (lease < 1000 || renew <= 0 || retry <= 0)
+        return rss_error_make(err, RSS_E_INVALID, 0, "election: durations must be positive, lease >= 1 s");
+    if (lease <= renew)
+        return rss_error_make(err, RSS_E_INVALID, 0,
+                              "election: lease duration must exceed the renew deadline");
+    if (renew * 10 <= retry * 12)
+        return rss_error_make(err, RSS_E_INVALID, 0,
+                              "election: renew deadline must exceed 1.2 x retry period");
+    if (cfg->identity && !*cfg->identity)
+        return rss_error_make(err, RSS_E_INVALID, 0, "election: empty identity");
+    struct rss_election *el = rss_xcalloc(1, sizeof(*el));
+    if (pipe2(el->wake, O_CLOEXEC | O_NONBLOCK) < 0) {
+        int e = errno;
+        free(el);
+        return rss_error_errno(err, e, "election: pipe");
+    }
+    el->kube = cfg->kube;
+    el->ns = rss_xstrdup(cfg->ns ? cfg->ns : rss_kube_namespace(cfg->kube));
+    el->name = rss_xstrdup(cfg->name);
+    el->identity = cfg->identity ? rss_xstrdup(cfg->identity) : rss_election_make_identity(NULL);
+    el->collection_path = rss_kube_path("coordination.k8s.io/v1", el->ns, "leases", NULL, NULL);
+    el->item_path = rss_kube_path("coordination.k8s.io/v1", el->ns, "leases", el->name, NULL);
+    el->lease_ms = lease;
+    el->renew_ms = renew;
+    el->retry_ms = retry;
+    el->release = !cfg->no_release;
+    el->on_started = cfg->on_started_leading;
+    el->on_stopped = cfg->on_stopped_leading;
+    el->on_new_leader = cfg->on_new_leader;
+    el->ud = cfg->userdata;
+    el->seed = (unsigned)mono_ns() ^ (unsigned)getpid();
+    atomic_init(&el->stop, false);
+    atomic_init(&el->leading, false);
+    atomic_init(&el->epoch, -1);
+    atomic_init(&el->deadline_ns, 0);
+    *ret = el;
+    return 0;
+}
+
+void rss_election_free(struct rss_election *el)
+{
+    if (!el)
+        return;
+    close(el->wake[0]);
+    close(el->wake[1]);
+    cJSON_Delete(el->lease);
+    free(el->observed_key);
+    free(el->reported_leader);
+    free(el->ns);
+    free(el->name);
+    free(el->identity);
+    free(el->item_path);
+    free(el->collection_path);
+    free(el);
+}
+
+void rss_election_stop(struct rss_election *el)
+{
+    atomic_store(&el->stop, true);
+    char c = 1;
+    ssize_t r = write(el->wake[1], &c, 1); /* async-signal-safe */
+    (void)r;
+}
+
+bool rss_election_leading(struct rss_election *el, int64_t *epoch)
+{
+    bool l = atomic_load(&el->leading) && mono_ns() < atomic_load(&el->deadline_ns);
+    if (epoch)
+        *epoch = l ? atomic_load(&el->epoch) : -1;
+    return l;
+}
+
+const char *rss_election_identity(const struct rss_election *el)
+{
+    return el->identity;
+}
+
+/* Sleeps until the monotonic time `until` or a stop. */
+static void wait_until(struct rss_election *el, int64_t until)
+{
+    for (;;) {
+        if (atomic_load(&el->stop))
+            return;
+        int64_t left = until - mono_ns();
+        if (left <= 0)
+            return;
+        struct pollfd p = {.fd = el->wake[0], .events = POLLIN};
+        int ms = (int)((left + 999999) / 1000000);
+        if (poll(&p, 1, ms) > 0) {
+            char buf[16];
+            while (read(el->wake[0], buf, sizeof(buf)) > 0)
+                ;
+        }
+    }
+}
+
+/* --- Lease writes --- */
+
+static cJSON *lease_body(struct rss_election *el, const cJSON *base, const char *holder, long dur_s,
+                         const char *acquire, const char *renew, int64_t transitions)
+{
+    cJSON *l;
+    if (base) {
+        l = cJSON_Duplicate(base, true);
+        cJSON_DeleteItemFromObjectCaseSensitive(l, "spec");
+        cJSON *meta = cJSON_GetObjectItemCaseSensitive(l, "metadata");
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, "managedFields");
+    } else {
+        l = cJSON_CreateObject();
+        cJSON_AddStringToObject(l, "apiVersion", "coordination.k8s.io/v1");
+        cJSON_AddStringToObject(l, "kind", "Lease");
+        cJSON *meta = cJSON_AddObjectToObject(l, "metadata");
+        cJSON_AddStringToObject(meta, "name", el->name);
+        cJSON_AddStringToObject(meta, "namespace", el->ns);
+    }
+    cJSON *spec = cJSON_AddObjectToObject(l, "spec");
+    cJSON_AddStringToObject(spec, "holderIdentity", holder);
+    cJSON_AddNumberToObject(spec, "leaseDurationSeconds", (double)dur_s);
+    cJSON_AddStringToObject(spec, "acquireTime", acquire);
+    cJSON_AddStringToObject(spec, "renewTime", renew);
+    cJSON_AddNumberToObject(spec, "leaseTransitions", (double)transitions);
+    return l;
+}
+
+static int write_lease(struct rss_election *el, const char *method, cJSON *body, long timeout_ms,
+                       rss_error_t *err)
+{
+    _cleanup_free_ char *text = cJSON_PrintUnformatted(body);
+    bool put = !strcmp(method, "PUT");
+    struct rss_kube_request req = {.method = method,
+                                   .path = put ? el->item_path : el->collection_path,
+                                   .body = text,
+                                   .timeout_ms = timeout_ms,
+                                   .attempts = 1};
+    _cleanup_json_ cJSON *resp = NULL;
+    el->sent_ns = mono_ns();
+    if (rss_kube_call(el->kube, &req, &resp, err) < 0)
+        return -1;
+    if (!cJSON_IsObject(resp))
+        return rss_error_make(err, RSS_E_INVALID, 0, "Lease %s: empty answer", method);
+    cJSON_Delete(el->lease);
+    el->lease = TAKE_PTR(resp);
+    return 0;
+}
+
+/* Remembers the record we just wrote as observed, as client-go's setObservedRecord does. */
+static void observe(struct rss_election *el, const struct record *r, int64_t now)
+{
+    _cleanup_free_ char *key = record_key(r);
+    if (!el->observed_key || strcmp(key, el->observed_key)) {
+        free(el->observed_key);
+        el->observed_key = TAKE_PTR(key);
+        el->observed_ns = now;
+        el->observed_dur_s = r->duration_s;
+    }
+    if (r->transitions > el->max_transitions)
+        el->max_transitions = r->transitions;
+    if (!el->reported_leader || strcmp(el->reported_leader, r->holder)) {
+        free(el->reported_leader);
+        el->reported_leader = rss_xstrdup(r->holder);
+        if (el->on_new_leader)
+            el->on_new_leader(el->ud, r->holder);
+    }
+}
+
+static void observe_written(struct rss_election *el)
+{
+    struct record r = {0};
+    record_from(el->lease, &r);
+    observe(el, &r, mono_ns());
+    record_clear(&r);
+}
+
+enum outcome {
+    ACQUIRED, /* we hold the Lease (acquired or renewed) */
+    FAILED,   /* this round failed (network, 409, ...): try again */
+    HELD,     /* someone else holds a valid Lease, or took it from us */
+};
+
+static long dur_s(const struct rss_election *el)
+{
+    return (el->lease_ms + 999) / 1000;
+}
+
+/* One round of client-go's tryAcquireOrRenew. *new_epoch gets the epoch on ACQUIRED. */
+static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, long timeout_ms,
+                                         int64_t *new_epoch)
+{
+    char now_s[RSS_KUBE_TIME_LEN];
+    rss_kube_microtime(now_s, NULL);
+    int64_t epoch = atomic_load(&el->epoch);
+
+    if (leading && el->lease) {
+        /* Fast path: PUT on the cached resourceVersion; a 409 means someone wrote in between. */
+        struct record cur = {0};
+        record_from(el->lease, &cur);
+        _cleanup_json_ cJSON *body =
+            lease_body(el, el->lease, el->identity, dur_s(el), cur.acquire, now_s, epoch);
+        record_clear(&cur);
+        _cleanup_error_ rss_error_t e = NULL;
+        if (write_lease(el, "PUT", body, timeout_ms, &e) == 0) {
+            observe_written(el);
+            *new_epoch = epoch;
+            return ACQUIRED;
+        }
+        if (rss_error_code(e) != RSS_E_CONFLICT) {
+            rss_log_error(RSS_LOG_DEBUG, &e, "election: renew");
+            return FAILED;
+        }
+    }
+
+    _cleanup_json_ cJSON *got = NULL;
+    _cleanup_error_ rss_error_t e = NULL;
+    struct rss_kube_request get = {
+        .method = "GET", .path = el->item_path, .timeout_ms = timeout_ms, .attempts = 1};
+    if (rss_kube_call(el->kube, &get, &got, &e) < 0) {
+        if (rss_error_code(e) != RSS_E_NOT_FOUND) {
+            rss_log_error(RSS_LOG_DEBUG, &e, "election: get lease");
+            return FAILED;
+        }
+        rss_error_release(&e);
+        if (leading)
+            return HELD; /* deleted under us: our term is over; the next round recreates it */
+        /* Continue from the highest epoch seen so that a recreated Lease never reuses an epoch we know. */
+        int64_t t = el->max_transitions + 1;
+        _cleanup_json_ cJSON *body = lease_body(el, NULL, el->identity, dur_s(el), now_s, now_s, t);
+        if (write_lease(el, "POST", body, timeout_ms, &e) < 0) {
+            rss_log_error(RSS_LOG_DEBUG, &e, "election: create lease");
+            return FAILED;
+        }
+        observe_written(el);
+        *new_epoch = t;
+        return ACQUIRED;
+    }
+    if (!cJSON_IsObject(got))
+        return FAILED;
+    cJSON_Delete(el->lease);
+    el->lease = cJSON_Duplicate(got, true);
+    struct record old = {0};
+    record_from(got, &old);
+    int64_t now = mono_ns();
+    observe(el, &old, now);
+
+    enum outcome out;
+    if (leading) {
+        if (strcmp(old.holder, el->identity) || old.transitions != epoch) {
+            out = HELD; /* someone took it: our term is over */
+        } else {
+            _cleanup_json_ cJSON *body =
+                lease_body(el, got, el->identity, dur_s(el), old.acquire, now_s, epoch);
+            if (write_lease(el, "PUT", body, timeout_ms, &e) == 0) {
+                observe_written(el);
+                *new_epoch = epoch;
+                out = ACQUIRED;
+            } else {
+                rss_log_error(RSS_LOG_DEBUG, &e, "election: renew");
+                out = FAILED;
+            }
+        }
+    } else if (old.holder[0] && strcmp(old.holder, el->identity) &&
+               now < el->observed_ns + (int64_t)el->observed_dur_s * 1000000000LL) {
+        out = HELD;
+    } else {
+        /* Taking over: an expired or released Lease, or one left under our own identity by an earlier
+         * term of ours. Either way a new term, so a new epoch (never client-go's "holder == me"
+         * renewal, which would let two terms share one). */
+        int64_t t = (old.transitions > el->max_transitions ? old.transitions : el->max_transitions) + 1;
+        _cleanup_json_ cJSON *body = lease_body(el, got, el->identity, dur_s(el), now_s, now_s, t);
+        if (write_lease(el, "PUT", body, timeout_ms, &e) == 0) {
+            observe_written(el);
+            *new_epoch = t;
+            out = ACQUIRED;
+        } else {
+            rss_log_error(RSS_LOG_DEBUG, &e, "election: acquire");
+            out = FAILED;
+        }
+    }
+    record_clear(&old);
+    return out;
+}
+
+static void stop_leading(struct rss_election *el, const char *why)
+{
+    if (!atomic_load(&el->leading))
+        return;
+    atomic_store(&el->deadline_ns, 0);
+    atomic_store(&el->leading, false);
+    rss_log_debug("election: %s stopped leading epoch %lld: %s", el->identity,
+                  (long long)atomic_load(&el->epoch), why);
+    atomic_store(&el->epoch, -1);
+    if (el->on_stopped)
+        el->on_stopped(el->ud);
+}
+
+/* Hands the Lease back (client-go ReleaseOnCancel) so a successor need not wait a lease duration.
+ * GETs first for a fresh resourceVersion and retries conflicts, unlike client-go <= v0.33. */
+static void release(struct rss_election *el)
+{
+    for (int i = 0; i < 3; i++) {
+        _cleanup_json_ cJSON *got = NULL;
+        _cleanup_error_ rss_error_t e = NULL;
+        struct rss_kube_request get = {
+            .method = "GET", .path = el->item_path, .timeout_ms = el->renew_ms, .attempts = 1};
+        if (rss_kube_call(el->kube, &get, &got, &e) < 0) {
+            rss_log_error(RSS_LOG_DEBUG, &e, "election: release: get");
+            return;
+        }
+        struct record r = {0};
+        record_from(got, &r);
+        bool mine = !strcmp(r.holder, el->identity);
+        int64_t t = r.transitions;
+        record_clear(&r);
+        if (!mine)
+            return;
+        char now_s[RSS_KUBE_TIME_LEN];
+        rss_kube_microtime(now_s, NULL);
+        _cleanup_json_ cJSON *body = lease_body(el, got, "", 1, now_s, now_s, t);
+        if (write_lease(el, "PUT", body, el->renew_ms, &e) == 0) {
+            rss_log_debug("election: %s released the lease", el->identity);
+            return;
+        }
+        if (rss_error_code(e) != RSS_E_CONFLICT) {
+            rss_log_error(RSS_LOG_DEBUG, &e, "election: release");
+            return;
+        }
+    }
+}
+
+int rss_election_run(struct rss_election *el, rss_error_t *err)
+{
+    (void)err;
+    const int64_t ms = 1000000;
+    int64_t next = 0;
+    while (!atomic_load(&el->stop)) {
+        if (atomic_load(&el->leading)) {
+            int64_t dl = atomic_load(&el->deadline_ns);
+            wait_until(el, next < dl ? next : dl);
+            if (atomic_load(&el->stop))
+                break;
+            int64_t now = mono_ns();
+            /* Leave room for the request: one that cannot finish before the deadline is useless. */
+            if (now + 5 * ms >= dl) {
+                stop_leading(el, "renew deadline passed");
+                continue;
+            }
+            long timeout = el->renew_ms / 2;
+            if ((dl - now) / ms < timeout)
+                timeout = (long)((dl - now) / ms);
+            next = now + el->retry_ms * ms;
+            int64_t epoch;
+            enum outcome o = try_acquire_or_renew(el, true, timeout, &epoch);
+            if (o == ACQUIRED)
+                atomic_store(&el->deadline_ns, el->sent_ns + el->renew_ms * ms);
+            else if (o == HELD)
+                stop_leading(el, "the lease was taken over");
+            else if (mono_ns() >= atomic_load(&el->deadline_ns))
+                stop_leading(el, "renew deadline passed");
+        } else {
+            int64_t epoch;
+            int64_t start = mono_ns();
+            enum outcome o = try_acquire_or_renew(el, false, el->renew_ms / 2, &epoch);
+            if (o == ACQUIRED) {
+                atomic_store(&el->epoch, epoch);
+                atomic_store(&el->deadline_ns, el->sent_ns + el->renew_ms * ms);
+                atomic_store(&el->leading, true);
+                rss_log_debug("election: %s leads with epoch %lld", el->identity, (long long)epoch);
+                if (el->on_started)
+                    el->on_started(el->ud, epoch);
+                next = start + el->retry_ms * ms;
+            } else {
+                /* Jitter factor 1.2 like client-go, so candidates do not move in lockstep. */
+                int64_t j = (int64_t)el->retry_ms * ms / 5 * (rand_r(&el->seed) % 1000) / 1000;
+                wait_until(el, start + el->retry_ms * ms + j);
+            }
+        }
+    }
+    stop_leading(el, "stopping");
+    if (el->release && el->lease) {
+        /* Also after a lost deadline: a record still naming us only delays a successor. */
+        struct record r = {0};
+        record_from(el->lease, &r);
+        bool mine = !strcmp(r.holder, el->identity);
+        record_clear(&r);
+        if (mine)
+            release(el);
+    }
+    return 0;
+}

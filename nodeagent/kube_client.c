@@ -1,0 +1,358 @@
+/* kube_client.c -- the Kubernetes client object and its verbs: get, paged list, create, update, patch,
+ * delete. */
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "rss/cleanup.h"
+#include "kube_internal.h"
+
+#define DEFAULT_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
+
+int rss_kube_new(const char *kubeconfig, struct rss_kube **ret, rss_error_t *err)
+{
+    if (rss_kube_http_global_init(err) < 0)
+        return -1;
+    struct rss_kube_config cfg = {0};
+    const char *env = getenv("KUBECONFIG");
+    if (kubeconfig) {
+        if (rss_kube_config_load_kubeconfig(kubeconfig, &cfg, err) < 0)
+            return -1;
+    } else if (env && *env) {
+        /* The first file of the list that loads; client-go merges them, which we do not need. */
+        _cleanup_free_ char *list = rss_xstrdup(env);
+        char *save = NULL;
+        bool loaded = false;
+        for (char *p = strtok_r(list, ":", &save); p && !loaded; p = strtok_r(NULL, ":", &save)) {
+            if (access(p, R_OK) != 0)
+                continue;
+            if (rss_kube_config_load_kubeconfig(p, &cfg, err) < 0)
+                return -1;
+            loaded = true;
+        }
+        if (!loaded)
+            return rss_error_make(err, RSS_E_NOT_FOUND, 0, "no readable file in KUBECONFIG=%s", env);
+    } else {
+        const char *dir = getenv("RSS_SERVICEACCOUNT_DIR");
+        if (rss_kube_config_in_cluster(dir && *dir ? dir : DEFAULT_SA_DIR, &cfg, err) < 0)
+            return -1;
+    }
+    struct rss_kube *k = rss_xcalloc(1, sizeof(*k));
+    k->cfg = cfg;
+    k->timeout_ms = 30000;
+    k->max_body = 32u << 20;
+    k->attempts = 4;
+    k->max_backoff_ms = 5000;
+    k->user_agent = rss_xstrdup("rssd/0.1");
+    k->token = cfg.token ? rss_xstrdup(cfg.token) : NULL;
+    pthread_mutex_init(&k->lock, NULL);
+    *ret = k;
+    return 0;
+}
+
+void rss_kube_free(struct rss_kube *kube)
+{
+    if (!kube)
+        return;
+    rss_kube_http_pool_free(kube);
+    pthread_mutex_destroy(&kube->lock);
+    rss_kube_config_clear(&kube->cfg);
+    free(kube->token);
+    free(kube->user_agent);
+    free(kube);
+}
+
+const char *rss_kube_namespace(const struct rss_kube *kube)
+{
+    return kube->cfg.ns;
+}
+
+const char *rss_kube_server(const struct rss_kube *kube)
+{
+    return kube->cfg.server;
+}
+
+void rss_kube_set_timeout(struct rss_kube *kube, long timeout_ms)
+{
+    kube->timeout_ms = timeout_ms > 0 ? timeout_ms : 30000;
+}
+
+void rss_kube_set_max_body(struct rss_kube *kube, size_t bytes)
+{
+    kube->max_body = bytes > 0 ? bytes : 32u << 20;
+}
+
+void rss_kube_set_retries(struct rss_kube *kube, int attempts, long max_backoff_ms)
+{
+    kube->attempts = attempts > 0 ? attempts : 1;
+    kube->max_backoff_ms = max_backoff_ms > 0 ? max_backoff_ms : 5000;
+}
+
+void rss_kube_set_user_agent(struct rss_kube *kube, const char *user_agent)
+{
+    free(kube->user_agent);
+    kube->user_agent = rss_xstrdup(user_agent);
+}
+
+char *rss_kube_path(const char *group_version, const char *ns, const char *plural, const char *name,
+                    const char *subresource)
+{
+    /* The core group has no name: "v1" lives under /api, everything else under /apis. */
+    bool core = !strchr(group_version, '/');
+    size_t len = strlen(group_version) + 64 + (ns ? strlen(ns) : 0) + (plural ? strlen(plural) : 0) +
+                 (name ? strlen(name) : 0) + (subresource ? strlen(subresource) : 0);
+    char *p = rss_xmalloc(len);
+    int n = snprintf(p, len, "%s/%s", core ? "/api" : "/apis", group_version);
+    if (ns)
+        n += snprintf(p + n, len - (size_t)n, "/namespaces/%s", ns);
+    if (plural)
+        n += snprintf(p + n, len - (size_t)n, "/%s", plural);
+    if (name)
+        n += snprintf(p + n, len - (size_t)n, "/%s", name);
+    if (subresource)
+        snprintf(p + n, len - (size_t)n, "/%s", subresource);
+    return p;
+}
+
+void rss_kube_query_add(char **q, const char *key, const char *value)
+{
+    /* curl_easy_escape needs no handle for plain percent-encoding. */
+    char *enc = curl_easy_escape(NULL, value, 0);
+    if (!enc)
+        abort();
+    char *n = rss_xasprintf("%s%s%s=%s", *q ? *q : "", *q && **q ? "&" : "", key, enc);
+    curl_free(enc);
+    free(*q);
+    *q = n;
+}
+
+int rss_kube_get(struct rss_kube *kube, const char *path, cJSON **ret, rss_error_t *err)
+{
+    struct rss_kube_request r = {.method = "GET", .path = path};
+    return rss_kube_call(kube, &r, ret, err);
+}
+
+static int list_once(struct rss_kube *kube, const char *path, const struct rss_kube_list_opts *opts,
+                     cJSON **ret, rss_error_t *err)
+{
+    _cleanup_json_ cJSON *all = NULL;
+    _cleanup_free_ char *cont = NULL;
+    char limit[32];
+    snprintf(limit, sizeof(limit), "%ld", opts && opts->limit > 0 ? opts->limit : 500);
+    for (int page = 0;; page++) {
+        _cleanup_free_ char *q = NULL;
+        if (opts && opts->label_selector && *opts->label_selector)
+            rss_kube_query_add(&q, "labelSelector", opts->label_selector);
+        if (opts && opts->field_selector && *opts->field_selector)
+            rss_kube_query_add(&q, "fieldSelector", opts->field_selector);
+        rss_kube_query_add(&q, "limit", limit);
+        if (cont)
+            rss_kube_query_add(&q, "continue", cont);
+        struct rss_kube_request r = {.method = "GET", .path = path, .query = q};
+        _cleanup_json_ cJSON *resp = NULL;
+        if (rss_kube_call(kube, &r, &resp, err) < 0)
+            return -1;
+        cJSON *items = cJSON_GetObjectItemCaseSensitive(resp, "items");
+        cJSON *meta = cJSON_GetObjectItemCaseSensitive(resp, "metadata");
+        if (!cJSON_IsObject(resp) || !(cJSON_IsArray(items) || cJSON_IsNull(items) || !items) ||
+            !cJSON_IsObject(meta))
+            return rss_error_make(err, RSS_E_INVALID, 0, "LIST %s: the response is not a List", path);
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(meta, "continue");
+        free(cont);
+        cont = cJSON_IsString(c) && c->valuestring[0] ? rss_xstrdup(c->valuestring) : NULL;
+        if (!all) {
+            /* The first page carries the snapshot's resourceVersion; keep its envelope. */
+            all = TAKE_PTR(resp);
+            if (!cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(all, "items"))) {
+                cJSON_DeleteItemFromObjectCaseSensitive(all, "items");
+                cJSON_AddItemToObject(all, "items", cJSON_CreateArray());
+            }
+        } else {
+            cJSON *dst = cJSON_GetObjectItemCaseSensitive(all, "items");
+            while (cJSON_IsArray(items) && cJSON_GetArraySize(items) > 0)
+                cJSON_AddItemToArray(dst, cJSON_DetachItemFromArray(items, 0));
+        }
+        if (!cont)
+            break;
+    }
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(all, "metadata");
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "continue");
+    cJSON_DeleteItemFromObjectCaseSensitive(meta, "remainingItemCount");
+    *ret = TAKE_PTR(all);
+    return 0;
+}
+
+int rss_kube_list(struct rss_kube *kube, const char *path, const struct rss_kube_list_opts *opts, cJSON **ret,
+                  rss_error_t *err)
+{
+    int r = list_once(kube, path, opts, ret, err);
+    if (r < 0 && rss_error_code(*err) == RSS_E_GONE) {
+        /* The continue token expired (the snapshot got compacted): start over once. */
+        rss_error_release(err);
+        r = list_once(kube, path, opts, ret, err);
+    }
+    if (r < 0)
+        return rss_error_wrap(err, "listing %s", path);
+    return 0;
+}
+
+static int with_body(struct rss_kube *kube, const char *method, const char *path, const char *content_type,
+                     const cJSON *body, cJSON **ret, rss_error_t *err)
+{
+    _cleanup_free_ char *text = cJSON_PrintUnformatted(body);
+    if (!text)
+        return rss_error_make(err, RSS_E_INTERNAL, 0, "%s %s: cannot serialize the body", method, path);
+    struct rss_kube_request r = {.method = method, .path = path, .content_type = content_type, .body = text};
+    return rss_kube_call(kube, &r, ret, err);
+}
+
+int rss_kube_create(struct rss_kube *kube, const char *collection_path, const cJSON *obj, cJSON **ret,
+                    rss_error_t *err)
+{
+    return with_body(kube, "POST", collection_path, NULL, obj, ret, err);
+}
+
+int rss_kube_update(struct rss_kube *kube, const char *path, const cJSON *obj, cJSON **ret, rss_error_t *err)
+{
+    return with_body(kube, "PUT", path, NULL, obj, ret, err);
+}
+
+int rss_kube_merge_patch(struct rss_kube *kube, const char *path, const cJSON *patch, cJSON **ret,
+                         rss_error_t *err)
+{
+    return with_body(kube, "PATCH", path, "application/merge-patch+json", patch, ret, err);
+}
+
+int rss_kube_json_patch(struct rss_kube *kube, const char *path, const cJSON *ops, cJSON **ret,
+                        rss_error_t *err)
+{
+    if (!cJSON_IsArray(ops))
+        return rss_error_make(err, RSS_E_INVALID, 0, "PATCH %s: a JSON patch is an array of operations",
+                              path);
+    return with_body(kube, "PATCH", path, "application/json-patch+json", ops, ret, err);
+}
+
+int rss_kube_update_status(struct rss_kube *kube, const char *item_path, const cJSON *obj, cJSON **ret,
+                           rss_error_t *err)
+{
+    _cleanup_free_ char *p = rss_xasprintf("%s/status", item_path);
+    return rss_kube_update(kube, p, obj, ret, err);
+}
+
+int rss_kube_merge_patch_status(struct rss_kube *kube, const char *item_path, const cJSON *patch, cJSON **ret,
+                                rss_error_t *err)
+{
+    _cleanup_free_ char *p = rss_xasprintf("%s/status", item_path);
+    return rss_kube_merge_patch(kube, p, patch, ret, err);
+}
+
+int rss_kube_delete(struct rss_kube *kube, const char *path, const struct rss_kube_delete_opts *opts,
+                    cJSON **ret, rss_error_t *err)
+{
+    _cleanup_json_ cJSON *body = cJSON_CreateObject();
+    cJSON_AddStringToObject(body, "kind", "DeleteOptions");
+    cJSON_AddStringToObject(body, "apiVersion", "v1");
+    cJSON_AddStringToObject(body, "propagationPolicy",
+                            opts && opts->propagation ? opts->propagation : "Background");
+    if (opts && opts->set_grace)
+        cJSON_AddNumberToObject(body, "gracePeriodSeconds", (double)opts->grace_period_seconds);
+    if (opts && (opts->uid || opts->resource_version)) {
+        cJSON *pre = cJSON_AddObjectToObject(body, "preconditions");
+        if (opts->uid)
+            cJSON_AddStringToObject(pre, "uid", opts->uid);
+        if (opts->resource_version)
+            cJSON_AddStringToObject(pre, "resourceVersion", opts->resource_version);
+    }
+    return with_body(kube, "DELETE", path, NULL, body, ret, err);
+}
+
+/* --- time formats --- */
+
+static void now_or(const struct timespec *ts, struct timespec *out)
+{
+    if (ts)
+        *out = *ts;
+    else
+        clock_gettime(CLOCK_REALTIME, out);
+}
+
+char *rss_kube_microtime(char buf[RSS_KUBE_TIME_LEN], const struct timespec *ts)
+{
+    struct timespec t;
+    struct tm tm;
+    now_or(ts, &t);
+    gmtime_r(&t.tv_sec, &tm);
+    size_t n = strftime(buf, RSS_KUBE_TIME_LEN, "%Y-%m-%dT%H:%M:%S", &tm);
+    /* Exactly six digits: metav1.MicroTime is parsed with a fixed ".000000" layout. */
+    snprintf(buf + n, RSS_KUBE_TIME_LEN - n, ".%06ldZ", (long)(t.tv_nsec / 1000) % 1000000);
+    return buf;
+}
+
+char *rss_kube_time(char buf[RSS_KUBE_TIME_LEN], const struct timespec *ts)
+{
+    struct timespec t;
+    struct tm tm;
+    now_or(ts, &t);
+    gmtime_r(&t.tv_sec, &tm);
+    strftime(buf, RSS_KUBE_TIME_LEN, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+static int digits(const char **s, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if ((*s)[i] < '0' || (*s)[i] > '9')
+            return -1;
+        v = v * 10 + ((*s)[i] - '0');
+    }
+    *s += n;
+    *out = v;
+    return 0;
+}
+
+int rss_kube_parse_time(const char *str, struct timespec *ts, rss_error_t *err)
+{
+    const char *s = str;
+    int Y, M, D, h, m, sec;
+    if (digits(&s, 4, &Y) < 0 || *s++ != '-' || digits(&s, 2, &M) < 0 || *s++ != '-' ||
+        digits(&s, 2, &D) < 0 || (*s != 'T' && *s != 't') || (s++, digits(&s, 2, &h) < 0) || *s++ != ':' ||
+        digits(&s, 2, &m) < 0 || *s++ != ':' || digits(&s, 2, &sec) < 0)
+        return rss_error_make(err, RSS_E_INVALID, 0, "bad time '%s'", str);
+    long nsec = 0;
+    if (*s == '.') {
+        s++;
+        int nd = 0;
+        while (*s >= '0' && *s <= '9') {
+            if (nd < 9) {
+                nsec = nsec * 10 + (*s - '0');
+                nd++;
+            }
+            s++;
+        }
+        if (nd == 0)
+            return rss_error_make(err, RSS_E_INVALID, 0, "bad time '%s'", str);
+        for (; nd < 9; nd++)
+            nsec *= 10;
+    }
+    long off = 0;
+    if (*s == 'Z' || *s == 'z') {
+        s++;
+    } else if (*s == '+' || *s == '-') {
+        int sign = *s++ == '-' ? -1 : 1, oh, om;
+        if (digits(&s, 2, &oh) < 0 || *s++ != ':' || digits(&s, 2, &om) < 0)
+            return rss_error_make(err, RSS_E_INVALID, 0, "bad time zone in '%s'", str);
+        off = sign * (oh * 3600L + om * 60L);
+    } else {
+        return rss_error_make(err, RSS_E_INVALID, 0, "time '%s' has no zone", str);
+    }
+    if (*s || M < 1 || M > 12 || D < 1 || D > 31 || h > 23 || m > 59 || sec > 60)
+        return rss_error_make(err, RSS_E_INVALID, 0, "bad time '%s'", str);
+    struct tm tm = {
+        .tm_year = Y - 1900, .tm_mon = M - 1, .tm_mday = D, .tm_hour = h, .tm_min = m, .tm_sec = sec};
+    ts->tv_sec = timegm(&tm) - off;
+    ts->tv_nsec = nsec;
+    return 0;
+}

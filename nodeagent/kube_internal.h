@@ -1,0 +1,123 @@
+/* kube_internal.h -- what the kube_*.c files share with each other and with their unit tests. */
+#ifndef RSS_KUBE_INTERNAL_H
+#define RSS_KUBE_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+#include "rss/error.h"
+#include "rss/kube.h"
+
+/* The connection settings, from a kubeconfig or the in-cluster service account. */
+struct rss_kube_config {
+    char *server;  /* "https://host:port", no trailing slash */
+    char *ns;      /* namespace, never NULL after loading */
+    char *ca_file; /* CA bundle path, or NULL */
+    char *ca_data; /* CA PEM in memory (decoded certificate-authority-data), or NULL */
+    size_t ca_len;
+    char *cert_file, *key_file; /* client certificate and key paths, or NULL */
+    char *cert_data, *key_data; /* ...or in memory (PEM) */
+    size_t cert_len, key_len;
+    bool insecure;    /* insecure-skip-tls-verify */
+    char *token;      /* a static bearer token, or NULL */
+    char *token_file; /* a token file, re-read periodically, or NULL */
+};
+
+void rss_kube_config_clear(struct rss_kube_config *cfg);
+
+/* kube_config.c: loads `path` (YAML or JSON kubeconfig); relative paths resolve against its directory. */
+int rss_kube_config_load_kubeconfig(const char *path, struct rss_kube_config *cfg, rss_error_t *err);
+
+/* kube_config.c: the same from text already read; `dir` resolves relative paths (may be NULL). */
+int rss_kube_config_parse_kubeconfig(const char *text, const char *dir, struct rss_kube_config *cfg,
+                                     rss_error_t *err);
+
+/* kube_config.c: in-cluster config from the environment and the service account directory `sa_dir`. */
+int rss_kube_config_in_cluster(const char *sa_dir, struct rss_kube_config *cfg, rss_error_t *err);
+
+/* kube_config.c: reads a token file (trimmed content; caller frees). */
+int rss_kube_read_token_file(const char *path, char **ret, rss_error_t *err);
+
+/* kube_config.c: decodes standard base64 (whitespace ignored). Returns a NUL-terminated buffer
+ * (caller frees) and its length in *len, or NULL for invalid input. */
+char *rss_kube_base64_decode(const char *in, size_t *len);
+
+/* kube_yaml.c: parses the YAML subset kubeconfigs use (block maps and sequences, flow [] and {},
+ * plain/single/double-quoted scalars, comments) into cJSON. Scalars become strings, except null/~
+ * (null). Errors: RSS_E_INVALID with the line number. */
+int rss_kube_yaml_parse(const char *text, cJSON **ret, rss_error_t *err);
+
+#define RSS_KUBE_POOL_MAX 16
+
+struct rss_kube {
+    struct rss_kube_config cfg;
+    long timeout_ms;
+    size_t max_body;
+    int attempts;
+    long max_backoff_ms;
+    char *user_agent;
+
+    pthread_mutex_t lock;          /* guards the token cache and the handle pool */
+    char *token;                   /* current bearer token (static or last read from token_file) */
+    int64_t token_read_ns;         /* CLOCK_MONOTONIC of the last read of token_file */
+    void *pool[RSS_KUBE_POOL_MAX]; /* idle CURL easy handles, reused for their connections */
+    size_t npool;
+};
+
+/* kube_http.c: maps an HTTP error response to an rss error (the single place that knows HTTP codes):
+ * decodes a Status body when there is one. `what` (e.g. "GET /api/v1/...") prefixes the message. */
+int rss_kube_http_error(long http_code, const char *body, size_t len, const char *what, rss_error_t *err);
+
+/* kube_http.c: maps a curl failure. too_large: the size cap aborted the transfer. */
+int rss_kube_curl_error(int curl_code, const char *errbuf, bool too_large, const char *what,
+                        rss_error_t *err);
+
+/* kube_http.c: how long to wait before attempt number attempt+1 (attempt = attempts made so far, >= 1),
+ * or -1 for no retry. http_code 0 means no response (then curl_code says why). retry_after_s < 0
+ * when the response had no Retry-After. */
+long rss_kube_retry_delay_ms(int attempt, int max_attempts, long http_code, int curl_code, bool idempotent,
+                             long retry_after_s, long max_backoff_ms);
+
+/* kube_http.c: curl_global_init, once per process (pthread_once). */
+int rss_kube_http_global_init(rss_error_t *err);
+
+/* kube_http.c: frees the idle handles of the pool. */
+void rss_kube_http_pool_free(struct rss_kube *kube);
+
+/* kube_http.c: the bearer token to send now (caller frees; NULL = none). force re-reads the file. */
+char *rss_kube_token(struct rss_kube *kube, bool force);
+
+/* kube_http.c: streams a GET (a watch) to on_data until the server ends it, *stop becomes true,
+ * on_data returns < 0, or nothing arrives for stall_ms.
+ * Returns 0 when the server ended the stream cleanly; otherwise negative with: RSS_E_CANCELLED
+ * (stop or on_data; on_data's own error is kept as the cause when it set one), RSS_E_TIMEOUT
+ * (stall), the HTTP-mapped error for a non-2xx answer (e.g. RSS_E_GONE), RSS_E_UNAVAILABLE (the
+ * connection broke). *got_bytes tells whether any body byte arrived. */
+typedef int (*rss_kube_data_fn)(void *userdata, const char *data, size_t len, rss_error_t *err);
+int rss_kube_stream(struct rss_kube *kube, const char *path, const char *query, const atomic_bool *stop,
+                    long stall_ms, rss_kube_data_fn on_data, void *userdata, bool *got_bytes,
+                    rss_error_t *err);
+
+/* kube_watch.c: splits a byte stream into '\n'-terminated lines, holding a partial line until the
+ * rest arrives. Lines longer than max are an error (RSS_E_TOO_LARGE). */
+struct rss_kube_framer {
+    char *buf;
+    size_t len, cap, max;
+};
+typedef int (*rss_kube_line_fn)(void *userdata, char *line, size_t len, rss_error_t *err);
+int rss_kube_framer_feed(struct rss_kube_framer *f, const char *data, size_t len, rss_kube_line_fn fn,
+                         void *userdata, rss_error_t *err);
+void rss_kube_framer_reset(struct rss_kube_framer *f); /* drops a partial line; keeps the buffer */
+void rss_kube_framer_free(struct rss_kube_framer *f);
+
+/* kube_client.c: appends "&key=<url-encoded value>" (no '&' when *q is empty) to the string *q. */
+void rss_kube_query_add(char **q, const char *key, const char *value);
+
+/* Monotonic nanoseconds. */
+int64_t rss_kube_mono_ns(void);
+
+#endif

@@ -1,0 +1,632 @@
+/* test_election.c -- Lease election with 2 and 3 candidate processes against kubesim: never two leaders (from
+ * kubesim's lease write log and from the candidates' own logs), failover after SIGKILL, takeover right after
+ * a SIGTERM release, and a leader cut off from the API that stops acting before anyone else takes the Lease.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "rss/cleanup.h"
+#include "rss/kube.h"
+#include "simfix.h"
+
+/* Short durations so that the tests take seconds: lease 2 s, renew deadline 1.5 s, retry 0.3 s. */
+#define LEASE_MS  2000
+#define RENEW_MS  1500
+#define RETRY_MS  300
+#define DURATIONS "2000,1500,300"
+
+static struct simfix sim;
+static struct rss_kube *kube;
+
+/* --- a TCP proxy that can cut one candidate off from the API server (a network partition) --- */
+
+struct proxy {
+    int lfd, port, target;
+    atomic_bool cut, stop;
+    pthread_t th;
+    int a[64], b[64]; /* client side, server side (-1 while held by a cut) */
+    int n;
+};
+
+static void proxy_drop(struct proxy *p, int i)
+{
+    close(p->a[i]);
+    if (p->b[i] >= 0)
+        close(p->b[i]);
+    p->a[i] = p->a[p->n - 1];
+    p->b[i] = p->b[p->n - 1];
+    p->n--;
+}
+
+static int connect_target(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {
+        .sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static void *proxy_main(void *arg)
+{
+    struct proxy *p = arg;
+    bool was_cut = false;
+    while (!atomic_load(&p->stop)) {
+        bool cut = atomic_load(&p->cut);
+        if (was_cut && !cut) {
+            /* Healing resets every connection held during the cut. */
+            while (p->n > 0)
+                proxy_drop(p, 0);
+        }
+        was_cut = cut;
+        struct pollfd fds[1 + 128];
+        int nf = 0;
+        fds[nf++] = (struct pollfd){.fd = p->lfd, .events = POLLIN};
+        if (!cut) {
+            for (int i = 0; i < p->n; i++) {
+                fds[nf++] = (struct pollfd){.fd = p->a[i], .events = POLLIN};
+                fds[nf++] = (struct pollfd){.fd = p->b[i], .events = POLLIN};
+            }
+        }
+        if (poll(fds, (nfds_t)nf, 50) <= 0)
+            continue;
+        if (fds[0].revents & POLLIN) {
+            int c = accept4(p->lfd, NULL, NULL, SOCK_CLOEXEC);
+            if (c >= 0 && p->n < 64) {
+                /* During a cut new connections are accepted and then ignored: packets vanish. */
+                int s = cut ? -1 : connect_target(p->target);
+                if (!cut && s < 0) {
+                    close(c);
+                } else {
+                    p->a[p->n] = c;
+                    p->b[p->n] = s;
+                    p->n++;
+                }
+            } else if (c >= 0) {
+                close(c);
+            }
+        }
+        if (cut)
+            continue;
+        for (int k = 1; k < nf; k += 2) {
+            int i = (k - 1) / 2;
+            if (i >= p->n)
+                break;
+            bool dead = false;
+            for (int side = 0; side < 2 && !dead; side++) {
+                if (!(fds[k + side].revents & (POLLIN | POLLHUP | POLLERR)))
+                    continue;
+                int from = side ? p->b[i] : p->a[i], to = side ? p->a[i] : p->b[i];
+                char buf[16384];
+                ssize_t r = read(from, buf, sizeof(buf));
+                if (r <= 0) {
+                    dead = true;
+                    break;
+                }
+                for (ssize_t off = 0; off < r;) {
+                    ssize_t w = write(to, buf + off, (size_t)(r - off));
+                    if (w <= 0) {
+                        dead = true;
+                        break;
+                    }
+                    off += w;
+                }
+            }
+            if (dead) {
+                proxy_drop(p, i);
+                break; /* indexes moved; poll again */
+            }
+        }
+    }
+    while (p->n > 0)
+        proxy_drop(p, 0);
+    return NULL;
+}
+
+static void proxy_start(struct proxy *p, int target)
+{
+    memset(p, 0, sizeof(*p));
+    p->target = target;
+    p->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(bind(p->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    assert_int_equal(listen(p->lfd, 16), 0);
+    socklen_t l = sizeof(a);
+    getsockname(p->lfd, (struct sockaddr *)&a, &l);
+    p->port = ntohs(a.sin_port);
+    atomic_init(&p->cut, false);
+    atomic_init(&p->stop, false);
+    assert_int_equal(pthread_create(&p->th, NULL, proxy_main, p), 0);
+}
+
+static void proxy_stop(struct proxy *p)
+{
+    atomic_store(&p->stop, true);
+    pthread_join(p->th, NULL);
+    close(p->lfd);
+}
+
+/* --- candidates --- */
+
+struct cand {
+    pid_t pid;
+    char name[16];
+    char *log;
+    int64_t killed_ns; /* when SIGKILLed, which ends its term without a log line */
+    struct proxy px;
+    bool proxied;
+};
+
+struct ev {
+    int64_t t;
+    char what[16];
+    char arg[160];
+};
+
+static void cand_start(struct cand *c, const char *name, const char *lease, bool proxied)
+{
+    memset(c, 0, sizeof(*c));
+    snprintf(c->name, sizeof(c->name), "%s", name);
+    c->log = rss_xasprintf("%s/%s-%s.log", sim.dir, lease, name);
+    _cleanup_free_ char *kc = NULL;
+    if (proxied) {
+        proxy_start(&c->px, sim.port);
+        c->proxied = true;
+        /* kubesim's kubeconfig with the server pointed at this candidate's proxy */
+        _cleanup_free_ char *tp = rss_xasprintf("%s/token", sim.dir);
+        FILE *f = fopen(tp, "r");
+        assert_non_null(f);
+        char tok[256] = "";
+        assert_non_null(fgets(tok, sizeof(tok), f));
+        fclose(f);
+        tok[strcspn(tok, "\r\n")] = '\0';
+        kc = rss_xasprintf("%s/kc-%s-%s", sim.dir, lease, name);
+        _cleanup_free_ char *text =
+            rss_xasprintf("{\"current-context\":\"c\",\"contexts\":[{\"name\":\"c\",\"context\":{\"cluster\":"
+                          "\"c\",\"user\":\"u\"}}],"
+                          "\"clusters\":[{\"name\":\"c\",\"cluster\":{\"server\":\"https://127.0.0.1:%d\","
+                          "\"certificate-authority\":\"%s/"
+                          "ca.crt\"}}],\"users\":[{\"name\":\"u\",\"user\":{\"token\":\"%s\"}}]}",
+                          c->px.port, sim.dir, tok);
+        assert_int_equal(simfix_write(kc, text), 0);
+    } else {
+        kc = rss_xstrdup(sim.kubeconfig);
+    }
+    _cleanup_free_ char *errlog = rss_xasprintf("%s/%s-%s.err", sim.dir, lease, name);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        FILE *f = freopen(errlog, "w", stderr);
+        (void)f;
+        execl(CANDIDATE_BIN, CANDIDATE_BIN, "--kubeconfig", kc, "--lease", lease, "--log", c->log,
+              "--durations", DURATIONS, (char *)NULL);
+        _exit(127);
+    }
+    c->pid = pid;
+}
+
+/* SIGTERM (or SIGKILL) and reap; returns the exit status. */
+static int cand_signal(struct cand *c, int sig)
+{
+    if (c->pid <= 0)
+        return -1;
+    if (sig == SIGKILL)
+        c->killed_ns = simfix_mono_ns();
+    kill(c->pid, sig);
+    int st = 0;
+    waitpid(c->pid, &st, 0);
+    c->pid = 0;
+    return st;
+}
+
+static void cand_cleanup(struct cand *c)
+{
+    if (c->pid > 0)
+        cand_signal(c, SIGKILL);
+    if (c->proxied)
+        proxy_stop(&c->px);
+    c->proxied = false;
+    free(c->log);
+    c->log = NULL;
+}
+
+static int cand_events(const struct cand *c, struct ev *evs, int max)
+{
+    FILE *f = fopen(c->log, "r");
+    if (!f)
+        return 0;
+    int n = 0;
+    char line[256];
+    while (n < max && fgets(line, sizeof(line), f)) {
+        struct ev e = {0};
+        if (sscanf(line, "%" SCNd64 " %15s %159s", &e.t, e.what, e.arg) >= 2)
+            evs[n++] = e;
+    }
+    fclose(f);
+    return n;
+}
+
+#define MAXEV 8192
+static struct ev evbuf[MAXEV];
+
+/* The time and epoch of the candidate's current term, or -1 when it does not lead now. */
+static int64_t cand_leading_since(const struct cand *c, int64_t *epoch)
+{
+    int n = cand_events(c, evbuf, MAXEV);
+    int64_t since = -1;
+    for (int i = 0; i < n; i++) {
+        if (!strcmp(evbuf[i].what, "leading")) {
+            since = evbuf[i].t;
+            if (epoch)
+                *epoch = strtoll(evbuf[i].arg, NULL, 10);
+        } else if (!strcmp(evbuf[i].what, "stopped") || !strcmp(evbuf[i].what, "exit")) {
+            since = -1;
+        }
+    }
+    return since;
+}
+
+/* Waits (bounded, for failure only) for a leader other than `exclude`; returns its index. */
+static int wait_leader(struct cand *cs, int n, int exclude)
+{
+    for (int i = 0; i < 2000; i++) {
+        for (int k = 0; k < n; k++)
+            if (k != exclude && cs[k].pid > 0 && cand_leading_since(&cs[k], NULL) >= 0)
+                return k;
+        simfix_sleep_ms(10);
+    }
+    fail_msg("no leader emerged");
+    return -1;
+}
+
+/* Last time of `what` (with arg `arg` if not NULL) in the candidate's log, or -1. */
+static int64_t cand_last(const struct cand *c, const char *what, const char *arg)
+{
+    int n = cand_events(c, evbuf, MAXEV);
+    int64_t t = -1;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(evbuf[i].what, what) && (!arg || !strcmp(evbuf[i].arg, arg)))
+            t = evbuf[i].t;
+    return t;
+}
+
+/* --- checks --- */
+
+struct term {
+    int cand;
+    int64_t epoch, start, end;
+};
+
+/* From the candidates' own logs: terms never overlap, epochs rise with every term, and every "act"
+ * happened inside its own term. */
+static void check_candidate_logs(struct cand *cs, int n)
+{
+    struct term terms[256];
+    int nt = 0;
+    for (int k = 0; k < n; k++) {
+        int ne = cand_events(&cs[k], evbuf, MAXEV);
+        int open = -1;
+        for (int i = 0; i < ne; i++) {
+            if (!strcmp(evbuf[i].what, "leading")) {
+                assert_int_equal(open, -1);
+                assert_true(nt < 256);
+                terms[nt] = (struct term){.cand = k,
+                                          .epoch = strtoll(evbuf[i].arg, NULL, 10),
+                                          .start = evbuf[i].t,
+                                          .end = INT64_MAX};
+                open = nt++;
+            } else if ((!strcmp(evbuf[i].what, "stopped") || !strcmp(evbuf[i].what, "exit")) && open >= 0) {
+                terms[open].end = evbuf[i].t;
+                open = -1;
+            }
+        }
+        if (open >= 0 && cs[k].killed_ns)
+            terms[open].end = cs[k].killed_ns;
+        /* acts inside a term of this candidate with the same epoch */
+        for (int i = 0; i < ne; i++) {
+            if (strcmp(evbuf[i].what, "act"))
+                continue;
+            int64_t e = strtoll(evbuf[i].arg, NULL, 10);
+            bool inside = false;
+            for (int t = 0; t < nt; t++)
+                if (terms[t].cand == k && terms[t].epoch == e && evbuf[i].t >= terms[t].start &&
+                    evbuf[i].t <= terms[t].end)
+                    inside = true;
+            if (!inside)
+                fail_msg("%s acted with epoch %" PRId64 " outside its term", cs[k].name, e);
+        }
+    }
+    /* sort by start */
+    for (int i = 1; i < nt; i++)
+        for (int j = i; j > 0 && terms[j].start < terms[j - 1].start; j--) {
+            struct term x = terms[j];
+            terms[j] = terms[j - 1];
+            terms[j - 1] = x;
+        }
+    for (int i = 1; i < nt; i++) {
+        if (terms[i].start <= terms[i - 1].end)
+            fail_msg("two leaders at once: %s (epoch %" PRId64 ") started %.3f s before %s (epoch %" PRId64
+                     ") ended",
+                     cs[terms[i].cand].name, terms[i].epoch,
+                     (double)(terms[i - 1].end - terms[i].start) / 1e9, cs[terms[i - 1].cand].name,
+                     terms[i - 1].epoch);
+        assert_true(terms[i].epoch > terms[i - 1].epoch);
+    }
+    assert_true(nt >= 1);
+}
+
+struct lwrite {
+    char holder[160];
+    int64_t transitions, mono;
+    char verb[16];
+};
+
+static int leases_log(const char *lease, struct lwrite *w, int max)
+{
+    _cleanup_json_ cJSON *log = NULL;
+    assert_int_equal(simfix_ctl(kube, "GET", "/_sim/leases-log", NULL, &log), 0);
+    assert_true(cJSON_IsArray(log));
+    int n = 0;
+    const cJSON *it;
+    cJSON_ArrayForEach(it, log)
+    {
+        const cJSON *name = cJSON_GetObjectItem(it, "name");
+        if (!cJSON_IsString(name) || strcmp(name->valuestring, lease) || n >= max)
+            continue;
+        const cJSON *h = cJSON_GetObjectItem(it, "holderIdentity");
+        snprintf(w[n].holder, sizeof(w[n].holder), "%s", cJSON_IsString(h) ? h->valuestring : "");
+        w[n].transitions = (int64_t)cJSON_GetObjectItem(it, "leaseTransitions")->valuedouble;
+        w[n].mono = (int64_t)cJSON_GetObjectItem(it, "monoNs")->valuedouble;
+        const cJSON *v = cJSON_GetObjectItem(it, "verb");
+        snprintf(w[n].verb, sizeof(w[n].verb), "%s", cJSON_IsString(v) ? v->valuestring : "");
+        n++;
+    }
+    return n;
+}
+
+static struct lwrite lw[4096];
+
+/* From kubesim's own record: every change of holder to a candidate increments leaseTransitions by one,
+ * renewals and releases keep it, and once a term is over its holder never writes again. */
+static int check_lease_log(const char *lease)
+{
+    int n = leases_log(lease, lw, 4096);
+    assert_true(n >= 1);
+    assert_string_not_equal(lw[0].holder, "");
+    for (int i = 1; i < n; i++) {
+        if (!lw[i].holder[0] || !strcmp(lw[i].holder, lw[i - 1].holder)) {
+            assert_int_equal(lw[i].transitions, lw[i - 1].transitions); /* release or renewal */
+        } else {
+            if (lw[i].transitions != lw[i - 1].transitions + 1)
+                fail_msg("write %d: %s acquired with leaseTransitions %" PRId64 " after %" PRId64, i,
+                         lw[i].holder, lw[i].transitions, lw[i - 1].transitions);
+            /* the previous terms' holders never write with their old epoch again */
+            for (int j = i + 1; j < n; j++)
+                for (int k = 0; k < i; k++)
+                    if (lw[k].holder[0] && !strcmp(lw[j].holder, lw[k].holder) &&
+                        lw[j].transitions == lw[k].transitions)
+                        fail_msg("write %d: %s wrote again with the epoch of an ended term", j, lw[j].holder);
+        }
+        assert_true(lw[i].mono >= lw[i - 1].mono);
+    }
+    return n;
+}
+
+/* The kubesim time of the first write by `holder`. */
+static int64_t acquired_at(int n, const char *id)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(lw[i].holder, id))
+            return lw[i].mono;
+    fail_msg("no lease write by %s", id);
+    return -1;
+}
+
+static void identity_of(const struct cand *c, char *out, size_t len)
+{
+    int n = cand_events(c, evbuf, MAXEV);
+    for (int i = 0; i < n; i++)
+        if (!strcmp(evbuf[i].what, "start")) {
+            snprintf(out, len, "%s", evbuf[i].arg);
+            return;
+        }
+    fail_msg("%s logged no identity", c->name);
+}
+
+/* --- tests --- */
+
+/* Every test's candidates; the per-test teardown ends them even when an assertion failed. */
+static struct cand cs[8];
+
+static int cleanup_cands(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 8; i++)
+        cand_cleanup(&cs[i]);
+    memset(cs, 0, sizeof(cs));
+    return 0;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (simfix_start(&sim, KUBESIM_BIN) < 0)
+        return -1;
+    _cleanup_error_ rss_error_t err = NULL;
+    return rss_kube_new(sim.kubeconfig, &kube, &err) < 0 ? -1 : 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    rss_kube_free(kube);
+    simfix_stop(&sim);
+    return 0;
+}
+
+static void test_sigkill_failover(void **state)
+{
+    (void)state;
+    cand_start(&cs[0], "a", "kill", false);
+    cand_start(&cs[1], "b", "kill", false);
+    int l = wait_leader(cs, 2, -1);
+    int64_t e1 = 0;
+    cand_leading_since(&cs[l], &e1);
+    simfix_sleep_ms(1000); /* a few renewals */
+    cand_signal(&cs[l], SIGKILL);
+    int s = wait_leader(cs, 2, l);
+    int64_t e2 = 0;
+    int64_t t = cand_leading_since(&cs[s], &e2);
+    printf("SIGKILL failover: new leader %.3f s after the kill (lease %d ms, renew %d ms, retry %d ms)\n",
+           (double)(t - cs[l].killed_ns) / 1e9, LEASE_MS, RENEW_MS, RETRY_MS);
+    assert_int_equal(e2, e1 + 1);
+    simfix_sleep_ms(500);
+    assert_int_equal(WEXITSTATUS(cand_signal(&cs[s], SIGTERM)), 0);
+    int n = check_lease_log("kill");
+    /* the survivor released the Lease on SIGTERM */
+    assert_string_equal(lw[n - 1].holder, "");
+    check_candidate_logs(cs, 2);
+}
+
+static void test_sigterm_release_takeover(void **state)
+{
+    (void)state;
+    cand_start(&cs[0], "a", "term", false);
+    cand_start(&cs[1], "b", "term", false);
+    cand_start(&cs[2], "c", "term", false);
+    int l = wait_leader(cs, 3, -1);
+    simfix_sleep_ms(1000);
+    char lid[160];
+    identity_of(&cs[l], lid, sizeof(lid));
+    int64_t t_term = simfix_mono_ns();
+    int st = cand_signal(&cs[l], SIGTERM);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    int s = wait_leader(cs, 3, l);
+    char sid[160];
+    identity_of(&cs[s], sid, sizeof(sid));
+
+    int n = check_lease_log("term");
+    /* find the release and the last renewal before it */
+    int rel = -1;
+    for (int i = 0; i < n; i++)
+        if (!lw[i].holder[0] && i > 0 && !strcmp(lw[i - 1].holder, lid))
+            rel = i;
+    assert_true(rel > 0);
+    int64_t last_renew = lw[rel - 1].mono;
+    int64_t acq = acquired_at(n, sid);
+    assert_true(acq > lw[rel].mono);
+    printf(
+        "SIGTERM release: successor acquired %.3f s after SIGTERM, %.3f s after the release; the old lease "
+        "would have expired %.3f s after its last renewal\n",
+        (double)(acq - t_term) / 1e9, (double)(acq - lw[rel].mono) / 1e9, LEASE_MS / 1e3);
+    /* taken over before the old lease could have expired: the release, not the expiry, handed it over */
+    assert_true(acq < last_renew + (int64_t)LEASE_MS * 1000000);
+    /* the old leader stopped leading before it released */
+    int64_t stopped = cand_last(&cs[l], "stopped", NULL);
+    assert_true(stopped > 0 && stopped < lw[rel].mono);
+    for (int i = 0; i < 3; i++)
+        if (cs[i].pid > 0)
+            assert_int_equal(WEXITSTATUS(cand_signal(&cs[i], SIGTERM)), 0);
+    check_lease_log("term");
+    check_candidate_logs(cs, 3);
+}
+
+static void test_partitioned_leader_stops_first(void **state)
+{
+    (void)state;
+    cand_start(&cs[0], "a", "part", true);
+    cand_start(&cs[1], "b", "part", true);
+    cand_start(&cs[2], "c", "part", true);
+    int l = wait_leader(cs, 3, -1);
+    int64_t epoch = 0;
+    cand_leading_since(&cs[l], &epoch);
+    simfix_sleep_ms(1000);
+    int64_t t_cut = simfix_mono_ns();
+    atomic_store(&cs[l].px.cut, true);
+    int s = wait_leader(cs, 3, l);
+    char sid[160];
+    identity_of(&cs[s], sid, sizeof(sid));
+    int n = check_lease_log("part");
+    int64_t acq = acquired_at(n, sid);
+    char e[32];
+    snprintf(e, sizeof(e), "%" PRId64, epoch);
+    int64_t last_act = cand_last(&cs[l], "act", e);
+    int64_t stopped = cand_last(&cs[l], "stopped", NULL);
+    assert_true(last_act > 0);
+    if (stopped < 0)
+        fail_msg("the cut-off leader never logged that it stopped");
+    printf("partition: old leader stopped %.3f s after the cut; its last act was %.3f s and its stop %.3f s "
+           "before the successor acquired (%.3f s after the cut)\n",
+           (double)(stopped - t_cut) / 1e9, (double)(acq - last_act) / 1e9, (double)(acq - stopped) / 1e9,
+           (double)(acq - t_cut) / 1e9);
+    assert_true(stopped < acq);
+    assert_true(last_act < acq);
+
+    /* heal: the old leader sees the new holder and stays a follower */
+    atomic_store(&cs[l].px.cut, false);
+    simfix_sleep_ms(1500);
+    assert_true(cand_leading_since(&cs[l], NULL) < 0);
+    assert_true(cand_leading_since(&cs[s], NULL) >= 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(WEXITSTATUS(cand_signal(&cs[i], SIGTERM)), 0);
+    check_lease_log("part");
+    check_candidate_logs(cs, 3);
+}
+
+static void test_churn(void **state)
+{
+    (void)state;
+    /* three rounds of killing whoever leads and starting a fresh process in its place */
+    int n = 3;
+    cand_start(&cs[0], "a", "churn", false);
+    cand_start(&cs[1], "b", "churn", false);
+    cand_start(&cs[2], "c", "churn", false);
+    for (int round = 0; round < 3; round++) {
+        int l = wait_leader(cs, n, -1);
+        simfix_sleep_ms(400);
+        cand_signal(&cs[l], round % 2 ? SIGTERM : SIGKILL);
+        char name[8];
+        snprintf(name, sizeof(name), "r%d", round);
+        cand_start(&cs[n], name, "churn", false);
+        n++;
+    }
+    wait_leader(cs, n, -1);
+    for (int i = 0; i < n; i++)
+        if (cs[i].pid > 0)
+            assert_int_equal(WEXITSTATUS(cand_signal(&cs[i], SIGTERM)), 0);
+    check_lease_log("churn");
+    check_candidate_logs(cs, n);
+}
+
+int main(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_sigkill_failover, cleanup_cands),
+        cmocka_unit_test_teardown(test_sigterm_release_takeover, cleanup_cands),
+        cmocka_unit_test_teardown(test_partitioned_leader_stops_first, cleanup_cands),
+        cmocka_unit_test_teardown(test_churn, cleanup_cands),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

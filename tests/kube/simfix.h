@@ -1,0 +1,38 @@
+/* simfix.h -- test fixture: start and stop a private kubesim, and call its /_sim control endpoints. */
+#ifndef RSS_TESTS_SIMFIX_H
+#define RSS_TESTS_SIMFIX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <cjson/cJSON.h>
+
+#include "rss/kube.h"
+
+struct simfix {
+    pid_t pid;
+    char *dir;        /* kubesim's --dir: ca.crt, token, kubeconfig, tokens, ... */
+    char *kubeconfig; /* dir/kubeconfig */
+    int port;
+};
+
+/* Starts `bin --dir <new temp dir> --port 0` and waits (up to 30 s) for dir/ready. Returns 0 or -1. */
+int simfix_start(struct simfix *s, const char *bin);
+
+/* SIGTERMs kubesim, reaps it and removes the directory. Safe on a never-started fixture. */
+void simfix_stop(struct simfix *s);
+
+/* POST or GET a control endpoint, e.g. simfix_ctl(k, "POST", "/_sim/fail", "count=1&code=500", NULL).
+ * Returns 0 or -1 (the error is printed). */
+int simfix_ctl(struct rss_kube *k, const char *method, const char *path, const char *query, cJSON **ret);
+
+/* CLOCK_MONOTONIC in ns (the same clock kubesim's leases-log uses). */
+int64_t simfix_mono_ns(void);
+
+/* Writes text to path (truncating); returns 0 or -1. */
+int simfix_write(const char *path, const char *text);
+
+/* Sleeps ms milliseconds. */
+void simfix_sleep_ms(long ms);
+
+#endif
