@@ -1,0 +1,224 @@
+/* simctl.c -- the test-only /_sim control endpoints: fault injection (fail, stall, drop, pause,
+ * watch-cut, compact), the Lease write log and request statistics (contracts.md section A). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "rss/cleanup.h"
+#include "rss/log.h"
+#include "kubesim.h"
+
+atomic_bool ks_shutting_down;
+
+enum rule_kind { RULE_FAIL, RULE_STALL, RULE_DROP };
+
+struct rule {
+    enum rule_kind kind;
+    long count;
+    int code, retry_after;
+    long ms;
+    char *path, *verb;
+    struct rule *next;
+};
+
+static const char *const verbs[] = {"GET", "LIST", "WATCH", "POST", "PUT", "PATCH", "DELETE"};
+#define NVERBS (sizeof(verbs) / sizeof(verbs[0]))
+
+/* All under ks_lock(). */
+static struct {
+    struct rule *rules;
+    bool paused;
+    unsigned cut_gen;
+    unsigned long counts[NVERBS];
+    unsigned long total;
+} sim;
+
+bool ks_sim_paused(void)
+{
+    return sim.paused;
+}
+
+unsigned ks_sim_cut_gen(void)
+{
+    return sim.cut_gen;
+}
+
+void ks_sim_count(const char *verb)
+{
+    ks_lock();
+    for (size_t i = 0; i < NVERBS; i++) {
+        if (!strcmp(verbs[i], verb))
+            sim.counts[i]++;
+    }
+    sim.total++;
+    ks_unlock();
+}
+
+static bool rule_matches(const struct rule *r, const char *method, const char *alt, const char *path)
+{
+    if (r->count <= 0)
+        return false;
+    if (r->path && strncmp(path, r->path, strlen(r->path)))
+        return false;
+    if (r->verb && strcasecmp(r->verb, method) && (!alt || strcasecmp(r->verb, alt)))
+        return false;
+    return true;
+}
+
+/* Takes the first matching rule of a kind and uses one of its count. */
+static struct rule *take(enum rule_kind kind, const char *method, const char *alt, const char *path)
+{
+    for (struct rule *r = sim.rules; r; r = r->next) {
+        if (r->kind == kind && rule_matches(r, method, alt, path)) {
+            r->count--;
+            return r;
+        }
+    }
+    return NULL;
+}
+
+enum ks_fault ks_sim_faults(const char *method, const char *alt, const char *path, int *code,
+                            int *retry_after)
+{
+    ks_lock();
+    while (sim.paused && !atomic_load(&ks_shutting_down))
+        ks_wait(ks_mono_ns() + 500000000LL);
+    struct rule *r = take(RULE_DROP, method, alt, path);
+    if (r) {
+        ks_unlock();
+        return KS_FAULT_DROP;
+    }
+    r = take(RULE_STALL, method, alt, path);
+    long ms = r ? r->ms : 0;
+    ks_unlock();
+    if (ms > 0) {
+        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000};
+        nanosleep(&ts, NULL);
+    }
+    ks_lock();
+    r = take(RULE_FAIL, method, alt, path);
+    if (r) {
+        *code = r->code;
+        *retry_after = r->retry_after;
+    }
+    ks_unlock();
+    return r ? KS_FAULT_FAIL : KS_FAULT_NONE;
+}
+
+static void add_rule(const struct ks_req *req, enum rule_kind kind, struct ks_reply *reply)
+{
+    const char *count = req->query(req->query_ctx, "count");
+    const char *code = req->query(req->query_ctx, "code");
+    const char *ms = req->query(req->query_ctx, "ms");
+    const char *ra = req->query(req->query_ctx, "retryAfter");
+    const char *path = req->query(req->query_ctx, "path");
+    const char *verb = req->query(req->query_ctx, "verb");
+    struct rule *r = rss_xcalloc(1, sizeof(*r));
+    r->kind = kind;
+    r->count = count ? atol(count) : 1;
+    r->code = code ? atoi(code) : 500;
+    r->ms = ms ? atol(ms) : 0;
+    r->retry_after = ra ? atoi(ra) : 0;
+    r->path = path && *path ? rss_xstrdup(path) : NULL;
+    r->verb = verb && *verb ? rss_xstrdup(verb) : NULL;
+    if ((kind == RULE_FAIL && (r->code < 100 || r->code > 599)) || (kind == RULE_STALL && r->ms <= 0)) {
+        free(r->path);
+        free(r->verb);
+        free(r);
+        ks_reply_status(reply, 400, "BadRequest", "bad parameters");
+        return;
+    }
+    ks_lock();
+    struct rule **p = &sim.rules;
+    while (*p)
+        p = &(*p)->next;
+    *p = r;
+    ks_unlock();
+    rss_log_info("sim: %s count=%ld code=%d ms=%ld path=%s verb=%s",
+                 kind == RULE_FAIL    ? "fail"
+                 : kind == RULE_STALL ? "stall"
+                                      : "drop",
+                 r->count, r->code, r->ms, r->path ? r->path : "*", r->verb ? r->verb : "*");
+    ks_reply_json(reply, 200, ks_status_new(200, NULL, "ok"));
+}
+
+static cJSON *stats(void)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON *req = cJSON_AddObjectToObject(o, "requests");
+    ks_lock();
+    for (size_t i = 0; i < NVERBS; i++)
+        cJSON_AddNumberToObject(req, verbs[i], (double)sim.counts[i]);
+    cJSON_AddNumberToObject(o, "total", (double)sim.total);
+    ks_unlock();
+    return o;
+}
+
+void ks_simctl_handle(const struct ks_req *req, struct ks_reply *reply)
+{
+    const char *what = req->path + strlen("/_sim/");
+    bool post = !strcmp(req->method, "POST");
+    if (post && !strcmp(what, "fail")) {
+        add_rule(req, RULE_FAIL, reply);
+    } else if (post && !strcmp(what, "stall")) {
+        add_rule(req, RULE_STALL, reply);
+    } else if (post && !strcmp(what, "drop")) {
+        add_rule(req, RULE_DROP, reply);
+    } else if (post && (!strcmp(what, "pause") || !strcmp(what, "resume"))) {
+        ks_lock();
+        sim.paused = what[0] == 'p';
+        ks_broadcast();
+        ks_unlock();
+        rss_log_info("sim: %s", what);
+        ks_reply_json(reply, 200, ks_status_new(200, NULL, "ok"));
+    } else if (post && !strcmp(what, "watch-cut")) {
+        ks_lock();
+        sim.cut_gen++;
+        ks_broadcast();
+        ks_unlock();
+        rss_log_info("sim: watch-cut");
+        ks_reply_json(reply, 200, ks_status_new(200, NULL, "ok"));
+    } else if (post && !strcmp(what, "compact")) {
+        ks_lock();
+        ks_store_compact();
+        ks_unlock();
+        rss_log_info("sim: compact");
+        ks_reply_json(reply, 200, ks_status_new(200, NULL, "ok"));
+    } else if (post && !strcmp(what, "stats-reset")) {
+        ks_lock();
+        memset(sim.counts, 0, sizeof(sim.counts));
+        sim.total = 0;
+        ks_unlock();
+        ks_reply_json(reply, 200, ks_status_new(200, NULL, "ok"));
+    } else if (post && !strcmp(what, "clear")) {
+        ks_lock();
+        for (struct rule *r = sim.rules; r; r = r->next)
+            r->count = 0;
+        ks_unlock();
+        ks_reply_json(reply, 200, ks_status_new(200, NULL, "ok"));
+    } else if (!strcmp(req->method, "GET") && !strcmp(what, "leases-log")) {
+        ks_lock();
+        cJSON *log = ks_store_leases_log();
+        ks_unlock();
+        ks_reply_json(reply, 200, log);
+    } else if (!strcmp(req->method, "GET") && !strcmp(what, "stats")) {
+        ks_reply_json(reply, 200, stats());
+    } else {
+        ks_reply_status(reply, 404, "NotFound", "unknown control endpoint %s %s", req->method, req->path);
+    }
+}
+
+void ks_simctl_free(void)
+{
+    struct rule *r = sim.rules;
+    while (r) {
+        struct rule *next = r->next;
+        free(r->path);
+        free(r->verb);
+        free(r);
+        r = next;
+    }
+    sim.rules = NULL;
+}
