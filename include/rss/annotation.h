@@ -1,0 +1,127 @@
+/* annotation.h -- the two member pod annotations that carry the leader <-> agent protocol.
+ *
+ *   rss.clusterlabs.org/desired   written only by the leader: what this member should do
+ *   rss.clusterlabs.org/observed  written only by the member's node agent: what it saw and did
+ *
+ * The JSON is specified in docs/protocol.md. Decoding is strict: a wrong type, an unknown action,
+ * role or result, a malformed action id or an out-of-range number is RSS_E_INVALID with a message
+ * naming the field, and nothing is returned. Unknown keys are ignored so that a newer writer can
+ * add fields. Encoders produce compact JSON (a new string the caller frees).
+ *
+ * Numbers that may exceed 2^53 (sequences) travel as decimal strings; epochs and generations are
+ * JSON integers in [0, 2^53].
+ */
+#ifndef RSS_ANNOTATION_H
+#define RSS_ANNOTATION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rss/error.h"
+
+#define RSS_ANNOTATION_DESIRED  "rss.clusterlabs.org/desired"
+#define RSS_ANNOTATION_OBSERVED "rss.clusterlabs.org/observed"
+#define RSS_LABEL_ACTIVE        "rss-active-member"
+
+/* Caps on decoded input (annotations come from the API server, i.e. from anyone with pod patch). */
+#define RSS_ANNOTATION_MAX_LEN   65536
+#define RSS_ANNOTATION_MAX_PEERS 1024
+#define RSS_ANNOTATION_MAX_TEXT  4096 /* reason, messages, container id */
+
+enum rss_action {
+    RSS_ACTION_NONE = 0, /* "none": fencing by a new leader, or nothing to do */
+    RSS_ACTION_SEED,
+    RSS_ACTION_PRIMARY,
+    RSS_ACTION_SECONDARY,
+    RSS_ACTION_STOP,
+};
+
+enum rss_role {
+    RSS_ROLE_UNKNOWN = 0, /* the agent could not tell (e.g. the status hook timed out) */
+    RSS_ROLE_STOPPED,
+    RSS_ROLE_STARTING, /* write-ahead before seed/primary/secondary (ARCHITECTURE rule 8) */
+    RSS_ROLE_PRIMARY,
+    RSS_ROLE_SECONDARY,
+    RSS_ROLE_FAILED,
+};
+
+enum rss_result {
+    RSS_RESULT_PENDING = 0, /* written ahead; the hook is running or about to */
+    RSS_RESULT_OK,
+    RSS_RESULT_FAILED,      /* the hook exited non-zero */
+    RSS_RESULT_TIMEOUT,     /* the runtime killed the hook at its timeout */
+    RSS_RESULT_REJECTED,    /* not executed: stale epoch or a newer generation (rule 7) */
+    RSS_RESULT_INTERRUPTED, /* the agent or the container went away while the hook ran */
+};
+
+/* An action id: "<epoch>-<seq>". Unique across leaders because each leader has its own epoch. */
+struct rss_action_id {
+    uint64_t epoch;
+    uint64_t seq;
+};
+
+struct rss_desired {
+    uint64_t epoch;          /* the leader's epoch (Lease leaseTransitions), rule 4 */
+    struct rss_action_id id; /* {0,0} for action none */
+    enum rss_action action;
+    uint64_t generation; /* the member generation this decision targets (rule 7); 0 for none */
+    char **peers;        /* n_peers DNS names appended to the hook's argv; owned */
+    size_t n_peers;
+    char *reason; /* human-readable why; owned, may be NULL */
+};
+
+struct rss_last_action {
+    bool present;
+    struct rss_action_id id;
+    enum rss_action action;
+    enum rss_result result;
+    int exit_code;
+    char *message; /* owned, may be NULL */
+};
+
+struct rss_observed {
+    char *container_id;  /* owned, "" when the member has no container */
+    uint64_t generation; /* rule 7 */
+    enum rss_role role;
+    int status_code;   /* last `status` exit code (OCF), -1 when none yet */
+    bool has_sequence; /* sequence for this generation is valid */
+    uint64_t sequence;
+    char *sequence_error; /* owned; set when `sequence` failed or printed garbage */
+    struct rss_last_action last;
+    uint64_t lease_epoch; /* the leader Lease's leaseTransitions the agent last saw */
+    int64_t time_ms;      /* when the agent wrote this, ms since the Unix epoch */
+};
+
+const char *rss_action_name(enum rss_action a); /* "none", "seed", ... */
+const char *rss_role_name(enum rss_role r);
+const char *rss_result_name(enum rss_result r);
+/* Strict: returns 0 and sets *out for a known name, negative otherwise (no error object). */
+int rss_action_parse(const char *s, enum rss_action *out);
+int rss_role_parse(const char *s, enum rss_role *out);
+int rss_result_parse(const char *s, enum rss_result *out);
+
+/* Formats "<epoch>-<seq>" into buf (at least 42 bytes). */
+void rss_action_id_format(struct rss_action_id id, char *buf, size_t size);
+int rss_action_id_parse(const char *s, struct rss_action_id *out, rss_error_t *err);
+bool rss_action_id_equal(struct rss_action_id a, struct rss_action_id b);
+
+char *rss_annotation_desired_encode(const struct rss_desired *d);
+/* On success *out owns its strings (release with rss_annotation_desired_clear). On failure *out is
+ * zeroed. */
+int rss_annotation_desired_decode(const char *json, struct rss_desired *out, rss_error_t *err);
+void rss_annotation_desired_clear(struct rss_desired *d);
+/* Deep copy; dst must be zeroed or cleared. */
+void rss_annotation_desired_copy(struct rss_desired *dst, const struct rss_desired *src);
+
+char *rss_annotation_observed_encode(const struct rss_observed *o);
+int rss_annotation_observed_decode(const char *json, struct rss_observed *out, rss_error_t *err);
+void rss_annotation_observed_clear(struct rss_observed *o);
+
+/* RFC 3339 UTC timestamps as Kubernetes writes them: "2024-05-01T10:00:00Z", or with a fraction
+ * ("...:00.123Z") when ms is not a whole second. Parsing accepts only the 'Z' zone and any number
+ * of fraction digits (truncated to ms). buf needs 32 bytes. */
+void rss_annotation_format_time(int64_t ms, char *buf, size_t size);
+int rss_annotation_parse_time(const char *s, int64_t *ms, rss_error_t *err);
+
+#endif

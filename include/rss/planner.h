@@ -1,0 +1,115 @@
+/* planner.h -- the pure planner: one consistent snapshot of an RSS in, the leader's actions out.
+ *
+ * rss_planner_plan() does no I/O and reads no clock (time is an input); the same input always gives
+ * the same plan, byte for byte. The decision table and the safety rule each branch enforces are in
+ * docs/planner.md. In short, in order:
+ *
+ *   1. deposed: a member's desired epoch is newer than ours -> no actions at all (rule 4);
+ *   2. fence: members whose desired epoch is older than ours (or absent) get desired {epoch, none}
+ *      and nothing else is decided in this plan (rule 9); re-plan from a fresh LIST afterwards;
+ *   3. paused -> status only;
+ *   4. repairs: a failed member is stopped; a member that failed max_failures times in a row is
+ *      stopped and its pod deleted;
+ *   5. a running cluster: joins one at a time (primaries up to spec.primaries, highest sequence
+ *      first, then secondaries), failover of crashed members, scale down after `stop`;
+ *   6. nothing live, nothing unresolved: lights-out recovery -> at most one seed (rules 1, 2, 3, 8).
+ *
+ * Ownership: the input is borrowed. The plan owns everything in it; release with rss_plan_free().
+ */
+#ifndef RSS_PLANNER_H
+#define RSS_PLANNER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cjson/cJSON.h>
+
+#include "rss/annotation.h"
+#include "rss/error.h"
+#include "rss/spec.h"
+
+/* One member pod as the leader saw it in a single LIST (rule 8). Ordinals without an entry, below
+ * max(spec.replicas, statefulset_replicas), are members whose pod does not exist. */
+struct rss_member_input {
+    unsigned ordinal;
+    bool pod_exists;
+    const char *pod_uid;          /* metadata.uid */
+    const char *resource_version; /* the CAS precondition of every write to this pod (rule 9) */
+    const char *phase;            /* status.phase: "Pending", "Running", ... (NULL = unknown) */
+    bool deleting;                /* metadata.deletionTimestamp is set */
+    const char *node;             /* spec.nodeName, NULL when unscheduled */
+    bool node_alive;              /* the node's rssd heartbeat Lease is current */
+    int64_t node_heartbeat_ms;    /* renewTime of that Lease; 0 = never seen */
+    const char *container_id;     /* the hook container's id from pod status ("containerd://..." is fine);
+                                     NULL = unknown, then observed is not checked against it */
+    int active_label;             /* current rss-active-member label: -1 absent, 0 "false", 1 "true" */
+
+    bool has_desired; /* the desired annotation decoded */
+    struct rss_desired desired;
+    bool has_observed; /* the observed annotation decoded */
+    struct rss_observed observed;
+    const char *observed_error; /* observed present but undecodable: why (the member counts as silent) */
+};
+
+struct rss_plan_input {
+    const struct rss_spec *spec;
+    uint64_t epoch;           /* this leader's epoch (Lease leaseTransitions at acquisition) */
+    int64_t now_ms;           /* wall clock, ms since the Unix epoch */
+    int64_t dead_after_ms;    /* agent fence timeout + margin: a node silent this long has self-fenced */
+    int statefulset_replicas; /* -1: the StatefulSet does not exist yet */
+    const cJSON *prev_status; /* the RSS .status as last written (NULL on creation) */
+    const struct rss_member_input *members;
+    size_t n_members;
+};
+
+/* One merge patch of one pod, a CAS on resource_version (the leader never blind-writes a pod). */
+struct rss_plan_patch {
+    unsigned ordinal;
+    char *pod;
+    char *resource_version; /* NULL when the input had none */
+    bool set_desired;
+    struct rss_desired desired; /* valid when set_desired */
+    int set_active_label;       /* -1 no change, 0 set "false", 1 set "true" */
+};
+
+struct rss_plan_delete {
+    unsigned ordinal;
+    char *pod;
+    char *uid; /* delete precondition: only this incarnation of the pod */
+};
+
+enum rss_event_type { RSS_EVENT_NORMAL = 0, RSS_EVENT_WARNING };
+
+struct rss_plan_event {
+    enum rss_event_type type;
+    char *reason; /* CamelCase, e.g. "SeedChosen" */
+    char *message;
+    char *pod; /* the member concerned, or NULL for the RSS as a whole */
+};
+
+struct rss_plan {
+    bool deposed;            /* a newer leader wrote; stop leading (nothing else in the plan) */
+    bool fencing;            /* this plan only fences; re-plan from a fresh LIST once applied */
+    bool create_statefulset; /* the StatefulSet is missing: create it with set_replicas */
+    int set_replicas;        /* -1: leave StatefulSet replicas alone */
+    struct rss_plan_patch *patches;
+    size_t n_patches;
+    struct rss_plan_delete *deletes;
+    size_t n_deletes;
+    struct rss_plan_event *events;
+    size_t n_events;
+    uint64_t last_action_seq; /* the highest action sequence used; also in status.lastActionSeq */
+    char *phase;              /* also in status.phase */
+    cJSON *status;            /* the whole .status to write (NULL when deposed) */
+};
+
+/* Computes the plan. Fails (RSS_E_INVALID) only on inconsistent input: no spec, two members with
+ * the same ordinal, an ordinal above RSS_SPEC_ORDINAL_MAX. *out is always initialised; free it. */
+int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_error_t *err);
+
+void rss_plan_free(struct rss_plan *plan);
+
+/* Renders a plan as one line per item, for logs and test diagnostics (caller frees). */
+char *rss_plan_describe(const struct rss_plan *plan);
+
+#endif

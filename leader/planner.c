@@ -1,0 +1,1215 @@
+/* planner.c -- the pure planner: snapshot of one RSS in, actions/events/status out (docs/planner.md). */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rss/cleanup.h"
+#include "rss/hook.h"
+#include "rss/planner.h"
+
+/* ---- a small growable string ---- */
+
+struct sb {
+    char *s;
+    size_t len, cap;
+};
+
+static void sb_vprintf(struct sb *b, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        return;
+    if (b->len + (size_t)n + 1 > b->cap) {
+        b->cap = (b->len + (size_t)n + 1) * 2;
+        b->s = rss_xrealloc(b->s, b->cap);
+    }
+    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
+    b->len += (size_t)n;
+}
+
+__attribute__((format(printf, 2, 3))) static void sb_printf(struct sb *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+/* Appends "; " between items. */
+__attribute__((format(printf, 2, 3))) static void sb_item(struct sb *b, const char *fmt, ...)
+{
+    if (b->len)
+        sb_printf(b, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vprintf(b, fmt, ap);
+    va_end(ap);
+}
+
+static const char *sb_str(const struct sb *b)
+{
+    return b->s ? b->s : "";
+}
+
+/* ---- the derived view of one member ---- */
+
+struct member {
+    unsigned ordinal;
+    const struct rss_member_input *in; /* NULL: no entry in the LIST */
+    char *pod;
+
+    bool exists, deleting, has_node, node_alive, fenced_dead, node_silent;
+    bool obs;     /* an observed annotation was decoded */
+    bool current; /* ... and it describes the pod's current container */
+    enum rss_role role;
+    bool pending; /* observed last action written ahead, not finished */
+    bool live;    /* counts as running: blocks any seed (rules 1, 8) */
+    bool unclear; /* failed or unknown: blocks a seed until made clear */
+    bool unresolved;
+    bool start_inflight;
+    bool running;    /* primary or secondary on the current container */
+    bool primary_up; /* running primary on a live node: a valid peer */
+    bool actionable; /* may receive a new action now */
+    bool has_seq;
+    uint64_t seq;
+    const char *seq_error;
+
+    /* history carried in status.memberStatus */
+    unsigned failures;
+    struct rss_action_id counted;
+    int64_t running_since;
+    enum rss_role prev_role;
+    uint64_t prev_gen;
+    bool prev_known;
+    const char *prev_seq_error;
+    bool crashed; /* detected in this plan */
+
+    bool decided; /* a desired action or delete was issued to it in this plan */
+    struct sb note;
+};
+
+struct ctx {
+    const struct rss_plan_input *in;
+    const struct rss_spec *spec;
+    struct rss_plan *out;
+    struct member *m;
+    size_t n;
+    int target; /* spec.replicas */
+    int sts;    /* StatefulSet replicas, -1 missing */
+    uint64_t seq;
+    size_t cap_patches, cap_deletes, cap_events;
+    struct sb msg; /* status message */
+    bool waiting;  /* msg is a wait, not a decision */
+    bool wait_warning;
+    const char *wait_reason;
+    const char *prev_message;
+    bool pin;
+    unsigned pin_ordinal;
+    uint64_t pin_seq;
+    size_t n_primaries_up;
+};
+
+static bool is_start(enum rss_action a)
+{
+    return a == RSS_ACTION_SEED || a == RSS_ACTION_PRIMARY || a == RSS_ACTION_SECONDARY;
+}
+
+static bool role_running(enum rss_role r)
+{
+    return r == RSS_ROLE_PRIMARY || r == RSS_ROLE_SECONDARY;
+}
+
+/* Pod status says "containerd://<id>", CRI says "<id>": compare the ids. */
+static bool same_container(const char *a, const char *b)
+{
+    const char *p = strstr(a, "://");
+    const char *q = strstr(b, "://");
+    return strcmp(p ? p + 3 : a, q ? q + 3 : b) == 0;
+}
+
+static void fmt_seq(uint64_t v, char *buf, size_t size)
+{
+    snprintf(buf, size, "%" PRIu64, v);
+}
+
+/* ---- output helpers ---- */
+
+__attribute__((format(printf, 5, 6))) static void event(struct ctx *c, enum rss_event_type type,
+                                                        const char *reason, const struct member *m,
+                                                        const char *fmt, ...)
+{
+    struct rss_plan *o = c->out;
+    if (o->n_events == c->cap_events) {
+        c->cap_events = c->cap_events ? c->cap_events * 2 : 8;
+        o->events = rss_xrealloc(o->events, c->cap_events * sizeof(*o->events));
+    }
+    struct sb b = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vprintf(&b, fmt, ap);
+    va_end(ap);
+    o->events[o->n_events++] = (struct rss_plan_event){.type = type,
+                                                       .reason = rss_xstrdup(reason),
+                                                       .message = b.s ? b.s : rss_xstrdup(""),
+                                                       .pod = m ? rss_xstrdup(m->pod) : NULL};
+}
+
+static struct rss_plan_patch *patch_for(struct ctx *c, struct member *m)
+{
+    struct rss_plan *o = c->out;
+    for (size_t i = 0; i < o->n_patches; i++)
+        if (o->patches[i].ordinal == m->ordinal)
+            return &o->patches[i];
+    if (o->n_patches == c->cap_patches) {
+        c->cap_patches = c->cap_patches ? c->cap_patches * 2 : 8;
+        o->patches = rss_xrealloc(o->patches, c->cap_patches * sizeof(*o->patches));
+    }
+    struct rss_plan_patch *p = &o->patches[o->n_patches++];
+    memset(p, 0, sizeof(*p));
+    p->ordinal = m->ordinal;
+    p->pod = rss_xstrdup(m->pod);
+    p->resource_version = m->in && m->in->resource_version ? rss_xstrdup(m->in->resource_version) : NULL;
+    p->set_active_label = -1;
+    return p;
+}
+
+/* Writes desired on a member: a fresh id, the member's current generation as target (rule 7). */
+static void issue(struct ctx *c, struct member *m, enum rss_action action, char **peers, size_t n_peers,
+                  const char *reason)
+{
+    struct rss_plan_patch *p = patch_for(c, m);
+    p->set_desired = true;
+    p->desired.epoch = c->in->epoch;
+    p->desired.action = action;
+    p->desired.id = (struct rss_action_id){c->in->epoch, ++c->seq};
+    p->desired.generation = m->in->observed.generation;
+    p->desired.reason = rss_xstrdup(reason);
+    if (n_peers) {
+        p->desired.peers = rss_xcalloc(n_peers, sizeof(char *));
+        for (size_t i = 0; i < n_peers; i++)
+            p->desired.peers[i] = rss_xstrdup(peers[i]);
+        p->desired.n_peers = n_peers;
+    }
+    m->decided = true;
+}
+
+static void delete_pod(struct ctx *c, struct member *m)
+{
+    struct rss_plan *o = c->out;
+    if (o->n_deletes == c->cap_deletes) {
+        c->cap_deletes = c->cap_deletes ? c->cap_deletes * 2 : 4;
+        o->deletes = rss_xrealloc(o->deletes, c->cap_deletes * sizeof(*o->deletes));
+    }
+    o->deletes[o->n_deletes++] =
+        (struct rss_plan_delete){.ordinal = m->ordinal,
+                                 .pod = rss_xstrdup(m->pod),
+                                 .uid = m->in->pod_uid ? rss_xstrdup(m->in->pod_uid) : NULL};
+    m->decided = true;
+}
+
+__attribute__((format(printf, 4, 5))) static void wait_msg(struct ctx *c, bool warning, const char *reason,
+                                                           const char *fmt, ...)
+{
+    if (c->msg.len && !c->waiting)
+        return; /* a decision was made; its message wins */
+    c->waiting = true;
+    c->wait_warning |= warning;
+    if (!c->wait_reason || warning)
+        c->wait_reason = reason;
+    if (c->msg.len)
+        sb_printf(&c->msg, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vprintf(&c->msg, fmt, ap);
+    va_end(ap);
+}
+
+__attribute__((format(printf, 2, 3))) static void decision_msg(struct ctx *c, const char *fmt, ...)
+{
+    if (c->waiting) {
+        free(c->msg.s);
+        c->msg = (struct sb){0};
+        c->waiting = false;
+    }
+    if (c->msg.len)
+        sb_printf(&c->msg, "; ");
+    va_list ap;
+    va_start(ap, fmt);
+    sb_vprintf(&c->msg, fmt, ap);
+    va_end(ap);
+}
+
+/* ---- reading the previous status (our own output; lenient) ---- */
+
+static const cJSON *prev_member(const cJSON *status, unsigned ordinal)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(status, "memberStatus");
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr)
+    {
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(e, "ordinal");
+        if (cJSON_IsNumber(o) && o->valuedouble == (double)ordinal)
+            return e;
+    }
+    return NULL;
+}
+
+static const char *json_str(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static uint64_t json_u64(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 9007199254740992.0)
+        return 0;
+    return (uint64_t)v->valuedouble;
+}
+
+static void load_history(struct ctx *c, struct member *m)
+{
+    const cJSON *p = prev_member(c->in->prev_status, m->ordinal);
+    if (!p)
+        return;
+    const char *uid = json_str(p, "podUID");
+    /* A new pod (the StatefulSet recreated it) starts with a clean record. */
+    if (m->exists && m->in->pod_uid && uid && strcmp(uid, m->in->pod_uid) != 0)
+        return;
+    m->failures = (unsigned)json_u64(p, "failures");
+    _cleanup_error_ rss_error_t ignored = NULL;
+    const char *counted = json_str(p, "countedAction");
+    if (counted && rss_action_id_parse(counted, &m->counted, &ignored) < 0)
+        m->counted = (struct rss_action_id){0, 0};
+    const char *role = json_str(p, "role");
+    m->prev_known = role && rss_role_parse(role, &m->prev_role) == 0;
+    m->prev_gen = json_u64(p, "generation");
+    const char *since = json_str(p, "runningSince");
+    if (since && rss_annotation_parse_time(since, &m->running_since, &ignored) < 0)
+        m->running_since = 0;
+    m->prev_seq_error = json_str(p, "sequenceError");
+}
+
+/* ---- deriving each member's state ---- */
+
+static void derive(struct ctx *c, struct member *m)
+{
+    const struct rss_member_input *in = m->in;
+    const struct rss_plan_input *pi = c->in;
+    m->exists = in && in->pod_exists;
+    if (!m->exists)
+        return;
+    m->deleting = in->deleting;
+    m->has_node = in->node && in->node[0];
+    m->node_alive = m->has_node && in->node_alive;
+    /* A node silent for the fence timeout + margin has self-fenced: its members are stopped.
+     * Never seen a heartbeat: unknown, so not dead (waiting is the safe side). */
+    m->fenced_dead = m->has_node && !in->node_alive && in->node_heartbeat_ms > 0 &&
+                     pi->now_ms - in->node_heartbeat_ms >= pi->dead_after_ms;
+    m->node_silent = m->has_node && !in->node_alive && !m->fenced_dead;
+    m->obs = in->has_observed;
+    const struct rss_observed *o = &in->observed;
+    m->current = m->obs && (!in->container_id || same_container(in->container_id, o->container_id));
+    m->role = m->obs ? o->role : RSS_ROLE_UNKNOWN;
+    m->pending = m->obs && o->last.present && o->last.result == RSS_RESULT_PENDING;
+    /* Live and unclear use the observation even when it is for an older container: until the agent
+     * reports the new one, what it last said is the best knowledge, and blocking is the safe side. */
+    m->live =
+        m->obs && !m->fenced_dead && (m->role == RSS_ROLE_STARTING || role_running(m->role) || m->pending);
+    m->unclear =
+        m->obs && !m->fenced_dead && !m->live && (m->role == RSS_ROLE_FAILED || m->role == RSS_ROLE_UNKNOWN);
+    if (in->has_desired && in->desired.epoch == pi->epoch && in->desired.action != RSS_ACTION_NONE &&
+        !m->fenced_dead) {
+        const struct rss_desired *d = &in->desired;
+        bool acked = m->obs && o->last.present && rss_action_id_equal(o->last.id, d->id) &&
+                     o->last.result != RSS_RESULT_PENDING;
+        bool voided = m->obs && o->generation > d->generation; /* rule 7 */
+        m->unresolved = !acked && !voided;
+    }
+    m->start_inflight = (m->unresolved && is_start(in->desired.action)) ||
+                        (m->live && m->role == RSS_ROLE_STARTING) || (m->pending && is_start(o->last.action));
+    m->running = m->current && !m->fenced_dead && role_running(m->role) && !m->pending;
+    m->primary_up = m->running && m->role == RSS_ROLE_PRIMARY && m->node_alive;
+    m->actionable = !m->deleting && m->node_alive && m->current && !m->unresolved && !m->pending;
+    if (m->current) {
+        m->has_seq = o->has_sequence;
+        m->seq = o->sequence;
+        m->seq_error = o->sequence_error;
+    }
+}
+
+/* Failure accounting: each failed/timed-out action once (by id), each crash once (by generation). */
+static void account(struct ctx *c, struct member *m)
+{
+    if (!m->exists || !m->obs || m->fenced_dead)
+        return;
+    const struct rss_observed *o = &m->in->observed;
+    if (o->last.present && (o->last.result == RSS_RESULT_FAILED || o->last.result == RSS_RESULT_TIMEOUT) &&
+        !rss_action_id_equal(o->last.id, m->counted)) {
+        char id[48];
+        rss_action_id_format(o->last.id, id, sizeof(id));
+        m->failures++;
+        m->counted = o->last.id;
+        event(c, RSS_EVENT_WARNING, "ActionFailed", m,
+              "%s: %s (action %s) %s, exit code %d%s%s; %u failure(s) in a row", m->pod,
+              rss_action_name(o->last.action), id,
+              o->last.result == RSS_RESULT_TIMEOUT ? "timed out" : "failed", o->last.exit_code,
+              o->last.message ? ": " : "", o->last.message ? o->last.message : "", m->failures);
+    }
+    if (!m->current)
+        return;
+    /* `stop` never bumps the generation (docs/protocol.md), so a newer generation that is no longer
+     * running after a running one is a crash or a container restart. */
+    if (m->prev_known && role_running(m->prev_role) && o->generation > m->prev_gen &&
+        (m->role == RSS_ROLE_STOPPED || m->role == RSS_ROLE_FAILED)) {
+        m->failures++;
+        m->crashed = true;
+        event(c, RSS_EVENT_WARNING, "MemberCrashed", m,
+              "%s was %s in generation %" PRIu64 " and is %s in generation %" PRIu64
+              "; %u failure(s) in a row",
+              m->pod, rss_role_name(m->prev_role), m->prev_gen, rss_role_name(m->role), o->generation,
+              m->failures);
+    } else if (m->role == RSS_ROLE_FAILED &&
+               !(m->prev_known && m->prev_role == RSS_ROLE_FAILED && m->prev_gen == o->generation)) {
+        m->failures++;
+        event(c, RSS_EVENT_WARNING, "MemberFailed", m,
+              "%s: status hook exit code %d (failed); %u failure(s) in a row", m->pod, o->status_code,
+              m->failures);
+    }
+    if (m->running) {
+        if (!(m->prev_known && m->prev_role == m->role && m->prev_gen == o->generation &&
+              m->running_since > 0))
+            m->running_since = c->in->now_ms;
+        /* Stable for two status rounds: the failure streak is over. */
+        int64_t stable = 2 * (int64_t)c->spec->reconcile_interval_ms;
+        if (m->failures && c->in->now_ms - m->running_since >= stable)
+            m->failures = 0;
+    } else {
+        m->running_since = 0;
+    }
+}
+
+/* ---- decisions ---- */
+
+static void peers_up(struct ctx *c, char ***peers, size_t *n)
+{
+    *peers = rss_xcalloc(c->n + 1, sizeof(char *));
+    *n = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->m[i].primary_up)
+            (*peers)[(*n)++] = rss_spec_peer_dns(c->spec, c->m[i].ordinal);
+}
+
+static void free_peers(char **peers, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(peers[i]);
+    free(peers);
+}
+
+static void repairs(struct ctx *c)
+{
+    int max = c->spec->max_failures;
+    for (size_t i = 0; i < c->n; i++) {
+        struct member *m = &c->m[i];
+        if (!m->exists || !m->actionable || m->decided)
+            continue;
+        if ((m->role == RSS_ROLE_FAILED || m->role == RSS_ROLE_STOPPED) && m->failures >= (unsigned)max) {
+            delete_pod(c, m);
+            event(c, RSS_EVENT_WARNING, "DeletingPod", m,
+                  "%s failed %u times in a row (spec.recovery.maxFailures %d); deleting the pod so the "
+                  "StatefulSet recreates it",
+                  m->pod, m->failures, max);
+            decision_msg(c, "deleting %s after %u failures", m->pod, m->failures);
+            sb_item(&m->note, "pod deleted after %u failures", m->failures);
+        } else if (m->role == RSS_ROLE_FAILED) {
+            _cleanup_free_ char *why =
+                rss_xasprintf("status reported failed (exit code %d); stopping", m->in->observed.status_code);
+            issue(c, m, RSS_ACTION_STOP, NULL, 0, why);
+            event(c, RSS_EVENT_WARNING, "StoppingFailedMember", m, "%s: %s", m->pod, why);
+            decision_msg(c, "stopping failed member %s", m->pod);
+        }
+    }
+}
+
+static int cmp_join(const void *a, const void *b)
+{
+    const struct member *x = *(const struct member *const *)a, *y = *(const struct member *const *)b;
+    if (x->has_seq != y->has_seq)
+        return x->has_seq ? -1 : 1;
+    if (x->has_seq && x->seq != y->seq)
+        return x->seq > y->seq ? -1 : 1;
+    return x->ordinal < y->ordinal ? -1 : x->ordinal > y->ordinal;
+}
+
+/* Stopped members below the target are started one at a time, highest sequence first, as primaries up to
+ * spec.primaries with the running primaries as peers, then as secondaries when the spec has that hook. */
+static bool joins(struct ctx *c)
+{
+    _cleanup_free_ struct member **cand = rss_xcalloc(c->n + 1, sizeof(*cand));
+    size_t nc = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        struct member *m = &c->m[i];
+        if (m->exists && m->actionable && !m->decided && m->role == RSS_ROLE_STOPPED &&
+            (int)m->ordinal < c->target && m->failures < (unsigned)c->spec->max_failures)
+            cand[nc++] = m;
+    }
+    if (!nc)
+        return false;
+    qsort(cand, nc, sizeof(*cand), cmp_join);
+    struct member *m = cand[0];
+    size_t n_primary = 0;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->m[i].live && c->m[i].role == RSS_ROLE_PRIMARY)
+            n_primary++;
+    enum rss_action action;
+    if (n_primary < (size_t)c->spec->primaries) {
+        action = RSS_ACTION_PRIMARY;
+    } else if (c->spec->hooks[RSS_HOOK_SECONDARY].present) {
+        action = RSS_ACTION_SECONDARY;
+    } else {
+        for (size_t i = 0; i < nc; i++)
+            sb_item(&cand[i]->note,
+                    "standby: %zu primaries run (spec.primaries %d) and there is no secondary hook",
+                    n_primary, c->spec->primaries);
+        return false;
+    }
+    char **peers;
+    size_t np;
+    peers_up(c, &peers, &np);
+    struct sb list = {0};
+    for (size_t i = 0; i < np; i++)
+        sb_printf(&list, "%s%s", i ? " " : "", peers[i]);
+    char seqbuf[24] = "none";
+    if (m->has_seq)
+        fmt_seq(m->seq, seqbuf, sizeof(seqbuf));
+    bool failover = m->crashed || (m->prev_known && role_running(m->prev_role));
+    _cleanup_free_ char *why =
+        rss_xasprintf("%s as %s (sequence %s) with peers [%s]", failover ? "failover: restart" : "join",
+                      rss_action_name(action), seqbuf, sb_str(&list));
+    issue(c, m, action, peers, np, why);
+    event(c, RSS_EVENT_NORMAL, failover ? "Failover" : "Joining", m,
+          "%s %s; %zu more stopped member(s) to start after it", m->pod, why, nc - 1);
+    decision_msg(c, "%s: %s", m->pod, why);
+    free(list.s);
+    free_peers(peers, np);
+    return true;
+}
+
+static bool confirmed_stopped(const struct member *m)
+{
+    return !m->exists || m->fenced_dead ||
+           (m->current && m->role == RSS_ROLE_STOPPED && !m->unresolved && !m->pending);
+}
+
+/* Shrinks from the highest ordinal: `stop` first, replicas lowered only past confirmed-stopped members. */
+static void scale_down(struct ctx *c)
+{
+    if (c->sts <= c->target)
+        return;
+    int next = c->sts;
+    while (next > c->target && confirmed_stopped(&c->m[next - 1]))
+        next--;
+    if (next < c->sts) {
+        c->out->set_replicas = next;
+        event(c, RSS_EVENT_NORMAL, "ScalingDown", NULL,
+              "lowering StatefulSet replicas from %d to %d: members %d..%d are stopped", c->sts, next, next,
+              c->sts - 1);
+        decision_msg(c, "scaling down to %d", next);
+    }
+    if (next == c->target)
+        return;
+    struct member *v = &c->m[next - 1];
+    if (v->decided)
+        return;
+    if (!v->actionable || !v->running) {
+        wait_msg(c, false, "ScalingDown", "scale down waits for %s (%s) before it can be stopped", v->pod,
+                 v->node_silent ? "its node is silent" : rss_role_name(v->role));
+        return;
+    }
+    bool other_primary = false;
+    for (size_t i = 0; i < c->n && (int)i < c->target; i++)
+        other_primary |= c->m[i].primary_up;
+    if (c->target > 0 && !other_primary) {
+        wait_msg(c, false, "ScalingDown", "scale down waits: no primary runs among the members that stay");
+        return;
+    }
+    issue(c, v, RSS_ACTION_STOP, NULL, 0, "scale down: stop before the StatefulSet removes the pod");
+    event(c, RSS_EVENT_NORMAL, "ScalingDown", v,
+          "stopping %s before lowering replicas (highest ordinal first)", v->pod);
+    decision_msg(c, "stopping %s for scale down", v->pod);
+}
+
+static void running_cluster(struct ctx *c)
+{
+    bool inflight = false;
+    const struct member *starting = NULL;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->m[i].start_inflight) {
+            inflight = true;
+            if (!starting)
+                starting = &c->m[i];
+        }
+    if (c->n_primaries_up == 0) {
+        /* Rule 6.1 trace 4: never start a member into a cluster whose primaries are gone. */
+        if (inflight) {
+            wait_msg(c, false, "WaitingForStart", "waiting for %s to finish starting", starting->pod);
+            return;
+        }
+        bool acted = false;
+        for (size_t i = 0; i < c->n; i++) {
+            struct member *m = &c->m[i];
+            if (!m->live)
+                continue;
+            if (m->actionable && m->running && !m->decided) {
+                issue(c, m, RSS_ACTION_STOP, NULL, 0,
+                      "no primary runs: stop so that a new recovery can start");
+                event(c, RSS_EVENT_WARNING, "NoPrimary", m,
+                      "no primary is running; stopping %s (%s) so that a new recovery can seed the highest "
+                      "sequence",
+                      m->pod, rss_role_name(m->role));
+                acted = true;
+            } else if (!m->decided) {
+                wait_msg(c, false, "WaitingForMembers", "no primary runs; waiting for %s (%s%s)", m->pod,
+                         rss_role_name(m->role), m->node_silent ? ", node silent" : "");
+            }
+        }
+        if (acted)
+            decision_msg(c, "no primary runs: stopping the remaining members for a new recovery");
+        return;
+    }
+    bool joined = false;
+    if (inflight)
+        wait_msg(c, false, "WaitingForStart", "waiting for %s to finish starting before the next one",
+                 starting->pod);
+    else
+        joined = joins(c);
+    if (!inflight && !joined) {
+        /* Too many primaries (spec.primaries lowered): stop the highest ordinal; it rejoins as secondary. */
+        size_t n = 0;
+        struct member *last = NULL;
+        bool unresolved = false;
+        for (size_t i = 0; i < c->n; i++) {
+            unresolved |= c->m[i].unresolved;
+            if (c->m[i].running && c->m[i].role == RSS_ROLE_PRIMARY && (int)i < c->target) {
+                n++;
+                last = &c->m[i];
+            }
+        }
+        if (n > (size_t)c->spec->primaries && !unresolved && last->actionable && !last->decided) {
+            issue(c, last, RSS_ACTION_STOP, NULL, 0, "more primaries than spec.primaries");
+            event(c, RSS_EVENT_NORMAL, "Demoting", last,
+                  "%zu primaries run but spec.primaries is %d; stopping %s", n, c->spec->primaries,
+                  last->pod);
+            decision_msg(c, "stopping %s: too many primaries", last->pod);
+        }
+    }
+    scale_down(c);
+}
+
+/* Lights-out recovery (rules 1, 2, 3, 6, 8): nothing is live and nothing issued is unresolved. */
+static void recovery(struct ctx *c)
+{
+    if (c->target == 0) {
+        scale_down(c);
+        return;
+    }
+    int w = c->sts < 0 ? 0 : c->sts;
+    if (w == 0) {
+        wait_msg(c, false, "WaitingForMembers", "waiting for the StatefulSet to create the member pods");
+        return;
+    }
+    struct sb missing = {0}, skipped = {0}, all = {0};
+    size_t n_missing = 0, n_cand = 0;
+    bool warn = false, have_dead_seq = false;
+    uint64_t dead_seq = 0;
+    struct member *best = NULL, *tie = NULL;
+    int64_t now = c->in->now_ms;
+    for (int i = 0; i < w; i++) {
+        struct member *m = &c->m[i];
+        char why[512] = "";
+        if (m->fenced_dead) {
+            snprintf(why, sizeof(why),
+                     "node %s silent for %" PRId64 "s (fence timeout + margin %" PRId64 "s)", m->in->node,
+                     (now - m->in->node_heartbeat_ms) / 1000, c->in->dead_after_ms / 1000);
+            sb_item(&skipped, "%s: %s", m->pod, why);
+            if (m->obs && m->in->observed.has_sequence &&
+                (!have_dead_seq || m->in->observed.sequence > dead_seq)) {
+                have_dead_seq = true;
+                dead_seq = m->in->observed.sequence;
+            }
+            continue;
+        }
+        if (!m->exists)
+            snprintf(why, sizeof(why), "pod does not exist");
+        else if (m->deleting)
+            snprintf(why, sizeof(why), "pod is being deleted");
+        else if (!m->has_node)
+            snprintf(why, sizeof(why), "pod is not scheduled");
+        else if (m->node_silent)
+            snprintf(why, sizeof(why), "node %s silent; waiting until it must have self-fenced", m->in->node);
+        else if (!m->obs)
+            snprintf(why, sizeof(why), "%s%.400s",
+                     m->in->observed_error ? "unreadable report: " : "no report from its agent yet",
+                     m->in->observed_error ? m->in->observed_error : "");
+        else if (!m->current)
+            snprintf(why, sizeof(why), "report is for an older container");
+        else if (m->role != RSS_ROLE_STOPPED)
+            snprintf(why, sizeof(why), "role %s", rss_role_name(m->role));
+        else if (m->failures >= (unsigned)c->spec->max_failures)
+            snprintf(why, sizeof(why), "failed %u times; being replaced", m->failures);
+        else if (m->seq_error) {
+            snprintf(why, sizeof(why), "sequence error: %.400s", m->seq_error);
+            warn = true;
+        } else if (!m->has_seq)
+            snprintf(why, sizeof(why), "no sequence reported yet");
+        if (why[0]) {
+            n_missing++;
+            sb_item(&missing, "%s (%s)", m->pod, why);
+            sb_item(&m->note, "not a seed candidate: %s", why);
+            continue;
+        }
+        n_cand++;
+        char s[24];
+        fmt_seq(m->seq, s, sizeof(s));
+        sb_item(&all, "%s=%s", m->pod, s);
+        /* Highest sequence; ties go to the lowest ordinal (compared as numbers: ascending loop). */
+        if (!best || m->seq > best->seq) {
+            best = m;
+            tie = NULL;
+        } else if (m->seq == best->seq && !tie) {
+            tie = m;
+        }
+    }
+    int min = c->spec->min_members;
+    bool policy = min > 0 && n_cand >= (size_t)min;
+    char bs[24] = "", ps[24], ds[24];
+    if (best)
+        fmt_seq(best->seq, bs, sizeof(bs));
+    fmt_seq(c->pin_seq, ps, sizeof(ps));
+    fmt_seq(dead_seq, ds, sizeof(ds));
+    if (n_missing && !policy) {
+        wait_msg(c, warn, warn ? "SequenceError" : "WaitingForMembers",
+                 "lights-out recovery: waiting for %zu of %d member(s) to report a sequence: %s", n_missing,
+                 w, sb_str(&missing));
+    } else if (!best) {
+        wait_msg(c, true, "WaitingForMembers", "lights-out recovery: no member can seed: %s",
+                 sb_str(&missing));
+    } else if (c->pin && best->seq < c->pin_seq) {
+        /* Rule 2: a failed seed is retried on its member; never an automatic fallback to less data. */
+        wait_msg(c, true, "SeedFallbackRefused",
+                 "lights-out recovery: the previous seed rss-%s-%u had sequence %s; refusing to seed lower "
+                 "sequence %s "
+                 "from %s",
+                 c->spec->name, c->pin_ordinal, ps, bs, best->pod);
+    } else if (have_dead_seq && dead_seq > best->seq && !policy) {
+        wait_msg(
+            c, true, "SeedFallbackRefused",
+            "lights-out recovery: a member on a dead node last reported sequence %s, higher than the best "
+            "available %s (%s); not seeding less data",
+            ds, bs, best->pod);
+    } else {
+        struct sb why = {0};
+        sb_printf(&why, "lights-out recovery: %s seeds with the highest sequence %s among %s", best->pod, bs,
+                  sb_str(&all));
+        if (tie)
+            sb_printf(&why, " (tied with %s; the lowest ordinal wins)", tie->pod);
+        issue(c, best, RSS_ACTION_SEED, NULL, 0, why.s);
+        event(c, RSS_EVENT_NORMAL, "SeedChosen", best, "%s", why.s);
+        decision_msg(c, "%s", why.s);
+        if (skipped.len)
+            event(c, RSS_EVENT_WARNING, "MemberSkipped", NULL,
+                  "seeding without members on dead nodes (they must have self-fenced): %s", sb_str(&skipped));
+        if (n_missing)
+            event(c, RSS_EVENT_WARNING, "MemberSkipped", NULL,
+                  "seeding without %zu member(s) under spec.recovery.minimumMembers %d: %s", n_missing, min,
+                  sb_str(&missing));
+        c->pin = true;
+        c->pin_ordinal = best->ordinal;
+        c->pin_seq = best->seq;
+        free(why.s);
+    }
+    free(missing.s);
+    free(skipped.s);
+    free(all.s);
+}
+
+static void decide(struct ctx *c)
+{
+    if (c->sts < 0) {
+        c->out->create_statefulset = true;
+        c->out->set_replicas = c->target;
+        event(c, RSS_EVENT_NORMAL, "Creating", NULL, "creating StatefulSet rss-%s with %d replicas",
+              c->spec->name, c->target);
+        decision_msg(c, "creating the StatefulSet");
+    } else if (c->sts < c->target) {
+        c->out->set_replicas = c->target;
+        event(c, RSS_EVENT_NORMAL, "ScalingUp", NULL, "raising StatefulSet replicas from %d to %d", c->sts,
+              c->target);
+        decision_msg(c, "scaling up to %d", c->target);
+    }
+    repairs(c);
+    bool live = false, unclear = false, unresolved = false, decided = false;
+    for (size_t i = 0; i < c->n; i++) {
+        live |= c->m[i].live;
+        unclear |= c->m[i].unclear;
+        unresolved |= c->m[i].unresolved;
+        decided |= c->m[i].decided;
+    }
+    if (live) {
+        running_cluster(c);
+        return;
+    }
+    if (unclear || unresolved || decided) {
+        /* Rule 8: no seed while anything issued is unresolved or any member's state is unclear. */
+        for (size_t i = 0; i < c->n; i++) {
+            struct member *m = &c->m[i];
+            if (m->decided)
+                continue;
+            if (m->unresolved) {
+                char id[48];
+                rss_action_id_format(m->in->desired.id, id, sizeof(id));
+                wait_msg(c, false, "WaitingForMembers", "waiting for %s to resolve %s (%s)", m->pod,
+                         rss_action_name(m->in->desired.action), id);
+            } else if (m->unclear) {
+                wait_msg(c, m->role == RSS_ROLE_UNKNOWN, "WaitingForMembers", "waiting for %s: role %s",
+                         m->pod, rss_role_name(m->role));
+            }
+        }
+        return;
+    }
+    recovery(c);
+}
+
+/* ---- fencing and deposition ---- */
+
+static bool deposed(struct ctx *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        const struct member *m = &c->m[i];
+        if (!m->exists)
+            continue;
+        if ((m->in->has_desired && m->in->desired.epoch > c->in->epoch) ||
+            (m->in->has_observed && m->in->observed.lease_epoch > c->in->epoch))
+            return true;
+    }
+    return false;
+}
+
+/* Rule 9: before deciding anything, every member pod carries this leader's epoch. */
+static bool fence(struct ctx *c)
+{
+    struct sb list = {0};
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        struct member *m = &c->m[i];
+        if (!m->exists || (m->in->has_desired && m->in->desired.epoch >= c->in->epoch))
+            continue;
+        struct rss_plan_patch *p = patch_for(c, m);
+        p->set_desired = true;
+        p->desired.epoch = c->in->epoch;
+        p->desired.action = RSS_ACTION_NONE;
+        p->desired.reason = rss_xasprintf("fenced by leader epoch %" PRIu64, c->in->epoch);
+        sb_printf(&list, "%s%s", n++ ? ", " : "", m->pod);
+    }
+    if (n) {
+        event(c, RSS_EVENT_NORMAL, "Fencing", NULL,
+              "leader epoch %" PRIu64 " fences %zu member(s) before deciding: %s", c->in->epoch, n, list.s);
+        decision_msg(c, "fencing %zu member(s) for leader epoch %" PRIu64, n, c->in->epoch);
+    }
+    free(list.s);
+    return n > 0;
+}
+
+/* ---- labels ---- */
+
+static void labels(struct ctx *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        struct member *m = &c->m[i];
+        if (!m->exists || m->deleting)
+            continue;
+        int want = m->running ? 1 : 0;
+        if (m->in->active_label != want)
+            patch_for(c, m)->set_active_label = want;
+    }
+}
+
+/* ---- status ---- */
+
+static cJSON *name_list(struct ctx *c, bool (*pick)(const struct ctx *, const struct member *))
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < c->n; i++)
+        if (pick(c, &c->m[i]))
+            cJSON_AddItemToArray(a, cJSON_CreateString(c->m[i].pod));
+    return a;
+}
+
+static bool in_scope(const struct ctx *c, const struct member *m)
+{
+    int w = c->sts > c->target ? c->sts : c->target;
+    return (int)m->ordinal < w || m->exists;
+}
+
+static bool pick_ready(const struct ctx *c, const struct member *m)
+{
+    return in_scope(c, m) && m->running;
+}
+
+static bool pick_unready(const struct ctx *c, const struct member *m)
+{
+    return in_scope(c, m) && !m->running;
+}
+
+static bool pick_primary(const struct ctx *c, const struct member *m)
+{
+    return in_scope(c, m) && m->running && m->role == RSS_ROLE_PRIMARY;
+}
+
+static bool pick_secondary(const struct ctx *c, const struct member *m)
+{
+    return in_scope(c, m) && m->running && m->role == RSS_ROLE_SECONDARY;
+}
+
+static bool pick_failed(const struct ctx *c, const struct member *m)
+{
+    return in_scope(c, m) &&
+           ((m->current && m->role == RSS_ROLE_FAILED) || m->failures >= (unsigned)c->spec->max_failures);
+}
+
+static cJSON *member_status(const struct member *m)
+{
+    cJSON *j = cJSON_CreateObject();
+    char buf[48];
+    cJSON_AddStringToObject(j, "name", m->pod);
+    cJSON_AddNumberToObject(j, "ordinal", m->ordinal);
+    if (m->exists && m->in->pod_uid)
+        cJSON_AddStringToObject(j, "podUID", m->in->pod_uid);
+    if (m->has_node)
+        cJSON_AddStringToObject(j, "node", m->in->node);
+    const char *role = !m->exists ? "absent" : m->fenced_dead ? "fenced" : !m->obs ? "unreported" : NULL;
+    /* role/generation describe the last current observation: crash detection compares against them. */
+    if (m->exists && m->current && !m->fenced_dead) {
+        cJSON_AddStringToObject(j, "role", rss_role_name(m->role));
+        cJSON_AddNumberToObject(j, "generation", (double)m->in->observed.generation);
+    } else {
+        if (role)
+            cJSON_AddStringToObject(j, "state", role);
+        else
+            cJSON_AddStringToObject(j, "state", "stale");
+        if (m->prev_known) {
+            cJSON_AddStringToObject(j, "role", rss_role_name(m->prev_role));
+            cJSON_AddNumberToObject(j, "generation", (double)m->prev_gen);
+        }
+    }
+    if (m->has_seq) {
+        fmt_seq(m->seq, buf, sizeof(buf));
+        cJSON_AddStringToObject(j, "sequence", buf);
+    } else if (m->seq_error) {
+        cJSON_AddStringToObject(j, "sequenceError", m->seq_error);
+    }
+    if (m->obs && m->in->observed.last.present) {
+        const struct rss_last_action *l = &m->in->observed.last;
+        cJSON_AddStringToObject(j, "lastHook", rss_action_name(l->action));
+        cJSON_AddStringToObject(j, "lastResult", rss_result_name(l->result));
+        cJSON_AddNumberToObject(j, "lastExitCode", l->exit_code);
+        rss_action_id_format(l->id, buf, sizeof(buf));
+        cJSON_AddStringToObject(j, "lastActionId", buf);
+    }
+    cJSON_AddNumberToObject(j, "failures", m->failures);
+    if (m->counted.epoch || m->counted.seq) {
+        rss_action_id_format(m->counted, buf, sizeof(buf));
+        cJSON_AddStringToObject(j, "countedAction", buf);
+    }
+    if (m->running_since > 0) {
+        rss_annotation_format_time(m->running_since, buf, sizeof(buf));
+        cJSON_AddStringToObject(j, "runningSince", buf);
+    }
+    if (m->note.len)
+        cJSON_AddStringToObject(j, "message", m->note.s);
+    return j;
+}
+
+static void condition(struct ctx *c, cJSON *arr, const char *type, bool status, const char *reason,
+                      const char *message)
+{
+    cJSON *j = cJSON_CreateObject();
+    const char *st = status ? "True" : "False";
+    cJSON_AddStringToObject(j, "type", type);
+    cJSON_AddStringToObject(j, "status", st);
+    cJSON_AddStringToObject(j, "reason", reason);
+    cJSON_AddStringToObject(j, "message", message);
+    /* Kubernetes convention: the time changes only when status does. */
+    char buf[40] = "";
+    const cJSON *prev = cJSON_GetObjectItemCaseSensitive(c->in->prev_status, "conditions");
+    const cJSON *p;
+    cJSON_ArrayForEach(p, prev)
+    {
+        const char *t = json_str(p, "type"), *s = json_str(p, "status"),
+                   *when = json_str(p, "lastTransitionTime");
+        if (t && s && when && strcmp(t, type) == 0 && strcmp(s, st) == 0 && strlen(when) < sizeof(buf))
+            strcpy(buf, when);
+    }
+    if (!buf[0])
+        rss_annotation_format_time(c->in->now_ms, buf, sizeof(buf));
+    cJSON_AddStringToObject(j, "lastTransitionTime", buf);
+    cJSON_AddItemToArray(arr, j);
+}
+
+static const char *phase(struct ctx *c)
+{
+    if (c->spec->paused)
+        return "Paused";
+    bool live = false, all = c->target > 0;
+    for (size_t i = 0; i < c->n; i++) {
+        live |= c->m[i].live;
+        if ((int)i < c->target && !c->m[i].running)
+            all = false;
+    }
+    if (c->target == 0)
+        return live || c->sts > 0 ? "Scaling" : "Stopped";
+    if (c->n_primaries_up == 0)
+        return "Recovering";
+    if (c->sts != c->target)
+        return "Scaling";
+    return all ? "Running" : "Degraded";
+}
+
+static void build_status(struct ctx *c)
+{
+    cJSON *s = cJSON_CreateObject();
+    size_t ready = 0;
+    for (size_t i = 0; i < c->n; i++)
+        ready += (int)i < c->target && c->m[i].running;
+    if (!c->msg.len) {
+        if (c->spec->paused)
+            sb_printf(&c->msg, "paused: observing only");
+        else
+            sb_printf(&c->msg, "%zu of %d members ready", ready, c->target);
+    }
+    const char *ph = phase(c);
+    c->out->phase = rss_xstrdup(ph);
+    cJSON_AddNumberToObject(s, "observedGeneration", (double)c->spec->generation);
+    cJSON_AddStringToObject(s, "phase", ph);
+    cJSON_AddStringToObject(s, "message", c->msg.s);
+    cJSON_AddNumberToObject(s, "replicas", c->target);
+    cJSON_AddNumberToObject(s, "readyReplicas", (double)ready);
+    cJSON *members = cJSON_AddObjectToObject(s, "members");
+    cJSON_AddItemToObject(members, "ready", name_list(c, pick_ready));
+    cJSON_AddItemToObject(members, "unready", name_list(c, pick_unready));
+    cJSON_AddItemToObject(members, "primary", name_list(c, pick_primary));
+    cJSON_AddItemToObject(members, "secondary", name_list(c, pick_secondary));
+    cJSON_AddItemToObject(members, "failed", name_list(c, pick_failed));
+    cJSON *ms = cJSON_AddArrayToObject(s, "memberStatus");
+    for (size_t i = 0; i < c->n; i++)
+        if (in_scope(c, &c->m[i]))
+            cJSON_AddItemToArray(ms, member_status(&c->m[i]));
+    cJSON *conds = cJSON_AddArrayToObject(s, "conditions");
+    bool avail = c->n_primaries_up > 0;
+    _cleanup_free_ char *am =
+        rss_xasprintf("%zu primar%s running", c->n_primaries_up, c->n_primaries_up == 1 ? "y" : "ies");
+    condition(c, conds, "Available", avail, avail ? "PrimaryRunning" : "NoPrimary", am);
+    bool rec = !avail && c->target > 0 && !c->spec->paused;
+    condition(c, conds, "Recovering", rec, rec ? "LightsOut" : "NotRecovering", rec ? c->msg.s : "");
+    bool scaling = c->sts >= 0 && c->sts != c->target;
+    condition(c, conds, "Scaling", scaling,
+              !scaling             ? "AtSize"
+              : c->sts < c->target ? "ScalingUp"
+                                   : "ScalingDown",
+              "");
+    if (c->pin) {
+        cJSON *r = cJSON_AddObjectToObject(s, "recovery");
+        char buf[24];
+        cJSON_AddNumberToObject(r, "seedOrdinal", c->pin_ordinal);
+        fmt_seq(c->pin_seq, buf, sizeof(buf));
+        cJSON_AddStringToObject(r, "seedSequence", buf);
+    }
+    cJSON_AddNumberToObject(s, "lastActionSeq", (double)c->seq);
+    cJSON_AddNumberToObject(s, "epoch", (double)c->in->epoch);
+    c->out->status = s;
+    c->out->last_action_seq = c->seq;
+}
+
+/* ---- entry point ---- */
+
+static int cmp_patch(const void *a, const void *b)
+{
+    unsigned x = ((const struct rss_plan_patch *)a)->ordinal, y = ((const struct rss_plan_patch *)b)->ordinal;
+    return x < y ? -1 : x > y;
+}
+
+static void max_seq(struct ctx *c, struct rss_action_id id)
+{
+    if (id.epoch == c->in->epoch && id.seq > c->seq)
+        c->seq = id.seq;
+}
+
+static int setup(struct ctx *c, const struct rss_plan_input *in, rss_error_t *err)
+{
+    if (!in || !in->spec)
+        return rss_error_make(err, RSS_E_INVALID, 0, "planner: no spec");
+    c->in = in;
+    c->spec = in->spec;
+    c->target = in->spec->replicas;
+    c->sts = in->statefulset_replicas < 0 ? -1 : in->statefulset_replicas;
+    size_t n = (size_t)c->target;
+    if (c->sts > (int)n)
+        n = (size_t)c->sts;
+    for (size_t i = 0; i < in->n_members; i++) {
+        if (in->members[i].ordinal > RSS_SPEC_ORDINAL_MAX)
+            return rss_error_make(err, RSS_E_INVALID, 0, "planner: ordinal %u is too large",
+                                  in->members[i].ordinal);
+        if (in->members[i].ordinal + 1 > n)
+            n = in->members[i].ordinal + 1;
+    }
+    if (n > RSS_SPEC_ORDINAL_MAX + 1)
+        return rss_error_make(err, RSS_E_INVALID, 0, "planner: %zu members is too many", n);
+    c->n = n;
+    c->m = rss_xcalloc(n + 1, sizeof(*c->m));
+    for (size_t i = 0; i < n; i++) {
+        c->m[i].ordinal = (unsigned)i;
+        c->m[i].pod = rss_spec_pod_name(c->spec, (unsigned)i);
+    }
+    for (size_t i = 0; i < in->n_members; i++) {
+        struct member *m = &c->m[in->members[i].ordinal];
+        if (m->in)
+            return rss_error_make(err, RSS_E_INVALID, 0, "planner: two members with ordinal %u", m->ordinal);
+        m->in = &in->members[i];
+    }
+    _cleanup_error_ rss_error_t ignored = NULL;
+    const cJSON *ps = in->prev_status;
+    c->seq = json_u64(ps, "lastActionSeq");
+    c->prev_message = json_str(ps, "message");
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(ps, "recovery");
+    const char *pin_seq = json_str(rec, "seedSequence");
+    const cJSON *pin_ord = cJSON_GetObjectItemCaseSensitive(rec, "seedOrdinal");
+    if (pin_seq && cJSON_IsNumber(pin_ord) && pin_ord->valuedouble >= 0 &&
+        pin_ord->valuedouble <= RSS_SPEC_ORDINAL_MAX &&
+        rss_hook_parse_sequence(pin_seq, strlen(pin_seq), &c->pin_seq, &ignored) == 0) {
+        c->pin = true;
+        c->pin_ordinal = (unsigned)pin_ord->valuedouble;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct member *m = &c->m[i];
+        derive(c, m);
+        if (m->exists && m->in->has_desired)
+            max_seq(c, m->in->desired.id);
+        if (m->exists && m->in->has_observed && m->in->observed.last.present)
+            max_seq(c, m->in->observed.last.id);
+    }
+    return 0;
+}
+
+int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_error_t *err)
+{
+    memset(out, 0, sizeof(*out));
+    out->set_replicas = -1;
+    struct ctx c = {.out = out};
+    int r = setup(&c, in, err);
+    if (r >= 0 && deposed(&c)) {
+        out->deposed = true;
+    } else if (r >= 0) {
+        for (size_t i = 0; i < c.n; i++) {
+            load_history(&c, &c.m[i]);
+            if (!c.spec->paused)
+                account(&c, &c.m[i]);
+            c.n_primaries_up += c.m[i].primary_up;
+        }
+        if (c.n_primaries_up)
+            c.pin = false; /* the recovery is over: a primary runs */
+        if (!c.spec->paused) {
+            out->fencing = fence(&c);
+            if (!out->fencing) {
+                decide(&c);
+                labels(&c);
+            }
+        }
+        if (c.waiting && (!c.prev_message || strcmp(c.prev_message, c.msg.s) != 0))
+            event(&c, c.wait_warning ? RSS_EVENT_WARNING : RSS_EVENT_NORMAL, c.wait_reason, NULL, "%s",
+                  c.msg.s);
+        /* Per-member sequence errors are Warnings once each (rule 6), whatever else happens. */
+        for (size_t i = 0; i < c.n; i++) {
+            struct member *m = &c.m[i];
+            if (m->seq_error && (!m->prev_seq_error || strcmp(m->prev_seq_error, m->seq_error) != 0))
+                event(&c, RSS_EVENT_WARNING, "SequenceError", m, "%s: %s; it is not a seed candidate", m->pod,
+                      m->seq_error);
+        }
+        if (out->n_patches > 1)
+            qsort(out->patches, out->n_patches, sizeof(*out->patches), cmp_patch);
+        build_status(&c);
+    }
+    for (size_t i = 0; i < c.n; i++) {
+        free(c.m[i].pod);
+        free(c.m[i].note.s);
+    }
+    free(c.m);
+    free(c.msg.s);
+    return r;
+}
+
+void rss_plan_free(struct rss_plan *plan)
+{
+    if (!plan)
+        return;
+    for (size_t i = 0; i < plan->n_patches; i++) {
+        free(plan->patches[i].pod);
+        free(plan->patches[i].resource_version);
+        rss_annotation_desired_clear(&plan->patches[i].desired);
+    }
+    free(plan->patches);
+    for (size_t i = 0; i < plan->n_deletes; i++) {
+        free(plan->deletes[i].pod);
+        free(plan->deletes[i].uid);
+    }
+    free(plan->deletes);
+    for (size_t i = 0; i < plan->n_events; i++) {
+        free(plan->events[i].reason);
+        free(plan->events[i].message);
+        free(plan->events[i].pod);
+    }
+    free(plan->events);
+    free(plan->phase);
+    cJSON_Delete(plan->status);
+    memset(plan, 0, sizeof(*plan));
+    plan->set_replicas = -1;
+}
+
+char *rss_plan_describe(const struct rss_plan *plan)
+{
+    struct sb b = {0};
+    if (plan->deposed)
+        sb_printf(&b, "deposed\n");
+    if (plan->set_replicas >= 0)
+        sb_printf(&b, "%s replicas=%d\n", plan->create_statefulset ? "create-statefulset" : "set",
+                  plan->set_replicas);
+    for (size_t i = 0; i < plan->n_patches; i++) {
+        const struct rss_plan_patch *p = &plan->patches[i];
+        if (p->set_desired) {
+            char id[48] = "-";
+            if (p->desired.action != RSS_ACTION_NONE)
+                rss_action_id_format(p->desired.id, id, sizeof(id));
+            sb_printf(&b, "desired %s %s id=%s gen=%" PRIu64 " peers=[", p->pod,
+                      rss_action_name(p->desired.action), id, p->desired.generation);
+            for (size_t k = 0; k < p->desired.n_peers; k++)
+                sb_printf(&b, "%s%s", k ? " " : "", p->desired.peers[k]);
+            sb_printf(&b, "]\n");
+        }
+        if (p->set_active_label >= 0)
+            sb_printf(&b, "label %s %s=%s\n", p->pod, RSS_LABEL_ACTIVE,
+                      p->set_active_label ? "true" : "false");
+    }
+    for (size_t i = 0; i < plan->n_deletes; i++)
+        sb_printf(&b, "delete %s\n", plan->deletes[i].pod);
+    for (size_t i = 0; i < plan->n_events; i++)
+        sb_printf(&b, "event %s %s: %s\n", plan->events[i].type == RSS_EVENT_WARNING ? "Warning" : "Normal",
+                  plan->events[i].reason, plan->events[i].message);
+    if (plan->phase)
+        sb_printf(&b, "phase %s\n", plan->phase);
+    return b.s ? b.s : rss_xstrdup("");
+}

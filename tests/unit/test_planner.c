@@ -1,0 +1,1336 @@
+/* test_planner.c -- the pure planner in tables: every branch, and each ARCHITECTURE section 6 safety rule.
+ *
+ * A world is written as one token per member, ordinal 0 first:
+ *   S<n> stopped, sequence n        N  stopped, no sequence yet     E  stopped, sequence error (garbage)
+ *   P    running primary            Y  running secondary            T  starting (written ahead, pending)
+ *   F    failed (status exit 1)     U  role unknown                 -  no pod               ?  pod, no report
+ *   C<n> report for an older container (stale)    X<n> pod being deleted
+ *   D<n> node dead past fence timeout + margin    L<n> node silent, not yet past it   H<n> no heartbeat ever
+ * (D/L/H without a number: no sequence.) Plans are summarised as "<ordinal>:<action>(<peer ordinals>)"
+ * tokens, then "<ordinal>:delete", then "replicas=N", so a row pins down the WHOLE set of actions.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "rss/cleanup.h"
+#include "rss/planner.h"
+
+#define MAXM   16
+#define EPOCH  5
+#define NOW    1700000000000LL
+#define DEAD   90000LL /* fence timeout + margin */
+#define GEN    3
+#define NO_PIN -1
+
+struct mstore {
+    char uid[32], rv[32], node[32], cid[48], obs_err[64];
+};
+
+struct world {
+    struct rss_spec spec;
+    struct rss_member_input m[MAXM];
+    struct mstore s[MAXM];
+    size_t n;
+    int sts;
+    int64_t now;
+    uint64_t epoch;
+    cJSON *prev;
+    int uid_counter;
+};
+
+/* ---- building worlds ---- */
+
+static void spec_init(struct rss_spec *spec, int replicas, int primaries, bool secondary, int min_members)
+{
+    _cleanup_free_ char *json = rss_xasprintf(
+        "{\"metadata\":{\"name\":\"db\",\"generation\":2},\"spec\":{\"replicas\":%d,\"primaries\":%d,"
+        "\"recovery\":{\"minimumMembers\":%d},\"pod\":{\"commands\":{"
+        "\"sequence\":{\"command\":[\"/seq\"]},\"seed\":{\"command\":[\"/seed\"]},"
+        "\"primary\":{\"command\":[\"/start\"]},%s\"status\":{\"command\":[\"/check\"]},"
+        "\"stop\":{\"command\":[\"/stop\"]}},\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}}",
+        replicas,
+        primaries > 0  ? primaries
+        : replicas > 0 ? replicas
+                       : 1,
+        min_members, secondary ? "\"secondary\":{\"command\":[\"/replica\"]}," : "");
+    _cleanup_json_ cJSON *cr = cJSON_Parse(json);
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_non_null(cr);
+    assert_int_equal(rss_spec_parse(cr, spec, &err), 0);
+}
+
+static struct rss_member_input *find(struct world *w, unsigned ordinal)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (w->m[i].ordinal == ordinal)
+            return &w->m[i];
+    return NULL;
+}
+
+static struct mstore *store(struct world *w, const struct rss_member_input *m)
+{
+    return &w->s[m - w->m];
+}
+
+static void set_observed(struct rss_member_input *m, enum rss_role role, uint64_t gen, bool has_seq,
+                         uint64_t seq, const char *seq_err)
+{
+    rss_annotation_observed_clear(&m->observed);
+    m->has_observed = true;
+    m->observed.container_id = rss_xstrdup(m->container_id);
+    m->observed.generation = gen;
+    m->observed.role = role;
+    m->observed.status_code = role == RSS_ROLE_STOPPED ? 7 : role == RSS_ROLE_PRIMARY ? 8 : 0;
+    m->observed.has_sequence = has_seq;
+    m->observed.sequence = seq;
+    m->observed.sequence_error = seq_err ? rss_xstrdup(seq_err) : NULL;
+    m->observed.lease_epoch = EPOCH;
+    m->observed.time_ms = NOW;
+}
+
+static void set_desired(struct rss_member_input *m, uint64_t epoch, enum rss_action a, uint64_t seq,
+                        uint64_t gen)
+{
+    rss_annotation_desired_clear(&m->desired);
+    m->has_desired = true;
+    m->desired.epoch = epoch;
+    m->desired.action = a;
+    if (a != RSS_ACTION_NONE)
+        m->desired.id = (struct rss_action_id){epoch, seq};
+    m->desired.generation = gen;
+}
+
+static void set_last(struct rss_member_input *m, enum rss_action a, uint64_t epoch, uint64_t seq,
+                     enum rss_result r)
+{
+    free(m->observed.last.message);
+    m->observed.last = (struct rss_last_action){.present = true,
+                                                .id = {epoch, seq},
+                                                .action = a,
+                                                .result = r,
+                                                .exit_code = r == RSS_RESULT_OK ? 0 : 1};
+}
+
+/* A fresh pod: running phase, own node alive, fenced by this leader (desired none). */
+static struct rss_member_input *add_pod(struct world *w, unsigned ordinal)
+{
+    assert_true(w->n < MAXM);
+    struct rss_member_input *m = &w->m[w->n];
+    struct mstore *s = &w->s[w->n];
+    w->n++;
+    memset(m, 0, sizeof(*m));
+    int k = w->uid_counter++;
+    snprintf(s->uid, sizeof(s->uid), "uid-%u-%d", ordinal, k);
+    snprintf(s->rv, sizeof(s->rv), "rv-%u", ordinal);
+    snprintf(s->node, sizeof(s->node), "node-%u", ordinal);
+    snprintf(s->cid, sizeof(s->cid), "containerd://cid-uid-%u-%d", ordinal, k);
+    m->ordinal = ordinal;
+    m->pod_exists = true;
+    m->pod_uid = s->uid;
+    m->resource_version = s->rv;
+    m->phase = "Running";
+    m->node = s->node;
+    m->node_alive = true;
+    m->node_heartbeat_ms = w->now;
+    m->container_id = s->cid;
+    m->active_label = -1;
+    set_desired(m, w->epoch, RSS_ACTION_NONE, 0, 0);
+    return m;
+}
+
+static void remove_pod(struct world *w, unsigned ordinal)
+{
+    struct rss_member_input *m = find(w, ordinal);
+    if (!m)
+        return;
+    rss_annotation_desired_clear(&m->desired);
+    rss_annotation_observed_clear(&m->observed);
+    size_t i = (size_t)(m - w->m);
+    memmove(&w->m[i], &w->m[i + 1], (w->n - i - 1) * sizeof(w->m[0]));
+    memmove(&w->s[i], &w->s[i + 1], (w->n - i - 1) * sizeof(w->s[0]));
+    w->n--;
+    /* The pointers into w->s moved with their rows: re-aim them. */
+    for (size_t k = 0; k < w->n; k++) {
+        w->m[k].pod_uid = w->s[k].uid;
+        w->m[k].resource_version = w->s[k].rv;
+        w->m[k].node = w->s[k].node;
+        w->m[k].container_id = w->s[k].cid;
+        if (w->m[k].observed_error)
+            w->m[k].observed_error = w->s[k].obs_err;
+    }
+}
+
+static void member_token(struct world *w, unsigned ordinal, const char *tok)
+{
+    char kind = tok[0];
+    bool has_num = tok[1] >= '0' && tok[1] <= '9';
+    uint64_t n = has_num ? strtoull(tok + 1, NULL, 10) : 0;
+    if (kind == '-')
+        return;
+    struct rss_member_input *m = add_pod(w, ordinal);
+    switch (kind) {
+    case '?':
+        break;
+    case 'S':
+        set_observed(m, RSS_ROLE_STOPPED, GEN, true, n, NULL);
+        break;
+    case 'N':
+        set_observed(m, RSS_ROLE_STOPPED, GEN, false, 0, NULL);
+        break;
+    case 'E':
+        set_observed(m, RSS_ROLE_STOPPED, GEN, false, 0,
+                     "sequence output 'garbage' is not an unsigned decimal integer");
+        break;
+    case 'P':
+        set_observed(m, RSS_ROLE_PRIMARY, GEN, false, 0, NULL);
+        break;
+    case 'Y':
+        set_observed(m, RSS_ROLE_SECONDARY, GEN, false, 0, NULL);
+        break;
+    case 'T':
+        set_observed(m, RSS_ROLE_STARTING, GEN, false, 0, NULL);
+        set_desired(m, w->epoch, RSS_ACTION_PRIMARY, 900 + ordinal, GEN);
+        set_last(m, RSS_ACTION_PRIMARY, w->epoch, 900 + ordinal, RSS_RESULT_PENDING);
+        break;
+    case 'F':
+        set_observed(m, RSS_ROLE_FAILED, GEN, false, 0, NULL);
+        m->observed.status_code = 1;
+        break;
+    case 'U':
+        set_observed(m, RSS_ROLE_UNKNOWN, GEN, false, 0, NULL);
+        break;
+    case 'C':
+        set_observed(m, RSS_ROLE_STOPPED, GEN, true, n, NULL);
+        snprintf(store(w, m)->cid, sizeof(store(w, m)->cid), "containerd://newer-%u", ordinal);
+        break;
+    case 'X':
+        set_observed(m, RSS_ROLE_STOPPED, GEN, true, n, NULL);
+        m->deleting = true;
+        break;
+    case 'D':
+    case 'L':
+    case 'H':
+        set_observed(m, RSS_ROLE_STOPPED, GEN, has_num, n, NULL);
+        m->node_alive = false;
+        m->node_heartbeat_ms = kind == 'D' ? w->now - DEAD - 1000 : kind == 'L' ? w->now - DEAD + 1000 : 0;
+        break;
+    default:
+        fail_msg("bad token '%s'", tok);
+    }
+}
+
+static void world_init(struct world *w, const char *members, int primaries, bool secondary, int min_members)
+{
+    memset(w, 0, sizeof(*w));
+    w->now = NOW;
+    w->epoch = EPOCH;
+    char buf[256];
+    snprintf(buf, sizeof(buf), "%s", members);
+    unsigned o = 0;
+    for (char *save = NULL, *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save))
+        member_token(w, o++, t);
+    w->sts = (int)o;
+    spec_init(&w->spec, (int)o, primaries, secondary, min_members);
+}
+
+static void world_free(struct world *w)
+{
+    for (size_t i = 0; i < w->n; i++) {
+        rss_annotation_desired_clear(&w->m[i].desired);
+        rss_annotation_observed_clear(&w->m[i].observed);
+    }
+    rss_spec_clear(&w->spec);
+    cJSON_Delete(w->prev);
+}
+
+static void set_pin(struct world *w, unsigned ordinal, uint64_t seq)
+{
+    _cleanup_free_ char *j = rss_xasprintf("{\"recovery\":{\"seedOrdinal\":%u,\"seedSequence\":\"%llu\"}}",
+                                           ordinal, (unsigned long long)seq);
+    cJSON_Delete(w->prev);
+    w->prev = cJSON_Parse(j);
+}
+
+static void run(struct world *w, struct rss_plan *p)
+{
+    struct rss_plan_input in = {.spec = &w->spec,
+                                .epoch = w->epoch,
+                                .now_ms = w->now,
+                                .dead_after_ms = DEAD,
+                                .statefulset_replicas = w->sts,
+                                .prev_status = w->prev,
+                                .members = w->m,
+                                .n_members = w->n};
+    _cleanup_error_ rss_error_t err = NULL;
+    if (rss_planner_plan(&in, p, &err) < 0) {
+        _cleanup_free_ char *m = rss_error_string(err);
+        fail_msg("plan failed: %s", m);
+    }
+}
+
+/* ---- reading plans ---- */
+
+static unsigned peer_ordinal(const char *dns)
+{
+    /* "rss-db-<N>.db-svc" */
+    return (unsigned)strtoul(dns + strlen("rss-db-"), NULL, 10);
+}
+
+static char *summary(const struct rss_plan *p)
+{
+    char buf[1024] = "";
+    size_t o = 0;
+    for (size_t i = 0; i < p->n_patches; i++) {
+        const struct rss_plan_patch *pt = &p->patches[i];
+        if (!pt->set_desired || pt->desired.action == RSS_ACTION_NONE)
+            continue;
+        o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%u:%s", o ? " " : "", pt->ordinal,
+                              rss_action_name(pt->desired.action));
+        if (pt->desired.n_peers) {
+            o += (size_t)snprintf(buf + o, sizeof(buf) - o, "(");
+            for (size_t k = 0; k < pt->desired.n_peers; k++)
+                o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%u", k ? "," : "",
+                                      peer_ordinal(pt->desired.peers[k]));
+            o += (size_t)snprintf(buf + o, sizeof(buf) - o, ")");
+        }
+    }
+    for (size_t i = 0; i < p->n_deletes; i++)
+        o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%u:delete", o ? " " : "", p->deletes[i].ordinal);
+    if (p->set_replicas >= 0)
+        o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%sreplicas=%d", o ? " " : "", p->set_replicas);
+    return rss_xstrdup(buf);
+}
+
+static const struct rss_plan_event *find_event(const struct rss_plan *p, const char *reason)
+{
+    for (size_t i = 0; i < p->n_events; i++)
+        if (strcmp(p->events[i].reason, reason) == 0)
+            return &p->events[i];
+    return NULL;
+}
+
+static const struct rss_plan_patch *patch_of(const struct rss_plan *p, unsigned ordinal)
+{
+    for (size_t i = 0; i < p->n_patches; i++)
+        if (p->patches[i].ordinal == ordinal)
+            return &p->patches[i];
+    return NULL;
+}
+
+static const char *status_str(const struct rss_plan *p, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(p->status, key);
+    return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static const cJSON *member_status(const struct rss_plan *p, unsigned ordinal)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(p->status, "memberStatus"))
+    {
+        if (cJSON_GetObjectItem(e, "ordinal")->valuedouble == ordinal)
+            return e;
+    }
+    return NULL;
+}
+
+static void expect(const struct rss_plan *p, const char *want, const char *row)
+{
+    _cleanup_free_ char *got = summary(p);
+    if (strcmp(got, want) != 0) {
+        _cleanup_free_ char *d = rss_plan_describe(p);
+        fail_msg("%s: plan '%s', want '%s'\n%s", row, got, want, d);
+    }
+}
+
+/* ---- table 1: lights-out recovery (rules 1, 2, 3, 6, 8) ---- */
+
+struct row {
+    const char *rule; /* which safety rule the row protects */
+    const char *members;
+    int primaries;   /* 0 = replicas */
+    bool secondary;  /* the spec has a secondary hook */
+    int min_members; /* spec.recovery.minimumMembers */
+    int pin_ordinal; /* a failed seed recorded in status, NO_PIN for none */
+    uint64_t pin_seq;
+    const char *want;  /* the whole plan summary */
+    const char *event; /* an event reason that must be present (NULL: none required) */
+    bool warning;      /* ...and must be a Warning */
+};
+
+static const struct row recovery_rows[] = {
+    /* rule 2: the highest sequence seeds, with no peers; nothing else starts */
+    {"2", "S100 S300 S200", 0, false, 0, NO_PIN, 0, "1:seed", "SeedChosen", false},
+    {"2", "S300 S100 S200", 0, false, 0, NO_PIN, 0, "0:seed", "SeedChosen", false},
+    {"2", "S0 S0 S1", 0, false, 0, NO_PIN, 0, "2:seed", "SeedChosen", false},
+    {"2", "S18446744073709551615 S18446744073709551614 S1", 0, false, 0, NO_PIN, 0, "0:seed", "SeedChosen",
+     false},
+    /* ties go to the lowest ordinal */
+    {"2", "S9 S9 S9", 0, false, 0, NO_PIN, 0, "0:seed", "SeedChosen", false},
+    {"2", "S1 S9 S9", 0, false, 0, NO_PIN, 0, "1:seed", "SeedChosen", false},
+    {"2", "S0 S0 S0", 0, false, 0, NO_PIN, 0, "0:seed", "SeedChosen", false},
+    /* rule 3: wait for every member by default */
+    {"3", "? S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "- S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "S1 S2 N", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "C9 S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "X9 S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "L9 S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "H9 S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "S1 S2 L", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    /* rule 3: ... unless the node is dead past fence timeout + margin (Warning) */
+    {"3", "D S1 S2", 0, false, 0, NO_PIN, 0, "2:seed", "MemberSkipped", true},
+    {"3", "D1 S1 S2", 0, false, 0, NO_PIN, 0, "2:seed", "MemberSkipped", true},
+    {"2", "D900 S1 S2", 0, false, 0, NO_PIN, 0, "", "SeedFallbackRefused", true},
+    /* rule 3: ... or the admin opted in with minimumMembers (Warning) */
+    {"3", "? S1 S2", 0, false, 2, NO_PIN, 0, "2:seed", "MemberSkipped", true},
+    {"3", "S7 - S2", 0, false, 2, NO_PIN, 0, "0:seed", "MemberSkipped", true},
+    {"3", "? ? S2", 0, false, 2, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "S1 S2 S3", 0, false, 2, NO_PIN, 0, "2:seed", "SeedChosen", false},
+    /* rule 6: a garbage sequence is never 0: the member is excluded, with a Warning, and we wait */
+    {"6", "E S1 S2", 0, false, 0, NO_PIN, 0, "", "SequenceError", true},
+    {"6", "S0 E S0", 0, false, 0, NO_PIN, 0, "", "SequenceError", true},
+    {"6", "E E E", 0, false, 0, NO_PIN, 0, "", "SequenceError", true},
+    {"6", "E S0 S0", 0, false, 2, NO_PIN, 0, "1:seed", "MemberSkipped", true},
+    {"6", "E E S0", 0, false, 1, NO_PIN, 0, "2:seed", "SequenceError", true},
+    /* rule 1 / rule 8: no seed while anything runs or starts ("starting" counts as running) */
+    {"1", "P S1 S2", 0, false, 0, NO_PIN, 0, "2:primary(0)", "Joining", false},
+    {"1", "Y S1 S2", 0, true, 0, NO_PIN, 0, "0:stop", "NoPrimary", true},
+    {"8", "T S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForStart", false},
+    {"8", "S9 T S2", 0, false, 0, NO_PIN, 0, "", "WaitingForStart", false},
+    /* rule 1: an unclear member blocks the seed; a failed one is stopped first */
+    {"1", "U S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", true},
+    {"1", "F S1 S2", 0, false, 0, NO_PIN, 0, "0:stop", "StoppingFailedMember", true},
+    /* rule 2: a failed seed is retried on the same member; never an automatic fallback */
+    {"2", "S100 S300 S200", 0, false, 0, 1, 300, "1:seed", "SeedChosen", false},
+    {"2", "S100 S300 S200", 0, false, 0, 2, 200, "1:seed", "SeedChosen", false},
+    {"2", "S100 E S200", 0, false, 0, 1, 300, "", "SequenceError", true},
+    {"2", "S100 E S200", 0, false, 2, 1, 300, "", "SeedFallbackRefused", true},
+    {"2", "S100 - S200", 0, false, 2, 1, 300, "", "SeedFallbackRefused", true},
+    {"2", "S100 S250 S200", 0, false, 0, 1, 300, "", "SeedFallbackRefused", true},
+};
+
+static void run_rows(const struct row *rows, size_t n, const char *table)
+{
+    for (size_t i = 0; i < n; i++) {
+        const struct row *r = &rows[i];
+        char name[160];
+        snprintf(name, sizeof(name), "%s row %zu (rule %s, '%s')", table, i, r->rule, r->members);
+        struct world w;
+        world_init(&w, r->members, r->primaries, r->secondary, r->min_members);
+        if (r->pin_ordinal != NO_PIN)
+            set_pin(&w, (unsigned)r->pin_ordinal, r->pin_seq);
+        struct rss_plan p;
+        run(&w, &p);
+        expect(&p, r->want, name);
+        assert_false(p.deposed);
+        assert_false(p.fencing);
+        if (r->event) {
+            const struct rss_plan_event *e = find_event(&p, r->event);
+            if (!e) {
+                _cleanup_free_ char *d = rss_plan_describe(&p);
+                fail_msg("%s: no %s event\n%s", name, r->event, d);
+            }
+            if (r->warning && e->type != RSS_EVENT_WARNING)
+                fail_msg("%s: %s is not a Warning", name, r->event);
+        }
+        /* Rule 1: never more than one seed in a plan, never a seed next to any other start. */
+        size_t seeds = 0, starts = 0;
+        for (size_t k = 0; k < p.n_patches; k++) {
+            seeds += p.patches[k].set_desired && p.patches[k].desired.action == RSS_ACTION_SEED;
+            starts += p.patches[k].set_desired && (p.patches[k].desired.action == RSS_ACTION_PRIMARY ||
+                                                   p.patches[k].desired.action == RSS_ACTION_SECONDARY);
+        }
+        assert_true(seeds <= 1);
+        assert_true(seeds == 0 || starts == 0);
+        rss_plan_free(&p);
+        world_free(&w);
+    }
+}
+
+static void test_recovery_table(void **state)
+{
+    (void)state;
+    run_rows(recovery_rows, sizeof(recovery_rows) / sizeof(recovery_rows[0]), "recovery");
+}
+
+/* ---- table 2: a running cluster (joins, failover, primaries/secondaries, repairs) ---- */
+
+static const struct row running_rows[] = {
+    /* after the seed runs, the others join one at a time, highest sequence first, with the primaries as peers
+     */
+    {"join", "P S10 S30", 0, false, 0, NO_PIN, 0, "2:primary(0)", "Joining", false},
+    {"join", "P S30 S10", 0, false, 0, NO_PIN, 0, "1:primary(0)", "Joining", false},
+    {"join", "P S10 S10", 0, false, 0, NO_PIN, 0, "1:primary(0)", "Joining", false},
+    {"join", "P P S10", 0, false, 0, NO_PIN, 0, "2:primary(0,1)", "Joining", false},
+    {"join", "S10 P S30 P", 0, false, 0, NO_PIN, 0, "2:primary(1,3)", "Joining", false},
+    {"join", "P S10 E", 0, false, 0, NO_PIN, 0, "1:primary(0)", "Joining", false},
+    {"join", "P E N", 0, false, 0, NO_PIN, 0, "1:primary(0)", "Joining", false},
+    /* one at a time: nothing new while a start is in flight (rule 8 "starting counts as running") */
+    {"8", "P T S30", 0, false, 0, NO_PIN, 0, "", "WaitingForStart", false},
+    /* primaries up to spec.primaries, then secondaries when the hook exists, else standby */
+    {"join", "P P S1", 2, true, 0, NO_PIN, 0, "2:secondary(0,1)", "Joining", false},
+    {"join", "P Y S1", 1, true, 0, NO_PIN, 0, "2:secondary(0)", "Joining", false},
+    {"join", "P S1 S2", 1, false, 0, NO_PIN, 0, "", NULL, false},
+    /* members on silent or dead nodes, stale reports, deleting pods are never started */
+    {"join", "P L5 D5", 0, false, 0, NO_PIN, 0, "", NULL, false},
+    {"join", "P C5 X5", 0, false, 0, NO_PIN, 0, "", NULL, false},
+    /* trace 4: a primary is never started into a cluster whose primaries are gone */
+    {"6.1", "Y S1 S2", 0, true, 0, NO_PIN, 0, "0:stop", "NoPrimary", true},
+    {"6.1", "T S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForStart", false},
+    {"6.1", "L S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    /* repairs run alongside: a failed member is stopped while another joins */
+    {"repair", "P F S1", 0, false, 0, NO_PIN, 0, "1:stop 2:primary(0)", "StoppingFailedMember", true},
+    {"repair", "P U S1", 0, false, 0, NO_PIN, 0, "2:primary(0)", NULL, false},
+    /* too many primaries (spec.primaries lowered): the highest ordinal is stopped */
+    {"demote", "P P P", 2, true, 0, NO_PIN, 0, "2:stop", "Demoting", false},
+    {"demote", "P P Y", 2, true, 0, NO_PIN, 0, "", NULL, false},
+};
+
+static void test_running_table(void **state)
+{
+    (void)state;
+    run_rows(running_rows, sizeof(running_rows) / sizeof(running_rows[0]), "running");
+}
+
+/* ---- ties compared as numbers: 2 vs 10 ---- */
+
+static void test_tie_2_vs_10(void **state)
+{
+    (void)state;
+    /* Ordinals 2 and 10 share the highest sequence. As strings "rss-db-10" < "rss-db-2"; as numbers 2 < 10.
+     */
+    const char *rows[][2] = {
+        {"S1 S1 S7 S1 S1 S1 S1 S1 S1 S1 S7", "2:seed"},
+        {"S1 S1 S6 S1 S1 S1 S1 S1 S1 S1 S7", "10:seed"}, /* 10 > 9 > 2 as numbers; higher sequence wins */
+        {"S1 S1 S7 S1 S1 S1 S1 S1 S1 S9 S9", "9:seed"},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        struct world w;
+        world_init(&w, rows[i][0], 0, false, 0);
+        struct rss_plan p;
+        run(&w, &p);
+        expect(&p, rows[i][1], rows[i][0]);
+        rss_plan_free(&p);
+        /* The input order of the LIST must not matter: reverse it. */
+        for (size_t a = 0, b = w.n - 1; a < b; a++, b--) {
+            struct rss_member_input t = w.m[a];
+            w.m[a] = w.m[b];
+            w.m[b] = t;
+        }
+        run(&w, &p);
+        expect(&p, rows[i][1], "reversed");
+        if (i == 0)
+            assert_non_null(strstr(find_event(&p, "SeedChosen")->message, "tied with rss-db-10"));
+        rss_plan_free(&p);
+        world_free(&w);
+    }
+}
+
+/* ---- rule 7: actions target a generation; anything newer voids them ---- */
+
+static void test_seed_targets_generation(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S1 S5 S2", 0, false, 0);
+    find(&w, 1)->observed.generation = 42;
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "1:seed", "gen");
+    const struct rss_plan_patch *pt = patch_of(&p, 1);
+    assert_int_equal(pt->desired.generation, 42);
+    assert_int_equal(pt->desired.epoch, EPOCH);
+    assert_int_equal(pt->desired.id.epoch, EPOCH);
+    assert_int_equal(pt->desired.n_peers, 0);
+    assert_string_equal(pt->resource_version, "rv-1"); /* a CAS on what the decision saw (rule 9) */
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+static void test_newer_generation_voids(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S1 S5 S2", 0, false, 0);
+    /* A seed issued for generation 3 was never acknowledged, and the member is now in generation 4. */
+    struct rss_member_input *m = find(&w, 1);
+    set_desired(m, EPOCH, RSS_ACTION_SEED, 7, GEN);
+    m->observed.generation = GEN + 1;
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "1:seed", "voided");
+    assert_int_equal(patch_of(&p, 1)->desired.generation, GEN + 1);
+    assert_true(patch_of(&p, 1)->desired.id.seq > 7); /* a fresh id, never a reused one */
+    rss_plan_free(&p);
+    /* Same generation, not acknowledged: still unresolved, so no seed anywhere (rule 8). */
+    m->observed.generation = GEN;
+    run(&w, &p);
+    expect(&p, "", "unresolved");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+static void test_old_seed_not_reexecuted(void **state)
+{
+    (void)state;
+    /* Trace 1: a seed left on a pod whose container restarted. The member must JOIN, never seed again. */
+    struct world w;
+    world_init(&w, "P S5 S2", 0, false, 0);
+    struct rss_member_input *m = find(&w, 1);
+    set_desired(m, EPOCH, RSS_ACTION_SEED, 7, GEN);
+    m->observed.generation = GEN + 1;
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "1:primary(0)", "trace 1");
+    assert_int_equal(patch_of(&p, 1)->desired.generation, GEN + 1);
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* ---- rule 8: nothing new while an issued action is unresolved ---- */
+
+struct unresolved_row {
+    enum rss_action action;
+    enum rss_result ack; /* RSS_RESULT_PENDING with ack=false: no ack at all */
+    bool acked;
+    const char *want;
+};
+
+static void test_unresolved_table(void **state)
+{
+    (void)state;
+    static const struct unresolved_row rows[] = {
+        {RSS_ACTION_SEED, RSS_RESULT_PENDING, false, ""},
+        {RSS_ACTION_PRIMARY, RSS_RESULT_PENDING, false, ""},
+        {RSS_ACTION_STOP, RSS_RESULT_PENDING, false, ""},
+        {RSS_ACTION_SEED, RSS_RESULT_PENDING, true, ""}, /* written ahead: starting counts as running */
+        {RSS_ACTION_SEED, RSS_RESULT_REJECTED, true, "0:seed"},
+        {RSS_ACTION_SEED, RSS_RESULT_INTERRUPTED, true, "0:seed"},
+        {RSS_ACTION_STOP, RSS_RESULT_OK, true, "0:seed"},
+        {RSS_ACTION_SEED, RSS_RESULT_FAILED, true, "0:seed"}, /* retried on the same member (rule 2) */
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct world w;
+        world_init(&w, "S9 S5 S2", 0, false, 0);
+        struct rss_member_input *m = find(&w, 0);
+        set_desired(m, EPOCH, rows[i].action, 3, GEN);
+        if (rows[i].acked)
+            set_last(m, rows[i].action, EPOCH, 3, rows[i].ack);
+        struct rss_plan p;
+        run(&w, &p);
+        char name[64];
+        snprintf(name, sizeof(name), "unresolved row %zu", i);
+        expect(&p, rows[i].want, name);
+        rss_plan_free(&p);
+        world_free(&w);
+    }
+}
+
+static void test_unresolved_elsewhere_blocks_seed(void **state)
+{
+    (void)state;
+    /* Member 2 holds an unacknowledged stop: member 0 (highest) must not seed yet. */
+    struct world w;
+    world_init(&w, "S9 S5 S2", 0, false, 0);
+    set_desired(find(&w, 2), EPOCH, RSS_ACTION_STOP, 4, GEN);
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "", "unresolved stop");
+    assert_non_null(strstr(status_str(&p, "message"), "waiting for rss-db-2 to resolve stop (5-4)"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* ---- rules 4 and 9: fencing and deposition ---- */
+
+static void test_fence_before_deciding(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S9 S5 S2", 0, false, 0);
+    /* A new leader (epoch 6): the pods carry epoch 5 from its predecessor; one has none at all. */
+    w.epoch = EPOCH + 1;
+    find(&w, 2)->has_desired = false;
+    struct rss_plan p;
+    run(&w, &p);
+    assert_true(p.fencing);
+    expect(&p, "", "fence");
+    assert_int_equal(p.n_patches, 3);
+    for (size_t i = 0; i < 3; i++) {
+        assert_true(p.patches[i].set_desired);
+        assert_int_equal(p.patches[i].desired.action, RSS_ACTION_NONE);
+        assert_int_equal(p.patches[i].desired.epoch, EPOCH + 1);
+        assert_non_null(p.patches[i].resource_version);
+    }
+    assert_non_null(find_event(&p, "Fencing"));
+    assert_null(find_event(&p, "SeedChosen"));
+    rss_plan_free(&p);
+    /* Once every pod carries epoch 6, it decides. */
+    for (size_t i = 0; i < w.n; i++)
+        set_desired(&w.m[i], EPOCH + 1, RSS_ACTION_NONE, 0, 0);
+    run(&w, &p);
+    assert_false(p.fencing);
+    expect(&p, "0:seed", "after fence");
+    assert_int_equal(patch_of(&p, 0)->desired.epoch, EPOCH + 1);
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+static void test_fence_keeps_pending_start(void **state)
+{
+    (void)state;
+    /* The old leader's seed was written ahead (starting) before the new leader came: the new leader fences,
+     * and afterwards must treat the member as running: no second seed (rule 8, trace 3). */
+    struct world w;
+    world_init(&w, "S9 S5 S2", 0, false, 0);
+    struct rss_member_input *m = find(&w, 0);
+    set_desired(m, EPOCH + 1, RSS_ACTION_NONE, 0, 0);
+    set_observed(m, RSS_ROLE_STARTING, GEN, true, 9, NULL);
+    set_last(m, RSS_ACTION_SEED, EPOCH, 11, RSS_RESULT_PENDING);
+    for (size_t i = 0; i < w.n; i++)
+        w.m[i].desired.epoch = EPOCH + 1;
+    w.epoch = EPOCH + 1;
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "", "pending seed from the old leader");
+    assert_null(find_event(&p, "SeedChosen"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+static void test_deposed(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S9 S5 S2", 0, false, 0);
+    set_desired(find(&w, 1), EPOCH + 1, RSS_ACTION_NONE, 0, 0);
+    struct rss_plan p;
+    run(&w, &p);
+    assert_true(p.deposed);
+    assert_int_equal(p.n_patches, 0);
+    assert_int_equal(p.n_deletes, 0);
+    assert_int_equal(p.n_events, 0);
+    assert_int_equal(p.set_replicas, -1);
+    assert_null(p.status);
+    rss_plan_free(&p);
+    /* An agent that saw a newer Lease also tells us. */
+    set_desired(find(&w, 1), EPOCH, RSS_ACTION_NONE, 0, 0);
+    find(&w, 2)->observed.lease_epoch = EPOCH + 2;
+    run(&w, &p);
+    assert_true(p.deposed);
+    assert_int_equal(p.n_patches, 0);
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* ---- action ids: fresh, deterministic, never reused ---- */
+
+static void test_action_ids(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S1 S5 S2", 0, false, 0);
+    w.prev = cJSON_Parse("{\"lastActionSeq\":41}");
+    struct rss_plan p;
+    run(&w, &p);
+    assert_int_equal(patch_of(&p, 1)->desired.id.seq, 42);
+    assert_int_equal(p.last_action_seq, 42);
+    assert_int_equal(cJSON_GetObjectItem(p.status, "lastActionSeq")->valuedouble, 42);
+    rss_plan_free(&p);
+    /* The status write was lost but an acknowledged action 5-50 is on a pod: continue after it. */
+    set_last(find(&w, 0), RSS_ACTION_STOP, EPOCH, 50, RSS_RESULT_OK);
+    run(&w, &p);
+    assert_int_equal(patch_of(&p, 1)->desired.id.seq, 51);
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* ---- failover and repeated failure ---- */
+
+static void test_failover_after_crash(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P P P", 0, false, 0);
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "", "steady");
+    assert_string_equal(p.phase, "Running");
+    w.prev = cJSON_Duplicate(p.status, true);
+    rss_plan_free(&p);
+    /* Member 1's application crashes: a new generation, stopped. */
+    set_observed(find(&w, 1), RSS_ROLE_STOPPED, GEN + 1, true, 77, NULL);
+    run(&w, &p);
+    expect(&p, "1:primary(0,2)", "failover");
+    assert_non_null(find_event(&p, "MemberCrashed"));
+    assert_non_null(find_event(&p, "Failover"));
+    assert_int_equal(cJSON_GetObjectItem(member_status(&p, 1), "failures")->valuedouble, 1);
+    assert_string_equal(p.phase, "Degraded");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+static void test_repeated_failure_deletes_pod(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P S5 P", 0, false, 0);
+    w.prev = cJSON_Parse("{\"memberStatus\":[{\"ordinal\":1,\"podUID\":\"uid-1-1\",\"failures\":2,"
+                         "\"countedAction\":\"5-8\",\"role\":\"stopped\",\"generation\":3}]}");
+    struct rss_member_input *m = find(&w, 1);
+    /* A third failed start (action 5-9): failures reach spec.recovery.maxFailures (3). */
+    set_desired(m, EPOCH, RSS_ACTION_PRIMARY, 9, GEN - 1);
+    set_last(m, RSS_ACTION_PRIMARY, EPOCH, 9, RSS_RESULT_FAILED);
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "1:delete", "third failure");
+    assert_string_equal(p.deletes[0].uid, "uid-1-1");
+    assert_non_null(find_event(&p, "ActionFailed"));
+    assert_true(find_event(&p, "DeletingPod")->type == RSS_EVENT_WARNING);
+    rss_plan_free(&p);
+    /* The same failed action seen again is not counted twice: with countedAction 5-9 it stays at 2... */
+    cJSON_Delete(w.prev);
+    w.prev = cJSON_Parse("{\"memberStatus\":[{\"ordinal\":1,\"podUID\":\"uid-1-1\",\"failures\":2,"
+                         "\"countedAction\":\"5-9\",\"role\":\"stopped\",\"generation\":3}]}");
+    run(&w, &p);
+    expect(&p, "1:primary(0,2)", "counted once");
+    assert_null(find_event(&p, "ActionFailed"));
+    rss_plan_free(&p);
+    /* ...and a new pod (new uid) starts with a clean record. */
+    cJSON_Delete(w.prev);
+    w.prev = cJSON_Parse("{\"memberStatus\":[{\"ordinal\":1,\"podUID\":\"old-uid\",\"failures\":9,"
+                         "\"role\":\"stopped\",\"generation\":3}]}");
+    run(&w, &p);
+    expect(&p, "1:primary(0,2)", "new pod");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+static void test_failed_member_stop_then_delete(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P F P", 0, false, 0);
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "1:stop", "failed -> stop");
+    assert_int_equal(cJSON_GetObjectItem(member_status(&p, 1), "failures")->valuedouble, 1);
+    rss_plan_free(&p);
+    /* The stop fails too, twice more: the pod goes. */
+    cJSON_Delete(w.prev);
+    w.prev = cJSON_Parse("{\"memberStatus\":[{\"ordinal\":1,\"podUID\":\"uid-1-1\",\"failures\":2,"
+                         "\"countedAction\":\"5-3\",\"role\":\"failed\",\"generation\":3}]}");
+    set_desired(find(&w, 1), EPOCH, RSS_ACTION_STOP, 4, GEN);
+    set_last(find(&w, 1), RSS_ACTION_STOP, EPOCH, 4, RSS_RESULT_TIMEOUT);
+    run(&w, &p);
+    expect(&p, "1:delete", "stop timed out");
+    assert_non_null(strstr(find_event(&p, "ActionFailed")->message, "timed out"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+static void test_failures_reset_when_stable(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P P P", 0, false, 0);
+    /* Running in the same generation since long before 2 x reconcileInterval (2 min): streak over. */
+    w.prev =
+        cJSON_Parse("{\"memberStatus\":[{\"ordinal\":1,\"podUID\":\"uid-1-1\",\"failures\":2,"
+                    "\"role\":\"primary\",\"generation\":3,\"runningSince\":\"2023-11-14T22:00:00Z\"}]}");
+    struct rss_plan p;
+    run(&w, &p);
+    assert_int_equal(cJSON_GetObjectItem(member_status(&p, 1), "failures")->valuedouble, 0);
+    rss_plan_free(&p);
+    /* Just started: the streak stays. */
+    cJSON_Delete(w.prev);
+    w.prev = cJSON_Parse("{\"memberStatus\":[{\"ordinal\":1,\"podUID\":\"uid-1-1\",\"failures\":2,"
+                         "\"role\":\"starting\",\"generation\":3}]}");
+    run(&w, &p);
+    assert_int_equal(cJSON_GetObjectItem(member_status(&p, 1), "failures")->valuedouble, 2);
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* ---- scale up / down, create, paused, labels, status ---- */
+
+static void test_create_and_scale_up(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "- - -", 0, false, 0);
+    w.sts = -1;
+    struct rss_plan p;
+    run(&w, &p);
+    assert_true(p.create_statefulset);
+    expect(&p, "replicas=3", "create");
+    assert_string_equal(p.phase, "Recovering");
+    rss_plan_free(&p);
+    world_free(&w);
+    world_init(&w, "P P P - -", 0, false, 0);
+    w.sts = 3;
+    run(&w, &p);
+    expect(&p, "replicas=5", "scale up");
+    assert_false(p.create_statefulset);
+    assert_non_null(find_event(&p, "ScalingUp"));
+    assert_string_equal(p.phase, "Scaling");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+struct scale_row {
+    const char *members;
+    int sts, replicas;
+    const char *want;
+};
+
+static void test_scale_down_table(void **state)
+{
+    (void)state;
+    static const struct scale_row rows[] = {
+        {"P P P P P", 5, 3, "4:stop"},             /* highest ordinal first, replicas untouched */
+        {"P P P P S1", 5, 3, "3:stop replicas=4"}, /* 4 stopped: lower past it, stop the next */
+        {"P P P S1 S1", 5, 3, "replicas=3"},
+        {"P P P S1 -", 5, 3, "replicas=3"},
+        {"P P P T P", 5, 3, "4:stop"},            /* a starting member below does not block the stop of 4 */
+        {"P P P P T", 5, 3, ""},                  /* 4 is starting: wait */
+        {"S1 P P P P", 5, 3, "4:stop"},           /* joins of members that stay happen too... */
+        {"S1 S1 S1 P P", 5, 3, "0:primary(3,4)"}, /* ...and with no primary among those that stay, no stop */
+        {"P P P", 3, 0, "2:stop"},                /* scale to zero */
+        {"S1 S1 S1", 3, 0, "replicas=0"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct world w;
+        world_init(&w, rows[i].members, 0, false, 0);
+        rss_spec_clear(&w.spec);
+        spec_init(&w.spec, rows[i].replicas, 0, false, 0);
+        w.sts = rows[i].sts;
+        struct rss_plan p;
+        run(&w, &p);
+        char name[64];
+        snprintf(name, sizeof(name), "scale row %zu '%s'", i, rows[i].members);
+        expect(&p, rows[i].want, name);
+        rss_plan_free(&p);
+        world_free(&w);
+    }
+}
+
+static void test_paused(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S9 S5 S2", 0, false, 0);
+    w.spec.paused = true;
+    w.epoch = EPOCH + 1; /* even fencing waits */
+    struct rss_plan p;
+    run(&w, &p);
+    assert_int_equal(p.n_patches, 0);
+    assert_int_equal(p.set_replicas, -1);
+    assert_string_equal(p.phase, "Paused");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+static void test_labels(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P S5 Y", 1, true, 0);
+    find(&w, 0)->active_label = -1; /* absent: set true */
+    find(&w, 1)->active_label = 1;  /* stopped but labelled active: set false */
+    find(&w, 2)->active_label = 1;  /* correct: no change */
+    struct rss_plan p;
+    run(&w, &p);
+    assert_int_equal(patch_of(&p, 0)->set_active_label, 1);
+    assert_int_equal(patch_of(&p, 1)->set_active_label, 0);
+    assert_null(patch_of(&p, 2));
+    /* The label rides in the same CAS patch as the desired write. */
+    assert_true(patch_of(&p, 1)->set_desired);
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+static void names_equal(const cJSON *arr, const char *want)
+{
+    char buf[256] = "";
+    size_t o = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr) o +=
+        (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%s", o ? " " : "", e->valuestring);
+    assert_string_equal(buf, want);
+}
+
+static void test_status(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P Y F E", 2, true, 0);
+    struct rss_plan p;
+    run(&w, &p);
+    const cJSON *members = cJSON_GetObjectItem(p.status, "members");
+    names_equal(cJSON_GetObjectItem(members, "ready"), "rss-db-0 rss-db-1");
+    names_equal(cJSON_GetObjectItem(members, "unready"), "rss-db-2 rss-db-3");
+    names_equal(cJSON_GetObjectItem(members, "primary"), "rss-db-0");
+    names_equal(cJSON_GetObjectItem(members, "secondary"), "rss-db-1");
+    names_equal(cJSON_GetObjectItem(members, "failed"), "rss-db-2");
+    assert_int_equal(cJSON_GetObjectItem(p.status, "observedGeneration")->valuedouble, 2);
+    assert_string_equal(status_str(&p, "phase"), "Degraded");
+    const cJSON *m3 = member_status(&p, 3);
+    assert_string_equal(cJSON_GetObjectItem(m3, "node")->valuestring, "node-3");
+    assert_string_equal(cJSON_GetObjectItem(m3, "role")->valuestring, "stopped");
+    assert_non_null(strstr(cJSON_GetObjectItem(m3, "sequenceError")->valuestring, "garbage"));
+    const cJSON *conds = cJSON_GetObjectItem(p.status, "conditions");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(conds, 0), "type")->valuestring, "Available");
+    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(conds, 0), "status")->valuestring, "True");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+static void test_wait_event_not_repeated(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "? S1 S2", 0, false, 0);
+    struct rss_plan p;
+    run(&w, &p);
+    assert_non_null(find_event(&p, "WaitingForMembers"));
+    assert_string_equal(p.phase, "Recovering");
+    w.prev = cJSON_Duplicate(p.status, true);
+    rss_plan_free(&p);
+    run(&w, &p);
+    assert_null(find_event(&p, "WaitingForMembers")); /* same message: no event spam */
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+static void test_deterministic(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P S10 E F S30 D4 T", 3, true, 0);
+    struct rss_plan a, b;
+    run(&w, &a);
+    run(&w, &b);
+    _cleanup_free_ char *da = rss_plan_describe(&a);
+    _cleanup_free_ char *db = rss_plan_describe(&b);
+    _cleanup_free_ char *sa = cJSON_PrintUnformatted(a.status);
+    _cleanup_free_ char *sb = cJSON_PrintUnformatted(b.status);
+    assert_string_equal(da, db);
+    assert_string_equal(sa, sb);
+    rss_plan_free(&a);
+    rss_plan_free(&b);
+    rss_plan_free(&a); /* idempotent */
+    world_free(&w);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S1 S2", 0, false, 0);
+    w.m[1].ordinal = 0;
+    struct rss_plan_input in = {.spec = &w.spec,
+                                .epoch = EPOCH,
+                                .now_ms = NOW,
+                                .dead_after_ms = DEAD,
+                                .statefulset_replicas = 2,
+                                .members = w.m,
+                                .n_members = w.n};
+    struct rss_plan p;
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_true(rss_planner_plan(&in, &p, &err) < 0);
+    assert_int_equal(rss_error_code(err), RSS_E_INVALID);
+    rss_plan_free(&p);
+    rss_error_release(&err);
+    w.m[1].ordinal = 10000;
+    assert_true(rss_planner_plan(&in, &p, &err) < 0);
+    rss_plan_free(&p);
+    rss_error_release(&err);
+    in.spec = NULL;
+    assert_true(rss_planner_plan(&in, &p, &err) < 0);
+    rss_plan_free(&p);
+    w.m[1].ordinal = 1;
+    world_free(&w);
+}
+
+/* ---- simulations: the planner driven to a fixpoint against fake agents ---- */
+
+struct hook_log {
+    char entries[64][48];
+    size_t n;
+};
+
+/* What the per-member data says its sequence is (for pods the StatefulSet creates). */
+static uint64_t sim_data_seq[MAXM];
+
+/* Applies a plan like the reconciler + agents + StatefulSet controller would, one step. */
+static void sim_apply(struct world *w, const struct rss_plan *p, struct hook_log *log,
+                      bool *stopped_at_removal)
+{
+    for (size_t i = 0; i < p->n_patches; i++) {
+        struct rss_member_input *m = find(w, p->patches[i].ordinal);
+        if (!m)
+            continue;
+        if (p->patches[i].set_desired) {
+            rss_annotation_desired_clear(&m->desired);
+            rss_annotation_desired_copy(&m->desired, &p->patches[i].desired);
+            m->has_desired = true;
+        }
+        if (p->patches[i].set_active_label >= 0)
+            m->active_label = p->patches[i].set_active_label;
+    }
+    for (size_t i = 0; i < p->n_deletes; i++) {
+        unsigned o = p->deletes[i].ordinal;
+        remove_pod(w, o);
+        struct rss_member_input *m = add_pod(w, o);
+        set_observed(m, RSS_ROLE_STOPPED, 1, true, sim_data_seq[o], NULL);
+    }
+    if (p->set_replicas >= 0) {
+        int old = w->sts;
+        w->sts = p->set_replicas;
+        for (int o = w->sts; o < old; o++) {
+            const struct rss_member_input *m = find(w, (unsigned)o);
+            if (m && m->observed.role != RSS_ROLE_STOPPED)
+                *stopped_at_removal = false;
+            remove_pod(w, (unsigned)o);
+        }
+        for (int o = old < 0 ? 0 : old; o < w->sts; o++) {
+            if (find(w, (unsigned)o))
+                continue;
+            struct rss_member_input *m = add_pod(w, (unsigned)o);
+            set_observed(m, RSS_ROLE_STOPPED, 1, true, sim_data_seq[o], NULL);
+        }
+    }
+    /* Agents: run each desired action once, in its target generation, with this leader's epoch. */
+    for (size_t i = 0; i < w->n; i++) {
+        struct rss_member_input *m = &w->m[i];
+        struct rss_desired *d = &m->desired;
+        if (!m->has_desired || d->action == RSS_ACTION_NONE || d->epoch != w->epoch || !m->has_observed)
+            continue;
+        if (m->observed.last.present && rss_action_id_equal(m->observed.last.id, d->id))
+            continue;
+        assert_int_equal(d->generation, m->observed.generation); /* the planner targets what it saw */
+        assert_true(log->n < 64);
+        char *e = log->entries[log->n++];
+        int off = snprintf(e, 48, "%u:%s", m->ordinal, rss_action_name(d->action));
+        if (d->n_peers) {
+            off += snprintf(e + off, 48 - (size_t)off, "(");
+            for (size_t k = 0; k < d->n_peers; k++)
+                off += snprintf(e + off, 48 - (size_t)off, "%s%u", k ? "," : "", peer_ordinal(d->peers[k]));
+            snprintf(e + off, 48 - (size_t)off, ")");
+        }
+        uint64_t gen = m->observed.generation;
+        if (d->action == RSS_ACTION_STOP) {
+            set_observed(m, RSS_ROLE_STOPPED, gen, true, sim_data_seq[m->ordinal], NULL);
+        } else {
+            set_observed(m, d->action == RSS_ACTION_SECONDARY ? RSS_ROLE_SECONDARY : RSS_ROLE_PRIMARY,
+                         gen + 1, false, 0, NULL);
+        }
+        set_last(m, d->action, d->id.epoch, d->id.seq, RSS_RESULT_OK);
+    }
+    cJSON_Delete(w->prev);
+    w->prev = cJSON_Duplicate(p->status, true);
+}
+
+static bool quiet(const struct rss_plan *p)
+{
+    for (size_t i = 0; i < p->n_patches; i++)
+        if (p->patches[i].set_desired)
+            return false;
+    return p->n_deletes == 0 && p->set_replicas < 0;
+}
+
+/* Runs plans until nothing is left to do; returns the phase reached. */
+static void sim_run(struct world *w, struct hook_log *log, bool *stopped_at_removal, char *phase, size_t size)
+{
+    for (int step = 0; step < 60; step++) {
+        struct rss_plan p;
+        run(w, &p);
+        bool q = quiet(&p);
+        snprintf(phase, size, "%s", p.phase);
+        sim_apply(w, &p, log, stopped_at_removal);
+        rss_plan_free(&p);
+        if (q)
+            return;
+        w->now += 1000;
+    }
+    fail_msg("no fixpoint after 60 plans");
+}
+
+static void log_equal(const struct hook_log *log, const char *want)
+{
+    char buf[1024] = "";
+    size_t o = 0;
+    for (size_t i = 0; i < log->n; i++)
+        o += (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%s", i ? " " : "", log->entries[i]);
+    if (strcmp(buf, want) != 0)
+        fail_msg("hooks ran '%s', want '%s'", buf, want);
+}
+
+static void test_sim_lights_out(void **state)
+{
+    (void)state;
+    /* rule 1 over a whole recovery: exactly one seed, the highest; joins in sequence order, one at a time,
+     * each with the primaries running at that moment. */
+    struct world w;
+    world_init(&w, "S100 S300 S200 S250", 0, false, 0);
+    memcpy(sim_data_seq, (uint64_t[]){100, 300, 200, 250}, 4 * sizeof(uint64_t));
+    struct hook_log log = {0};
+    bool stopped = true;
+    char phase[32];
+    sim_run(&w, &log, &stopped, phase, sizeof(phase));
+    log_equal(&log, "1:seed 3:primary(1) 2:primary(1,3) 0:primary(1,2,3)");
+    assert_string_equal(phase, "Running");
+    world_free(&w);
+}
+
+static void test_sim_lights_out_with_secondaries(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S5 S5 S9", 2, true, 0);
+    memcpy(sim_data_seq, (uint64_t[]){5, 5, 9}, 3 * sizeof(uint64_t));
+    struct hook_log log = {0};
+    bool stopped = true;
+    char phase[32];
+    sim_run(&w, &log, &stopped, phase, sizeof(phase));
+    log_equal(&log, "2:seed 0:primary(2) 1:secondary(0,2)");
+    assert_string_equal(phase, "Running");
+    world_free(&w);
+}
+
+static void test_sim_scale_3_5_3(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P P P", 0, false, 0);
+    memcpy(sim_data_seq, (uint64_t[]){0, 0, 0, 40, 30}, 5 * sizeof(uint64_t));
+    struct hook_log log = {0};
+    bool stopped = true;
+    char phase[32];
+    sim_run(&w, &log, &stopped, phase, sizeof(phase));
+    assert_int_equal(log.n, 0);
+    /* 3 -> 5: replicas raised, the new members join one at a time (sequence order: 3 then 4). */
+    rss_spec_clear(&w.spec);
+    spec_init(&w.spec, 5, 0, false, 0);
+    sim_run(&w, &log, &stopped, phase, sizeof(phase));
+    log_equal(&log, "3:primary(0,1,2) 4:primary(0,1,2,3)");
+    assert_int_equal(w.sts, 5);
+    assert_string_equal(phase, "Running");
+    /* 5 -> 3: stop 4, then 3 (highest ordinal first); replicas only lowered past stopped members. */
+    log.n = 0;
+    rss_spec_clear(&w.spec);
+    spec_init(&w.spec, 3, 0, false, 0);
+    sim_run(&w, &log, &stopped, phase, sizeof(phase));
+    log_equal(&log, "4:stop 3:stop");
+    assert_true(stopped); /* no pod was removed while its member still ran */
+    assert_int_equal(w.sts, 3);
+    assert_int_equal(w.n, 3);
+    assert_string_equal(phase, "Running");
+    world_free(&w);
+}
+
+static void test_sim_seed_fails_then_retried(void **state)
+{
+    (void)state;
+    /* rule 2 over time: the seed fails; the next seed goes to the same member, never the lower one. */
+    struct world w;
+    world_init(&w, "S100 S300 S200", 0, false, 0);
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "1:seed", "first seed");
+    struct rss_member_input *m = find(&w, 1);
+    rss_annotation_desired_clear(&m->desired);
+    rss_annotation_desired_copy(&m->desired, &patch_of(&p, 1)->desired);
+    uint64_t id = m->desired.id.seq;
+    w.prev = cJSON_Duplicate(p.status, true);
+    rss_plan_free(&p);
+    /* The seed hook fails; the agent reports the next generation, stopped, same data. */
+    set_observed(m, RSS_ROLE_STOPPED, GEN + 1, true, 300, NULL);
+    set_last(m, RSS_ACTION_SEED, EPOCH, id, RSS_RESULT_FAILED);
+    run(&w, &p);
+    expect(&p, "1:seed", "retry");
+    assert_non_null(find_event(&p, "ActionFailed"));
+    cJSON_Delete(w.prev);
+    w.prev = cJSON_Duplicate(p.status, true);
+    rss_plan_free(&p);
+    /* Now its sequence hook prints garbage: wait; even with minimumMembers the lower one never seeds. */
+    set_observed(m, RSS_ROLE_STOPPED, GEN + 2, false, 0,
+                 "sequence output 'x' is not an unsigned decimal integer");
+    set_last(m, RSS_ACTION_SEED, EPOCH, id + 1, RSS_RESULT_FAILED);
+    w.spec.min_members = 2;
+    run(&w, &p);
+    expect(&p, "", "no fallback");
+    assert_true(find_event(&p, "SeedFallbackRefused")->type == RSS_EVENT_WARNING);
+    assert_non_null(find_event(&p, "SequenceError"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+static void test_sim_seed_dies_new_recovery(void **state)
+{
+    (void)state;
+    /* Trace 4: the seed runs, then dies before anyone joined: no primary into that cluster; a new recovery
+     * waits for the seed's new report and seeds the highest again. */
+    struct world w;
+    world_init(&w, "P S100 S200", 0, false, 0);
+    struct rss_plan p;
+    run(&w, &p);
+    w.prev = cJSON_Duplicate(p.status, true);
+    rss_plan_free(&p);
+    set_observed(find(&w, 0), RSS_ROLE_STOPPED, GEN + 1, false, 0, NULL);
+    run(&w, &p);
+    expect(&p, "", "seed died, no report yet");
+    assert_string_equal(p.phase, "Recovering");
+    cJSON_Delete(w.prev);
+    w.prev = cJSON_Duplicate(p.status, true);
+    rss_plan_free(&p);
+    find(&w, 0)->observed.has_sequence = true;
+    find(&w, 0)->observed.sequence = 500;
+    run(&w, &p);
+    expect(&p, "0:seed", "new recovery");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_recovery_table),
+        cmocka_unit_test(test_running_table),
+        cmocka_unit_test(test_tie_2_vs_10),
+        cmocka_unit_test(test_seed_targets_generation),
+        cmocka_unit_test(test_newer_generation_voids),
+        cmocka_unit_test(test_old_seed_not_reexecuted),
+        cmocka_unit_test(test_unresolved_table),
+        cmocka_unit_test(test_unresolved_elsewhere_blocks_seed),
+        cmocka_unit_test(test_fence_before_deciding),
+        cmocka_unit_test(test_fence_keeps_pending_start),
+        cmocka_unit_test(test_deposed),
+        cmocka_unit_test(test_action_ids),
+        cmocka_unit_test(test_failover_after_crash),
+        cmocka_unit_test(test_repeated_failure_deletes_pod),
+        cmocka_unit_test(test_failed_member_stop_then_delete),
+        cmocka_unit_test(test_failures_reset_when_stable),
+        cmocka_unit_test(test_create_and_scale_up),
+        cmocka_unit_test(test_scale_down_table),
+        cmocka_unit_test(test_paused),
+        cmocka_unit_test(test_labels),
+        cmocka_unit_test(test_status),
+        cmocka_unit_test(test_wait_event_not_repeated),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_sim_lights_out),
+        cmocka_unit_test(test_sim_lights_out_with_secondaries),
+        cmocka_unit_test(test_sim_scale_3_5_3),
+        cmocka_unit_test(test_sim_seed_fails_then_retried),
+        cmocka_unit_test(test_sim_seed_dies_new_recovery),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
