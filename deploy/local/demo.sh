@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# demo.sh -- the README's main command: a 3-node test world with rssd, the dummy app, a lights-out and its recovery, as a timeline.
+#
+# Usage (as root, on Debian bookworm): deploy/local/demo.sh [--keep]
+#   Installs what is missing (apt-get), builds into build/ (RSS_BUILD_DIR), starts a 3-node test world
+#   (docs/testing.md) in /tmp/rss-world (RSS_WORLD_DIR), applies deploy/ with kubectl as a user would,
+#   creates apps/dummy, writes data, cuts the power of every node, and shows who came back first and why.
+#   Leaves nothing running, unless --keep: then the world stays up and the script says how to explore it.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+
+keep=0
+for a in "$@"; do
+    case $a in
+    --keep) keep=1 ;;
+    -h | --help)
+        sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//'
+        exit 0
+        ;;
+    *)
+        echo "demo: unknown argument $a (try --help)" >&2
+        exit 2
+        ;;
+    esac
+done
+if [ "$(id -u)" != 0 ]; then
+    echo "demo: run as root (it starts private containerds, mounts and runc containers)" >&2
+    exit 1
+fi
+
+t_start=$(date +%s%3N)
+bold() { if [ -t 1 ]; then printf '\033[1m%s\033[0m\n' "$*"; else printf '%s\n' "$*"; fi; }
+secs() { # MS -> "1.234 s"
+    printf '%d.%03d s' $(($1 / 1000)) $(($1 % 1000))
+}
+step_t0=0
+step() {
+    step_t0=$(date +%s%3N)
+    bold "==> $*"
+}
+took() { echo "    ($(secs $(($(date +%s%3N) - step_t0))))"; }
+
+step "Packages"
+# shellcheck source=../../tests/lib/packages.sh
+source "$top/tests/lib/packages.sh"
+rss_install_packages demo
+took
+
+build=${RSS_BUILD_DIR:-$top/build}
+step "Building into $build"
+cmake -S "$top" -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" -j"$(nproc)" >"$build.demo-build.log" 2>&1 || {
+    tail -n 30 "$build.demo-build.log" >&2
+    echo "demo: build failed (full log: $build.demo-build.log)" >&2
+    exit 1
+}
+rm -f "$build.demo-build.log"
+took
+
+export RSS_BUILD_DIR=$build
+world_dir=${RSS_WORLD_DIR:-/tmp/rss-world}
+if [ -e "$world_dir/.rss-world" ] && [ -e "$world_dir/kubesim.pid" ]; then
+    read -r p _ <"$world_dir/kubesim.pid" || true
+    if [ -n "${p:-}" ] && [ -d "/proc/$p" ]; then
+        echo "demo: a world is already up in $world_dir; take it down first: tests/world/world down" >&2
+        exit 1
+    fi
+fi
+export RSS_WORLD_DIR_OVERRIDE=$world_dir
+E2E_KEEP=$keep
+# shellcheck source=../../tests/e2e/lib.sh
+source "$top/tests/e2e/lib.sh"
+
+step "Starting a 3-node test world and applying deploy/ (namespace, CRD, RBAC, DaemonSet)"
+e2e_up 3
+echo "    nodes: $(k get nodes --no-headers | awk '{print $1 "=" $2}' | tr '\n' ' ')"
+echo "    rssd:  $(rssd_pods_json | jq -r '.items[] | "\(.metadata.name)@\(.spec.nodeName)"' | tr '\n' ' ')"
+echo "    leader: $(leader_holder) (Lease rssd-system/rssd-leader)"
+took
+
+R=dummy
+step "Creating the dummy app (apps/dummy/rss.yaml: 3 members, anti-affinity)"
+k apply -f "$top/apps/dummy/rss.yaml" >/dev/null
+wait_until 120 "$R Running" rss_running "$R" 3
+k get rss "$R"
+took
+
+step "Writing data (through the runtime, as a client would): the members drift apart"
+write() { # ordinal count
+    local m node id
+    m=$(member "$R" "$1")
+    node=$(member_node "$R" "$1")
+    id=$("$WORLD" crictl "$node" find "$NS" "$m" dummy)
+    "$WORLD" crictl "$node" exec "$id" /hooks/write "$2" >/dev/null
+}
+for i in 0 1 2; do write $i 100; done
+write 2 20 # member 2 took the last writes before the power cut
+write 0 7
+for i in 0 1 2; do
+    echo "    $(member "$R" $i) on $(member_node "$R" $i): $(wc -l <"$(claim_dir "$R" $i)/writes") writes"
+done
+took
+
+step "Lights-out: every node loses power, then comes back"
+power_off_all
+echo "    all 3 nodes off: kubelets, rssd and every container killed; data stays on the volumes"
+sleep 2
+mark=$(now)
+t_on=$(date +%s%3N)
+power_on_all
+echo "    all 3 nodes on again"
+took
+step "Recovery"
+wait_until 180 "$R Running after the lights-out" rss_running "$R" 3
+took
+
+ms_of() { date -u -d "$1" +%s%3N; }
+rel() { # ISO -> "+1.234 s" after the power came back
+    local d=$(($(ms_of "$1") - t_on))
+    if [ $d -lt 0 ]; then printf -- '-%s' "$(secs $((-d)))"; else printf '+%s' "$(secs $d)"; fi
+}
+echo
+bold "Timeline after the power came back (from each member's /data/hooks.log, the ground truth)"
+lines=$(hook_lines "$mark" "$R" sequence seed primary secondary stop)
+while read -r t pod hook rest; do
+    [ -n "${t:-}" ] || continue
+    case $hook in
+    sequence) what="reports sequence $(sed -n 's/.* out=\([^ ]*\).*/\1/p' <<<"$rest")" ;;
+    seed) what="SEEDS: bootstraps the cluster ($rest)" ;;
+    *) what="starts as $hook, joining ${rest% rc=*} (${rest##* })" ;;
+    esac
+    printf '  %-10s %-12s %s\n' "$(rel "$t")" "$pod" "$what"
+done <<<"$lines"
+echo
+bold "Summary"
+for i in 0 1 2; do
+    s=$(hook_lines "$mark" "$R" sequence | awk -v p="$(member "$R" $i)" '$2 == p {v=$5} END {sub("out=", "", v); print v}')
+    echo "  $(member "$R" $i): sequence ${s:-?}"
+done
+seedl=$(hook_lines "$mark" "$R" seed | head -1)
+echo "  seeded: $(awk '{print $2}' <<<"$seedl") at $(rel "$(awk '{print $1}' <<<"$seedl")")"
+why=$(events_since "$mark" SeedChosen "$R" | tail -1)
+echo "  why (Event SeedChosen): ${why#* SeedChosen }"
+echo "  joined, in order: $(hook_lines "$mark" "$R" primary secondary | sed 's/^[^ ]* \([^ ]*\) [^ ]* args=\(\[[^]]*\]\).*/\1 with peers \2;/' | tr '\n' ' ')"
+last_seq=$(hook_lines "$mark" "$R" sequence | awk '{print $2, $1}' | sort -u -k1,1 | awk '{print $2}' | sort | tail -1)
+last_join=$(hook_lines "$mark" "$R" primary secondary | tail -1 | awk '{print $1}')
+echo "  power on -> all members reported: $(rel "$last_seq")"
+echo "  all reported -> seed done:        $(secs $(($(ms_of "$(awk '{print $1}' <<<"$seedl")") - $(ms_of "$last_seq"))))"
+echo "  seed done -> last join done:      $(secs $(($(ms_of "$last_join") - $(ms_of "$(awk '{print $1}' <<<"$seedl")"))))"
+echo "  status now: $(k get rss "$R" --no-headers)"
+echo "  whole demo: $(secs $(($(date +%s%3N) - t_start)))"
+
+if [ "$keep" = 1 ]; then
+    echo
+    bold "The world stays up (--keep). Explore it:"
+    cat <<EOF
+  export KUBECONFIG=$KC
+  kubectl get rss,statefulsets,pods -o wide
+  kubectl get rss $R -o yaml                  # status: members, phase, per-member sequence and last hook
+  kubectl get events --sort-by=.lastTimestamp # every decision and why
+  kubectl get lease -n rssd-system            # the leader Lease and the agents' heartbeats
+  cat $RSS_WORLD_DIR/pv/default/data-rss-dummy-*/hooks.log
+  RSS_WORLD_DIR=$RSS_WORLD_DIR tests/world/world lights-out   # another power cut
+  RSS_WORLD_DIR=$RSS_WORLD_DIR tests/world/world status
+  RSS_WORLD_DIR=$RSS_WORLD_DIR tests/world/world down         # when you are done
+EOF
+fi
