@@ -198,10 +198,10 @@ status='{"status":{"phase":"Running","reason":"Recovered","message":"3 of 3 memb
    "lastTransitionTime":"2026-01-01T00:00:00Z","observedGeneration":1}],
  "members":{"ready":["rss-dummy-0","rss-dummy-1","rss-dummy-2"],"unready":[],
    "primary":["rss-dummy-0","rss-dummy-1","rss-dummy-2"],"secondary":[],"failed":[]},
- "memberStatuses":[{"name":"rss-dummy-0","node":"node-1","ordinal":0,"containerID":"containerd://abc",
+ "memberStatus":[{"name":"rss-dummy-0","node":"node-1","ordinal":0,"podUID":"u-0","generation":2,
    "sequence":"18446744073709551615","role":"primary","lastHook":"seed","lastResult":"ok","lastExitCode":0,
-   "lastTime":"2026-01-01T00:00:00Z","epoch":4}],
- "lastRecovery":{"seed":"rss-dummy-0","sequence":"18446744073709551615"}}}'
+   "lastActionId":"4-1","failures":0}],
+ "recovery":{"seedOrdinal":0,"seedSequence":"18446744073709551615"},"lastActionSeq":1,"epoch":4}}'
 run "patch the status subresource" k patch rss dummy --subresource=status --type=merge -p "$status"
 got=$(k get rss dummy -o json)
 same_json "status stored without pruning" "$(jq .status <<<"$status")" "$(jq .status <<<"$got")"
