@@ -1,0 +1,48 @@
+/* leader.h -- the leader role: owns each RSS's Service and StatefulSet, plans and applies.
+ *
+ * While this instance leads (rss_election_leading() true with the same epoch) the leader watches
+ * RSS objects and member pods cluster-wide, StatefulSets, and the node heartbeat Leases
+ * `rssd-node-<node>` in `ns`. On every relevant event (and at least every spec.reconcileInterval)
+ * it takes one consistent LIST of the member pods of each RSS, runs the pure planner
+ * (rss_planner_plan) and applies the plan in order: fencing first (rule 9), then desired
+ * annotations as CAS merge patches, labels, StatefulSet replicas, pod deletes, /status, Events.
+ * Before EVERY write it re-checks rss_election_leading() with the same epoch and stops at once
+ * otherwise (rule 4). See docs/leader.md.
+ */
+#ifndef RSS_LEADER_H
+#define RSS_LEADER_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rss/election.h"
+#include "rss/error.h"
+#include "rss/kube.h"
+
+struct rss_leader;
+
+struct rss_leader_config {
+    struct rss_kube *kube;         /* borrowed; must outlive the leader */
+    struct rss_election *election; /* borrowed; consulted before every write */
+    const char *ns;                /* rssd's own namespace: node heartbeat Leases live here */
+    long fence_timeout_ms;         /* the agents' self-fencing timeout; 0 = 30000. A node whose
+                                      heartbeat expired longer ago than this plus a margin counts as
+                                      dead (its members must have self-fenced). */
+};
+
+/* Creates a leader (copies the strings). Does no I/O. Errors: RSS_E_INVALID (missing kube,
+ * election or ns). */
+int rss_leader_new(const struct rss_leader_config *cfg, struct rss_leader **ret, rss_error_t *err);
+
+/* Leads term `epoch`: blocks, watching and reconciling every RSS, until *stop becomes true, or
+ * rss_election_leading() turns false or reports another epoch, or a plan says we are deposed (a pod
+ * carries a newer epoch). Returns 0 in all those cases; negative only for errors that make leading
+ * impossible (e.g. RSS_E_INVALID for epoch < 0). API errors are retried, never returned. No write is
+ * sent once leadership is lost. Call again for a new term. */
+int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop, rss_error_t *err);
+
+/* Frees it. Accepts NULL. rss_leader_run must have returned. */
+void rss_leader_free(struct rss_leader *l);
+
+#endif

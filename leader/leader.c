@@ -1,0 +1,462 @@
+/* leader.c -- the leader's run loop: watches feed a dirty set, the loop reconciles each dirty RSS. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "leader_internal.h"
+#include "rss/cleanup.h"
+#include "rss/kube.h"
+#include "rss/log.h"
+
+#define WAKE_MS     200   /* the loop re-checks stop and the election at least this often */
+#define RETRY_MS    1000  /* after an API error, the RSS is tried again this soon */
+#define MAX_FULL_MS 60000 /* a full pass over every RSS at least this often */
+#define MIN_FULL_MS 500
+#define MAX_NODES   4096
+#define MAX_DIRTY   4096
+
+struct node_beat {
+    char *node;
+    int64_t renew_ms, duration_ms;
+};
+
+struct rss_leader {
+    struct rss_kube *kube;
+    struct rss_election *election;
+    char *ns;
+    long fence_ms;
+    struct rss_leader_events events;
+
+    /* Shared with the watch threads, under mu. */
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    char **dirty; /* "ns/name" of RSSs to reconcile */
+    size_t n_dirty;
+    bool all_dirty;
+    struct node_beat *nodes; /* last heartbeat per node, to wake when one expires */
+    size_t n_nodes;
+    atomic_bool wstop;
+};
+
+int rss_leader_new(const struct rss_leader_config *cfg, struct rss_leader **ret, rss_error_t *err)
+{
+    if (!cfg || !cfg->kube || !cfg->election || !cfg->ns || !*cfg->ns)
+        return rss_error_make(err, RSS_E_INVALID, 0, "leader: kube, election and namespace are required");
+    struct rss_leader *l = rss_xcalloc(1, sizeof(*l));
+    l->kube = cfg->kube;
+    l->election = cfg->election;
+    l->ns = rss_xstrdup(cfg->ns);
+    l->fence_ms = cfg->fence_timeout_ms > 0 ? cfg->fence_timeout_ms : 30000;
+    rss_leader_events_init(&l->events, 1024);
+    pthread_mutex_init(&l->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&l->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    *ret = l;
+    return 0;
+}
+
+static void clear_dirty(struct rss_leader *l)
+{
+    for (size_t i = 0; i < l->n_dirty; i++)
+        free(l->dirty[i]);
+    free(l->dirty);
+    l->dirty = NULL;
+    l->n_dirty = 0;
+}
+
+static void clear_nodes(struct rss_leader *l)
+{
+    for (size_t i = 0; i < l->n_nodes; i++)
+        free(l->nodes[i].node);
+    free(l->nodes);
+    l->nodes = NULL;
+    l->n_nodes = 0;
+}
+
+void rss_leader_free(struct rss_leader *l)
+{
+    if (!l)
+        return;
+    clear_dirty(l);
+    clear_nodes(l);
+    rss_leader_events_clear(&l->events);
+    pthread_mutex_destroy(&l->mu);
+    pthread_cond_destroy(&l->cv);
+    free(l->ns);
+    free(l);
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Marks one RSS dirty (lock held). A flood beyond MAX_DIRTY degrades to a full pass. */
+static void mark_locked(struct rss_leader *l, const char *ns, const char *name)
+{
+    if (!ns || !name)
+        return;
+    _cleanup_free_ char *key = rss_xasprintf("%s/%s", ns, name);
+    for (size_t i = 0; i < l->n_dirty; i++)
+        if (!strcmp(l->dirty[i], key))
+            return;
+    if (l->n_dirty >= MAX_DIRTY) {
+        l->all_dirty = true;
+        return;
+    }
+    l->dirty = rss_xrealloc(l->dirty, (l->n_dirty + 1) * sizeof(*l->dirty));
+    l->dirty[l->n_dirty++] = TAKE_PTR(key);
+}
+
+static const char *md_str(const cJSON *obj, const char *key)
+{
+    return cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), key));
+}
+
+static const char *owner_label(const cJSON *obj)
+{
+    const cJSON *labels =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "labels");
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels, RSS_LEADER_LABEL_NAME));
+}
+
+/* RSS objects: the object itself. Pods and StatefulSets: the RSS named by their label. */
+static int on_rss(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
+{
+    (void)err;
+    struct rss_leader *l = ud;
+    pthread_mutex_lock(&l->mu);
+    if (ev == RSS_KUBE_SYNC_END)
+        l->all_dirty = true; /* a re-list may have missed deletions and changes */
+    else if (obj && ev != RSS_KUBE_SYNC_BEGIN)
+        mark_locked(l, md_str(obj, "namespace"), md_str(obj, "name"));
+    pthread_cond_signal(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+    return 0;
+}
+
+static int on_member(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
+{
+    (void)err;
+    struct rss_leader *l = ud;
+    pthread_mutex_lock(&l->mu);
+    if (ev == RSS_KUBE_SYNC_END)
+        l->all_dirty = true;
+    else if (obj && ev != RSS_KUBE_SYNC_BEGIN)
+        mark_locked(l, md_str(obj, "namespace"), owner_label(obj));
+    pthread_cond_signal(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+    return 0;
+}
+
+/* Heartbeat Leases are renewed every ~2 s per node: waking every RSS on each renewal would be a
+ * full pass per renewal. Only a change of liveness matters: a new or vanished node, or a renewal of
+ * a Lease that had expired. Expiries without any event are caught by the loop's timer (next_expiry). */
+static int on_lease(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
+{
+    (void)err;
+    struct rss_leader *l = ud;
+    const char *name = obj ? md_str(obj, "name") : NULL;
+    if (ev != RSS_KUBE_SYNC_END &&
+        (!name || strncmp(name, RSS_LEADER_NODE_PREFIX, strlen(RSS_LEADER_NODE_PREFIX))))
+        return 0;
+    pthread_mutex_lock(&l->mu);
+    if (ev == RSS_KUBE_SYNC_END || ev == RSS_KUBE_SYNC_BEGIN) {
+        l->all_dirty = true;
+    } else {
+        const char *node = name + strlen(RSS_LEADER_NODE_PREFIX);
+        struct node_beat *nb = NULL;
+        for (size_t i = 0; i < l->n_nodes; i++)
+            if (!strcmp(l->nodes[i].node, node))
+                nb = &l->nodes[i];
+        int64_t now = rss_leader_now_ms();
+        _cleanup_json_ cJSON *list = cJSON_CreateObject();
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(list, "items"), cJSON_Duplicate(obj, true));
+        bool alive;
+        int64_t renew;
+        rss_leader_node_liveness(list, node, now, &alive, &renew);
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "spec"),
+                                                          "leaseDurationSeconds");
+        int64_t dur = cJSON_IsNumber(d) ? (int64_t)(d->valuedouble * 1000) : 0;
+        if (ev == RSS_KUBE_DELETED) {
+            if (nb) {
+                free(nb->node);
+                *nb = l->nodes[--l->n_nodes];
+            }
+            l->all_dirty = true;
+        } else if (!nb) {
+            if (l->n_nodes < MAX_NODES) {
+                l->nodes = rss_xrealloc(l->nodes, (l->n_nodes + 1) * sizeof(*l->nodes));
+                l->nodes[l->n_nodes++] = (struct node_beat){rss_xstrdup(node), renew, dur};
+            }
+            l->all_dirty = true;
+        } else {
+            bool was_alive = nb->renew_ms + nb->duration_ms > now;
+            if (was_alive != alive)
+                l->all_dirty = true;
+            nb->renew_ms = renew;
+            nb->duration_ms = dur;
+        }
+    }
+    pthread_cond_signal(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+    return 0;
+}
+
+/* The next wall-clock moment a node's liveness changes by itself: its Lease expires, or it has been
+ * silent past the fence timeout + margin (lock held). INT64_MAX when none. */
+static int64_t next_expiry_locked(struct rss_leader *l, int64_t now, int64_t dead_after)
+{
+    int64_t best = INT64_MAX;
+    for (size_t i = 0; i < l->n_nodes; i++) {
+        int64_t t[2] = {l->nodes[i].renew_ms + l->nodes[i].duration_ms, l->nodes[i].renew_ms + dead_after};
+        for (int k = 0; k < 2; k++)
+            if (t[k] > now && t[k] < best)
+                best = t[k];
+    }
+    return best;
+}
+
+struct watch_arg {
+    struct rss_leader *l;
+    char *path;
+    const char *label_selector;
+    rss_kube_watch_fn fn;
+    pthread_t thread;
+    bool started;
+};
+
+static void *watch_main(void *p)
+{
+    struct watch_arg *w = p;
+    while (!atomic_load(&w->l->wstop)) {
+        struct rss_kube_watch_opts o = {.label_selector = w->label_selector, .stop = &w->l->wstop};
+        _cleanup_error_ rss_error_t err = NULL;
+        if (rss_kube_watch(w->l->kube, w->path, &o, w->fn, w->l, &err) < 0) {
+            /* E.g. the CRD is not installed yet: keep trying, the periodic pass covers the gap. */
+            rss_log_error(RSS_LOG_WARN, &err, "leader watch %s", w->path);
+            for (int i = 0; i < 10 && !atomic_load(&w->l->wstop); i++)
+                nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL);
+        }
+    }
+    return NULL;
+}
+
+struct pass {
+    int64_t min_interval_ms; /* smallest reconcileInterval seen */
+    bool retry;              /* something failed or did not settle: come back soon */
+};
+
+static int reconcile_one(struct rss_leader *l, const struct rss_leader_ctx *ctx, const cJSON *cr,
+                         const cJSON *leases, struct pass *ps)
+{
+    const cJSON *ri =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "spec"), "reconcileInterval");
+    uint64_t iv = 60000;
+    rss_error_t perr = NULL;
+    if (cJSON_IsString(ri) && rss_spec_parse_duration(ri->valuestring, &iv, &perr) < 0)
+        iv = 60000;
+    else if (cJSON_IsNumber(ri) && ri->valuedouble > 0)
+        iv = (uint64_t)(ri->valuedouble * 1000);
+    rss_error_release(&perr);
+    if ((int64_t)iv < ps->min_interval_ms)
+        ps->min_interval_ms = (int64_t)iv;
+
+    _cleanup_error_ rss_error_t err = NULL;
+    int r = rss_leader_reconcile(ctx, cr, leases, l->fence_ms + RSS_LEADER_FENCE_MARGIN, &err);
+    if (r < 0) {
+        rss_log_error(RSS_LOG_WARN, &err, "reconcile %s/%s (will retry)", md_str(cr, "namespace"),
+                      md_str(cr, "name"));
+        ps->retry = true;
+        return RSS_LEADER_DONE;
+    }
+    if (r == RSS_LEADER_REPLAN)
+        ps->retry = true;
+    return r;
+}
+
+static int list_leases(struct rss_leader *l, cJSON **leases, rss_error_t *err)
+{
+    _cleanup_free_ char *path = rss_kube_path("coordination.k8s.io/v1", l->ns, "leases", NULL, NULL);
+    return rss_kube_list(l->kube, path, NULL, leases, err);
+}
+
+/* One pass: every RSS (all) or the dirty ones. Returns DONE, DEPOSED or LOST. */
+static int run_pass(struct rss_leader *l, const struct rss_leader_ctx *ctx, bool all, char **keys,
+                    size_t n_keys, struct pass *ps)
+{
+    _cleanup_error_ rss_error_t err = NULL;
+    _cleanup_json_ cJSON *leases = NULL;
+    if (list_leases(l, &leases, &err) < 0) {
+        /* Without heartbeats every node looks silent-but-not-dead: the planner waits. Retry soon. */
+        rss_log_error(RSS_LOG_WARN, &err, "list heartbeat leases in %s", l->ns);
+        ps->retry = true;
+        return RSS_LEADER_DONE;
+    }
+    if (all) {
+        _cleanup_free_ char *path = rss_kube_path(RSS_LEADER_RSS_GV, NULL, RSS_LEADER_RSS_PLURAL, NULL, NULL);
+        _cleanup_json_ cJSON *list = NULL;
+        if (rss_kube_list(l->kube, path, NULL, &list, &err) < 0) {
+            rss_log_error(RSS_LOG_WARN, &err, "list replicatedstatefulsets");
+            ps->retry = true;
+            return RSS_LEADER_DONE;
+        }
+        const cJSON *cr;
+        cJSON_ArrayForEach(cr, cJSON_GetObjectItemCaseSensitive(list, "items"))
+        {
+            if (!rss_leader_still_leading(ctx))
+                return RSS_LEADER_LOST;
+            int r = reconcile_one(l, ctx, cr, leases, ps);
+            if (r == RSS_LEADER_DEPOSED || r == RSS_LEADER_LOST)
+                return r;
+        }
+        return RSS_LEADER_DONE;
+    }
+    for (size_t i = 0; i < n_keys; i++) {
+        if (!rss_leader_still_leading(ctx))
+            return RSS_LEADER_LOST;
+        char *slash = strchr(keys[i], '/');
+        if (!slash)
+            continue;
+        *slash = '\0';
+        _cleanup_free_ char *path =
+            rss_kube_path(RSS_LEADER_RSS_GV, keys[i], RSS_LEADER_RSS_PLURAL, slash + 1, NULL);
+        *slash = '/';
+        _cleanup_json_ cJSON *cr = NULL;
+        if (rss_kube_get(l->kube, path, &cr, &err) < 0) {
+            if (rss_error_code(err) != RSS_E_NOT_FOUND) {
+                rss_log_error(RSS_LOG_WARN, &err, "get %s", path);
+                ps->retry = true;
+            }
+            rss_error_release(&err);
+            continue;
+        }
+        int r = reconcile_one(l, ctx, cr, leases, ps);
+        if (r == RSS_LEADER_DEPOSED || r == RSS_LEADER_LOST)
+            return r;
+    }
+    return RSS_LEADER_DONE;
+}
+
+static void wait_ms(struct rss_leader *l, int64_t ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (ms % 1000) * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&l->cv, &l->mu, &ts);
+}
+
+int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop, rss_error_t *err)
+{
+    if (epoch < 0 || !stop)
+        return rss_error_make(err, RSS_E_INVALID, 0, "leader: bad epoch %lld or no stop flag",
+                              (long long)epoch);
+    struct rss_leader_ctx ctx = {.kube = l->kube,
+                                 .election = l->election,
+                                 .epoch = epoch,
+                                 .identity = rss_election_identity(l->election),
+                                 .events = &l->events};
+    rss_log_info("leading with epoch %lld: fencing every member before deciding", (long long)epoch);
+
+    pthread_mutex_lock(&l->mu);
+    clear_dirty(l);
+    clear_nodes(l);
+    l->all_dirty = true; /* rule 9: every RSS is fenced first, so every RSS is planned at once */
+    pthread_mutex_unlock(&l->mu);
+    atomic_store(&l->wstop, false);
+
+    struct watch_arg w[4] = {
+        {.l = l,
+         .path = rss_kube_path(RSS_LEADER_RSS_GV, NULL, RSS_LEADER_RSS_PLURAL, NULL, NULL),
+         .fn = on_rss},
+        {.l = l,
+         .path = rss_kube_path("v1", NULL, "pods", NULL, NULL),
+         .label_selector = RSS_LEADER_LABEL_NAME,
+         .fn = on_member},
+        {.l = l,
+         .path = rss_kube_path("apps/v1", NULL, "statefulsets", NULL, NULL),
+         .label_selector = RSS_LEADER_LABEL_NAME,
+         .fn = on_member},
+        {.l = l,
+         .path = rss_kube_path("coordination.k8s.io/v1", l->ns, "leases", NULL, NULL),
+         .fn = on_lease},
+    };
+    for (size_t i = 0; i < 4; i++) {
+        int e = pthread_create(&w[i].thread, NULL, watch_main, &w[i]);
+        if (e)
+            rss_log_warn("leader: cannot start a watch thread (%s): periodic passes only", strerror(e));
+        w[i].started = e == 0;
+    }
+
+    int64_t dead_after = l->fence_ms + RSS_LEADER_FENCE_MARGIN;
+    int64_t next_full = 0; /* monotonic ms */
+    int outcome = RSS_LEADER_DONE;
+    while (!atomic_load(stop)) {
+        if (!rss_leader_still_leading(&ctx)) {
+            outcome = RSS_LEADER_LOST;
+            break;
+        }
+        pthread_mutex_lock(&l->mu);
+        int64_t now = mono_ms(), wall = rss_leader_now_ms();
+        int64_t expiry = next_expiry_locked(l, wall, dead_after);
+        if (!l->all_dirty && !l->n_dirty) {
+            int64_t wake = WAKE_MS;
+            if (next_full - now < wake)
+                wake = next_full - now;
+            if (expiry != INT64_MAX && expiry - wall + 1 < wake)
+                wake = expiry - wall + 1;
+            if (wake > 0)
+                wait_ms(l, wake);
+            now = mono_ms();
+            wall = rss_leader_now_ms();
+        }
+        bool all = l->all_dirty || now >= next_full || (expiry != INT64_MAX && wall >= expiry);
+        char **keys = l->dirty;
+        size_t n_keys = l->n_dirty;
+        l->dirty = NULL;
+        l->n_dirty = 0;
+        l->all_dirty = false;
+        pthread_mutex_unlock(&l->mu);
+
+        if (all || n_keys) {
+            struct pass ps = {.min_interval_ms = MAX_FULL_MS};
+            outcome = run_pass(l, &ctx, all, keys, n_keys, &ps);
+            if (all) {
+                int64_t iv = ps.min_interval_ms < MIN_FULL_MS ? MIN_FULL_MS : ps.min_interval_ms;
+                next_full = mono_ms() + iv;
+            }
+            if (ps.retry && next_full > mono_ms() + RETRY_MS)
+                next_full = mono_ms() + RETRY_MS;
+        }
+        for (size_t i = 0; i < n_keys; i++)
+            free(keys[i]);
+        free(keys);
+        if (outcome == RSS_LEADER_DEPOSED || outcome == RSS_LEADER_LOST)
+            break;
+    }
+
+    atomic_store(&l->wstop, true);
+    for (size_t i = 0; i < 4; i++) {
+        if (w[i].started)
+            pthread_join(w[i].thread, NULL);
+        free(w[i].path);
+    }
+    rss_log_info("stopped leading epoch %lld (%s)", (long long)epoch,
+                 atomic_load(stop)               ? "stop requested"
+                 : outcome == RSS_LEADER_DEPOSED ? "deposed by a newer epoch"
+                                                 : "lost the lease");
+    return 0;
+}

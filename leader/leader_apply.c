@@ -1,0 +1,256 @@
+/* leader_apply.c -- applies a plan in order, re-checking the election before every single write. */
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "leader_internal.h"
+#include "rss/annotation.h"
+#include "rss/cleanup.h"
+#include "rss/election.h"
+#include "rss/kube.h"
+#include "rss/log.h"
+
+int64_t rss_leader_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+bool rss_leader_still_leading(const struct rss_leader_ctx *ctx)
+{
+    int64_t e = -1;
+    return rss_election_leading(ctx->election, &e) && e == ctx->epoch;
+}
+
+cJSON *rss_leader_pod_patch(const struct rss_plan_patch *p)
+{
+    cJSON *patch = cJSON_CreateObject();
+    cJSON *md = cJSON_AddObjectToObject(patch, "metadata");
+    /* The CAS (rule 9): the pod must still be the version the decision was made from. */
+    if (p->resource_version)
+        cJSON_AddStringToObject(md, "resourceVersion", p->resource_version);
+    if (p->set_desired) {
+        _cleanup_free_ char *d = rss_annotation_desired_encode(&p->desired);
+        cJSON *ann = cJSON_AddObjectToObject(md, "annotations");
+        cJSON_AddStringToObject(ann, RSS_ANNOTATION_DESIRED, d);
+    }
+    if (p->set_active_label >= 0) {
+        cJSON *labels = cJSON_AddObjectToObject(md, "labels");
+        cJSON_AddStringToObject(labels, RSS_LABEL_ACTIVE, p->set_active_label ? "true" : "false");
+    }
+    return patch;
+}
+
+cJSON *rss_leader_status_patch(const cJSON *status, const cJSON *prev)
+{
+    if (!status)
+        return NULL;
+    cJSON *next = cJSON_Duplicate(status, true);
+    /* The printer column "Primaries" needs a number; the planner lists names. */
+    const cJSON *prim =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(status, "members"), "primary");
+    cJSON_DeleteItemFromObjectCaseSensitive(next, "primaries");
+    cJSON_AddNumberToObject(next, "primaries", cJSON_IsArray(prim) ? cJSON_GetArraySize(prim) : 0);
+    if (cJSON_IsObject(prev) && cJSON_Compare(next, prev, true)) {
+        cJSON_Delete(next);
+        return NULL; /* no write: a status write wakes our own RSS watch */
+    }
+    /* A merge patch keeps keys it does not mention: remove what the planner dropped (e.g. the
+     * recovery pin once a primary runs). */
+    const cJSON *k;
+    cJSON_ArrayForEach(k, prev)
+    {
+        if (k->string && !cJSON_HasObjectItem(next, k->string))
+            cJSON_AddNullToObject(next, k->string);
+    }
+    cJSON *patch = cJSON_CreateObject();
+    cJSON_AddItemToObject(patch, "status", next);
+    return patch;
+}
+
+static char *rss_item_path(const struct rss_spec *spec)
+{
+    return rss_kube_path(RSS_LEADER_RSS_GV, spec->ns, RSS_LEADER_RSS_PLURAL, spec->name, NULL);
+}
+
+/* A lost CAS or a vanished object: our view was stale, plan again from a fresh LIST. */
+static bool stale_view(rss_error_t err)
+{
+    enum rss_errc c = rss_error_code(err);
+    return c == RSS_E_CONFLICT || c == RSS_E_NOT_FOUND || c == RSS_E_EXISTS;
+}
+
+static int apply_patches(const struct rss_leader_ctx *ctx, const struct rss_spec *spec,
+                         const struct rss_plan *plan, rss_error_t *err)
+{
+    for (size_t i = 0; i < plan->n_patches; i++) {
+        const struct rss_plan_patch *p = &plan->patches[i];
+        if (!rss_leader_still_leading(ctx))
+            return RSS_LEADER_LOST;
+        _cleanup_json_ cJSON *patch = rss_leader_pod_patch(p);
+        _cleanup_free_ char *path = rss_kube_path("v1", spec->ns, "pods", p->pod, NULL);
+        if (rss_kube_merge_patch(ctx->kube, path, patch, NULL, err) < 0) {
+            if (stale_view(*err)) {
+                rss_log_error(RSS_LOG_INFO, err, "%s/%s: pod %s changed under the plan, re-planning",
+                              spec->ns, spec->name, p->pod);
+                return RSS_LEADER_REPLAN;
+            }
+            return rss_error_wrap(err, "patch pod %s", p->pod);
+        }
+        if (p->set_desired)
+            rss_log_info("%s/%s: %s desired %s (epoch %llu, generation %llu)%s%s", spec->ns, spec->name,
+                         p->pod, rss_action_name(p->desired.action), (unsigned long long)p->desired.epoch,
+                         (unsigned long long)p->desired.generation, p->desired.reason ? ": " : "",
+                         p->desired.reason ? p->desired.reason : "");
+    }
+    return RSS_LEADER_DONE;
+}
+
+static int apply_statefulset(const struct rss_leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
+                             const struct rss_plan *plan, rss_error_t *err)
+{
+    if (!plan->create_statefulset && plan->set_replicas < 0)
+        return RSS_LEADER_DONE;
+    if (!rss_leader_still_leading(ctx))
+        return RSS_LEADER_LOST;
+    _cleanup_free_ char *name = rss_spec_statefulset_name(spec);
+    if (plan->create_statefulset) {
+        int replicas = plan->set_replicas >= 0 ? plan->set_replicas : spec->replicas;
+        _cleanup_json_ cJSON *sts = rss_leader_build_statefulset(spec, cr, replicas);
+        _cleanup_free_ char *coll = rss_kube_path("apps/v1", spec->ns, "statefulsets", NULL, NULL);
+        if (rss_kube_create(ctx->kube, coll, sts, NULL, err) < 0) {
+            if (stale_view(*err)) {
+                rss_error_release(err);
+                return RSS_LEADER_REPLAN;
+            }
+            return rss_error_wrap(err, "create statefulset %s", name);
+        }
+        rss_log_info("%s/%s: created statefulset %s with %d replicas", spec->ns, spec->name, name, replicas);
+        return RSS_LEADER_DONE;
+    }
+    _cleanup_json_ cJSON *patch = cJSON_CreateObject();
+    cJSON_AddNumberToObject(cJSON_AddObjectToObject(patch, "spec"), "replicas", plan->set_replicas);
+    _cleanup_free_ char *path = rss_kube_path("apps/v1", spec->ns, "statefulsets", name, NULL);
+    if (rss_kube_merge_patch(ctx->kube, path, patch, NULL, err) < 0) {
+        if (stale_view(*err)) {
+            rss_error_release(err);
+            return RSS_LEADER_REPLAN;
+        }
+        return rss_error_wrap(err, "scale statefulset %s", name);
+    }
+    rss_log_info("%s/%s: statefulset %s replicas -> %d", spec->ns, spec->name, name, plan->set_replicas);
+    return RSS_LEADER_DONE;
+}
+
+static int apply_deletes(const struct rss_leader_ctx *ctx, const struct rss_spec *spec,
+                         const struct rss_plan *plan, rss_error_t *err)
+{
+    for (size_t i = 0; i < plan->n_deletes; i++) {
+        const struct rss_plan_delete *d = &plan->deletes[i];
+        if (!rss_leader_still_leading(ctx))
+            return RSS_LEADER_LOST;
+        _cleanup_free_ char *path = rss_kube_path("v1", spec->ns, "pods", d->pod, NULL);
+        /* Only this incarnation: the replacement the StatefulSet made meanwhile is innocent. */
+        struct rss_kube_delete_opts opts = {.uid = d->uid};
+        if (rss_kube_delete(ctx->kube, path, &opts, NULL, err) < 0) {
+            if (stale_view(*err)) {
+                rss_error_release(err);
+                return RSS_LEADER_REPLAN;
+            }
+            return rss_error_wrap(err, "delete pod %s", d->pod);
+        }
+        rss_log_info("%s/%s: deleted pod %s (uid %s)", spec->ns, spec->name, d->pod, d->uid ? d->uid : "?");
+    }
+    return RSS_LEADER_DONE;
+}
+
+/* Events are best effort (kube-api.md 6.2): failures are logged, never returned. */
+static int apply_events(const struct rss_leader_ctx *ctx, const struct rss_spec *spec,
+                        const struct rss_plan *plan)
+{
+    for (size_t i = 0; i < plan->n_events; i++) {
+        const struct rss_plan_event *pe = &plan->events[i];
+        const char *type = pe->type == RSS_EVENT_WARNING ? "Warning" : "Normal";
+        rss_log(pe->type == RSS_EVENT_WARNING ? RSS_LOG_WARN : RSS_LOG_INFO, "%s/%s: event %s %s: %s",
+                spec->ns, spec->name, type, pe->reason, pe->message);
+        if (!rss_leader_still_leading(ctx))
+            return RSS_LEADER_LOST;
+        struct rss_leader_event_key key = {.ns = spec->ns,
+                                           .rss_uid = spec->uid,
+                                           .type = type,
+                                           .reason = pe->reason,
+                                           .message = pe->message,
+                                           .pod = pe->pod};
+        int64_t now = rss_leader_now_ms(), first;
+        _cleanup_free_ char *name = NULL;
+        int count = rss_leader_events_note(ctx->events, &key, spec->name, now, &name, &first);
+        _cleanup_error_ rss_error_t err = NULL;
+        if (count >= 2) {
+            _cleanup_json_ cJSON *patch = cJSON_CreateObject();
+            cJSON_AddNumberToObject(patch, "count", count);
+            char buf[RSS_KUBE_TIME_LEN];
+            struct timespec ts = {.tv_sec = (time_t)(now / 1000), .tv_nsec = (long)(now % 1000) * 1000000};
+            cJSON_AddStringToObject(patch, "lastTimestamp", rss_kube_time(buf, &ts));
+            _cleanup_free_ char *path = rss_kube_path("v1", spec->ns, "events", name, NULL);
+            if (rss_kube_merge_patch(ctx->kube, path, patch, NULL, &err) == 0)
+                continue;
+            if (rss_error_code(err) != RSS_E_NOT_FOUND) {
+                rss_log_error(RSS_LOG_WARN, &err, "event %s", name);
+                continue;
+            }
+            /* Expired (event TTL): start a new one. */
+            rss_error_release(&err);
+            rss_leader_events_forget(ctx->events, &key);
+            free(name);
+            name = NULL;
+            rss_leader_events_note(ctx->events, &key, spec->name, now, &name, &first);
+        }
+        _cleanup_json_ cJSON *ev =
+            rss_leader_build_event(spec, name, type, pe->reason, pe->message, pe->pod, ctx->identity, now);
+        _cleanup_free_ char *coll = rss_kube_path("v1", spec->ns, "events", NULL, NULL);
+        if (rss_kube_create(ctx->kube, coll, ev, NULL, &err) < 0)
+            rss_log_error(RSS_LOG_WARN, &err, "event %s", name);
+    }
+    return RSS_LEADER_DONE;
+}
+
+static int apply_status(const struct rss_leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
+                        const struct rss_plan *plan, rss_error_t *err)
+{
+    _cleanup_json_ cJSON *patch =
+        rss_leader_status_patch(plan->status, cJSON_GetObjectItemCaseSensitive(cr, "status"));
+    if (!patch)
+        return RSS_LEADER_DONE;
+    if (!rss_leader_still_leading(ctx))
+        return RSS_LEADER_LOST;
+    _cleanup_free_ char *path = rss_item_path(spec);
+    if (rss_kube_merge_patch_status(ctx->kube, path, patch, NULL, err) < 0) {
+        if (rss_error_code(*err) == RSS_E_NOT_FOUND) { /* the RSS is gone; its objects follow (GC) */
+            rss_error_release(err);
+            return RSS_LEADER_DONE;
+        }
+        return rss_error_wrap(err, "status of %s/%s", spec->ns, spec->name);
+    }
+    return RSS_LEADER_DONE;
+}
+
+int rss_leader_apply(const struct rss_leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
+                     const struct rss_plan *plan, rss_error_t *err)
+{
+    if (plan->deposed)
+        return RSS_LEADER_DEPOSED;
+    int r = apply_patches(ctx, spec, plan, err);
+    if (r != RSS_LEADER_DONE)
+        return r;
+    if ((r = apply_statefulset(ctx, spec, cr, plan, err)) != RSS_LEADER_DONE)
+        return r;
+    if ((r = apply_deletes(ctx, spec, plan, err)) != RSS_LEADER_DONE)
+        return r;
+    if ((r = apply_events(ctx, spec, plan)) != RSS_LEADER_DONE)
+        return r;
+    if ((r = apply_status(ctx, spec, cr, plan, err)) != RSS_LEADER_DONE)
+        return r;
+    /* Rule 9: after fencing, decide only from a fresh LIST that shows our epoch on every pod. */
+    return plan->fencing ? RSS_LEADER_REPLAN : RSS_LEADER_DONE;
+}

@@ -1,0 +1,201 @@
+/* leader_objects.c -- builds the headless Service and the StatefulSet an RSS owns (pure JSON builders). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "leader_internal.h"
+#include "rss/cleanup.h"
+
+cJSON *rss_leader_owner_ref(const struct rss_spec *spec)
+{
+    cJSON *ref = cJSON_CreateObject();
+    cJSON_AddStringToObject(ref, "apiVersion", RSS_LEADER_RSS_GV);
+    cJSON_AddStringToObject(ref, "kind", RSS_LEADER_RSS_KIND);
+    cJSON_AddStringToObject(ref, "name", spec->name);
+    cJSON_AddStringToObject(ref, "uid", spec->uid ? spec->uid : "");
+    /* controller: the StatefulSet and Service are ours alone; blockOwnerDeletion so a foreground
+     * deletion of the RSS waits for them. */
+    cJSON_AddBoolToObject(ref, "controller", true);
+    cJSON_AddBoolToObject(ref, "blockOwnerDeletion", true);
+    return ref;
+}
+
+static cJSON *name_labels(const struct rss_spec *spec)
+{
+    cJSON *l = cJSON_CreateObject();
+    cJSON_AddStringToObject(l, RSS_LEADER_LABEL_NAME, spec->name);
+    return l;
+}
+
+static cJSON *object_meta(const struct rss_spec *spec, const char *name)
+{
+    cJSON *md = cJSON_CreateObject();
+    cJSON_AddStringToObject(md, "name", name);
+    cJSON_AddStringToObject(md, "namespace", spec->ns ? spec->ns : "");
+    cJSON_AddItemToObject(md, "labels", name_labels(spec));
+    cJSON *refs = cJSON_AddArrayToObject(md, "ownerReferences");
+    cJSON_AddItemToArray(refs, rss_leader_owner_ref(spec));
+    return md;
+}
+
+/* A field of the raw CR's spec (or spec.pod when in_pod), or NULL. */
+static const cJSON *cr_field(const cJSON *cr, bool in_pod, const char *key)
+{
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(cr, "spec");
+    if (in_pod)
+        s = cJSON_GetObjectItemCaseSensitive(s, "pod");
+    return cJSON_GetObjectItemCaseSensitive(s, key);
+}
+
+cJSON *rss_leader_build_service(const struct rss_spec *spec, const cJSON *cr)
+{
+    _cleanup_free_ char *name = rss_spec_service_name(spec);
+    cJSON *svc = cJSON_CreateObject();
+    cJSON_AddStringToObject(svc, "apiVersion", "v1");
+    cJSON_AddStringToObject(svc, "kind", "Service");
+    cJSON_AddItemToObject(svc, "metadata", object_meta(spec, name));
+    cJSON *s = cJSON_AddObjectToObject(svc, "spec");
+    /* Headless: members find each other by <pod>.<svc> DNS names (the peers of every hook). */
+    cJSON_AddStringToObject(s, "clusterIP", "None");
+    /* A member must be resolvable before it is ready: the seed's peers join it while it starts. */
+    cJSON_AddBoolToObject(s, "publishNotReadyAddresses", true);
+    cJSON_AddItemToObject(s, "selector", name_labels(spec));
+    const cJSON *ports = cr_field(cr, false, "servicePorts");
+    if (cJSON_IsArray(ports) && cJSON_GetArraySize(ports) > 0)
+        cJSON_AddItemToObject(s, "ports", cJSON_Duplicate(ports, true));
+    return svc;
+}
+
+static cJSON *env_field_ref(const char *name, const char *path)
+{
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "name", name);
+    cJSON *vf = cJSON_AddObjectToObject(e, "valueFrom");
+    cJSON *fr = cJSON_AddObjectToObject(vf, "fieldRef");
+    cJSON_AddStringToObject(fr, "fieldPath", path);
+    return e;
+}
+
+static bool env_has(const cJSON *env, const char *name)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, env)
+    {
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "name");
+        if (cJSON_IsString(n) && !strcmp(n->valuestring, name))
+            return true;
+    }
+    return false;
+}
+
+/* Adds POD_NAME, POD_NAMESPACE and SERVICE_NAME to a container unless the admin set them. */
+static void add_env(cJSON *container, const char *service)
+{
+    cJSON *env = cJSON_GetObjectItemCaseSensitive(container, "env");
+    if (!cJSON_IsArray(env)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(container, "env");
+        env = cJSON_AddArrayToObject(container, "env");
+    }
+    if (!env_has(env, "POD_NAME"))
+        cJSON_AddItemToArray(env, env_field_ref("POD_NAME", "metadata.name"));
+    if (!env_has(env, "POD_NAMESPACE"))
+        cJSON_AddItemToArray(env, env_field_ref("POD_NAMESPACE", "metadata.namespace"));
+    if (!env_has(env, "SERVICE_NAME")) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "name", "SERVICE_NAME");
+        cJSON_AddStringToObject(e, "value", service);
+        cJSON_AddItemToArray(env, e);
+    }
+}
+
+static cJSON *anti_affinity(const struct rss_spec *spec)
+{
+    cJSON *aff = cJSON_CreateObject();
+    cJSON *paa = cJSON_AddObjectToObject(aff, "podAntiAffinity");
+    cJSON *req = cJSON_AddArrayToObject(paa, "requiredDuringSchedulingIgnoredDuringExecution");
+    cJSON *term = cJSON_CreateObject();
+    cJSON *ls = cJSON_AddObjectToObject(term, "labelSelector");
+    cJSON_AddItemToObject(ls, "matchLabels", name_labels(spec));
+    cJSON_AddStringToObject(term, "topologyKey", "kubernetes.io/hostname");
+    cJSON_AddItemToArray(req, term);
+    return aff;
+}
+
+static void copy_opt(cJSON *dst, const char *key, const cJSON *src)
+{
+    if (src && !cJSON_IsNull(src))
+        cJSON_AddItemToObject(dst, key, cJSON_Duplicate(src, true));
+}
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 14695981039346656037ULL;
+    for (; *s; s++) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+cJSON *rss_leader_build_statefulset(const struct rss_spec *spec, const cJSON *cr, int replicas)
+{
+    _cleanup_free_ char *name = rss_spec_statefulset_name(spec);
+    _cleanup_free_ char *service = rss_spec_service_name(spec);
+
+    cJSON *sts = cJSON_CreateObject();
+    cJSON_AddStringToObject(sts, "apiVersion", "apps/v1");
+    cJSON_AddStringToObject(sts, "kind", "StatefulSet");
+    cJSON *md = object_meta(spec, name);
+    cJSON_AddItemToObject(sts, "metadata", md);
+    cJSON *s = cJSON_AddObjectToObject(sts, "spec");
+    cJSON_AddNumberToObject(s, "replicas", replicas);
+    cJSON_AddStringToObject(s, "serviceName", service);
+    /* Parallel: the order of starts is rssd's business (the hooks), not the StatefulSet's; an
+     * OrderedReady set would never create pod 1 while pod 0's app is (deliberately) not started. */
+    cJSON_AddStringToObject(s, "podManagementPolicy", "Parallel");
+    cJSON *sel = cJSON_AddObjectToObject(s, "selector");
+    cJSON_AddItemToObject(sel, "matchLabels", name_labels(spec));
+
+    cJSON *tpl = cJSON_AddObjectToObject(s, "template");
+    cJSON *tmd = cJSON_AddObjectToObject(tpl, "metadata");
+    cJSON_AddItemToObject(tmd, "labels", name_labels(spec));
+    cJSON *ps = cJSON_AddObjectToObject(tpl, "spec");
+    cJSON *containers = cJSON_Duplicate(spec->containers, true);
+    if (!containers)
+        containers = cJSON_CreateArray();
+    cJSON *c;
+    cJSON_ArrayForEach(c, containers)
+    {
+        if (cJSON_IsObject(c))
+            add_env(c, service);
+    }
+    cJSON_AddItemToObject(ps, "containers", containers);
+    copy_opt(ps, "volumes", spec->volumes);
+    const cJSON *ns = cr_field(cr, true, "nodeSelector");
+    copy_opt(ps, "nodeSelector", ns ? ns : cr_field(cr, false, "nodeSelector"));
+    copy_opt(ps, "tolerations", cr_field(cr, false, "tolerations"));
+    copy_opt(ps, "serviceAccountName", cr_field(cr, false, "serviceAccountName"));
+    copy_opt(ps, "imagePullSecrets", cr_field(cr, false, "imagePullSecrets"));
+    copy_opt(ps, "securityContext", cr_field(cr, true, "securityContext"));
+    copy_opt(ps, "automountServiceAccountToken", cr_field(cr, true, "automountServiceAccountToken"));
+    if (spec->anti_affinity)
+        cJSON_AddItemToObject(ps, "affinity", anti_affinity(spec));
+    else
+        copy_opt(ps, "affinity", cr_field(cr, false, "affinity"));
+    copy_opt(s, "volumeClaimTemplates", spec->volume_claim_templates);
+
+    /* The hash covers the template and claim templates (what a spec change can alter), not the
+     * replicas the planner owns. */
+    cJSON *h = cJSON_CreateObject();
+    cJSON_AddItemReferenceToObject(h, "template", tpl);
+    cJSON *vct = cJSON_GetObjectItemCaseSensitive(s, "volumeClaimTemplates");
+    if (vct)
+        cJSON_AddItemReferenceToObject(h, "volumeClaimTemplates", vct);
+    _cleanup_free_ char *text = cJSON_PrintUnformatted(h);
+    cJSON_Delete(h);
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%016" PRIx64, fnv1a(text ? text : ""));
+    cJSON *ann = cJSON_AddObjectToObject(md, "annotations");
+    cJSON_AddStringToObject(ann, RSS_LEADER_SPEC_HASH, buf);
+    return sts;
+}

@@ -1,0 +1,202 @@
+/* leader_reconcile.c -- one RSS: its Service and StatefulSet, then snapshot -> plan -> apply until settled.
+ */
+#include <string.h>
+
+#include "leader_internal.h"
+#include "rss/cleanup.h"
+#include "rss/kube.h"
+#include "rss/log.h"
+
+/* Rounds of "apply, then re-LIST and re-plan" in one reconcile: fencing takes one, each lost CAS
+ * another. Beyond that the next event or timer tries again. */
+#define MAX_ROUNDS 6
+
+static int ensure_service(const struct rss_leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
+                          rss_error_t *err)
+{
+    _cleanup_free_ char *name = rss_spec_service_name(spec);
+    _cleanup_free_ char *path = rss_kube_path("v1", spec->ns, "services", name, NULL);
+    _cleanup_json_ cJSON *got = NULL;
+    if (rss_kube_get(ctx->kube, path, &got, err) == 0)
+        return RSS_LEADER_DONE;
+    if (rss_error_code(*err) != RSS_E_NOT_FOUND)
+        return rss_error_wrap(err, "get service %s", name);
+    rss_error_release(err);
+    if (!rss_leader_still_leading(ctx))
+        return RSS_LEADER_LOST;
+    _cleanup_json_ cJSON *svc = rss_leader_build_service(spec, cr);
+    _cleanup_free_ char *coll = rss_kube_path("v1", spec->ns, "services", NULL, NULL);
+    if (rss_kube_create(ctx->kube, coll, svc, NULL, err) < 0) {
+        if (rss_error_code(*err) == RSS_E_EXISTS) {
+            rss_error_release(err);
+            return RSS_LEADER_DONE;
+        }
+        return rss_error_wrap(err, "create service %s", name);
+    }
+    rss_log_info("%s/%s: created headless service %s", spec->ns, spec->name, name);
+    return RSS_LEADER_DONE;
+}
+
+/* GETs the StatefulSet: *replicas = spec.replicas or -1 when missing. Brings its pod template up to
+ * the spec when the spec hash differs (replicas stay the planner's). */
+static int sync_statefulset(const struct rss_leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
+                            int *replicas, rss_error_t *err)
+{
+    _cleanup_free_ char *name = rss_spec_statefulset_name(spec);
+    _cleanup_free_ char *path = rss_kube_path("apps/v1", spec->ns, "statefulsets", name, NULL);
+    _cleanup_json_ cJSON *got = NULL;
+    *replicas = -1;
+    if (rss_kube_get(ctx->kube, path, &got, err) < 0) {
+        if (rss_error_code(*err) != RSS_E_NOT_FOUND)
+            return rss_error_wrap(err, "get statefulset %s", name);
+        rss_error_release(err);
+        return RSS_LEADER_DONE;
+    }
+    const cJSON *r =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(got, "spec"), "replicas");
+    *replicas = cJSON_IsNumber(r) ? r->valueint : 1;
+
+    _cleanup_json_ cJSON *want = rss_leader_build_statefulset(spec, cr, *replicas);
+    const cJSON *wmd = cJSON_GetObjectItemCaseSensitive(want, "metadata");
+    const cJSON *gmd = cJSON_GetObjectItemCaseSensitive(got, "metadata");
+    const char *wh = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(wmd, "annotations"), RSS_LEADER_SPEC_HASH));
+    const char *gh = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(gmd, "annotations"), RSS_LEADER_SPEC_HASH));
+    if (wh && gh && !strcmp(wh, gh))
+        return RSS_LEADER_DONE;
+    if (!rss_leader_still_leading(ctx))
+        return RSS_LEADER_LOST;
+    /* volumeClaimTemplates are immutable in a StatefulSet: only the template is updated. */
+    _cleanup_json_ cJSON *patch = cJSON_CreateObject();
+    cJSON *pmd = cJSON_AddObjectToObject(patch, "metadata");
+    cJSON_AddItemToObject(pmd, "annotations",
+                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(wmd, "annotations"), true));
+    cJSON *ps = cJSON_AddObjectToObject(patch, "spec");
+    cJSON_AddItemToObject(ps, "template",
+                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(
+                                              cJSON_GetObjectItemCaseSensitive(want, "spec"), "template"),
+                                          true));
+    if (rss_kube_merge_patch(ctx->kube, path, patch, NULL, err) < 0)
+        return rss_error_wrap(err, "update statefulset %s template", name);
+    rss_log_info("%s/%s: statefulset %s template updated from the spec", spec->ns, spec->name, name);
+    return RSS_LEADER_DONE;
+}
+
+/* A CR that does not parse changes nothing (rule 6); the reason goes to its status. */
+static int report_invalid(const struct rss_leader_ctx *ctx, const cJSON *cr, rss_error_t *perr,
+                          rss_error_t *err)
+{
+    _cleanup_free_ char *why = rss_error_string(*perr);
+    rss_error_release(perr);
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(cr, "metadata");
+    const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "namespace"));
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
+    if (!ns || !name)
+        return RSS_LEADER_DONE;
+    const cJSON *prev = cJSON_GetObjectItemCaseSensitive(cr, "status");
+    const char *pphase = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(prev, "phase"));
+    const char *pmsg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(prev, "message"));
+    if (pphase && pmsg && !strcmp(pphase, "Failed") && !strcmp(pmsg, why))
+        return RSS_LEADER_DONE;
+    rss_log_warn("%s/%s: invalid spec, nothing changed: %s", ns, name, why);
+    if (!rss_leader_still_leading(ctx))
+        return RSS_LEADER_LOST;
+    _cleanup_json_ cJSON *patch = cJSON_CreateObject();
+    cJSON *st = cJSON_AddObjectToObject(patch, "status");
+    cJSON_AddStringToObject(st, "phase", "Failed");
+    cJSON_AddStringToObject(st, "message", why);
+    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(md, "generation");
+    if (cJSON_IsNumber(gen))
+        cJSON_AddNumberToObject(st, "observedGeneration", gen->valuedouble);
+    _cleanup_free_ char *path = rss_kube_path(RSS_LEADER_RSS_GV, ns, RSS_LEADER_RSS_PLURAL, name, NULL);
+    if (rss_kube_merge_patch_status(ctx->kube, path, patch, NULL, err) < 0)
+        return rss_error_wrap(err, "status of %s/%s", ns, name);
+    return RSS_LEADER_DONE;
+}
+
+static int plan_round(const struct rss_leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
+                      const cJSON *leases, int64_t dead_after_ms, rss_error_t *err)
+{
+    int replicas;
+    int r = sync_statefulset(ctx, spec, cr, &replicas, err);
+    if (r != RSS_LEADER_DONE)
+        return r;
+    _cleanup_free_ char *coll = rss_kube_path("v1", spec->ns, "pods", NULL, NULL);
+    _cleanup_free_ char *sel = rss_xasprintf(RSS_LEADER_LABEL_NAME "=%s", spec->name);
+    struct rss_kube_list_opts lo = {.label_selector = sel};
+    _cleanup_json_ cJSON *pods = NULL;
+    /* One consistent LIST (rule 8): every decision of this plan comes from the same snapshot. */
+    if (rss_kube_list(ctx->kube, coll, &lo, &pods, err) < 0)
+        return rss_error_wrap(err, "list pods of %s/%s", spec->ns, spec->name);
+
+    int64_t now = rss_leader_now_ms();
+    struct rss_leader_snapshot snap;
+    rss_leader_snapshot_build(spec, pods, leases, now, &snap);
+    for (size_t i = 0; i < snap.n_errors; i++)
+        rss_log_debug("%s/%s: %s", spec->ns, spec->name, snap.errors[i]);
+    struct rss_plan_input in = {
+        .spec = spec,
+        .epoch = (uint64_t)ctx->epoch,
+        .now_ms = now,
+        .dead_after_ms = dead_after_ms,
+        .statefulset_replicas = replicas,
+        .prev_status = cJSON_GetObjectItemCaseSensitive(cr, "status"),
+        .members = snap.members,
+        .n_members = snap.n_members,
+    };
+    struct rss_plan plan;
+    r = rss_planner_plan(&in, &plan, err);
+    if (r < 0) {
+        rss_plan_free(&plan);
+        rss_leader_snapshot_clear(&snap);
+        return rss_error_wrap(err, "plan %s/%s", spec->ns, spec->name);
+    }
+    if (rss_log_enabled(RSS_LOG_DEBUG)) {
+        _cleanup_free_ char *d = rss_plan_describe(&plan);
+        rss_log_debug("%s/%s: plan (epoch %lld):\n%s", spec->ns, spec->name, (long long)ctx->epoch, d);
+    }
+    r = rss_leader_apply(ctx, spec, cr, &plan, err);
+    if (r == RSS_LEADER_DEPOSED)
+        rss_log_warn("%s/%s: a pod carries a newer epoch than ours (%lld): deposed", spec->ns, spec->name,
+                     (long long)ctx->epoch);
+    rss_plan_free(&plan);
+    rss_leader_snapshot_clear(&snap);
+    return r;
+}
+
+int rss_leader_reconcile(const struct rss_leader_ctx *ctx, const cJSON *cr, const cJSON *leases,
+                         int64_t dead_after_ms, rss_error_t *err)
+{
+    _cleanup_json_ cJSON *fresh = NULL;
+    for (int round = 0; round < MAX_ROUNDS; round++) {
+        struct rss_spec spec;
+        rss_error_t perr = NULL;
+        if (rss_spec_parse(cr, &spec, &perr) < 0)
+            return report_invalid(ctx, cr, &perr, err);
+        int r = round ? RSS_LEADER_DONE : ensure_service(ctx, &spec, cr, err);
+        if (r == RSS_LEADER_DONE)
+            r = plan_round(ctx, &spec, cr, leases, dead_after_ms, err);
+        if (r != RSS_LEADER_REPLAN) {
+            rss_spec_clear(&spec);
+            return r;
+        }
+        /* Re-read the RSS too: the status just written (lastActionSeq, failure counts) is the
+         * next plan's prev_status. */
+        _cleanup_free_ char *path =
+            rss_kube_path(RSS_LEADER_RSS_GV, spec.ns, RSS_LEADER_RSS_PLURAL, spec.name, NULL);
+        rss_spec_clear(&spec);
+        cJSON *next = NULL;
+        if (rss_kube_get(ctx->kube, path, &next, err) < 0) {
+            if (rss_error_code(*err) == RSS_E_NOT_FOUND) {
+                rss_error_release(err);
+                return RSS_LEADER_DONE;
+            }
+            return rss_error_wrap(err, "re-read rss");
+        }
+        cJSON_Delete(fresh);
+        fresh = next;
+        cr = fresh;
+    }
+    return RSS_LEADER_REPLAN;
+}

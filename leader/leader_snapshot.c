@@ -1,0 +1,172 @@
+/* leader_snapshot.c -- turns one LIST of member pods plus the node heartbeat Leases into planner input. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "leader_internal.h"
+#include "rss/annotation.h"
+#include "rss/cleanup.h"
+#include "rss/kube.h"
+
+static const char *str_at(const cJSON *obj, const char *a, const char *b)
+{
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(obj, a);
+    if (b)
+        o = cJSON_GetObjectItemCaseSensitive(o, b);
+    return cJSON_IsString(o) ? o->valuestring : NULL;
+}
+
+static int64_t ts_ms(const struct timespec *ts)
+{
+    return (int64_t)ts->tv_sec * 1000 + ts->tv_nsec / 1000000;
+}
+
+void rss_leader_node_liveness(const cJSON *leases, const char *node, int64_t now_ms, bool *alive,
+                              int64_t *renew_ms)
+{
+    *alive = false;
+    *renew_ms = 0;
+    if (!node)
+        return;
+    _cleanup_free_ char *want = rss_xasprintf(RSS_LEADER_NODE_PREFIX "%s", node);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(leases, "items"))
+    {
+        const char *name = str_at(it, "metadata", "name");
+        if (!name || strcmp(name, want))
+            continue;
+        const char *renew = str_at(it, "spec", "renewTime");
+        struct timespec ts;
+        rss_error_t err = NULL;
+        if (!renew || rss_kube_parse_time(renew, &ts, &err) < 0) {
+            rss_error_release(&err);
+            return;
+        }
+        *renew_ms = ts_ms(&ts);
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(it, "spec"),
+                                                          "leaseDurationSeconds");
+        /* Measured on the wall clock like the kubelet's node lease: the agents stamp renewTime with
+         * theirs. The planner's dead_after_ms is also measured from renewTime. */
+        double dur = cJSON_IsNumber(d) ? d->valuedouble : 0;
+        *alive = *renew_ms + (int64_t)(dur * 1000) > now_ms;
+        return;
+    }
+}
+
+/* The pod status' containerID of the hook container (the spec's first container). */
+static const char *hook_container_id(const struct rss_spec *spec, const cJSON *pod)
+{
+    const cJSON *first = cJSON_GetArrayItem(spec->containers, 0);
+    const char *want = str_at(first, "name", NULL);
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(pod, "status");
+    const cJSON *cs;
+    cJSON_ArrayForEach(cs, cJSON_GetObjectItemCaseSensitive(st, "containerStatuses"))
+    {
+        const char *name = str_at(cs, "name", NULL);
+        if (!name || (want && strcmp(name, want)))
+            continue;
+        const char *id = str_at(cs, "containerID", NULL);
+        return id && *id ? id : NULL;
+    }
+    return NULL;
+}
+
+static void note(struct rss_leader_snapshot *snap, char *msg)
+{
+    snap->errors = rss_xrealloc(snap->errors, (snap->n_errors + 1) * sizeof(*snap->errors));
+    snap->errors[snap->n_errors++] = msg;
+}
+
+static int by_ordinal(const void *a, const void *b)
+{
+    const struct rss_member_input *x = a, *y = b;
+    return x->ordinal < y->ordinal ? -1 : x->ordinal > y->ordinal;
+}
+
+void rss_leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const cJSON *leases,
+                               int64_t now_ms, struct rss_leader_snapshot *snap)
+{
+    memset(snap, 0, sizeof(*snap));
+    const cJSON *items = cJSON_GetObjectItemCaseSensitive(pods, "items");
+    size_t cap = (size_t)cJSON_GetArraySize(items);
+    snap->members = rss_xcalloc(cap ? cap : 1, sizeof(*snap->members));
+    const cJSON *pod;
+    cJSON_ArrayForEach(pod, items)
+    {
+        const char *name = str_at(pod, "metadata", "name");
+        unsigned ord;
+        rss_error_t err = NULL;
+        if (!name || rss_spec_pod_ordinal(spec, name, &ord, &err) < 0) {
+            _cleanup_free_ char *why = err ? rss_error_string(err) : rss_xstrdup("no name");
+            rss_error_release(&err);
+            note(snap, rss_xasprintf("pod %s skipped: %s", name ? name : "?", why));
+            continue;
+        }
+        bool dup = false;
+        for (size_t i = 0; i < snap->n_members; i++)
+            dup |= snap->members[i].ordinal == ord;
+        if (dup) {
+            note(snap, rss_xasprintf("pod %s skipped: duplicate ordinal %u", name, ord));
+            continue;
+        }
+        struct rss_member_input *m = &snap->members[snap->n_members++];
+        const cJSON *md = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
+        m->ordinal = ord;
+        m->pod_exists = true;
+        m->pod_uid = str_at(md, "uid", NULL);
+        m->resource_version = str_at(md, "resourceVersion", NULL);
+        m->phase = str_at(pod, "status", "phase");
+        const cJSON *del = cJSON_GetObjectItemCaseSensitive(md, "deletionTimestamp");
+        m->deleting = del && !cJSON_IsNull(del);
+        m->node = str_at(pod, "spec", "nodeName");
+        if (m->node && !*m->node)
+            m->node = NULL;
+        rss_leader_node_liveness(leases, m->node, now_ms, &m->node_alive, &m->node_heartbeat_ms);
+        m->container_id = hook_container_id(spec, pod);
+
+        const char *active = str_at(cJSON_GetObjectItemCaseSensitive(md, "labels"), RSS_LABEL_ACTIVE, NULL);
+        /* Anything but "true"/"false" counts as absent, so the planner rewrites it. */
+        m->active_label = !active ? -1 : !strcmp(active, "true") ? 1 : !strcmp(active, "false") ? 0 : -1;
+
+        const cJSON *ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+        const char *d = str_at(ann, RSS_ANNOTATION_DESIRED, NULL);
+        if (d) {
+            if (rss_annotation_desired_decode(d, &m->desired, &err) == 0) {
+                m->has_desired = true;
+            } else {
+                /* Undecodable desired counts as none: the fence overwrites it with our epoch. */
+                _cleanup_free_ char *why = rss_error_string(err);
+                rss_error_release(&err);
+                note(snap, rss_xasprintf("pod %s: desired ignored: %s", name, why));
+            }
+        }
+        const char *o = str_at(ann, RSS_ANNOTATION_OBSERVED, NULL);
+        if (o) {
+            if (rss_annotation_observed_decode(o, &m->observed, &err) == 0) {
+                m->has_observed = true;
+            } else {
+                char *why = rss_error_string(err);
+                rss_error_release(&err);
+                note(snap, why); /* owned by snap; the member points at it */
+                m->observed_error = why;
+            }
+        }
+    }
+    qsort(snap->members, snap->n_members, sizeof(*snap->members), by_ordinal);
+}
+
+void rss_leader_snapshot_clear(struct rss_leader_snapshot *snap)
+{
+    if (!snap)
+        return;
+    for (size_t i = 0; i < snap->n_members; i++) {
+        if (snap->members[i].has_desired)
+            rss_annotation_desired_clear(&snap->members[i].desired);
+        if (snap->members[i].has_observed)
+            rss_annotation_observed_clear(&snap->members[i].observed);
+    }
+    free(snap->members);
+    for (size_t i = 0; i < snap->n_errors; i++)
+        free(snap->errors[i]);
+    free(snap->errors);
+    memset(snap, 0, sizeof(*snap));
+}

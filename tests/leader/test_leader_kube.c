@@ -1,0 +1,612 @@
+/* test_leader_kube.c -- the leader against kubesim alone (no runtime, no agents): objects, fencing, a
+ * lights-out recovery driven by hand-written `observed` annotations, status, Events, and silence after losing
+ * the Lease.
+ *
+ * The test plays every agent: it creates the member Pods (labels, nodeName) and the node heartbeat Leases
+ * itself, and acknowledges actions by writing `observed`. Waits poll the API with a generous deadline;
+ * nothing asserts on how long something took.
+ */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "rss/annotation.h"
+#include "rss/cleanup.h"
+#include "rss/election.h"
+#include "rss/kube.h"
+#include "rss/leader.h"
+#include "simfix.h"
+
+#define NS        "rssd-system"
+#define APP_NS    "prod"
+#define N_PODS    11 /* ordinals 0..10: the 2 vs 10 tie catches a string comparison */
+#define PRE_EPOCH 5  /* the Lease's leaseTransitions before we lead: our epoch is PRE_EPOCH + 1 */
+#define WAIT_MS   30000
+
+static struct simfix sim;
+static struct rss_kube *kube;
+
+static void check(int r, rss_error_t *err, const char *what)
+{
+    if (r < 0) {
+        _cleanup_free_ char *s = rss_error_string(*err);
+        fail_msg("%s: %s", what, s);
+    }
+}
+
+static void create(const char *gv, const char *ns, const char *plural, const char *json)
+{
+    _cleanup_json_ cJSON *obj = cJSON_Parse(json);
+    assert_non_null(obj);
+    _cleanup_free_ char *path = rss_kube_path(gv, ns, plural, NULL, NULL);
+    _cleanup_error_ rss_error_t err = NULL;
+    check(rss_kube_create(kube, path, obj, NULL, &err), &err, json);
+}
+
+static cJSON *get(const char *gv, const char *ns, const char *plural, const char *name)
+{
+    _cleanup_free_ char *path = rss_kube_path(gv, ns, plural, name, NULL);
+    cJSON *obj = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    if (rss_kube_get(kube, path, &obj, &err) < 0)
+        return NULL;
+    return obj;
+}
+
+static cJSON *get_pod(unsigned ord)
+{
+    char name[32];
+    snprintf(name, sizeof(name), "rss-db-%u", ord);
+    cJSON *p = get("v1", APP_NS, "pods", name);
+    assert_non_null(p);
+    return p;
+}
+
+static const char *ann(const cJSON *obj, const char *key)
+{
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "annotations"),
+        key));
+}
+
+static const char *label(const cJSON *obj, const char *key)
+{
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "labels"), key));
+}
+
+/* The pod's desired annotation decoded; false when absent. */
+static bool pod_desired(unsigned ord, struct rss_desired *d)
+{
+    _cleanup_json_ cJSON *p = get_pod(ord);
+    const char *s = ann(p, RSS_ANNOTATION_DESIRED);
+    memset(d, 0, sizeof(*d));
+    if (!s)
+        return false;
+    _cleanup_error_ rss_error_t err = NULL;
+    check(rss_annotation_desired_decode(s, d, &err), &err, s);
+    return true;
+}
+
+static void write_observed(unsigned ord, uint64_t epoch, uint64_t gen, const char *role, int status,
+                           const char *sequence, const char *last_json)
+{
+    char now[40];
+    rss_annotation_format_time((int64_t)time(NULL) * 1000, now, sizeof(now));
+    _cleanup_free_ char *obs = rss_xasprintf(
+        "{\"containerId\":\"\",\"generation\":%llu,\"role\":\"%s\",\"status\":%d,\"sequence\":\"%s\","
+        "\"leaseEpoch\":%llu,\"time\":\"%s\"%s%s}",
+        (unsigned long long)gen, role, status, sequence, (unsigned long long)epoch, now, last_json ? "," : "",
+        last_json ? last_json : "");
+    _cleanup_json_ cJSON *patch = cJSON_CreateObject();
+    cJSON *a = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations");
+    cJSON_AddStringToObject(a, RSS_ANNOTATION_OBSERVED, obs);
+    char name[32];
+    snprintf(name, sizeof(name), "rss-db-%u", ord);
+    _cleanup_free_ char *path = rss_kube_path("v1", APP_NS, "pods", name, NULL);
+    _cleanup_error_ rss_error_t err = NULL;
+    check(rss_kube_merge_patch(kube, path, patch, NULL, &err), &err, "write observed");
+}
+
+static const char *seq_of(unsigned ord)
+{
+    static char buf[N_PODS][8];
+    snprintf(buf[ord], sizeof(buf[ord]), "%u", ord == 2 || ord == 10 ? 50 : ord);
+    return buf[ord];
+}
+
+typedef bool (*cond_fn)(void *arg);
+
+static void wait_for(cond_fn fn, void *arg, const char *what)
+{
+    int64_t end = simfix_mono_ns() / 1000000 + WAIT_MS;
+    while (!fn(arg)) {
+        if (simfix_mono_ns() / 1000000 > end)
+            fail_msg("gave up waiting for %s", what);
+        simfix_sleep_ms(50);
+    }
+}
+
+/* --- leader and election running in threads --- */
+
+struct term {
+    struct rss_election *el;
+    struct rss_leader *leader;
+    pthread_t el_thread, leader_thread;
+    int64_t epoch;
+    atomic_bool stop;
+    int leader_ret;
+    atomic_bool leader_done;
+};
+
+static void *election_main(void *p)
+{
+    struct term *t = p;
+    _cleanup_error_ rss_error_t err = NULL;
+    rss_election_run(t->el, &err);
+    return NULL;
+}
+
+static void *leader_main(void *p)
+{
+    struct term *t = p;
+    _cleanup_error_ rss_error_t err = NULL;
+    t->leader_ret = rss_leader_run(t->leader, t->epoch, &t->stop, &err);
+    atomic_store(&t->leader_done, true);
+    return NULL;
+}
+
+static bool is_leading(void *p)
+{
+    struct term *t = p;
+    return rss_election_leading(t->el, &t->epoch);
+}
+
+static void term_start(struct term *t)
+{
+    memset(t, 0, sizeof(*t));
+    struct rss_election_config ec = {.kube = kube,
+                                     .ns = NS,
+                                     .name = "rssd-leader",
+                                     .lease_duration_ms = 3000,
+                                     .renew_deadline_ms = 2000,
+                                     .retry_period_ms = 500};
+    _cleanup_error_ rss_error_t err = NULL;
+    check(rss_election_new(&ec, &t->el, &err), &err, "election");
+    struct rss_leader_config lc = {.kube = kube, .election = t->el, .ns = NS, .fence_timeout_ms = 2000};
+    check(rss_leader_new(&lc, &t->leader, &err), &err, "leader");
+    assert_int_equal(pthread_create(&t->el_thread, NULL, election_main, t), 0);
+    wait_for(is_leading, t, "the election");
+    assert_int_equal(pthread_create(&t->leader_thread, NULL, leader_main, t), 0);
+}
+
+static bool leader_returned(void *p)
+{
+    return atomic_load(&((struct term *)p)->leader_done);
+}
+
+static void term_join(struct term *t)
+{
+    pthread_join(t->leader_thread, NULL);
+    rss_election_stop(t->el);
+    pthread_join(t->el_thread, NULL);
+    rss_leader_free(t->leader);
+    rss_election_free(t->el);
+}
+
+/* --- conditions --- */
+
+static bool exists_obj(void *p)
+{
+    const char **a = p;
+    _cleanup_json_ cJSON *o = get(a[0], APP_NS, a[1], a[2]);
+    return o != NULL;
+}
+
+static bool gone_obj(void *p)
+{
+    return !exists_obj(p);
+}
+
+struct epoch_arg {
+    int64_t epoch;
+};
+
+static bool all_fenced(void *p)
+{
+    struct epoch_arg *e = p;
+    for (unsigned i = 0; i < N_PODS; i++) {
+        struct rss_desired d;
+        bool has = pod_desired(i, &d);
+        bool ok = has && d.epoch == (uint64_t)e->epoch && d.action == RSS_ACTION_NONE;
+        rss_annotation_desired_clear(&d);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+/* Every pod carries the epoch (fenced, maybe already given a next action under it). */
+static bool all_epoch(void *p)
+{
+    struct epoch_arg *e = p;
+    for (unsigned i = 0; i < N_PODS; i++) {
+        struct rss_desired d;
+        bool ok = pod_desired(i, &d) && d.epoch == (uint64_t)e->epoch && d.action != RSS_ACTION_SEED;
+        rss_annotation_desired_clear(&d);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static bool status_names(void *p)
+{
+    _cleanup_json_ cJSON *rss = get("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db");
+    const char *msg = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rss, "status"), "message"));
+    return msg && strstr(msg, (const char *)p);
+}
+
+static bool has_action(void *p)
+{
+    enum rss_action want = *(enum rss_action *)p;
+    for (unsigned i = 0; i < N_PODS; i++) {
+        struct rss_desired d;
+        pod_desired(i, &d);
+        bool hit = d.action == want;
+        rss_annotation_desired_clear(&d);
+        if (hit)
+            return true;
+    }
+    return false;
+}
+
+/* Every pod but `except` still has {epoch, none}. */
+static void assert_others_none(int64_t epoch, unsigned except1, unsigned except2)
+{
+    for (unsigned i = 0; i < N_PODS; i++) {
+        if (i == except1 || i == except2)
+            continue;
+        struct rss_desired d;
+        assert_true(pod_desired(i, &d));
+        if (d.action != RSS_ACTION_NONE || d.epoch != (uint64_t)epoch)
+            fail_msg("rss-db-%u: desired %s epoch %llu, want none %lld", i, rss_action_name(d.action),
+                     (unsigned long long)d.epoch, (long long)epoch);
+        rss_annotation_desired_clear(&d);
+    }
+}
+
+static cJSON *rss_events(const char *uid)
+{
+    _cleanup_free_ char *path = rss_kube_path("v1", APP_NS, "events", NULL, NULL);
+    cJSON *list = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    check(rss_kube_list(kube, path, NULL, &list, &err), &err, "list events");
+    cJSON *out = cJSON_CreateArray();
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(list, "items"))
+    {
+        const cJSON *io = cJSON_GetObjectItemCaseSensitive(e, "involvedObject");
+        const char *u = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(io, "uid"));
+        if (u && !strcmp(u, uid))
+            cJSON_AddItemToArray(out, cJSON_Duplicate(e, true));
+    }
+    cJSON_Delete(list);
+    return out;
+}
+
+static const cJSON *find_event(const cJSON *events, const char *reason)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, events)
+    {
+        const char *r = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "reason"));
+        if (r && !strcmp(r, reason))
+            return e;
+    }
+    return NULL;
+}
+
+struct ev_arg {
+    const char *uid, *reason;
+};
+
+static bool event_seen(void *p)
+{
+    struct ev_arg *a = p;
+    _cleanup_json_ cJSON *evs = rss_events(a->uid);
+    return find_event(evs, a->reason) != NULL;
+}
+
+/* `kubectl get rss` prints the planner's status in the CRD's printer columns (Phase Primaries Ready). */
+static bool kubectl_row(void *p)
+{
+    _cleanup_free_ char *cmd = rss_xasprintf(
+        "KUBECONFIG=%s kubectl --cache-dir %s/kubectl-cache get rss -n " APP_NS " --no-headers 2>&1",
+        sim.kubeconfig, sim.dir);
+    FILE *f = popen(cmd, "r");
+    if (!f)
+        return false;
+    char line[512] = "", a[64] = "", b[64] = "", c[64] = "", d[64] = "";
+    if (!fgets(line, sizeof(line), f))
+        line[0] = '\0';
+    pclose(f);
+    if (sscanf(line, "%63s %63s %63s %63s", a, b, c, d) != 4)
+        return false;
+    _cleanup_free_ char *row = rss_xasprintf("%s %s %s %s", a, b, c, d);
+    /* The same values as the stored status, with the seed counted as a running primary. */
+    (void)p;
+    _cleanup_json_ cJSON *rss = get("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(rss, "status");
+    const cJSON *ph = cJSON_GetObjectItemCaseSensitive(st, "phase");
+    const cJSON *pr = cJSON_GetObjectItemCaseSensitive(st, "primaries");
+    const cJSON *rd = cJSON_GetObjectItemCaseSensitive(st, "readyReplicas");
+    if (!cJSON_IsString(ph) || !cJSON_IsNumber(pr) || !cJSON_IsNumber(rd) || pr->valueint < 1)
+        return false;
+    _cleanup_free_ char *want = rss_xasprintf("db %s %d %d", ph->valuestring, pr->valueint, rd->valueint);
+    return !strcmp(row, want);
+}
+
+/* --- the world --- */
+
+static void install_crd(void)
+{
+    _cleanup_free_ char *cmd = rss_xasprintf("KUBECONFIG=%s kubectl --cache-dir %s/kubectl-cache apply -f "
+                                             "%s/deploy/crd.yaml >%s/kubectl.log 2>&1",
+                                             sim.kubeconfig, sim.dir, SOURCE_DIR, sim.dir);
+    if (system(cmd) != 0)
+        fail_msg("kubectl apply of deploy/crd.yaml failed (see %s/kubectl.log)", sim.dir);
+}
+
+static bool crd_served(void *p)
+{
+    (void)p;
+    _cleanup_free_ char *path =
+        rss_kube_path("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", NULL, NULL);
+    _cleanup_json_ cJSON *l = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    return rss_kube_list(kube, path, NULL, &l, &err) == 0;
+}
+
+static void make_world(void)
+{
+    create("v1", NULL, "namespaces", "{\"metadata\":{\"name\":\"" NS "\"}}");
+    create("v1", NULL, "namespaces", "{\"metadata\":{\"name\":\"" APP_NS "\"}}");
+    install_crd();
+    wait_for(crd_served, NULL, "the CRD to be served");
+    /* A previous leader's term: our acquisition makes the epoch PRE_EPOCH + 1. */
+    _cleanup_free_ char *lease =
+        rss_xasprintf("{\"metadata\":{\"name\":\"rssd-leader\"},\"spec\":{\"holderIdentity\":"
+                      "\"\",\"leaseDurationSeconds\":1,\"leaseTransitions\":%d}}",
+                      PRE_EPOCH);
+    create("coordination.k8s.io/v1", NS, "leases", lease);
+    char renew[RSS_KUBE_TIME_LEN];
+    rss_kube_microtime(renew, NULL);
+    for (int n = 1; n <= 3; n++) {
+        _cleanup_free_ char *hb =
+            rss_xasprintf("{\"metadata\":{\"name\":\"rssd-node-node-%d\"},\"spec\":{"
+                          "\"holderIdentity\":\"node-%d\",\"leaseDurationSeconds\":3600,"
+                          "\"renewTime\":\"%s\"}}",
+                          n, n, renew);
+        create("coordination.k8s.io/v1", NS, "leases", hb);
+    }
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (simfix_start(&sim, KUBESIM_BIN) < 0)
+        return -1;
+    rss_error_t err = NULL;
+    if (rss_kube_new(sim.kubeconfig, &kube, &err) < 0) {
+        rss_error_release(&err);
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    rss_kube_free(kube);
+    simfix_stop(&sim);
+    return 0;
+}
+
+static const char *rss_json =
+    "{\"apiVersion\":\"clusterlabs.org/"
+    "v1alpha1\",\"kind\":\"ReplicatedStatefulSet\",\"metadata\":{\"name\":\"db\"},"
+    "\"spec\":{\"replicas\":11,\"primaries\":3,\"reconcileInterval\":\"2s\",\"pod\":{\"antiAffinity\":false,"
+    "\"commands\":{\"sequence\":{\"command\":[\"/seq\"]},\"seed\":{\"command\":[\"/seed\"]},"
+    "\"primary\":{\"command\":[\"/start\"]},\"status\":{\"command\":[\"/check\"]},\"stop\":{\"command\":[\"/"
+    "stop\"]}},"
+    "\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}}";
+
+static void test_lights_out(void **state)
+{
+    (void)state;
+    make_world();
+    struct term t;
+    term_start(&t);
+    assert_int_equal(t.epoch, PRE_EPOCH + 1);
+    const int64_t epoch = t.epoch;
+
+    /* Member pods as the StatefulSet would make them; pod 4 still carries a deposed leader's seed. */
+    for (unsigned i = 0; i < N_PODS; i++) {
+        _cleanup_free_ char *pod = rss_xasprintf(
+            "{\"metadata\":{\"name\":\"rss-db-%u\",\"labels\":{\"rss.clusterlabs.org/name\":\"db\"}%s},"
+            "\"spec\":{\"nodeName\":\"node-%u\",\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}",
+            i,
+            i == 4 ? ",\"annotations\":{\"rss.clusterlabs.org/"
+                     "desired\":\"{\\\"epoch\\\":5,\\\"action\\\":\\\"seed\\\","
+                     "\\\"id\\\":\\\"5-1\\\",\\\"generation\\\":1}\"}"
+                   : "",
+            i % 3 + 1);
+        create("v1", APP_NS, "pods", pod);
+    }
+    create("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", rss_json);
+    _cleanup_json_ cJSON *rss = get("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db");
+    const char *uid = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rss, "metadata"), "uid"));
+    assert_non_null(uid);
+
+    /* Objects, owned by the RSS. */
+    const char *svc_arg[] = {"v1", "services", "db-svc"}, *sts_arg[] = {"apps/v1", "statefulsets", "rss-db"};
+    wait_for(exists_obj, svc_arg, "the Service");
+    wait_for(exists_obj, sts_arg, "the StatefulSet");
+    _cleanup_json_ cJSON *svc = get("v1", APP_NS, "services", "db-svc");
+    _cleanup_json_ cJSON *sts = get("apps/v1", APP_NS, "statefulsets", "rss-db");
+    const cJSON *refs[] = {
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(svc, "metadata"),
+                                                            "ownerReferences"),
+                           0),
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sts, "metadata"),
+                                                            "ownerReferences"),
+                           0)};
+    for (int i = 0; i < 2; i++) {
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(refs[i], "uid")), uid);
+        assert_true(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(refs[i], "controller")));
+    }
+    const cJSON *ss = cJSON_GetObjectItemCaseSensitive(sts, "spec");
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(ss, "replicas")->valueint, N_PODS);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ss, "serviceName")), "db-svc");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ss, "podManagementPolicy")),
+                        "Parallel");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                            cJSON_GetObjectItemCaseSensitive(svc, "spec"), "clusterIP")),
+                        "None");
+
+    /* Rule 9: every pod fenced with our epoch, the old seed on pod 4 included. */
+    struct epoch_arg ea = {epoch};
+    wait_for(all_fenced, &ea, "every pod fenced with our epoch");
+
+    /* Lights-out: every member stopped with a sequence, but rss-db-7 has not reported yet: no seed (rule 3).
+     */
+    for (unsigned i = 0; i < N_PODS; i++)
+        if (i != 7)
+            write_observed(i, (uint64_t)epoch, 1, "stopped", 7, seq_of(i), NULL);
+    wait_for(status_names, "rss-db-7", "the status to name the missing member");
+    assert_others_none(epoch, N_PODS, N_PODS);
+
+    write_observed(7, (uint64_t)epoch, 1, "stopped", 7, seq_of(7), NULL);
+    enum rss_action seed = RSS_ACTION_SEED;
+    wait_for(has_action, &seed, "a seed");
+    /* Exactly the highest sequence, the tie 2 vs 10 going to 2 (numeric order). */
+    struct rss_desired d;
+    assert_true(pod_desired(2, &d));
+    assert_int_equal(d.action, RSS_ACTION_SEED);
+    assert_int_equal(d.epoch, epoch);
+    assert_int_equal(d.generation, 1);
+    assert_int_equal(d.n_peers, 0);
+    char seed_id[48];
+    rss_action_id_format(d.id, seed_id, sizeof(seed_id));
+    rss_annotation_desired_clear(&d);
+    assert_others_none(epoch, 2, N_PODS);
+
+    struct ev_arg chosen = {uid, "SeedChosen"};
+    wait_for(event_seen, &chosen, "a SeedChosen event");
+    _cleanup_json_ cJSON *rss2 = get("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(rss2, "status");
+    assert_int_equal(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "recovery"), "seedOrdinal")
+            ->valueint,
+        2);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "phase")), "Recovering");
+    assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(st, "primaries")));
+
+    /* The seed succeeded: rss-db-10 (the other sequence 50) joins as primary with the seed as its peer. */
+    _cleanup_free_ char *last = rss_xasprintf(
+        "\"lastAction\":{\"id\":\"%s\",\"action\":\"seed\",\"result\":\"ok\",\"exitCode\":0}", seed_id);
+    write_observed(2, (uint64_t)epoch, 2, "primary", 8, "50", last);
+    enum rss_action primary = RSS_ACTION_PRIMARY;
+    wait_for(has_action, &primary, "a primary");
+    assert_true(pod_desired(10, &d));
+    assert_int_equal(d.action, RSS_ACTION_PRIMARY);
+    assert_int_equal(d.epoch, epoch);
+    assert_int_equal(d.n_peers, 1);
+    assert_string_equal(d.peers[0], "rss-db-2.db-svc");
+    rss_annotation_desired_clear(&d);
+    assert_others_none(epoch, 2, 10);
+    {
+        _cleanup_json_ cJSON *p2 = get_pod(2);
+        assert_string_equal(label(p2, "rss-active-member"), "true");
+    }
+    /* The seed runs as primary: the printer columns show the stored phase and numbers. */
+    wait_for(kubectl_row, NULL, "kubectl get rss to show the status (phase, primaries >= 1, ready)");
+    struct ev_arg joining = {uid, "Joining"};
+    wait_for(event_seen, &joining, "a Joining event");
+    {
+        _cleanup_json_ cJSON *evs = rss_events(uid);
+        const cJSON *e = find_event(evs, "SeedChosen");
+        assert_non_null(e);
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type")), "Normal");
+        assert_true(cJSON_GetObjectItemCaseSensitive(e, "count")->valueint >= 1);
+        assert_non_null(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "lastTimestamp")));
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                                cJSON_GetObjectItemCaseSensitive(e, "involvedObject"), "kind")),
+                            "ReplicatedStatefulSet");
+    }
+
+    /* The election is lost (released): the leader returns and writes nothing more, even when the world
+     * changes in a way it would act on (rss-db-10 acknowledges, which would start the next primary). */
+    rss_election_stop(t.el);
+    wait_for(leader_returned, &t, "the leader to return after losing the Lease");
+    assert_int_equal(t.leader_ret, 0);
+    term_join(&t);
+    _cleanup_free_ char *last10 = NULL;
+    {
+        assert_true(pod_desired(10, &d));
+        char id[48];
+        rss_action_id_format(d.id, id, sizeof(id));
+        rss_annotation_desired_clear(&d);
+        last10 = rss_xasprintf(
+            "\"lastAction\":{\"id\":\"%s\",\"action\":\"primary\",\"result\":\"ok\",\"exitCode\":0}", id);
+    }
+    write_observed(10, (uint64_t)epoch, 2, "primary", 8, "50", last10);
+    simfix_sleep_ms(1500);
+    assert_others_none(epoch, 2, 10);
+
+    /* A new term fences again with the next epoch, then picks the recovery up where it was: the next
+     * primary joins the two running ones, and no seed is ever issued again. The stop flag ends it. */
+    term_start(&t);
+    assert_int_equal(t.epoch, epoch + 1);
+    ea.epoch = t.epoch;
+    wait_for(all_epoch, &ea, "every pod fenced with the new epoch");
+    wait_for(has_action, &primary, "the next primary under the new epoch");
+    assert_true(pod_desired(9, &d)); /* sequence 9: the highest of those still stopped */
+    assert_int_equal(d.action, RSS_ACTION_PRIMARY);
+    assert_int_equal(d.epoch, epoch + 1);
+    assert_int_equal(d.n_peers, 2);
+    assert_string_equal(d.peers[0], "rss-db-2.db-svc");
+    assert_string_equal(d.peers[1], "rss-db-10.db-svc");
+    rss_annotation_desired_clear(&d);
+    atomic_store(&t.stop, true);
+    wait_for(leader_returned, &t, "the leader to return on the stop flag");
+    assert_int_equal(t.leader_ret, 0);
+    term_join(&t);
+
+    /* Deleting the RSS removes its objects (owner references). */
+    _cleanup_free_ char *path =
+        rss_kube_path("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db", NULL);
+    _cleanup_error_ rss_error_t err = NULL;
+    check(rss_kube_delete(kube, path, NULL, NULL, &err), &err, "delete rss");
+    wait_for(gone_obj, svc_arg, "the Service to be collected");
+    wait_for(gone_obj, sts_arg, "the StatefulSet to be collected");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_lights_out, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

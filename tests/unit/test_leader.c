@@ -1,0 +1,593 @@
+/* test_leader.c -- the leader's pure parts in tables: object builders, snapshot, liveness, event dedupe,
+ * patches. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "leader_internal.h"
+#include "rss/election.h"
+#include "rss/kube.h"
+#include "rss/cleanup.h"
+
+#define NOW 1700000000000LL /* 2023-11-14T22:13:20Z */
+
+/* ---- helpers ---- */
+
+static void parse_spec(const char *extra_spec, const char *extra_pod, struct rss_spec *spec, cJSON **cr)
+{
+    _cleanup_free_ char *json = rss_xasprintf(
+        "{\"metadata\":{\"name\":\"db\",\"namespace\":\"prod\",\"uid\":\"u-1\"},\"spec\":{\"replicas\":3%s,"
+        "\"pod\":{\"commands\":{\"sequence\":{\"command\":[\"/seq\"]},\"primary\":{\"command\":[\"/start\"]},"
+        "\"status\":{\"command\":[\"/check\"]},\"stop\":{\"command\":[\"/stop\"]}},"
+        "\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"},{\"name\":\"side\",\"image\":\"x\"}]%s}}}",
+        extra_spec, extra_pod);
+    *cr = cJSON_Parse(json);
+    assert_non_null(*cr);
+    rss_error_t err = NULL;
+    int r = rss_spec_parse(*cr, spec, &err);
+    if (r < 0) {
+        _cleanup_free_ char *s = rss_error_string(err);
+        fail_msg("spec: %s", s);
+    }
+}
+
+/* Resolves a dotted path with [n] indexes, e.g. "spec.template.spec.containers[0].env[1].name". */
+static const cJSON *at(const cJSON *j, const char *path)
+{
+    _cleanup_free_ char *p = rss_xstrdup(path);
+    char *save = NULL;
+    for (char *tok = strtok_r(p, ".", &save); tok && j; tok = strtok_r(NULL, ".", &save)) {
+        char *br = strchr(tok, '[');
+        if (br)
+            *br = '\0';
+        /* Keys with dots ("rss.clusterlabs.org/name") are written with '|' instead. */
+        for (char *c = tok; *c; c++)
+            if (*c == '|')
+                *c = '.';
+        if (*tok)
+            j = cJSON_GetObjectItemCaseSensitive(j, tok);
+        while (br && j) {
+            j = cJSON_GetArrayItem(j, atoi(br + 1));
+            br = strchr(br + 1, '[');
+        }
+    }
+    return j;
+}
+
+/* Compares the compact JSON at path with want ("<absent>" when it must not exist). */
+static void expect_at(const cJSON *j, const char *path, const char *want, const char *row)
+{
+    const cJSON *v = at(j, path);
+    if (!strcmp(want, "<absent>")) {
+        if (v)
+            fail_msg("%s: %s should be absent", row, path);
+        return;
+    }
+    if (!v)
+        fail_msg("%s: %s missing (want %s)", row, path, want);
+    _cleanup_free_ char *got = cJSON_PrintUnformatted(v);
+    if (strcmp(got, want))
+        fail_msg("%s: %s = %s, want %s", row, path, got, want);
+}
+
+/* ---- StatefulSet and Service builders ---- */
+
+struct obj_row {
+    const char *name, *extra_spec, *extra_pod;
+    int replicas;
+    const char *path, *want;
+};
+
+static const struct obj_row sts_rows[] = {
+    {"name", "", "", 3, "metadata.name", "\"rss-db\""},
+    {"namespace", "", "", 3, "metadata.namespace", "\"prod\""},
+    {"replicas from the plan", "", "", 7, "spec.replicas", "7"},
+    {"serviceName", "", "", 3, "spec.serviceName", "\"db-svc\""},
+    {"parallel", "", "", 3, "spec.podManagementPolicy", "\"Parallel\""},
+    {"selector", "", "", 3, "spec.selector.matchLabels", "{\"rss.clusterlabs.org/name\":\"db\"}"},
+    {"template labels", "", "", 3, "spec.template.metadata.labels", "{\"rss.clusterlabs.org/name\":\"db\"}"},
+    {"owner kind", "", "", 3, "metadata.ownerReferences[0].kind", "\"ReplicatedStatefulSet\""},
+    {"owner uid", "", "", 3, "metadata.ownerReferences[0].uid", "\"u-1\""},
+    {"owner controller", "", "", 3, "metadata.ownerReferences[0].controller", "true"},
+    {"owner apiVersion", "", "", 3, "metadata.ownerReferences[0].apiVersion", "\"clusterlabs.org/v1alpha1\""},
+    {"first container kept", "", "", 3, "spec.template.spec.containers[0].image", "\"busybox\""},
+    {"second container kept", "", "", 3, "spec.template.spec.containers[1].name", "\"side\""},
+    {"POD_NAME", "", "", 3, "spec.template.spec.containers[0].env[0]",
+     "{\"name\":\"POD_NAME\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"metadata.name\"}}}"},
+    {"POD_NAMESPACE", "", "", 3, "spec.template.spec.containers[0].env[1].valueFrom.fieldRef.fieldPath",
+     "\"metadata.namespace\""},
+    {"SERVICE_NAME", "", "", 3, "spec.template.spec.containers[1].env[2]",
+     "{\"name\":\"SERVICE_NAME\",\"value\":\"db-svc\"}"},
+    {"no affinity by default", "", "", 3, "spec.template.spec.affinity", "<absent>"},
+    {"anti-affinity", "", ",\"antiAffinity\":true", 3,
+     "spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]",
+     "{\"labelSelector\":{\"matchLabels\":{\"rss.clusterlabs.org/"
+     "name\":\"db\"}},\"topologyKey\":\"kubernetes.io/"
+     "hostname\"}"},
+    {"volumes", "", ",\"volumes\":[{\"name\":\"cfg\",\"emptyDir\":{}}]", 3,
+     "spec.template.spec.volumes[0].name", "\"cfg\""},
+    {"no volumes", "", "", 3, "spec.template.spec.volumes", "<absent>"},
+    {"claim templates", "",
+     ",\"volumeClaimTemplates\":[{\"metadata\":{\"name\":\"data\"},\"spec\":{\"accessModes\":["
+     "\"ReadWriteOnce\"]}}]",
+     3, "spec.volumeClaimTemplates[0].metadata.name", "\"data\""},
+    {"nodeSelector", ",\"nodeSelector\":{\"disk\":\"ssd\"}", "", 3, "spec.template.spec.nodeSelector",
+     "{\"disk\":\"ssd\"}"},
+    {"admin env kept, ours after", "", "", 3, "spec.template.spec.containers[0].env[3]", "<absent>"},
+};
+
+static void test_statefulset_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(sts_rows) / sizeof(sts_rows[0]); i++) {
+        const struct obj_row *r = &sts_rows[i];
+        struct rss_spec spec;
+        _cleanup_json_ cJSON *cr = NULL;
+        parse_spec(r->extra_spec, r->extra_pod, &spec, &cr);
+        _cleanup_json_ cJSON *sts = rss_leader_build_statefulset(&spec, cr, r->replicas);
+        expect_at(sts, r->path, r->want, r->name);
+        rss_spec_clear(&spec);
+    }
+}
+
+static void test_statefulset_env_not_overridden(void **state)
+{
+    (void)state;
+    struct rss_spec spec;
+    _cleanup_json_ cJSON *cr = NULL;
+    const char *pod = "";
+    parse_spec("", pod, &spec, &cr);
+    /* The admin's own POD_NAME wins; ours is not added twice. */
+    cJSON *c0 = cJSON_GetArrayItem(spec.containers, 0);
+    cJSON_AddItemToObject(c0, "env", cJSON_Parse("[{\"name\":\"POD_NAME\",\"value\":\"mine\"}]"));
+    _cleanup_json_ cJSON *sts = rss_leader_build_statefulset(&spec, cr, 3);
+    expect_at(sts, "spec.template.spec.containers[0].env[0]", "{\"name\":\"POD_NAME\",\"value\":\"mine\"}",
+              "env");
+    expect_at(sts, "spec.template.spec.containers[0].env[1].name", "\"POD_NAMESPACE\"", "env");
+    expect_at(sts, "spec.template.spec.containers[0].env[3]", "<absent>", "env");
+    rss_spec_clear(&spec);
+}
+
+static const char *hash_of(const cJSON *sts)
+{
+    return cJSON_GetStringValue(at(sts, "metadata.annotations.rss|clusterlabs|org/spec-hash"));
+}
+
+static void test_statefulset_hash(void **state)
+{
+    (void)state;
+    struct rss_spec a, b;
+    _cleanup_json_ cJSON *cra = NULL, *crb = NULL;
+    parse_spec("", "", &a, &cra);
+    parse_spec("", ",\"antiAffinity\":true", &b, &crb);
+    _cleanup_json_ cJSON *s1 = rss_leader_build_statefulset(&a, cra, 3);
+    _cleanup_json_ cJSON *s2 = rss_leader_build_statefulset(&a, cra, 5);
+    _cleanup_json_ cJSON *s3 = rss_leader_build_statefulset(&b, crb, 3);
+    assert_non_null(hash_of(s1));
+    assert_string_equal(hash_of(s1), hash_of(s2)); /* replicas are not part of the template */
+    assert_string_not_equal(hash_of(s1), hash_of(s3));
+    rss_spec_clear(&a);
+    rss_spec_clear(&b);
+}
+
+static const struct obj_row svc_rows[] = {
+    {"name", "", "", 0, "metadata.name", "\"db-svc\""},
+    {"headless", "", "", 0, "spec.clusterIP", "\"None\""},
+    {"not-ready addresses", "", "", 0, "spec.publishNotReadyAddresses", "true"},
+    {"selector", "", "", 0, "spec.selector", "{\"rss.clusterlabs.org/name\":\"db\"}"},
+    {"owner", "", "", 0, "metadata.ownerReferences[0].name", "\"db\""},
+    {"no ports", "", "", 0, "spec.ports", "<absent>"},
+    {"servicePorts", ",\"servicePorts\":[{\"name\":\"sql\",\"port\":3306}]", "", 0, "spec.ports[0].port",
+     "3306"},
+};
+
+static void test_service_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(svc_rows) / sizeof(svc_rows[0]); i++) {
+        const struct obj_row *r = &svc_rows[i];
+        struct rss_spec spec;
+        _cleanup_json_ cJSON *cr = NULL;
+        parse_spec(r->extra_spec, r->extra_pod, &spec, &cr);
+        _cleanup_json_ cJSON *svc = rss_leader_build_service(&spec, cr);
+        expect_at(svc, r->path, r->want, r->name);
+        rss_spec_clear(&spec);
+    }
+}
+
+/* ---- node liveness ---- */
+
+struct live_row {
+    const char *name, *lease_node, *renew;
+    int duration_s;
+    const char *ask;
+    bool alive;
+    int64_t renew_ms;
+};
+
+static const struct live_row live_rows[] = {
+    {"fresh", "n1", "2023-11-14T22:13:15.000000Z", 10, "n1", true, NOW - 5000},
+    {"expired", "n1", "2023-11-14T22:13:05.000000Z", 10, "n1", false, NOW - 15000},
+    {"expires exactly now", "n1", "2023-11-14T22:13:10.000000Z", 10, "n1", false, NOW - 10000},
+    {"other node", "n2", "2023-11-14T22:13:15.000000Z", 10, "n1", false, 0},
+    {"no renewTime", "n1", NULL, 10, "n1", false, 0},
+    {"garbage renewTime", "n1", "yesterday", 10, "n1", false, 0},
+    {"no duration", "n1", "2023-11-14T22:13:19.000000Z", 0, "n1", false, NOW - 1000},
+};
+
+static cJSON *lease_list(const char *node, const char *renew, int duration_s)
+{
+    cJSON *list = cJSON_CreateObject();
+    cJSON *items = cJSON_AddArrayToObject(list, "items");
+    cJSON *l = cJSON_CreateObject();
+    cJSON *md = cJSON_AddObjectToObject(l, "metadata");
+    _cleanup_free_ char *name = rss_xasprintf("rssd-node-%s", node);
+    cJSON_AddStringToObject(md, "name", name);
+    cJSON *spec = cJSON_AddObjectToObject(l, "spec");
+    if (renew)
+        cJSON_AddStringToObject(spec, "renewTime", renew);
+    if (duration_s)
+        cJSON_AddNumberToObject(spec, "leaseDurationSeconds", duration_s);
+    cJSON_AddItemToArray(items, l);
+    return list;
+}
+
+static void test_liveness_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(live_rows) / sizeof(live_rows[0]); i++) {
+        const struct live_row *r = &live_rows[i];
+        _cleanup_json_ cJSON *leases = lease_list(r->lease_node, r->renew, r->duration_s);
+        bool alive = !r->alive;
+        int64_t renew = -1;
+        rss_leader_node_liveness(leases, r->ask, NOW, &alive, &renew);
+        if (alive != r->alive || renew != r->renew_ms)
+            fail_msg("%s: alive %d renew %lld, want %d %lld", r->name, alive, (long long)renew, r->alive,
+                     (long long)r->renew_ms);
+    }
+}
+
+/* ---- snapshot ---- */
+
+static const char *pods_json =
+    "{\"items\":["
+    /* 10 before 2 in the list: the snapshot sorts by ordinal as a number */
+    "{\"metadata\":{\"name\":\"rss-db-10\",\"uid\":\"u10\",\"resourceVersion\":\"110\","
+    " \"labels\":{\"rss-active-member\":\"true\"},"
+    " \"annotations\":{\"rss.clusterlabs.org/desired\":\"{\\\"epoch\\\":4,\\\"action\\\":\\\"none\\\"}\","
+    "  \"rss.clusterlabs.org/observed\":\"{\\\"containerId\\\":\\\"abc\\\",\\\"generation\\\":2,\\\"role\\\":"
+    "\\\"stopped\\\",\\\"status\\\":7,\\\"sequence\\\":\\\"50\\\",\\\"leaseEpoch\\\":4,\\\"time\\\":"
+    "\\\"2023-11-14T22:13:00Z\\\"}\"}},"
+    " \"spec\":{\"nodeName\":\"n1\"},"
+    " \"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"name\":\"side\",\"containerID\":"
+    "\"containerd://"
+    "zzz\"},{\"name\":\"app\",\"containerID\":\"containerd://abc\"}]}},"
+    "{\"metadata\":{\"name\":\"rss-db-2\",\"uid\":\"u2\",\"resourceVersion\":\"102\","
+    " \"deletionTimestamp\":\"2023-11-14T22:13:00Z\",\"labels\":{\"rss-active-member\":\"yes\"},"
+    " \"annotations\":{\"rss.clusterlabs.org/desired\":\"not json\","
+    "  \"rss.clusterlabs.org/observed\":\"{\\\"role\\\":\\\"dancing\\\"}\"}},"
+    " \"spec\":{\"nodeName\":\"n2\"},\"status\":{\"phase\":\"Pending\"}},"
+    "{\"metadata\":{\"name\":\"rss-db-0\",\"uid\":\"u0\",\"resourceVersion\":\"100\","
+    " \"labels\":{\"rss-active-member\":\"false\"}},\"spec\":{},\"status\":{}},"
+    "{\"metadata\":{\"name\":\"rss-db-02\",\"uid\":\"bad\"}},"
+    "{\"metadata\":{\"name\":\"rss-other-1\",\"uid\":\"other\"}},"
+    "{\"metadata\":{\"name\":\"rss-db-0\",\"uid\":\"dup\"}}"
+    "]}";
+
+struct snap_row {
+    size_t idx;
+    unsigned ordinal;
+    const char *uid, *rv, *phase, *node, *cid;
+    bool deleting, alive;
+    int active;
+    bool has_desired, has_observed, observed_error;
+};
+
+static const struct snap_row snap_rows[] = {
+    {0, 0, "u0", "100", NULL, NULL, NULL, false, false, 0, false, false, false},
+    {1, 2, "u2", "102", "Pending", "n2", NULL, true, false, -1, false, false, true},
+    {2, 10, "u10", "110", "Running", "n1", "containerd://abc", false, true, 1, true, true, false},
+};
+
+static void test_snapshot_table(void **state)
+{
+    (void)state;
+    struct rss_spec spec;
+    _cleanup_json_ cJSON *cr = NULL;
+    parse_spec("", "", &spec, &cr);
+    _cleanup_json_ cJSON *pods = cJSON_Parse(pods_json);
+    assert_non_null(pods);
+    _cleanup_json_ cJSON *leases = lease_list("n1", "2023-11-14T22:13:15Z", 10);
+    struct rss_leader_snapshot snap;
+    rss_leader_snapshot_build(&spec, pods, leases, NOW, &snap);
+    assert_int_equal(snap.n_members, 3);
+    /* skipped: rss-db-02 (leading zero), rss-other-1, the duplicate rss-db-0; noted: bad desired, bad
+     * observed */
+    assert_int_equal(snap.n_errors, 5);
+    for (size_t i = 0; i < sizeof(snap_rows) / sizeof(snap_rows[0]); i++) {
+        const struct snap_row *r = &snap_rows[i];
+        const struct rss_member_input *m = &snap.members[r->idx];
+        assert_int_equal(m->ordinal, r->ordinal);
+        assert_true(m->pod_exists);
+        assert_string_equal(m->pod_uid, r->uid);
+        assert_string_equal(m->resource_version, r->rv);
+        if (r->phase)
+            assert_string_equal(m->phase, r->phase);
+        else
+            assert_null(m->phase);
+        if (r->node)
+            assert_string_equal(m->node, r->node);
+        else
+            assert_null(m->node);
+        if (r->cid)
+            assert_string_equal(m->container_id, r->cid);
+        else
+            assert_null(m->container_id);
+        assert_int_equal(m->deleting, r->deleting);
+        assert_int_equal(m->node_alive, r->alive);
+        assert_int_equal(m->active_label, r->active);
+        assert_int_equal(m->has_desired, r->has_desired);
+        assert_int_equal(m->has_observed, r->has_observed);
+        assert_int_equal(m->observed_error != NULL, r->observed_error);
+    }
+    const struct rss_member_input *m10 = &snap.members[2];
+    assert_int_equal(m10->node_heartbeat_ms, NOW - 5000);
+    assert_int_equal(m10->desired.epoch, 4);
+    assert_int_equal(m10->desired.action, RSS_ACTION_NONE);
+    assert_int_equal(m10->observed.sequence, 50);
+    assert_int_equal(m10->observed.generation, 2);
+    assert_int_equal(snap.members[1].node_heartbeat_ms, 0); /* n2 has no Lease: never seen, not dead */
+
+    /* The snapshot feeds the planner as is: a stale-epoch pod gets fenced. */
+    struct rss_plan_input in = {.spec = &spec,
+                                .epoch = 5,
+                                .now_ms = NOW,
+                                .dead_after_ms = 35000,
+                                .statefulset_replicas = 3,
+                                .members = snap.members,
+                                .n_members = snap.n_members};
+    struct rss_plan plan;
+    rss_error_t err = NULL;
+    assert_int_equal(rss_planner_plan(&in, &plan, &err), 0);
+    assert_true(plan.fencing);
+    assert_true(plan.n_patches >= 1);
+    rss_plan_free(&plan);
+    rss_leader_snapshot_clear(&snap);
+    rss_spec_clear(&spec);
+}
+
+/* ---- event dedupe ---- */
+
+struct ev_step {
+    const char *reason, *message, *pod;
+    int want; /* 0 = new, n = the n-th repeat */
+};
+
+static const struct ev_step ev_steps[] = {
+    {"SeedChosen", "rss-db-2 seeds", NULL, 0},
+    {"SeedChosen", "rss-db-2 seeds", NULL, 2},
+    {"SeedChosen", "rss-db-2 seeds", NULL, 3},
+    {"SeedChosen", "rss-db-10 seeds", NULL, 0},
+    {"Joining", "rss-db-2 seeds", NULL, 0},
+    {"SeedChosen", "rss-db-2 seeds", "rss-db-2", 0},
+    {"SeedChosen", "rss-db-2 seeds", NULL, 4},
+    {"Fencing", "all", NULL, 0},
+    /* capacity 4: the least recently used (rss-db-10 seeds) goes */
+    {"SeedChosen", "rss-db-10 seeds", NULL, 0},
+};
+
+static void test_event_dedupe_table(void **state)
+{
+    (void)state;
+    struct rss_leader_events ev;
+    rss_leader_events_init(&ev, 4);
+    char *first_name = NULL;
+    for (size_t i = 0; i < sizeof(ev_steps) / sizeof(ev_steps[0]); i++) {
+        const struct ev_step *s = &ev_steps[i];
+        struct rss_leader_event_key k = {.ns = "prod",
+                                         .rss_uid = "u-1",
+                                         .type = "Normal",
+                                         .reason = s->reason,
+                                         .message = s->message,
+                                         .pod = s->pod};
+        char *name = NULL;
+        int64_t first = 0;
+        int got = rss_leader_events_note(&ev, &k, "db", NOW + (int64_t)i * 1000, &name, &first);
+        if (got != s->want)
+            fail_msg("step %zu (%s/%s): got %d, want %d", i, s->reason, s->message, got, s->want);
+        assert_true(!strncmp(name, "db.", 3));
+        if (i == 0)
+            first_name = rss_xstrdup(name);
+        if (!strcmp(s->message, "rss-db-2 seeds") && !strcmp(s->reason, "SeedChosen") && !s->pod) {
+            assert_string_equal(name, first_name); /* repeats patch the same Event */
+            assert_int_equal(first, NOW);
+        }
+        free(name);
+    }
+    /* A forgotten entry (its Event expired) starts over. */
+    struct rss_leader_event_key k = {"prod", "u-1", "Normal", "SeedChosen", "rss-db-2 seeds", NULL};
+    rss_leader_events_forget(&ev, &k);
+    char *name = NULL;
+    int64_t first;
+    assert_int_equal(rss_leader_events_note(&ev, &k, "db", NOW + 99000, &name, &first), 0);
+    assert_string_not_equal(name, first_name);
+    free(name);
+    free(first_name);
+    rss_leader_events_clear(&ev);
+}
+
+static void test_event_object(void **state)
+{
+    (void)state;
+    struct rss_spec spec;
+    _cleanup_json_ cJSON *cr = NULL;
+    parse_spec("", "", &spec, &cr);
+    _cleanup_json_ cJSON *e =
+        rss_leader_build_event(&spec, "db.1", "Warning", "SequenceError", "garbage", "rss-db-1", "me", NOW);
+    expect_at(e, "metadata.namespace", "\"prod\"", "event");
+    expect_at(e, "involvedObject",
+              "{\"apiVersion\":\"clusterlabs.org/v1alpha1\",\"kind\":\"ReplicatedStatefulSet\","
+              "\"name\":\"db\",\"namespace\":\"prod\",\"uid\":\"u-1\"}",
+              "event");
+    expect_at(e, "related.name", "\"rss-db-1\"", "event");
+    expect_at(e, "type", "\"Warning\"", "event");
+    expect_at(e, "count", "1", "event");
+    expect_at(e, "firstTimestamp", "\"2023-11-14T22:13:20Z\"", "event");
+    expect_at(e, "lastTimestamp", "\"2023-11-14T22:13:20Z\"", "event");
+    rss_spec_clear(&spec);
+}
+
+/* ---- patches ---- */
+
+static void test_pod_patch(void **state)
+{
+    (void)state;
+    char *peers[] = {"rss-db-2.db-svc"};
+    struct rss_plan_patch p = {.pod = "rss-db-10",
+                               .resource_version = "42",
+                               .set_desired = true,
+                               .desired = {.epoch = 6,
+                                           .id = {6, 3},
+                                           .action = RSS_ACTION_PRIMARY,
+                                           .generation = 1,
+                                           .peers = peers,
+                                           .n_peers = 1},
+                               .set_active_label = -1};
+    _cleanup_json_ cJSON *j = rss_leader_pod_patch(&p);
+    expect_at(j, "metadata.resourceVersion", "\"42\"", "patch");
+    expect_at(j, "metadata.labels", "<absent>", "patch");
+    _cleanup_json_ cJSON *d =
+        cJSON_Parse(cJSON_GetStringValue(at(j, "metadata.annotations.rss|clusterlabs|org/desired")));
+    expect_at(d, "action", "\"primary\"", "desired");
+    expect_at(d, "peers", "[\"rss-db-2.db-svc\"]", "desired");
+    expect_at(d, "id", "\"6-3\"", "desired");
+
+    struct rss_plan_patch q = {.pod = "rss-db-0", .resource_version = "7", .set_active_label = 0};
+    _cleanup_json_ cJSON *k = rss_leader_pod_patch(&q);
+    expect_at(k, "metadata.labels", "{\"rss-active-member\":\"false\"}", "label");
+    expect_at(k, "metadata.annotations", "<absent>", "label");
+}
+
+struct status_row {
+    const char *name, *status, *prev, *want; /* want NULL: no write */
+};
+
+static const struct status_row status_rows[] = {
+    {"first write", "{\"phase\":\"Running\",\"members\":{\"primary\":[\"a\",\"b\"]}}", NULL,
+     "{\"status\":{\"phase\":\"Running\",\"members\":{\"primary\":[\"a\",\"b\"]},\"primaries\":2}}"},
+    {"unchanged: no write", "{\"phase\":\"Running\",\"members\":{\"primary\":[\"a\"]}}",
+     "{\"primaries\":1,\"members\":{\"primary\":[\"a\"]},\"phase\":\"Running\"}", NULL},
+    {"dropped key nulled", "{\"phase\":\"Running\",\"members\":{\"primary\":[]}}",
+     "{\"phase\":\"Recovering\",\"recovery\":{\"seedOrdinal\":2},\"members\":{\"primary\":[]},\"primaries\":"
+     "0}",
+     "{\"status\":{\"phase\":\"Running\",\"members\":{\"primary\":[]},\"primaries\":0,\"recovery\":null}}"},
+    {"no members", "{\"phase\":\"Stopped\"}", "{}", "{\"status\":{\"phase\":\"Stopped\",\"primaries\":0}}"},
+};
+
+static void test_status_patch_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(status_rows) / sizeof(status_rows[0]); i++) {
+        const struct status_row *r = &status_rows[i];
+        _cleanup_json_ cJSON *st = cJSON_Parse(r->status);
+        _cleanup_json_ cJSON *prev = r->prev ? cJSON_Parse(r->prev) : NULL;
+        _cleanup_json_ cJSON *p = rss_leader_status_patch(st, prev);
+        if (!r->want) {
+            if (p)
+                fail_msg("%s: unexpected patch", r->name);
+            continue;
+        }
+        _cleanup_json_ cJSON *want = cJSON_Parse(r->want);
+        if (!p || !cJSON_Compare(p, want, true)) {
+            _cleanup_free_ char *got = p ? cJSON_PrintUnformatted(p) : NULL;
+            fail_msg("%s: got %s, want %s", r->name, got ? got : "(null)", r->want);
+        }
+    }
+}
+
+/* ---- the write guard: a leader that does not lead writes nothing ---- */
+
+static void test_apply_not_leading(void **state)
+{
+    (void)state;
+    /* Nothing listens on port 1: any request would fail with UNAVAILABLE instead of the outcome LOST. */
+    char dir[] = "/tmp/rss-test-leader.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    _cleanup_free_ char *cfg = rss_xasprintf("%s/kubeconfig", dir);
+    FILE *f = fopen(cfg, "w");
+    assert_non_null(f);
+    fputs("{\"apiVersion\":\"v1\",\"kind\":\"Config\",\"current-context\":\"c\","
+          "\"clusters\":[{\"name\":\"k\",\"cluster\":{\"server\":\"http://127.0.0.1:1\"}}],"
+          "\"users\":[{\"name\":\"u\",\"user\":{\"token\":\"t\"}}],"
+          "\"contexts\":[{\"name\":\"c\",\"context\":{\"cluster\":\"k\",\"user\":\"u\"}}]}",
+          f);
+    fclose(f);
+    struct rss_kube *kube = NULL;
+    rss_error_t err = NULL;
+    int r = rss_kube_new(cfg, &kube, &err);
+    unlink(cfg);
+    rmdir(dir);
+    if (r < 0) {
+        _cleanup_free_ char *s = rss_error_string(err);
+        fail_msg("kube: %s", s);
+    }
+    rss_kube_set_retries(kube, 1, 10);
+    struct rss_election_config ec = {.kube = kube, .ns = "x", .name = "rssd-leader"};
+    struct rss_election *el = NULL;
+    assert_int_equal(rss_election_new(&ec, &el, &err), 0);
+    struct rss_leader_events evs;
+    rss_leader_events_init(&evs, 8);
+    struct rss_leader_ctx ctx = {.kube = kube, .election = el, .epoch = 1, .identity = "me", .events = &evs};
+    assert_false(rss_leader_still_leading(&ctx));
+
+    struct rss_spec spec;
+    _cleanup_json_ cJSON *cr = NULL;
+    parse_spec("", "", &spec, &cr);
+    struct rss_plan_patch patch = {.pod = "rss-db-0", .resource_version = "1", .set_active_label = 1};
+    struct rss_plan_delete del = {.pod = "rss-db-1", .uid = "u"};
+    struct rss_plan_event ev = {.reason = "Joining", .message = "m"};
+    _cleanup_json_ cJSON *status = cJSON_Parse("{\"phase\":\"Running\"}");
+    struct rss_plan plans[] = {
+        {.patches = &patch, .n_patches = 1, .set_replicas = -1},
+        {.create_statefulset = true, .set_replicas = 3},
+        {.set_replicas = 2},
+        {.deletes = &del, .n_deletes = 1, .set_replicas = -1},
+        {.events = &ev, .n_events = 1, .set_replicas = -1},
+        {.status = status, .set_replicas = -1},
+    };
+    for (size_t i = 0; i < sizeof(plans) / sizeof(plans[0]); i++) {
+        r = rss_leader_apply(&ctx, &spec, cr, &plans[i], &err);
+        if (r != RSS_LEADER_LOST) {
+            _cleanup_free_ char *s = err ? rss_error_string(err) : NULL;
+            fail_msg("plan %zu: %d (%s), want LOST", i, r, s ? s : "");
+        }
+    }
+    struct rss_plan deposed = {.deposed = true, .patches = &patch, .n_patches = 1, .set_replicas = -1};
+    assert_int_equal(rss_leader_apply(&ctx, &spec, cr, &deposed, &err), RSS_LEADER_DEPOSED);
+    /* An empty plan writes nothing, so it is simply done (no status: nothing to compare). */
+    struct rss_plan empty = {.set_replicas = -1};
+    assert_int_equal(rss_leader_apply(&ctx, &spec, cr, &empty, &err), RSS_LEADER_DONE);
+    rss_spec_clear(&spec);
+    rss_leader_events_clear(&evs);
+    rss_election_free(el);
+    rss_kube_free(kube);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_statefulset_table),  cmocka_unit_test(test_statefulset_env_not_overridden),
+        cmocka_unit_test(test_statefulset_hash),   cmocka_unit_test(test_service_table),
+        cmocka_unit_test(test_liveness_table),     cmocka_unit_test(test_snapshot_table),
+        cmocka_unit_test(test_event_dedupe_table), cmocka_unit_test(test_event_object),
+        cmocka_unit_test(test_pod_patch),          cmocka_unit_test(test_status_patch_table),
+        cmocka_unit_test(test_apply_not_leading),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
