@@ -80,12 +80,18 @@ char *rss_error_string(const rss_error_t err)
 const char *rss_errc_name(enum rss_errc code)
 {
     static const char *const names[] = {
-        [RSS_E_INTERNAL] = "INTERNAL",       [RSS_E_SYSTEM] = "SYSTEM",
-        [RSS_E_INVALID] = "INVALID",         [RSS_E_NOT_FOUND] = "NOT_FOUND",
-        [RSS_E_CONFLICT] = "CONFLICT",       [RSS_E_EXISTS] = "EXISTS",
-        [RSS_E_GONE] = "GONE",               [RSS_E_UNAUTHORIZED] = "UNAUTHORIZED",
-        [RSS_E_TIMEOUT] = "TIMEOUT",         [RSS_E_UNAVAILABLE] = "UNAVAILABLE",
-        [RSS_E_NOT_RUNNING] = "NOT_RUNNING", [RSS_E_TOO_LARGE] = "TOO_LARGE",
+        [RSS_E_INTERNAL] = "INTERNAL",
+        [RSS_E_SYSTEM] = "SYSTEM",
+        [RSS_E_INVALID] = "INVALID",
+        [RSS_E_NOT_FOUND] = "NOT_FOUND",
+        [RSS_E_CONFLICT] = "CONFLICT",
+        [RSS_E_EXISTS] = "EXISTS",
+        [RSS_E_GONE] = "GONE",
+        [RSS_E_UNAUTHORIZED] = "UNAUTHORIZED",
+        [RSS_E_TIMEOUT] = "TIMEOUT",
+        [RSS_E_UNAVAILABLE] = "UNAVAILABLE",
+        [RSS_E_NOT_RUNNING] = "NOT_RUNNING",
+        [RSS_E_TOO_LARGE] = "TOO_LARGE",
         [RSS_E_CANCELLED] = "CANCELLED",
     };
     if ((size_t)code < sizeof(names) / sizeof(names[0]) && names[code])

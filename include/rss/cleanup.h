@@ -71,11 +71,11 @@ static inline void rss_error_releasep(rss_error_t *e)
     rss_error_release(e);
 }
 
-#define _cleanup_free_  _cleanup_(rss_freep)
-#define _cleanup_close_ _cleanup_(rss_closep)
+#define _cleanup_free_   _cleanup_(rss_freep)
+#define _cleanup_close_  _cleanup_(rss_closep)
 #define _cleanup_fclose_ _cleanup_(rss_fclosep)
-#define _cleanup_json_  _cleanup_(rss_json_deletep)
-#define _cleanup_error_ _cleanup_(rss_error_releasep)
+#define _cleanup_json_   _cleanup_(rss_json_deletep)
+#define _cleanup_error_  _cleanup_(rss_error_releasep)
 
 /* Allocation that cannot fail: aborts on OOM (crun, conmon). The DaemonSet restarts us. */
 void *rss_xmalloc(size_t n);

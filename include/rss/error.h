@@ -34,9 +34,9 @@ enum rss_errc {
 
 struct rss_error {
     enum rss_errc code;
-    int detail;               /* foreign code: errno, gRPC status, HTTP status; 0 if none */
-    char *msg;                /* this level's message */
-    struct rss_error *cause;  /* the error this one wraps, or NULL */
+    int detail;              /* foreign code: errno, gRPC status, HTTP status; 0 if none */
+    char *msg;               /* this level's message */
+    struct rss_error *cause; /* the error this one wraps, or NULL */
 };
 
 typedef struct rss_error *rss_error_t;
