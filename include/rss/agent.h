@@ -1,0 +1,116 @@
+/* agent.h -- the node agent role of rssd: runs hooks in local member containers, publishes `observed`.
+ *
+ * One `struct rss_agent` per rssd process. rss_agent_run() starts the watches (leader Lease, pods on
+ * this node, RSS objects), the heartbeat Lease `rssd-node-<node>`, and the event-driven loop that hands
+ * each member to its own worker thread (one job at a time per member, members in parallel), so a long
+ * hook never blocks another member or a watch. The rules it enforces are ARCHITECTURE.md section 6
+ * (4, 5, 7, 8, 10) as specified in docs/protocol.md; docs/agent.md says why it is built this way.
+ *
+ * The pure decision functions at the end are public so they can be table-tested without I/O.
+ */
+#ifndef RSS_AGENT_H
+#define RSS_AGENT_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "rss/annotation.h"
+#include "rss/cri.h"
+#include "rss/error.h"
+#include "rss/kube.h"
+
+/* Name of the leader election Lease, and prefix of the per-node heartbeat Leases. */
+#define RSS_AGENT_LEADER_LEASE   "rssd-leader"
+#define RSS_AGENT_HEARTBEAT_PREF "rssd-node-"
+/* The label that makes a pod a member candidate of the RSS named by its value. */
+#define RSS_AGENT_MEMBER_LABEL "rss.clusterlabs.org/name"
+
+struct rss_agent;
+
+struct rss_agent_config {
+    struct rss_kube *kube; /* borrowed; must outlive the agent */
+    struct rss_cri *cri;   /* borrowed; must outlive the agent */
+    const char *node;      /* this node's name; required */
+    const char *ns;        /* rssd's namespace (Leases); required */
+    const char *identity;  /* holderIdentity of the heartbeat Lease; NULL = node */
+    long fence_timeout_ms; /* API unreachable this long -> stop local members; 0 = 30000 */
+    long heartbeat_ms;     /* heartbeat renew period; 0 = 2000 */
+};
+
+/* Validates cfg and creates an agent (copies the strings). Errors: RSS_E_INVALID. */
+int rss_agent_new(const struct rss_agent_config *cfg, struct rss_agent **ret, rss_error_t *err);
+
+/* Runs the agent until *stop becomes true, then stops its threads. Hook workers still running a hook
+ * are not waited for beyond a short grace: rssd must exit quickly and leave members running; their
+ * pending actions are reported `interrupted` by the next instance. Returns 0, or negative when the
+ * agent could not start (threads). After it returned with workers still busy,
+ * rss_agent_busy_workers() > 0 and the agent (and the kube/cri clients) must not be freed. */
+int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err);
+
+/* Number of hook workers still running. */
+int rss_agent_busy_workers(struct rss_agent *a);
+
+/* For health checks: true once the Lease, pods and RSS objects were read once. */
+bool rss_agent_ready(struct rss_agent *a);
+/* For health checks: ms since the loop last went round (it wakes at least every second). */
+int64_t rss_agent_loop_age_ms(struct rss_agent *a);
+
+/* Frees the agent. Accepts NULL. rss_agent_run must have returned with no busy worker. */
+void rss_agent_free(struct rss_agent *a);
+
+/* --- pure decisions (agent_decide.c) ---------------------------------------------------------- */
+
+enum rss_agent_verdict {
+    RSS_AGENT_SKIP = 0, /* do nothing now (may change later: e.g. the Lease view catches up) */
+    RSS_AGENT_EXECUTE,  /* take the action up: write-ahead, hook, report */
+    RSS_AGENT_REJECT,   /* report it `rejected` once: it targets an older generation (rule 7) */
+};
+
+/* What the agent knows when it looks at a member's `desired`. */
+struct rss_agent_view {
+    bool lease_known;     /* the leader Lease was read (rule 10) */
+    uint64_t lease_epoch; /* its leaseTransitions, never going backwards */
+    bool probed;          /* the current container was probed and reported (rule 8, last bullet) */
+    bool has_container;   /* a running hook container exists */
+    uint64_t generation;  /* the member's current generation (rule 7) */
+    bool has_last;        /* observed.lastAction exists */
+    struct rss_action_id last_id;
+    bool fenced; /* self-fenced: the API is unreachable */
+};
+
+/* Decides what to do with `d` (may be NULL: no desired). Writes a one-line reason into reason[size]
+ * (for the log and the `rejected` message). Checks, in order: an action at all; the Lease view;
+ * epoch equality (rules 4, 10); exactly once (id already taken up); fencing; a probed container;
+ * the target generation (rule 7: different -> REJECT). */
+enum rss_agent_verdict rss_agent_decide(const struct rss_desired *d, const struct rss_agent_view *v,
+                                        char *reason, size_t size);
+
+/* Name of a verdict: "skip", "execute", "reject". */
+const char *rss_agent_verdict_name(enum rss_agent_verdict v);
+
+/* Generation bump rules (rule 7, docs/protocol.md "Generation").
+ * prev_known: the member had an observed report (from this agent or its predecessor);
+ * prev_container / new_container: container ids (NULL = ""). Returns the generation for a probe of
+ * new_container: 1 for a member never reported, +1 when the container differs, else unchanged.
+ * *reason (may be NULL) gets a static string saying why. */
+uint64_t rss_agent_generation_for_container(bool prev_known, uint64_t prev_generation,
+                                            const char *prev_container, const char *new_container,
+                                            const char **reason);
+
+/* True when a `status` result means the application crashed inside a live container: it was
+ * running (primary, secondary or starting) and is now stopped or failed, and the agent did not stop
+ * it itself (`we_stopped`). Such a change bumps the generation. */
+bool rss_agent_status_is_crash(enum rss_role before, enum rss_role after, bool we_stopped);
+
+/* True for the actions that start the application (seed, primary, secondary): those need the
+ * write-ahead (rule 8) and bump the generation when their hook succeeds. */
+bool rss_agent_action_starts(enum rss_action a);
+
+/* Maps the outcome of a hook run to a result: err_code 0 = the hook ran (exit_code decides: 0 ok,
+ * else failed); RSS_E_TIMEOUT = timeout; RSS_E_NOT_RUNNING / RSS_E_NOT_FOUND = interrupted (the
+ * container went away); anything else = failed. */
+enum rss_result rss_agent_hook_result(int err_code, int exit_code);
+
+#endif

@@ -1,0 +1,199 @@
+/* agent.c -- the agent role's lifecycle and event loop: starts the watches and the heartbeat, and
+ * hands each member that has something to do to its own worker thread. */
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rss/cleanup.h"
+#include "rss/log.h"
+#include "agent_internal.h"
+
+#define LOOP_TICK_MS      1000
+#define SHUTDOWN_GRACE_MS 2000
+
+int64_t agent_mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t agent_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int rss_agent_new(const struct rss_agent_config *cfg, struct rss_agent **ret, rss_error_t *err)
+{
+    if (!cfg->kube || !cfg->cri)
+        return rss_error_make(err, RSS_E_INVALID, 0, "agent: a kube and a CRI client are required");
+    if (!cfg->node || !*cfg->node)
+        return rss_error_make(err, RSS_E_INVALID, 0,
+                              "agent: the node name is required (--node or $NODE_NAME)");
+    if (!cfg->ns || !*cfg->ns)
+        return rss_error_make(err, RSS_E_INVALID, 0, "agent: the namespace is required");
+    if (cfg->fence_timeout_ms < 0 || cfg->heartbeat_ms < 0)
+        return rss_error_make(err, RSS_E_INVALID, 0, "agent: negative durations");
+    struct rss_agent *a = rss_xcalloc(1, sizeof(*a));
+    a->kube = cfg->kube;
+    a->cri = cfg->cri;
+    a->node = rss_xstrdup(cfg->node);
+    a->ns = rss_xstrdup(cfg->ns);
+    a->identity = rss_xstrdup(cfg->identity ? cfg->identity : cfg->node);
+    a->fence_timeout_ms = cfg->fence_timeout_ms ? cfg->fence_timeout_ms : 30000;
+    a->heartbeat_ms = cfg->heartbeat_ms ? cfg->heartbeat_ms : 2000;
+    pthread_mutex_init(&a->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&a->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    atomic_store(&a->last_api_ok_ms, agent_mono_ms());
+    atomic_store(&a->loop_tick_ms, agent_mono_ms());
+    *ret = a;
+    return 0;
+}
+
+void rss_agent_free(struct rss_agent *a)
+{
+    if (!a)
+        return;
+    while (a->members) {
+        struct agent_member *m = a->members;
+        a->members = m->next;
+        agent_member_free(m);
+    }
+    for (size_t i = 0; i < a->n_specs; i++)
+        agent_spec_put(a, a->specs[i]);
+    free(a->specs);
+    pthread_mutex_destroy(&a->lock);
+    pthread_cond_destroy(&a->cond);
+    free(a->node);
+    free(a->ns);
+    free(a->identity);
+    free(a);
+}
+
+void agent_kick(struct rss_agent *a)
+{
+    pthread_cond_broadcast(&a->cond);
+}
+
+int rss_agent_busy_workers(struct rss_agent *a)
+{
+    pthread_mutex_lock(&a->lock);
+    int n = a->workers;
+    pthread_mutex_unlock(&a->lock);
+    return n;
+}
+
+bool rss_agent_ready(struct rss_agent *a)
+{
+    pthread_mutex_lock(&a->lock);
+    bool r = a->lease_read && a->pods_synced && a->specs_synced && !a->fenced;
+    pthread_mutex_unlock(&a->lock);
+    return r;
+}
+
+int64_t rss_agent_loop_age_ms(struct rss_agent *a)
+{
+    return agent_mono_ms() - atomic_load(&a->loop_tick_ms);
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? rss_xstrdup(s) : NULL;
+}
+
+/* Lock held. Starts a worker for m if it has something to do; one job at a time per member. */
+static void dispatch(struct rss_agent *a, struct agent_member *m, int64_t now)
+{
+    if (m->busy || !(m->wake || now >= m->next_due_ms))
+        return;
+    struct agent_spec *spec = agent_spec_get(a, m->ns, m->rss);
+    m->wake = false;
+    if (!spec) {
+        /* No (valid) RSS of that name in the pod's namespace: not a member (rule 5). A new RSS wakes it. */
+        m->next_due_ms = INT64_MAX;
+        return;
+    }
+    struct agent_job *j = rss_xcalloc(1, sizeof(*j));
+    *j = (struct agent_job){.a = a,
+                            .m = m,
+                            .spec = spec,
+                            .rv = dup_or_null(m->rv),
+                            .desired_json = dup_or_null(m->desired_json),
+                            .observed_json = dup_or_null(m->observed_json),
+                            .lease_known = a->lease_known,
+                            .lease_epoch = a->lease_epoch,
+                            .fenced = a->fenced,
+                            .fence_done = m->fence_done};
+    m->fence_done = false;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    pthread_t t;
+    m->busy = true;
+    a->workers++;
+    int r = pthread_create(&t, &attr, agent_job_run, j);
+    pthread_attr_destroy(&attr);
+    if (r != 0) {
+        rss_log_warn("pod %s/%s: cannot start a worker thread: %s; retrying", m->ns, m->pod, strerror(r));
+        m->busy = false;
+        a->workers--;
+        m->next_due_ms = now + 1000;
+        agent_spec_put(a, spec);
+        free(j->rv);
+        free(j->desired_json);
+        free(j->observed_json);
+        free(j);
+    }
+}
+
+int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err)
+{
+    a->stop = stop;
+    void *(*fns[])(void *) = {agent_watch_lease, agent_watch_pods, agent_watch_specs, agent_heartbeat};
+    enum { N = sizeof(fns) / sizeof(fns[0]) };
+    pthread_t th[N];
+    size_t started = 0;
+    int r = 0;
+    for (; started < N; started++) {
+        int e = pthread_create(&th[started], NULL, fns[started], a);
+        if (e != 0) {
+            r = rss_error_errno(err, e, "agent: starting a thread");
+            break;
+        }
+    }
+    rss_log_info("agent on node %s started (namespace %s, fence timeout %ld ms)", a->node, a->ns,
+                 a->fence_timeout_ms);
+    pthread_mutex_lock(&a->lock);
+    while (r == 0 && !atomic_load(stop)) {
+        int64_t now = agent_mono_ms();
+        atomic_store(&a->loop_tick_ms, now);
+        agent_fence_check(a, now);
+        /* Rule 10: nothing is dispatched before the Lease GET answered and the pod list arrived. */
+        if (a->lease_read && a->pods_synced)
+            for (struct agent_member *m = a->members; m; m = m->next)
+                dispatch(a, m, now);
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        ts.tv_sec += LOOP_TICK_MS / 1000;
+        pthread_cond_timedwait(&a->cond, &a->lock, &ts);
+    }
+    pthread_mutex_unlock(&a->lock);
+    for (size_t i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    /* Members keep running; only wait briefly for hooks in flight so their results get published. */
+    int64_t end = agent_mono_ms() + SHUTDOWN_GRACE_MS;
+    int busy;
+    while ((busy = rss_agent_busy_workers(a)) > 0 && agent_mono_ms() < end)
+        usleep(50 * 1000);
+    if (busy > 0)
+        rss_log_info("agent stopping with %d hook(s) still running: the next agent reports them interrupted",
+                     busy);
+    rss_log_info("agent on node %s stopped", a->node);
+    return r;
+}

@@ -1,0 +1,492 @@
+/* agent_exec.c -- one job of a member's worker: find its container, probe, execute `desired`, run the
+ * periodic `status`, publish `observed`. Runs in its own thread; hooks go through CRI ExecSync. */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rss/cleanup.h"
+#include "rss/hook.h"
+#include "rss/log.h"
+#include "agent_internal.h"
+
+#define RETRY_MS 2000
+#define MSG_MAX  512
+
+struct hook_out {
+    int errc; /* 0: the hook ran */
+    int exit_code;
+    enum rss_result result;
+    char *out;
+    size_t out_len;
+    char *msg; /* for lastAction.message / sequenceError */
+};
+
+static void hook_out_clear(struct hook_out *h)
+{
+    free(h->out);
+    free(h->msg);
+    *h = (struct hook_out){0};
+}
+
+/* Printable one-line copy of at most MSG_MAX bytes of s. */
+static char *one_line(const char *s, size_t len)
+{
+    if (len > MSG_MAX)
+        len = MSG_MAX;
+    while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == ' ' || s[len - 1] == '\r' || s[len - 1] == '\t'))
+        len--;
+    char *r = rss_xmalloc(len + 1);
+    for (size_t i = 0; i < len; i++)
+        r[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : ' ';
+    r[len] = '\0';
+    return r;
+}
+
+static char *join_argv(char **argv)
+{
+    size_t n = 1;
+    for (char **p = argv; *p; p++)
+        n += strlen(*p) + 1;
+    char *r = rss_xmalloc(n);
+    r[0] = '\0';
+    for (char **p = argv; *p; p++) {
+        if (p != argv)
+            strcat(r, " ");
+        strcat(r, *p);
+    }
+    return r;
+}
+
+/* Runs hook `kind` of the member's spec in container cid with the peers appended. The timeout is the
+ * ExecSync timeout, so the runtime kills a hung hook (rule 6). */
+static void run_hook(struct agent_job *j, const char *cid, enum rss_hook_kind kind, char *const *peers,
+                     size_t n_peers, const char *why, struct hook_out *h)
+{
+    struct agent_member *m = j->m;
+    const struct rss_spec *spec = &j->spec->spec;
+    *h = (struct hook_out){0};
+    char **argv = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    if (rss_hook_argv(spec, kind, peers, n_peers, &argv, &err) < 0) {
+        h->errc = RSS_E_INVALID;
+        h->exit_code = -1;
+        h->result = RSS_RESULT_FAILED;
+        h->msg = rss_error_string(err);
+        rss_log_warn("pod %s/%s: cannot run hook %s (%s): %s", m->ns, m->pod, rss_spec_hook_name(kind), why,
+                     h->msg);
+        return;
+    }
+    uint64_t tmo = (spec->hooks[kind].timeout_ms + 999) / 1000;
+    int timeout_s = tmo < 1 ? 1 : tmo > INT_MAX ? INT_MAX : (int)tmo;
+    _cleanup_free_ char *cmd = join_argv(argv);
+    rss_log_info("pod %s/%s: running hook %s in container %.12s (timeout %d s) because %s: %s", m->ns, m->pod,
+                 rss_spec_hook_name(kind), cid, timeout_s, why, cmd);
+    int64_t t0 = agent_mono_ms();
+    struct rss_cri_exec_result r = {0};
+    int rc = rss_cri_exec_sync(j->a->cri, cid, (const char *const *)argv, timeout_s, &r, &err);
+    rss_hook_argv_free(argv);
+    int64_t took = agent_mono_ms() - t0;
+    if (rc < 0) {
+        h->errc = rss_error_code(err);
+        h->exit_code = -1;
+        h->result = rss_agent_hook_result(h->errc, 0);
+        _cleanup_free_ char *e = rss_error_string(err);
+        h->msg = h->result == RSS_RESULT_TIMEOUT
+                     ? rss_xasprintf("hook %s killed by the runtime at its %d s timeout",
+                                     rss_spec_hook_name(kind), timeout_s)
+                     : rss_xasprintf("hook %s could not run: %s", rss_spec_hook_name(kind), e);
+        rss_log_info("pod %s/%s: hook %s -> %s after %" PRId64 " ms: %s", m->ns, m->pod,
+                     rss_spec_hook_name(kind), rss_result_name(h->result), took, h->msg);
+        return;
+    }
+    h->exit_code = r.exit_code;
+    h->result = rss_agent_hook_result(0, r.exit_code);
+    h->out = r.out;
+    h->out_len = r.out_len;
+    r.out = NULL;
+    if (r.exit_code != 0)
+        h->msg = one_line(r.errout ? r.errout : "", r.errout ? r.errout_len : 0);
+    rss_cri_exec_result_clear(&r);
+    rss_log_info("pod %s/%s: hook %s exited %d after %" PRId64 " ms%s%s", m->ns, m->pod,
+                 rss_spec_hook_name(kind), h->exit_code, took, h->msg && *h->msg ? ": " : "",
+                 h->msg ? h->msg : "");
+}
+
+/* Runs `status`: sets the role and status code in obs. */
+static void do_status(struct agent_job *j, const char *cid, char *const *peers, size_t n, const char *why)
+{
+    struct rss_observed *o = &j->m->obs;
+    struct hook_out h;
+    run_hook(j, cid, RSS_HOOK_STATUS, peers, n, why, &h);
+    if (h.errc == 0) {
+        o->role = rss_hook_status_role(&j->spec->spec, h.exit_code);
+        o->status_code = h.exit_code;
+    } else {
+        o->role = RSS_ROLE_UNKNOWN; /* the agent cannot tell; the leader waits */
+        o->status_code = -1;
+    }
+    hook_out_clear(&h);
+}
+
+static void drop_sequence(struct rss_observed *o)
+{
+    o->has_sequence = false;
+    o->sequence = 0;
+    free(o->sequence_error);
+    o->sequence_error = NULL;
+}
+
+/* Runs `sequence` and records a strictly parsed value or the error (never 0 for garbage, rule 6). */
+static void do_sequence(struct agent_job *j, const char *cid, char *const *peers, size_t n, const char *why)
+{
+    struct rss_observed *o = &j->m->obs;
+    struct hook_out h;
+    drop_sequence(o);
+    run_hook(j, cid, RSS_HOOK_SEQUENCE, peers, n, why, &h);
+    if (h.errc == 0 && h.exit_code == 0) {
+        _cleanup_error_ rss_error_t err = NULL;
+        if (rss_hook_parse_sequence(h.out, h.out_len, &o->sequence, &err) == 0) {
+            o->has_sequence = true;
+        } else {
+            _cleanup_free_ char *e = rss_error_string(err);
+            o->sequence_error = one_line(e, strlen(e));
+        }
+    } else if (h.errc == 0) {
+        o->sequence_error = rss_xasprintf("sequence hook exited %d%s%s", h.exit_code,
+                                          h.msg && *h.msg ? ": " : "", h.msg ? h.msg : "");
+    } else {
+        o->sequence_error = rss_xstrdup(h.msg ? h.msg : "sequence hook failed");
+    }
+    if (o->has_sequence)
+        rss_log_info("pod %s/%s: sequence %" PRIu64 " (generation %" PRIu64 ")", j->m->ns, j->m->pod,
+                     o->sequence, o->generation);
+    else
+        rss_log_warn("pod %s/%s: no valid sequence: %s", j->m->ns, j->m->pod, o->sequence_error);
+    hook_out_clear(&h);
+}
+
+static void set_last(struct rss_observed *o, const struct rss_desired *d, enum rss_result res, int exit_code,
+                     const char *msg)
+{
+    free(o->last.message);
+    o->last = (struct rss_last_action){.present = true,
+                                       .id = d->id,
+                                       .action = d->action,
+                                       .result = res,
+                                       .exit_code = exit_code,
+                                       .message = msg ? rss_xstrdup(msg) : NULL};
+}
+
+/* Publishes obs; cas_rv != NULL makes it the write-ahead CAS. On success the job's view of the pod
+ * advances to the version our own write created, as long as `desired` did not change meanwhile. */
+static int publish(struct agent_job *j, const char *cas_rv, rss_error_t *err)
+{
+    struct agent_member *m = j->m;
+    if (j->lease_known)
+        m->obs.lease_epoch = j->lease_epoch;
+    m->obs.time_ms = agent_wall_ms();
+    _cleanup_free_ char *rv = NULL, *desired = NULL;
+    if (agent_publish(j->a, m->ns, m->pod, &m->obs, cas_rv, &rv, &desired, err) < 0)
+        return -1;
+    m->dirty = false;
+    bool same =
+        (!desired && !j->desired_json) || (desired && j->desired_json && !strcmp(desired, j->desired_json));
+    if (same && rv) {
+        free(j->rv);
+        j->rv = TAKE_PTR(rv);
+    } else {
+        free(j->rv);
+        j->rv = NULL; /* desired changed: no CAS can succeed on this view; wait for the watch */
+    }
+    return 0;
+}
+
+static void publish_or_log(struct agent_job *j)
+{
+    _cleanup_error_ rss_error_t err = NULL;
+    if (publish(j, NULL, &err) < 0)
+        rss_log_error(RSS_LOG_WARN, &err, "pod %s/%s: observed not published, retrying", j->m->ns, j->m->pod);
+}
+
+/* Rule 8, last bullet: on (re)start and for every new container, report the real state first. */
+static void probe(struct agent_job *j, const char *cid, char *const *peers, size_t n)
+{
+    struct agent_member *m = j->m;
+    struct rss_observed *o = &m->obs;
+    if (!m->have_obs && j->observed_json) {
+        _cleanup_error_ rss_error_t err = NULL;
+        if (rss_annotation_observed_decode(j->observed_json, o, &err) == 0)
+            m->have_obs = true;
+        else
+            rss_log_error(RSS_LOG_WARN, &err,
+                          "pod %s/%s: own observed annotation unreadable, starting afresh", m->ns, m->pod);
+    }
+    if (!o->container_id)
+        o->container_id = rss_xstrdup("");
+    bool prev_known = m->have_obs;
+    bool same = prev_known && strcmp(o->container_id, cid) == 0;
+    const char *why;
+    uint64_t gen = rss_agent_generation_for_container(prev_known, o->generation, o->container_id, cid, &why);
+    bool interrupted = prev_known && o->last.present && o->last.result == RSS_RESULT_PENDING;
+    if (interrupted && same && rss_agent_action_starts(o->last.action) && gen == o->generation) {
+        gen++; /* the start hook may have started the application: void decisions for the old generation */
+        why = "a start hook was interrupted";
+    }
+    enum rss_role before = same ? o->role : RSS_ROLE_UNKNOWN;
+    bool stopped_by_us = m->we_stopped || (o->last.present && o->last.action == RSS_ACTION_STOP &&
+                                           o->last.result == RSS_RESULT_OK);
+    bool bumped = gen != o->generation;
+    if (bumped)
+        drop_sequence(o);
+    o->generation = gen;
+    free(o->container_id);
+    o->container_id = rss_xstrdup(cid);
+    m->have_obs = true;
+    do_status(j, cid, peers, n, "probing the container before acting on it");
+    /* One bump per event: an interrupted start already voided the old generation. */
+    if (same && !bumped && rss_agent_status_is_crash(before, o->role, stopped_by_us)) {
+        o->generation++;
+        drop_sequence(o);
+        why = "the application crashed in its container";
+    }
+    if (o->role == RSS_ROLE_STOPPED)
+        do_sequence(j, cid, peers, n, "the member is stopped: the leader needs its sequence");
+    if (interrupted) {
+        char id[48];
+        rss_action_id_format(o->last.id, id, sizeof(id));
+        rss_log_info(
+            "pod %s/%s: action %s (%s) was pending when the previous agent stopped: reported interrupted, "
+            "never re-run",
+            m->ns, m->pod, id, rss_action_name(o->last.action));
+        free(o->last.message);
+        o->last.message = rss_xstrdup("the agent restarted while the hook ran; not re-run");
+        o->last.result = RSS_RESULT_INTERRUPTED;
+    }
+    free(m->container_id);
+    m->container_id = rss_xstrdup(cid);
+    m->we_stopped = false;
+    m->dirty = true;
+    rss_log_info("pod %s/%s: probed container %.12s: generation %" PRIu64 " (%s), role %s (status %d)", m->ns,
+                 m->pod, cid, o->generation, why, rss_role_name(o->role), o->status_code);
+    _cleanup_error_ rss_error_t err = NULL;
+    if (publish(j, NULL, &err) == 0)
+        m->probed = true;
+    else
+        rss_log_error(RSS_LOG_WARN, &err, "pod %s/%s: probe not published; nothing runs until it is", m->ns,
+                      m->pod);
+}
+
+static void log_decision(struct agent_member *m, enum rss_agent_verdict v, const char *reason)
+{
+    if (m->last_skip && strcmp(m->last_skip, reason) == 0)
+        return;
+    free(m->last_skip);
+    m->last_skip = rss_xstrdup(reason);
+    rss_log_info("pod %s/%s: decision %s: %s", m->ns, m->pod, rss_agent_verdict_name(v), reason);
+}
+
+static void execute(struct agent_job *j, const char *cid, const struct rss_desired *d, const char *reason)
+{
+    struct agent_member *m = j->m;
+    struct rss_observed *o = &m->obs;
+    char id[48];
+    rss_action_id_format(d->id, id, sizeof(id));
+    enum rss_hook_kind kind = rss_hook_for_action(&j->spec->spec, d->action);
+    bool starts = rss_agent_action_starts(d->action);
+    if (!j->rv) {
+        rss_log_info("pod %s/%s: %s %s waits: the pod changed under us, re-reading it", m->ns, m->pod,
+                     rss_action_name(d->action), id);
+        return;
+    }
+    /* Rule 8: write-ahead, a CAS on the version `desired` was read from; no hook without it. */
+    enum rss_role old_role = o->role;
+    struct rss_last_action old_last = o->last;
+    o->last = (struct rss_last_action){
+        .present = true, .id = d->id, .action = d->action, .result = RSS_RESULT_PENDING, .exit_code = 0};
+    if (starts)
+        o->role = RSS_ROLE_STARTING;
+    _cleanup_error_ rss_error_t err = NULL;
+    if (publish(j, j->rv, &err) < 0) {
+        o->role = old_role;
+        o->last = old_last;
+        m->dirty = false;
+        rss_log_error(RSS_LOG_INFO, &err, "pod %s/%s: write-ahead of %s %s failed, the hook does not run",
+                      m->ns, m->pod, rss_action_name(d->action), id);
+        return;
+    }
+    free(old_last.message);
+    rss_log_info("pod %s/%s: executing %s %s (%s) with %zu peers", m->ns, m->pod, rss_action_name(d->action),
+                 id, reason, d->n_peers);
+    _cleanup_free_ char *why = rss_xasprintf("desired %s %s", rss_action_name(d->action), id);
+    struct hook_out h;
+    if (kind == RSS_HOOK_KIND_COUNT) {
+        h = (struct hook_out){.errc = RSS_E_INVALID, .exit_code = -1, .result = RSS_RESULT_FAILED};
+        h.msg = rss_xasprintf("the spec has no hook for action %s", rss_action_name(d->action));
+    } else {
+        /* seed without a seed hook runs `primary` with no peers (rss_hook_for_action). */
+        bool no_peers = d->action == RSS_ACTION_SEED;
+        run_hook(j, cid, kind, no_peers ? NULL : d->peers, no_peers ? 0 : d->n_peers, why, &h);
+    }
+    if (d->action == RSS_ACTION_STOP && h.result == RSS_RESULT_OK)
+        m->we_stopped = true;
+    if (starts && h.result == RSS_RESULT_OK) {
+        o->generation++;
+        drop_sequence(o);
+        m->we_stopped = false;
+        rss_log_info("pod %s/%s: generation %" PRIu64 ": %s started the application", m->ns, m->pod,
+                     o->generation, rss_action_name(d->action));
+    }
+    if (starts && h.result == RSS_RESULT_OK && agent_fenced(j->a)) {
+        /* Self-fencing began while the start hook ran: the fence's stop may have come first. */
+        struct hook_out hs;
+        run_hook(j, cid, RSS_HOOK_STOP, NULL, 0, "self-fenced while the application was starting", &hs);
+        if (hs.result == RSS_RESULT_OK)
+            m->we_stopped = true;
+        hook_out_clear(&hs);
+    }
+    set_last(o, d, h.result, h.exit_code, h.msg);
+    if (h.result != RSS_RESULT_INTERRUPTED) {
+        do_status(j, cid, d->peers, d->n_peers, "checking the result of the action");
+        if (o->role == RSS_ROLE_STOPPED)
+            do_sequence(j, cid, d->peers, d->n_peers, "the member is stopped: the leader needs its sequence");
+    } else {
+        o->role = RSS_ROLE_UNKNOWN;
+    }
+    hook_out_clear(&h);
+    m->dirty = true;
+    publish_or_log(j);
+    j->m->status_due_ms = agent_mono_ms() + (int64_t)j->spec->spec.reconcile_interval_ms;
+}
+
+static void reject(struct agent_job *j, const struct rss_desired *d, const char *reason)
+{
+    set_last(&j->m->obs, d, RSS_RESULT_REJECTED, 0, reason);
+    j->m->dirty = true;
+    publish_or_log(j);
+}
+
+static int64_t reconcile(struct agent_job *j)
+{
+    struct agent_member *m = j->m;
+    struct rss_observed *o = &m->obs;
+    int64_t now = agent_mono_ms();
+    struct rss_desired d = {0};
+    bool has_d = false;
+    if (j->desired_json) {
+        _cleanup_error_ rss_error_t err = NULL;
+        if (rss_annotation_desired_decode(j->desired_json, &d, &err) == 0)
+            has_d = true;
+        else if (rss_log_enabled(RSS_LOG_DEBUG))
+            rss_log_error(RSS_LOG_DEBUG, &err, "pod %s/%s: desired unreadable, ignored", m->ns, m->pod);
+    }
+    /* status and sequence get the peers of the last desired (docs/protocol.md). */
+    char *const *peers = has_d ? d.peers : NULL;
+    size_t n_peers = has_d ? d.n_peers : 0;
+    int64_t next = now + (int64_t)j->spec->spec.reconcile_interval_ms;
+
+    _cleanup_free_ char *cid = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    if (agent_find_container(j->a, m->uid, m->container_name, &cid, &err) < 0) {
+        rss_log_error(RSS_LOG_WARN, &err, "pod %s/%s: cannot look up its container", m->ns, m->pod);
+        next = now + RETRY_MS;
+        goto out;
+    }
+    if (!cid) {
+        if (m->container_id && *m->container_id)
+            rss_log_info("pod %s/%s: container %.12s is gone; waiting for a new one", m->ns, m->pod,
+                         m->container_id);
+        free(m->container_id);
+        m->container_id = rss_xstrdup("");
+        m->probed = false;
+        next = now + RETRY_MS;
+        goto out;
+    }
+    if (j->fence_done) {
+        /* fence.c ran `stop` while we were cut off: re-probe so the real state gets reported, and
+         * do not read the stop as a crash. */
+        m->we_stopped = true;
+        m->probed = false;
+    }
+    if (!m->probed || strcmp(cid, m->container_id) != 0) {
+        m->probed = false;
+        probe(j, cid, peers, n_peers);
+        m->status_due_ms = now + (int64_t)j->spec->spec.reconcile_interval_ms;
+        if (!m->probed) {
+            next = now + RETRY_MS;
+            goto out;
+        }
+    }
+    struct rss_agent_view v = {.lease_known = j->lease_known,
+                               .lease_epoch = j->lease_epoch,
+                               .probed = m->probed,
+                               .has_container = true,
+                               .generation = o->generation,
+                               .has_last = o->last.present,
+                               .last_id = o->last.id,
+                               .fenced = j->fenced};
+    char reason[512];
+    enum rss_agent_verdict verdict = rss_agent_decide(has_d ? &d : NULL, &v, reason, sizeof(reason));
+    if (verdict == RSS_AGENT_EXECUTE) {
+        free(m->last_skip);
+        m->last_skip = NULL;
+        execute(j, cid, &d, reason);
+    } else if (verdict == RSS_AGENT_REJECT) {
+        log_decision(m, verdict, reason);
+        reject(j, &d, reason);
+    } else if (has_d && d.action != RSS_ACTION_NONE) {
+        log_decision(m, verdict, reason);
+    }
+
+    now = agent_mono_ms();
+    if (now >= m->status_due_ms && o->role != RSS_ROLE_STOPPED) {
+        enum rss_role before = o->role;
+        int code = o->status_code;
+        do_status(j, cid, peers, n_peers, "periodic check every reconcileInterval");
+        if (rss_agent_status_is_crash(before, o->role, m->we_stopped)) {
+            o->generation++;
+            drop_sequence(o);
+            rss_log_warn(
+                "pod %s/%s: the application was %s and is now %s without a stop: crash, generation %" PRIu64,
+                m->ns, m->pod, rss_role_name(before), rss_role_name(o->role), o->generation);
+            if (o->role == RSS_ROLE_STOPPED)
+                do_sequence(j, cid, peers, n_peers, "the member crashed: the leader needs its sequence");
+        }
+        if (before != o->role || code != o->status_code)
+            m->dirty = true;
+        m->status_due_ms = agent_mono_ms() + (int64_t)j->spec->spec.reconcile_interval_ms;
+    }
+    if (o->role != RSS_ROLE_STOPPED && m->status_due_ms < next)
+        next = m->status_due_ms;
+    if (j->lease_known && o->lease_epoch != j->lease_epoch)
+        m->dirty = true;
+    if (m->dirty)
+        publish_or_log(j);
+    if (m->dirty)
+        next = now + RETRY_MS;
+out:
+    rss_annotation_desired_clear(&d);
+    return next;
+}
+
+void *agent_job_run(void *arg)
+{
+    struct agent_job *j = arg;
+    struct rss_agent *a = j->a;
+    int64_t next = reconcile(j);
+    pthread_mutex_lock(&a->lock);
+    struct agent_member *m = j->m;
+    m->busy = false;
+    m->next_due_ms = next;
+    if (m->gone)
+        agent_member_free(m);
+    agent_spec_put(a, j->spec);
+    a->workers--;
+    pthread_cond_broadcast(&a->cond);
+    pthread_mutex_unlock(&a->lock);
+    free(j->rv);
+    free(j->desired_json);
+    free(j->observed_json);
+    free(j);
+    return NULL;
+}

@@ -1,0 +1,125 @@
+/* agent_internal.h -- state shared by the agent's files (agent*.c, heartbeat.c, fence.c); not public. */
+#ifndef RSS_AGENT_INTERNAL_H
+#define RSS_AGENT_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rss/agent.h"
+#include "rss/annotation.h"
+#include "rss/spec.h"
+
+/* A parsed RSS shared by reference: a worker keeps its spec even if the RSS changes meanwhile. */
+struct agent_spec {
+    int refs;  /* under agent.lock */
+    char *key; /* "ns/name" */
+    bool valid;
+    bool seen; /* during a relist */
+    struct rss_spec spec;
+};
+
+/* One pod on this node carrying the member label. Fields marked (watch) are written by the pod
+ * watch under agent.lock; fields marked (worker) belong to the member's worker while `busy` and are
+ * otherwise touched only under agent.lock. */
+struct agent_member {
+    struct agent_member *next;
+    /* (watch) */
+    char *ns, *pod, *uid, *rss, *container_name;
+    char *rv;            /* the pod's resourceVersion */
+    char *desired_json;  /* the desired annotation as last seen, or NULL */
+    char *observed_json; /* the observed annotation as last seen, or NULL */
+    bool seen;           /* during a relist */
+    bool fence_done;     /* fence.c ran `stop` on it; the next job re-probes */
+    bool gone;           /* deleted while a worker holds it: the worker frees it */
+    /* (loop) */
+    bool busy;
+    bool wake;
+    int64_t next_due_ms; /* monotonic; 0 = now */
+    /* (worker) */
+    bool have_obs; /* obs is what we (or our predecessor) published */
+    struct rss_observed obs;
+    char *container_id; /* the probed container, "" none */
+    bool probed;
+    bool we_stopped;       /* the last role change to stopped was our own `stop` */
+    bool dirty;            /* obs differs from what was published */
+    int64_t status_due_ms; /* monotonic: next periodic `status` */
+    char *last_skip;       /* last skip/reject reason logged, to log a decision once */
+};
+
+struct rss_agent {
+    struct rss_kube *kube;
+    struct rss_cri *cri;
+    char *node, *ns, *identity;
+    long fence_timeout_ms, heartbeat_ms;
+    const atomic_bool *stop;
+
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct agent_member *members;
+    struct agent_spec **specs;
+    size_t n_specs;
+    bool lease_known;
+    bool lease_read; /* the first GET answered (found or not) */
+    uint64_t lease_epoch;
+    bool pods_synced, specs_synced;
+    bool fenced;
+    int workers;
+
+    atomic_llong last_api_ok_ms; /* monotonic ms of the last successful API call */
+    atomic_llong loop_tick_ms;
+};
+
+int64_t agent_mono_ms(void);
+int64_t agent_wall_ms(void);
+
+/* agent.c: wake the loop (lock held or not). */
+void agent_kick(struct rss_agent *a);
+
+/* agent_members.c (lock held unless said otherwise) */
+void agent_member_ingest(struct rss_agent *a, const cJSON *pod);
+void agent_member_delete(struct rss_agent *a, const char *ns, const char *name);
+void agent_member_free(struct agent_member *m);
+struct agent_spec *agent_spec_get(struct rss_agent *a, const char *ns, const char *name); /* +1 ref */
+void agent_spec_put(struct rss_agent *a, struct agent_spec *s);                           /* -1 ref */
+void agent_spec_set(struct rss_agent *a, const cJSON *cr);
+void agent_spec_delete(struct rss_agent *a, const char *ns, const char *name);
+/* Without the lock: the newest RUNNING container of the pod's first container. *id = NULL if none. */
+int agent_find_container(struct rss_agent *a, const char *uid, const char *cname, char **id,
+                         rss_error_t *err);
+
+/* agent_watch.c: the three watch threads. */
+void *agent_watch_pods(void *arg);
+void *agent_watch_specs(void *arg);
+void *agent_watch_lease(void *arg);
+
+/* agent_exec.c: one job of a member's worker (thread entry; arg = struct agent_job *). */
+struct agent_job {
+    struct rss_agent *a;
+    struct agent_member *m;
+    struct agent_spec *spec; /* +1 ref */
+    char *rv, *desired_json, *observed_json;
+    bool lease_known;
+    uint64_t lease_epoch;
+    bool fenced;
+    bool fence_done;
+};
+void *agent_job_run(void *arg);
+
+/* agent_publish.c: merge-patches the observed annotation of the pod. resource_version != NULL makes it
+ * a CAS (RSS_E_CONFLICT when the pod changed). *new_rv and *new_desired (may be NULL) get the pod's
+ * resourceVersion and desired annotation after the write. */
+int agent_publish(struct rss_agent *a, const char *ns, const char *pod, const struct rss_observed *o,
+                  const char *resource_version, char **new_rv, char **new_desired, rss_error_t *err);
+
+/* heartbeat.c: the heartbeat thread (renews Lease rssd-node-<node>; stamps last_api_ok_ms). */
+void *agent_heartbeat(void *arg);
+
+/* fence.c: called by the loop every tick (lock held): enters/leaves the fenced state; on entering
+ * it starts one thread per member that runs `stop` through CRI only, so a worker blocked on the
+ * unreachable API cannot delay the fence. agent_fenced() takes the lock. */
+void agent_fence_check(struct rss_agent *a, int64_t now_ms);
+bool agent_fenced(struct rss_agent *a);
+
+#endif

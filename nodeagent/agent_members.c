@@ -1,0 +1,228 @@
+/* agent_members.c -- the agent's tables: member pods on this node, parsed RSS specs, and the CRI lookup
+ * of a member's hook container. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "rss/cleanup.h"
+#include "rss/log.h"
+#include "agent_internal.h"
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static const cJSON *jobj(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsObject(v) ? v : NULL;
+}
+
+static char *dup_or_null(const char *s)
+{
+    return s ? rss_xstrdup(s) : NULL;
+}
+
+static void set_str(char **dst, const char *s)
+{
+    free(*dst);
+    *dst = dup_or_null(s);
+}
+
+void agent_member_free(struct agent_member *m)
+{
+    if (!m)
+        return;
+    free(m->ns);
+    free(m->pod);
+    free(m->uid);
+    free(m->rss);
+    free(m->container_name);
+    free(m->rv);
+    free(m->desired_json);
+    free(m->observed_json);
+    rss_annotation_observed_clear(&m->obs);
+    free(m->container_id);
+    free(m->last_skip);
+    free(m);
+}
+
+static struct agent_member **find_member(struct rss_agent *a, const char *ns, const char *name)
+{
+    for (struct agent_member **p = &a->members; *p; p = &(*p)->next)
+        if (strcmp((*p)->ns, ns) == 0 && strcmp((*p)->pod, name) == 0)
+            return p;
+    return NULL;
+}
+
+/* Unlinks *p; a member a worker holds is freed by that worker. */
+static void unlink_member(struct agent_member **p)
+{
+    struct agent_member *m = *p;
+    *p = m->next;
+    m->next = NULL;
+    if (m->busy)
+        m->gone = true;
+    else
+        agent_member_free(m);
+}
+
+void agent_member_delete(struct rss_agent *a, const char *ns, const char *name)
+{
+    struct agent_member **p = find_member(a, ns, name);
+    if (p) {
+        rss_log_info("pod %s/%s left this node or is no longer a member", ns, name);
+        unlink_member(p);
+    }
+}
+
+void agent_member_ingest(struct rss_agent *a, const cJSON *pod)
+{
+    const cJSON *meta = jobj(pod, "metadata");
+    const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name"), *uid = jstr(meta, "uid");
+    const char *rv = jstr(meta, "resourceVersion");
+    const char *rss = jstr(jobj(meta, "labels"), RSS_AGENT_MEMBER_LABEL);
+    const cJSON *ann = jobj(meta, "annotations");
+    const cJSON *containers = cJSON_GetObjectItemCaseSensitive(jobj(pod, "spec"), "containers");
+    const char *cname = jstr(cJSON_GetArrayItem(containers, 0), "name");
+    if (!ns || !name)
+        return;
+    struct agent_member **p = find_member(a, ns, name);
+    if (!rss || !uid || !cname) {
+        if (p)
+            agent_member_delete(a, ns, name);
+        return;
+    }
+    if (p && strcmp((*p)->uid, uid) != 0) {
+        rss_log_info("pod %s/%s was replaced (uid %s -> %s)", ns, name, (*p)->uid, uid);
+        unlink_member(p);
+        p = NULL;
+    }
+    struct agent_member *m;
+    if (p) {
+        m = *p;
+    } else {
+        m = rss_xcalloc(1, sizeof(*m));
+        m->ns = rss_xstrdup(ns);
+        m->pod = rss_xstrdup(name);
+        m->uid = rss_xstrdup(uid);
+        m->container_id = rss_xstrdup("");
+        m->next = a->members;
+        a->members = m;
+        rss_log_info("pod %s/%s (uid %s) is a candidate member of RSS %s", ns, name, uid, rss);
+    }
+    set_str(&m->rss, rss);
+    set_str(&m->container_name, cname);
+    set_str(&m->rv, rv);
+    set_str(&m->desired_json, jstr(ann, RSS_ANNOTATION_DESIRED));
+    set_str(&m->observed_json, jstr(ann, RSS_ANNOTATION_OBSERVED));
+    m->seen = true;
+    m->wake = true;
+}
+
+/* --- specs ----------------------------------------------------------------------------------------- */
+
+static char *spec_key(const char *ns, const char *name)
+{
+    return rss_xasprintf("%s/%s", ns, name);
+}
+
+static struct agent_spec *find_spec(struct rss_agent *a, const char *key, size_t *idx)
+{
+    for (size_t i = 0; i < a->n_specs; i++)
+        if (strcmp(a->specs[i]->key, key) == 0) {
+            if (idx)
+                *idx = i;
+            return a->specs[i];
+        }
+    return NULL;
+}
+
+struct agent_spec *agent_spec_get(struct rss_agent *a, const char *ns, const char *name)
+{
+    _cleanup_free_ char *key = spec_key(ns, name);
+    struct agent_spec *s = find_spec(a, key, NULL);
+    if (!s || !s->valid)
+        return NULL;
+    s->refs++;
+    return s;
+}
+
+void agent_spec_put(struct rss_agent *a, struct agent_spec *s)
+{
+    (void)a;
+    if (!s || --s->refs > 0)
+        return;
+    rss_spec_clear(&s->spec);
+    free(s->key);
+    free(s);
+}
+
+static void drop_spec(struct rss_agent *a, size_t i)
+{
+    struct agent_spec *s = a->specs[i];
+    a->specs[i] = a->specs[--a->n_specs];
+    agent_spec_put(a, s);
+}
+
+void agent_spec_delete(struct rss_agent *a, const char *ns, const char *name)
+{
+    _cleanup_free_ char *key = spec_key(ns, name);
+    size_t i;
+    if (find_spec(a, key, &i)) {
+        rss_log_info("RSS %s deleted: its pods are no longer members", key);
+        drop_spec(a, i);
+    }
+}
+
+void agent_spec_set(struct rss_agent *a, const cJSON *cr)
+{
+    const cJSON *meta = jobj(cr, "metadata");
+    const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name");
+    if (!ns || !name)
+        return;
+    struct agent_spec *s = rss_xcalloc(1, sizeof(*s));
+    s->refs = 1;
+    s->seen = true;
+    s->key = spec_key(ns, name);
+    _cleanup_error_ rss_error_t err = NULL;
+    if (rss_spec_parse(cr, &s->spec, &err) == 0) {
+        s->valid = true;
+    } else {
+        /* Rule 6: a bad spec changes nothing; its members are left alone (the leader reports it). */
+        _cleanup_free_ char *msg = rss_error_string(err);
+        rss_log_warn("RSS %s is invalid, its members are left alone: %s", s->key, msg);
+    }
+    size_t i;
+    if (find_spec(a, s->key, &i))
+        drop_spec(a, i);
+    a->specs = rss_xrealloc(a->specs, (a->n_specs + 1) * sizeof(*a->specs));
+    a->specs[a->n_specs++] = s;
+    for (struct agent_member *m = a->members; m; m = m->next)
+        if (strcmp(m->ns, ns) == 0 && m->rss && strcmp(m->rss, name) == 0)
+            m->wake = true;
+}
+
+/* --- CRI ------------------------------------------------------------------------------------------- */
+
+int agent_find_container(struct rss_agent *a, const char *uid, const char *cname, char **id, rss_error_t *err)
+{
+    /* Rule 5: only the kubelet's labels of this pod's first container identify a hook container. */
+    struct rss_cri_kv kv[] = {{"io.kubernetes.pod.uid", uid}, {"io.kubernetes.container.name", cname}};
+    struct rss_cri_container_filter f = {
+        .match_state = true, .state = RSS_CRI_CONTAINER_RUNNING, .labels = {2, kv}};
+    struct rss_cri_container_list l = {0};
+    *id = NULL;
+    if (rss_cri_list_containers(a->cri, &f, &l, err) < 0)
+        return rss_error_wrap(err, "listing the containers of pod uid %s", uid);
+    const struct rss_cri_container *best = NULL;
+    for (size_t i = 0; i < l.n; i++)
+        if (l.items[i].state == RSS_CRI_CONTAINER_RUNNING &&
+            (!best || l.items[i].created_at > best->created_at))
+            best = &l.items[i];
+    if (best)
+        *id = rss_xstrdup(best->id);
+    rss_cri_container_list_clear(&l);
+    return 0;
+}

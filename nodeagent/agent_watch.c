@@ -1,0 +1,217 @@
+/* agent_watch.c -- the agent's three watches: the leader Lease (rule 10), pods on this node, RSS objects. */
+#include <string.h>
+#include <unistd.h>
+
+#include "rss/cleanup.h"
+#include "rss/log.h"
+#include "agent_internal.h"
+
+static const char *jstr(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static const cJSON *jobj(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    return cJSON_IsObject(v) ? v : NULL;
+}
+
+static void sleep_unless_stopped(struct rss_agent *a, long ms)
+{
+    for (long t = 0; t < ms && !atomic_load(a->stop); t += 100)
+        usleep(100 * 1000);
+}
+
+static void api_ok(struct rss_agent *a)
+{
+    atomic_store(&a->last_api_ok_ms, agent_mono_ms());
+}
+
+/* Runs one watch until stop; a watch that gives up (bad request: e.g. the CRD is not installed yet)
+ * is retried, since rssd can do nothing better than wait for the cluster to be set up. */
+static void watch_forever(struct rss_agent *a, const char *what, const char *path,
+                          struct rss_kube_watch_opts *o, rss_kube_watch_fn fn)
+{
+    while (!atomic_load(a->stop)) {
+        _cleanup_error_ rss_error_t err = NULL;
+        if (rss_kube_watch(a->kube, path, o, fn, a, &err) == 0)
+            break;
+        rss_log_error(RSS_LOG_WARN, &err, "watch of %s failed, retrying in 2 s", what);
+        sleep_unless_stopped(a, 2000);
+        o->resource_version = NULL; /* list afresh */
+    }
+}
+
+/* --- pods ---------------------------------------------------------------------------------------- */
+
+static int on_pod(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
+{
+    struct rss_agent *a = ud;
+    (void)err;
+    api_ok(a);
+    pthread_mutex_lock(&a->lock);
+    switch (ev) {
+    case RSS_KUBE_SYNC_BEGIN:
+        for (struct agent_member *m = a->members; m; m = m->next)
+            m->seen = false;
+        break;
+    case RSS_KUBE_SYNC_END: {
+        struct agent_member *m = a->members;
+        while (m) {
+            struct agent_member *next = m->next;
+            if (!m->seen)
+                agent_member_delete(a, m->ns, m->pod);
+            m = next;
+        }
+        a->pods_synced = true;
+        break;
+    }
+    case RSS_KUBE_ADDED:
+    case RSS_KUBE_MODIFIED:
+        agent_member_ingest(a, obj);
+        break;
+    case RSS_KUBE_DELETED: {
+        const cJSON *meta = jobj(obj, "metadata");
+        const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name");
+        if (ns && name)
+            agent_member_delete(a, ns, name);
+        break;
+    }
+    }
+    pthread_cond_broadcast(&a->cond);
+    pthread_mutex_unlock(&a->lock);
+    return 0;
+}
+
+void *agent_watch_pods(void *arg)
+{
+    struct rss_agent *a = arg;
+    _cleanup_free_ char *fs = rss_xasprintf("spec.nodeName=%s", a->node);
+    struct rss_kube_watch_opts o = {
+        .field_selector = fs, .label_selector = RSS_AGENT_MEMBER_LABEL, .stop = a->stop};
+    watch_forever(a, "pods", "/api/v1/pods", &o, on_pod);
+    return NULL;
+}
+
+/* --- RSS objects ----------------------------------------------------------------------------------- */
+
+static int on_spec(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
+{
+    struct rss_agent *a = ud;
+    (void)err;
+    api_ok(a);
+    pthread_mutex_lock(&a->lock);
+    switch (ev) {
+    case RSS_KUBE_SYNC_BEGIN:
+        for (size_t i = 0; i < a->n_specs; i++)
+            a->specs[i]->seen = false;
+        break;
+    case RSS_KUBE_SYNC_END:
+        for (size_t i = a->n_specs; i-- > 0;)
+            if (!a->specs[i]->seen) {
+                _cleanup_free_ char *key = rss_xstrdup(a->specs[i]->key);
+                char *slash = strchr(key, '/');
+                *slash = '\0';
+                agent_spec_delete(a, key, slash + 1);
+            }
+        a->specs_synced = true;
+        break;
+    case RSS_KUBE_ADDED:
+    case RSS_KUBE_MODIFIED:
+        agent_spec_set(a, obj);
+        break;
+    case RSS_KUBE_DELETED: {
+        const cJSON *meta = jobj(obj, "metadata");
+        const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name");
+        if (ns && name)
+            agent_spec_delete(a, ns, name);
+        break;
+    }
+    }
+    pthread_cond_broadcast(&a->cond);
+    pthread_mutex_unlock(&a->lock);
+    return 0;
+}
+
+void *agent_watch_specs(void *arg)
+{
+    struct rss_agent *a = arg;
+    struct rss_kube_watch_opts o = {.stop = a->stop};
+    watch_forever(a, "ReplicatedStatefulSets", "/apis/clusterlabs.org/v1alpha1/replicatedstatefulsets", &o,
+                  on_spec);
+    return NULL;
+}
+
+/* --- the leader Lease (rule 10) -------------------------------------------------------------------- */
+
+/* Raises the observed epoch; it never goes backwards, whatever order views arrive in. */
+static void see_lease(struct rss_agent *a, const cJSON *lease)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(jobj(lease, "spec"), "leaseTransitions");
+    uint64_t epoch = cJSON_IsNumber(t) && t->valuedouble >= 0 ? (uint64_t)t->valuedouble : 0;
+    pthread_mutex_lock(&a->lock);
+    if (!a->lease_known || epoch > a->lease_epoch) {
+        rss_log_info("leader Lease: epoch %llu (was %s%llu)", (unsigned long long)epoch,
+                     a->lease_known ? "" : "unknown ", (unsigned long long)a->lease_epoch);
+        a->lease_epoch = epoch;
+        a->lease_known = true;
+        /* Publish the new epoch (a deposed leader learns from it) and re-decide every member. */
+        for (struct agent_member *m = a->members; m; m = m->next)
+            m->wake = true;
+        pthread_cond_broadcast(&a->cond);
+    }
+    pthread_mutex_unlock(&a->lock);
+}
+
+static int on_lease(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
+{
+    struct rss_agent *a = ud;
+    (void)err;
+    api_ok(a);
+    const char *name = jstr(jobj(obj, "metadata"), "name");
+    if ((ev == RSS_KUBE_ADDED || ev == RSS_KUBE_MODIFIED) && name &&
+        strcmp(name, RSS_AGENT_LEADER_LEASE) == 0)
+        see_lease(a, obj);
+    return 0;
+}
+
+void *agent_watch_lease(void *arg)
+{
+    struct rss_agent *a = arg;
+    _cleanup_free_ char *coll = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", NULL, NULL);
+    _cleanup_free_ char *item =
+        rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", RSS_AGENT_LEADER_LEASE, NULL);
+    _cleanup_free_ char *rv = NULL;
+    /* A quorum GET first: a watch cache may serve an older Lease than one we saw before a restart. */
+    while (!atomic_load(a->stop)) {
+        _cleanup_error_ rss_error_t err = NULL;
+        _cleanup_json_ cJSON *lease = NULL;
+        if (rss_kube_get(a->kube, item, &lease, &err) == 0) {
+            api_ok(a);
+            see_lease(a, lease);
+            pthread_mutex_lock(&a->lock);
+            a->lease_read = true;
+            pthread_mutex_unlock(&a->lock);
+            const char *r = jstr(jobj(lease, "metadata"), "resourceVersion");
+            rv = r ? rss_xstrdup(r) : NULL;
+            break;
+        }
+        if (rss_error_code(err) == RSS_E_NOT_FOUND) {
+            api_ok(a);
+            pthread_mutex_lock(&a->lock);
+            a->lease_read = true;
+            pthread_mutex_unlock(&a->lock);
+            rss_log_info("leader Lease %s/%s does not exist yet: no action can be executed until it does",
+                         a->ns, RSS_AGENT_LEADER_LEASE);
+            break;
+        }
+        rss_log_error(RSS_LOG_WARN, &err, "reading the leader Lease, retrying in 1 s");
+        sleep_unless_stopped(a, 1000);
+    }
+    _cleanup_free_ char *fs = rss_xasprintf("metadata.name=%s", RSS_AGENT_LEADER_LEASE);
+    struct rss_kube_watch_opts o = {.field_selector = fs, .resource_version = rv, .stop = a->stop};
+    watch_forever(a, "the leader Lease", coll, &o, on_lease);
+    return NULL;
+}

@@ -1,0 +1,78 @@
+/* heartbeat.c -- the node heartbeat Lease rssd-node-<node>: the leader's evidence that this agent lives. */
+#include <string.h>
+#include <unistd.h>
+
+#include "rss/cleanup.h"
+#include "rss/log.h"
+#include "agent_internal.h"
+
+static int renew(struct rss_agent *a, const char *coll, const char *item, const char *name, rss_error_t *err)
+{
+    char now[RSS_KUBE_TIME_LEN];
+    rss_kube_microtime(now, NULL);
+    /* Alive means renewed within this; a few missed renewals on a loaded machine are not death. */
+    long dur_s = (5 * a->heartbeat_ms + 999) / 1000;
+    if (dur_s < 10)
+        dur_s = 10;
+    _cleanup_json_ cJSON *lease = NULL;
+    if (rss_kube_get(a->kube, item, &lease, err) < 0) {
+        if (rss_error_code(*err) != RSS_E_NOT_FOUND)
+            return -1;
+        rss_error_release(err);
+        _cleanup_json_ cJSON *obj = cJSON_CreateObject();
+        cJSON_AddStringToObject(obj, "apiVersion", "coordination.k8s.io/v1");
+        cJSON_AddStringToObject(obj, "kind", "Lease");
+        cJSON *meta = cJSON_AddObjectToObject(obj, "metadata");
+        cJSON_AddStringToObject(meta, "name", name);
+        cJSON_AddStringToObject(meta, "namespace", a->ns);
+        cJSON *spec = cJSON_AddObjectToObject(obj, "spec");
+        cJSON_AddStringToObject(spec, "holderIdentity", a->identity);
+        cJSON_AddNumberToObject(spec, "leaseDurationSeconds", (double)dur_s);
+        cJSON_AddStringToObject(spec, "acquireTime", now);
+        cJSON_AddStringToObject(spec, "renewTime", now);
+        if (rss_kube_create(a->kube, coll, obj, NULL, err) < 0)
+            return rss_error_wrap(err, "creating heartbeat Lease %s/%s", a->ns, name);
+        rss_log_info("heartbeat Lease %s/%s created", a->ns, name);
+        return 0;
+    }
+    cJSON *spec = cJSON_GetObjectItemCaseSensitive(lease, "spec");
+    if (!cJSON_IsObject(spec)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(lease, "spec");
+        spec = cJSON_AddObjectToObject(lease, "spec");
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(spec, "holderIdentity");
+    cJSON_DeleteItemFromObjectCaseSensitive(spec, "leaseDurationSeconds");
+    cJSON_DeleteItemFromObjectCaseSensitive(spec, "renewTime");
+    cJSON_AddStringToObject(spec, "holderIdentity", a->identity);
+    cJSON_AddNumberToObject(spec, "leaseDurationSeconds", (double)dur_s);
+    cJSON_AddStringToObject(spec, "renewTime", now);
+    /* PUT with the resourceVersion we read: we are the only writer, a conflict just retries. */
+    if (rss_kube_update(a->kube, item, lease, NULL, err) < 0)
+        return rss_error_wrap(err, "renewing heartbeat Lease %s/%s", a->ns, name);
+    return 0;
+}
+
+void *agent_heartbeat(void *arg)
+{
+    struct rss_agent *a = arg;
+    _cleanup_free_ char *name = rss_xasprintf("%s%s", RSS_AGENT_HEARTBEAT_PREF, a->node);
+    _cleanup_free_ char *coll = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", NULL, NULL);
+    _cleanup_free_ char *item = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", name, NULL);
+    bool failing = false;
+    while (!atomic_load(a->stop)) {
+        _cleanup_error_ rss_error_t err = NULL;
+        if (renew(a, coll, item, name, &err) == 0) {
+            atomic_store(&a->last_api_ok_ms, agent_mono_ms());
+            if (failing)
+                rss_log_info("heartbeat Lease %s/%s renewed again", a->ns, name);
+            failing = false;
+        } else {
+            if (!failing)
+                rss_log_error(RSS_LOG_WARN, &err, "heartbeat");
+            failing = true;
+        }
+        for (long t = 0; t < a->heartbeat_ms && !atomic_load(a->stop); t += 100)
+            usleep(100 * 1000);
+    }
+    return NULL;
+}

@@ -1,0 +1,367 @@
+/* main.c -- rssd: options, wiring of the agent, the election and the leader threads, signals. */
+#include <getopt.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rss/agent.h"
+#include "rss/cleanup.h"
+#include "rss/cri.h"
+#include "rss/election.h"
+#include "rss/health.h"
+#include "rss/kube.h"
+#include "rss/leader.h"
+#include "rss/log.h"
+#include "rss/spec.h"
+
+#define EXIT_USAGE 2
+
+struct opts {
+    const char *node, *ns, *kubeconfig, *cri_endpoint, *health_address;
+    int health_port;
+    long lease_duration_ms, renew_deadline_ms, retry_period_ms, fence_timeout_ms;
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: rssd [OPTIONS]\n"
+               "The rssd node agent (and, when it holds the Lease rssd-leader, the leader) of\n"
+               "ReplicatedStatefulSets. Runs hooks in member containers on this node through CRI.\n"
+               "\n"
+               "  --node NAME             this node (default $NODE_NAME)\n"
+               "  --namespace NS          rssd's own namespace for its Leases (default $POD_NAMESPACE,\n"
+               "                          else the kube client's namespace)\n"
+               "  --kubeconfig FILE       kubeconfig (default $KUBECONFIG, else in-cluster config)\n"
+               "  --cri-endpoint EP       CRI socket, e.g. unix:///run/containerd/containerd.sock\n"
+               "                          (default $CONTAINER_RUNTIME_ENDPOINT, else auto-detect)\n"
+               "  --health-port PORT      /healthz and /readyz port (default 8476, 0 = off)\n"
+               "  --health-address ADDR   IPv4 address to bind the health port (default 0.0.0.0)\n"
+               "  --lease-duration D      leader Lease duration (default 15s)\n"
+               "  --renew-deadline D      leader renew deadline (default 10s)\n"
+               "  --retry-period D        leader retry period (default 2s)\n"
+               "  --fence-timeout D       API unreachable this long -> stop local members (default 30s)\n"
+               "  --log-level LEVEL       error, warn, info or debug (default info, or $RSS_LOG_LEVEL)\n"
+               "  --help                  this text\n"
+               "Durations: milliseconds (\"1500\") or a duration string (\"15s\", \"1m30s\", \"500ms\").\n");
+}
+
+static int bad(const char *fmt, const char *a, const char *b)
+{
+    fprintf(stderr, "rssd: ");
+    fprintf(stderr, fmt, a, b);
+    fprintf(stderr, "\nTry 'rssd --help'.\n");
+    return -1;
+}
+
+static int parse_ms(const char *flag, const char *s, long *ms)
+{
+    char *end;
+    if (*s >= '0' && *s <= '9') {
+        long v = strtol(s, &end, 10);
+        if (*end == '\0') {
+            if (v <= 0)
+                return bad("%s: must be positive, got '%s'", flag, s);
+            *ms = v;
+            return 0;
+        }
+    }
+    uint64_t v;
+    _cleanup_error_ rss_error_t err = NULL;
+    if (rss_spec_parse_duration(s, &v, &err) < 0 || v > 86400000ULL)
+        return bad("%s: bad duration '%s'", flag, s);
+    *ms = (long)v;
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, struct opts *o)
+{
+    enum { O_NODE = 256, O_NS, O_KC, O_CRI, O_HPORT, O_HADDR, O_LD, O_RD, O_RP, O_FT, O_LOG, O_HELP };
+    static const struct option lo[] = {{"node", required_argument, NULL, O_NODE},
+                                       {"namespace", required_argument, NULL, O_NS},
+                                       {"kubeconfig", required_argument, NULL, O_KC},
+                                       {"cri-endpoint", required_argument, NULL, O_CRI},
+                                       {"health-port", required_argument, NULL, O_HPORT},
+                                       {"health-address", required_argument, NULL, O_HADDR},
+                                       {"lease-duration", required_argument, NULL, O_LD},
+                                       {"renew-deadline", required_argument, NULL, O_RD},
+                                       {"retry-period", required_argument, NULL, O_RP},
+                                       {"fence-timeout", required_argument, NULL, O_FT},
+                                       {"log-level", required_argument, NULL, O_LOG},
+                                       {"help", no_argument, NULL, O_HELP},
+                                       {NULL, 0, NULL, 0}};
+    *o = (struct opts){.node = getenv("NODE_NAME"),
+                       .ns = getenv("POD_NAMESPACE"),
+                       .cri_endpoint = getenv("CONTAINER_RUNTIME_ENDPOINT"),
+                       .health_address = "0.0.0.0",
+                       .health_port = 8476,
+                       .lease_duration_ms = 15000,
+                       .renew_deadline_ms = 10000,
+                       .retry_period_ms = 2000,
+                       .fence_timeout_ms = 30000};
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case O_NODE:
+            o->node = optarg;
+            break;
+        case O_NS:
+            o->ns = optarg;
+            break;
+        case O_KC:
+            o->kubeconfig = optarg;
+            break;
+        case O_CRI:
+            o->cri_endpoint = optarg;
+            break;
+        case O_HPORT: {
+            long p = strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || p < 0 || p > 65535)
+                return bad("--health-port: bad port '%s'%s", optarg, "");
+            o->health_port = (int)p;
+            break;
+        }
+        case O_HADDR:
+            o->health_address = optarg;
+            break;
+        case O_LD:
+            if (parse_ms("--lease-duration", optarg, &o->lease_duration_ms) < 0)
+                return -1;
+            break;
+        case O_RD:
+            if (parse_ms("--renew-deadline", optarg, &o->renew_deadline_ms) < 0)
+                return -1;
+            break;
+        case O_RP:
+            if (parse_ms("--retry-period", optarg, &o->retry_period_ms) < 0)
+                return -1;
+            break;
+        case O_FT:
+            if (parse_ms("--fence-timeout", optarg, &o->fence_timeout_ms) < 0)
+                return -1;
+            break;
+        case O_LOG:
+            if (!strcmp(optarg, "error"))
+                rss_log_set_level(RSS_LOG_ERROR);
+            else if (!strcmp(optarg, "warn"))
+                rss_log_set_level(RSS_LOG_WARN);
+            else if (!strcmp(optarg, "info"))
+                rss_log_set_level(RSS_LOG_INFO);
+            else if (!strcmp(optarg, "debug"))
+                rss_log_set_level(RSS_LOG_DEBUG);
+            else
+                return bad("--log-level: '%s' is not one of error, warn, info, debug%s", optarg, "");
+            break;
+        case O_HELP:
+            usage(stdout);
+            exit(0);
+        case ':':
+            return bad("option '%s' needs a value%s", argv[optind - 1], "");
+        default:
+            return bad("unknown option '%s'%s", argv[optind - 1], "");
+        }
+    }
+    if (optind < argc)
+        return bad("unexpected argument '%s'%s", argv[optind], "");
+    if (!o->node || !*o->node)
+        return bad("no node name: pass --node or set NODE_NAME%s%s", "", "");
+    return 0;
+}
+
+/* --- the leader thread: runs rss_leader_run for each term the election thread announces --------- */
+
+struct lead {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int64_t pending_epoch; /* -1: none */
+    atomic_bool stop;      /* the current term ends (lost Lease) */
+    const atomic_bool *quit;
+    struct rss_leader *leader;
+};
+
+static void on_started(void *ud, int64_t epoch)
+{
+    struct lead *l = ud;
+    rss_log_info("leading with epoch %lld", (long long)epoch);
+    pthread_mutex_lock(&l->lock);
+    l->pending_epoch = epoch;
+    atomic_store(&l->stop, false);
+    pthread_cond_broadcast(&l->cond);
+    pthread_mutex_unlock(&l->lock);
+}
+
+static void on_stopped(void *ud)
+{
+    struct lead *l = ud;
+    /* The leader also checks rss_election_leading() before every write; this only ends its loop. */
+    atomic_store(&l->stop, true);
+    rss_log_info("no longer leading");
+}
+
+static void on_new_leader(void *ud, const char *identity)
+{
+    (void)ud;
+    rss_log_info("the leader is now %s", *identity ? identity : "(nobody)");
+}
+
+static void *lead_thread(void *arg)
+{
+    struct lead *l = arg;
+    pthread_mutex_lock(&l->lock);
+    while (!atomic_load(l->quit)) {
+        if (l->pending_epoch < 0) {
+            pthread_cond_wait(&l->cond, &l->lock);
+            continue;
+        }
+        int64_t epoch = l->pending_epoch;
+        l->pending_epoch = -1;
+        pthread_mutex_unlock(&l->lock);
+        _cleanup_error_ rss_error_t err = NULL;
+        if (rss_leader_run(l->leader, epoch, &l->stop, &err) < 0)
+            rss_log_error(RSS_LOG_ERROR, &err, "leader term %lld", (long long)epoch);
+        pthread_mutex_lock(&l->lock);
+    }
+    pthread_mutex_unlock(&l->lock);
+    return NULL;
+}
+
+static void *election_thread(void *arg)
+{
+    _cleanup_error_ rss_error_t err = NULL;
+    if (rss_election_run(arg, &err) < 0)
+        rss_log_error(RSS_LOG_ERROR, &err, "election");
+    return NULL;
+}
+
+struct agent_arg {
+    struct rss_agent *agent;
+    const atomic_bool *stop;
+    int rc;
+};
+
+static void *agent_thread(void *arg)
+{
+    struct agent_arg *aa = arg;
+    _cleanup_error_ rss_error_t err = NULL;
+    aa->rc = rss_agent_run(aa->agent, aa->stop, &err);
+    if (aa->rc < 0)
+        rss_log_error(RSS_LOG_ERROR, &err, "agent");
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    rss_log_set_component("rssd");
+    struct opts o;
+    if (parse_opts(argc, argv, &o) < 0)
+        return EXIT_USAGE;
+
+    /* Signals are taken synchronously by main with sigwait; every thread inherits the mask. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_kube *kube = NULL;
+    if (rss_kube_new(o.kubeconfig, &kube, &err) < 0) {
+        rss_log_error(RSS_LOG_ERROR, &err, "Kubernetes client");
+        return 1;
+    }
+    rss_kube_set_timeout(kube, 10000);
+    const char *ns = o.ns && *o.ns ? o.ns : rss_kube_namespace(kube);
+    struct rss_cri *cri = NULL;
+    if (rss_cri_new(o.cri_endpoint && *o.cri_endpoint ? o.cri_endpoint : NULL, NULL, &cri, &err) < 0) {
+        rss_log_error(RSS_LOG_ERROR, &err, "CRI client");
+        rss_kube_free(kube);
+        return 1;
+    }
+    _cleanup_free_ char *identity = rss_election_make_identity(o.node);
+    rss_log_info("rssd starting: node %s, namespace %s, API %s, CRI %s, identity %s", o.node, ns,
+                 rss_kube_server(kube), rss_cri_endpoint(cri), identity);
+
+    atomic_bool quit = false;
+    struct lead lead = {.pending_epoch = -1, .quit = &quit};
+    pthread_mutex_init(&lead.lock, NULL);
+    pthread_cond_init(&lead.cond, NULL);
+    struct rss_election *el = NULL;
+    struct rss_agent *agent = NULL;
+    struct rss_health *health = NULL;
+    struct rss_election_config ec = {.kube = kube,
+                                     .ns = ns,
+                                     .name = RSS_AGENT_LEADER_LEASE,
+                                     .identity = identity,
+                                     .lease_duration_ms = o.lease_duration_ms,
+                                     .renew_deadline_ms = o.renew_deadline_ms,
+                                     .retry_period_ms = o.retry_period_ms,
+                                     .on_started_leading = on_started,
+                                     .on_stopped_leading = on_stopped,
+                                     .on_new_leader = on_new_leader,
+                                     .userdata = &lead};
+    struct rss_agent_config ac = {.kube = kube,
+                                  .cri = cri,
+                                  .node = o.node,
+                                  .ns = ns,
+                                  .identity = identity,
+                                  .fence_timeout_ms = o.fence_timeout_ms};
+    struct rss_leader_config lc = {.ns = ns, .fence_timeout_ms = o.fence_timeout_ms};
+    int rc = 1;
+    if (rss_election_new(&ec, &el, &err) < 0 || rss_agent_new(&ac, &agent, &err) < 0) {
+        rss_log_error(RSS_LOG_ERROR, &err, "configuration");
+        goto out;
+    }
+    lc.kube = kube;
+    lc.election = el;
+    if (rss_leader_new(&lc, &lead.leader, &err) < 0) {
+        rss_log_error(RSS_LOG_ERROR, &err, "leader");
+        goto out;
+    }
+    /* Not fatal: several rssd share one host in the test world, and a missing health port only
+     * makes the probes fail (the kubelet then restarts us), while the agent itself works. */
+    if (o.health_port > 0 && rss_health_start(o.health_address, o.health_port, agent, &health, &err) < 0)
+        rss_log_error(RSS_LOG_ERROR, &err, "health endpoint disabled");
+
+    struct agent_arg aa = {.agent = agent, .stop = &quit};
+    pthread_t t_agent, t_el, t_lead;
+    pthread_create(&t_agent, NULL, agent_thread, &aa);
+    pthread_create(&t_lead, NULL, lead_thread, &lead);
+    pthread_create(&t_el, NULL, election_thread, el);
+
+    int sig = 0;
+    sigwait(&sigs, &sig);
+    rss_log_info("signal %d: stopping (members keep running)", sig);
+    atomic_store(&quit, true);
+    atomic_store(&lead.stop, true);
+    pthread_mutex_lock(&lead.lock);
+    pthread_cond_broadcast(&lead.cond);
+    pthread_mutex_unlock(&lead.lock);
+    rss_election_stop(el); /* stops leading first, then releases the Lease for a quick successor */
+    pthread_join(t_el, NULL);
+    pthread_join(t_lead, NULL);
+    pthread_join(t_agent, NULL);
+    rc = aa.rc < 0 ? 1 : 0;
+    if (rss_agent_busy_workers(agent) > 0) {
+        /* A hook is still in flight: its worker uses the clients, so exit without freeing them. */
+        rss_health_stop(health);
+        rss_log_info("rssd stopped");
+        exit(rc);
+    }
+out:
+    rss_health_stop(health);
+    rss_leader_free(lead.leader);
+    rss_agent_free(agent);
+    rss_election_free(el);
+    rss_cri_free(cri);
+    rss_kube_free(kube);
+    pthread_mutex_destroy(&lead.lock);
+    pthread_cond_destroy(&lead.cond);
+    if (rc == 0)
+        rss_log_info("rssd stopped");
+    return rc;
+}

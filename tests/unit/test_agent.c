@@ -1,0 +1,228 @@
+/* test_agent.c -- table tests of the agent's pure decisions: execute/reject/skip and generation bumps. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "rss/agent.h"
+
+/* A view where everything allows execution of desired {epoch 3, id 3-7, generation 4}. */
+static struct rss_agent_view good_view(void)
+{
+    return (struct rss_agent_view){.lease_known = true,
+                                   .lease_epoch = 3,
+                                   .probed = true,
+                                   .has_container = true,
+                                   .generation = 4,
+                                   .has_last = true,
+                                   .last_id = {3, 6},
+                                   .fenced = false};
+}
+
+static struct rss_desired desired(enum rss_action action, uint64_t epoch, uint64_t seq, uint64_t gen)
+{
+    return (struct rss_desired){.epoch = epoch, .action = action, .id = {epoch, seq}, .generation = gen};
+}
+
+struct decide_row {
+    const char *name;
+    enum rss_action action;
+    uint64_t epoch, seq, gen;
+    void (*tweak)(struct rss_agent_view *v);
+    enum rss_agent_verdict want;
+    const char *reason_has;
+};
+
+static void lease_unknown(struct rss_agent_view *v)
+{
+    v->lease_known = false;
+}
+static void lease_newer(struct rss_agent_view *v)
+{
+    v->lease_epoch = 5;
+}
+static void lease_older(struct rss_agent_view *v)
+{
+    v->lease_epoch = 2;
+}
+static void same_id_done(struct rss_agent_view *v)
+{
+    v->last_id = (struct rss_action_id){3, 7};
+}
+static void no_last(struct rss_agent_view *v)
+{
+    v->has_last = false;
+}
+static void fenced(struct rss_agent_view *v)
+{
+    v->fenced = true;
+}
+static void no_container(struct rss_agent_view *v)
+{
+    v->has_container = false;
+}
+static void unprobed(struct rss_agent_view *v)
+{
+    v->probed = false;
+}
+static void gen_newer(struct rss_agent_view *v)
+{
+    v->generation = 5;
+}
+static void same_id_other_gen(struct rss_agent_view *v)
+{
+    v->last_id = (struct rss_action_id){3, 7};
+    v->generation = 9;
+}
+
+static const struct decide_row decide_rows[] = {
+    {"primary, all match", RSS_ACTION_PRIMARY, 3, 7, 4, NULL, RSS_AGENT_EXECUTE, "match"},
+    {"seed, all match", RSS_ACTION_SEED, 3, 7, 4, NULL, RSS_AGENT_EXECUTE, "match"},
+    {"stop, all match", RSS_ACTION_STOP, 3, 7, 4, NULL, RSS_AGENT_EXECUTE, "match"},
+    {"secondary, first action ever", RSS_ACTION_SECONDARY, 3, 7, 4, no_last, RSS_AGENT_EXECUTE, "match"},
+    {"none is never executed", RSS_ACTION_NONE, 3, 0, 0, NULL, RSS_AGENT_SKIP, "no action"},
+    {"Lease not read yet (rule 10)", RSS_ACTION_SEED, 3, 7, 4, lease_unknown, RSS_AGENT_SKIP, "not read"},
+    {"deposed leader's epoch (rule 4)", RSS_ACTION_SEED, 3, 7, 4, lease_newer, RSS_AGENT_SKIP, "older"},
+    {"epoch ahead of our Lease view", RSS_ACTION_PRIMARY, 3, 7, 4, lease_older, RSS_AGENT_SKIP, "newer"},
+    {"same id already taken up", RSS_ACTION_SEED, 3, 7, 4, same_id_done, RSS_AGENT_SKIP, "already"},
+    {"same id, even in a new generation", RSS_ACTION_SEED, 3, 7, 4, same_id_other_gen, RSS_AGENT_SKIP,
+     "already"},
+    {"self-fenced", RSS_ACTION_PRIMARY, 3, 7, 4, fenced, RSS_AGENT_SKIP, "fenced"},
+    {"no container", RSS_ACTION_PRIMARY, 3, 7, 4, no_container, RSS_AGENT_SKIP, "no running container"},
+    {"not probed (rule 8)", RSS_ACTION_PRIMARY, 3, 7, 4, unprobed, RSS_AGENT_SKIP, "not probed"},
+    {"older target generation (rule 7)", RSS_ACTION_SEED, 3, 7, 4, gen_newer, RSS_AGENT_REJECT,
+     "stale target"},
+    {"newer target generation", RSS_ACTION_PRIMARY, 3, 7, 6, NULL, RSS_AGENT_REJECT, "stale target"},
+    {"stop for an old generation", RSS_ACTION_STOP, 3, 7, 3, NULL, RSS_AGENT_REJECT, "generation 3"},
+};
+
+static void test_decide_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(decide_rows) / sizeof(decide_rows[0]); i++) {
+        const struct decide_row *r = &decide_rows[i];
+        struct rss_agent_view v = good_view();
+        if (r->tweak)
+            r->tweak(&v);
+        struct rss_desired d = desired(r->action, r->epoch, r->seq, r->gen);
+        char reason[256] = "";
+        enum rss_agent_verdict got = rss_agent_decide(&d, &v, reason, sizeof(reason));
+        if (got != r->want || !strstr(reason, r->reason_has))
+            fail_msg("row '%s': got %s (%s), want %s containing '%s'", r->name, rss_agent_verdict_name(got),
+                     reason, rss_agent_verdict_name(r->want), r->reason_has);
+    }
+}
+
+static void test_decide_no_desired(void **state)
+{
+    (void)state;
+    struct rss_agent_view v = good_view();
+    char reason[64];
+    assert_int_equal(rss_agent_decide(NULL, &v, reason, sizeof(reason)), RSS_AGENT_SKIP);
+    /* a tiny buffer truncates, never overflows */
+    struct rss_desired d = desired(RSS_ACTION_SEED, 3, 7, 9);
+    char tiny[8];
+    assert_int_equal(rss_agent_decide(&d, &v, tiny, sizeof(tiny)), RSS_AGENT_REJECT);
+    assert_int_equal(strlen(tiny), 7);
+}
+
+struct gen_row {
+    bool prev_known;
+    uint64_t prev_gen;
+    const char *prev_cid, *new_cid;
+    uint64_t want;
+    const char *why;
+};
+
+static void test_generation_for_container(void **state)
+{
+    (void)state;
+    static const struct gen_row rows[] = {
+        {false, 0, NULL, "c1", 1, "first"},        {false, 0, "", "c1", 1, "first"},
+        {true, 4, "c1", "c1", 4, "same"},          {true, 4, "c1", "c2", 5, "new container"},
+        {true, 4, "", "c2", 5, "new container"},   {true, 4, NULL, "c2", 5, "new container"},
+        {true, 0, "c1", "c2", 1, "new container"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        const char *why = NULL;
+        uint64_t g = rss_agent_generation_for_container(rows[i].prev_known, rows[i].prev_gen,
+                                                        rows[i].prev_cid, rows[i].new_cid, &why);
+        if (g != rows[i].want || !why || !strstr(why, rows[i].why))
+            fail_msg("row %zu: got %llu (%s), want %llu (%s)", i, (unsigned long long)g, why ? why : "(null)",
+                     (unsigned long long)rows[i].want, rows[i].why);
+    }
+}
+
+static void test_status_is_crash(void **state)
+{
+    (void)state;
+    static const struct {
+        enum rss_role before, after;
+        bool we_stopped, want;
+    } rows[] = {
+        {RSS_ROLE_PRIMARY, RSS_ROLE_STOPPED, false, true},
+        {RSS_ROLE_PRIMARY, RSS_ROLE_FAILED, false, true},
+        {RSS_ROLE_SECONDARY, RSS_ROLE_STOPPED, false, true},
+        {RSS_ROLE_STARTING, RSS_ROLE_FAILED, false, true},
+        {RSS_ROLE_PRIMARY, RSS_ROLE_STOPPED, true, false}, /* our own stop: no bump */
+        {RSS_ROLE_PRIMARY, RSS_ROLE_PRIMARY, false, false},
+        {RSS_ROLE_PRIMARY, RSS_ROLE_SECONDARY, false, false},
+        {RSS_ROLE_PRIMARY, RSS_ROLE_UNKNOWN, false, false}, /* a timed-out status is not a crash */
+        {RSS_ROLE_STOPPED, RSS_ROLE_STOPPED, false, false},
+        {RSS_ROLE_STOPPED, RSS_ROLE_FAILED, false, false},
+        {RSS_ROLE_UNKNOWN, RSS_ROLE_STOPPED, false, false},
+        {RSS_ROLE_FAILED, RSS_ROLE_STOPPED, false, false},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        if (rss_agent_status_is_crash(rows[i].before, rows[i].after, rows[i].we_stopped) != rows[i].want)
+            fail_msg("row %zu: %s -> %s (we_stopped %d): want %d", i, rss_role_name(rows[i].before),
+                     rss_role_name(rows[i].after), rows[i].we_stopped, rows[i].want);
+}
+
+static void test_action_starts(void **state)
+{
+    (void)state;
+    assert_true(rss_agent_action_starts(RSS_ACTION_SEED));
+    assert_true(rss_agent_action_starts(RSS_ACTION_PRIMARY));
+    assert_true(rss_agent_action_starts(RSS_ACTION_SECONDARY));
+    assert_false(rss_agent_action_starts(RSS_ACTION_STOP));
+    assert_false(rss_agent_action_starts(RSS_ACTION_NONE));
+}
+
+static void test_hook_result(void **state)
+{
+    (void)state;
+    assert_int_equal(rss_agent_hook_result(0, 0), RSS_RESULT_OK);
+    assert_int_equal(rss_agent_hook_result(0, 1), RSS_RESULT_FAILED);
+    assert_int_equal(rss_agent_hook_result(0, 137), RSS_RESULT_FAILED);
+    assert_int_equal(rss_agent_hook_result(0, -1), RSS_RESULT_FAILED);
+    assert_int_equal(rss_agent_hook_result(RSS_E_TIMEOUT, 0), RSS_RESULT_TIMEOUT);
+    assert_int_equal(rss_agent_hook_result(RSS_E_NOT_RUNNING, 0), RSS_RESULT_INTERRUPTED);
+    assert_int_equal(rss_agent_hook_result(RSS_E_NOT_FOUND, 0), RSS_RESULT_INTERRUPTED);
+    assert_int_equal(rss_agent_hook_result(RSS_E_INVALID, 0), RSS_RESULT_FAILED);
+    assert_int_equal(rss_agent_hook_result(RSS_E_UNAVAILABLE, 0), RSS_RESULT_FAILED);
+}
+
+static void test_verdict_names(void **state)
+{
+    (void)state;
+    assert_string_equal(rss_agent_verdict_name(RSS_AGENT_SKIP), "skip");
+    assert_string_equal(rss_agent_verdict_name(RSS_AGENT_EXECUTE), "execute");
+    assert_string_equal(rss_agent_verdict_name(RSS_AGENT_REJECT), "reject");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_decide_table),
+        cmocka_unit_test(test_decide_no_desired),
+        cmocka_unit_test(test_generation_for_container),
+        cmocka_unit_test(test_status_is_crash),
+        cmocka_unit_test(test_action_starts),
+        cmocka_unit_test(test_hook_result),
+        cmocka_unit_test(test_verdict_names),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
