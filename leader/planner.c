@@ -6,6 +6,7 @@
 
 #include "rss/cleanup.h"
 #include "rss/hook.h"
+#include "rss/json.h"
 #include "rss/planner.h"
 
 /* ---- a small growable string ---- */
@@ -258,12 +259,6 @@ static const cJSON *prev_member(const cJSON *status, unsigned ordinal)
     return NULL;
 }
 
-static const char *json_str(const cJSON *obj, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
 static uint64_t json_u64(const cJSON *obj, const char *key)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
@@ -277,22 +272,22 @@ static void load_history(struct ctx *c, struct member *m)
     const cJSON *p = prev_member(c->in->prev_status, m->ordinal);
     if (!p)
         return;
-    const char *uid = json_str(p, "podUID");
+    const char *uid = rss_json_str(p, "podUID");
     /* A new pod (the StatefulSet recreated it) starts with a clean record. */
     if (m->exists && m->in->pod_uid && uid && strcmp(uid, m->in->pod_uid) != 0)
         return;
     m->failures = (unsigned)json_u64(p, "failures");
     _cleanup_error_ rss_error_t ignored = NULL;
-    const char *counted = json_str(p, "countedAction");
+    const char *counted = rss_json_str(p, "countedAction");
     if (counted && rss_action_id_parse(counted, &m->counted, &ignored) < 0)
         m->counted = (struct rss_action_id){0, 0};
-    const char *role = json_str(p, "role");
+    const char *role = rss_json_str(p, "role");
     m->prev_known = role && rss_role_parse(role, &m->prev_role) == 0;
     m->prev_gen = json_u64(p, "generation");
-    const char *since = json_str(p, "runningSince");
+    const char *since = rss_json_str(p, "runningSince");
     if (since && rss_annotation_parse_time(since, &m->running_since, &ignored) < 0)
         m->running_since = 0;
-    m->prev_seq_error = json_str(p, "sequenceError");
+    m->prev_seq_error = rss_json_str(p, "sequenceError");
 }
 
 /* ---- deriving each member's state ---- */
@@ -951,8 +946,8 @@ static void condition(struct ctx *c, cJSON *arr, const char *type, bool status, 
     const cJSON *p;
     cJSON_ArrayForEach(p, prev)
     {
-        const char *t = json_str(p, "type"), *s = json_str(p, "status"),
-                   *when = json_str(p, "lastTransitionTime");
+        const char *t = rss_json_str(p, "type"), *s = rss_json_str(p, "status"),
+                   *when = rss_json_str(p, "lastTransitionTime");
         if (t && s && when && strcmp(t, type) == 0 && strcmp(s, st) == 0 && strlen(when) < sizeof(buf))
             strcpy(buf, when);
     }
@@ -1085,9 +1080,9 @@ static int setup(struct ctx *c, const struct rss_plan_input *in, rss_error_t *er
     _cleanup_error_ rss_error_t ignored = NULL;
     const cJSON *ps = in->prev_status;
     c->seq = json_u64(ps, "lastActionSeq");
-    c->prev_message = json_str(ps, "message");
+    c->prev_message = rss_json_str(ps, "message");
     const cJSON *rec = cJSON_GetObjectItemCaseSensitive(ps, "recovery");
-    const char *pin_seq = json_str(rec, "seedSequence");
+    const char *pin_seq = rss_json_str(rec, "seedSequence");
     const cJSON *pin_ord = cJSON_GetObjectItemCaseSensitive(rec, "seedOrdinal");
     if (pin_seq && cJSON_IsNumber(pin_ord) && pin_ord->valuedouble >= 0 &&
         pin_ord->valuedouble <= RSS_SPEC_ORDINAL_MAX &&

@@ -4,20 +4,9 @@
 #include <string.h>
 
 #include "rss/cleanup.h"
+#include "rss/json.h"
 #include "rss/log.h"
 #include "agent_internal.h"
-
-static const char *jstr(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static const cJSON *jobj(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsObject(v) ? v : NULL;
-}
 
 static char *dup_or_null(const char *s)
 {
@@ -79,13 +68,15 @@ void agent_member_delete(struct rss_agent *a, const char *ns, const char *name)
 
 void agent_member_ingest(struct rss_agent *a, const cJSON *pod)
 {
-    const cJSON *meta = jobj(pod, "metadata");
-    const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name"), *uid = jstr(meta, "uid");
-    const char *rv = jstr(meta, "resourceVersion");
-    const char *rss = jstr(jobj(meta, "labels"), RSS_AGENT_MEMBER_LABEL);
-    const cJSON *ann = jobj(meta, "annotations");
-    const cJSON *containers = cJSON_GetObjectItemCaseSensitive(jobj(pod, "spec"), "containers");
-    const char *cname = jstr(cJSON_GetArrayItem(containers, 0), "name");
+    const cJSON *meta = rss_json_obj(pod, "metadata");
+    const char *ns = rss_json_str(meta, "namespace"), *name = rss_json_str(meta, "name"),
+               *uid = rss_json_str(meta, "uid");
+    const char *rv = rss_json_str(meta, "resourceVersion");
+    const char *rss = rss_json_str(
+        cJSON_GetObjectItemCaseSensitive(rss_json_obj(meta, "labels"), RSS_AGENT_MEMBER_LABEL), "");
+    const cJSON *ann = rss_json_obj(meta, "annotations");
+    const cJSON *containers = cJSON_GetObjectItemCaseSensitive(rss_json_obj(pod, "spec"), "containers");
+    const char *cname = rss_json_str(cJSON_GetArrayItem(containers, 0), "name");
     if (!ns || !name)
         return;
     struct agent_member **p = find_member(a, ns, name);
@@ -115,8 +106,10 @@ void agent_member_ingest(struct rss_agent *a, const cJSON *pod)
     set_str(&m->rss, rss);
     set_str(&m->container_name, cname);
     set_str(&m->rv, rv);
-    set_str(&m->desired_json, jstr(ann, RSS_ANNOTATION_DESIRED));
-    set_str(&m->observed_json, jstr(ann, RSS_ANNOTATION_OBSERVED));
+    set_str(&m->desired_json,
+            rss_json_str(cJSON_GetObjectItemCaseSensitive(ann, RSS_ANNOTATION_DESIRED), ""));
+    set_str(&m->observed_json,
+            rss_json_str(cJSON_GetObjectItemCaseSensitive(ann, RSS_ANNOTATION_OBSERVED), ""));
     m->seen = true;
     m->wake = true;
 }
@@ -178,8 +171,8 @@ void agent_spec_delete(struct rss_agent *a, const char *ns, const char *name)
 
 void agent_spec_set(struct rss_agent *a, const cJSON *cr)
 {
-    const cJSON *meta = jobj(cr, "metadata");
-    const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name");
+    const cJSON *meta = rss_json_obj(cr, "metadata");
+    const char *ns = rss_json_str(meta, "namespace"), *name = rss_json_str(meta, "name");
     if (!ns || !name)
         return;
     struct agent_spec *s = rss_xcalloc(1, sizeof(*s));

@@ -3,20 +3,9 @@
 #include <unistd.h>
 
 #include "rss/cleanup.h"
+#include "rss/json.h"
 #include "rss/log.h"
 #include "agent_internal.h"
-
-static const char *jstr(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static const cJSON *jobj(const cJSON *o, const char *k)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
-    return cJSON_IsObject(v) ? v : NULL;
-}
 
 static void sleep_unless_stopped(struct rss_agent *a, long ms)
 {
@@ -73,8 +62,8 @@ static int on_pod(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_
         agent_member_ingest(a, obj);
         break;
     case RSS_KUBE_DELETED: {
-        const cJSON *meta = jobj(obj, "metadata");
-        const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name");
+        const cJSON *meta = rss_json_obj(obj, "metadata");
+        const char *ns = rss_json_str(meta, "namespace"), *name = rss_json_str(meta, "name");
         if (ns && name)
             agent_member_delete(a, ns, name);
         break;
@@ -123,8 +112,8 @@ static int on_spec(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error
         agent_spec_set(a, obj);
         break;
     case RSS_KUBE_DELETED: {
-        const cJSON *meta = jobj(obj, "metadata");
-        const char *ns = jstr(meta, "namespace"), *name = jstr(meta, "name");
+        const cJSON *meta = rss_json_obj(obj, "metadata");
+        const char *ns = rss_json_str(meta, "namespace"), *name = rss_json_str(meta, "name");
         if (ns && name)
             agent_spec_delete(a, ns, name);
         break;
@@ -149,7 +138,7 @@ void *agent_watch_specs(void *arg)
 /* Raises the observed epoch; it never goes backwards, whatever order views arrive in. */
 static void see_lease(struct rss_agent *a, const cJSON *lease)
 {
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(jobj(lease, "spec"), "leaseTransitions");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(rss_json_obj(lease, "spec"), "leaseTransitions");
     uint64_t epoch = cJSON_IsNumber(t) && t->valuedouble >= 0 ? (uint64_t)t->valuedouble : 0;
     pthread_mutex_lock(&a->lock);
     if (!a->lease_known || epoch > a->lease_epoch) {
@@ -170,7 +159,7 @@ static int on_lease(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_erro
     struct rss_agent *a = ud;
     (void)err;
     api_ok(a);
-    const char *name = jstr(jobj(obj, "metadata"), "name");
+    const char *name = rss_json_str(rss_json_obj(obj, "metadata"), "name");
     if ((ev == RSS_KUBE_ADDED || ev == RSS_KUBE_MODIFIED) && name &&
         strcmp(name, RSS_AGENT_LEADER_LEASE) == 0)
         see_lease(a, obj);
@@ -194,7 +183,7 @@ void *agent_watch_lease(void *arg)
             pthread_mutex_lock(&a->lock);
             a->lease_read = true;
             pthread_mutex_unlock(&a->lock);
-            const char *r = jstr(jobj(lease, "metadata"), "resourceVersion");
+            const char *r = rss_json_str(rss_json_obj(lease, "metadata"), "resourceVersion");
             rv = r ? rss_xstrdup(r) : NULL;
             break;
         }

@@ -63,7 +63,7 @@ static unsigned long long rv_parse(const char *s)
 
 static unsigned long long rv_of(const cJSON *obj)
 {
-    return rv_parse(ctl_json_str(obj, "metadata.resourceVersion"));
+    return rv_parse(rss_json_str(obj, "metadata.resourceVersion"));
 }
 
 static int index_of(const cJSON *arr, const cJSON *obj)
@@ -122,7 +122,7 @@ void ctl_cache_event(struct ctl_cache *c, enum rss_kube_event ev, const cJSON *o
         break;
     case RSS_KUBE_SYNC_END: {
         /* obj is the List's metadata. */
-        unsigned long long list_rv = rv_parse(ctl_json_str(obj, "resourceVersion"));
+        unsigned long long list_rv = rv_parse(rss_json_str(obj, "resourceVersion"));
         cJSON *fresh = c->pending ? c->pending : cJSON_CreateArray();
         c->pending = NULL;
         /* Our writes answered after the list's snapshot are not in it but are real. */

@@ -20,15 +20,10 @@
 #include <cjson/cJSON.h>
 
 #include "rss/error.h"
+#include "rss/json.h" /* rss_json_path/str/obj/long */
 #include "rss/kube.h"
 
 /* ---------------------------------------------------------------- objutil.c: JSON helpers */
-
-/* obj.a.b.c lookups that tolerate missing levels; NULL when absent or of another type. */
-const cJSON *ctl_json_path(const cJSON *obj, const char *dotted);
-const char *ctl_json_str(const cJSON *obj, const char *dotted);
-/* A number at `dotted`, or `def` when absent or not a number. */
-long ctl_json_long(const cJSON *obj, const char *dotted, long def);
 
 const char *ctl_name(const cJSON *obj);      /* metadata.name or "" */
 const char *ctl_namespace(const cJSON *obj); /* metadata.namespace or "" */

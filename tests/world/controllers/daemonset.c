@@ -23,13 +23,13 @@ void ctl_ds_plan_clear(struct ctl_ds_plan *plan)
 static char *ds_revision(const cJSON *ds)
 {
     char hash[9];
-    ctl_json_hash(ctl_json_path(ds, "spec.template"), hash);
+    ctl_json_hash(rss_json_path(ds, "spec.template"), hash);
     return rss_xasprintf("%s-%s", ctl_name(ds), hash);
 }
 
 static const cJSON *node_selector(const cJSON *ds)
 {
-    return ctl_json_path(ds, "spec.template.spec.nodeSelector");
+    return rss_json_path(ds, "spec.template.spec.nodeSelector");
 }
 
 static long node_index(const cJSON **nodes, size_t nnodes, const char *name)
@@ -43,7 +43,7 @@ static long node_index(const cJSON **nodes, size_t nnodes, const char *name)
 
 static bool node_wanted(const cJSON *ds, const cJSON *node)
 {
-    return ctl_node_selector_matches(node_selector(ds), ctl_json_path(node, "metadata.labels"));
+    return ctl_node_selector_matches(node_selector(ds), rss_json_path(node, "metadata.labels"));
 }
 
 void ctl_ds_plan(const cJSON *ds, const cJSON **nodes, const bool *usable, size_t nnodes, const cJSON **pods,
@@ -59,7 +59,7 @@ void ctl_ds_plan(const cJSON *ds, const cJSON **nodes, const bool *usable, size_
 
     for (size_t i = 0; i < npods; i++) {
         const cJSON *pod = pods[i];
-        long n = node_index(nodes, nnodes, ctl_json_str(pod, "spec.nodeName"));
+        long n = node_index(nodes, nnodes, rss_json_str(pod, "spec.nodeName"));
         if (ctl_is_terminating(pod)) {
             all_ready = false;
             if (n >= 0)
@@ -73,7 +73,7 @@ void ctl_ds_plan(const cJSON *ds, const cJSON **nodes, const bool *usable, size_
         covered[n] = true;
         if (!ctl_pod_running_ready(pod))
             all_ready = false;
-        const char *rev = ctl_json_str(ctl_json_path(pod, "metadata.labels"), "controller-revision-hash");
+        const char *rev = rss_json_str(rss_json_path(pod, "metadata.labels"), "controller-revision-hash");
         if (!outdated && rev && strcmp(rev, revision) != 0)
             outdated = pod;
     }
@@ -81,7 +81,7 @@ void ctl_ds_plan(const cJSON *ds, const cJSON **nodes, const bool *usable, size_
         if (!covered[i] && usable[i] && node_wanted(ds, nodes[i]))
             plan->create_on[plan->ncreate++] = nodes[i];
     }
-    const char *strategy = ctl_json_str(ds, "spec.updateStrategy.type");
+    const char *strategy = rss_json_str(ds, "spec.updateStrategy.type");
     bool on_delete = strategy && strcmp(strategy, "OnDelete") == 0;
     if (!on_delete && outdated && all_ready && plan->nremove == 0 && plan->ncreate == 0)
         plan->remove[plan->nremove++] = outdated;
@@ -92,7 +92,7 @@ cJSON *ctl_ds_build_pod(const cJSON *ds, const char *node)
     _cleanup_free_ char *name = rss_xasprintf("%s-%s", ctl_name(ds), node);
     _cleanup_free_ char *revision = ds_revision(ds);
     char gen[24];
-    snprintf(gen, sizeof(gen), "%ld", ctl_json_long(ds, "metadata.generation", 1));
+    snprintf(gen, sizeof(gen), "%ld", rss_json_long(ds, "metadata.generation", 1));
 
     cJSON *pod = cJSON_CreateObject();
     cJSON_AddStringToObject(pod, "apiVersion", "v1");
@@ -100,18 +100,18 @@ cJSON *ctl_ds_build_pod(const cJSON *ds, const char *node)
     cJSON *meta = cJSON_AddObjectToObject(pod, "metadata");
     cJSON_AddStringToObject(meta, "name", name);
     cJSON_AddStringToObject(meta, "namespace", ctl_namespace(ds));
-    const cJSON *tl = ctl_json_path(ds, "spec.template.metadata.labels");
+    const cJSON *tl = rss_json_path(ds, "spec.template.metadata.labels");
     cJSON *labels = cJSON_IsObject(tl) ? cJSON_Duplicate(tl, true) : cJSON_CreateObject();
     cJSON_DeleteItemFromObjectCaseSensitive(labels, "controller-revision-hash");
     cJSON_AddStringToObject(labels, "controller-revision-hash", revision);
     cJSON_DeleteItemFromObjectCaseSensitive(labels, "pod-template-generation");
     cJSON_AddStringToObject(labels, "pod-template-generation", gen);
     cJSON_AddItemToObject(meta, "labels", labels);
-    const cJSON *ann = ctl_json_path(ds, "spec.template.metadata.annotations");
+    const cJSON *ann = rss_json_path(ds, "spec.template.metadata.annotations");
     if (cJSON_IsObject(ann))
         cJSON_AddItemToObject(meta, "annotations", cJSON_Duplicate(ann, true));
     cJSON_AddItemToObject(meta, "ownerReferences", ctl_owner_refs(ds, "apps/v1", "DaemonSet"));
-    const cJSON *ts = ctl_json_path(ds, "spec.template.spec");
+    const cJSON *ts = rss_json_path(ds, "spec.template.spec");
     cJSON *spec = cJSON_IsObject(ts) ? cJSON_Duplicate(ts, true) : cJSON_CreateObject();
     cJSON_DeleteItemFromObjectCaseSensitive(spec, "nodeName");
     cJSON_AddStringToObject(spec, "nodeName", node);
@@ -132,7 +132,7 @@ cJSON *ctl_ds_status(const cJSON *ds, const cJSON **nodes, size_t nnodes, const 
         const cJSON *pod = pods[i];
         if (ctl_pod_terminated(pod))
             continue;
-        long n = node_index(nodes, nnodes, ctl_json_str(pod, "spec.nodeName"));
+        long n = node_index(nodes, nnodes, rss_json_str(pod, "spec.nodeName"));
         if (n < 0 || !node_wanted(ds, nodes[n])) {
             mis++;
             continue;
@@ -143,12 +143,12 @@ cJSON *ctl_ds_status(const cJSON *ds, const cJSON **nodes, size_t nnodes, const 
         }
         if (ctl_pod_running_ready(pod))
             ready++;
-        const char *rev = ctl_json_str(ctl_json_path(pod, "metadata.labels"), "controller-revision-hash");
+        const char *rev = rss_json_str(rss_json_path(pod, "metadata.labels"), "controller-revision-hash");
         if (!ctl_is_terminating(pod) && rev && strcmp(rev, revision) == 0)
             updated++;
     }
     cJSON *st = cJSON_CreateObject();
-    cJSON_AddNumberToObject(st, "observedGeneration", (double)ctl_json_long(ds, "metadata.generation", 0));
+    cJSON_AddNumberToObject(st, "observedGeneration", (double)rss_json_long(ds, "metadata.generation", 0));
     cJSON_AddNumberToObject(st, "desiredNumberScheduled", (double)desired);
     cJSON_AddNumberToObject(st, "currentNumberScheduled", (double)current);
     cJSON_AddNumberToObject(st, "numberMisscheduled", (double)mis);

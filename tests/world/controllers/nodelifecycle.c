@@ -83,13 +83,13 @@ void ctl_nodelc_observe(struct ctl_nodelc *lc, const cJSON *nodes, const cJSON *
             *e = (struct nodelc_entry){.name = rss_xstrdup(name), .observed = now};
         }
         e->seen = true;
-        const char *hb = ctl_json_str(ctl_condition(node, "Ready"), "lastHeartbeatTime");
+        const char *hb = rss_json_str(ctl_condition(node, "Ready"), "lastHeartbeatTime");
         const char *renew = NULL;
         const cJSON *lease;
         cJSON_ArrayForEach(lease, leases)
         {
             if (strcmp(ctl_name(lease), name) == 0)
-                renew = ctl_json_str(lease, "spec.renewTime");
+                renew = rss_json_str(lease, "spec.renewTime");
         }
         bool changed = str_changed(&e->heartbeat, hb);
         changed = str_changed(&e->renew, renew) || changed;
@@ -117,7 +117,7 @@ bool ctl_node_usable(const struct ctl_nodelc *lc, const cJSON *node, double now,
     const char *ready = ctl_condition_status(node, "Ready");
     if (!ready || strcmp(ready, "True") != 0 || ctl_is_terminating(node))
         return false;
-    if (check_unschedulable && cJSON_IsTrue(ctl_json_path(node, "spec.unschedulable")))
+    if (check_unschedulable && cJSON_IsTrue(rss_json_path(node, "spec.unschedulable")))
         return false;
     return ctl_nodelc_fresh(lc, ctl_name(node), now);
 }
@@ -160,7 +160,7 @@ cJSON *ctl_nodelc_mark_unknown(const struct ctl_nodelc *lc, const cJSON *node, d
     cJSON *c;
     cJSON_ArrayForEach(c, conds)
     {
-        const char *st = ctl_json_str(c, "status");
+        const char *st = rss_json_str(c, "status");
         if (st && strcmp(st, "Unknown") == 0)
             continue;
         /* lastHeartbeatTime stays: it is the kubelet's, and a fresh one is what brings the node back. */
@@ -179,7 +179,7 @@ cJSON *ctl_nodelc_mark_unknown(const struct ctl_nodelc *lc, const cJSON *node, d
 static void mark_one(struct ctl_ctx *ctx, struct ctl_snapshot *snap, const cJSON *cached)
 {
     const char *name = ctl_name(cached);
-    const char *cached_hb = ctl_json_str(ctl_condition(cached, "Ready"), "lastHeartbeatTime");
+    const char *cached_hb = rss_json_str(ctl_condition(cached, "Ready"), "lastHeartbeatTime");
     _cleanup_free_ char *path = rss_kube_path("v1", NULL, "nodes", name, NULL);
     for (int attempt = 0; attempt < CONFLICT_RETRIES; attempt++) {
         _cleanup_error_ rss_error_t err = NULL;
@@ -190,7 +190,7 @@ static void mark_one(struct ctl_ctx *ctx, struct ctl_snapshot *snap, const cJSON
             return;
         }
         /* A heartbeat newer than the one we judged by: the kubelet is back; the next pass sees it. */
-        const char *hb = ctl_json_str(ctl_condition(node, "Ready"), "lastHeartbeatTime");
+        const char *hb = rss_json_str(ctl_condition(node, "Ready"), "lastHeartbeatTime");
         if ((hb || cached_hb) && (!hb || !cached_hb || strcmp(hb, cached_hb) != 0))
             return;
         char wall[RSS_KUBE_TIME_LEN];

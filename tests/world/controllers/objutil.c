@@ -8,56 +8,27 @@
 #include "rss/cleanup.h"
 #include "controllers.h"
 
-const cJSON *ctl_json_path(const cJSON *obj, const char *dotted)
-{
-    char key[128];
-    const char *p = dotted;
-    while (obj && *p) {
-        const char *dot = strchr(p, '.');
-        size_t len = dot ? (size_t)(dot - p) : strlen(p);
-        if (len >= sizeof(key) || !cJSON_IsObject(obj))
-            return NULL;
-        memcpy(key, p, len);
-        key[len] = '\0';
-        obj = cJSON_GetObjectItemCaseSensitive(obj, key);
-        p += len + (dot ? 1 : 0);
-    }
-    return obj;
-}
-
-const char *ctl_json_str(const cJSON *obj, const char *dotted)
-{
-    const cJSON *v = ctl_json_path(obj, dotted);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-long ctl_json_long(const cJSON *obj, const char *dotted, long def)
-{
-    const cJSON *v = ctl_json_path(obj, dotted);
-    return cJSON_IsNumber(v) ? (long)v->valuedouble : def;
-}
-
 const char *ctl_name(const cJSON *obj)
 {
-    const char *s = ctl_json_str(obj, "metadata.name");
+    const char *s = rss_json_str(obj, "metadata.name");
     return s ? s : "";
 }
 
 const char *ctl_namespace(const cJSON *obj)
 {
-    const char *s = ctl_json_str(obj, "metadata.namespace");
+    const char *s = rss_json_str(obj, "metadata.namespace");
     return s ? s : "";
 }
 
 const char *ctl_uid(const cJSON *obj)
 {
-    const char *s = ctl_json_str(obj, "metadata.uid");
+    const char *s = rss_json_str(obj, "metadata.uid");
     return s ? s : "";
 }
 
 bool ctl_is_terminating(const cJSON *obj)
 {
-    const char *s = ctl_json_str(obj, "metadata.deletionTimestamp");
+    const char *s = rss_json_str(obj, "metadata.deletionTimestamp");
     return s && *s;
 }
 
@@ -74,13 +45,13 @@ static bool str_in_array(const cJSON *arr, const char *s)
 
 static bool expression_matches(const cJSON *expr, const cJSON *labels)
 {
-    const char *key = ctl_json_str(expr, "key");
-    const char *op = ctl_json_str(expr, "operator");
+    const char *key = rss_json_str(expr, "key");
+    const char *op = rss_json_str(expr, "operator");
     if (!key || !op)
         return false;
     const cJSON *v = labels ? cJSON_GetObjectItemCaseSensitive(labels, key) : NULL;
     const char *value = cJSON_IsString(v) ? v->valuestring : NULL;
-    const cJSON *values = ctl_json_path(expr, "values");
+    const cJSON *values = rss_json_path(expr, "values");
     if (strcmp(op, "In") == 0)
         return value && str_in_array(values, value);
     if (strcmp(op, "NotIn") == 0)
@@ -96,7 +67,7 @@ bool ctl_selector_matches(const cJSON *selector, const cJSON *labels)
 {
     if (!cJSON_IsObject(selector))
         return false;
-    const cJSON *ml = ctl_json_path(selector, "matchLabels");
+    const cJSON *ml = rss_json_path(selector, "matchLabels");
     const cJSON *kv;
     cJSON_ArrayForEach(kv, ml)
     {
@@ -105,7 +76,7 @@ bool ctl_selector_matches(const cJSON *selector, const cJSON *labels)
             return false;
     }
     const cJSON *expr;
-    cJSON_ArrayForEach(expr, ctl_json_path(selector, "matchExpressions"))
+    cJSON_ArrayForEach(expr, rss_json_path(selector, "matchExpressions"))
     {
         if (!expression_matches(expr, labels))
             return false;
@@ -128,11 +99,11 @@ bool ctl_node_selector_matches(const cJSON *node_selector, const cJSON *labels)
 const char *ctl_controller_uid(const cJSON *obj, const char *kind)
 {
     const cJSON *ref;
-    cJSON_ArrayForEach(ref, ctl_json_path(obj, "metadata.ownerReferences"))
+    cJSON_ArrayForEach(ref, rss_json_path(obj, "metadata.ownerReferences"))
     {
-        const char *k = ctl_json_str(ref, "kind");
-        if (cJSON_IsTrue(ctl_json_path(ref, "controller")) && k && strcmp(k, kind) == 0)
-            return ctl_json_str(ref, "uid");
+        const char *k = rss_json_str(ref, "kind");
+        if (cJSON_IsTrue(rss_json_path(ref, "controller")) && k && strcmp(k, kind) == 0)
+            return rss_json_str(ref, "uid");
     }
     return NULL;
 }
@@ -154,9 +125,9 @@ cJSON *ctl_owner_refs(const cJSON *owner, const char *api_version, const char *k
 const cJSON *ctl_condition(const cJSON *obj, const char *type)
 {
     const cJSON *c;
-    cJSON_ArrayForEach(c, ctl_json_path(obj, "status.conditions"))
+    cJSON_ArrayForEach(c, rss_json_path(obj, "status.conditions"))
     {
-        const char *t = ctl_json_str(c, "type");
+        const char *t = rss_json_str(c, "type");
         if (t && strcmp(t, type) == 0)
             return c;
     }
@@ -165,12 +136,12 @@ const cJSON *ctl_condition(const cJSON *obj, const char *type)
 
 const char *ctl_condition_status(const cJSON *obj, const char *type)
 {
-    return ctl_json_str(ctl_condition(obj, type), "status");
+    return rss_json_str(ctl_condition(obj, type), "status");
 }
 
 bool ctl_pod_running_ready(const cJSON *pod)
 {
-    const char *phase = ctl_json_str(pod, "status.phase");
+    const char *phase = rss_json_str(pod, "status.phase");
     const char *ready = ctl_condition_status(pod, "Ready");
     return !ctl_is_terminating(pod) && phase && strcmp(phase, "Running") == 0 && ready &&
            strcmp(ready, "True") == 0;
@@ -178,7 +149,7 @@ bool ctl_pod_running_ready(const cJSON *pod)
 
 bool ctl_pod_terminated(const cJSON *pod)
 {
-    const char *phase = ctl_json_str(pod, "status.phase");
+    const char *phase = rss_json_str(pod, "status.phase");
     return phase && (strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0);
 }
 
@@ -236,8 +207,8 @@ void ctl_json_hash(const cJSON *obj, char out[9])
 static int age_cmp(const void *pa, const void *pb)
 {
     const cJSON *a = *(const cJSON *const *)pa, *b = *(const cJSON *const *)pb;
-    const char *ta = ctl_json_str(a, "metadata.creationTimestamp");
-    const char *tb = ctl_json_str(b, "metadata.creationTimestamp");
+    const char *ta = rss_json_str(a, "metadata.creationTimestamp");
+    const char *tb = rss_json_str(b, "metadata.creationTimestamp");
     /* RFC 3339 in UTC with a fixed layout sorts as text. */
     int c = strcmp(ta ? ta : "", tb ? tb : "");
     if (c == 0)

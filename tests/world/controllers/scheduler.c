@@ -17,12 +17,12 @@
 
 bool ctl_sched_wants(const cJSON *pod)
 {
-    const char *node = ctl_json_str(pod, "spec.nodeName");
+    const char *node = rss_json_str(pod, "spec.nodeName");
     if (node && *node)
         return false;
     if (ctl_is_terminating(pod) || ctl_pod_terminated(pod))
         return false;
-    const char *sched = ctl_json_str(pod, "spec.schedulerName");
+    const char *sched = rss_json_str(pod, "spec.schedulerName");
     return !sched || !*sched || strcmp(sched, "default-scheduler") == 0;
 }
 
@@ -39,7 +39,7 @@ static const cJSON *node_by_name(const cJSON **nodes, size_t nnodes, const char 
  * object without it (or a pod on a node we do not know) falls back to the node name. */
 static const char *topology(const cJSON *node, const char *node_name, const char *key)
 {
-    const char *v = node ? ctl_json_str(ctl_json_path(node, "metadata.labels"), key) : NULL;
+    const char *v = node ? rss_json_str(rss_json_path(node, "metadata.labels"), key) : NULL;
     if (!v && strcmp(key, HOSTNAME_KEY) == 0)
         v = node_name;
     return v;
@@ -48,8 +48,8 @@ static const char *topology(const cJSON *node, const char *node_name, const char
 /* Whether a term of a pod in namespace `owner_ns` applies to a pod in namespace `ns`. */
 static bool term_namespace_matches(const cJSON *term, const char *owner_ns, const char *ns)
 {
-    const cJSON *nss = ctl_json_path(term, "namespaces");
-    const cJSON *nsel = ctl_json_path(term, "namespaceSelector");
+    const cJSON *nss = rss_json_path(term, "namespaces");
+    const cJSON *nsel = rss_json_path(term, "namespaceSelector");
     /* An empty namespaceSelector means every namespace; a non-empty one needs namespace labels,
      * which the world does not use, so it is read as "no extra namespaces". */
     if (cJSON_IsObject(nsel) && !nsel->child)
@@ -68,7 +68,7 @@ static bool term_namespace_matches(const cJSON *term, const char *owner_ns, cons
 
 static const cJSON *anti_terms(const cJSON *pod)
 {
-    return ctl_json_path(pod, "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution");
+    return rss_json_path(pod, "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution");
 }
 
 static bool same_pod(const cJSON *a, const cJSON *b)
@@ -84,8 +84,8 @@ static bool term_forbids(const cJSON *term, const cJSON *owner, const char *owne
         return false;
     if (!term_namespace_matches(term, ctl_namespace(owner), ctl_namespace(other)))
         return false;
-    return ctl_selector_matches(ctl_json_path(term, "labelSelector"),
-                                ctl_json_path(other, "metadata.labels"));
+    return ctl_selector_matches(rss_json_path(term, "labelSelector"),
+                                rss_json_path(other, "metadata.labels"));
 }
 
 static bool anti_affinity_conflict(const cJSON *pod, const cJSON *node, const cJSON **nodes, size_t nnodes,
@@ -94,14 +94,14 @@ static bool anti_affinity_conflict(const cJSON *pod, const cJSON *node, const cJ
     const char *node_name = ctl_name(node);
     for (size_t i = 0; i < npods; i++) {
         const cJSON *other = pods[i];
-        const char *other_node_name = ctl_json_str(other, "spec.nodeName");
+        const char *other_node_name = rss_json_str(other, "spec.nodeName");
         if (!other_node_name || !*other_node_name || same_pod(pod, other) || ctl_pod_terminated(other))
             continue;
         const cJSON *other_node = node_by_name(nodes, nnodes, other_node_name);
         const cJSON *term;
         cJSON_ArrayForEach(term, anti_terms(pod))
         {
-            const char *key = ctl_json_str(term, "topologyKey");
+            const char *key = rss_json_str(term, "topologyKey");
             if (key && term_forbids(term, pod, topology(node, node_name, key), other,
                                     topology(other_node, other_node_name, key)))
                 return true;
@@ -109,7 +109,7 @@ static bool anti_affinity_conflict(const cJSON *pod, const cJSON *node, const cJ
         /* Symmetry: a placed pod's own required anti-affinity keeps newcomers away too. */
         cJSON_ArrayForEach(term, anti_terms(other))
         {
-            const char *key = ctl_json_str(term, "topologyKey");
+            const char *key = rss_json_str(term, "topologyKey");
             if (key && term_forbids(term, other, topology(other_node, other_node_name, key), pod,
                                     topology(node, node_name, key)))
                 return true;
@@ -122,7 +122,7 @@ static size_t pods_on(const char *node, const cJSON **pods, size_t npods)
 {
     size_t n = 0;
     for (size_t i = 0; i < npods; i++) {
-        const char *nn = ctl_json_str(pods[i], "spec.nodeName");
+        const char *nn = rss_json_str(pods[i], "spec.nodeName");
         if (nn && strcmp(nn, node) == 0 && !ctl_pod_terminated(pods[i]))
             n++;
     }
@@ -140,8 +140,8 @@ long ctl_sched_pick(const cJSON *pod, const cJSON **nodes, const bool *usable, s
             not_ready++;
             continue;
         }
-        if (!ctl_node_selector_matches(ctl_json_path(pod, "spec.nodeSelector"),
-                                       ctl_json_path(nodes[i], "metadata.labels"))) {
+        if (!ctl_node_selector_matches(rss_json_path(pod, "spec.nodeSelector"),
+                                       rss_json_path(nodes[i], "metadata.labels"))) {
             selector++;
             continue;
         }
@@ -187,8 +187,8 @@ static cJSON *scheduled_conditions(const cJSON *pod, const char *status, const c
 {
     const cJSON *cur = ctl_condition(pod, "PodScheduled");
     if (cur) {
-        const char *s = ctl_json_str(cur, "status"), *r = ctl_json_str(cur, "reason"),
-                   *m = ctl_json_str(cur, "message");
+        const char *s = rss_json_str(cur, "status"), *r = rss_json_str(cur, "reason"),
+                   *m = rss_json_str(cur, "message");
         if (s && strcmp(s, status) == 0 && strcmp(r ? r : "", reason) == 0 &&
             strcmp(m ? m : "", message) == 0)
             return NULL;
@@ -197,9 +197,9 @@ static cJSON *scheduled_conditions(const cJSON *pod, const char *status, const c
     rss_kube_time(now, NULL);
     cJSON *conds = cJSON_CreateArray();
     const cJSON *c;
-    cJSON_ArrayForEach(c, ctl_json_path(pod, "status.conditions"))
+    cJSON_ArrayForEach(c, rss_json_path(pod, "status.conditions"))
     {
-        const char *t = ctl_json_str(c, "type");
+        const char *t = rss_json_str(c, "type");
         if (!t || strcmp(t, "PodScheduled") != 0)
             cJSON_AddItemToArray(conds, cJSON_Duplicate(c, true));
     }
@@ -211,8 +211,8 @@ static cJSON *scheduled_conditions(const cJSON *pod, const char *status, const c
     if (*message)
         cJSON_AddStringToObject(mine, "message", message);
     cJSON_AddNullToObject(mine, "lastProbeTime");
-    const char *old_status = ctl_json_str(cur, "status");
-    const char *old_lt = ctl_json_str(cur, "lastTransitionTime");
+    const char *old_status = rss_json_str(cur, "status");
+    const char *old_lt = rss_json_str(cur, "lastTransitionTime");
     cJSON_AddStringToObject(mine, "lastTransitionTime",
                             old_status && old_lt && strcmp(old_status, status) == 0 ? old_lt : now);
     cJSON_AddItemToArray(conds, mine);
@@ -229,12 +229,12 @@ static void set_scheduled(struct ctl_ctx *ctx, const cJSON *pod, const char *sta
         return;
     _cleanup_json_ cJSON *patch = cJSON_CreateObject();
     cJSON *meta = cJSON_AddObjectToObject(patch, "metadata");
-    const char *rv = ctl_json_str(pod, "metadata.resourceVersion");
+    const char *rv = rss_json_str(pod, "metadata.resourceVersion");
     if (rv)
         cJSON_AddStringToObject(meta, "resourceVersion", rv);
     cJSON *st = cJSON_AddObjectToObject(patch, "status");
     cJSON_AddItemToObject(st, "conditions", conds);
-    if (strcmp(status, "False") == 0 && !ctl_json_str(pod, "status.phase"))
+    if (strcmp(status, "False") == 0 && !rss_json_str(pod, "status.phase"))
         cJSON_AddStringToObject(st, "phase", "Pending");
     _cleanup_free_ char *path = rss_kube_path("v1", ctl_namespace(pod), "pods", ctl_name(pod), NULL);
     _cleanup_error_ rss_error_t err = NULL;
@@ -256,7 +256,7 @@ static bool bind(struct ctl_ctx *ctx, cJSON *snap_pods, const cJSON *pod, const 
 {
     _cleanup_json_ cJSON *patch = cJSON_CreateObject();
     cJSON *meta = cJSON_AddObjectToObject(patch, "metadata");
-    const char *rv = ctl_json_str(pod, "metadata.resourceVersion");
+    const char *rv = rss_json_str(pod, "metadata.resourceVersion");
     if (rv)
         cJSON_AddStringToObject(meta, "resourceVersion", rv);
     cJSON *spec = cJSON_AddObjectToObject(patch, "spec");
@@ -329,7 +329,7 @@ int ctl_sched_sync(struct ctl_ctx *ctx, struct ctl_snapshot *snap, rss_error_t *
             continue;
         }
         const cJSON *cur = ctl_condition(pod, "PodScheduled");
-        const char *old = ctl_json_str(cur, "message");
+        const char *old = rss_json_str(cur, "message");
         if (!old || strcmp(old, why) != 0)
             rss_log_info("pod %s/%s: unschedulable: %s", ctl_namespace(pod), ctl_name(pod), why);
         set_scheduled(ctx, pod, "False", "Unschedulable", why);

@@ -25,19 +25,19 @@ void ctl_sts_plan_clear(struct ctl_sts_plan *plan)
 char *ctl_sts_revision(const cJSON *sts)
 {
     char hash[9];
-    ctl_json_hash(ctl_json_path(sts, "spec.template"), hash);
+    ctl_json_hash(rss_json_path(sts, "spec.template"), hash);
     return rss_xasprintf("%s-%s", ctl_name(sts), hash);
 }
 
 static long sts_replicas(const cJSON *sts)
 {
-    long r = ctl_json_long(sts, "spec.replicas", 1);
+    long r = rss_json_long(sts, "spec.replicas", 1);
     return r < 0 ? 0 : r > MAX_REPLICAS ? MAX_REPLICAS : r;
 }
 
 static long sts_start(const cJSON *sts)
 {
-    long s = ctl_json_long(sts, "spec.ordinals.start", 0);
+    long s = rss_json_long(sts, "spec.ordinals.start", 0);
     return s < 0 ? 0 : s;
 }
 
@@ -73,7 +73,7 @@ static int condemned_desc(const void *pa, const void *pb)
 static bool pod_outdated(const cJSON *pod, const char *revision)
 {
     /* A pod without the label was not made by this controller's template; leave it alone. */
-    const char *rev = ctl_json_str(ctl_json_path(pod, "metadata.labels"), "controller-revision-hash");
+    const char *rev = rss_json_str(rss_json_path(pod, "metadata.labels"), "controller-revision-hash");
     return rev && strcmp(rev, revision) != 0;
 }
 
@@ -131,7 +131,7 @@ void ctl_sts_plan(const cJSON *sts, const cJSON **pods, size_t npods, struct ctl
 {
     memset(plan, 0, sizeof(*plan));
     long replicas = sts_replicas(sts), start = sts_start(sts);
-    const char *policy = ctl_json_str(sts, "spec.podManagementPolicy");
+    const char *policy = rss_json_str(sts, "spec.podManagementPolicy");
     bool monotonic = !(policy && strcmp(policy, "Parallel") == 0);
     const char *name = ctl_name(sts);
 
@@ -151,10 +151,10 @@ void ctl_sts_plan(const cJSON *sts, const cJSON **pods, size_t npods, struct ctl
     if (!plan_condemned(cond, ncond, monotonic, plan))
         return;
 
-    const char *strategy = ctl_json_str(sts, "spec.updateStrategy.type");
+    const char *strategy = rss_json_str(sts, "spec.updateStrategy.type");
     if (strategy && strcmp(strategy, "OnDelete") == 0)
         return;
-    long partition = ctl_json_long(sts, "spec.updateStrategy.rollingUpdate.partition", 0);
+    long partition = rss_json_long(sts, "spec.updateStrategy.rollingUpdate.partition", 0);
     _cleanup_free_ char *revision = ctl_sts_revision(sts);
     /* Rolling update: newest ordinal first, one pod at a time, each only once the ones above are healthy. */
     for (long i = replicas - 1; i >= 0 && i >= partition; i--) {
@@ -195,23 +195,23 @@ cJSON *ctl_sts_build_pod(const cJSON *sts, long ordinal)
     cJSON *meta = cJSON_AddObjectToObject(pod, "metadata");
     cJSON_AddStringToObject(meta, "name", name);
     cJSON_AddStringToObject(meta, "namespace", ns);
-    cJSON *labels = object_copy_or_new(ctl_json_path(sts, "spec.template.metadata.labels"));
+    cJSON *labels = object_copy_or_new(rss_json_path(sts, "spec.template.metadata.labels"));
     add_string_copy(labels, "statefulset.kubernetes.io/pod-name", name);
     add_string_copy(labels, "apps.kubernetes.io/pod-index", index);
     add_string_copy(labels, "controller-revision-hash", revision);
     cJSON_AddItemToObject(meta, "labels", labels);
-    const cJSON *ann = ctl_json_path(sts, "spec.template.metadata.annotations");
+    const cJSON *ann = rss_json_path(sts, "spec.template.metadata.annotations");
     if (cJSON_IsObject(ann))
         cJSON_AddItemToObject(meta, "annotations", cJSON_Duplicate(ann, true));
     cJSON_AddItemToObject(meta, "ownerReferences", ctl_owner_refs(sts, "apps/v1", "StatefulSet"));
 
-    cJSON *spec = object_copy_or_new(ctl_json_path(sts, "spec.template.spec"));
+    cJSON *spec = object_copy_or_new(rss_json_path(sts, "spec.template.spec"));
     add_string_copy(spec, "hostname", name);
-    const char *service = ctl_json_str(sts, "spec.serviceName");
+    const char *service = rss_json_str(sts, "spec.serviceName");
     if (service && *service)
         add_string_copy(spec, "subdomain", service);
 
-    const cJSON *vcts = ctl_json_path(sts, "spec.volumeClaimTemplates");
+    const cJSON *vcts = rss_json_path(sts, "spec.volumeClaimTemplates");
     if (cJSON_GetArraySize(vcts) > 0) {
         cJSON *volumes = cJSON_GetObjectItemCaseSensitive(spec, "volumes");
         if (!cJSON_IsArray(volumes)) {
@@ -224,7 +224,7 @@ cJSON *ctl_sts_build_pod(const cJSON *sts, long ordinal)
             const char *vname = ctl_name(vct);
             /* A claim template replaces a template volume of the same name, as in Kubernetes. */
             for (int i = cJSON_GetArraySize(volumes) - 1; i >= 0; i--) {
-                const char *n = ctl_json_str(cJSON_GetArrayItem(volumes, i), "name");
+                const char *n = rss_json_str(cJSON_GetArrayItem(volumes, i), "name");
                 if (n && strcmp(n, vname) == 0)
                     cJSON_DeleteItemFromArray(volumes, i);
             }
@@ -244,7 +244,7 @@ cJSON *ctl_sts_build_pvcs(const cJSON *sts, const char *pod_name)
 {
     cJSON *out = cJSON_CreateArray();
     const cJSON *vct;
-    cJSON_ArrayForEach(vct, ctl_json_path(sts, "spec.volumeClaimTemplates"))
+    cJSON_ArrayForEach(vct, rss_json_path(sts, "spec.volumeClaimTemplates"))
     {
         _cleanup_free_ char *claim = rss_xasprintf("%s-%s", ctl_name(vct), pod_name);
         cJSON *pvc = cJSON_CreateObject();
@@ -253,18 +253,18 @@ cJSON *ctl_sts_build_pvcs(const cJSON *sts, const char *pod_name)
         cJSON *meta = cJSON_AddObjectToObject(pvc, "metadata");
         cJSON_AddStringToObject(meta, "name", claim);
         cJSON_AddStringToObject(meta, "namespace", ctl_namespace(sts));
-        cJSON *labels = object_copy_or_new(ctl_json_path(vct, "metadata.labels"));
+        cJSON *labels = object_copy_or_new(rss_json_path(vct, "metadata.labels"));
         const cJSON *kv;
-        cJSON_ArrayForEach(kv, ctl_json_path(sts, "spec.selector.matchLabels"))
+        cJSON_ArrayForEach(kv, rss_json_path(sts, "spec.selector.matchLabels"))
         {
             if (cJSON_IsString(kv))
                 add_string_copy(labels, kv->string, kv->valuestring);
         }
         cJSON_AddItemToObject(meta, "labels", labels);
-        const cJSON *ann = ctl_json_path(vct, "metadata.annotations");
+        const cJSON *ann = rss_json_path(vct, "metadata.annotations");
         if (cJSON_IsObject(ann))
             cJSON_AddItemToObject(meta, "annotations", cJSON_Duplicate(ann, true));
-        cJSON_AddItemToObject(pvc, "spec", object_copy_or_new(ctl_json_path(vct, "spec")));
+        cJSON_AddItemToObject(pvc, "spec", object_copy_or_new(rss_json_path(vct, "spec")));
         cJSON_AddItemToArray(out, pvc);
     }
     return out;
@@ -273,7 +273,7 @@ cJSON *ctl_sts_build_pvcs(const cJSON *sts, const char *pod_name)
 cJSON *ctl_sts_status(const cJSON *sts, const cJSON **pods, size_t npods)
 {
     _cleanup_free_ char *revision = ctl_sts_revision(sts);
-    const char *current_rev = ctl_json_str(sts, "status.currentRevision");
+    const char *current_rev = rss_json_str(sts, "status.currentRevision");
     if (!current_rev || !*current_rev)
         current_rev = revision;
     long replicas = 0, ready = 0, updated = 0, current = 0;
@@ -284,7 +284,7 @@ cJSON *ctl_sts_status(const cJSON *sts, const cJSON **pods, size_t npods)
             ready++;
         if (ctl_is_terminating(pod))
             continue;
-        const char *rev = ctl_json_str(ctl_json_path(pod, "metadata.labels"), "controller-revision-hash");
+        const char *rev = rss_json_str(rss_json_path(pod, "metadata.labels"), "controller-revision-hash");
         if (!rev || strcmp(rev, revision) == 0)
             updated++;
         if (!rev || strcmp(rev, current_rev) == 0)
@@ -296,7 +296,7 @@ cJSON *ctl_sts_status(const cJSON *sts, const cJSON **pods, size_t npods)
         current = updated;
     }
     cJSON *st = cJSON_CreateObject();
-    cJSON_AddNumberToObject(st, "observedGeneration", (double)ctl_json_long(sts, "metadata.generation", 0));
+    cJSON_AddNumberToObject(st, "observedGeneration", (double)rss_json_long(sts, "metadata.generation", 0));
     cJSON_AddNumberToObject(st, "replicas", (double)replicas);
     cJSON_AddNumberToObject(st, "readyReplicas", (double)ready);
     cJSON_AddNumberToObject(st, "currentReplicas", (double)current);

@@ -24,7 +24,7 @@ static const char *rv_in(struct ctl_cache *c, const char *name, char *buf)
     const cJSON *o = ctl_find(snap, "ns", name);
     if (!o)
         return NULL;
-    strcpy(buf, ctl_json_str(o, "metadata.resourceVersion"));
+    strcpy(buf, rss_json_str(o, "metadata.resourceVersion"));
     return buf;
 }
 

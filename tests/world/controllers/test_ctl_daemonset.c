@@ -44,11 +44,11 @@ static void test_build_pod(void **state)
     _cleanup_json_ cJSON *pod = ctl_ds_build_pod(ds, "n2");
     assert_string_equal(ctl_name(pod), "agent-n2");
     assert_string_equal(ctl_namespace(pod), "kube-system");
-    assert_string_equal(ctl_json_str(pod, "spec.nodeName"), "n2");
-    assert_string_equal(ctl_json_str(pod, "metadata.labels.app"), "agent");
-    assert_non_null(cJSON_GetObjectItem(ctl_json_path(pod, "metadata.labels"), "controller-revision-hash"));
+    assert_string_equal(rss_json_str(pod, "spec.nodeName"), "n2");
+    assert_string_equal(rss_json_str(pod, "metadata.labels.app"), "agent");
+    assert_non_null(cJSON_GetObjectItem(rss_json_path(pod, "metadata.labels"), "controller-revision-hash"));
     assert_string_equal(
-        cJSON_GetObjectItem(ctl_json_path(pod, "metadata.labels"), "pod-template-generation")->valuestring,
+        cJSON_GetObjectItem(rss_json_path(pod, "metadata.labels"), "pod-template-generation")->valuestring,
         "2");
     assert_string_equal(ctl_controller_uid(pod, "DaemonSet"), "ds-uid");
 }
@@ -108,13 +108,13 @@ static void test_node_selector_and_status(void **state)
     _cleanup_json_ cJSON *on1 = ready(ctl_ds_build_pod(ds, "n1"));
     const cJSON *pods2[] = {on1, on2};
     _cleanup_json_ cJSON *st = ctl_ds_status(ds, nodes, 2, pods2, 2);
-    assert_int_equal(ctl_json_long(st, "desiredNumberScheduled", -1), 1);
-    assert_int_equal(ctl_json_long(st, "currentNumberScheduled", -1), 1);
-    assert_int_equal(ctl_json_long(st, "numberMisscheduled", -1), 1);
-    assert_int_equal(ctl_json_long(st, "numberReady", -1), 1);
-    assert_int_equal(ctl_json_long(st, "updatedNumberScheduled", -1), 1);
-    assert_int_equal(ctl_json_long(st, "numberUnavailable", -1), 0);
-    assert_int_equal(ctl_json_long(st, "observedGeneration", -1), 2);
+    assert_int_equal(rss_json_long(st, "desiredNumberScheduled", -1), 1);
+    assert_int_equal(rss_json_long(st, "currentNumberScheduled", -1), 1);
+    assert_int_equal(rss_json_long(st, "numberMisscheduled", -1), 1);
+    assert_int_equal(rss_json_long(st, "numberReady", -1), 1);
+    assert_int_equal(rss_json_long(st, "updatedNumberScheduled", -1), 1);
+    assert_int_equal(rss_json_long(st, "numberUnavailable", -1), 0);
+    assert_int_equal(rss_json_long(st, "observedGeneration", -1), 2);
 }
 
 int main(void)

@@ -97,10 +97,10 @@ static void test_owner(void **state)
     cJSON_AddItemToObject(cJSON_GetObjectItem(pod, "metadata"), "ownerReferences", TAKE_PTR(refs));
     assert_string_equal(ctl_controller_uid(pod, "StatefulSet"), "u-1");
     assert_null(ctl_controller_uid(pod, "DaemonSet"));
-    const cJSON *ref = cJSON_GetArrayItem(ctl_json_path(pod, "metadata.ownerReferences"), 0);
-    assert_string_equal(ctl_json_str(ref, "name"), "web");
-    assert_string_equal(ctl_json_str(ref, "apiVersion"), "apps/v1");
-    assert_true(cJSON_IsTrue(ctl_json_path(ref, "blockOwnerDeletion")));
+    const cJSON *ref = cJSON_GetArrayItem(rss_json_path(pod, "metadata.ownerReferences"), 0);
+    assert_string_equal(rss_json_str(ref, "name"), "web");
+    assert_string_equal(rss_json_str(ref, "apiVersion"), "apps/v1");
+    assert_true(cJSON_IsTrue(rss_json_path(ref, "blockOwnerDeletion")));
 }
 
 static void test_misc(void **state)
@@ -131,7 +131,7 @@ static void test_misc(void **state)
     assert_string_equal(ctl_name(items[2]), "b");
     assert_ptr_equal(ctl_find(arr, "", "a"), items[1]);
     assert_null(ctl_find(arr, "ns", "a"));
-    assert_int_equal(ctl_json_long(arr, "nope", 7), 7);
+    assert_int_equal(rss_json_long(arr, "nope", 7), 7);
 }
 
 int main(void)

@@ -55,38 +55,38 @@ static void test_build_pod(void **state)
     _cleanup_json_ cJSON *pod = ctl_sts_build_pod(sts, 10);
     assert_string_equal(ctl_name(pod), "web-10");
     assert_string_equal(ctl_namespace(pod), "ns");
-    assert_string_equal(ctl_json_str(pod, "spec.hostname"), "web-10");
-    assert_string_equal(ctl_json_str(pod, "spec.subdomain"), "websvc");
-    const cJSON *labels = ctl_json_path(pod, "metadata.labels");
-    assert_string_equal(ctl_json_str(labels, "app"), "web");
+    assert_string_equal(rss_json_str(pod, "spec.hostname"), "web-10");
+    assert_string_equal(rss_json_str(pod, "spec.subdomain"), "websvc");
+    const cJSON *labels = rss_json_path(pod, "metadata.labels");
+    assert_string_equal(rss_json_str(labels, "app"), "web");
     assert_string_equal(cJSON_GetObjectItem(labels, "statefulset.kubernetes.io/pod-name")->valuestring,
                         "web-10");
     assert_string_equal(cJSON_GetObjectItem(labels, "apps.kubernetes.io/pod-index")->valuestring, "10");
     _cleanup_free_ char *rev = ctl_sts_revision(sts);
     assert_string_equal(cJSON_GetObjectItem(labels, "controller-revision-hash")->valuestring, rev);
-    assert_string_equal(ctl_json_str(pod, "metadata.annotations.a"), "b");
+    assert_string_equal(rss_json_str(pod, "metadata.annotations.a"), "b");
     assert_string_equal(ctl_controller_uid(pod, "StatefulSet"), "sts-uid");
     /* The claim template "data" replaces the template volume "data"; "cfg" stays; "logs" is added. */
-    const cJSON *vols = ctl_json_path(pod, "spec.volumes");
+    const cJSON *vols = rss_json_path(pod, "spec.volumes");
     assert_int_equal(cJSON_GetArraySize(vols), 3);
     int found = 0;
     const cJSON *v;
     cJSON_ArrayForEach(v, vols)
     {
-        const char *n = ctl_json_str(v, "name");
+        const char *n = rss_json_str(v, "name");
         if (strcmp(n, "data") == 0) {
-            assert_string_equal(ctl_json_str(v, "persistentVolumeClaim.claimName"), "data-web-10");
-            assert_null(ctl_json_path(v, "emptyDir"));
+            assert_string_equal(rss_json_str(v, "persistentVolumeClaim.claimName"), "data-web-10");
+            assert_null(rss_json_path(v, "emptyDir"));
             found |= 1;
         } else if (strcmp(n, "logs") == 0) {
-            assert_string_equal(ctl_json_str(v, "persistentVolumeClaim.claimName"), "logs-web-10");
+            assert_string_equal(rss_json_str(v, "persistentVolumeClaim.claimName"), "logs-web-10");
             found |= 2;
         } else if (strcmp(n, "cfg") == 0) {
             found |= 4;
         }
     }
     assert_int_equal(found, 7);
-    assert_string_equal(ctl_json_str(cJSON_GetArrayItem(ctl_json_path(pod, "spec.containers"), 0), "image"),
+    assert_string_equal(rss_json_str(cJSON_GetArrayItem(rss_json_path(pod, "spec.containers"), 0), "image"),
                         "busybox");
 }
 
@@ -99,11 +99,11 @@ static void test_build_pvcs(void **state)
     const cJSON *d = cJSON_GetArrayItem(pvcs, 0);
     assert_string_equal(ctl_name(d), "data-web-3");
     assert_string_equal(ctl_namespace(d), "ns");
-    assert_string_equal(ctl_json_str(d, "kind"), "PersistentVolumeClaim");
-    assert_string_equal(ctl_json_str(d, "metadata.labels.app"), "web");
-    assert_string_equal(ctl_json_str(d, "metadata.labels.kind"), "db");
-    assert_string_equal(ctl_json_str(d, "spec.resources.requests.storage"), "1Gi");
-    assert_null(ctl_json_path(d, "metadata.ownerReferences"));
+    assert_string_equal(rss_json_str(d, "kind"), "PersistentVolumeClaim");
+    assert_string_equal(rss_json_str(d, "metadata.labels.app"), "web");
+    assert_string_equal(rss_json_str(d, "metadata.labels.kind"), "db");
+    assert_string_equal(rss_json_str(d, "spec.resources.requests.storage"), "1Gi");
+    assert_null(rss_json_path(d, "metadata.ownerReferences"));
     assert_string_equal(ctl_name(cJSON_GetArrayItem(pvcs, 1)), "logs-web-3");
 }
 
@@ -259,14 +259,14 @@ static void test_status(void **state)
     _cleanup_json_ cJSON *p1 = make_pod(sts, 1, "Running", false);
     const cJSON *pods[] = {p0, p1};
     _cleanup_json_ cJSON *st = ctl_sts_status(sts, pods, 2);
-    assert_int_equal(ctl_json_long(st, "replicas", -1), 2);
-    assert_int_equal(ctl_json_long(st, "readyReplicas", -1), 1);
-    assert_int_equal(ctl_json_long(st, "availableReplicas", -1), 1);
-    assert_int_equal(ctl_json_long(st, "updatedReplicas", -1), 2);
-    assert_int_equal(ctl_json_long(st, "currentReplicas", -1), 2);
-    assert_int_equal(ctl_json_long(st, "observedGeneration", -1), 3);
+    assert_int_equal(rss_json_long(st, "replicas", -1), 2);
+    assert_int_equal(rss_json_long(st, "readyReplicas", -1), 1);
+    assert_int_equal(rss_json_long(st, "availableReplicas", -1), 1);
+    assert_int_equal(rss_json_long(st, "updatedReplicas", -1), 2);
+    assert_int_equal(rss_json_long(st, "currentReplicas", -1), 2);
+    assert_int_equal(rss_json_long(st, "observedGeneration", -1), 3);
     _cleanup_free_ char *rev = ctl_sts_revision(sts);
-    assert_string_equal(ctl_json_str(st, "updateRevision"), rev);
+    assert_string_equal(rss_json_str(st, "updateRevision"), rev);
     assert_true(ctl_status_differs(NULL, st));
     assert_false(ctl_status_differs(st, st));
     _cleanup_json_ cJSON *cur = cJSON_Duplicate(st, true);

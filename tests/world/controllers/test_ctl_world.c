@@ -163,7 +163,7 @@ static bool cond_field_eq(const void *arg)
 {
     const struct field_eq *f = arg;
     _cleanup_json_ cJSON *o = get(f->gv, strcmp(f->plural, "nodes") ? NS : NULL, f->plural, f->name);
-    return o && ctl_json_long(o, f->field, -12345) == f->value;
+    return o && rss_json_long(o, f->field, -12345) == f->value;
 }
 
 static void wait_field(const char *gv, const char *plural, const char *name, const char *field, long value)
@@ -177,7 +177,7 @@ static void wait_field(const char *gv, const char *plural, const char *name, con
 static bool cond_pod_bound(const void *name)
 {
     _cleanup_json_ cJSON *p = pod(name);
-    const char *n = ctl_json_str(p, "spec.nodeName");
+    const char *n = rss_json_str(p, "spec.nodeName");
     return n && *n;
 }
 
@@ -185,7 +185,7 @@ static bool cond_pod_unschedulable(const void *name)
 {
     _cleanup_json_ cJSON *p = pod(name);
     const cJSON *c = ctl_condition(p, "PodScheduled");
-    const char *st = ctl_json_str(c, "status"), *reason = ctl_json_str(c, "reason");
+    const char *st = rss_json_str(c, "status"), *reason = rss_json_str(c, "reason");
     return st && reason && strcmp(st, "False") == 0 && strcmp(reason, "Unschedulable") == 0;
 }
 
@@ -389,15 +389,15 @@ static void test_parallel_scale(void **state)
         wait_for(name, cond_pod_exists, name);
         _cleanup_json_ cJSON *p = pod(name);
         assert_string_equal(ctl_controller_uid(p, "StatefulSet"), ctl_uid(sts));
-        assert_string_equal(ctl_json_str(p, "spec.hostname"), name);
-        assert_string_equal(ctl_json_str(p, "spec.subdomain"), "par-svc");
+        assert_string_equal(rss_json_str(p, "spec.hostname"), name);
+        assert_string_equal(rss_json_str(p, "spec.subdomain"), "par-svc");
         char claim[48];
         snprintf(claim, sizeof(claim), "data-%s", name);
-        const cJSON *vol = cJSON_GetArrayItem(ctl_json_path(p, "spec.volumes"), 0);
-        assert_string_equal(ctl_json_str(vol, "persistentVolumeClaim.claimName"), claim);
+        const cJSON *vol = cJSON_GetArrayItem(rss_json_path(p, "spec.volumes"), 0);
+        assert_string_equal(rss_json_str(vol, "persistentVolumeClaim.claimName"), claim);
         _cleanup_json_ cJSON *pvc = get("v1", NS, "persistentvolumeclaims", claim);
         assert_non_null(pvc);
-        assert_string_equal(ctl_json_str(pvc, "metadata.labels.app"), "par");
+        assert_string_equal(rss_json_str(pvc, "metadata.labels.app"), "par");
         /* The scheduler binds every one of them: no constraints, three Ready nodes. */
         wait_for(name, cond_pod_bound, name);
     }
@@ -408,7 +408,7 @@ static void test_parallel_scale(void **state)
     const cJSON *p;
     cJSON_ArrayForEach(p, cJSON_GetObjectItem(pods, "items"))
     {
-        const char *n = ctl_json_str(p, "spec.nodeName");
+        const char *n = rss_json_str(p, "spec.nodeName");
         assert_true(n[0] == 'n' && n[1] >= '1' && n[1] <= '3');
         per_node[n[1] - '1']++;
     }
@@ -475,8 +475,8 @@ static void test_ordered_ready(void **state)
     _cleanup_json_ cJSON *again = pod("ord-1");
     assert_non_null(again);
     assert_string_not_equal(ctl_uid(again), old_uid);
-    assert_string_equal(ctl_json_str(again, "spec.hostname"), "ord-1");
-    assert_string_equal(ctl_json_str(cJSON_GetArrayItem(ctl_json_path(again, "spec.volumes"), 0),
+    assert_string_equal(rss_json_str(again, "spec.hostname"), "ord-1");
+    assert_string_equal(rss_json_str(cJSON_GetArrayItem(rss_json_path(again, "spec.volumes"), 0),
                                      "persistentVolumeClaim.claimName"),
                         "data-ord-1");
     _cleanup_json_ cJSON *pvc = get("v1", NS, "persistentvolumeclaims", "data-ord-1");
@@ -517,15 +517,15 @@ static void test_anti_affinity(void **state)
         wait_for(names[i], cond_pod_bound, names[i]);
     wait_for("db-3 unschedulable", cond_pod_unschedulable, "db-3");
     _cleanup_json_ cJSON *pending = pod("db-3");
-    assert_null(ctl_json_str(pending, "spec.nodeName"));
-    const char *msg = ctl_json_str(ctl_condition(pending, "PodScheduled"), "message");
+    assert_null(rss_json_str(pending, "spec.nodeName"));
+    const char *msg = rss_json_str(ctl_condition(pending, "PodScheduled"), "message");
     assert_non_null(msg);
     assert_non_null(strstr(msg, "0/3 nodes are available"));
     assert_non_null(strstr(msg, "anti-affinity"));
     char seen[3][32];
     for (int i = 0; i < 3; i++) {
         _cleanup_json_ cJSON *p = pod(names[i]);
-        snprintf(seen[i], sizeof(seen[i]), "%s", ctl_json_str(p, "spec.nodeName"));
+        snprintf(seen[i], sizeof(seen[i]), "%s", rss_json_str(p, "spec.nodeName"));
         for (int j = 0; j < i; j++)
             assert_string_not_equal(seen[i], seen[j]);
     }
@@ -533,7 +533,7 @@ static void test_anti_affinity(void **state)
     add_node("n4", NULL);
     wait_for("db-3 bound", cond_pod_bound, "db-3");
     _cleanup_json_ cJSON *placed = pod("db-3");
-    assert_string_equal(ctl_json_str(placed, "spec.nodeName"), "n4");
+    assert_string_equal(rss_json_str(placed, "spec.nodeName"), "n4");
     /* The condition follows the binding in a second write. */
     wait_for("db-3 PodScheduled=True", cond_pod_scheduled_true, "db-3");
     delete ("apps/v1", NS, "statefulsets", "db");
@@ -550,11 +550,11 @@ static void test_node_selector(void **state)
            "'spec':{'nodeSelector':{'disk':'ssd'},'containers':[{'name':'c','image':'busybox'}]}}");
     wait_for("ssd unschedulable", cond_pod_unschedulable, "ssd");
     _cleanup_json_ cJSON *p = pod("ssd");
-    assert_non_null(strstr(ctl_json_str(ctl_condition(p, "PodScheduled"), "message"), "node selector"));
+    assert_non_null(strstr(rss_json_str(ctl_condition(p, "PodScheduled"), "message"), "node selector"));
     patch("v1", NULL, "nodes", "n2", "{'metadata':{'labels':{'disk':'ssd'}}}", false);
     wait_for("ssd bound", cond_pod_bound, "ssd");
     _cleanup_json_ cJSON *bound = pod("ssd");
-    assert_string_equal(ctl_json_str(bound, "spec.nodeName"), "n2");
+    assert_string_equal(rss_json_str(bound, "spec.nodeName"), "n2");
     delete ("v1", NS, "pods", "ssd");
     wait_for("ssd gone", cond_pod_gone, "ssd");
 }
@@ -574,7 +574,7 @@ static void test_node_lifecycle(void **state)
     const char *unknown[] = {"n3", "Unknown"};
     wait_for("n3 Ready=Unknown", cond_node_ready_is, unknown);
     _cleanup_json_ cJSON *n3 = get("v1", NULL, "nodes", "n3");
-    assert_string_equal(ctl_json_str(ctl_condition(n3, "Ready"), "reason"), "NodeStatusUnknown");
+    assert_string_equal(rss_json_str(ctl_condition(n3, "Ready"), "reason"), "NodeStatusUnknown");
     /* The controller never sets True again by itself; other nodes keep theirs. */
     _cleanup_json_ cJSON *n1 = get("v1", NULL, "nodes", "n1");
     assert_string_equal(ctl_condition_status(n1, "Ready"), "True");
@@ -586,7 +586,7 @@ static void test_node_lifecycle(void **state)
         "'spec':{'nodeSelector':{'kubernetes.io/hostname':'n3'},'containers':[{'name':'c','image':'b'}]}}");
     wait_for("on3 unschedulable", cond_pod_unschedulable, "on3");
     _cleanup_json_ cJSON *p = pod("on3");
-    assert_non_null(strstr(ctl_json_str(ctl_condition(p, "PodScheduled"), "message"), "not ready"));
+    assert_non_null(strstr(rss_json_str(ctl_condition(p, "PodScheduled"), "message"), "not ready"));
 
     /* The "kubelet" comes back: it sets Ready=True with a fresh heartbeat and renews its lease. */
     char now[RSS_KUBE_TIME_LEN], buf[512];
@@ -617,7 +617,7 @@ static void test_daemonset(void **state)
     for (int i = 0; i < 4; i++) {
         wait_for(names[i], cond_pod_exists, names[i]);
         _cleanup_json_ cJSON *p = pod(names[i]);
-        assert_string_equal(ctl_json_str(p, "spec.nodeName"), names[i] + strlen("agent-"));
+        assert_string_equal(rss_json_str(p, "spec.nodeName"), names[i] + strlen("agent-"));
         assert_non_null(ctl_controller_uid(p, "DaemonSet"));
     }
     wait_field("apps/v1", "daemonsets", "agent", "status.desiredNumberScheduled", 4);

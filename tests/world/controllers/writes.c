@@ -45,7 +45,7 @@ void ctl_sync_patch_status(struct ctl_ctx *ctx, const char *group_version, const
 {
     _cleanup_json_ cJSON *patch = cJSON_CreateObject();
     cJSON_AddItemToObject(patch, "status", status);
-    if (!ctl_status_differs(ctl_json_path(obj, "status"), status))
+    if (!ctl_status_differs(rss_json_path(obj, "status"), status))
         return;
     _cleanup_free_ char *path = rss_kube_path(group_version, ctl_namespace(obj), plural, ctl_name(obj), NULL);
     _cleanup_error_ rss_error_t err = NULL;

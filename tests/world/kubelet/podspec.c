@@ -4,18 +4,8 @@
 #include <string.h>
 
 #include "kubelet.h"
+#include "rss/json.h"
 #include "rss/cleanup.h"
-
-static const char *jstr(const cJSON *obj, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static const char *jpath_str(const cJSON *obj, const char *a, const char *b)
-{
-    return jstr(cJSON_GetObjectItemCaseSensitive(obj, a), b);
-}
 
 void kl_env_add(struct kl_env *env, const char *key, const char *value)
 {
@@ -101,15 +91,15 @@ static char *field_ref(const cJSON *pod, const char *node, const char *path)
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
     const char *v = NULL;
     if (!strcmp(path, "metadata.name"))
-        v = jstr(meta, "name");
+        v = rss_json_str(meta, "name");
     else if (!strcmp(path, "metadata.namespace"))
-        v = jstr(meta, "namespace");
+        v = rss_json_str(meta, "namespace");
     else if (!strcmp(path, "metadata.uid"))
-        v = jstr(meta, "uid");
+        v = rss_json_str(meta, "uid");
     else if (!strcmp(path, "spec.nodeName"))
         v = node;
     else if (!strcmp(path, "spec.serviceAccountName"))
-        v = jpath_str(pod, "spec", "serviceAccountName");
+        v = rss_json_str(pod, "spec.serviceAccountName");
     else if (!strcmp(path, "status.podIP") || !strcmp(path, "status.hostIP"))
         v = "127.0.0.1"; /* host network: the pod's IP is the node's */
     else if (!strncmp(path, "metadata.labels['", 17) || !strncmp(path, "metadata.annotations['", 22)) {
@@ -120,7 +110,9 @@ static char *field_ref(const cJSON *pod, const char *node, const char *path)
             return NULL;
         _cleanup_free_ char *key = rss_xstrdup(k);
         key[klen - 2] = '\0';
-        v = jstr(cJSON_GetObjectItemCaseSensitive(meta, labels ? "labels" : "annotations"), key);
+        /* Label keys contain dots: look the key up directly, not as a path. */
+        v = rss_json_str(
+            cJSON_GetObjectItemCaseSensitive(rss_json_obj(meta, labels ? "labels" : "annotations"), key), "");
         return rss_xstrdup(v ? v : "");
     } else
         return NULL;
@@ -134,13 +126,13 @@ int kl_env_resolve(const cJSON *pod, const cJSON *container, const char *node, s
     const cJSON *e;
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(container, "env"))
     {
-        const char *name = jstr(e, "name");
+        const char *name = rss_json_str(e, "name");
         if (!name)
             continue;
-        const char *value = jstr(e, "value");
+        const char *value = rss_json_str(e, "value");
         const cJSON *from = cJSON_GetObjectItemCaseSensitive(e, "valueFrom");
         if (from) {
-            const char *path = jpath_str(from, "fieldRef", "fieldPath");
+            const char *path = rss_json_str(from, "fieldRef.fieldPath");
             _cleanup_free_ char *v = path ? field_ref(pod, node, path) : NULL;
             if (!v) {
                 kl_env_clear(&env);
@@ -193,7 +185,7 @@ static const cJSON *find_volume(const cJSON *pod, const char *name)
     cJSON_ArrayForEach(
         v, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "spec"), "volumes"))
     {
-        const char *n = jstr(v, "name");
+        const char *n = rss_json_str(v, "name");
         if (n && !strcmp(n, name))
             return v;
     }
@@ -209,12 +201,13 @@ static bool safe_component(const char *s)
 static int volume_host_dir(struct kl *kl, const cJSON *pod, const cJSON *vol, char **ret, rss_error_t *err)
 {
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
-    const char *ns = jstr(meta, "namespace"), *uid = jstr(meta, "uid"), *vname = jstr(vol, "name");
+    const char *ns = rss_json_str(meta, "namespace"), *uid = rss_json_str(meta, "uid"),
+               *vname = rss_json_str(vol, "name");
     const cJSON *pvc = cJSON_GetObjectItemCaseSensitive(vol, "persistentVolumeClaim");
     const cJSON *hp = cJSON_GetObjectItemCaseSensitive(vol, "hostPath");
     _cleanup_free_ char *dir = NULL;
     if (pvc) {
-        const char *claim = jstr(pvc, "claimName");
+        const char *claim = rss_json_str(pvc, "claimName");
         if (!safe_component(ns) || !safe_component(claim))
             return rss_error_make(err, RSS_E_INVALID, 0, "volume %s: bad claim name", vname);
         /* One directory per claim, shared by all nodes: storage behaves like a network volume
@@ -223,7 +216,7 @@ static int volume_host_dir(struct kl *kl, const cJSON *pod, const cJSON *vol, ch
         if (kl_mkdir_p(dir, err) < 0)
             return rss_error_wrap(err, "volume %s", vname);
     } else if (hp) {
-        const char *path = jstr(hp, "path"), *type = jstr(hp, "type");
+        const char *path = rss_json_str(hp, "path"), *type = rss_json_str(hp, "type");
         if (!path || path[0] != '/')
             return rss_error_make(err, RSS_E_INVALID, 0, "volume %s: hostPath needs an absolute path", vname);
         dir = rss_xstrdup(path);
@@ -253,7 +246,8 @@ int kl_mounts_resolve(struct kl *kl, const cJSON *pod, const cJSON *container, s
     const cJSON *vm;
     cJSON_ArrayForEach(vm, cJSON_GetObjectItemCaseSensitive(container, "volumeMounts"))
     {
-        const char *name = jstr(vm, "name"), *path = jstr(vm, "mountPath"), *sub = jstr(vm, "subPath");
+        const char *name = rss_json_str(vm, "name"), *path = rss_json_str(vm, "mountPath"),
+                   *sub = rss_json_str(vm, "subPath");
         const cJSON *vol = name ? find_volume(pod, name) : NULL;
         if (!vol || !path) {
             kl_mounts_clear(&m);

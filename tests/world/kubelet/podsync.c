@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "kubelet.h"
+#include "rss/json.h"
 #include "rss/cleanup.h"
 #include "rss/log.h"
 
@@ -62,17 +63,6 @@ struct worker {
     int64_t wake_ns; /* earliest backoff deadline, 0 = none */
 };
 
-static const char *jstr(const cJSON *obj, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static const cJSON *jget(const cJSON *obj, const char *key)
-{
-    return cJSON_GetObjectItemCaseSensitive(obj, key);
-}
-
 static void set_str(char **dst, const char *s)
 {
     free(*dst);
@@ -104,11 +94,11 @@ static void set_waiting(struct ctr *c, const char *reason, const char *message)
 /* Matches w->ctrs to the spec's containers (kept by name across Pod updates). */
 static void bind_spec(struct worker *w)
 {
-    const cJSON *list = jget(jget(w->pod, "spec"), "containers");
+    const cJSON *list = rss_json_path(rss_json_path(w->pod, "spec"), "containers");
     const cJSON *c;
     cJSON_ArrayForEach(c, list)
     {
-        const char *name = jstr(c, "name");
+        const char *name = rss_json_str(c, "name");
         if (!name)
             continue;
         struct ctr *found = NULL;
@@ -121,7 +111,7 @@ static void bind_spec(struct worker *w)
             *found = (struct ctr){.name = rss_xstrdup(name), .backoff_ms = BACKOFF_MIN_MS};
         }
         found->spec = c;
-        found->hostbin = kl_hostmap_lookup(w->kl, jstr(c, "image"));
+        found->hostbin = kl_hostmap_lookup(w->kl, rss_json_str(c, "image"));
     }
 }
 
@@ -130,10 +120,10 @@ static void bind_spec(struct worker *w)
 static uint32_t api_next_attempt(const struct worker *w, const char *name, bool *existed)
 {
     const cJSON *cs;
-    cJSON_ArrayForEach(cs, jget(jget(w->pod, "status"), "containerStatuses"))
+    cJSON_ArrayForEach(cs, rss_json_path(rss_json_path(w->pod, "status"), "containerStatuses"))
     {
-        const char *n = jstr(cs, "name"), *id = jstr(cs, "containerID");
-        const cJSON *rc = jget(cs, "restartCount");
+        const char *n = rss_json_str(cs, "name"), *id = rss_json_str(cs, "containerID");
+        const cJSON *rc = rss_json_path(cs, "restartCount");
         if (n && !strcmp(n, name) && id && *id) {
             *existed = true;
             return (uint32_t)(cJSON_IsNumber(rc) ? rc->valueint : 0) + 1;
@@ -187,14 +177,14 @@ struct sandbox_cfg {
 
 static void sandbox_cfg_init(struct worker *w, uint32_t attempt, struct sandbox_cfg *s)
 {
-    const cJSON *meta = jget(w->pod, "metadata");
+    const cJSON *meta = rss_json_path(w->pod, "metadata");
     *s = (struct sandbox_cfg){0};
     /* The kubelet's newPodLabels / newPodAnnotations: all Pod labels plus the three pod keys. */
-    kvs_add_json(&s->labels, jget(meta, "labels"));
+    kvs_add_json(&s->labels, rss_json_path(meta, "labels"));
     kvs_add(&s->labels, KL_LABEL_POD_NAME, w->p->name);
     kvs_add(&s->labels, KL_LABEL_POD_NAMESPACE, w->p->ns);
     kvs_add(&s->labels, KL_LABEL_POD_UID, w->p->uid);
-    kvs_add_json(&s->annotations, jget(meta, "annotations"));
+    kvs_add_json(&s->annotations, rss_json_path(meta, "annotations"));
     s->log_dir = rss_xasprintf("%s/logs/%s_%s_%s", w->kl->state_dir, w->p->ns, w->p->name, w->p->uid);
     s->cfg = (struct rss_cri_sandbox_config){
         .name = w->p->name,
@@ -314,22 +304,22 @@ static bool backoff_pending(struct worker *w, struct ctr *c)
 
 static void add_annotations(struct worker *w, struct ctr *c, uint32_t attempt, struct kvs *a, char **owned)
 {
-    const cJSON *spec = jget(w->pod, "spec");
+    const cJSON *spec = rss_json_path(w->pod, "spec");
     /* The kubelet's newContainerAnnotations. */
     owned[0] = kl_json_hash(c->spec);
     owned[1] = rss_xasprintf("%u", attempt);
     kvs_add(a, "io.kubernetes.container.hash", owned[0]);
     kvs_add(a, "io.kubernetes.container.restartCount", owned[1]);
-    const char *tmp = jstr(c->spec, "terminationMessagePath"),
-               *tmpol = jstr(c->spec, "terminationMessagePolicy");
+    const char *tmp = rss_json_str(c->spec, "terminationMessagePath"),
+               *tmpol = rss_json_str(c->spec, "terminationMessagePolicy");
     kvs_add(a, "io.kubernetes.container.terminationMessagePath", tmp ? tmp : "/dev/termination-log");
     kvs_add(a, "io.kubernetes.container.terminationMessagePolicy", tmpol ? tmpol : "File");
-    const cJSON *g = jget(spec, "terminationGracePeriodSeconds");
+    const cJSON *g = rss_json_path(spec, "terminationGracePeriodSeconds");
     if (cJSON_IsNumber(g)) {
         owned[2] = rss_xasprintf("%d", g->valueint);
         kvs_add(a, "io.kubernetes.pod.terminationGracePeriod", owned[2]);
     }
-    const cJSON *ports = jget(c->spec, "ports");
+    const cJSON *ports = rss_json_path(c->spec, "ports");
     if (cJSON_IsArray(ports) && cJSON_GetArraySize(ports) > 0) {
         owned[3] = cJSON_PrintUnformatted(ports);
         kvs_add(a, "io.kubernetes.container.ports", owned[3]);
@@ -354,8 +344,8 @@ static int create_container(struct worker *w, struct ctr *c, uint32_t attempt, r
     if (r == 0)
         r = kl_mkdir_p(log_sub, err);
     if (r == 0) {
-        command = kl_strv_from_json(jget(c->spec, "command"), &env);
-        args = kl_strv_from_json(jget(c->spec, "args"), &env);
+        command = kl_strv_from_json(rss_json_path(c->spec, "command"), &env);
+        args = kl_strv_from_json(rss_json_path(c->spec, "args"), &env);
         kvs_add(&labels, KL_LABEL_POD_NAME, w->p->name);
         kvs_add(&labels, KL_LABEL_POD_NAMESPACE, w->p->ns);
         kvs_add(&labels, KL_LABEL_POD_UID, w->p->uid);
@@ -367,10 +357,10 @@ static int create_container(struct worker *w, struct ctr *c, uint32_t attempt, r
         struct rss_cri_container_config cfg = {
             .name = c->name,
             .attempt = attempt,
-            .image = jstr(c->spec, "image"),
+            .image = rss_json_str(c->spec, "image"),
             .command = (const char *const *)command,
             .args = (const char *const *)args,
-            .working_dir = jstr(c->spec, "workingDir"),
+            .working_dir = rss_json_str(c->spec, "workingDir"),
             .envs = {env.n, envkv},
             .mounts = mounts.items,
             .n_mounts = mounts.n,
@@ -565,8 +555,8 @@ static void sync_host_container(struct worker *w, struct ctr *c)
     char **cmd = NULL, **args = NULL;
     int r = kl_env_resolve(w->pod, c->spec, w->kl->node, &env, &err);
     if (r == 0) {
-        cmd = kl_strv_from_json(jget(c->spec, "command"), &env);
-        args = kl_strv_from_json(jget(c->spec, "args"), &env);
+        cmd = kl_strv_from_json(rss_json_path(c->spec, "command"), &env);
+        args = kl_strv_from_json(rss_json_path(c->spec, "args"), &env);
         /* The binary stands for the image's entrypoint: argv = binary, command[1:], args. */
         size_t n = 1;
         for (char **p = cmd && cmd[0] ? cmd + 1 : NULL; p && *p; p++)
@@ -639,7 +629,8 @@ static void report_status(struct worker *w)
             continue;
         cJSON *cs = cJSON_CreateObject();
         cJSON_AddStringToObject(cs, "name", c->name);
-        cJSON_AddStringToObject(cs, "image", jstr(c->spec, "image") ? jstr(c->spec, "image") : "");
+        cJSON_AddStringToObject(cs, "image",
+                                rss_json_str(c->spec, "image") ? rss_json_str(c->spec, "image") : "");
         cJSON_AddStringToObject(cs, "imageID", "");
         if (c->id) {
             _cleanup_free_ char *cid =
@@ -705,9 +696,9 @@ static void report_status(struct worker *w)
 
 static long grace_seconds(const struct worker *w, bool gone)
 {
-    const cJSON *g = jget(jget(w->pod, "metadata"), "deletionGracePeriodSeconds");
+    const cJSON *g = rss_json_path(rss_json_path(w->pod, "metadata"), "deletionGracePeriodSeconds");
     if (!cJSON_IsNumber(g))
-        g = jget(jget(w->pod, "spec"), "terminationGracePeriodSeconds");
+        g = rss_json_path(rss_json_path(w->pod, "spec"), "terminationGracePeriodSeconds");
     long s = cJSON_IsNumber(g) ? (long)g->valuedouble : DEFAULT_GRACE_S;
     if (s < 0)
         s = 0;
@@ -866,11 +857,11 @@ void *kl_pod_worker(void *arg)
         for (size_t i = 0; i < w.n_ctrs; i++)
             w.ctrs[i].spec = NULL; /* pointed into the old snapshot */
         if (!w.sandbox_id && !w.terminated) {
-            const char *st = jstr(jget(w.pod, "status"), "startTime");
+            const char *st = rss_json_str(rss_json_path(w.pod, "status"), "startTime");
             if (st)
                 snprintf(w.start_time, sizeof(w.start_time), "%s", st);
         }
-        bool deleting = jget(jget(w.pod, "metadata"), "deletionTimestamp") != NULL;
+        bool deleting = rss_json_path(rss_json_path(w.pod, "metadata"), "deletionTimestamp") != NULL;
         if (gone || deleting) {
             bind_spec(&w);
             if (!w.terminated)
