@@ -63,7 +63,7 @@ struct member {
     const struct rss_member_input *in; /* NULL: no entry in the LIST */
     char *pod;
 
-    bool exists, deleting, has_node, node_alive, fenced_dead, node_silent;
+    bool exists, deleting, has_node, node_alive, fenced_dead, node_silent, fresh;
     bool obs;     /* an observed annotation was decoded */
     bool current; /* ... and it describes the pod's current container */
     enum rss_role role;
@@ -309,7 +309,13 @@ static void derive(struct ctx *c, struct member *m)
     m->node_silent = m->has_node && !in->node_alive && !m->fenced_dead;
     m->obs = in->has_observed;
     const struct rss_observed *o = &in->observed;
-    m->current = m->obs && (!in->container_id || same_container(in->container_id, o->container_id));
+    /* Only a report made after its agent saw this leader's Lease is current. An older one may come
+     * from before a power cut: its node's heartbeat can still look alive for a lease duration, or a new
+     * agent may not have probed yet. Trusting it let a member join "running" peers that were dead, and a
+     * low sequence ran while the newest copy never seeded (e2e scenario `blip`). Agents re-probe and
+     * republish when they see a new epoch, so this only waits for them. */
+    m->fresh = m->obs && o->lease_epoch == pi->epoch;
+    m->current = m->fresh && (!in->container_id || same_container(in->container_id, o->container_id));
     m->role = m->obs ? o->role : RSS_ROLE_UNKNOWN;
     m->pending = m->obs && o->last.present && o->last.result == RSS_RESULT_PENDING;
     /* Live and unclear use the observation even when it is for an older container: until the agent
@@ -578,13 +584,25 @@ static void running_cluster(struct ctx *c)
             decision_msg(c, "no primary runs: stopping the remaining members for a new recovery");
         return;
     }
+    /* After a leader change every agent re-probes within moments; joining before they did would pick
+     * the order (highest sequence first) from the members that happened to answer first. A member on a
+     * node that went silent does not hold anyone up. */
+    struct member *stale = NULL;
+    for (size_t i = 0; i < c->n && !stale; i++) {
+        struct member *m = &c->m[i];
+        if (m->exists && !m->deleting && m->node_alive && m->obs && !m->fresh && (int)m->ordinal < c->target)
+            stale = m;
+    }
     bool joined = false;
     if (inflight)
         wait_msg(c, false, "WaitingForStart", "waiting for %s to finish starting before the next one",
                  starting->pod);
+    else if (stale)
+        wait_msg(c, false, "WaitingForMembers", "waiting for %s to report under epoch %" PRIu64, stale->pod,
+                 c->in->epoch);
     else
         joined = joins(c);
-    if (!inflight && !joined) {
+    if (!inflight && !stale && !joined) {
         /* Too many primaries (spec.primaries lowered): stop the highest ordinal; it rejoins as secondary. */
         size_t n = 0;
         struct member *last = NULL;
@@ -652,6 +670,9 @@ static void recovery(struct ctx *c)
             snprintf(why, sizeof(why), "%s%.400s",
                      m->in->observed_error ? "unreadable report: " : "no report from its agent yet",
                      m->in->observed_error ? m->in->observed_error : "");
+        else if (!m->fresh)
+            snprintf(why, sizeof(why), "report predates epoch %" PRIu64 "; waiting for its agent to re-probe",
+                     c->in->epoch);
         else if (!m->current)
             snprintf(why, sizeof(why), "report is for an older container");
         else if (m->role != RSS_ROLE_STOPPED)

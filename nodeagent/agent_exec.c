@@ -439,10 +439,15 @@ static int64_t reconcile(struct agent_job *j)
     }
 
     now = agent_mono_ms();
-    if (now >= m->status_due_ms && o->role != RSS_ROLE_STOPPED) {
+    /* A new leader trusts only reports made under its epoch (docs/protocol.md): answer it with a fresh
+     * look rather than with what `status` said up to a reconcileInterval ago. */
+    bool new_epoch = j->lease_known && o->lease_epoch != j->lease_epoch;
+    if ((now >= m->status_due_ms || new_epoch) && o->role != RSS_ROLE_STOPPED) {
         enum rss_role before = o->role;
         int code = o->status_code;
-        do_status(j, cid, peers, n_peers, "periodic check every reconcileInterval");
+        do_status(j, cid, peers, n_peers,
+                  new_epoch ? "a new leader epoch: report the current state"
+                            : "periodic check every reconcileInterval");
         if (rss_agent_status_is_crash(before, o->role, m->we_stopped)) {
             o->generation++;
             drop_sequence(o);
@@ -458,7 +463,7 @@ static int64_t reconcile(struct agent_job *j)
     }
     if (o->role != RSS_ROLE_STOPPED && m->status_due_ms < next)
         next = m->status_due_ms;
-    if (j->lease_known && o->lease_epoch != j->lease_epoch)
+    if (new_epoch)
         m->dirty = true;
     if (m->dirty)
         publish_or_log(j);

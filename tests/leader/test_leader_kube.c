@@ -581,6 +581,17 @@ static void test_lights_out(void **state)
     assert_int_equal(t.epoch, epoch + 1);
     ea.epoch = t.epoch;
     wait_for(all_epoch, &ea, "every pod fenced with the new epoch");
+    /* The reports were made under the old epoch: the new leader waits for the agents to re-probe
+     * rather than decide on them (they might predate a power cut). */
+    simfix_sleep_ms(800);
+    assert_others_none(t.epoch, N_PODS, N_PODS);
+    for (unsigned i = 0; i < N_PODS; i++)
+        if (i == 2)
+            write_observed(i, (uint64_t)t.epoch, 2, "primary", 8, "50", last);
+        else if (i == 10)
+            write_observed(i, (uint64_t)t.epoch, 2, "primary", 8, "50", last10);
+        else
+            write_observed(i, (uint64_t)t.epoch, 1, "stopped", 7, seq_of(i), NULL);
     wait_for(has_action, &primary, "the next primary under the new epoch");
     assert_true(pod_desired(9, &d)); /* sequence 9: the highest of those still stopped */
     assert_int_equal(d.action, RSS_ACTION_PRIMARY);

@@ -671,13 +671,71 @@ static void test_fence_before_deciding(void **state)
     assert_non_null(find_event(&p, "Fencing"));
     assert_null(find_event(&p, "SeedChosen"));
     rss_plan_free(&p);
-    /* Once every pod carries epoch 6, it decides. */
+    /* Every pod carries epoch 6, but the reports were made under epoch 5: they may predate a power
+     * cut, so it waits for the agents to re-probe instead of deciding on them. */
     for (size_t i = 0; i < w.n; i++)
         set_desired(&w.m[i], EPOCH + 1, RSS_ACTION_NONE, 0, 0);
     run(&w, &p);
     assert_false(p.fencing);
+    expect(&p, "", "after fence, stale reports");
+    assert_non_null(find_event(&p, "WaitingForMembers"));
+    rss_plan_free(&p);
+    /* Once the agents republished under epoch 6, it decides. */
+    for (size_t i = 0; i < w.n; i++)
+        w.m[i].observed.lease_epoch = EPOCH + 1;
+    run(&w, &p);
+    assert_false(p.fencing);
     expect(&p, "0:seed", "after fence");
     assert_int_equal(patch_of(&p, 0)->desired.epoch, EPOCH + 1);
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* The e2e `blip` trace: every node lost power; the leader came back on the node of the lowest sequence.
+ * Two members still carry "primary" from before the cut, written under the previous epoch, and their
+ * nodes' heartbeats still look alive. They are no running peers: no member may join them, and no seed
+ * may run while they might still run (rules 1, 2; trace 4). */
+static void test_stale_running_reports_are_no_peers(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S10 S20 S60", 0, false, 0);
+    for (unsigned i = 1; i < 3; i++) {
+        struct rss_member_input *m = find(&w, i);
+        set_observed(m, RSS_ROLE_PRIMARY, GEN, false, 0, NULL);
+        m->observed.lease_epoch = EPOCH - 1;
+    }
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "", "stale primaries");
+    for (size_t i = 0; i < p.n_patches; i++)
+        assert_false(p.patches[i].set_desired && p.patches[i].desired.action != RSS_ACTION_NONE);
+    rss_plan_free(&p);
+    /* Their agents re-probe under this epoch: stopped, with their sequences. The newest copy seeds. */
+    for (unsigned i = 1; i < 3; i++)
+        set_observed(find(&w, i), RSS_ROLE_STOPPED, GEN, true, i == 1 ? 20 : 60, NULL);
+    run(&w, &p);
+    expect(&p, "2:seed", "after the re-probe");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* Joins wait until every member on a live node reported under this epoch, so that the order stays
+ * "highest sequence first" right after a leader change. */
+static void test_joins_wait_for_stale_reports(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S90 S50 S10", 0, false, 0);
+    set_observed(find(&w, 0), RSS_ROLE_PRIMARY, GEN, true, 90, NULL);
+    find(&w, 1)->observed.lease_epoch = EPOCH - 1;
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "", "member 1 not re-probed yet");
+    rss_plan_free(&p);
+    find(&w, 1)->observed.lease_epoch = EPOCH;
+    run(&w, &p);
+    expect(&p, "1:primary(0)", "after the re-probe");
     rss_plan_free(&p);
     world_free(&w);
 }
@@ -1312,6 +1370,8 @@ int main(void)
         cmocka_unit_test(test_unresolved_elsewhere_blocks_seed),
         cmocka_unit_test(test_fence_before_deciding),
         cmocka_unit_test(test_fence_keeps_pending_start),
+        cmocka_unit_test(test_stale_running_reports_are_no_peers),
+        cmocka_unit_test(test_joins_wait_for_stale_reports),
         cmocka_unit_test(test_deposed),
         cmocka_unit_test(test_action_ids),
         cmocka_unit_test(test_failover_after_crash),
