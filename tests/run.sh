@@ -9,28 +9,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$PWD
 
-pkgs=(cmake gcc make pkg-config git
-      libgrpc-dev protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev libcjson-dev libssl-dev
-      libcmocka-dev libmicrohttpd-dev
-      containerd runc busybox-static openssl tar coreutils iproute2 util-linux procps
-      valgrind clang-format curl)
-
-missing=()
-for p in "${pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-# kubectl: any on PATH will do (the tests check 1.27-1.33 and Debian's 1.20); else Debian's.
-command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" != 0 ]; then
-    echo "run.sh: missing packages (${missing[*]}); run as root so apt-get can install them" >&2
-    exit 1
-  fi
-  echo "run.sh: installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# The package list (pkgs) and its installer live in tests/lib/packages.sh (shared with the demo).
+source "$top/tests/lib/packages.sh"
+rss_install_packages run.sh
 
 if [ "$(id -u)" != 0 ]; then
   echo "run.sh: the real-runtime tests need root (containerd, runc, mounts); run as root" >&2

@@ -105,14 +105,19 @@ took
 step "Lights-out: every node loses power, then comes back"
 power_off_all
 echo "    all 3 nodes off: kubelets, rssd and every container killed; data stays on the volumes"
-sleep 2
+# Off long enough for the agents' heartbeat Leases to run out, as in any real power cut.
+wait_heartbeats_expired
+echo "    the agents' heartbeat Leases expired ($(secs $(($(date +%s%3N) - step_t0))) after the cut)"
 mark=$(now)
 t_on=$(date +%s%3N)
 power_on_all
 echo "    all 3 nodes on again"
 took
 step "Recovery"
-wait_until 180 "$R Running after the lights-out" rss_running "$R" 3
+# The status may still say Running from before the cut: wait for what the hooks logs show.
+recovered() { hook_lines "$mark" "$R" seed | grep -q . && [ "$(count_lines "$(hook_lines "$mark" "$R" primary secondary)")" -ge 2 ]; }
+wait_until 180 "a seed and 2 joins in the hooks logs" recovered
+wait_until 60 "$R Running after the lights-out" rss_running "$R" 3
 took
 
 ms_of() { date -u -d "$1" +%s%3N; }
@@ -135,7 +140,7 @@ done <<<"$lines"
 echo
 bold "Summary"
 for i in 0 1 2; do
-    s=$(hook_lines "$mark" "$R" sequence | awk -v p="$(member "$R" $i)" '$2 == p {v=$5} END {sub("out=", "", v); print v}')
+    s=$(hook_lines "$mark" "$R" sequence | awk -v p="$(member "$R" $i)" '$2 == p' | head -1 | sed -n 's/.* out=\([^ ]*\).*/\1/p')
     echo "  $(member "$R" $i): sequence ${s:-?}"
 done
 seedl=$(hook_lines "$mark" "$R" seed | head -1)
@@ -145,7 +150,9 @@ echo "  why (Event SeedChosen): ${why#* SeedChosen }"
 echo "  joined, in order: $(hook_lines "$mark" "$R" primary secondary | sed 's/^[^ ]* \([^ ]*\) [^ ]* args=\(\[[^]]*\]\).*/\1 with peers \2;/' | tr '\n' ' ')"
 last_seq=$(hook_lines "$mark" "$R" sequence | awk '{print $2, $1}' | sort -u -k1,1 | awk '{print $2}' | sort | tail -1)
 last_join=$(hook_lines "$mark" "$R" primary secondary | tail -1 | awk '{print $1}')
+acq=$(lease_json | jq -r '.spec.acquireTime // ""')
 echo "  power on -> all members reported: $(rel "$last_seq")"
+[ -z "$acq" ] || echo "  power on -> new leader elected:    $(rel "$acq") (a candidate first waits one lease duration, ${E2E_LEASE} here, on the dead leader's record)"
 echo "  all reported -> seed done:        $(secs $(($(ms_of "$(awk '{print $1}' <<<"$seedl")") - $(ms_of "$last_seq"))))"
 echo "  seed done -> last join done:      $(secs $(($(ms_of "$last_join") - $(ms_of "$(awk '{print $1}' <<<"$seedl")"))))"
 echo "  status now: $(k get rss "$R" --no-headers)"
@@ -157,9 +164,9 @@ if [ "$keep" = 1 ]; then
     cat <<EOF
   export KUBECONFIG=$KC
   kubectl get rss,statefulsets,pods -o wide
-  kubectl get rss $R -o yaml                  # status: members, phase, per-member sequence and last hook
-  kubectl get events --sort-by=.lastTimestamp # every decision and why
-  kubectl get lease -n rssd-system            # the leader Lease and the agents' heartbeats
+  kubectl get rss $R -o yaml                 # status: members, phase, per-member sequence and last hook
+  kubectl get events --sort-by=.lastTimestamp  # every decision and why
+  kubectl get lease -n rssd-system             # the leader Lease and the agents' heartbeats
   cat $RSS_WORLD_DIR/pv/default/data-rss-dummy-*/hooks.log
   RSS_WORLD_DIR=$RSS_WORLD_DIR tests/world/world lights-out   # another power cut
   RSS_WORLD_DIR=$RSS_WORLD_DIR tests/world/world status

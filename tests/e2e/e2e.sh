@@ -1,0 +1,504 @@
+#!/usr/bin/env bash
+# e2e.sh -- rssd end to end on one 3-node test world: every scenario of issue 5 item 5, in sequence.
+#
+# Usage: e2e.sh [SCENARIO...]   (default: all, in the order below; names as printed)
+# Environment: RSS_BUILD_DIR (the build with nodeagent/rssd), E2E_KEEP=1 leaves the world up.
+# Prints "PASS name" / "FAIL name" per scenario and a final "N passed, N failed" line; exits non-zero
+# when any failed. The ground truth is the hooks.log of each member on its claim's host directory
+# (apps/dummy/README.md), not rssd's own status, which is checked in addition.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+
+R=dummy
+svc() { echo "$R-svc"; }
+peer() { echo "$(member "$R" "$1").$(svc)"; }
+
+# ensure_running: the precondition of every scenario that uses the shared RSS.
+ensure_running() { wait_until "${1:-60}" "$R Running with 3 primaries" rss_running "$R" 3; }
+
+# line_time LINE: its timestamp; line_field LINE N.
+line_time() { awk '{print $1}' <<<"$1"; }
+args_of() { sed -n 's/.* args=\[\([^]]*\)\].*/\1/p' <<<"$1"; }
+
+# ---- 1. create -> Running with 3 primaries and a correct status
+sc_create() {
+    local mark
+    mark=$(now)
+    k apply -n "$NS" -f "$repo/apps/dummy/rss.yaml" >/dev/null || fail "apply apps/dummy/rss.yaml"
+    wait_until 120 "$R Running with 3 primaries" rss_running "$R" 3
+    local seeds prim stops
+    seeds=$(hook_lines "$mark" "$R" seed)
+    prim=$(hook_lines "$mark" "$R" primary)
+    stops=$(hook_lines "$mark" "$R" stop secondary)
+    [ "$(count_lines "$seeds")" = 1 ] || fail "expected one seed, got: $seeds"
+    # Fresh volumes: every sequence is 0, a tie, so the lowest ordinal seeds.
+    [[ $seeds == *" $(member $R 0) seed args=[] rc=0" ]] || fail "seed line: $seeds"
+    [ "$(count_lines "$prim")" = 2 ] || fail "expected 2 primary lines, got: $prim"
+    [ -z "$stops" ] || fail "unexpected stop/secondary: $stops"
+    local p1 p2
+    p1=$(sed -n 1p <<<"$prim")
+    p2=$(sed -n 2p <<<"$prim")
+    [[ $(line_time "$p1") > $(line_time "$seeds") ]] || fail "a primary started before the seed: $p1"
+    [[ $p1 == *" $(member $R 1) primary args=[$(peer 0)] rc=0" ]] || fail "first join: $p1"
+    [[ $p2 == *" $(member $R 2) primary args=[$(peer 0) $(peer 1)] rc=0" ]] || fail "second join: $p2"
+    local i last
+    for i in 0 1 2; do
+        last=$(hooks_all "$R" | awk -v p="$(member $R $i)" '$2 == p && $3 == "status"' | tail -1)
+        [[ $last == *" rc=8" ]] || fail "last status of $(member $R $i): '$last'"
+    done
+    local bad
+    bad=$(hooks_malformed "$R")
+    [ -z "$bad" ] || fail "malformed hooks.log lines: $bad"
+    # kubectl: status, labels, owned objects, spread.
+    local s
+    s=$(rss_json "$R")
+    jq -e '.status.replicas == 3 and .status.readyReplicas == 3 and (.status.members.primary | sort) ==
+        ["rss-dummy-0","rss-dummy-1","rss-dummy-2"] and ((.status.members.failed // []) | length) == 0' <<<"$s" >/dev/null ||
+        fail "status: $(jq -c '.status | del(.memberStatus, .memberStatuses, .conditions)' <<<"$s")"
+    [ "$(k get pods -n "$NS" -l "rss.clusterlabs.org/name=$R,rss-active-member=true" -o name | wc -l)" = 3 ] ||
+        fail "not 3 pods labelled rss-active-member=true"
+    k get svc "$(svc)" -n "$NS" -o json | jq -e '.spec.clusterIP == "None" and .spec.publishNotReadyAddresses == true
+        and any(.metadata.ownerReferences[]?; .kind == "ReplicatedStatefulSet" and .controller == true)' >/dev/null ||
+        fail "headless Service $(svc) missing or wrong"
+    k get sts "$(sts_name $R)" -n "$NS" -o json | jq -e '.spec.serviceName == "dummy-svc" and
+        any(.metadata.ownerReferences[]?; .kind == "ReplicatedStatefulSet" and .controller == true)' >/dev/null ||
+        fail "StatefulSet $(sts_name $R) missing or not owned"
+    [ "$(members_json "$R" | jq '[.items[].spec.nodeName] | unique | length')" = 3 ] || fail "members not spread over 3 nodes"
+    [ -n "$(events_since "$mark" SeedChosen "$R")" ] || fail "no SeedChosen Event"
+    note "seed $(member $R 0) at $(line_time "$seeds"); joins: $(awk '{print $2}' <<<"$prim" | tr '\n' ' ')"
+    note "kubectl get rss: $(k get rss "$R" -n "$NS" --no-headers 2>&1)"
+}
+
+# ---- 2. restart rssd on a node (SIGKILL: no Lease release, no goodbye) -> no hook runs twice
+sc_agent_restart() {
+    ensure_running
+    local leader node pid ids_before ids_after mark
+    leader=$(leader_node) || fail "no leader"
+    node=$(member_node "$R" 1)
+    [ "$node" != "$leader" ] || node=$(member_node "$R" 2)
+    pid=$(rssd_pid "$node") || fail "no rssd pid on $node"
+    ids_before=$(last_action_ids "$R")
+    mark=$(now)
+    kill -KILL "$pid"
+    newpid() {
+        local p
+        p=$(rssd_pid "$node") || return 1
+        echo "rssd pid on $node: $p"
+        [ "$p" != "$pid" ] && [ -d "/proc/$p" ]
+    }
+    wait_until 60 "rssd restarted on $node" newpid
+    # The new instance probes its member and republishes observed before anything else (rule 8).
+    local m
+    m=$(members_json "$R" | jq -r --arg n "$node" '.items[] | select(.spec.nodeName == $n) | .metadata.name')
+    reprobed() { hooks_since "$mark" "$R" | awk -v p="$m" '$2 == p && $3 == "status"' | grep -q .; }
+    wait_until 60 "$m probed by the new agent" reprobed
+    sleep 2
+    ensure_running 30
+    local again
+    again=$(hook_lines "$mark" "$R" seed primary secondary stop)
+    [ -z "$again" ] || fail "hooks ran again after the agent restart: $again"
+    ids_after=$(last_action_ids "$R")
+    [ "$ids_before" = "$ids_after" ] || fail "lastAction changed: before [$ids_before] after [$ids_after]"
+    note "killed rssd $pid on $node; it came back, re-probed $m (status only), actions unchanged"
+}
+
+# ---- 3. DaemonSet rollout: rssd restarted node by node, leader included; members never stop
+sc_rollout() {
+    ensure_running
+    local mark ids_before lt_before leader0 n old
+    mark=$(now)
+    ids_before=$(last_action_ids "$R")
+    lt_before=$(lease_transitions)
+    leader0=$(leader_node) || fail "no leader"
+    local handover=""
+    for n in $("$WORLD" nodes); do
+        old=$(rssd_pods_json | jq -r --arg n "$n" '.items[] | select(.spec.nodeName == $n) | .metadata.uid')
+        local was_leader=0 lt0 holder0 t0
+        [ "$(leader_node 2>/dev/null || true)" = "$n" ] && was_leader=1
+        lt0=$(lease_transitions)
+        holder0=$(leader_holder)
+        t0=$(now_ms)
+        k delete pod -n "$RSSD_NS" "$(rssd_pod "$n")" --wait=false >/dev/null || fail "delete rssd pod on $n"
+        replaced() {
+            rssd_pods_json | jq -e --arg n "$n" --arg u "$old" 'any(.items[]; .spec.nodeName == $n and .metadata.uid != $u
+                and .metadata.deletionTimestamp == null and .status.phase == "Running"
+                and any(.status.conditions[]?; .type == "Ready" and .status == "True"))' >/dev/null
+        }
+        if [ $was_leader = 1 ]; then
+            moved() {
+                local h
+                h=$(leader_holder)
+                echo "holder '$h'"
+                [ -n "$h" ] && [ "$h" != "$holder0" ]
+            }
+            wait_until 60 "leadership to move off $n" moved
+            handover="${handover:+$handover | }$n: $(($(now_ms) - t0)) ms from the delete to a new holder ($(leader_holder)), leaseTransitions $lt0 -> $(lease_transitions)"
+            [ "$(lease_transitions)" -gt "$lt0" ] || fail "leaseTransitions did not grow ($lt0)"
+            # The old leader released (holderIdentity emptied by an update) before the new one acquired.
+            local log rel
+            log=$(k get --raw /_sim/leases-log) || fail "GET /_sim/leases-log"
+            rel=$(jq -r --arg h "$holder0" '[.[] | select(.name == "rssd-leader")] as $l
+                | ($l | map(.holderIdentity == $h) | rindex(true)) as $i
+                | if $i == null or $i + 1 >= ($l | length) then "none"
+                  else ($l[$i + 1:] | map(select(.holderIdentity != "" )) | first) as $acq
+                  | ($l[$i + 1:] | map(select(.holderIdentity == "")) | first) as $rel
+                  | if $rel == null then "none"
+                    else "release->acquire \((($acq.monoNs - $rel.monoNs) / 1e6 | floor)) ms" end end' <<<"$log")
+            [ "$rel" != none ] || fail "no Lease release by $holder0 in /_sim/leases-log: $(jq -c '[.[] | select(.name == "rssd-leader")][-4:]' <<<"$log")"
+            handover="$handover; $rel"
+        fi
+        wait_until 60 "a new rssd pod Ready on $n" replaced
+    done
+    sleep 2
+    ensure_running 30
+    local again st
+    again=$(hook_lines "$mark" "$R" seed primary secondary stop)
+    [ -z "$again" ] || fail "hooks ran during the rollout: $again"
+    st=$(hook_lines "$mark" "$R" status | grep -v ' rc=8$' || true)
+    [ -z "$st" ] || fail "a member was not running as primary during the rollout: $st"
+    [ "$ids_before" = "$(last_action_ids "$R")" ] || fail "lastAction changed: before [$ids_before] after [$(last_action_ids "$R")]"
+    [ -n "$handover" ] || fail "the leader ($leader0) was never restarted"
+    note "status lines during rollout: $(count_lines "$(hook_lines "$mark" "$R" status)") (all rc=8); leader was $leader0, now $(leader_node)"
+    note "handover: $handover; lease duration ${E2E_LEASE}"
+    [ "$(lease_transitions)" -gt "$lt_before" ] || fail "leaseTransitions $lt_before -> $(lease_transitions)"
+}
+
+# ---- 4. delete a member pod -> failover back to Running
+sc_failover() {
+    ensure_running
+    local mark uid v=1
+    uid=$(member_uid "$R" $v)
+    mark=$(now)
+    k delete pod "$(member $R $v)" -n "$NS" --grace-period=1 --wait=false >/dev/null || fail "delete pod"
+    recreated() { local u; u=$(member_uid "$R" $v); [ -n "$u" ] && [ "$u" != "$uid" ]; }
+    wait_until 60 "$(member $R $v) recreated" recreated
+    joined() { hook_lines "$mark" "$R" primary | grep -q " $(member $R $v) primary .* rc=0$"; }
+    wait_until 90 "$(member $R $v) started again as primary" joined
+    ensure_running 60
+    local seeds others p
+    seeds=$(hook_lines "$mark" "$R" seed)
+    [ -z "$seeds" ] || fail "a seed during failover: $seeds"
+    others=$(hook_lines "$mark" "$R" seed primary secondary stop | awk -v p="$(member $R $v)" '$2 != p')
+    [ -z "$others" ] || fail "other members were touched: $others"
+    p=$(hook_lines "$mark" "$R" primary | head -1)
+    [ "$(args_of "$p")" = "$(peer 0) $(peer 2)" ] || fail "failover peers: $p"
+    note "$(member $R $v) rejoined: $p"
+}
+
+# ---- 5. lights-out, distinct sequences: the highest seeds, the others join after it, in order
+sc_lightsout() {
+    ensure_running
+    power_off_all
+    wait_heartbeats_expired
+    set_sequence $R 0 10
+    set_sequence $R 1 30
+    set_sequence $R 2 20
+    local mark t0
+    mark=$(now)
+    t0=$(now_ms)
+    power_on_all
+    recovered() { hook_lines "$mark" "$R" seed | grep -q . && [ "$(count_lines "$(hook_lines "$mark" "$R" primary secondary)")" -ge 2 ]; }
+    wait_until 120 "a seed and 2 joins in the hooks logs" recovered
+    wait_until 60 "$R Running after the lights-out" rss_running "$R" 3
+    local total=$(($(now_ms) - t0))
+    local seeds prim s p1 p2
+    seeds=$(hook_lines "$mark" "$R" seed)
+    prim=$(hook_lines "$mark" "$R" primary secondary)
+    [ "$(count_lines "$seeds")" = 1 ] || fail "expected one seed, got: $seeds"
+    [[ $seeds == *" $(member $R 1) seed args=[] rc=0" ]] || fail "seed is not $(member $R 1) (sequence 30): $seeds"
+    for s in 0:10 1:30 2:20; do
+        hook_lines "$mark" "$R" sequence | grep -q " $(member $R "${s%%:*}") sequence .* out=${s#*:} rc=0$" ||
+            fail "no sequence ${s#*:} reported by $(member $R "${s%%:*}")"
+    done
+    # Nothing else started until the seed succeeded (the seed's line is written when it returns).
+    local early
+    early=$(awk -v t="$(line_time "$seeds")" '$1 <= t' <<<"$prim")
+    [ -z "$early" ] || fail "started before the seed finished: $early"
+    [ "$(count_lines "$prim")" = 2 ] || fail "expected 2 joins, got: $prim"
+    p1=$(sed -n 1p <<<"$prim")
+    p2=$(sed -n 2p <<<"$prim")
+    [[ $p1 == *" $(member $R 2) primary args=[$(peer 1)] rc=0" ]] || fail "first join should be $(member $R 2) (20) with [$(peer 1)]: $p1"
+    [[ $p2 == *" $(member $R 0) primary args=[$(peer 1) $(peer 2)] rc=0" ]] || fail "second join should be $(member $R 0) (10): $p2"
+    local stops
+    stops=$(hook_lines "$mark" "$R" stop)
+    [ -z "$stops" ] || fail "stop ran during recovery: $stops"
+    note "seed $(member $R 1) (30) at $(line_time "$seeds"), then $(awk '{print $2}' <<<"$prim" | tr '\n' ' ')"
+    note "power-on to Running: ${total} ms; SeedChosen: $(events_since "$mark" SeedChosen "$R" | tail -1 | cut -c1-200)"
+}
+
+# ---- 6. a garbage sequence: no seed until the policy allows it, a Warning Event, a clear message
+sc_garbage() {
+    ensure_running
+    power_off_all
+    wait_heartbeats_expired
+    set_sequence $R 0 15
+    set_sequence $R 1 40
+    set_sequence $R 2 25
+    printf 'lots-of-writes' >"$(claim_dir $R 1)/garbage-sequence"
+    local mark
+    mark=$(now)
+    power_on_all
+    reported() {
+        local n
+        n=$(hook_lines "$mark" "$R" sequence | awk '{print $2}' | sort -u | wc -l)
+        echo "members that ran sequence: $n"
+        [ "$n" = 3 ]
+    }
+    wait_until 90 "3 members ran sequence" reported
+    warned() { events_since "$mark" SequenceError "$R" | grep -q "^Warning "; }
+    wait_until 60 "a Warning SequenceError Event" warned
+    msg() {
+        local m
+        m=$(rss_json "$R" | jq -r '.status.message // ""')
+        echo "message: $m"
+        [[ $m == *"$(member $R 1)"* ]]
+    }
+    wait_until 30 "the status message to name $(member $R 1)" msg
+    sleep 3 # a seed would have been issued by now: every other member reported long ago
+    local seeds
+    seeds=$(hook_lines "$mark" "$R" seed)
+    [ -z "$seeds" ] || fail "seeded with a member's sequence unreadable: $seeds"
+    local ev message
+    ev=$(events_since "$mark" SequenceError "$R" | tail -1)
+    message=$(rss_json "$R" | jq -r '.status.message')
+    note "event: ${ev:0:200}"
+    note "status.message: ${message:0:200}"
+    # The policy allows going on with 2 members: the highest valid sequence (25) seeds.
+    k patch rss "$R" -n "$NS" --type=merge -p '{"spec":{"recovery":{"minimumMembers":2}}}' >/dev/null ||
+        fail "patch minimumMembers"
+    seeded() { hook_lines "$mark" "$R" seed | grep -q .; }
+    wait_until 60 "a seed once minimumMembers=2" seeded
+    seeds=$(hook_lines "$mark" "$R" seed)
+    [ "$(count_lines "$seeds")" = 1 ] && [[ $seeds == *" $(member $R 2) seed args=[] rc=0" ]] ||
+        fail "expected $(member $R 2) (25) to seed: $seeds"
+    rm -f "$(claim_dir $R 1)/garbage-sequence"
+    wait_until 90 "$R Running after the policy opt-in" rss_running "$R" 3
+    note "with minimumMembers=2: seed $(member $R 2); joins: $(hook_lines "$mark" "$R" primary secondary | while read -r l; do printf '%s [%s]; ' "$(awk '{print $2}' <<<"$l")" "$(args_of "$l")"; done)"
+    k patch rss "$R" -n "$NS" --type=merge -p '{"spec":{"recovery":null}}' >/dev/null || fail "unset recovery"
+}
+
+# ---- 7. the leader's node dies in the middle of a recovery: the new leader finishes, one seed in all
+sc_leader_dies() {
+    ensure_running
+    local n L S mark seedm
+    power_off_all
+    wait_heartbeats_expired
+    # The leader will be the first node back; the newest data is on another node's member.
+    L=$(member_node $R 0)
+    set_sequence $R 0 10
+    set_sequence $R 1 50
+    set_sequence $R 2 30
+    seedm=$(member $R 1)
+    S=$(member_node $R 1)
+    [ "$S" != "$L" ] || fail "members 0 and 1 share node $L"
+    mark=$(now)
+    local lt0
+    lt0=$(lease_transitions)
+    "$WORLD" power-on "$L" >/dev/null 2>&1 || fail "power-on $L"
+    is_leader() { [ "$(leader_node)" = "$L" ] && [ "$(lease_transitions)" -gt "$lt0" ]; }
+    wait_until 60 "$L to lead alone" is_leader
+    say "  $L leads alone (epoch $(lease_transitions)); powering on the others"
+    for n in $("$WORLD" nodes); do [ "$n" = "$L" ] || "$WORLD" power-on "$n" >/dev/null 2>&1 || fail "power-on $n"; done
+    # Kill the leader's node as soon as the seed has run (poll the log fast; bounded).
+    local seeded="" end=$(($(date +%s) + 120))
+    while [ "$(date +%s)" -lt $end ]; do
+        seeded=$(hook_lines "$mark" "$R" seed)
+        [ -n "$seeded" ] && break
+        sleep 0.05
+    done
+    [ -n "$seeded" ] || fail "no seed within 120 s"
+    "$WORLD" power-off "$L" >/dev/null 2>&1 || fail "power-off $L"
+    say "  seed done; $L (leader) powered off"
+    local joined_at_kill
+    joined_at_kill=$(hook_lines "$mark" "$R" primary | awk '{print $2}' | tr '\n' ' ')
+    [[ $seeded == *" $seedm seed args=[] rc=0" ]] || fail "seed is not $seedm (50): $seeded"
+    new_leader() { local l; l=$(leader_node) && [ "$l" != "$L" ]; }
+    wait_until 60 "a new leader" new_leader
+    local other
+    other=$(member $R 2)
+    joined() { hook_lines "$mark" "$R" primary | grep -q " $other primary args=\[$(peer 1)\] rc=0$"; }
+    wait_until 90 "$other to join under the new leader $(leader_node 2>/dev/null)" joined
+    say "  new leader $(leader_node); $other joined; powering $L on again"
+    "$WORLD" power-on "$L" >/dev/null 2>&1 || fail "power-on $L"
+    rejoined() { hook_lines "$mark" "$R" primary | grep -q " $(member $R 0) primary "; }
+    wait_until 90 "$(member $R 0) to rejoin after $L is back" rejoined
+    say "  $(member $R 0) rejoined"
+    wait_until 60 "$R Running after $L is back" rss_running "$R" 3
+    local seeds
+    seeds=$(hook_lines "$mark" "$R" seed)
+    [ "$(count_lines "$seeds")" = 1 ] || fail "expected exactly one seed over the run, got: $seeds"
+    hook_lines "$mark" "$R" primary | grep -q " $(member $R 0) primary args=\[$(peer 1) $(peer 2)\] rc=0$" ||
+        fail "$(member $R 0) did not rejoin with [$(peer 1) $(peer 2)]: $(hook_lines "$mark" "$R" primary)"
+    note "leader $L killed right after the seed on $S (joined at that moment: ${joined_at_kill:-none}; $(member $R 0) on $L not yet started); new leader $(leader_node) finished; seeds over the run: 1"
+}
+
+# ---- 8. a hung hook is killed at its timeout and reported
+sc_hang() {
+    ensure_running
+    local v=2 m mark
+    m=$(member $R $v)
+    k patch rss "$R" -n "$NS" --type=merge -p '{"spec":{"pod":{"commands":{"primary":{"timeout":"4s"}}}}}' >/dev/null ||
+        fail "patch primary timeout"
+    touch "$(claim_dir $R $v)/hang-primary"
+    mark=$(now)
+    k delete pod "$m" -n "$NS" --grace-period=1 --wait=false >/dev/null || fail "delete $m"
+    hung() { hook_lines "$mark" "$R" primary | grep -q " $m primary .* rc=hang$"; }
+    wait_until 90 "$m's primary to hang" hung
+    local t_hang
+    t_hang=$(now_ms)
+    # The running hook already sleeps forever; removing the knob lets the retry succeed.
+    rm -f "$(claim_dir $R $v)/hang-primary"
+    say "  $m's primary hangs (knob removed for the retry)"
+    # Reported: a Warning Event saying the runtime killed it at its timeout.
+    reported() { events_since "$mark" ActionFailed "$R" | grep "^Warning" | grep -q "timed out"; }
+    wait_until 60 "a Warning ActionFailed Event for the timeout" reported
+    local dt=$(($(now_ms) - t_hang)) warn ms
+    warn=$(events_since "$mark" ActionFailed "$R" | grep "^Warning" | grep "timed out" | head -1)
+    ms=$(rss_json "$R" | jq -c --arg m "$m" '[(.status.memberStatus // .status.memberStatuses // [])[] | select(.name == $m)][0]
+        | {lastHook, lastResult, lastExitCode, failures}')
+    ok_again() { hook_lines "$mark" "$R" primary | grep -q " $m primary .* rc=0$"; }
+    wait_until 90 "$m started by a retry" ok_again
+    wait_until 60 "$R Running again after the hang" rss_running "$R" 3
+    # The hung hook (an exec'd `sleep infinity`) is gone: only the container's own PID 1 sleep is left.
+    local node id ps
+    node=$(member_node $R $v)
+    id=$("$WORLD" crictl "$node" find "$NS" "$m" dummy) || fail "no container of $m"
+    ps=$("$WORLD" crictl "$node" exec "$id" ps -o pid,args 2>&1 || true)
+    [ "$(grep -c 'sleep infinity' <<<"$ps")" = 1 ] || fail "the hung hook still runs in $m: $ps"
+    k patch rss "$R" -n "$NS" --type=merge -p '{"spec":{"pod":{"commands":{"primary":{"timeout":"30s"}}}}}' >/dev/null ||
+        fail "restore primary timeout"
+    note "hang logged; Warning Event seen ${dt} ms later (timeout 4s); member status then: $ms; the retry started it; no hung process left"
+    note "event: ${warn:0:200}"
+}
+
+# ---- 9. scale 3 -> 5 -> 3: stop ran on the removed members before their pods went
+sc_scale() {
+    local S=sc
+    rss_manifest $S 3 false | k apply -n "$NS" -f - >/dev/null || fail "create RSS $S"
+    wait_until 120 "$S Running with 3" rss_running $S 3
+    local w=$E2E_TMP/scale-watch
+    # Every pod event of the set, stamped with our (the host's) clock, as `kubectl get -w` shows them.
+    setsid bash -c 'kubectl --kubeconfig "$1" --cache-dir "$2" get pods -n "$3" -l "rss.clusterlabs.org/name=$4" -w \
+        --output-watch-events -o json | jq --unbuffered -r "\"\(.type) \(.object.metadata.name) \(.object.metadata.deletionTimestamp // \"-\")\"" |
+        while read -r l; do echo "$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ) $l"; done' _ "$KC" "$E2E_TMP/kcache" "$NS" "$S" >"$w" 2>&1 &
+    local wpid=$!
+    E2E_BG_PIDS+=("$wpid")
+    k patch rss $S -n "$NS" --type=merge -p '{"spec":{"replicas":5}}' >/dev/null || fail "scale to 5"
+    wait_until 120 "$S Running with 5" rss_running $S 5
+    local mark
+    mark=$(now)
+    k patch rss $S -n "$NS" --type=merge -p '{"spec":{"replicas":3}}' >/dev/null || fail "scale to 3"
+    # The pods are deleted with their grace period (30 s: the container's sleep ignores SIGTERM), so
+    # wait for the deletion to be requested, which is what must come after the stop.
+    deleting() {
+        local i
+        for i in 3 4; do
+            awk -v p="$(member $S $i)" '$3 == p && ($2 == "DELETED" || $4 != "-") {f = 1} END {exit !f}' "$w" || return 1
+        done
+    }
+    wait_until 120 "$(member $S 3) and $(member $S 4) deleted" deleting
+    wait_until 60 "$S Running with 3" rss_running $S 3
+    kill -- -"$wpid" 2>/dev/null || true
+    local i st del
+    for i in 3 4; do
+        st=$(hook_lines "$mark" $S stop | awk -v p="$(member $S $i)" '$2 == p' | head -1)
+        [[ $st == *" rc=0" ]] || fail "no successful stop on $(member $S $i): '$st'"
+        del=$(awk -v p="$(member $S $i)" '$3 == p && ($2 == "DELETED" || $4 != "-") {print $1; exit}' "$w")
+        [ -n "$del" ] || fail "the watch never saw $(member $S $i) deleted: $(tail -5 "$w")"
+        [[ $(line_time "$st") < $del ]] || fail "$(member $S $i): stop at $(line_time "$st") not before deletion at $del"
+        note "$(member $S $i): stop at $(line_time "$st"), pod deletion seen at $del"
+    done
+    local other
+    other=$(hook_lines "$mark" $S stop seed | awk -v a="$(member $S 3)" -v b="$(member $S 4)" '$2 != a && $2 != b')
+    [ -z "$other" ] || fail "stop/seed on members that stay: $other"
+    # Deleting the RSS removes its StatefulSet and Service (owner references).
+    k delete rss $S -n "$NS" --wait=false >/dev/null || fail "delete RSS $S"
+    stsgone() { ! k get sts "$(sts_name $S)" -n "$NS" >/dev/null 2>&1 && ! k get svc "$S-svc" -n "$NS" >/dev/null 2>&1; }
+    wait_until 60 "StatefulSet and Service of $S removed with it" stsgone
+}
+
+# ---- 10. ties: ordinals 2 and 10 hold the same highest sequence; 2 must win (numeric, not string)
+sc_ties() {
+    local T=tie i
+    for ((i = 0; i <= 10; i++)); do set_sequence $T $i 7; done
+    set_sequence $T 2 50
+    set_sequence $T 10 50
+    local mark
+    mark=$(now)
+    rss_manifest $T 11 false | k apply -n "$NS" -f - >/dev/null || fail "create RSS $T"
+    seeded() { hook_lines "$mark" $T seed | grep -q .; }
+    wait_until 180 "a seed among the 11 members of $T" seeded
+    local seeds
+    seeds=$(hook_lines "$mark" $T seed)
+    [ "$(count_lines "$seeds")" = 1 ] || fail "more than one seed: $seeds"
+    [[ $seeds == *" $(member $T 2) seed args=[] rc=0" ]] || fail "ordinal 2 should win the tie with 10: $seeds"
+    local nseq
+    nseq=$(awk -v t="$(line_time "$seeds")" '$1 < t' <<<"$(hook_lines "$mark" $T sequence)" | awk '{print $2}' | sort -u | wc -l)
+    [ "$nseq" = 11 ] || fail "seeded before all 11 members reported a sequence ($nseq)"
+    note "seed $(member $T 2) after all 11 reported; $(events_since "$mark" SeedChosen $T | tail -1 | cut -c1-200)"
+    k delete rss $T -n "$NS" --wait=false >/dev/null || fail "delete RSS $T"
+}
+
+# ---- 11. a power blip: every node off, and one back (and leading) before the others' heartbeats
+# expired (the other lights-out scenarios keep the nodes off longer). The leader must not take the
+# silent members' last reports ("primary") for a running cluster: the highest sequence still seeds.
+sc_blip() {
+    ensure_running
+    power_off_all
+    set_sequence $R 0 10
+    set_sequence $R 1 20
+    set_sequence $R 2 60
+    local mark n F lt0
+    mark=$(now)
+    lt0=$(lease_transitions)
+    F=$(member_node $R 0)
+    "$WORLD" power-on "$F" >/dev/null 2>&1 || fail "power-on $F"
+    is_leader() { [ "$(leader_node)" = "$F" ] && [ "$(lease_transitions)" -gt "$lt0" ]; }
+    wait_until 60 "$F to lead alone" is_leader
+    sleep 2
+    for n in $("$WORLD" nodes); do [ "$n" = "$F" ] || "$WORLD" power-on "$n" >/dev/null 2>&1 || fail "power-on $n"; done
+    recovered() { [ "$(count_lines "$(hook_lines "$mark" "$R" seed primary secondary)")" -ge 3 ]; }
+    wait_until 120 "3 starts in the hooks logs" recovered
+    wait_until 60 "$R Running after the blip" rss_running "$R" 3
+    local seeds starts
+    seeds=$(hook_lines "$mark" "$R" seed)
+    starts=$(hook_lines "$mark" "$R" seed primary secondary)
+    [ "$(count_lines "$seeds")" = 1 ] && [[ $seeds == *" $(member $R 2) seed args=[] rc=0" ]] ||
+        fail "after a short power cut $(member $R 2) (sequence 60) should seed; starts were: $starts"
+    note "starts: $(awk '{print $2, $3}' <<<"$starts" | tr '\n' ';')"
+}
+
+all=(create agent_restart rollout failover lightsout garbage leader_dies hang scale ties blip)
+sel=("$@")
+[ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
+
+say "e2e: world of 3 nodes (build $RSS_BUILD_DIR, world $RSS_WORLD_DIR)"
+t_up=$(now_ms)
+e2e_up 3
+say "world up with rssd on 3 nodes in $(($(now_ms) - t_up)) ms; leader $(leader_node); DaemonSet args: $(grep -A6 'args:' "$E2E_TMP/daemonset.yaml" | grep -- '- --' | tr -d ' ' | tr '\n' ' ')"
+passed=0
+failed=0
+failed_names=()
+for s in "${sel[@]}"; do
+    say "== $s"
+    t0=$(now_ms)
+    set +e
+    (
+        set -e
+        "sc_$s"
+    )
+    rc=$?
+    set -e
+    dt=$((($(now_ms) - t0) / 100))
+    if [ $rc = 0 ]; then
+        passed=$((passed + 1))
+        echo "PASS $s ($((dt / 10)).$((dt % 10)) s)"
+    else
+        failed=$((failed + 1))
+        failed_names+=("$s")
+        echo "FAIL $s ($((dt / 10)).$((dt % 10)) s)"
+        [ "$s" = create ] && break
+    fi
+done
+echo "$passed passed, $failed failed${failed_names:+ (${failed_names[*]})}"
+[ $failed = 0 ]

@@ -1,0 +1,301 @@
+# lib.sh -- shared helpers of the rssd end-to-end tests, demo and benchmark (sourced): world, deploy/, waits, hooks logs.
+# shellcheck shell=bash
+#
+# One private world per run (RSS_WORLD_DIR under /tmp), torn down by an EXIT trap whatever happens.
+# Real kubectl (fresh --cache-dir, the dispatcher caches discovery per server) for everything a user
+# would do; the hooks logs on the claims' host directories are the ground truth of what ran.
+# Every wait has an upper bound and prints what it last saw when it gives up; nothing asserts on
+# elapsed time (timings are printed by the demo and tests/bench/bench_recovery.sh).
+
+e2e_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$e2e_here/../.." && pwd)
+WORLD=$repo/tests/world/world
+export RSS_BUILD_DIR=${RSS_BUILD_DIR:-$repo/build}
+case $RSS_BUILD_DIR in /*) ;; *) RSS_BUILD_DIR=$repo/$RSS_BUILD_DIR ;; esac
+E2E_TMP=$(mktemp -d /tmp/rss-e2e.XXXXXX)
+RSS_WORLD_DIR=${RSS_WORLD_DIR_OVERRIDE:-$(mktemp -d /tmp/rsse.XXXXXX)}
+export RSS_WORLD_DIR
+RSSD_NS=rssd-system
+NS=default
+E2E_KEEP=${E2E_KEEP:-0}
+E2E_BG_PIDS=()
+
+# Short election timings for the world (lease duration / renew deadline / retry period, seconds).
+E2E_LEASE=${E2E_LEASE:-3s}
+E2E_RENEW=${E2E_RENEW:-2s}
+E2E_RETRY=${E2E_RETRY:-500ms}
+
+now() { date -u +%Y-%m-%dT%H:%M:%S.%6NZ; }
+now_ms() { date +%s%3N; }
+say() { echo "[$(date -u +%H:%M:%S)] $*"; }
+
+# bg CMD...: a background helper (a watch) we own; killed by pid at teardown.
+bg() {
+    "$@" &
+    E2E_BG_PIDS+=($!)
+}
+
+e2e_teardown() {
+    local rc=$? p
+    for p in "${E2E_BG_PIDS[@]}"; do
+        kill -- "-$p" 2>/dev/null || kill "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    if [ "$E2E_KEEP" = 1 ] && [ -e "$RSS_WORLD_DIR/.rss-world" ]; then
+        rm -rf "$E2E_TMP"
+        return $rc
+    fi
+    if [ -e "$RSS_WORLD_DIR/.rss-world" ]; then
+        "$WORLD" down >/dev/null 2>&1 || "$WORLD" down || true
+    fi
+    rmdir "$RSS_WORLD_DIR" 2>/dev/null || true
+    rm -rf "$E2E_TMP"
+    return $rc
+}
+trap e2e_teardown EXIT
+trap 'exit 130' INT TERM
+
+KC=
+k() { kubectl --kubeconfig "$KC" --cache-dir "$E2E_TMP/kcache" --request-timeout=15s "$@"; }
+
+# diagnostics: what a failure report needs (status, events, hooks logs, rssd logs), to stderr.
+diagnostics() {
+    [ -e "$RSS_WORLD_DIR/.rss-world" ] || return 0
+    set +e # best effort: show everything we can, whatever fails
+    {
+        echo "---- diagnostics ($(now))"
+        k get nodes 2>&1 | sed 's/^/  /'
+        k get pods -A -o wide 2>&1 | sed 's/^/  /'
+        k get rss -A -o wide 2>&1 | sed 's/^/  /'
+        local r
+        for r in $(k get rss -n "$NS" -o name 2>/dev/null); do
+            echo "  -- $r status:"
+            k get "$r" -n "$NS" -o json 2>/dev/null | jq -c '.status | del(.conditions)' | cut -c1-3000 | sed 's/^/  /'
+        done
+        echo "  -- events (last 25):"
+        k get events -n "$NS" -o json 2>/dev/null | jq -r '.items | sort_by(.lastTimestamp // .metadata.creationTimestamp)
+            | .[-25:][] | "  \(.lastTimestamp // "-") \(.type) \(.reason) \(.message)"' 2>/dev/null
+        echo "  -- leader lease:"
+        k get lease rssd-leader -n "$RSSD_NS" -o json 2>/dev/null | jq -c .spec | sed 's/^/  /'
+        echo "  -- hooks logs (last 30 lines, all members, by time):"
+        hooks_all | tail -n 30 | sed 's/^/  /'
+        local f
+        for f in "$RSS_WORLD_DIR"/nodes/*/kubelet/hostproc/*.log; do
+            [ -s "$f" ] || continue
+            echo "  -- ${f#"$RSS_WORLD_DIR"/} (last 15)"
+            tail -n 15 "$f" | cut -c1-300 | sed 's/^/    /'
+        done
+    } >&2
+}
+
+# fail MSG: fails the current scenario (a subshell in run_scenario) with diagnostics.
+fail() {
+    echo "FAIL: $*" >&2
+    diagnostics
+    exit 1
+}
+note() { echo "  - $*"; }
+
+# wait_until SECONDS DESCRIPTION CMD...: polls CMD every 0.2 s; after SECONDS, fails showing CMD's last output.
+wait_until() {
+    local t=$1 what=$2 end out=""
+    shift 2
+    end=$(($(date +%s) + t))
+    while :; do
+        if out=$("$@" 2>&1); then
+            return 0
+        fi
+        [ "$(date +%s)" -lt "$end" ] || break
+        sleep 0.2
+    done
+    fail "timed out after ${t}s waiting for: $what (last seen: $(printf '%s' "$out" | tail -n 5 | cut -c1-400))"
+}
+
+# ---- the world and deploy/
+
+rssd_binary() { echo "$RSS_BUILD_DIR/nodeagent/rssd"; }
+
+# daemonset_for_world FILE: deploy/daemonset.yaml adapted to the world, written to FILE. The world runs
+# rssd as a host process (docs/testing.md): the kubelet passes the node's CONTAINER_RUNTIME_ENDPOINT, so
+# the manifest's --cri-endpoint (a path on a real node) goes; all agents share the host's network, so
+# the fixed health port would collide: each gets port 0 (any free port) when rssd accepts it. The
+# election timings are shortened when rssd has the flags, so lights-outs do not wait out 15 s leases.
+daemonset_for_world() {
+    local out=$1 help extra=()
+    help=$("$(rssd_binary)" --help 2>&1 || true)
+    grep -q -- '--lease-duration' <<<"$help" && extra+=("--lease-duration=${E2E_LEASE}")
+    grep -q -- '--renew-deadline' <<<"$help" && extra+=("--renew-deadline=${E2E_RENEW}")
+    grep -q -- '--retry-period' <<<"$help" && extra+=("--retry-period=${E2E_RETRY}")
+    local a sedargs=(-e '/--cri-endpoint=/d' -e 's/--health-port=8476/--health-port=0/')
+    for a in "${extra[@]}"; do
+        sedargs+=(-e "/--health-port=/a\\        - $a")
+    done
+    sed "${sedargs[@]}" "$repo/deploy/daemonset.yaml" >"$out"
+}
+
+# e2e_up NODES: a world with rssd on every node, deploy/ applied as docs/deploy.md says.
+e2e_up() {
+    local nodes=$1
+    [ -x "$(rssd_binary)" ] || fail "rssd is not built ($(rssd_binary)); build it or set RSS_BUILD_DIR"
+    timeout 180 "$WORLD" up --nodes "$nodes" --node-grace 3 >"$E2E_TMP/world-up.log" 2>&1 ||
+        { cat "$E2E_TMP/world-up.log" >&2; fail "world up --nodes $nodes"; }
+    KC=$("$WORLD" kubeconfig)
+    export KUBECONFIG=$KC
+    grep -q "localhost/rss/rssd:dev=" "$RSS_WORLD_DIR/nodes/node-1/kubelet.args" ||
+        fail "the world did not map localhost/rss/rssd:dev to rssd (kubelet.args)"
+    daemonset_for_world "$E2E_TMP/daemonset.yaml"
+    k apply -f "$repo/deploy/namespace.yaml" -f "$repo/deploy/crd.yaml" -f "$repo/deploy/rbac.yaml" \
+        -f "$E2E_TMP/daemonset.yaml" >"$E2E_TMP/apply.log" 2>&1 ||
+        { cat "$E2E_TMP/apply.log" >&2; fail "kubectl apply deploy/"; }
+    k wait --for=condition=Established --timeout=30s crd/replicatedstatefulsets.clusterlabs.org >/dev/null ||
+        fail "CRD not Established"
+    wait_until 60 "$nodes rssd pods Running" rssd_pods_ready "$nodes"
+    wait_until 60 "a leader holds rssd-leader" leader_node
+    wait_until 30 "$nodes heartbeat Leases" heartbeats_are "$nodes"
+}
+
+rssd_pods_json() { k get pods -n "$RSSD_NS" -l app.kubernetes.io/name=rssd -o json; }
+rssd_pods_ready() {
+    local n
+    n=$(rssd_pods_json | jq '[.items[] | select(.metadata.deletionTimestamp == null and .status.phase == "Running"
+        and any(.status.conditions[]?; .type == "Ready" and .status == "True"))] | length')
+    echo "ready rssd pods: $n"
+    [ "$n" = "$1" ]
+}
+heartbeats_are() {
+    local n
+    n=$(k get leases -n "$RSSD_NS" -o json | jq '[.items[] | select(.metadata.name | startswith("rssd-node-"))] | length')
+    echo "heartbeat leases: $n"
+    [ "$n" -ge "$1" ]
+}
+# rssd_pod NODE: the rssd pod on NODE; rssd_pid NODE: its host process pid.
+rssd_pod() { rssd_pods_json | jq -r --arg n "$1" '.items[] | select(.spec.nodeName == $n and .metadata.deletionTimestamp == null) | .metadata.name' | head -1; }
+rssd_pid() {
+    local id
+    id=$(rssd_pods_json | jq -r --arg n "$1" '.items[] | select(.spec.nodeName == $n and .metadata.deletionTimestamp == null)
+        | .status.containerStatuses[0].containerID // ""' | head -1)
+    [[ $id == hostprocess://* ]] || return 1
+    echo "${id#hostprocess://}"
+}
+rssd_pids() { local n; for n in $("$WORLD" nodes); do rssd_pid "$n" || true; done; }
+lease_json() { k get lease rssd-leader -n "$RSSD_NS" -o json 2>/dev/null; }
+# leader_node: the node of the current leader (from the Lease holder, "<node>..." identities), or fail.
+leader_holder() { lease_json | jq -r '.spec.holderIdentity // ""'; }
+leader_node() {
+    local h n
+    h=$(leader_holder)
+    [ -n "$h" ] || {
+        echo "no holder"
+        return 1
+    }
+    for n in $("$WORLD" nodes); do
+        case $h in "$n" | "$n"[!0-9]*) echo "$n"; return 0 ;; esac
+        case $h in *rssd-"$n" | *rssd-"$n"[!0-9]*) echo "$n"; return 0 ;; esac
+    done
+    echo "holder '$h' names no node"
+    return 1
+}
+lease_transitions() { lease_json | jq -r '.spec.leaseTransitions // 0'; }
+
+# ---- the RSS and its members
+
+# rss_manifest NAME REPLICAS ANTI [minimumMembers]: apps/dummy/rss.yaml with another name/size/affinity.
+rss_manifest() {
+    local name=$1 replicas=$2 anti=$3
+    sed -e "s/^  name: dummy$/  name: $name/" -e "s/^  replicas: 3$/  replicas: $replicas/" \
+        -e "s/^    antiAffinity: true$/    antiAffinity: $anti/" "$repo/apps/dummy/rss.yaml"
+}
+rss_json() { k get rss "$1" -n "$NS" -o json; }
+rss_phase() { rss_json "$1" | jq -r '.status.phase // ""'; }
+# sts_name RSS: the StatefulSet rssd made for it (rss-<name>); member pods are <sts>-<ordinal>.
+sts_name() { echo "rss-$1"; }
+member() { echo "$(sts_name "$1")-$2"; }
+claim_dir() { echo "$RSS_WORLD_DIR/pv/$NS/data-$(member "$1" "$2")"; }
+members_json() { k get pods -n "$NS" -l "rss.clusterlabs.org/name=$1" -o json; }
+member_node() { k get pod "$(member "$1" "$2")" -n "$NS" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
+member_uid() { k get pod "$(member "$1" "$2")" -n "$NS" -o jsonpath='{.metadata.uid}' 2>/dev/null; }
+
+# rss_running NAME N: phase Running, N ready members, N primaries in status.members.primary, and N
+# running members by the hooks' own status (the last status line of each member says 8).
+rss_running() {
+    local name=$1 n=$2 s
+    s=$(rss_json "$name") || return 1
+    jq -c '{phase: .status.phase, ready: (.status.members.ready // [] | length),
+        primary: (.status.members.primary // [] | length), message: .status.message}' <<<"$s"
+    jq -e --argjson n "$n" '.status.phase == "Running" and ((.status.members.ready // []) | length) == $n
+        and ((.status.members.primary // []) | length) == $n' <<<"$s" >/dev/null
+}
+
+# set_sequence NAME ORDINAL N: member's data holds exactly N writes (from the host, as the README says).
+set_sequence() {
+    local d
+    d=$(claim_dir "$1" "$2")
+    mkdir -p "$d"
+    if [ "$3" -gt 0 ]; then seq 1 "$3" >"$d/writes"; else : >"$d/writes"; fi
+}
+
+# hooks_all [RSS]: every hooks.log line of the RSS's members (all RSSes without argument), by time.
+hooks_all() {
+    local pat=data-rss-${1:-}
+    [ -n "${1:-}" ] && pat="data-$(sts_name "$1")-"
+    cat "$RSS_WORLD_DIR/pv/$NS/$pat"*/hooks.log 2>/dev/null | sort -s -k1,1
+}
+# hooks_since MARK [RSS]: the lines strictly after time MARK (as printed by now()).
+hooks_since() { hooks_all "${2:-}" | awk -v m="$1" '$1 > m'; }
+# hook_lines MARK RSS HOOK...: lines after MARK of the given hooks.
+hook_lines() {
+    local mark=$1 rss=$2
+    shift 2
+    local re
+    re=$(
+        IFS='|'
+        echo "$*"
+    )
+    hooks_since "$mark" "$rss" | awk -v re="^($re)\$" '$3 ~ re'
+}
+count_lines() { if [ -z "$1" ]; then echo 0; else printf '%s\n' "$1" | wc -l; fi; }
+# Lines that do not match the documented format are a test failure of their own.
+hooks_malformed() {
+    hooks_all "${1:-}" | grep -Ev '^[0-9-]{10}T[0-9:]{8}\.[0-9]{6}Z \S+ (sequence|seed|primary|secondary|status|stop) args=\[[^]]*\]( out=\S*)? rc=([0-9]+|hang)$' || true
+}
+
+# events REASON [RSS]: "type reason message" of the Events with that reason in NS (involvedObject RSS).
+events() {
+    k get events -n "$NS" -o json | jq -r --arg r "$1" --arg o "${2:-}" '.items[] | select(.reason == $r and
+        ($o == "" or .involvedObject.name == $o)) | "\(.type) \(.reason) \(.message)"'
+}
+# events_since MARK REASON [RSS]: like events, only those last seen at or after MARK (second resolution).
+events_since() {
+    local m=${1%.*}
+    m=${m%Z}Z
+    k get events -n "$NS" -o json | jq -r --arg m "$m" --arg r "$2" --arg o "${3:-}" '.items[] | select(.reason == $r
+        and ($o == "" or .involvedObject.name == $o)
+        and ((.lastTimestamp // .eventTime // .metadata.creationTimestamp // "") | sub("\\.[0-9]+"; "")) >= $m)
+        | "\(.type) \(.reason) \(.message)"'
+}
+# observed POD / desired POD: the member's protocol annotations as JSON ({} when absent).
+observed() { k get pod "$1" -n "$NS" -o json | jq -c '.metadata.annotations["rss.clusterlabs.org/observed"] // "{}" | fromjson'; }
+desired() { k get pod "$1" -n "$NS" -o json | jq -c '.metadata.annotations["rss.clusterlabs.org/desired"] // "{}" | fromjson'; }
+# last_action_ids RSS: "pod id result" of every member's observed lastAction, sorted.
+last_action_ids() {
+    members_json "$1" | jq -r '.items[] | .metadata.name + " " + ((.metadata.annotations["rss.clusterlabs.org/observed"]
+        // "{}") | fromjson | (.lastAction.id // "-") + " " + (.lastAction.result // "-"))' | sort
+}
+# power_off_all / power_on_all: a lights-out in two halves, so a test can change the data in between.
+power_off_all() { local n; for n in $("$WORLD" nodes); do "$WORLD" power-off "$n" >/dev/null 2>&1 || fail "power-off $n"; done; }
+power_on_all() { # in parallel, as after a power cut
+    local n pids=() bad=0 p
+    for n in $("$WORLD" nodes); do
+        "$WORLD" power-on "$n" >"$E2E_TMP/power-on-$n.log" 2>&1 &
+        pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p" || bad=1; done
+    [ $bad = 0 ] || fail "power-on: $(cat "$E2E_TMP"/power-on-*.log)"
+}
+# wait_heartbeats_expired: every agent's heartbeat Lease has run out (the nodes were off long enough
+# for the leader to know their agents are gone, as after any real power cut).
+heartbeats_expired() {
+    k get leases -n "$RSSD_NS" -o json | jq -e '[.items[] | select(.metadata.name | startswith("rssd-node-"))
+        | ((.spec.renewTime | sub("\\.[0-9]+"; "") | fromdateiso8601) + .spec.leaseDurationSeconds + 1) < now] | all' >/dev/null
+}
+wait_heartbeats_expired() { wait_until 60 "the agents' heartbeat Leases to expire" heartbeats_expired; }
