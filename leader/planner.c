@@ -365,9 +365,15 @@ static void account(struct ctx *c, struct member *m)
     if (!m->current)
         return;
     /* `stop` never bumps the generation (docs/protocol.md), so a newer generation that is no longer
-     * running after a running one is a crash or a container restart. */
-    if (m->prev_known && role_running(m->prev_role) && o->generation > m->prev_gen &&
-        (m->role == RSS_ROLE_STOPPED || m->role == RSS_ROLE_FAILED)) {
+     * running after a running one is a crash or a container restart. It counts against the member only
+     * while another primary runs: when every member went down together (a lights-out, a power cut),
+     * the cause was not this member, and deleting pods would only slow the recovery down. */
+    bool outage = true;
+    for (size_t i = 0; i < c->n && outage; i++)
+        outage = &c->m[i] == m || !c->m[i].primary_up;
+    bool went_down = m->prev_known && role_running(m->prev_role) && o->generation > m->prev_gen &&
+                     (m->role == RSS_ROLE_STOPPED || m->role == RSS_ROLE_FAILED);
+    if (went_down && !outage) {
         m->failures++;
         m->crashed = true;
         event(c, RSS_EVENT_WARNING, "MemberCrashed", m,
@@ -375,7 +381,7 @@ static void account(struct ctx *c, struct member *m)
               "; %u failure(s) in a row",
               m->pod, rss_role_name(m->prev_role), m->prev_gen, rss_role_name(m->role), o->generation,
               m->failures);
-    } else if (m->role == RSS_ROLE_FAILED &&
+    } else if (!went_down && m->role == RSS_ROLE_FAILED &&
                !(m->prev_known && m->prev_role == RSS_ROLE_FAILED && m->prev_gen == o->generation)) {
         m->failures++;
         event(c, RSS_EVENT_WARNING, "MemberFailed", m,

@@ -870,6 +870,36 @@ static void test_repeated_failure_deletes_pod(void **state)
     world_free(&w);
 }
 
+/* Every member went down together (a power cut): nobody's fault. Three cuts in a row must not delete
+ * the pods, which only slows the recovery down; the recovery seeds the highest sequence instead. */
+static void test_outage_is_no_member_failure(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S10 S30 S20", 0, false, 0);
+    w.prev = cJSON_Parse(
+        "{\"memberStatus\":["
+        "{\"ordinal\":0,\"podUID\":\"uid-0-1\",\"failures\":2,\"role\":\"primary\",\"generation\":1},"
+        "{\"ordinal\":1,\"podUID\":\"uid-1-1\",\"failures\":2,\"role\":\"primary\",\"generation\":1},"
+        "{\"ordinal\":2,\"podUID\":\"uid-2-1\",\"failures\":2,\"role\":\"primary\",\"generation\":1}]}");
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "1:seed", "after a power cut");
+    assert_null(find_event(&p, "MemberCrashed"));
+    assert_null(find_event(&p, "DeletingPod"));
+    rss_plan_free(&p);
+    /* The same member going down alone while the others run is a crash, and it counts. */
+    cJSON_Delete(w.prev);
+    w.prev = cJSON_Parse("{\"memberStatus\":[{\"ordinal\":1,\"podUID\":\"uid-1-1\",\"failures\":0,"
+                         "\"role\":\"primary\",\"generation\":1}]}");
+    set_observed(find(&w, 0), RSS_ROLE_PRIMARY, GEN, true, 10, NULL);
+    set_observed(find(&w, 2), RSS_ROLE_PRIMARY, GEN, true, 20, NULL);
+    run(&w, &p);
+    assert_non_null(find_event(&p, "MemberCrashed"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 static void test_failed_member_stop_then_delete(void **state)
 {
     (void)state;
@@ -1377,6 +1407,7 @@ int main(void)
         cmocka_unit_test(test_failover_after_crash),
         cmocka_unit_test(test_repeated_failure_deletes_pod),
         cmocka_unit_test(test_failed_member_stop_then_delete),
+        cmocka_unit_test(test_outage_is_no_member_failure),
         cmocka_unit_test(test_failures_reset_when_stable),
         cmocka_unit_test(test_create_and_scale_up),
         cmocka_unit_test(test_scale_down_table),
