@@ -17,7 +17,9 @@
 #   wall         power-on command -> kubectl shows Running (includes the world's container restarts)
 #   api          kubesim GET /_sim/stats total during the recovery, and the same minus the world's idle
 #                rate (kubelets, controllers, heartbeats) over as long a window
-#   rss          VmRSS of each node's rssd process after the recovery
+#   rss          VmRSS/RssAnon of each node's rssd process after the recovery: VmRSS counts the pages
+#                of the shared libraries (gRPC, abseil, OpenSSL, libcurl, GnuTLS) it maps; RssAnon is
+#                rssd's own memory
 set -euo pipefail
 source "$(dirname "$0")/../e2e/lib.sh"
 
@@ -33,7 +35,7 @@ s0=$(stats_total)
 sleep 5
 idle_rate=$((($(stats_total) - s0) * 1000 / 5)) # requests per 1000 s
 
-printf '\n%-4s %-9s %-9s %-9s %-11s %-15s %-8s %-6s %-15s %s\n' N total_ms hooks_ms overhead lease_wait overhead_leading wall_ms joins "api(raw/-idle)" "rssd VmRSS kB"
+printf '\n%-4s %-9s %-9s %-9s %-11s %-15s %-8s %-6s %-15s %s\n' N total_ms hooks_ms overhead lease_wait overhead_leading wall_ms joins "api(raw/-idle)" "rssd VmRSS/RssAnon kB"
 results=()
 for n in "${sizes[@]}"; do
     rss_manifest $B "$n" false | k apply -n "$NS" -f - >/dev/null || fail "create $B with $n"
@@ -77,7 +79,7 @@ for n in "${sizes[@]}"; do
     mem=""
     for nd in $("$WORLD" nodes); do
         p=$(rssd_pid "$nd") || continue
-        mem="$mem $nd=$(awk '/^VmRSS/ {print $2}' "/proc/$p/status")"
+        mem="$mem $nd=$(awk '/^VmRSS/ {r = $2} /^RssAnon/ {a = $2} END {print r "/" a}' "/proc/$p/status")"
     done
     printf '%-4s %-9s %-9s %-9s %-11s %-15s %-8s %-6s %-15s %s\n' "$n" "$total" "$hooks" "$((total - hooks))" "$lease_wait" "$after" "$wall" "$njoins" "$api/$api_adj" "$mem"
     results+=("N=$n seed=$(awk '{print $2}' <<<"$seedl") (sequence $(sed -n 's/.* out=\([^ ]*\).*/\1/p' <<<"$(grep " $(awk '{print $2}' <<<"$seedl") " <<<"$seqs" | head -1)"))")

@@ -22,7 +22,9 @@ mkdir -p "$cache"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 chmod 777 "$tmp" # apt-get download drops privileges to _apt when it can
-(cd "$tmp" && apt-get download -qq kubernetes-client >/dev/null 2>"$tmp/err") || {
+# A machine that never ran `apt-get update` has no package lists: fetch them once and try again.
+(cd "$tmp" && apt-get download -qq kubernetes-client >/dev/null 2>"$tmp/err") ||
+  { apt-get update -qq >/dev/null 2>&1 && (cd "$tmp" && apt-get download -qq kubernetes-client >/dev/null 2>"$tmp/err"); } || {
   echo "kubectl-debian.sh: apt-get download kubernetes-client failed: $(cat "$tmp/err")" >&2
   exit 1
 }
