@@ -147,13 +147,8 @@ static void proxy_start(struct proxy *p, int target)
 {
     memset(p, 0, sizeof(*p));
     p->target = target;
-    p->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(bind(p->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-    assert_int_equal(listen(p->lfd, 16), 0);
-    socklen_t l = sizeof(a);
-    getsockname(p->lfd, (struct sockaddr *)&a, &l);
-    p->port = ntohs(a.sin_port);
+    p->lfd = simfix_listen_loopback(16, &p->port);
+    assert_true(p->lfd >= 0);
     atomic_init(&p->cut, false);
     atomic_init(&p->stop, false);
     assert_int_equal(pthread_create(&p->th, NULL, proxy_main, p), 0);

@@ -35,4 +35,8 @@ int simfix_write(const char *path, const char *text);
 /* Sleeps ms milliseconds. */
 void simfix_sleep_ms(long ms);
 
+/* A listening TCP socket on 127.0.0.1 at a free port (tests only ever listen on loopback): returns
+ * the fd (CLOEXEC) and sets *port, or -1. */
+int simfix_listen_loopback(int backlog, int *port);
+
 #endif

@@ -550,13 +550,8 @@ static void raw_start(struct raw *r)
     _cleanup_free_ char *key = rss_xasprintf("%s/server.key", sim.dir);
     assert_int_equal(SSL_CTX_use_certificate_chain_file(r->ctx, crt), 1);
     assert_int_equal(SSL_CTX_use_PrivateKey_file(r->ctx, key, SSL_FILETYPE_PEM), 1);
-    r->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    assert_int_equal(bind(r->fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    assert_int_equal(listen(r->fd, 8), 0);
-    socklen_t l = sizeof(a);
-    getsockname(r->fd, (struct sockaddr *)&a, &l);
-    r->port = ntohs(a.sin_port);
+    r->fd = simfix_listen_loopback(8, &r->port);
+    assert_true(r->fd >= 0);
     atomic_init(&r->stop, false);
     assert_int_equal(pthread_create(&r->th, NULL, raw_main, r), 0);
 }
