@@ -111,6 +111,32 @@ seq 1 42 >"$tmp/data/writes"
 ids=$("$agent_pod" "$CRI_ENDPOINT" rss-dummy-0 default "$uid" dummy "$top/apps/dummy/hooks" "$tmp/data")
 cid=${ids#* }
 
+# Rule 5: two pods rssd must never touch, each with a real container and a seed waiting for it: a
+# member of the RSS scheduled on another node, and a pod on this node whose RSS does not exist. Had
+# rssd taken either for its member, its probe alone would write to that pod's hooks.log.
+foreign() { # foreign POD NODE RSS DATA_DIR
+	mkdir -p "$4"
+	k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $1
+  namespace: default
+  labels: {rss.clusterlabs.org/name: $3}
+  annotations:
+    rss.clusterlabs.org/desired: '{"epoch":2,"action":"seed","id":"2-99","generation":1,"peers":[]}'
+spec:
+  nodeName: $2
+  containers:
+  - name: dummy
+    image: localhost/rss/busybox:1
+YAML
+	"$agent_pod" "$CRI_ENDPOINT" "$1" default "$(k get pod "$1" -o jsonpath='{.metadata.uid}')" dummy \
+		"$top/apps/dummy/hooks" "$4" >/dev/null || fail "container for $1"
+}
+foreign rss-dummy-1 node2 dummy "$tmp/data-node2"
+foreign stranger-0 node1 nosuch "$tmp/data-stranger"
+
 # The leader Lease, held by the test for an hour: rssd's own election never takes it.
 now=$(date -u +%Y-%m-%dT%H:%M:%S.000000Z)
 k apply -f - >/dev/null <<YAML
@@ -249,4 +275,14 @@ grep -q "reachable again" "$tmp/rssd3.log" || fail "no end of self-fencing logge
 obs_is .generation "$((gen4 + 1))" || fail "fencing: generation $(obs .generation), want $((gen4 + 1)) (no crash bump)"
 ok "API unreachable > fence timeout: member stopped once, stopped role published once the API is back"
 stop_rssd
+
+# --- 9. rule 5: after all of the above, the two foreign pods were never touched --------------------
+for f in "$tmp/data-node2" "$tmp/data-stranger"; do
+	[ ! -e "$f/hooks.log" ] || fail "a hook ran in a pod that is not this node's member: $(cat "$f/hooks.log")"
+done
+for p in rss-dummy-1 stranger-0; do
+	[ -z "$(k get pod "$p" -o jsonpath='{.metadata.annotations.rss\.clusterlabs\.org/observed}')" ] ||
+		fail "rssd reported on $p, which is not its member"
+done
+ok "rule 5: no hook and no report for a member on another node, nor for a pod whose RSS does not exist"
 echo "all $checks checks passed"
