@@ -91,6 +91,28 @@ static char *record_key(const struct record *r)
 
 /* --- identity --- */
 
+/* Splits "<prefix>_<boot8>_<pid>_<random>" (the format below): prefix length and boot field. */
+static bool split_identity(const char *id, size_t *prefix_len, const char **boot)
+{
+    const char *u3 = strrchr(id, '_');
+    const char *u2 = u3 ? memrchr(id, '_', (size_t)(u3 - id)) : NULL;
+    const char *u1 = u2 ? memrchr(id, '_', (size_t)(u2 - id)) : NULL;
+    if (!u1 || u1 == id || u2 - u1 - 1 != 8)
+        return false;
+    *prefix_len = (size_t)(u1 - id);
+    *boot = u1 + 1;
+    return true;
+}
+
+bool rss_election_holder_rebooted(const char *holder, const char *me)
+{
+    size_t hl, ml;
+    const char *hb, *mb;
+    if (!holder || !me || !split_identity(holder, &hl, &hb) || !split_identity(me, &ml, &mb))
+        return false;
+    return hl == ml && !strncmp(holder, me, hl) && strncmp(hb, mb, 8) != 0;
+}
+
 char *rss_election_make_identity(const char *prefix)
 {
     char host[256] = "";
@@ -100,13 +122,21 @@ char *rss_election_make_identity(const char *prefix)
         prefix = host;
     }
     char boot[9] = "00000000";
-    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-    if (f) {
+    /* RSS_BOOT_ID stands in for the kernel's where simulated nodes share one kernel (the test world
+     * gives each node a new one at every power-on). */
+    const char *env = getenv("RSS_BOOT_ID");
+    FILE *f = env && strlen(env) >= 8 ? NULL : fopen("/proc/sys/kernel/random/boot_id", "re");
+    if (env && strlen(env) >= 8) {
+        memcpy(boot, env, 8);
+    } else if (f) {
         char buf[64];
         if (fgets(buf, sizeof(buf), f) && strlen(buf) >= 8)
             memcpy(boot, buf, 8);
         fclose(f);
     }
+    for (int i = 0; i < 8; i++)
+        if (boot[i] == '_')
+            boot[i] = '-'; /* keep the identity's fields apart */
     uint32_t rnd = 0;
     if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
         rnd = (uint32_t)mono_ns() ^ (uint32_t)getpid();
@@ -383,9 +413,14 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
             }
         }
     } else if (old.holder[0] && strcmp(old.holder, el->identity) &&
+               !rss_election_holder_rebooted(old.holder, el->identity) &&
                now < el->observed_ns + (int64_t)el->observed_dur_s * 1000000000LL) {
         out = HELD;
     } else {
+        if (old.holder[0] && rss_election_holder_rebooted(old.holder, el->identity))
+            rss_log_info("election: the Lease holder %s ran on this node before it rebooted: it is gone, "
+                         "taking over without waiting out the lease",
+                         old.holder);
         /* Taking over: an expired or released Lease, or one left under our own identity by an earlier
          * term of ours. Either way a new term, so a new epoch (never client-go's "holder == me"
          * renewal, which would let two terms share one). */

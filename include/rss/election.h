@@ -76,7 +76,15 @@ bool rss_election_leading(struct rss_election *el, int64_t *epoch);
 const char *rss_election_identity(const struct rss_election *el);
 
 /* Generates a unique identity "<prefix>_<bootid8>_<pid>_<random hex>" (caller frees); prefix NULL =
- * hostname. */
+ * hostname. rssd uses the node name as prefix. The boot id is the kernel's, or $RSS_BOOT_ID when set
+ * (the test world, whose simulated nodes share one kernel, sets a new one at every power-on). */
 char *rss_election_make_identity(const char *prefix);
+
+/* True when `holder` and `me` are identities of that format with the same prefix (node) but a
+ * different boot id: the holder ran on this node before it last booted, so it is certainly gone. A
+ * candidate then takes the Lease at once (still as a new term, leaseTransitions + 1) instead of waiting
+ * out a lease duration: after a lights-out the first leader is elected as soon as the old leader's
+ * node is back. Any other holder is judged by client-go's rules. */
+bool rss_election_holder_rebooted(const char *holder, const char *me);
 
 #endif

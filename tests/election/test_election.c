@@ -547,6 +547,46 @@ static void test_sigterm_release_takeover(void **state)
     check_candidate_logs(cs, 3);
 }
 
+/* The Lease holder ran on this node before it rebooted (same node prefix, other boot id): it is gone,
+ * so a candidate of this boot takes over at once, as a new term; a holder of the current boot is
+ * judged by the usual expiry, here an hour away. */
+static void test_rebooted_holder_taken_over_at_once(void **state)
+{
+    (void)state;
+    char host[256] = "";
+    assert_int_equal(gethostname(host, sizeof(host) - 1), 0);
+    char now[RSS_KUBE_TIME_LEN];
+    rss_kube_microtime(now, NULL);
+    _cleanup_free_ char *body = rss_xasprintf(
+        "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":\"reboot\"},"
+        "\"spec\":{\"holderIdentity\":\"%s_0000dead_1_00000000\",\"leaseDurationSeconds\":3600,"
+        "\"leaseTransitions\":4,\"acquireTime\":\"%s\",\"renewTime\":\"%s\"}}",
+        host, now, now);
+    _cleanup_json_ cJSON *lease = cJSON_Parse(body);
+    _cleanup_free_ char *path = rss_kube_path("coordination.k8s.io/v1", "default", "leases", NULL, NULL);
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_kube_create(kube, path, lease, NULL, &err), 0);
+
+    /* Same boot as the holder: it may be alive, so no takeover within seconds of an hour-long lease. */
+    setenv("RSS_BOOT_ID", "0000dead", 1);
+    cand_start(&cs[0], "sameboot", "reboot", false);
+    unsetenv("RSS_BOOT_ID");
+    simfix_sleep_ms(2000);
+    assert_true(cand_leading_since(&cs[0], NULL) < 0);
+    assert_int_equal(WEXITSTATUS(cand_signal(&cs[0], SIGTERM)), 0);
+
+    /* A later boot of the same node: taken over at once, with a new epoch. */
+    setenv("RSS_BOOT_ID", "1111beef", 1);
+    cand_start(&cs[1], "newboot", "reboot", false);
+    unsetenv("RSS_BOOT_ID");
+    int l = wait_leader(&cs[1], 1, -1);
+    assert_int_equal(l, 0);
+    int64_t epoch = 0;
+    cand_leading_since(&cs[1], &epoch);
+    assert_int_equal(epoch, 5);
+    assert_int_equal(WEXITSTATUS(cand_signal(&cs[1], SIGTERM)), 0);
+}
+
 static void test_partitioned_leader_stops_first(void **state)
 {
     (void)state;
@@ -620,6 +660,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_sigkill_failover, cleanup_cands),
         cmocka_unit_test_teardown(test_sigterm_release_takeover, cleanup_cands),
+        cmocka_unit_test_teardown(test_rebooted_holder_taken_over_at_once, cleanup_cands),
         cmocka_unit_test_teardown(test_partitioned_leader_stops_first, cleanup_cands),
         cmocka_unit_test_teardown(test_churn, cleanup_cands),
     };

@@ -579,14 +579,45 @@ static void test_apply_not_leading(void **state)
     rss_kube_free(kube);
 }
 
+/* rss_election_holder_rebooted: only the same node prefix with another boot id is a certainly-gone
+ * holder; everything else (other node, same boot, foreign formats) keeps client-go's expiry. */
+static void test_holder_rebooted_table(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *holder, *me;
+        bool rebooted;
+    } rows[] = {
+        {"node-1_0000dead_7_0badf00d", "node-1_1111beef_9_12345678", true},
+        {"node-1_1111beef_7_0badf00d", "node-1_1111beef_9_12345678", false},  /* same boot: maybe alive */
+        {"node-2_0000dead_7_0badf00d", "node-1_1111beef_9_12345678", false},  /* another node */
+        {"node-10_0000dead_7_0badf00d", "node-1_1111beef_9_12345678", false}, /* prefix, not equal */
+        {"a.b_c_0000dead_7_0badf00d", "a.b_c_1111beef_9_12345678", true},     /* prefix with '_' */
+        {"the-test", "node-1_1111beef_9_12345678", false},                    /* not our format */
+        {"node-1_dead_7_0badf00d", "node-1_1111beef_9_12345678", false},      /* short boot field */
+        {"", "node-1_1111beef_9_12345678", false},
+        {NULL, "node-1_1111beef_9_12345678", false},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        if (rss_election_holder_rebooted(rows[i].holder, rows[i].me) != rows[i].rebooted)
+            fail_msg("row %zu: holder %s, me %s: want %d", i, rows[i].holder ? rows[i].holder : "(null)",
+                     rows[i].me, rows[i].rebooted);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_statefulset_table),  cmocka_unit_test(test_statefulset_env_not_overridden),
-        cmocka_unit_test(test_statefulset_hash),   cmocka_unit_test(test_service_table),
-        cmocka_unit_test(test_liveness_table),     cmocka_unit_test(test_snapshot_table),
-        cmocka_unit_test(test_event_dedupe_table), cmocka_unit_test(test_event_object),
-        cmocka_unit_test(test_pod_patch),          cmocka_unit_test(test_status_patch_table),
+        cmocka_unit_test(test_holder_rebooted_table),
+        cmocka_unit_test(test_statefulset_table),
+        cmocka_unit_test(test_statefulset_env_not_overridden),
+        cmocka_unit_test(test_statefulset_hash),
+        cmocka_unit_test(test_service_table),
+        cmocka_unit_test(test_liveness_table),
+        cmocka_unit_test(test_snapshot_table),
+        cmocka_unit_test(test_event_dedupe_table),
+        cmocka_unit_test(test_event_object),
+        cmocka_unit_test(test_pod_patch),
+        cmocka_unit_test(test_status_patch_table),
         cmocka_unit_test(test_apply_not_leading),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

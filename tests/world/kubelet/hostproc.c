@@ -63,12 +63,14 @@ int kl_hostproc_start(struct kl *kl, const char *uid, const char *name, const ch
 
     /* The container's env, then the node's endpoints: they must point at this world. */
     size_t n = 0;
-    char **envp = rss_xcalloc(env->n + 4, sizeof(char *));
+    char **envp = rss_xcalloc(env->n + 5, sizeof(char *));
     envp[n++] = rss_xstrdup("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
     for (size_t i = 0; i < env->n; i++)
         envp[n++] = rss_xasprintf("%s=%s", env->keys[i], env->values[i]);
     envp[n++] = rss_xasprintf("CONTAINER_RUNTIME_ENDPOINT=%s", kl->cri_endpoint);
     envp[n++] = rss_xasprintf("KUBECONFIG=%s", kl->kubeconfig);
+    if (kl->boot_id)
+        envp[n++] = rss_xasprintf("RSS_BOOT_ID=%s", kl->boot_id);
 
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;

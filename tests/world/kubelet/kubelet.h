@@ -37,6 +37,7 @@ struct kl {
     const char *cri_endpoint;
     const char *pv_dir;
     const char *state_dir;
+    const char *boot_id; /* --boot-id: this power-on's boot id, given to host processes; NULL = none */
     struct kl_hostmap *hostmaps;
     size_t n_hostmaps;
     struct rss_cri_mount *extra_mounts; /* --extra-mount: in every runtime container (e.g. /hooks) */

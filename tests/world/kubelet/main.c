@@ -1,7 +1,11 @@
 /* main.c -- world-kubelet: the test world's kubelet simulator for one node (arguments, threads, signals).
  *
  * world-kubelet --kubeconfig PATH --node NAME --cri-endpoint unix://... --pv-dir DIR --state-dir DIR
- *               [--host-process IMAGE=BINARY]... [--extra-mount /HOST:/CONTAINER[:ro]]...
+ *               [--host-process IMAGE=BINARY]... [--extra-mount /HOST:/CONTAINER[:ro]]... [--boot-id ID]
+ *
+ * --boot-id stands for the node's kernel boot id, which the simulated nodes cannot have apart: the world
+ * sets a new one at every power-on and hands it to host processes as RSS_BOOT_ID (rssd's election uses
+ * it to recognise a Lease holder from before the node rebooted).
  */
 #include <getopt.h>
 #include <signal.h>
@@ -18,7 +22,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: world-kubelet --kubeconfig PATH --node NAME --cri-endpoint unix://SOCK --pv-dir DIR\n"
                "                     --state-dir DIR [--host-process IMAGE=BINARY]... [--extra-mount "
-               "/HOST:/CTR[:ro]]...\n");
+               "/HOST:/CTR[:ro]]... [--boot-id ID]\n");
 }
 
 int main(int argc, char **argv)
@@ -31,6 +35,7 @@ int main(int argc, char **argv)
         {"state-dir", required_argument, NULL, 's'},
         {"host-process", required_argument, NULL, 'H'},
         {"extra-mount", required_argument, NULL, 'm'},
+        {"boot-id", required_argument, NULL, 'b'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -52,6 +57,9 @@ int main(int argc, char **argv)
             break;
         case 's':
             kl.state_dir = optarg;
+            break;
+        case 'b':
+            kl.boot_id = optarg;
             break;
         case 'H': {
             const char *eq = strchr(optarg, '=');
