@@ -227,24 +227,31 @@ struct body {
     bool too_large;
 };
 
+bool rss_kube_buf_append(char **data, size_t *len, size_t *cap, size_t max, const char *p, size_t n)
+{
+    if (*len + n > max)
+        return false;
+    if (*len + n + 1 > *cap) {
+        size_t c = *cap ? *cap : 4096;
+        while (c < *len + n + 1)
+            c *= 2;
+        *data = rss_xrealloc(*data, c);
+        *cap = c;
+    }
+    memcpy(*data + *len, p, n);
+    *len += n;
+    (*data)[*len] = '\0';
+    return true;
+}
+
 static size_t body_write(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     struct body *b = ud;
     size_t n = size * nmemb;
-    if (b->len + n > b->max) {
+    if (!rss_kube_buf_append(&b->data, &b->len, &b->cap, b->max, ptr, n)) {
         b->too_large = true;
         return 0; /* aborts the transfer with CURLE_WRITE_ERROR */
     }
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        b->data = rss_xrealloc(b->data, cap);
-        b->cap = cap;
-    }
-    memcpy(b->data + b->len, ptr, n);
-    b->len += n;
-    b->data[b->len] = '\0';
     return n;
 }
 

@@ -102,6 +102,10 @@ int rss_kube_stream(struct rss_kube *kube, const char *path, const char *query, 
                     long stall_ms, rss_kube_data_fn on_data, void *userdata, bool *got_bytes,
                     rss_error_t *err);
 
+/* kube_http.c: appends n bytes to a NUL-terminated buffer that grows by doubling (response bodies, watch
+ * lines). Returns false and appends nothing when the result would exceed max bytes. */
+bool rss_kube_buf_append(char **data, size_t *len, size_t *cap, size_t max, const char *p, size_t n);
+
 /* kube_watch.c: splits a byte stream into '\n'-terminated lines, holding a partial line until the
  * rest arrives. Lines longer than max are an error (RSS_E_TOO_LARGE). */
 struct rss_kube_framer {

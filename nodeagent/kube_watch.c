@@ -18,18 +18,8 @@ int rss_kube_framer_feed(struct rss_kube_framer *f, const char *data, size_t len
     while (len > 0) {
         const char *nl = memchr(data, '\n', len);
         size_t take = nl ? (size_t)(nl - data) : len;
-        if (f->len + take > f->max)
+        if (!rss_kube_buf_append(&f->buf, &f->len, &f->cap, f->max, data, take))
             return rss_error_make(err, RSS_E_TOO_LARGE, 0, "watch event over %zu bytes", f->max);
-        if (f->len + take + 1 > f->cap) {
-            size_t cap = f->cap ? f->cap : 4096;
-            while (cap < f->len + take + 1)
-                cap *= 2;
-            f->buf = rss_xrealloc(f->buf, cap);
-            f->cap = cap;
-        }
-        memcpy(f->buf + f->len, data, take);
-        f->len += take;
-        f->buf[f->len] = '\0';
         if (!nl)
             return 0;
         data += take + 1;
