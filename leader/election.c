@@ -50,13 +50,6 @@ struct rss_election {
     unsigned seed;
 };
 
-static int64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static void record_clear(struct record *r)
 {
     free(r->holder);
@@ -139,7 +132,7 @@ char *rss_election_make_identity(const char *prefix)
             boot[i] = '-'; /* keep the identity's fields apart */
     uint32_t rnd = 0;
     if (getrandom(&rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-        rnd = (uint32_t)mono_ns() ^ (uint32_t)getpid();
+        rnd = (uint32_t)rss_clock_mono_ns() ^ (uint32_t)getpid();
     /* The random part keeps identities unique even across a pid reused after a restart. */
     return rss_xasprintf("%s_%s_%d_%08x", prefix, boot, (int)getpid(), rnd);
 }
@@ -183,7 +176,7 @@ int rss_election_new(const struct rss_election_config *cfg, struct rss_election 
     el->on_stopped = cfg->on_stopped_leading;
     el->on_new_leader = cfg->on_new_leader;
     el->ud = cfg->userdata;
-    el->seed = (unsigned)mono_ns() ^ (unsigned)getpid();
+    el->seed = (unsigned)rss_clock_mono_ns() ^ (unsigned)getpid();
     atomic_init(&el->stop, false);
     atomic_init(&el->leading, false);
     atomic_init(&el->epoch, -1);
@@ -219,7 +212,7 @@ void rss_election_stop(struct rss_election *el)
 
 bool rss_election_leading(struct rss_election *el, int64_t *epoch)
 {
-    bool l = atomic_load(&el->leading) && mono_ns() < atomic_load(&el->deadline_ns);
+    bool l = atomic_load(&el->leading) && rss_clock_mono_ns() < atomic_load(&el->deadline_ns);
     if (epoch)
         *epoch = l ? atomic_load(&el->epoch) : -1;
     return l;
@@ -236,7 +229,7 @@ static void wait_until(struct rss_election *el, int64_t until)
     for (;;) {
         if (atomic_load(&el->stop))
             return;
-        int64_t left = until - mono_ns();
+        int64_t left = until - rss_clock_mono_ns();
         if (left <= 0)
             return;
         struct pollfd p = {.fd = el->wake[0], .events = POLLIN};
@@ -288,7 +281,7 @@ static int write_lease(struct rss_election *el, const char *method, cJSON *body,
                                    .timeout_ms = timeout_ms,
                                    .attempts = 1};
     _cleanup_json_ cJSON *resp = NULL;
-    el->sent_ns = mono_ns();
+    el->sent_ns = rss_clock_mono_ns();
     if (rss_kube_call(el->kube, &req, &resp, err) < 0)
         return -1;
     if (!cJSON_IsObject(resp))
@@ -322,7 +315,7 @@ static void observe_written(struct rss_election *el)
 {
     struct record r = {0};
     record_from(el->lease, &r);
-    observe(el, &r, mono_ns());
+    observe(el, &r, rss_clock_mono_ns());
     record_clear(&r);
 }
 
@@ -341,8 +334,8 @@ static long dur_s(const struct rss_election *el)
 static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, long timeout_ms,
                                          int64_t *new_epoch)
 {
-    char now_s[RSS_KUBE_TIME_LEN];
-    rss_kube_microtime(now_s, NULL);
+    char now_s[RSS_TIME_LEN];
+    rss_time_micro(now_s, NULL);
     int64_t epoch = atomic_load(&el->epoch);
 
     if (leading && el->lease) {
@@ -393,7 +386,7 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
     el->lease = cJSON_Duplicate(got, true);
     struct record old = {0};
     record_from(got, &old);
-    int64_t now = mono_ns();
+    int64_t now = rss_clock_mono_ns();
     observe(el, &old, now);
 
     enum outcome out;
@@ -472,8 +465,8 @@ static void release(struct rss_election *el)
         record_clear(&r);
         if (!mine)
             return;
-        char now_s[RSS_KUBE_TIME_LEN];
-        rss_kube_microtime(now_s, NULL);
+        char now_s[RSS_TIME_LEN];
+        rss_time_micro(now_s, NULL);
         _cleanup_json_ cJSON *body = lease_body(el, got, "", 1, now_s, now_s, t);
         if (write_lease(el, "PUT", body, el->renew_ms, &e) == 0) {
             rss_log_debug("election: %s released the lease", el->identity);
@@ -497,7 +490,7 @@ int rss_election_run(struct rss_election *el, rss_error_t *err)
             wait_until(el, next < dl ? next : dl);
             if (atomic_load(&el->stop))
                 break;
-            int64_t now = mono_ns();
+            int64_t now = rss_clock_mono_ns();
             /* Leave room for the request: one that cannot finish before the deadline is useless. */
             if (now + 5 * ms >= dl) {
                 stop_leading(el, "renew deadline passed");
@@ -513,11 +506,11 @@ int rss_election_run(struct rss_election *el, rss_error_t *err)
                 atomic_store(&el->deadline_ns, el->sent_ns + el->renew_ms * ms);
             else if (o == HELD)
                 stop_leading(el, "the lease was taken over");
-            else if (mono_ns() >= atomic_load(&el->deadline_ns))
+            else if (rss_clock_mono_ns() >= atomic_load(&el->deadline_ns))
                 stop_leading(el, "renew deadline passed");
         } else {
             int64_t epoch;
-            int64_t start = mono_ns();
+            int64_t start = rss_clock_mono_ns();
             enum outcome o = try_acquire_or_renew(el, false, el->renew_ms / 2, &epoch);
             if (o == ACQUIRED) {
                 atomic_store(&el->epoch, epoch);

@@ -91,13 +91,6 @@ void rss_leader_free(struct rss_leader *l)
     free(l);
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Marks one RSS dirty (lock held). A flood beyond MAX_DIRTY degrades to a full pass. */
 static void mark_locked(struct rss_leader *l, const char *ns, const char *name)
 {
@@ -125,7 +118,7 @@ static const char *owner_label(const cJSON *obj)
 {
     const cJSON *labels =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "labels");
-    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels, RSS_LEADER_LABEL_NAME));
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(labels, RSS_LABEL_NAME));
 }
 
 /* RSS objects: the object itself. Pods and StatefulSets: the RSS named by their label. */
@@ -166,18 +159,18 @@ static int on_lease(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_erro
     struct rss_leader *l = ud;
     const char *name = obj ? md_str(obj, "name") : NULL;
     if (ev != RSS_KUBE_SYNC_END &&
-        (!name || strncmp(name, RSS_LEADER_NODE_PREFIX, strlen(RSS_LEADER_NODE_PREFIX))))
+        (!name || strncmp(name, RSS_HEARTBEAT_PREFIX, strlen(RSS_HEARTBEAT_PREFIX))))
         return 0;
     pthread_mutex_lock(&l->mu);
     if (ev == RSS_KUBE_SYNC_END || ev == RSS_KUBE_SYNC_BEGIN) {
         l->all_dirty = true;
     } else {
-        const char *node = name + strlen(RSS_LEADER_NODE_PREFIX);
+        const char *node = name + strlen(RSS_HEARTBEAT_PREFIX);
         struct node_beat *nb = NULL;
         for (size_t i = 0; i < l->n_nodes; i++)
             if (!strcmp(l->nodes[i].node, node))
                 nb = &l->nodes[i];
-        int64_t now = rss_leader_now_ms();
+        int64_t now = rss_clock_wall_ms();
         _cleanup_json_ cJSON *list = cJSON_CreateObject();
         cJSON_AddItemToArray(cJSON_AddArrayToObject(list, "items"), cJSON_Duplicate(obj, true));
         bool alive;
@@ -302,7 +295,7 @@ static int run_pass(struct rss_leader *l, const struct rss_leader_ctx *ctx, bool
         return RSS_LEADER_DONE;
     }
     if (all) {
-        _cleanup_free_ char *path = rss_kube_path(RSS_LEADER_RSS_GV, NULL, RSS_LEADER_RSS_PLURAL, NULL, NULL);
+        _cleanup_free_ char *path = rss_kube_path(RSS_CRD_GROUP_VERSION, NULL, RSS_CRD_PLURAL, NULL, NULL);
         _cleanup_json_ cJSON *list = NULL;
         if (rss_kube_list(l->kube, path, NULL, &list, &err) < 0) {
             rss_log_error(RSS_LOG_WARN, &err, "list replicatedstatefulsets");
@@ -328,7 +321,7 @@ static int run_pass(struct rss_leader *l, const struct rss_leader_ctx *ctx, bool
             continue;
         *slash = '\0';
         _cleanup_free_ char *path =
-            rss_kube_path(RSS_LEADER_RSS_GV, keys[i], RSS_LEADER_RSS_PLURAL, slash + 1, NULL);
+            rss_kube_path(RSS_CRD_GROUP_VERSION, keys[i], RSS_CRD_PLURAL, slash + 1, NULL);
         *slash = '/';
         _cleanup_json_ cJSON *cr = NULL;
         if (rss_kube_get(l->kube, path, &cr, &err) < 0) {
@@ -348,14 +341,7 @@ static int run_pass(struct rss_leader *l, const struct rss_leader_ctx *ctx, bool
 
 static void wait_ms(struct rss_leader *l, int64_t ms)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += ms / 1000;
-    ts.tv_nsec += (ms % 1000) * 1000000;
-    if (ts.tv_nsec >= 1000000000) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000;
-    }
+    struct timespec ts = rss_clock_mono_after(ms);
     pthread_cond_timedwait(&l->cv, &l->mu, &ts);
 }
 
@@ -380,15 +366,15 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
 
     struct watch_arg w[4] = {
         {.l = l,
-         .path = rss_kube_path(RSS_LEADER_RSS_GV, NULL, RSS_LEADER_RSS_PLURAL, NULL, NULL),
+         .path = rss_kube_path(RSS_CRD_GROUP_VERSION, NULL, RSS_CRD_PLURAL, NULL, NULL),
          .fn = on_rss},
         {.l = l,
          .path = rss_kube_path("v1", NULL, "pods", NULL, NULL),
-         .label_selector = RSS_LEADER_LABEL_NAME,
+         .label_selector = RSS_LABEL_NAME,
          .fn = on_member},
         {.l = l,
          .path = rss_kube_path("apps/v1", NULL, "statefulsets", NULL, NULL),
-         .label_selector = RSS_LEADER_LABEL_NAME,
+         .label_selector = RSS_LABEL_NAME,
          .fn = on_member},
         {.l = l,
          .path = rss_kube_path("coordination.k8s.io/v1", l->ns, "leases", NULL, NULL),
@@ -410,7 +396,7 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
             break;
         }
         pthread_mutex_lock(&l->mu);
-        int64_t now = mono_ms(), wall = rss_leader_now_ms();
+        int64_t now = rss_clock_mono_ms(), wall = rss_clock_wall_ms();
         int64_t expiry = next_expiry_locked(l, wall, dead_after);
         if (!l->all_dirty && !l->n_dirty) {
             int64_t wake = WAKE_MS;
@@ -420,8 +406,8 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
                 wake = expiry - wall + 1;
             if (wake > 0)
                 wait_ms(l, wake);
-            now = mono_ms();
-            wall = rss_leader_now_ms();
+            now = rss_clock_mono_ms();
+            wall = rss_clock_wall_ms();
         }
         bool all = l->all_dirty || now >= next_full || (expiry != INT64_MAX && wall >= expiry);
         char **keys = l->dirty;
@@ -436,10 +422,10 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
             outcome = run_pass(l, &ctx, all, keys, n_keys, &ps);
             if (all) {
                 int64_t iv = ps.min_interval_ms < MIN_FULL_MS ? MIN_FULL_MS : ps.min_interval_ms;
-                next_full = mono_ms() + iv;
+                next_full = rss_clock_mono_ms() + iv;
             }
-            if (ps.retry && next_full > mono_ms() + RETRY_MS)
-                next_full = mono_ms() + RETRY_MS;
+            if (ps.retry && next_full > rss_clock_mono_ms() + RETRY_MS)
+                next_full = rss_clock_mono_ms() + RETRY_MS;
         }
         for (size_t i = 0; i < n_keys; i++)
             free(keys[i]);

@@ -10,13 +10,6 @@
 #include "rss/kube.h"
 #include "rss/log.h"
 
-int64_t rss_leader_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 bool rss_leader_still_leading(const struct rss_leader_ctx *ctx)
 {
     int64_t e = -1;
@@ -71,7 +64,7 @@ cJSON *rss_leader_status_patch(const cJSON *status, const cJSON *prev)
 
 static char *rss_item_path(const struct rss_spec *spec)
 {
-    return rss_kube_path(RSS_LEADER_RSS_GV, spec->ns, RSS_LEADER_RSS_PLURAL, spec->name, NULL);
+    return rss_kube_path(RSS_CRD_GROUP_VERSION, spec->ns, RSS_CRD_PLURAL, spec->name, NULL);
 }
 
 /* A lost CAS or a vanished object: our view was stale, plan again from a fresh LIST. */
@@ -182,16 +175,16 @@ static int apply_events(const struct rss_leader_ctx *ctx, const struct rss_spec 
                                            .reason = pe->reason,
                                            .message = pe->message,
                                            .pod = pe->pod};
-        int64_t now = rss_leader_now_ms(), first;
+        int64_t now = rss_clock_wall_ms(), first;
         _cleanup_free_ char *name = NULL;
         int count = rss_leader_events_note(ctx->events, &key, spec->name, now, &name, &first);
         _cleanup_error_ rss_error_t err = NULL;
         if (count >= 2) {
             _cleanup_json_ cJSON *patch = cJSON_CreateObject();
             cJSON_AddNumberToObject(patch, "count", count);
-            char buf[RSS_KUBE_TIME_LEN];
+            char buf[RSS_TIME_LEN];
             struct timespec ts = {.tv_sec = (time_t)(now / 1000), .tv_nsec = (long)(now % 1000) * 1000000};
-            cJSON_AddStringToObject(patch, "lastTimestamp", rss_kube_time(buf, &ts));
+            cJSON_AddStringToObject(patch, "lastTimestamp", rss_time_seconds(buf, &ts));
             _cleanup_free_ char *path = rss_kube_path("v1", spec->ns, "events", name, NULL);
             if (rss_kube_merge_patch(ctx->kube, path, patch, NULL, &err) == 0)
                 continue;

@@ -103,10 +103,10 @@ void rss_leader_events_forget(struct rss_leader_events *ev, const struct rss_lea
     pthread_mutex_unlock(&ev->lock);
 }
 
-static void k8s_time(int64_t ms, char buf[RSS_KUBE_TIME_LEN])
+static void k8s_time(int64_t ms, char buf[RSS_TIME_LEN])
 {
     struct timespec ts = {.tv_sec = (time_t)(ms / 1000), .tv_nsec = (long)(ms % 1000) * 1000000};
-    rss_kube_time(buf, &ts);
+    rss_time_seconds(buf, &ts);
 }
 
 cJSON *rss_leader_build_event(const struct rss_spec *spec, const char *name, const char *type,
@@ -121,8 +121,8 @@ cJSON *rss_leader_build_event(const struct rss_spec *spec, const char *name, con
     cJSON_AddStringToObject(md, "namespace", spec->ns);
     /* The RSS is the object: `kubectl describe rss` filters events by its uid and kind. */
     cJSON *io = cJSON_AddObjectToObject(e, "involvedObject");
-    cJSON_AddStringToObject(io, "apiVersion", RSS_LEADER_RSS_GV);
-    cJSON_AddStringToObject(io, "kind", RSS_LEADER_RSS_KIND);
+    cJSON_AddStringToObject(io, "apiVersion", RSS_CRD_GROUP_VERSION);
+    cJSON_AddStringToObject(io, "kind", RSS_CRD_KIND);
     cJSON_AddStringToObject(io, "name", spec->name);
     cJSON_AddStringToObject(io, "namespace", spec->ns);
     cJSON_AddStringToObject(io, "uid", spec->uid);
@@ -138,13 +138,13 @@ cJSON *rss_leader_build_event(const struct rss_spec *spec, const char *name, con
     cJSON_AddStringToObject(e, "reason", reason);
     cJSON_AddStringToObject(e, "message", message ? message : "");
     cJSON_AddNumberToObject(e, "count", 1);
-    char buf[RSS_KUBE_TIME_LEN];
+    char buf[RSS_TIME_LEN];
     k8s_time(now_ms, buf);
     cJSON_AddStringToObject(e, "firstTimestamp", buf);
     cJSON_AddStringToObject(e, "lastTimestamp", buf);
     cJSON *src = cJSON_AddObjectToObject(e, "source");
     cJSON_AddStringToObject(src, "component", "rssd");
-    cJSON_AddStringToObject(e, "reportingComponent", "clusterlabs.org/rssd");
+    cJSON_AddStringToObject(e, "reportingComponent", RSS_EVENT_COMPONENT);
     cJSON_AddStringToObject(e, "reportingInstance", instance ? instance : "");
     return e;
 }

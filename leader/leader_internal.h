@@ -11,14 +11,9 @@
 #include "rss/error.h"
 #include "rss/leader.h"
 #include "rss/planner.h"
+#include "rss/protocol.h"
 #include "rss/spec.h"
 
-#define RSS_LEADER_LABEL_NAME   "rss.clusterlabs.org/name"
-#define RSS_LEADER_SPEC_HASH    "rss.clusterlabs.org/spec-hash"
-#define RSS_LEADER_NODE_PREFIX  "rssd-node-"
-#define RSS_LEADER_RSS_GV       "clusterlabs.org/v1alpha1"
-#define RSS_LEADER_RSS_KIND     "ReplicatedStatefulSet"
-#define RSS_LEADER_RSS_PLURAL   "replicatedstatefulsets"
 #define RSS_LEADER_FENCE_MARGIN 5000 /* ms added to the fence timeout before a silent node is dead */
 
 /* --- leader_objects.c: pure builders of the objects the leader owns --- */
@@ -31,7 +26,7 @@ cJSON *rss_leader_build_service(const struct rss_spec *spec, const cJSON *cr);
 
 /* The StatefulSet rss-<name> with `replicas`. `cr` is the raw RSS (for optional pod-level fields:
  * nodeSelector, tolerations, serviceAccountName, imagePullSecrets, securityContext); may be NULL.
- * metadata.annotations[RSS_LEADER_SPEC_HASH] is a hash of everything built from the spec, so a
+ * metadata.annotations[RSS_ANNOTATION_SPEC_HASH] is a hash of everything built from the spec, so a
  * changed spec can be detected without comparing against server-defaulted fields. */
 cJSON *rss_leader_build_statefulset(const struct rss_spec *spec, const cJSON *cr, int replicas);
 
@@ -136,6 +131,6 @@ cJSON *rss_leader_status_patch(const cJSON *status, const cJSON *prev);
 int rss_leader_reconcile(const struct rss_leader_ctx *ctx, const cJSON *cr, const cJSON *leases,
                          int64_t dead_after_ms, rss_error_t *err);
 
-int64_t rss_leader_now_ms(void);
+int64_t rss_clock_wall_ms(void);
 
 #endif

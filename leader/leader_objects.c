@@ -9,8 +9,8 @@
 cJSON *rss_leader_owner_ref(const struct rss_spec *spec)
 {
     cJSON *ref = cJSON_CreateObject();
-    cJSON_AddStringToObject(ref, "apiVersion", RSS_LEADER_RSS_GV);
-    cJSON_AddStringToObject(ref, "kind", RSS_LEADER_RSS_KIND);
+    cJSON_AddStringToObject(ref, "apiVersion", RSS_CRD_GROUP_VERSION);
+    cJSON_AddStringToObject(ref, "kind", RSS_CRD_KIND);
     cJSON_AddStringToObject(ref, "name", spec->name);
     cJSON_AddStringToObject(ref, "uid", spec->uid ? spec->uid : "");
     /* controller: the StatefulSet and Service are ours alone; blockOwnerDeletion so a foreground
@@ -23,7 +23,7 @@ cJSON *rss_leader_owner_ref(const struct rss_spec *spec)
 static cJSON *name_labels(const struct rss_spec *spec)
 {
     cJSON *l = cJSON_CreateObject();
-    cJSON_AddStringToObject(l, RSS_LEADER_LABEL_NAME, spec->name);
+    cJSON_AddStringToObject(l, RSS_LABEL_NAME, spec->name);
     return l;
 }
 
@@ -196,6 +196,6 @@ cJSON *rss_leader_build_statefulset(const struct rss_spec *spec, const cJSON *cr
     char buf[32];
     snprintf(buf, sizeof(buf), "%016" PRIx64, fnv1a(text ? text : ""));
     cJSON *ann = cJSON_AddObjectToObject(md, "annotations");
-    cJSON_AddStringToObject(ann, RSS_LEADER_SPEC_HASH, buf);
+    cJSON_AddStringToObject(ann, RSS_ANNOTATION_SPEC_HASH, buf);
     return sts;
 }

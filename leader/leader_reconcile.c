@@ -60,9 +60,9 @@ static int sync_statefulset(const struct rss_leader_ctx *ctx, const struct rss_s
     const cJSON *wmd = cJSON_GetObjectItemCaseSensitive(want, "metadata");
     const cJSON *gmd = cJSON_GetObjectItemCaseSensitive(got, "metadata");
     const char *wh = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(wmd, "annotations"), RSS_LEADER_SPEC_HASH));
+        cJSON_GetObjectItemCaseSensitive(wmd, "annotations"), RSS_ANNOTATION_SPEC_HASH));
     const char *gh = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(gmd, "annotations"), RSS_LEADER_SPEC_HASH));
+        cJSON_GetObjectItemCaseSensitive(gmd, "annotations"), RSS_ANNOTATION_SPEC_HASH));
     if (wh && gh && !strcmp(wh, gh))
         return RSS_LEADER_DONE;
     if (!rss_leader_still_leading(ctx))
@@ -109,7 +109,7 @@ static int report_invalid(const struct rss_leader_ctx *ctx, const cJSON *cr, rss
     const cJSON *gen = cJSON_GetObjectItemCaseSensitive(md, "generation");
     if (cJSON_IsNumber(gen))
         cJSON_AddNumberToObject(st, "observedGeneration", gen->valuedouble);
-    _cleanup_free_ char *path = rss_kube_path(RSS_LEADER_RSS_GV, ns, RSS_LEADER_RSS_PLURAL, name, NULL);
+    _cleanup_free_ char *path = rss_kube_path(RSS_CRD_GROUP_VERSION, ns, RSS_CRD_PLURAL, name, NULL);
     if (rss_kube_merge_patch_status(ctx->kube, path, patch, NULL, err) < 0)
         return rss_error_wrap(err, "status of %s/%s", ns, name);
     return RSS_LEADER_DONE;
@@ -123,14 +123,14 @@ static int plan_round(const struct rss_leader_ctx *ctx, const struct rss_spec *s
     if (r != RSS_LEADER_DONE)
         return r;
     _cleanup_free_ char *coll = rss_kube_path("v1", spec->ns, "pods", NULL, NULL);
-    _cleanup_free_ char *sel = rss_xasprintf(RSS_LEADER_LABEL_NAME "=%s", spec->name);
+    _cleanup_free_ char *sel = rss_xasprintf(RSS_LABEL_NAME "=%s", spec->name);
     struct rss_kube_list_opts lo = {.label_selector = sel};
     _cleanup_json_ cJSON *pods = NULL;
     /* One consistent LIST (rule 8): every decision of this plan comes from the same snapshot. */
     if (rss_kube_list(ctx->kube, coll, &lo, &pods, err) < 0)
         return rss_error_wrap(err, "list pods of %s/%s", spec->ns, spec->name);
 
-    int64_t now = rss_leader_now_ms();
+    int64_t now = rss_clock_wall_ms();
     struct rss_leader_snapshot snap;
     rss_leader_snapshot_build(spec, pods, leases, now, &snap);
     for (size_t i = 0; i < snap.n_errors; i++)
@@ -184,7 +184,7 @@ int rss_leader_reconcile(const struct rss_leader_ctx *ctx, const cJSON *cr, cons
         /* Re-read the RSS too: the status just written (lastActionSeq, failure counts) is the
          * next plan's prev_status. */
         _cleanup_free_ char *path =
-            rss_kube_path(RSS_LEADER_RSS_GV, spec.ns, RSS_LEADER_RSS_PLURAL, spec.name, NULL);
+            rss_kube_path(RSS_CRD_GROUP_VERSION, spec.ns, RSS_CRD_PLURAL, spec.name, NULL);
         rss_spec_clear(&spec);
         cJSON *next = NULL;
         if (rss_kube_get(ctx->kube, path, &next, err) < 0) {

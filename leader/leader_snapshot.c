@@ -27,7 +27,7 @@ void rss_leader_node_liveness(const cJSON *leases, const char *node, int64_t now
     *renew_ms = 0;
     if (!node)
         return;
-    _cleanup_free_ char *want = rss_xasprintf(RSS_LEADER_NODE_PREFIX "%s", node);
+    _cleanup_free_ char *want = rss_xasprintf(RSS_HEARTBEAT_PREFIX "%s", node);
     const cJSON *it;
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(leases, "items"))
     {
@@ -37,7 +37,7 @@ void rss_leader_node_liveness(const cJSON *leases, const char *node, int64_t now
         const char *renew = str_at(it, "spec", "renewTime");
         struct timespec ts;
         rss_error_t err = NULL;
-        if (!renew || rss_kube_parse_time(renew, &ts, &err) < 0) {
+        if (!renew || rss_time_parse(renew, &ts, &err) < 0) {
             rss_error_release(&err);
             return;
         }

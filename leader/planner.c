@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rss/clock.h"
 #include "rss/cleanup.h"
 #include "rss/hook.h"
 #include "rss/json.h"
@@ -285,7 +286,7 @@ static void load_history(struct ctx *c, struct member *m)
     m->prev_known = role && rss_role_parse(role, &m->prev_role) == 0;
     m->prev_gen = json_u64(p, "generation");
     const char *since = rss_json_str(p, "runningSince");
-    if (since && rss_annotation_parse_time(since, &m->running_since, &ignored) < 0)
+    if (since && rss_time_parse_ms(since, &m->running_since, &ignored) < 0)
         m->running_since = 0;
     m->prev_seq_error = rss_json_str(p, "sequenceError");
 }
@@ -950,7 +951,7 @@ static cJSON *member_status(const struct member *m)
         cJSON_AddStringToObject(j, "countedAction", buf);
     }
     if (m->running_since > 0) {
-        rss_annotation_format_time(m->running_since, buf, sizeof(buf));
+        rss_time_ms(buf, m->running_since);
         cJSON_AddStringToObject(j, "runningSince", buf);
     }
     if (m->note.len)
@@ -979,7 +980,7 @@ static void condition(struct ctx *c, cJSON *arr, const char *type, bool status, 
             strcpy(buf, when);
     }
     if (!buf[0])
-        rss_annotation_format_time(c->in->now_ms, buf, sizeof(buf));
+        rss_time_ms(buf, c->in->now_ms);
     cJSON_AddStringToObject(j, "lastTransitionTime", buf);
     cJSON_AddItemToArray(arr, j);
 }

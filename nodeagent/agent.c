@@ -11,20 +11,6 @@
 #define LOOP_TICK_MS      1000
 #define SHUTDOWN_GRACE_MS 2000
 
-int64_t agent_mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-int64_t agent_wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int rss_agent_new(const struct rss_agent_config *cfg, struct rss_agent **ret, rss_error_t *err)
 {
     if (!cfg->kube || !cfg->cri)
@@ -50,8 +36,8 @@ int rss_agent_new(const struct rss_agent_config *cfg, struct rss_agent **ret, rs
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&a->cond, &ca);
     pthread_condattr_destroy(&ca);
-    atomic_store(&a->last_api_ok_ms, agent_mono_ms());
-    atomic_store(&a->loop_tick_ms, agent_mono_ms());
+    atomic_store(&a->last_api_ok_ms, rss_clock_mono_ms());
+    atomic_store(&a->loop_tick_ms, rss_clock_mono_ms());
     *ret = a;
     return 0;
 }
@@ -99,7 +85,7 @@ bool rss_agent_ready(struct rss_agent *a)
 
 int64_t rss_agent_loop_age_ms(struct rss_agent *a)
 {
-    return agent_mono_ms() - atomic_load(&a->loop_tick_ms);
+    return rss_clock_mono_ms() - atomic_load(&a->loop_tick_ms);
 }
 
 static char *dup_or_null(const char *s)
@@ -171,25 +157,23 @@ int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err
                  a->fence_timeout_ms);
     pthread_mutex_lock(&a->lock);
     while (r == 0 && !atomic_load(stop)) {
-        int64_t now = agent_mono_ms();
+        int64_t now = rss_clock_mono_ms();
         atomic_store(&a->loop_tick_ms, now);
         agent_fence_check(a, now);
         /* Rule 10: nothing is dispatched before the Lease GET answered and the pod list arrived. */
         if (a->lease_read && a->pods_synced)
             for (struct agent_member *m = a->members; m; m = m->next)
                 dispatch(a, m, now);
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        ts.tv_sec += LOOP_TICK_MS / 1000;
+        struct timespec ts = rss_clock_mono_after(LOOP_TICK_MS);
         pthread_cond_timedwait(&a->cond, &a->lock, &ts);
     }
     pthread_mutex_unlock(&a->lock);
     for (size_t i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     /* Members keep running; only wait briefly for hooks in flight so their results get published. */
-    int64_t end = agent_mono_ms() + SHUTDOWN_GRACE_MS;
+    int64_t end = rss_clock_mono_ms() + SHUTDOWN_GRACE_MS;
     int busy;
-    while ((busy = rss_agent_busy_workers(a)) > 0 && agent_mono_ms() < end)
+    while ((busy = rss_agent_busy_workers(a)) > 0 && rss_clock_mono_ms() < end)
         usleep(50 * 1000);
     if (busy > 0)
         rss_log_info("agent stopping with %d hook(s) still running: the next agent reports them interrupted",

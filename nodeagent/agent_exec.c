@@ -82,11 +82,11 @@ static void run_hook(struct agent_job *j, const char *cid, enum rss_hook_kind ki
     _cleanup_free_ char *cmd = join_argv(argv);
     rss_log_info("pod %s/%s: running hook %s in container %.12s (timeout %d s) because %s: %s", m->ns, m->pod,
                  rss_spec_hook_name(kind), cid, timeout_s, why, cmd);
-    int64_t t0 = agent_mono_ms();
+    int64_t t0 = rss_clock_mono_ms();
     struct rss_cri_exec_result r = {0};
     int rc = rss_cri_exec_sync(j->a->cri, cid, (const char *const *)argv, timeout_s, &r, &err);
     rss_hook_argv_free(argv);
-    int64_t took = agent_mono_ms() - t0;
+    int64_t took = rss_clock_mono_ms() - t0;
     if (rc < 0) {
         h->errc = rss_error_code(err);
         h->exit_code = -1;
@@ -185,7 +185,7 @@ static int publish(struct agent_job *j, const char *cas_rv, rss_error_t *err)
     struct agent_member *m = j->m;
     if (j->lease_known)
         m->obs.lease_epoch = j->lease_epoch;
-    m->obs.time_ms = agent_wall_ms();
+    m->obs.time_ms = rss_clock_wall_ms();
     _cleanup_free_ char *rv = NULL, *desired = NULL;
     if (agent_publish(j->a, m->ns, m->pod, &m->obs, cas_rv, &rv, &desired, err) < 0)
         return -1;
@@ -356,7 +356,7 @@ static void execute(struct agent_job *j, const char *cid, const struct rss_desir
     hook_out_clear(&h);
     m->dirty = true;
     publish_or_log(j);
-    j->m->status_due_ms = agent_mono_ms() + (int64_t)j->spec->spec.reconcile_interval_ms;
+    j->m->status_due_ms = rss_clock_mono_ms() + (int64_t)j->spec->spec.reconcile_interval_ms;
 }
 
 static void reject(struct agent_job *j, const struct rss_desired *d, const char *reason)
@@ -370,7 +370,7 @@ static int64_t reconcile(struct agent_job *j)
 {
     struct agent_member *m = j->m;
     struct rss_observed *o = &m->obs;
-    int64_t now = agent_mono_ms();
+    int64_t now = rss_clock_mono_ms();
     struct rss_desired d = {0};
     bool has_d = false;
     if (j->desired_json) {
@@ -438,7 +438,7 @@ static int64_t reconcile(struct agent_job *j)
         log_decision(m, verdict, reason);
     }
 
-    now = agent_mono_ms();
+    now = rss_clock_mono_ms();
     /* A new leader trusts only reports made under its epoch (docs/protocol.md): answer it with a fresh
      * look rather than with what `status` said up to a reconcileInterval ago. */
     bool new_epoch = j->lease_known && o->lease_epoch != j->lease_epoch;
@@ -459,7 +459,7 @@ static int64_t reconcile(struct agent_job *j)
         }
         if (before != o->role || code != o->status_code)
             m->dirty = true;
-        m->status_due_ms = agent_mono_ms() + (int64_t)j->spec->spec.reconcile_interval_ms;
+        m->status_due_ms = rss_clock_mono_ms() + (int64_t)j->spec->spec.reconcile_interval_ms;
     }
     if (o->role != RSS_ROLE_STOPPED && m->status_due_ms < next)
         next = m->status_due_ms;

@@ -71,8 +71,8 @@ struct rss_agent {
     atomic_llong loop_tick_ms;
 };
 
-int64_t agent_mono_ms(void);
-int64_t agent_wall_ms(void);
+int64_t rss_clock_mono_ms(void);
+int64_t rss_clock_wall_ms(void);
 
 /* agent.c: wake the loop (lock held or not). */
 void agent_kick(struct rss_agent *a);

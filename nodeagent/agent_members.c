@@ -73,7 +73,7 @@ void agent_member_ingest(struct rss_agent *a, const cJSON *pod)
                *uid = rss_json_str(meta, "uid");
     const char *rv = rss_json_str(meta, "resourceVersion");
     const char *rss = rss_json_str(
-        cJSON_GetObjectItemCaseSensitive(rss_json_obj(meta, "labels"), RSS_AGENT_MEMBER_LABEL), "");
+        cJSON_GetObjectItemCaseSensitive(rss_json_obj(meta, "labels"), RSS_LABEL_NAME), "");
     const cJSON *ann = rss_json_obj(meta, "annotations");
     const cJSON *containers = cJSON_GetObjectItemCaseSensitive(rss_json_obj(pod, "spec"), "containers");
     const char *cname = rss_json_str(cJSON_GetArrayItem(containers, 0), "name");

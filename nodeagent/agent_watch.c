@@ -15,7 +15,7 @@ static void sleep_unless_stopped(struct rss_agent *a, long ms)
 
 static void api_ok(struct rss_agent *a)
 {
-    atomic_store(&a->last_api_ok_ms, agent_mono_ms());
+    atomic_store(&a->last_api_ok_ms, rss_clock_mono_ms());
 }
 
 /* Runs one watch until stop; a watch that gives up (bad request: e.g. the CRD is not installed yet)
@@ -79,7 +79,7 @@ void *agent_watch_pods(void *arg)
     struct rss_agent *a = arg;
     _cleanup_free_ char *fs = rss_xasprintf("spec.nodeName=%s", a->node);
     struct rss_kube_watch_opts o = {
-        .field_selector = fs, .label_selector = RSS_AGENT_MEMBER_LABEL, .stop = a->stop};
+        .field_selector = fs, .label_selector = RSS_LABEL_NAME, .stop = a->stop};
     watch_forever(a, "pods", "/api/v1/pods", &o, on_pod);
     return NULL;
 }
@@ -128,7 +128,7 @@ void *agent_watch_specs(void *arg)
 {
     struct rss_agent *a = arg;
     struct rss_kube_watch_opts o = {.stop = a->stop};
-    watch_forever(a, "ReplicatedStatefulSets", "/apis/clusterlabs.org/v1alpha1/replicatedstatefulsets", &o,
+    watch_forever(a, "ReplicatedStatefulSets", RSS_CRD_PATH, &o,
                   on_spec);
     return NULL;
 }
@@ -161,7 +161,7 @@ static int on_lease(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_erro
     api_ok(a);
     const char *name = rss_json_str(rss_json_obj(obj, "metadata"), "name");
     if ((ev == RSS_KUBE_ADDED || ev == RSS_KUBE_MODIFIED) && name &&
-        strcmp(name, RSS_AGENT_LEADER_LEASE) == 0)
+        strcmp(name, RSS_LEADER_LEASE) == 0)
         see_lease(a, obj);
     return 0;
 }
@@ -171,7 +171,7 @@ void *agent_watch_lease(void *arg)
     struct rss_agent *a = arg;
     _cleanup_free_ char *coll = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", NULL, NULL);
     _cleanup_free_ char *item =
-        rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", RSS_AGENT_LEADER_LEASE, NULL);
+        rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", RSS_LEADER_LEASE, NULL);
     _cleanup_free_ char *rv = NULL;
     /* A quorum GET first: a watch cache may serve an older Lease than one we saw before a restart. */
     while (!atomic_load(a->stop)) {
@@ -193,13 +193,13 @@ void *agent_watch_lease(void *arg)
             a->lease_read = true;
             pthread_mutex_unlock(&a->lock);
             rss_log_info("leader Lease %s/%s does not exist yet: no action can be executed until it does",
-                         a->ns, RSS_AGENT_LEADER_LEASE);
+                         a->ns, RSS_LEADER_LEASE);
             break;
         }
         rss_log_error(RSS_LOG_WARN, &err, "reading the leader Lease, retrying in 1 s");
         sleep_unless_stopped(a, 1000);
     }
-    _cleanup_free_ char *fs = rss_xasprintf("metadata.name=%s", RSS_AGENT_LEADER_LEASE);
+    _cleanup_free_ char *fs = rss_xasprintf("metadata.name=%s", RSS_LEADER_LEASE);
     struct rss_kube_watch_opts o = {.field_selector = fs, .resource_version = rv, .stop = a->stop};
     watch_forever(a, "the leader Lease", coll, &o, on_lease);
     return NULL;

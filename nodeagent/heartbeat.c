@@ -8,8 +8,8 @@
 
 static int renew(struct rss_agent *a, const char *coll, const char *item, const char *name, rss_error_t *err)
 {
-    char now[RSS_KUBE_TIME_LEN];
-    rss_kube_microtime(now, NULL);
+    char now[RSS_TIME_LEN];
+    rss_time_micro(now, NULL);
     /* Alive means renewed within this; a few missed renewals on a loaded machine are not death. */
     long dur_s = (5 * a->heartbeat_ms + 999) / 1000;
     if (dur_s < 10)
@@ -55,14 +55,14 @@ static int renew(struct rss_agent *a, const char *coll, const char *item, const 
 void *agent_heartbeat(void *arg)
 {
     struct rss_agent *a = arg;
-    _cleanup_free_ char *name = rss_xasprintf("%s%s", RSS_AGENT_HEARTBEAT_PREF, a->node);
+    _cleanup_free_ char *name = rss_xasprintf("%s%s", RSS_HEARTBEAT_PREFIX, a->node);
     _cleanup_free_ char *coll = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", NULL, NULL);
     _cleanup_free_ char *item = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", name, NULL);
     bool failing = false;
     while (!atomic_load(a->stop)) {
         _cleanup_error_ rss_error_t err = NULL;
         if (renew(a, coll, item, name, &err) == 0) {
-            atomic_store(&a->last_api_ok_ms, agent_mono_ms());
+            atomic_store(&a->last_api_ok_ms, rss_clock_mono_ms());
             if (failing)
                 rss_log_info("heartbeat Lease %s/%s renewed again", a->ns, name);
             failing = false;

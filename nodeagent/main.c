@@ -295,7 +295,7 @@ int main(int argc, char **argv)
     struct rss_health *health = NULL;
     struct rss_election_config ec = {.kube = kube,
                                      .ns = ns,
-                                     .name = RSS_AGENT_LEADER_LEASE,
+                                     .name = RSS_LEADER_LEASE,
                                      .identity = identity,
                                      .lease_duration_ms = o.lease_duration_ms,
                                      .renew_deadline_ms = o.renew_deadline_ms,

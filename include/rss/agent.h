@@ -20,12 +20,7 @@
 #include "rss/cri.h"
 #include "rss/error.h"
 #include "rss/kube.h"
-
-/* Name of the leader election Lease, and prefix of the per-node heartbeat Leases. */
-#define RSS_AGENT_LEADER_LEASE   "rssd-leader"
-#define RSS_AGENT_HEARTBEAT_PREF "rssd-node-"
-/* The label that makes a pod a member candidate of the RSS named by its value. */
-#define RSS_AGENT_MEMBER_LABEL "rss.clusterlabs.org/name"
+#include "rss/protocol.h"
 
 struct rss_agent;
 

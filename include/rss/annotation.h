@@ -19,10 +19,8 @@
 #include <stdint.h>
 
 #include "rss/error.h"
+#include "rss/protocol.h"
 
-#define RSS_ANNOTATION_DESIRED  "rss.clusterlabs.org/desired"
-#define RSS_ANNOTATION_OBSERVED "rss.clusterlabs.org/observed"
-#define RSS_LABEL_ACTIVE        "rss-active-member"
 
 /* Caps on decoded input (annotations come from the API server, i.e. from anyone with pod patch). */
 #define RSS_ANNOTATION_MAX_LEN   65536
@@ -118,10 +116,5 @@ char *rss_annotation_observed_encode(const struct rss_observed *o);
 int rss_annotation_observed_decode(const char *json, struct rss_observed *out, rss_error_t *err);
 void rss_annotation_observed_clear(struct rss_observed *o);
 
-/* RFC 3339 UTC timestamps as Kubernetes writes them: "2024-05-01T10:00:00Z", or with a fraction
- * ("...:00.123Z") when ms is not a whole second. Parsing accepts only the 'Z' zone and any number
- * of fraction digits (truncated to ms). buf needs 32 bytes. */
-void rss_annotation_format_time(int64_t ms, char *buf, size_t size);
-int rss_annotation_parse_time(const char *s, int64_t *ms, rss_error_t *err);
 
 #endif

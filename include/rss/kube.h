@@ -30,6 +30,7 @@
 #include <time.h>
 #include <cjson/cJSON.h>
 
+#include "rss/clock.h"
 #include "rss/error.h"
 
 struct rss_kube;
@@ -177,19 +178,5 @@ struct rss_kube_watch_opts {
 int rss_kube_watch(struct rss_kube *kube, const char *collection_path, const struct rss_kube_watch_opts *opts,
                    rss_kube_watch_fn fn, void *userdata, rss_error_t *err);
 
-/* --- time formats --- */
-
-#define RSS_KUBE_TIME_LEN 32
-
-/* Formats a wall-clock time as a MicroTime: "2025-01-02T03:04:05.123456Z", always exactly 6
- * fractional digits (the API server rejects 3 or 9). ts NULL = now. Returns buf. */
-char *rss_kube_microtime(char buf[RSS_KUBE_TIME_LEN], const struct timespec *ts);
-
-/* Formats a wall-clock time as a metav1.Time: "2025-01-02T03:04:05Z". ts NULL = now. Returns buf. */
-char *rss_kube_time(char buf[RSS_KUBE_TIME_LEN], const struct timespec *ts);
-
-/* Parses a MicroTime or Time string (fraction of any length or none, "Z" or +hh:mm) into *ts.
- * Returns 0, or RSS_E_INVALID. */
-int rss_kube_parse_time(const char *s, struct timespec *ts, rss_error_t *err);
 
 #endif

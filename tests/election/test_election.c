@@ -555,8 +555,8 @@ static void test_rebooted_holder_taken_over_at_once(void **state)
     (void)state;
     char host[256] = "";
     assert_int_equal(gethostname(host, sizeof(host) - 1), 0);
-    char now[RSS_KUBE_TIME_LEN];
-    rss_kube_microtime(now, NULL);
+    char now[RSS_TIME_LEN];
+    rss_time_micro(now, NULL);
     _cleanup_free_ char *body = rss_xasprintf(
         "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":\"reboot\"},"
         "\"spec\":{\"holderIdentity\":\"%s_0000dead_1_00000000\",\"leaseDurationSeconds\":3600,"

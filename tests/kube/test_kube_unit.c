@@ -77,18 +77,18 @@ static void test_query(void **state)
 static void test_microtime(void **state)
 {
     (void)state;
-    char buf[RSS_KUBE_TIME_LEN];
+    char buf[RSS_TIME_LEN];
     struct timespec ts = {.tv_sec = 1735787045, .tv_nsec = 123456789}; /* 2025-01-02T03:04:05 */
-    assert_string_equal(rss_kube_microtime(buf, &ts), "2025-01-02T03:04:05.123456Z");
+    assert_string_equal(rss_time_micro(buf, &ts), "2025-01-02T03:04:05.123456Z");
     ts.tv_nsec = 0;
-    assert_string_equal(rss_kube_microtime(buf, &ts), "2025-01-02T03:04:05.000000Z");
+    assert_string_equal(rss_time_micro(buf, &ts), "2025-01-02T03:04:05.000000Z");
     ts.tv_nsec = 999999999;
-    assert_string_equal(rss_kube_microtime(buf, &ts), "2025-01-02T03:04:05.999999Z");
+    assert_string_equal(rss_time_micro(buf, &ts), "2025-01-02T03:04:05.999999Z");
     ts.tv_nsec = 1000; /* 1 us: leading zeros kept */
-    assert_string_equal(rss_kube_microtime(buf, &ts), "2025-01-02T03:04:05.000001Z");
-    assert_string_equal(rss_kube_time(buf, &ts), "2025-01-02T03:04:05Z");
+    assert_string_equal(rss_time_micro(buf, &ts), "2025-01-02T03:04:05.000001Z");
+    assert_string_equal(rss_time_seconds(buf, &ts), "2025-01-02T03:04:05Z");
     /* now: always 27 characters with exactly 6 fraction digits */
-    rss_kube_microtime(buf, NULL);
+    rss_time_micro(buf, NULL);
     assert_int_equal(strlen(buf), 27);
     assert_int_equal(buf[19], '.');
     assert_int_equal(buf[26], 'Z');
@@ -99,12 +99,12 @@ static void test_parse_time(void **state)
     (void)state;
     struct timespec ts;
     _cleanup_error_ rss_error_t err = NULL;
-    assert_int_equal(rss_kube_parse_time("2025-01-02T03:04:05.123456Z", &ts, &err), 0);
+    assert_int_equal(rss_time_parse("2025-01-02T03:04:05.123456Z", &ts, &err), 0);
     assert_int_equal(ts.tv_sec, 1735787045);
     assert_int_equal(ts.tv_nsec, 123456000);
-    assert_int_equal(rss_kube_parse_time("2025-01-02T03:04:05Z", &ts, &err), 0);
+    assert_int_equal(rss_time_parse("2025-01-02T03:04:05Z", &ts, &err), 0);
     assert_int_equal(ts.tv_nsec, 0);
-    assert_int_equal(rss_kube_parse_time("2025-01-02T05:04:05.5+02:00", &ts, &err), 0);
+    assert_int_equal(rss_time_parse("2025-01-02T05:04:05.5+02:00", &ts, &err), 0);
     assert_int_equal(ts.tv_sec, 1735787045);
     assert_int_equal(ts.tv_nsec, 500000000);
     const char *bad[] = {"2025-01-02",
@@ -114,15 +114,15 @@ static void test_parse_time(void **state)
                          "2025-01-02T03:04:05Zjunk",
                          ""};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        assert_true(rss_kube_parse_time(bad[i], &ts, &err) < 0);
+        assert_true(rss_time_parse(bad[i], &ts, &err) < 0);
         assert_int_equal(rss_error_code(err), RSS_E_INVALID);
         rss_error_release(&err);
     }
     /* round trip */
-    char buf[RSS_KUBE_TIME_LEN];
+    char buf[RSS_TIME_LEN];
     struct timespec now, back;
     clock_gettime(CLOCK_REALTIME, &now);
-    assert_int_equal(rss_kube_parse_time(rss_kube_microtime(buf, &now), &back, &err), 0);
+    assert_int_equal(rss_time_parse(rss_time_micro(buf, &now), &back, &err), 0);
     assert_int_equal(back.tv_sec, now.tv_sec);
     assert_int_equal(back.tv_nsec, now.tv_nsec / 1000 * 1000);
 }

@@ -18,6 +18,7 @@
 #include <time.h>
 #include <cmocka.h>
 
+#include "rss/clock.h"
 #include "rss/annotation.h"
 #include "rss/cleanup.h"
 #include "rss/election.h"
@@ -100,7 +101,7 @@ static void write_observed(unsigned ord, uint64_t epoch, uint64_t gen, const cha
                            const char *sequence, const char *last_json)
 {
     char now[40];
-    rss_annotation_format_time((int64_t)time(NULL) * 1000, now, sizeof(now));
+    rss_time_ms(now, (int64_t)time(NULL) * 1000);
     _cleanup_free_ char *obs = rss_xasprintf(
         "{\"containerId\":\"\",\"generation\":%llu,\"role\":\"%s\",\"status\":%d,\"sequence\":\"%s\","
         "\"leaseEpoch\":%llu,\"time\":\"%s\"%s%s}",
@@ -389,8 +390,8 @@ static void make_world(void)
                       "\"\",\"leaseDurationSeconds\":1,\"leaseTransitions\":%d}}",
                       PRE_EPOCH);
     create("coordination.k8s.io/v1", NS, "leases", lease);
-    char renew[RSS_KUBE_TIME_LEN];
-    rss_kube_microtime(renew, NULL);
+    char renew[RSS_TIME_LEN];
+    rss_time_micro(renew, NULL);
     for (int n = 1; n <= 3; n++) {
         _cleanup_free_ char *hb =
             rss_xasprintf("{\"metadata\":{\"name\":\"rssd-node-node-%d\"},\"spec\":{"

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "rss/clock.h"
 #include "rss/annotation.h"
 #include "rss/cleanup.h"
 
@@ -309,18 +310,18 @@ static void test_time(void **state)
     for (size_t i = 0; i < sizeof(time_rows) / sizeof(time_rows[0]); i++) {
         _cleanup_error_ rss_error_t err = NULL;
         int64_t ms = -1;
-        assert_int_equal(rss_annotation_parse_time(time_rows[i].s, &ms, &err), 0);
+        assert_int_equal(rss_time_parse_ms(time_rows[i].s, &ms, &err), 0);
         assert_int_equal(ms, time_rows[i].ms);
         char buf[40], buf2[40];
-        rss_annotation_format_time(ms, buf, sizeof(buf));
+        rss_time_ms(buf, ms);
         int64_t back = -1;
-        assert_int_equal(rss_annotation_parse_time(buf, &back, &err), 0);
+        assert_int_equal(rss_time_parse_ms(buf, &back, &err), 0);
         assert_int_equal(back, ms);
-        rss_annotation_format_time(back, buf2, sizeof(buf2));
+        rss_time_ms(buf2, back);
         assert_string_equal(buf, buf2);
     }
     char buf[40];
-    rss_annotation_format_time(0, buf, sizeof(buf));
+    rss_time_ms(buf, 0);
     assert_string_equal(buf, "1970-01-01T00:00:00Z");
 }
 

@@ -193,9 +193,9 @@ static void mark_one(struct ctl_ctx *ctx, struct ctl_snapshot *snap, const cJSON
         const char *hb = rss_json_str(ctl_condition(node, "Ready"), "lastHeartbeatTime");
         if ((hb || cached_hb) && (!hb || !cached_hb || strcmp(hb, cached_hb) != 0))
             return;
-        char wall[RSS_KUBE_TIME_LEN];
+        char wall[RSS_TIME_LEN];
         _cleanup_json_ cJSON *want =
-            ctl_nodelc_mark_unknown(snap->nodelc, node, snap->now, rss_kube_time(wall, NULL));
+            ctl_nodelc_mark_unknown(snap->nodelc, node, snap->now, rss_time_seconds(wall, NULL));
         if (!want)
             return;
         _cleanup_json_ cJSON *ret = NULL;

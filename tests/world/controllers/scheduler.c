@@ -193,8 +193,8 @@ static cJSON *scheduled_conditions(const cJSON *pod, const char *status, const c
             strcmp(m ? m : "", message) == 0)
             return NULL;
     }
-    char now[RSS_KUBE_TIME_LEN];
-    rss_kube_time(now, NULL);
+    char now[RSS_TIME_LEN];
+    rss_time_seconds(now, NULL);
     cJSON *conds = cJSON_CreateArray();
     const cJSON *c;
     cJSON_ArrayForEach(c, rss_json_path(pod, "status.conditions"))

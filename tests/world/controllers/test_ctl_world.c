@@ -223,8 +223,8 @@ static void node_alive(const char *node, bool on)
 static void renew_lease(const char *node)
 {
     _cleanup_free_ char *p = path_of("coordination.k8s.io/v1", "kube-node-lease", "leases", node);
-    char now[RSS_KUBE_TIME_LEN];
-    rss_kube_microtime(now, NULL);
+    char now[RSS_TIME_LEN];
+    rss_time_micro(now, NULL);
     _cleanup_error_ rss_error_t err = NULL;
     _cleanup_json_ cJSON *lease = NULL;
     if (rss_kube_get(kube, p, &lease, &err) < 0) {
@@ -291,8 +291,8 @@ static void helper_sync(void)
 
 static void add_node(const char *name, const char *extra_labels)
 {
-    char now[RSS_KUBE_TIME_LEN], buf[1024];
-    rss_kube_time(now, NULL);
+    char now[RSS_TIME_LEN], buf[1024];
+    rss_time_seconds(now, NULL);
     snprintf(buf, sizeof(buf),
              "{'apiVersion':'v1','kind':'Node','metadata':{'name':'%s','labels':{'kubernetes.io/"
              "hostname':'%s'%s}},"
@@ -589,8 +589,8 @@ static void test_node_lifecycle(void **state)
     assert_non_null(strstr(rss_json_str(ctl_condition(p, "PodScheduled"), "message"), "not ready"));
 
     /* The "kubelet" comes back: it sets Ready=True with a fresh heartbeat and renews its lease. */
-    char now[RSS_KUBE_TIME_LEN], buf[512];
-    rss_kube_time(now, NULL);
+    char now[RSS_TIME_LEN], buf[512];
+    rss_time_seconds(now, NULL);
     snprintf(buf, sizeof(buf),
              "{'status':{'conditions':[{'type':'Ready','status':'True','reason':'KubeletReady',"
              "'lastHeartbeatTime':'%s','lastTransitionTime':'%s'}]}}",

@@ -87,8 +87,8 @@ static cJSON *condition(const char *type, const char *status, const char *reason
 
 static int patch_status(struct kl *kl, const char *since, rss_error_t *err)
 {
-    char now[RSS_KUBE_TIME_LEN];
-    rss_kube_time(now, NULL);
+    char now[RSS_TIME_LEN];
+    rss_time_seconds(now, NULL);
     _cleanup_json_ cJSON *patch = cJSON_CreateObject();
     cJSON *st = cJSON_AddObjectToObject(patch, "status");
     cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
@@ -153,8 +153,8 @@ static cJSON *new_lease(struct kl *kl, const char *node_uid)
 
 static void lease_set_spec(struct kl *kl, cJSON *lease)
 {
-    char now[RSS_KUBE_TIME_LEN];
-    rss_kube_microtime(now, NULL);
+    char now[RSS_TIME_LEN];
+    rss_time_micro(now, NULL);
     cJSON *spec = cJSON_GetObjectItemCaseSensitive(lease, "spec");
     if (!spec)
         spec = cJSON_AddObjectToObject(lease, "spec");
@@ -227,8 +227,8 @@ void *kl_node_thread(void *arg)
     struct kl *kl = arg;
     _cleanup_free_ char *node_uid = NULL;
     struct lease_state ls = {0};
-    char since[RSS_KUBE_TIME_LEN];
-    rss_kube_time(since, NULL);
+    char since[RSS_TIME_LEN];
+    rss_time_seconds(since, NULL);
     bool registered = false, announced = false;
     long backoff = 200;
     unsigned n = 0;

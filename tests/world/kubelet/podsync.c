@@ -55,8 +55,8 @@ struct worker {
     struct ctr *ctrs;
     size_t n_ctrs;
     char *last_status;
-    char start_time[RSS_KUBE_TIME_LEN];
-    char ready_since[RSS_KUBE_TIME_LEN];
+    char start_time[RSS_TIME_LEN];
+    char ready_since[RSS_TIME_LEN];
     bool ready;
     bool terminated;
     bool deleted;
@@ -69,10 +69,10 @@ static void set_str(char **dst, const char *s)
     *dst = s ? rss_xstrdup(s) : NULL;
 }
 
-static char *ns_time(char buf[RSS_KUBE_TIME_LEN], int64_t ns)
+static char *ns_time(char buf[RSS_TIME_LEN], int64_t ns)
 {
     struct timespec ts = {ns / 1000000000, ns % 1000000000};
-    return rss_kube_time(buf, ns > 0 ? &ts : NULL);
+    return rss_time_seconds(buf, ns > 0 ? &ts : NULL);
 }
 
 static void ctr_clear(struct ctr *c)
@@ -257,7 +257,7 @@ static int sync_sandbox(struct worker *w, struct rss_cri_sandbox_list *all, rss_
 static cJSON *term_state(const char *id_prefix, const char *id, int exit_code, const char *reason,
                          const char *message, int64_t started, int64_t finished)
 {
-    char t[RSS_KUBE_TIME_LEN];
+    char t[RSS_TIME_LEN];
     cJSON *t_ = cJSON_CreateObject();
     cJSON_AddNumberToObject(t_, "exitCode", exit_code);
     cJSON_AddStringToObject(t_, "reason", reason && *reason ? reason : (exit_code ? "Error" : "Completed"));
@@ -622,7 +622,7 @@ static void report_status(struct worker *w)
     _cleanup_json_ cJSON *patch = cJSON_CreateObject();
     cJSON *st = cJSON_AddObjectToObject(patch, "status");
     cJSON *css = cJSON_CreateArray();
-    char t[RSS_KUBE_TIME_LEN];
+    char t[RSS_TIME_LEN];
     for (size_t i = 0; i < w->n_ctrs; i++) {
         struct ctr *c = &w->ctrs[i];
         if (!c->spec)
@@ -661,7 +661,7 @@ static void report_status(struct worker *w)
     }
     if (all_running != w->ready) {
         w->ready = all_running;
-        rss_kube_time(w->ready_since, NULL);
+        rss_time_seconds(w->ready_since, NULL);
     }
     cJSON_AddStringToObject(st, "phase", pending ? "Pending" : "Running");
     cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
@@ -823,7 +823,7 @@ void *kl_pod_worker(void *arg)
     struct kl_pod *p = arg;
     struct kl *kl = p->kl;
     struct worker w = {.kl = kl, .p = p};
-    rss_kube_time(w.start_time, NULL);
+    rss_time_seconds(w.start_time, NULL);
     memcpy(w.ready_since, w.start_time, sizeof(w.ready_since));
     for (;;) {
         pthread_mutex_lock(&kl->mu);

@@ -17,13 +17,6 @@
 
 #define TOKEN_REREAD_NS (60LL * 1000 * 1000 * 1000)
 
-int64_t rss_kube_mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 static void sleep_ms(long ms)
 {
     struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
@@ -148,7 +141,7 @@ char *rss_kube_token(struct rss_kube *kube, bool force)
 {
     pthread_mutex_lock(&kube->lock);
     if (kube->cfg.token_file) {
-        int64_t now = rss_kube_mono_ns();
+        int64_t now = rss_clock_mono_ns();
         if (force || !kube->token || now - kube->token_read_ns >= TOKEN_REREAD_NS) {
             _cleanup_error_ rss_error_t e = NULL;
             char *t = NULL;
@@ -454,7 +447,7 @@ static size_t stream_write(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     struct stream *s = ud;
     size_t n = size * nmemb;
-    s->last_byte_ns = rss_kube_mono_ns();
+    s->last_byte_ns = rss_clock_mono_ns();
     s->got_bytes = true;
     long http = 0;
     curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &http);
@@ -497,7 +490,7 @@ int rss_kube_stream(struct rss_kube *kube, const char *path, const char *query, 
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, kube->timeout_ms < 10000 ? kube->timeout_ms : 10000L);
     curl_multi_add_handle(m, h);
 
-    s.last_byte_ns = rss_kube_mono_ns();
+    s.last_byte_ns = rss_clock_mono_ns();
     bool stalled = false, stopped = false;
     CURLcode result = CURLE_OK;
     for (;;) {
@@ -519,7 +512,7 @@ int rss_kube_stream(struct rss_kube *kube, const char *path, const char *query, 
             stopped = true;
             break;
         }
-        if (rss_kube_mono_ns() - s.last_byte_ns > (int64_t)stall_ms * 1000000) {
+        if (rss_clock_mono_ns() - s.last_byte_ns > (int64_t)stall_ms * 1000000) {
             stalled = true;
             break;
         }

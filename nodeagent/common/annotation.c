@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "rss/annotation.h"
+#include "rss/clock.h"
 #include "rss/cleanup.h"
 
 #define JSON_INT_MAX 9007199254740992.0 /* 2^53: larger integers do not survive a double */
@@ -110,91 +111,6 @@ int rss_action_id_parse(const char *s, struct rss_action_id *out, rss_error_t *e
 bool rss_action_id_equal(struct rss_action_id a, struct rss_action_id b)
 {
     return a.epoch == b.epoch && a.seq == b.seq;
-}
-
-/* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
-static int64_t days_from_civil(int64_t y, unsigned m, unsigned d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + (int64_t)doe - 719468;
-}
-
-static void civil_from_days(int64_t z, int64_t *y, unsigned *m, unsigned *d)
-{
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
-    *d = doy - (153 * mp + 2) / 5 + 1;
-    *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = (int64_t)yoe + era * 400 + (*m <= 2);
-}
-
-void rss_annotation_format_time(int64_t ms, char *buf, size_t size)
-{
-    int64_t secs = ms >= 0 ? ms / 1000 : (ms - 999) / 1000;
-    int frac = (int)(ms - secs * 1000);
-    int64_t days = secs >= 0 ? secs / 86400 : (secs - 86399) / 86400;
-    int64_t rem = secs - days * 86400;
-    int64_t y;
-    unsigned m, d;
-    civil_from_days(days, &y, &m, &d);
-    int hh = (int)(rem / 3600), mm = (int)(rem % 3600 / 60), ss = (int)(rem % 60);
-    if (frac)
-        snprintf(buf, size, "%04" PRId64 "-%02u-%02uT%02d:%02d:%02d.%03dZ", y, m, d, hh, mm, ss, frac);
-    else
-        snprintf(buf, size, "%04" PRId64 "-%02u-%02uT%02d:%02d:%02dZ", y, m, d, hh, mm, ss);
-}
-
-static int digits(const char *s, int n, int *out)
-{
-    int v = 0;
-    for (int i = 0; i < n; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        v = v * 10 + (s[i] - '0');
-    }
-    *out = v;
-    return 0;
-}
-
-int rss_annotation_parse_time(const char *s, int64_t *ms, rss_error_t *err)
-{
-    int y, mo, d, h, mi, se;
-    if (!s || strlen(s) < 20 || digits(s, 4, &y) < 0 || s[4] != '-' || digits(s + 5, 2, &mo) < 0 ||
-        s[7] != '-' || digits(s + 8, 2, &d) < 0 || s[10] != 'T' || digits(s + 11, 2, &h) < 0 ||
-        s[13] != ':' || digits(s + 14, 2, &mi) < 0 || s[16] != ':' || digits(s + 17, 2, &se) < 0)
-        return rss_error_make(err, RSS_E_INVALID, 0, "time '%.40s' is not RFC 3339 (YYYY-MM-DDTHH:MM:SSZ)",
-                              s ? s : "");
-    static const int mdays[] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
-    if (mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || se > 60)
-        return rss_error_make(err, RSS_E_INVALID, 0, "time '%.40s' is out of range", s);
-    const char *p = s + 19;
-    int frac = 0, nfrac = 0;
-    if (*p == '.') {
-        p++;
-        if (*p < '0' || *p > '9')
-            return rss_error_make(err, RSS_E_INVALID, 0, "time '%.40s': empty fraction", s);
-        while (*p >= '0' && *p <= '9') {
-            if (nfrac < 3)
-                frac = frac * 10 + (*p - '0');
-            nfrac++;
-            p++;
-        }
-        for (int i = nfrac; i < 3; i++)
-            frac *= 10;
-    }
-    if (strcmp(p, "Z") != 0)
-        return rss_error_make(err, RSS_E_INVALID, 0, "time '%.40s': only UTC ('Z') is accepted", s);
-    int64_t days = days_from_civil(y, (unsigned)mo, (unsigned)d);
-    *ms = ((days * 86400) + h * 3600 + mi * 60 + (se > 59 ? 59 : se)) * 1000 + frac;
-    return 0;
 }
 
 /* ---- decoding helpers: each names its field path in the error ---- */
@@ -431,7 +347,7 @@ char *rss_annotation_observed_encode(const struct rss_observed *o)
             cJSON_AddStringToObject(la, "message", o->last.message);
     }
     cJSON_AddNumberToObject(j, "leaseEpoch", (double)o->lease_epoch);
-    rss_annotation_format_time(o->time_ms, buf, sizeof(buf));
+    rss_time_ms(buf, o->time_ms);
     cJSON_AddStringToObject(j, "time", buf);
     char *s = cJSON_PrintUnformatted(j);
     if (!s)
@@ -500,8 +416,12 @@ static int decode_observed(const cJSON *j, struct rss_observed *o, rss_error_t *
     if (get_uint(j, "leaseEpoch", ctx, true, &o->lease_epoch, err) < 0 ||
         get_str(j, "time", ctx, true, 64, &time, err) < 0)
         return -1;
-    if (rss_annotation_parse_time(time, &o->time_ms, err) < 0)
+    if (rss_time_parse_ms(time, &o->time_ms, err) < 0)
         return rss_error_wrap(err, "observed.time");
+    /* rssd writes UTC only; another zone means another writer. */
+    if (time[strlen(time) - 1] != 'Z')
+        return rss_error_make(err, RSS_E_INVALID, 0, "observed.time '%.40s': only UTC ('Z') is accepted",
+                              time);
     return 0;
 }
 

@@ -170,7 +170,7 @@ int rss_kube_watch(struct rss_kube *kube, const char *collection_path, const str
         w.rv = rss_xstrdup(opts->resource_version);
     long backoff = 0;
     int r = 0;
-    unsigned seed = (unsigned)rss_kube_mono_ns();
+    unsigned seed = (unsigned)rss_clock_mono_ns();
 
     while (!atomic_load(opts->stop)) {
         if (backoff > 0 && nap(opts->stop, backoff))
@@ -209,7 +209,7 @@ int rss_kube_watch(struct rss_kube *kube, const char *collection_path, const str
         w.gone = false;
         w.events = 0;
         rss_kube_framer_reset(&w.framer);
-        int64_t started = rss_kube_mono_ns();
+        int64_t started = rss_clock_mono_ns();
         _cleanup_error_ rss_error_t e = NULL;
         bool got = false;
         int s = rss_kube_stream(kube, collection_path, q, opts->stop, stall_ms, on_data, &w, &got, &e);
@@ -244,7 +244,7 @@ int rss_kube_watch(struct rss_kube *kube, const char *collection_path, const str
         }
         /* A clean end at timeoutSeconds: re-watch at once; but do not spin on a server that ends
          * empty watches immediately. */
-        if (w.events == 0 && rss_kube_mono_ns() - started < 1000000000LL)
+        if (w.events == 0 && rss_clock_mono_ns() - started < 1000000000LL)
             backoff = backoff ? (backoff * 2 > 30000 ? 30000 : backoff * 2) : 200;
         else
             backoff = 0;

@@ -121,7 +121,5 @@ void rss_kube_framer_free(struct rss_kube_framer *f);
 /* kube_client.c: appends "&key=<url-encoded value>" (no '&' when *q is empty) to the string *q. */
 void rss_kube_query_add(char **q, const char *key, const char *value);
 
-/* Monotonic nanoseconds. */
-int64_t rss_kube_mono_ns(void);
 
 #endif

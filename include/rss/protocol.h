@@ -1,0 +1,33 @@
+/* protocol.h -- the names rssd's agents and leader agree on: Leases, labels, annotations, the CRD.
+ *
+ * Defined once here so that the agent, the leader and the tests cannot drift apart. The JSON carried
+ * by the annotations is specified in docs/protocol.md (codec: rss/annotation.h).
+ */
+#ifndef RSS_PROTOCOL_H
+#define RSS_PROTOCOL_H
+
+/* The leader election Lease, and the prefix of the per-node heartbeat Leases (rssd's namespace). */
+#define RSS_LEADER_LEASE     "rssd-leader"
+#define RSS_HEARTBEAT_PREFIX "rssd-node-"
+
+/* The label that makes a pod a member candidate of the RSS named by its value. */
+#define RSS_LABEL_NAME "rss.clusterlabs.org/name"
+/* rss-operator's label on active members, for a client Service to select them. */
+#define RSS_LABEL_ACTIVE "rss-active-member"
+
+/* The member pod annotations: desired (written by the leader), observed (by the node's agent). */
+#define RSS_ANNOTATION_DESIRED  "rss.clusterlabs.org/desired"
+#define RSS_ANNOTATION_OBSERVED "rss.clusterlabs.org/observed"
+/* On the StatefulSet: a hash of everything the leader built from the spec. */
+#define RSS_ANNOTATION_SPEC_HASH "rss.clusterlabs.org/spec-hash"
+
+/* The ReplicatedStatefulSet custom resource. */
+#define RSS_CRD_GROUP_VERSION "clusterlabs.org/v1alpha1"
+#define RSS_CRD_KIND          "ReplicatedStatefulSet"
+#define RSS_CRD_PLURAL        "replicatedstatefulsets"
+#define RSS_CRD_PATH          "/apis/" RSS_CRD_GROUP_VERSION "/" RSS_CRD_PLURAL
+
+/* The reportingComponent of rssd's Events. */
+#define RSS_EVENT_COMPONENT "clusterlabs.org/rssd"
+
+#endif
