@@ -1,142 +1,12 @@
-/* planner.c -- the pure planner: snapshot of one RSS in, actions/events/status out (docs/planner.md). */
-#include <inttypes.h>
+/* planner.c -- the pure planner's decisions: snapshot of one RSS in, actions and Events out
+ * (docs/planner.md). The status it writes is rendered in planner_status.c. */
 #include <stdarg.h>
-#include <stdio.h>
-#include <string.h>
 
 #include "rss/clock.h"
 #include "rss/cleanup.h"
 #include "rss/hook.h"
 #include "rss/json.h"
-#include "rss/planner.h"
-
-/* ---- a small growable string ---- */
-
-struct sb {
-    char *s;
-    size_t len, cap;
-};
-
-static void sb_vprintf(struct sb *b, const char *fmt, va_list ap)
-{
-    va_list ap2;
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
-    va_end(ap2);
-    if (n < 0)
-        return;
-    if (b->len + (size_t)n + 1 > b->cap) {
-        b->cap = (b->len + (size_t)n + 1) * 2;
-        b->s = rss_xrealloc(b->s, b->cap);
-    }
-    vsnprintf(b->s + b->len, b->cap - b->len, fmt, ap);
-    b->len += (size_t)n;
-}
-
-__attribute__((format(printf, 2, 3))) static void sb_printf(struct sb *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    sb_vprintf(b, fmt, ap);
-    va_end(ap);
-}
-
-/* Appends "; " between items. */
-__attribute__((format(printf, 2, 3))) static void sb_item(struct sb *b, const char *fmt, ...)
-{
-    if (b->len)
-        sb_printf(b, "; ");
-    va_list ap;
-    va_start(ap, fmt);
-    sb_vprintf(b, fmt, ap);
-    va_end(ap);
-}
-
-static const char *sb_str(const struct sb *b)
-{
-    return b->s ? b->s : "";
-}
-
-/* ---- the derived view of one member ---- */
-
-struct member {
-    unsigned ordinal;
-    const struct rss_member_input *in; /* NULL: no entry in the LIST */
-    char *pod;
-
-    bool exists, deleting, has_node, node_alive, fenced_dead, node_silent, fresh;
-    bool obs;     /* an observed annotation was decoded */
-    bool current; /* ... and it describes the pod's current container */
-    enum rss_role role;
-    bool pending; /* observed last action written ahead, not finished */
-    bool live;    /* counts as running: blocks any seed (rules 1, 8) */
-    bool unclear; /* failed or unknown: blocks a seed until made clear */
-    bool unresolved;
-    bool start_inflight;
-    bool running;    /* primary or secondary on the current container */
-    bool primary_up; /* running primary on a live node: a valid peer */
-    bool actionable; /* may receive a new action now */
-    bool has_seq;
-    uint64_t seq;
-    const char *seq_error;
-
-    /* history carried in status.memberStatus */
-    unsigned failures;
-    struct rss_action_id counted;
-    int64_t running_since;
-    enum rss_role prev_role;
-    uint64_t prev_gen;
-    bool prev_known;
-    const char *prev_seq_error;
-    bool crashed; /* detected in this plan */
-
-    bool decided; /* a desired action or delete was issued to it in this plan */
-    struct sb note;
-};
-
-struct ctx {
-    const struct rss_plan_input *in;
-    const struct rss_spec *spec;
-    struct rss_plan *out;
-    struct member *m;
-    size_t n;
-    int target; /* spec.replicas */
-    int sts;    /* StatefulSet replicas, -1 missing */
-    uint64_t seq;
-    size_t cap_patches, cap_deletes, cap_events;
-    struct sb msg; /* status message */
-    bool waiting;  /* msg is a wait, not a decision */
-    bool wait_warning;
-    const char *wait_reason;
-    const char *prev_message;
-    bool pin;
-    unsigned pin_ordinal;
-    uint64_t pin_seq;
-    size_t n_primaries_up;
-};
-
-static bool is_start(enum rss_action a)
-{
-    return a == RSS_ACTION_SEED || a == RSS_ACTION_PRIMARY || a == RSS_ACTION_SECONDARY;
-}
-
-static bool role_running(enum rss_role r)
-{
-    return r == RSS_ROLE_PRIMARY || r == RSS_ROLE_SECONDARY;
-}
-
-/* Pod status says "containerd://<id>", CRI says "<id>": compare the ids. */
-static bool same_container(const char *a, const char *b)
-{
-    const char *p = strstr(a, "://");
-    const char *q = strstr(b, "://");
-    return strcmp(p ? p + 3 : a, q ? q + 3 : b) == 0;
-}
-
-static void fmt_seq(uint64_t v, char *buf, size_t size)
-{
-    snprintf(buf, size, "%" PRIu64, v);
-}
+#include "planner_internal.h"
 
 /* ---- output helpers ---- */
 
@@ -149,10 +19,10 @@ __attribute__((format(printf, 5, 6))) static void event(struct ctx *c, enum rss_
         c->cap_events = c->cap_events ? c->cap_events * 2 : 8;
         o->events = rss_xrealloc(o->events, c->cap_events * sizeof(*o->events));
     }
-    struct sb b = {0};
+    struct rss_strbuf b = {0};
     va_list ap;
     va_start(ap, fmt);
-    sb_vprintf(&b, fmt, ap);
+    rss_strbuf_vprintf(&b, fmt, ap);
     va_end(ap);
     o->events[o->n_events++] = (struct rss_plan_event){.type = type,
                                                        .reason = rss_xstrdup(reason),
@@ -223,10 +93,10 @@ __attribute__((format(printf, 4, 5))) static void wait_msg(struct ctx *c, bool w
     if (!c->wait_reason || warning)
         c->wait_reason = reason;
     if (c->msg.len)
-        sb_printf(&c->msg, "; ");
+        rss_strbuf_printf(&c->msg, "; ");
     va_list ap;
     va_start(ap, fmt);
-    sb_vprintf(&c->msg, fmt, ap);
+    rss_strbuf_vprintf(&c->msg, fmt, ap);
     va_end(ap);
 }
 
@@ -234,61 +104,15 @@ __attribute__((format(printf, 2, 3))) static void decision_msg(struct ctx *c, co
 {
     if (c->waiting) {
         free(c->msg.s);
-        c->msg = (struct sb){0};
+        c->msg = (struct rss_strbuf){0};
         c->waiting = false;
     }
     if (c->msg.len)
-        sb_printf(&c->msg, "; ");
+        rss_strbuf_printf(&c->msg, "; ");
     va_list ap;
     va_start(ap, fmt);
-    sb_vprintf(&c->msg, fmt, ap);
+    rss_strbuf_vprintf(&c->msg, fmt, ap);
     va_end(ap);
-}
-
-/* ---- reading the previous status (our own output; lenient) ---- */
-
-static const cJSON *prev_member(const cJSON *status, unsigned ordinal)
-{
-    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(status, "memberStatus");
-    const cJSON *e;
-    cJSON_ArrayForEach(e, arr)
-    {
-        const cJSON *o = cJSON_GetObjectItemCaseSensitive(e, "ordinal");
-        if (cJSON_IsNumber(o) && o->valuedouble == (double)ordinal)
-            return e;
-    }
-    return NULL;
-}
-
-static uint64_t json_u64(const cJSON *obj, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 9007199254740992.0)
-        return 0;
-    return (uint64_t)v->valuedouble;
-}
-
-static void load_history(struct ctx *c, struct member *m)
-{
-    const cJSON *p = prev_member(c->in->prev_status, m->ordinal);
-    if (!p)
-        return;
-    const char *uid = rss_json_str(p, "podUID");
-    /* A new pod (the StatefulSet recreated it) starts with a clean record. */
-    if (m->exists && m->in->pod_uid && uid && strcmp(uid, m->in->pod_uid) != 0)
-        return;
-    m->failures = (unsigned)json_u64(p, "failures");
-    _cleanup_error_ rss_error_t ignored = NULL;
-    const char *counted = rss_json_str(p, "countedAction");
-    if (counted && rss_action_id_parse(counted, &m->counted, &ignored) < 0)
-        m->counted = (struct rss_action_id){0, 0};
-    const char *role = rss_json_str(p, "role");
-    m->prev_known = role && rss_role_parse(role, &m->prev_role) == 0;
-    m->prev_gen = json_u64(p, "generation");
-    const char *since = rss_json_str(p, "runningSince");
-    if (since && rss_time_parse_ms(since, &m->running_since, &ignored) < 0)
-        m->running_since = 0;
-    m->prev_seq_error = rss_json_str(p, "sequenceError");
 }
 
 /* ---- deriving each member's state ---- */
@@ -434,7 +258,7 @@ static void repairs(struct ctx *c)
                   "StatefulSet recreates it",
                   m->pod, m->failures, max);
             decision_msg(c, "deleting %s after %u failures", m->pod, m->failures);
-            sb_item(&m->note, "pod deleted after %u failures", m->failures);
+            rss_strbuf_item(&m->note, "pod deleted after %u failures", m->failures);
         } else if (m->role == RSS_ROLE_FAILED) {
             _cleanup_free_ char *why =
                 rss_xasprintf("status reported failed (exit code %d); stopping", m->in->observed.status_code);
@@ -482,24 +306,24 @@ static bool joins(struct ctx *c)
         action = RSS_ACTION_SECONDARY;
     } else {
         for (size_t i = 0; i < nc; i++)
-            sb_item(&cand[i]->note,
-                    "standby: %zu primaries run (spec.primaries %d) and there is no secondary hook",
-                    n_primary, c->spec->primaries);
+            rss_strbuf_item(&cand[i]->note,
+                            "standby: %zu primaries run (spec.primaries %d) and there is no secondary hook",
+                            n_primary, c->spec->primaries);
         return false;
     }
     char **peers;
     size_t np;
     peers_up(c, &peers, &np);
-    struct sb list = {0};
+    struct rss_strbuf list = {0};
     for (size_t i = 0; i < np; i++)
-        sb_printf(&list, "%s%s", i ? " " : "", peers[i]);
+        rss_strbuf_printf(&list, "%s%s", i ? " " : "", peers[i]);
     char seqbuf[24] = "none";
     if (m->has_seq)
         fmt_seq(m->seq, seqbuf, sizeof(seqbuf));
     bool failover = m->crashed || (m->prev_known && role_running(m->prev_role));
     _cleanup_free_ char *why =
         rss_xasprintf("%s as %s (sequence %s) with peers [%s]", failover ? "failover: restart" : "join",
-                      rss_action_name(action), seqbuf, sb_str(&list));
+                      rss_action_name(action), seqbuf, rss_strbuf_str(&list));
     issue(c, m, action, peers, np, why);
     event(c, RSS_EVENT_NORMAL, failover ? "Failover" : "Joining", m,
           "%s %s; %zu more stopped member(s) to start after it", m->pod, why, nc - 1);
@@ -644,7 +468,7 @@ static void recovery(struct ctx *c)
         wait_msg(c, false, "WaitingForMembers", "waiting for the StatefulSet to create the member pods");
         return;
     }
-    struct sb missing = {0}, skipped = {0}, all = {0};
+    struct rss_strbuf missing = {0}, skipped = {0}, all = {0};
     size_t n_missing = 0, n_cand = 0;
     bool warn = false, have_dead_seq = false;
     uint64_t dead_seq = 0;
@@ -657,7 +481,7 @@ static void recovery(struct ctx *c)
             snprintf(why, sizeof(why),
                      "node %s silent for %" PRId64 "s (fence timeout + margin %" PRId64 "s)", m->in->node,
                      (now - m->in->node_heartbeat_ms) / 1000, c->in->dead_after_ms / 1000);
-            sb_item(&skipped, "%s: %s", m->pod, why);
+            rss_strbuf_item(&skipped, "%s: %s", m->pod, why);
             if (m->obs && m->in->observed.has_sequence &&
                 (!have_dead_seq || m->in->observed.sequence > dead_seq)) {
                 have_dead_seq = true;
@@ -693,14 +517,14 @@ static void recovery(struct ctx *c)
             snprintf(why, sizeof(why), "no sequence reported yet");
         if (why[0]) {
             n_missing++;
-            sb_item(&missing, "%s (%s)", m->pod, why);
-            sb_item(&m->note, "not a seed candidate: %s", why);
+            rss_strbuf_item(&missing, "%s (%s)", m->pod, why);
+            rss_strbuf_item(&m->note, "not a seed candidate: %s", why);
             continue;
         }
         n_cand++;
         char s[24];
         fmt_seq(m->seq, s, sizeof(s));
-        sb_item(&all, "%s=%s", m->pod, s);
+        rss_strbuf_item(&all, "%s=%s", m->pod, s);
         /* Highest sequence; ties go to the lowest ordinal (compared as numbers: ascending loop). */
         if (!best || m->seq > best->seq) {
             best = m;
@@ -719,10 +543,10 @@ static void recovery(struct ctx *c)
     if (n_missing && !policy) {
         wait_msg(c, warn, warn ? "SequenceError" : "WaitingForMembers",
                  "lights-out recovery: waiting for %zu of %d member(s) to report a sequence: %s", n_missing,
-                 w, sb_str(&missing));
+                 w, rss_strbuf_str(&missing));
     } else if (!best) {
         wait_msg(c, true, "WaitingForMembers", "lights-out recovery: no member can seed: %s",
-                 sb_str(&missing));
+                 rss_strbuf_str(&missing));
     } else if (c->pin && best->seq < c->pin_seq) {
         /* Rule 2: a failed seed is retried on its member; never an automatic fallback to less data. */
         wait_msg(c, true, "SeedFallbackRefused",
@@ -737,21 +561,22 @@ static void recovery(struct ctx *c)
             "available %s (%s); not seeding less data",
             ds, bs, best->pod);
     } else {
-        struct sb why = {0};
-        sb_printf(&why, "lights-out recovery: %s seeds with the highest sequence %s among %s", best->pod, bs,
-                  sb_str(&all));
+        struct rss_strbuf why = {0};
+        rss_strbuf_printf(&why, "lights-out recovery: %s seeds with the highest sequence %s among %s",
+                          best->pod, bs, rss_strbuf_str(&all));
         if (tie)
-            sb_printf(&why, " (tied with %s; the lowest ordinal wins)", tie->pod);
+            rss_strbuf_printf(&why, " (tied with %s; the lowest ordinal wins)", tie->pod);
         issue(c, best, RSS_ACTION_SEED, NULL, 0, why.s);
         event(c, RSS_EVENT_NORMAL, "SeedChosen", best, "%s", why.s);
         decision_msg(c, "%s", why.s);
         if (skipped.len)
             event(c, RSS_EVENT_WARNING, "MemberSkipped", NULL,
-                  "seeding without members on dead nodes (they must have self-fenced): %s", sb_str(&skipped));
+                  "seeding without members on dead nodes (they must have self-fenced): %s",
+                  rss_strbuf_str(&skipped));
         if (n_missing)
             event(c, RSS_EVENT_WARNING, "MemberSkipped", NULL,
                   "seeding without %zu member(s) under spec.recovery.minimumMembers %d: %s", n_missing, min,
-                  sb_str(&missing));
+                  rss_strbuf_str(&missing));
         c->pin = true;
         c->pin_ordinal = best->ordinal;
         c->pin_seq = best->seq;
@@ -827,7 +652,7 @@ static bool deposed(struct ctx *c)
 /* Rule 9: before deciding anything, every member pod carries this leader's epoch. */
 static bool fence(struct ctx *c)
 {
-    struct sb list = {0};
+    struct rss_strbuf list = {0};
     size_t n = 0;
     for (size_t i = 0; i < c->n; i++) {
         struct member *m = &c->m[i];
@@ -838,7 +663,7 @@ static bool fence(struct ctx *c)
         p->desired.epoch = c->in->epoch;
         p->desired.action = RSS_ACTION_NONE;
         p->desired.reason = rss_xasprintf("fenced by leader epoch %" PRIu64, c->in->epoch);
-        sb_printf(&list, "%s%s", n++ ? ", " : "", m->pod);
+        rss_strbuf_printf(&list, "%s%s", n++ ? ", " : "", m->pod);
     }
     if (n) {
         event(c, RSS_EVENT_NORMAL, "Fencing", NULL,
@@ -861,202 +686,6 @@ static void labels(struct ctx *c)
         if (m->in->active_label != want)
             patch_for(c, m)->set_active_label = want;
     }
-}
-
-/* ---- status ---- */
-
-static cJSON *name_list(struct ctx *c, bool (*pick)(const struct ctx *, const struct member *))
-{
-    cJSON *a = cJSON_CreateArray();
-    for (size_t i = 0; i < c->n; i++)
-        if (pick(c, &c->m[i]))
-            cJSON_AddItemToArray(a, cJSON_CreateString(c->m[i].pod));
-    return a;
-}
-
-static bool in_scope(const struct ctx *c, const struct member *m)
-{
-    int w = c->sts > c->target ? c->sts : c->target;
-    return (int)m->ordinal < w || m->exists;
-}
-
-static bool pick_ready(const struct ctx *c, const struct member *m)
-{
-    return in_scope(c, m) && m->running;
-}
-
-static bool pick_unready(const struct ctx *c, const struct member *m)
-{
-    return in_scope(c, m) && !m->running;
-}
-
-static bool pick_primary(const struct ctx *c, const struct member *m)
-{
-    return in_scope(c, m) && m->running && m->role == RSS_ROLE_PRIMARY;
-}
-
-static bool pick_secondary(const struct ctx *c, const struct member *m)
-{
-    return in_scope(c, m) && m->running && m->role == RSS_ROLE_SECONDARY;
-}
-
-static bool pick_failed(const struct ctx *c, const struct member *m)
-{
-    return in_scope(c, m) &&
-           ((m->current && m->role == RSS_ROLE_FAILED) || m->failures >= (unsigned)c->spec->max_failures);
-}
-
-static cJSON *member_status(const struct member *m)
-{
-    cJSON *j = cJSON_CreateObject();
-    char buf[48];
-    cJSON_AddStringToObject(j, "name", m->pod);
-    cJSON_AddNumberToObject(j, "ordinal", m->ordinal);
-    if (m->exists && m->in->pod_uid)
-        cJSON_AddStringToObject(j, "podUID", m->in->pod_uid);
-    if (m->has_node)
-        cJSON_AddStringToObject(j, "node", m->in->node);
-    const char *role = !m->exists ? "absent" : m->fenced_dead ? "fenced" : !m->obs ? "unreported" : NULL;
-    /* role/generation describe the last current observation: crash detection compares against them. */
-    if (m->exists && m->current && !m->fenced_dead) {
-        cJSON_AddStringToObject(j, "role", rss_role_name(m->role));
-        cJSON_AddNumberToObject(j, "generation", (double)m->in->observed.generation);
-    } else {
-        if (role)
-            cJSON_AddStringToObject(j, "state", role);
-        else
-            cJSON_AddStringToObject(j, "state", "stale");
-        if (m->prev_known) {
-            cJSON_AddStringToObject(j, "role", rss_role_name(m->prev_role));
-            cJSON_AddNumberToObject(j, "generation", (double)m->prev_gen);
-        }
-    }
-    if (m->has_seq) {
-        fmt_seq(m->seq, buf, sizeof(buf));
-        cJSON_AddStringToObject(j, "sequence", buf);
-    } else if (m->seq_error) {
-        cJSON_AddStringToObject(j, "sequenceError", m->seq_error);
-    }
-    if (m->obs && m->in->observed.last.present) {
-        const struct rss_last_action *l = &m->in->observed.last;
-        cJSON_AddStringToObject(j, "lastHook", rss_action_name(l->action));
-        cJSON_AddStringToObject(j, "lastResult", rss_result_name(l->result));
-        cJSON_AddNumberToObject(j, "lastExitCode", l->exit_code);
-        rss_action_id_format(l->id, buf, sizeof(buf));
-        cJSON_AddStringToObject(j, "lastActionId", buf);
-    }
-    cJSON_AddNumberToObject(j, "failures", m->failures);
-    if (m->counted.epoch || m->counted.seq) {
-        rss_action_id_format(m->counted, buf, sizeof(buf));
-        cJSON_AddStringToObject(j, "countedAction", buf);
-    }
-    if (m->running_since > 0) {
-        rss_time_ms(buf, m->running_since);
-        cJSON_AddStringToObject(j, "runningSince", buf);
-    }
-    if (m->note.len)
-        cJSON_AddStringToObject(j, "message", m->note.s);
-    return j;
-}
-
-static void condition(struct ctx *c, cJSON *arr, const char *type, bool status, const char *reason,
-                      const char *message)
-{
-    cJSON *j = cJSON_CreateObject();
-    const char *st = status ? "True" : "False";
-    cJSON_AddStringToObject(j, "type", type);
-    cJSON_AddStringToObject(j, "status", st);
-    cJSON_AddStringToObject(j, "reason", reason);
-    cJSON_AddStringToObject(j, "message", message);
-    /* Kubernetes convention: the time changes only when status does. */
-    char buf[40] = "";
-    const cJSON *prev = cJSON_GetObjectItemCaseSensitive(c->in->prev_status, "conditions");
-    const cJSON *p;
-    cJSON_ArrayForEach(p, prev)
-    {
-        const char *t = rss_json_str(p, "type"), *s = rss_json_str(p, "status"),
-                   *when = rss_json_str(p, "lastTransitionTime");
-        if (t && s && when && strcmp(t, type) == 0 && strcmp(s, st) == 0 && strlen(when) < sizeof(buf))
-            strcpy(buf, when);
-    }
-    if (!buf[0])
-        rss_time_ms(buf, c->in->now_ms);
-    cJSON_AddStringToObject(j, "lastTransitionTime", buf);
-    cJSON_AddItemToArray(arr, j);
-}
-
-static const char *phase(struct ctx *c)
-{
-    if (c->spec->paused)
-        return "Paused";
-    bool live = false, all = c->target > 0;
-    for (size_t i = 0; i < c->n; i++) {
-        live |= c->m[i].live;
-        if ((int)i < c->target && !c->m[i].running)
-            all = false;
-    }
-    if (c->target == 0)
-        return live || c->sts > 0 ? "Scaling" : "Stopped";
-    if (c->n_primaries_up == 0)
-        return "Recovering";
-    if (c->sts != c->target)
-        return "Scaling";
-    return all ? "Running" : "Degraded";
-}
-
-static void build_status(struct ctx *c)
-{
-    cJSON *s = cJSON_CreateObject();
-    size_t ready = 0;
-    for (size_t i = 0; i < c->n; i++)
-        ready += (int)i < c->target && c->m[i].running;
-    if (!c->msg.len) {
-        if (c->spec->paused)
-            sb_printf(&c->msg, "paused: observing only");
-        else
-            sb_printf(&c->msg, "%zu of %d members ready", ready, c->target);
-    }
-    const char *ph = phase(c);
-    c->out->phase = rss_xstrdup(ph);
-    cJSON_AddNumberToObject(s, "observedGeneration", (double)c->spec->generation);
-    cJSON_AddStringToObject(s, "phase", ph);
-    cJSON_AddStringToObject(s, "message", c->msg.s);
-    cJSON_AddNumberToObject(s, "replicas", c->target);
-    cJSON_AddNumberToObject(s, "readyReplicas", (double)ready);
-    cJSON *members = cJSON_AddObjectToObject(s, "members");
-    cJSON_AddItemToObject(members, "ready", name_list(c, pick_ready));
-    cJSON_AddItemToObject(members, "unready", name_list(c, pick_unready));
-    cJSON_AddItemToObject(members, "primary", name_list(c, pick_primary));
-    cJSON_AddItemToObject(members, "secondary", name_list(c, pick_secondary));
-    cJSON_AddItemToObject(members, "failed", name_list(c, pick_failed));
-    cJSON *ms = cJSON_AddArrayToObject(s, "memberStatus");
-    for (size_t i = 0; i < c->n; i++)
-        if (in_scope(c, &c->m[i]))
-            cJSON_AddItemToArray(ms, member_status(&c->m[i]));
-    cJSON *conds = cJSON_AddArrayToObject(s, "conditions");
-    bool avail = c->n_primaries_up > 0;
-    _cleanup_free_ char *am =
-        rss_xasprintf("%zu primar%s running", c->n_primaries_up, c->n_primaries_up == 1 ? "y" : "ies");
-    condition(c, conds, "Available", avail, avail ? "PrimaryRunning" : "NoPrimary", am);
-    bool rec = !avail && c->target > 0 && !c->spec->paused;
-    condition(c, conds, "Recovering", rec, rec ? "LightsOut" : "NotRecovering", rec ? c->msg.s : "");
-    bool scaling = c->sts >= 0 && c->sts != c->target;
-    condition(c, conds, "Scaling", scaling,
-              !scaling             ? "AtSize"
-              : c->sts < c->target ? "ScalingUp"
-                                   : "ScalingDown",
-              "");
-    if (c->pin) {
-        cJSON *r = cJSON_AddObjectToObject(s, "recovery");
-        char buf[24];
-        cJSON_AddNumberToObject(r, "seedOrdinal", c->pin_ordinal);
-        fmt_seq(c->pin_seq, buf, sizeof(buf));
-        cJSON_AddStringToObject(r, "seedSequence", buf);
-    }
-    cJSON_AddNumberToObject(s, "lastActionSeq", (double)c->seq);
-    cJSON_AddNumberToObject(s, "epoch", (double)c->in->epoch);
-    c->out->status = s;
-    c->out->last_action_seq = c->seq;
 }
 
 /* ---- entry point ---- */
@@ -1107,7 +736,7 @@ static int setup(struct ctx *c, const struct rss_plan_input *in, rss_error_t *er
     }
     _cleanup_error_ rss_error_t ignored = NULL;
     const cJSON *ps = in->prev_status;
-    c->seq = json_u64(ps, "lastActionSeq");
+    c->seq = planner_json_u64(ps, "lastActionSeq");
     c->prev_message = rss_json_str(ps, "message");
     const cJSON *rec = cJSON_GetObjectItemCaseSensitive(ps, "recovery");
     const char *pin_seq = rss_json_str(rec, "seedSequence");
@@ -1139,7 +768,7 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
         out->deposed = true;
     } else if (r >= 0) {
         for (size_t i = 0; i < c.n; i++) {
-            load_history(&c, &c.m[i]);
+            planner_load_history(&c, &c.m[i]);
             if (!c.spec->paused)
                 account(&c, &c.m[i]);
             c.n_primaries_up += c.m[i].primary_up;
@@ -1165,7 +794,7 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
         }
         if (out->n_patches > 1)
             qsort(out->patches, out->n_patches, sizeof(*out->patches), cmp_patch);
-        build_status(&c);
+        planner_build_status(&c);
     }
     for (size_t i = 0; i < c.n; i++) {
         free(c.m[i].pod);
@@ -1205,34 +834,35 @@ void rss_plan_free(struct rss_plan *plan)
 
 char *rss_plan_describe(const struct rss_plan *plan)
 {
-    struct sb b = {0};
+    struct rss_strbuf b = {0};
     if (plan->deposed)
-        sb_printf(&b, "deposed\n");
+        rss_strbuf_printf(&b, "deposed\n");
     if (plan->set_replicas >= 0)
-        sb_printf(&b, "%s replicas=%d\n", plan->create_statefulset ? "create-statefulset" : "set",
-                  plan->set_replicas);
+        rss_strbuf_printf(&b, "%s replicas=%d\n", plan->create_statefulset ? "create-statefulset" : "set",
+                          plan->set_replicas);
     for (size_t i = 0; i < plan->n_patches; i++) {
         const struct rss_plan_patch *p = &plan->patches[i];
         if (p->set_desired) {
             char id[48] = "-";
             if (p->desired.action != RSS_ACTION_NONE)
                 rss_action_id_format(p->desired.id, id, sizeof(id));
-            sb_printf(&b, "desired %s %s id=%s gen=%" PRIu64 " peers=[", p->pod,
-                      rss_action_name(p->desired.action), id, p->desired.generation);
+            rss_strbuf_printf(&b, "desired %s %s id=%s gen=%" PRIu64 " peers=[", p->pod,
+                              rss_action_name(p->desired.action), id, p->desired.generation);
             for (size_t k = 0; k < p->desired.n_peers; k++)
-                sb_printf(&b, "%s%s", k ? " " : "", p->desired.peers[k]);
-            sb_printf(&b, "]\n");
+                rss_strbuf_printf(&b, "%s%s", k ? " " : "", p->desired.peers[k]);
+            rss_strbuf_printf(&b, "]\n");
         }
         if (p->set_active_label >= 0)
-            sb_printf(&b, "label %s %s=%s\n", p->pod, RSS_LABEL_ACTIVE,
-                      p->set_active_label ? "true" : "false");
+            rss_strbuf_printf(&b, "label %s %s=%s\n", p->pod, RSS_LABEL_ACTIVE,
+                              p->set_active_label ? "true" : "false");
     }
     for (size_t i = 0; i < plan->n_deletes; i++)
-        sb_printf(&b, "delete %s\n", plan->deletes[i].pod);
+        rss_strbuf_printf(&b, "delete %s\n", plan->deletes[i].pod);
     for (size_t i = 0; i < plan->n_events; i++)
-        sb_printf(&b, "event %s %s: %s\n", plan->events[i].type == RSS_EVENT_WARNING ? "Warning" : "Normal",
-                  plan->events[i].reason, plan->events[i].message);
+        rss_strbuf_printf(&b, "event %s %s: %s\n",
+                          plan->events[i].type == RSS_EVENT_WARNING ? "Warning" : "Normal",
+                          plan->events[i].reason, plan->events[i].message);
     if (plan->phase)
-        sb_printf(&b, "phase %s\n", plan->phase);
+        rss_strbuf_printf(&b, "phase %s\n", plan->phase);
     return b.s ? b.s : rss_xstrdup("");
 }

@@ -6,6 +6,7 @@
 
 #include "rss/cleanup.h"
 #include "rss/log.h"
+#include "rss/thread.h"
 #include "agent_internal.h"
 
 #define LOOP_TICK_MS      1000
@@ -117,18 +118,11 @@ static void dispatch(struct rss_agent *a, struct agent_member *m, int64_t now)
                             .fenced = a->fenced,
                             .fence_done = m->fence_done};
     m->fence_done = false;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    pthread_t t;
     m->busy = true;
-    a->workers++;
-    int r = pthread_create(&t, &attr, agent_job_run, j);
-    pthread_attr_destroy(&attr);
-    if (r != 0) {
-        rss_log_warn("pod %s/%s: cannot start a worker thread: %s; retrying", m->ns, m->pod, strerror(r));
+    _cleanup_error_ rss_error_t err = NULL;
+    if (agent_start_worker(a, agent_job_run, j, &err) < 0) {
+        rss_log_error(RSS_LOG_WARN, &err, "pod %s/%s: no worker; retrying", m->ns, m->pod);
         m->busy = false;
-        a->workers--;
         m->next_due_ms = now + 1000;
         agent_spec_put(a, spec);
         free(j->rv);
@@ -136,6 +130,16 @@ static void dispatch(struct rss_agent *a, struct agent_member *m, int64_t now)
         free(j->observed_json);
         free(j);
     }
+}
+
+int agent_start_worker(struct rss_agent *a, void *(*fn)(void *), void *arg, rss_error_t *err)
+{
+    a->workers++;
+    if (rss_thread_start_detached(fn, arg, err) < 0) {
+        a->workers--;
+        return -1;
+    }
+    return 0;
 }
 
 int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err)

@@ -9,6 +9,8 @@
 
 #include "rss/agent.h"
 #include "rss/annotation.h"
+#include "rss/clock.h"
+#include "rss/hook.h"
 #include "rss/spec.h"
 
 /* A parsed RSS shared by reference: a worker keeps its spec even if the RSS changes meanwhile. */
@@ -71,11 +73,30 @@ struct rss_agent {
     atomic_llong loop_tick_ms;
 };
 
-int64_t rss_clock_mono_ms(void);
-int64_t rss_clock_wall_ms(void);
-
 /* agent.c: wake the loop (lock held or not). */
 void agent_kick(struct rss_agent *a);
+/* agent.c (lock held): counts a worker and starts fn(arg) on a detached thread; on failure the count
+ * is undone and arg is still the caller's. Workers decrement a->workers under the lock when done. */
+int agent_start_worker(struct rss_agent *a, void *(*fn)(void *), void *arg, rss_error_t *err);
+
+/* agent_hook.c: the one hook runner (used by the reconcile and by self-fencing). */
+struct agent_hook_out {
+    int errc; /* 0: the hook ran */
+    int exit_code;
+    enum rss_result result;
+    char *out; /* stdout */
+    size_t out_len;
+    char *msg; /* for lastAction.message / sequenceError */
+};
+/* Runs hook `kind` of `spec` in container cid with the peers appended; the ExecSync timeout is the
+ * hook's, so the runtime kills a hung hook (rule 6). `why` goes into the log line. Never fails: the
+ * outcome is in *h (clear it with agent_hook_out_clear). */
+void agent_hook_run(struct rss_agent *a, const struct rss_spec *spec, const char *ns, const char *pod,
+                    const char *cid, enum rss_hook_kind kind, char *const *peers, size_t n_peers,
+                    const char *why, struct agent_hook_out *h);
+void agent_hook_out_clear(struct agent_hook_out *h);
+/* A printable one-line copy of at most 512 bytes of s (untrusted hook output). */
+char *agent_one_line(const char *s, size_t len);
 
 /* agent_members.c (lock held unless said otherwise) */
 void agent_member_ingest(struct rss_agent *a, const cJSON *pod);
@@ -94,7 +115,7 @@ void *agent_watch_pods(void *arg);
 void *agent_watch_specs(void *arg);
 void *agent_watch_lease(void *arg);
 
-/* agent_exec.c: one job of a member's worker (thread entry; arg = struct agent_job *). */
+/* agent_reconcile.c: one job of a member's worker (thread entry; arg = struct agent_job *). */
 struct agent_job {
     struct rss_agent *a;
     struct agent_member *m;

@@ -72,8 +72,8 @@ void agent_member_ingest(struct rss_agent *a, const cJSON *pod)
     const char *ns = rss_json_str(meta, "namespace"), *name = rss_json_str(meta, "name"),
                *uid = rss_json_str(meta, "uid");
     const char *rv = rss_json_str(meta, "resourceVersion");
-    const char *rss = rss_json_str(
-        cJSON_GetObjectItemCaseSensitive(rss_json_obj(meta, "labels"), RSS_LABEL_NAME), "");
+    const char *rss =
+        rss_json_str(cJSON_GetObjectItemCaseSensitive(rss_json_obj(meta, "labels"), RSS_LABEL_NAME), "");
     const cJSON *ann = rss_json_obj(meta, "annotations");
     const cJSON *containers = cJSON_GetObjectItemCaseSensitive(rss_json_obj(pod, "spec"), "containers");
     const char *cname = rss_json_str(cJSON_GetArrayItem(containers, 0), "name");

@@ -78,8 +78,7 @@ void *agent_watch_pods(void *arg)
 {
     struct rss_agent *a = arg;
     _cleanup_free_ char *fs = rss_xasprintf("spec.nodeName=%s", a->node);
-    struct rss_kube_watch_opts o = {
-        .field_selector = fs, .label_selector = RSS_LABEL_NAME, .stop = a->stop};
+    struct rss_kube_watch_opts o = {.field_selector = fs, .label_selector = RSS_LABEL_NAME, .stop = a->stop};
     watch_forever(a, "pods", "/api/v1/pods", &o, on_pod);
     return NULL;
 }
@@ -128,8 +127,7 @@ void *agent_watch_specs(void *arg)
 {
     struct rss_agent *a = arg;
     struct rss_kube_watch_opts o = {.stop = a->stop};
-    watch_forever(a, "ReplicatedStatefulSets", RSS_CRD_PATH, &o,
-                  on_spec);
+    watch_forever(a, "ReplicatedStatefulSets", RSS_CRD_PATH, &o, on_spec);
     return NULL;
 }
 
@@ -160,8 +158,7 @@ static int on_lease(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_erro
     (void)err;
     api_ok(a);
     const char *name = rss_json_str(rss_json_obj(obj, "metadata"), "name");
-    if ((ev == RSS_KUBE_ADDED || ev == RSS_KUBE_MODIFIED) && name &&
-        strcmp(name, RSS_LEADER_LEASE) == 0)
+    if ((ev == RSS_KUBE_ADDED || ev == RSS_KUBE_MODIFIED) && name && strcmp(name, RSS_LEADER_LEASE) == 0)
         see_lease(a, obj);
     return 0;
 }

@@ -1,10 +1,7 @@
 /* fence.c -- self-fencing: an agent cut off from the API server stops its local members. */
-#include <inttypes.h>
-#include <limits.h>
 #include <string.h>
 
 #include "rss/cleanup.h"
-#include "rss/hook.h"
 #include "rss/log.h"
 #include "agent_internal.h"
 
@@ -14,6 +11,15 @@ struct fence_job {
     struct agent_spec *spec;
 };
 
+static void fence_job_free(struct fence_job *f)
+{
+    free(f->ns);
+    free(f->pod);
+    free(f->uid);
+    free(f->cname);
+    free(f);
+}
+
 /* Runs `stop` in the member's container with CRI only: nothing here may wait for the API server. */
 static void *fence_member(void *arg)
 {
@@ -21,28 +27,17 @@ static void *fence_member(void *arg)
     struct rss_agent *a = f->a;
     _cleanup_free_ char *cid = NULL;
     _cleanup_error_ rss_error_t err = NULL;
-    char **argv = NULL;
     if (agent_find_container(a, f->uid, f->cname, &cid, &err) < 0) {
         rss_log_error(RSS_LOG_ERROR, &err, "self-fencing: pod %s/%s: cannot find its container", f->ns,
                       f->pod);
     } else if (!cid) {
         rss_log_info("self-fencing: pod %s/%s has no running container, nothing to stop", f->ns, f->pod);
-    } else if (rss_hook_argv(&f->spec->spec, RSS_HOOK_STOP, NULL, 0, &argv, &err) < 0) {
-        rss_log_error(RSS_LOG_ERROR, &err, "self-fencing: pod %s/%s", f->ns, f->pod);
     } else {
-        uint64_t tmo = (f->spec->spec.hooks[RSS_HOOK_STOP].timeout_ms + 999) / 1000;
-        int timeout_s = tmo < 1 ? 1 : tmo > INT_MAX ? INT_MAX : (int)tmo;
-        rss_log_warn(
-            "pod %s/%s: running hook stop in container %.12s (timeout %d s) because self-fencing: the API "
-            "server has been unreachable for more than %ld ms",
-            f->ns, f->pod, cid, timeout_s, a->fence_timeout_ms);
-        struct rss_cri_exec_result r = {0};
-        if (rss_cri_exec_sync(a->cri, cid, (const char *const *)argv, timeout_s, &r, &err) < 0)
-            rss_log_error(RSS_LOG_ERROR, &err, "self-fencing: pod %s/%s: stop", f->ns, f->pod);
-        else
-            rss_log_warn("pod %s/%s: self-fencing stop exited %d", f->ns, f->pod, r.exit_code);
-        rss_cri_exec_result_clear(&r);
-        rss_hook_argv_free(argv);
+        _cleanup_free_ char *why = rss_xasprintf(
+            "self-fencing: the API server has been unreachable for more than %ld ms", a->fence_timeout_ms);
+        struct agent_hook_out h;
+        agent_hook_run(a, &f->spec->spec, f->ns, f->pod, cid, RSS_HOOK_STOP, NULL, 0, why, &h);
+        agent_hook_out_clear(&h);
     }
     pthread_mutex_lock(&a->lock);
     for (struct agent_member *m = a->members; m; m = m->next)
@@ -54,11 +49,7 @@ static void *fence_member(void *arg)
     a->workers--;
     pthread_cond_broadcast(&a->cond);
     pthread_mutex_unlock(&a->lock);
-    free(f->ns);
-    free(f->pod);
-    free(f->uid);
-    free(f->cname);
-    free(f);
+    fence_job_free(f);
     return NULL;
 }
 
@@ -76,22 +67,11 @@ static void fence_all(struct rss_agent *a)
                                 .uid = rss_xstrdup(m->uid),
                                 .cname = rss_xstrdup(m->container_name),
                                 .spec = spec};
-        pthread_attr_t attr;
-        pthread_attr_init(&attr);
-        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        pthread_t t;
-        a->workers++;
-        int r = pthread_create(&t, &attr, fence_member, f);
-        pthread_attr_destroy(&attr);
-        if (r != 0) {
-            rss_log_err("self-fencing: pod %s/%s: cannot start a thread: %s", m->ns, m->pod, strerror(r));
-            a->workers--;
+        _cleanup_error_ rss_error_t err = NULL;
+        if (agent_start_worker(a, fence_member, f, &err) < 0) {
+            rss_log_error(RSS_LOG_ERROR, &err, "self-fencing: pod %s/%s", m->ns, m->pod);
             agent_spec_put(a, spec);
-            free(f->ns);
-            free(f->pod);
-            free(f->uid);
-            free(f->cname);
-            free(f);
+            fence_job_free(f);
         }
     }
 }

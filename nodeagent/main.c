@@ -1,7 +1,9 @@
 /* main.c -- rssd: options, wiring of the agent, the election and the leader threads, signals. */
+#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,11 +50,14 @@ static void usage(FILE *f)
                "Durations: milliseconds (\"1500\") or a duration string (\"15s\", \"1m30s\", \"500ms\").\n");
 }
 
-static int bad(const char *fmt, const char *a, const char *b)
+__attribute__((format(printf, 1, 2))) static int bad(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
     fprintf(stderr, "rssd: ");
-    fprintf(stderr, fmt, a, b);
+    vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\nTry 'rssd --help'.\n");
+    va_end(ap);
     return -1;
 }
 
@@ -121,7 +126,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         case O_HPORT: {
             long p = strtol(optarg, &end, 10);
             if (*optarg == '\0' || *end != '\0' || p < 0 || p > 65535)
-                return bad("--health-port: bad port '%s'%s", optarg, "");
+                return bad("--health-port: bad port '%s'", optarg);
             o->health_port = (int)p;
             break;
         }
@@ -154,79 +159,28 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             else if (!strcmp(optarg, "debug"))
                 rss_log_set_level(RSS_LOG_DEBUG);
             else
-                return bad("--log-level: '%s' is not one of error, warn, info, debug%s", optarg, "");
+                return bad("--log-level: '%s' is not one of error, warn, info, debug", optarg);
             break;
         case O_HELP:
             usage(stdout);
             exit(0);
         case ':':
-            return bad("option '%s' needs a value%s", argv[optind - 1], "");
+            return bad("option '%s' needs a value", argv[optind - 1]);
         default:
-            return bad("unknown option '%s'%s", argv[optind - 1], "");
+            return bad("unknown option '%s'", argv[optind - 1]);
         }
     }
     if (optind < argc)
-        return bad("unexpected argument '%s'%s", argv[optind], "");
+        return bad("unexpected argument '%s'", argv[optind]);
     if (!o->node || !*o->node)
-        return bad("no node name: pass --node or set NODE_NAME%s%s", "", "");
+        return bad("no node name: pass --node or set NODE_NAME");
     return 0;
-}
-
-/* --- the leader thread: runs rss_leader_run for each term the election thread announces --------- */
-
-struct lead {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int64_t pending_epoch; /* -1: none */
-    atomic_bool stop;      /* the current term ends (lost Lease) */
-    const atomic_bool *quit;
-    struct rss_leader *leader;
-};
-
-static void on_started(void *ud, int64_t epoch)
-{
-    struct lead *l = ud;
-    rss_log_info("leading with epoch %lld", (long long)epoch);
-    pthread_mutex_lock(&l->lock);
-    l->pending_epoch = epoch;
-    atomic_store(&l->stop, false);
-    pthread_cond_broadcast(&l->cond);
-    pthread_mutex_unlock(&l->lock);
-}
-
-static void on_stopped(void *ud)
-{
-    struct lead *l = ud;
-    /* The leader also checks rss_election_leading() before every write; this only ends its loop. */
-    atomic_store(&l->stop, true);
-    rss_log_info("no longer leading");
 }
 
 static void on_new_leader(void *ud, const char *identity)
 {
     (void)ud;
     rss_log_info("the leader is now %s", *identity ? identity : "(nobody)");
-}
-
-static void *lead_thread(void *arg)
-{
-    struct lead *l = arg;
-    pthread_mutex_lock(&l->lock);
-    while (!atomic_load(l->quit)) {
-        if (l->pending_epoch < 0) {
-            pthread_cond_wait(&l->cond, &l->lock);
-            continue;
-        }
-        int64_t epoch = l->pending_epoch;
-        l->pending_epoch = -1;
-        pthread_mutex_unlock(&l->lock);
-        _cleanup_error_ rss_error_t err = NULL;
-        if (rss_leader_run(l->leader, epoch, &l->stop, &err) < 0)
-            rss_log_error(RSS_LOG_ERROR, &err, "leader term %lld", (long long)epoch);
-        pthread_mutex_lock(&l->lock);
-    }
-    pthread_mutex_unlock(&l->lock);
-    return NULL;
 }
 
 static void *election_thread(void *arg)
@@ -287,9 +241,8 @@ int main(int argc, char **argv)
                  rss_kube_server(kube), rss_cri_endpoint(cri), identity);
 
     atomic_bool quit = false;
-    struct lead lead = {.pending_epoch = -1, .quit = &quit};
-    pthread_mutex_init(&lead.lock, NULL);
-    pthread_cond_init(&lead.cond, NULL);
+    struct rss_leader_terms *terms = rss_leader_terms_new();
+    struct rss_leader *leader = NULL;
     struct rss_election *el = NULL;
     struct rss_agent *agent = NULL;
     struct rss_health *health = NULL;
@@ -300,10 +253,10 @@ int main(int argc, char **argv)
                                      .lease_duration_ms = o.lease_duration_ms,
                                      .renew_deadline_ms = o.renew_deadline_ms,
                                      .retry_period_ms = o.retry_period_ms,
-                                     .on_started_leading = on_started,
-                                     .on_stopped_leading = on_stopped,
+                                     .on_started_leading = rss_leader_terms_on_started,
+                                     .on_stopped_leading = rss_leader_terms_on_stopped,
                                      .on_new_leader = on_new_leader,
-                                     .userdata = &lead};
+                                     .userdata = terms};
     struct rss_agent_config ac = {.kube = kube,
                                   .cri = cri,
                                   .node = o.node,
@@ -318,7 +271,7 @@ int main(int argc, char **argv)
     }
     lc.kube = kube;
     lc.election = el;
-    if (rss_leader_new(&lc, &lead.leader, &err) < 0) {
+    if (rss_leader_new(&lc, &leader, &err) < 0) {
         rss_log_error(RSS_LOG_ERROR, &err, "leader");
         goto out;
     }
@@ -328,22 +281,25 @@ int main(int argc, char **argv)
         rss_log_error(RSS_LOG_ERROR, &err, "health endpoint disabled");
 
     struct agent_arg aa = {.agent = agent, .stop = &quit};
-    pthread_t t_agent, t_el, t_lead;
-    pthread_create(&t_agent, NULL, agent_thread, &aa);
-    pthread_create(&t_lead, NULL, lead_thread, &lead);
+    pthread_t t_agent, t_el;
+    if (rss_leader_terms_start(terms, leader, &err) < 0 ||
+        (errno = pthread_create(&t_agent, NULL, agent_thread, &aa)) != 0) {
+        if (!err)
+            rss_error_errno(&err, errno, "starting the agent thread");
+        rss_log_error(RSS_LOG_ERROR, &err, "rssd");
+        exit(1);
+    }
     pthread_create(&t_el, NULL, election_thread, el);
 
     int sig = 0;
     sigwait(&sigs, &sig);
     rss_log_info("signal %d: stopping (members keep running)", sig);
     atomic_store(&quit, true);
-    atomic_store(&lead.stop, true);
-    pthread_mutex_lock(&lead.lock);
-    pthread_cond_broadcast(&lead.cond);
-    pthread_mutex_unlock(&lead.lock);
+    rss_leader_terms_on_stopped(terms); /* the term ends now, not at the next renew */
     rss_election_stop(el); /* stops leading first, then releases the Lease for a quick successor */
     pthread_join(t_el, NULL);
-    pthread_join(t_lead, NULL);
+    rss_leader_terms_stop(terms);
+    terms = NULL;
     pthread_join(t_agent, NULL);
     rc = aa.rc < 0 ? 1 : 0;
     if (rss_agent_busy_workers(agent) > 0) {
@@ -353,14 +309,13 @@ int main(int argc, char **argv)
         exit(rc);
     }
 out:
+    rss_leader_terms_stop(terms);
     rss_health_stop(health);
-    rss_leader_free(lead.leader);
+    rss_leader_free(leader);
     rss_agent_free(agent);
     rss_election_free(el);
     rss_cri_free(cri);
     rss_kube_free(kube);
-    pthread_mutex_destroy(&lead.lock);
-    pthread_cond_destroy(&lead.cond);
     if (rc == 0)
         rss_log_info("rssd stopped");
     return rc;

@@ -21,7 +21,6 @@
 #include "rss/error.h"
 #include "rss/protocol.h"
 
-
 /* Caps on decoded input (annotations come from the API server, i.e. from anyone with pod patch). */
 #define RSS_ANNOTATION_MAX_LEN   65536
 #define RSS_ANNOTATION_MAX_PEERS 1024
@@ -115,6 +114,5 @@ void rss_annotation_desired_copy(struct rss_desired *dst, const struct rss_desir
 char *rss_annotation_observed_encode(const struct rss_observed *o);
 int rss_annotation_observed_decode(const char *json, struct rss_observed *out, rss_error_t *err);
 void rss_annotation_observed_clear(struct rss_observed *o);
-
 
 #endif

@@ -178,5 +178,4 @@ struct rss_kube_watch_opts {
 int rss_kube_watch(struct rss_kube *kube, const char *collection_path, const struct rss_kube_watch_opts *opts,
                    rss_kube_watch_fn fn, void *userdata, rss_error_t *err);
 
-
 #endif

@@ -45,4 +45,20 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
 /* Frees it. Accepts NULL. rss_leader_run must have returned. */
 void rss_leader_free(struct rss_leader *l);
 
+/* --- terms (leader_term.c): one thread that leads each term the election announces ----------- */
+
+struct rss_leader_terms;
+
+/* Creates the term runner (no thread yet). Pass rss_leader_terms_on_started/_on_stopped as the
+ * election's callbacks with the runner as userdata; a term announced before _start waits for it. */
+struct rss_leader_terms *rss_leader_terms_new(void);
+/* Election callbacks: a new term begins with `epoch` / the current term ends (the Lease is lost;
+ * the leader also checks rss_election_leading() before every write, this only ends its loop). */
+void rss_leader_terms_on_started(void *terms, int64_t epoch);
+void rss_leader_terms_on_stopped(void *terms);
+/* Starts the thread that runs rss_leader_run(leader, epoch) for each announced term. */
+int rss_leader_terms_start(struct rss_leader_terms *t, struct rss_leader *leader, rss_error_t *err);
+/* Ends the current term and the thread, waits for it, and frees the runner. Accepts NULL. */
+void rss_leader_terms_stop(struct rss_leader_terms *t);
+
 #endif

@@ -267,4 +267,3 @@ int rss_kube_delete(struct rss_kube *kube, const char *path, const struct rss_ku
     }
     return with_body(kube, "DELETE", path, NULL, body, ret, err);
 }
-

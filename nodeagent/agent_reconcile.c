@@ -1,4 +1,4 @@
-/* agent_exec.c -- one job of a member's worker: find its container, probe, execute `desired`, run the
+/* agent_reconcile.c -- one job of a member's worker: find its container, probe, execute `desired`, run the
  * periodic `status`, publish `observed`. Runs in its own thread; hooks go through CRI ExecSync. */
 #include <inttypes.h>
 #include <limits.h>
@@ -11,114 +11,13 @@
 #include "agent_internal.h"
 
 #define RETRY_MS 2000
-#define MSG_MAX  512
-
-struct hook_out {
-    int errc; /* 0: the hook ran */
-    int exit_code;
-    enum rss_result result;
-    char *out;
-    size_t out_len;
-    char *msg; /* for lastAction.message / sequenceError */
-};
-
-static void hook_out_clear(struct hook_out *h)
-{
-    free(h->out);
-    free(h->msg);
-    *h = (struct hook_out){0};
-}
-
-/* Printable one-line copy of at most MSG_MAX bytes of s. */
-static char *one_line(const char *s, size_t len)
-{
-    if (len > MSG_MAX)
-        len = MSG_MAX;
-    while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == ' ' || s[len - 1] == '\r' || s[len - 1] == '\t'))
-        len--;
-    char *r = rss_xmalloc(len + 1);
-    for (size_t i = 0; i < len; i++)
-        r[i] = (s[i] >= 0x20 && s[i] < 0x7f) ? s[i] : ' ';
-    r[len] = '\0';
-    return r;
-}
-
-static char *join_argv(char **argv)
-{
-    size_t n = 1;
-    for (char **p = argv; *p; p++)
-        n += strlen(*p) + 1;
-    char *r = rss_xmalloc(n);
-    r[0] = '\0';
-    for (char **p = argv; *p; p++) {
-        if (p != argv)
-            strcat(r, " ");
-        strcat(r, *p);
-    }
-    return r;
-}
-
-/* Runs hook `kind` of the member's spec in container cid with the peers appended. The timeout is the
- * ExecSync timeout, so the runtime kills a hung hook (rule 6). */
-static void run_hook(struct agent_job *j, const char *cid, enum rss_hook_kind kind, char *const *peers,
-                     size_t n_peers, const char *why, struct hook_out *h)
-{
-    struct agent_member *m = j->m;
-    const struct rss_spec *spec = &j->spec->spec;
-    *h = (struct hook_out){0};
-    char **argv = NULL;
-    _cleanup_error_ rss_error_t err = NULL;
-    if (rss_hook_argv(spec, kind, peers, n_peers, &argv, &err) < 0) {
-        h->errc = RSS_E_INVALID;
-        h->exit_code = -1;
-        h->result = RSS_RESULT_FAILED;
-        h->msg = rss_error_string(err);
-        rss_log_warn("pod %s/%s: cannot run hook %s (%s): %s", m->ns, m->pod, rss_spec_hook_name(kind), why,
-                     h->msg);
-        return;
-    }
-    uint64_t tmo = (spec->hooks[kind].timeout_ms + 999) / 1000;
-    int timeout_s = tmo < 1 ? 1 : tmo > INT_MAX ? INT_MAX : (int)tmo;
-    _cleanup_free_ char *cmd = join_argv(argv);
-    rss_log_info("pod %s/%s: running hook %s in container %.12s (timeout %d s) because %s: %s", m->ns, m->pod,
-                 rss_spec_hook_name(kind), cid, timeout_s, why, cmd);
-    int64_t t0 = rss_clock_mono_ms();
-    struct rss_cri_exec_result r = {0};
-    int rc = rss_cri_exec_sync(j->a->cri, cid, (const char *const *)argv, timeout_s, &r, &err);
-    rss_hook_argv_free(argv);
-    int64_t took = rss_clock_mono_ms() - t0;
-    if (rc < 0) {
-        h->errc = rss_error_code(err);
-        h->exit_code = -1;
-        h->result = rss_agent_hook_result(h->errc, 0);
-        _cleanup_free_ char *e = rss_error_string(err);
-        h->msg = h->result == RSS_RESULT_TIMEOUT
-                     ? rss_xasprintf("hook %s killed by the runtime at its %d s timeout",
-                                     rss_spec_hook_name(kind), timeout_s)
-                     : rss_xasprintf("hook %s could not run: %s", rss_spec_hook_name(kind), e);
-        rss_log_info("pod %s/%s: hook %s -> %s after %" PRId64 " ms: %s", m->ns, m->pod,
-                     rss_spec_hook_name(kind), rss_result_name(h->result), took, h->msg);
-        return;
-    }
-    h->exit_code = r.exit_code;
-    h->result = rss_agent_hook_result(0, r.exit_code);
-    h->out = r.out;
-    h->out_len = r.out_len;
-    r.out = NULL;
-    if (r.exit_code != 0)
-        h->msg = one_line(r.errout ? r.errout : "", r.errout ? r.errout_len : 0);
-    rss_cri_exec_result_clear(&r);
-    rss_log_info("pod %s/%s: hook %s exited %d after %" PRId64 " ms%s%s", m->ns, m->pod,
-                 rss_spec_hook_name(kind), h->exit_code, took, h->msg && *h->msg ? ": " : "",
-                 h->msg ? h->msg : "");
-}
 
 /* Runs `status`: sets the role and status code in obs. */
 static void do_status(struct agent_job *j, const char *cid, char *const *peers, size_t n, const char *why)
 {
     struct rss_observed *o = &j->m->obs;
-    struct hook_out h;
-    run_hook(j, cid, RSS_HOOK_STATUS, peers, n, why, &h);
+    struct agent_hook_out h;
+    agent_hook_run(j->a, &j->spec->spec, j->m->ns, j->m->pod, cid, RSS_HOOK_STATUS, peers, n, why, &h);
     if (h.errc == 0) {
         o->role = rss_hook_status_role(&j->spec->spec, h.exit_code);
         o->status_code = h.exit_code;
@@ -126,7 +25,7 @@ static void do_status(struct agent_job *j, const char *cid, char *const *peers, 
         o->role = RSS_ROLE_UNKNOWN; /* the agent cannot tell; the leader waits */
         o->status_code = -1;
     }
-    hook_out_clear(&h);
+    agent_hook_out_clear(&h);
 }
 
 static void drop_sequence(struct rss_observed *o)
@@ -141,16 +40,16 @@ static void drop_sequence(struct rss_observed *o)
 static void do_sequence(struct agent_job *j, const char *cid, char *const *peers, size_t n, const char *why)
 {
     struct rss_observed *o = &j->m->obs;
-    struct hook_out h;
+    struct agent_hook_out h;
     drop_sequence(o);
-    run_hook(j, cid, RSS_HOOK_SEQUENCE, peers, n, why, &h);
+    agent_hook_run(j->a, &j->spec->spec, j->m->ns, j->m->pod, cid, RSS_HOOK_SEQUENCE, peers, n, why, &h);
     if (h.errc == 0 && h.exit_code == 0) {
         _cleanup_error_ rss_error_t err = NULL;
         if (rss_hook_parse_sequence(h.out, h.out_len, &o->sequence, &err) == 0) {
             o->has_sequence = true;
         } else {
             _cleanup_free_ char *e = rss_error_string(err);
-            o->sequence_error = one_line(e, strlen(e));
+            o->sequence_error = agent_one_line(e, strlen(e));
         }
     } else if (h.errc == 0) {
         o->sequence_error = rss_xasprintf("sequence hook exited %d%s%s", h.exit_code,
@@ -163,7 +62,7 @@ static void do_sequence(struct agent_job *j, const char *cid, char *const *peers
                      o->sequence, o->generation);
     else
         rss_log_warn("pod %s/%s: no valid sequence: %s", j->m->ns, j->m->pod, o->sequence_error);
-    hook_out_clear(&h);
+    agent_hook_out_clear(&h);
 }
 
 static void set_last(struct rss_observed *o, const struct rss_desired *d, enum rss_result res, int exit_code,
@@ -319,14 +218,15 @@ static void execute(struct agent_job *j, const char *cid, const struct rss_desir
     rss_log_info("pod %s/%s: executing %s %s (%s) with %zu peers", m->ns, m->pod, rss_action_name(d->action),
                  id, reason, d->n_peers);
     _cleanup_free_ char *why = rss_xasprintf("desired %s %s", rss_action_name(d->action), id);
-    struct hook_out h;
+    struct agent_hook_out h;
     if (kind == RSS_HOOK_KIND_COUNT) {
-        h = (struct hook_out){.errc = RSS_E_INVALID, .exit_code = -1, .result = RSS_RESULT_FAILED};
+        h = (struct agent_hook_out){.errc = RSS_E_INVALID, .exit_code = -1, .result = RSS_RESULT_FAILED};
         h.msg = rss_xasprintf("the spec has no hook for action %s", rss_action_name(d->action));
     } else {
         /* seed without a seed hook runs `primary` with no peers (rss_hook_for_action). */
         bool no_peers = d->action == RSS_ACTION_SEED;
-        run_hook(j, cid, kind, no_peers ? NULL : d->peers, no_peers ? 0 : d->n_peers, why, &h);
+        agent_hook_run(j->a, &j->spec->spec, j->m->ns, j->m->pod, cid, kind, no_peers ? NULL : d->peers,
+                       no_peers ? 0 : d->n_peers, why, &h);
     }
     if (d->action == RSS_ACTION_STOP && h.result == RSS_RESULT_OK)
         m->we_stopped = true;
@@ -339,11 +239,12 @@ static void execute(struct agent_job *j, const char *cid, const struct rss_desir
     }
     if (starts && h.result == RSS_RESULT_OK && agent_fenced(j->a)) {
         /* Self-fencing began while the start hook ran: the fence's stop may have come first. */
-        struct hook_out hs;
-        run_hook(j, cid, RSS_HOOK_STOP, NULL, 0, "self-fenced while the application was starting", &hs);
+        struct agent_hook_out hs;
+        agent_hook_run(j->a, &j->spec->spec, j->m->ns, j->m->pod, cid, RSS_HOOK_STOP, NULL, 0,
+                       "self-fenced while the application was starting", &hs);
         if (hs.result == RSS_RESULT_OK)
             m->we_stopped = true;
-        hook_out_clear(&hs);
+        agent_hook_out_clear(&hs);
     }
     set_last(o, d, h.result, h.exit_code, h.msg);
     if (h.result != RSS_RESULT_INTERRUPTED) {
@@ -353,7 +254,7 @@ static void execute(struct agent_job *j, const char *cid, const struct rss_desir
     } else {
         o->role = RSS_ROLE_UNKNOWN;
     }
-    hook_out_clear(&h);
+    agent_hook_out_clear(&h);
     m->dirty = true;
     publish_or_log(j);
     j->m->status_due_ms = rss_clock_mono_ms() + (int64_t)j->spec->spec.reconcile_interval_ms;

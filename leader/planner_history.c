@@ -1,0 +1,51 @@
+/* planner_history.c -- what the planner remembers between plans, read back from the RSS status. */
+#include "rss/cleanup.h"
+#include "rss/clock.h"
+#include "rss/json.h"
+#include "planner_internal.h"
+
+/* ---- reading the previous status (our own output; lenient) ---- */
+
+static const cJSON *prev_member(const cJSON *status, unsigned ordinal)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(status, "memberStatus");
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr)
+    {
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(e, "ordinal");
+        if (cJSON_IsNumber(o) && o->valuedouble == (double)ordinal)
+            return e;
+    }
+    return NULL;
+}
+
+uint64_t planner_json_u64(const cJSON *obj, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 9007199254740992.0)
+        return 0;
+    return (uint64_t)v->valuedouble;
+}
+
+void planner_load_history(struct ctx *c, struct member *m)
+{
+    const cJSON *p = prev_member(c->in->prev_status, m->ordinal);
+    if (!p)
+        return;
+    const char *uid = rss_json_str(p, "podUID");
+    /* A new pod (the StatefulSet recreated it) starts with a clean record. */
+    if (m->exists && m->in->pod_uid && uid && strcmp(uid, m->in->pod_uid) != 0)
+        return;
+    m->failures = (unsigned)planner_json_u64(p, "failures");
+    _cleanup_error_ rss_error_t ignored = NULL;
+    const char *counted = rss_json_str(p, "countedAction");
+    if (counted && rss_action_id_parse(counted, &m->counted, &ignored) < 0)
+        m->counted = (struct rss_action_id){0, 0};
+    const char *role = rss_json_str(p, "role");
+    m->prev_known = role && rss_role_parse(role, &m->prev_role) == 0;
+    m->prev_gen = planner_json_u64(p, "generation");
+    const char *since = rss_json_str(p, "runningSince");
+    if (since && rss_time_parse_ms(since, &m->running_since, &ignored) < 0)
+        m->running_since = 0;
+    m->prev_seq_error = rss_json_str(p, "sequenceError");
+}

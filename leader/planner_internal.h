@@ -1,0 +1,103 @@
+/* planner_internal.h -- the planner's working state, shared by planner*.c (not public API). */
+#ifndef RSS_PLANNER_INTERNAL_H
+#define RSS_PLANNER_INTERNAL_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rss/planner.h"
+#include "rss/strbuf.h"
+
+/* ---- the derived view of one member ---- */
+
+struct member {
+    unsigned ordinal;
+    const struct rss_member_input *in; /* NULL: no entry in the LIST */
+    char *pod;
+
+    bool exists, deleting, has_node, node_alive, fenced_dead, node_silent, fresh;
+    bool obs;     /* an observed annotation was decoded */
+    bool current; /* ... and it describes the pod's current container */
+    enum rss_role role;
+    bool pending; /* observed last action written ahead, not finished */
+    bool live;    /* counts as running: blocks any seed (rules 1, 8) */
+    bool unclear; /* failed or unknown: blocks a seed until made clear */
+    bool unresolved;
+    bool start_inflight;
+    bool running;    /* primary or secondary on the current container */
+    bool primary_up; /* running primary on a live node: a valid peer */
+    bool actionable; /* may receive a new action now */
+    bool has_seq;
+    uint64_t seq;
+    const char *seq_error;
+
+    /* history carried in status.memberStatus */
+    unsigned failures;
+    struct rss_action_id counted;
+    int64_t running_since;
+    enum rss_role prev_role;
+    uint64_t prev_gen;
+    bool prev_known;
+    const char *prev_seq_error;
+    bool crashed; /* detected in this plan */
+
+    bool decided; /* a desired action or delete was issued to it in this plan */
+    struct rss_strbuf note;
+};
+
+struct ctx {
+    const struct rss_plan_input *in;
+    const struct rss_spec *spec;
+    struct rss_plan *out;
+    struct member *m;
+    size_t n;
+    int target; /* spec.replicas */
+    int sts;    /* StatefulSet replicas, -1 missing */
+    uint64_t seq;
+    size_t cap_patches, cap_deletes, cap_events;
+    struct rss_strbuf msg; /* status message */
+    bool waiting;          /* msg is a wait, not a decision */
+    bool wait_warning;
+    const char *wait_reason;
+    const char *prev_message;
+    bool pin;
+    unsigned pin_ordinal;
+    uint64_t pin_seq;
+    size_t n_primaries_up;
+};
+
+static inline bool is_start(enum rss_action a)
+{
+    return a == RSS_ACTION_SEED || a == RSS_ACTION_PRIMARY || a == RSS_ACTION_SECONDARY;
+}
+
+static inline bool role_running(enum rss_role r)
+{
+    return r == RSS_ROLE_PRIMARY || r == RSS_ROLE_SECONDARY;
+}
+
+/* Pod status says "containerd://<id>", CRI says "<id>": compare the ids. */
+static inline bool same_container(const char *a, const char *b)
+{
+    const char *p = strstr(a, "://");
+    const char *q = strstr(b, "://");
+    return strcmp(p ? p + 3 : a, q ? q + 3 : b) == 0;
+}
+
+static inline void fmt_seq(uint64_t v, char *buf, size_t size)
+{
+    snprintf(buf, size, "%" PRIu64, v);
+}
+
+/* planner_history.c: the previous status (our own output) read back leniently. */
+uint64_t planner_json_u64(const cJSON *obj, const char *key);
+/* Fills m's history fields (failures, counted action, runningSince, previous role/generation/sequence
+ * error) from c->in->prev_status. */
+void planner_load_history(struct ctx *c, struct member *m);
+
+/* planner_status.c: renders c->out->status (rss-operator's members lists, memberStatus, conditions,
+ * phase, recovery) from the decided context. */
+void planner_build_status(struct ctx *c);
+
+#endif

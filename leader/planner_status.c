@@ -1,0 +1,201 @@
+/* planner_status.c -- renders the RSS .status from the planner's decisions (pure, like the planner). */
+#include "rss/cleanup.h"
+#include "rss/clock.h"
+#include "rss/json.h"
+#include "planner_internal.h"
+
+/* ---- status ---- */
+
+static cJSON *name_list(struct ctx *c, bool (*pick)(const struct ctx *, const struct member *))
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; i < c->n; i++)
+        if (pick(c, &c->m[i]))
+            cJSON_AddItemToArray(a, cJSON_CreateString(c->m[i].pod));
+    return a;
+}
+
+static bool in_scope(const struct ctx *c, const struct member *m)
+{
+    int w = c->sts > c->target ? c->sts : c->target;
+    return (int)m->ordinal < w || m->exists;
+}
+
+static bool pick_ready(const struct ctx *c, const struct member *m)
+{
+    return in_scope(c, m) && m->running;
+}
+
+static bool pick_unready(const struct ctx *c, const struct member *m)
+{
+    return in_scope(c, m) && !m->running;
+}
+
+static bool pick_primary(const struct ctx *c, const struct member *m)
+{
+    return in_scope(c, m) && m->running && m->role == RSS_ROLE_PRIMARY;
+}
+
+static bool pick_secondary(const struct ctx *c, const struct member *m)
+{
+    return in_scope(c, m) && m->running && m->role == RSS_ROLE_SECONDARY;
+}
+
+static bool pick_failed(const struct ctx *c, const struct member *m)
+{
+    return in_scope(c, m) &&
+           ((m->current && m->role == RSS_ROLE_FAILED) || m->failures >= (unsigned)c->spec->max_failures);
+}
+
+static cJSON *member_status(const struct member *m)
+{
+    cJSON *j = cJSON_CreateObject();
+    char buf[48];
+    cJSON_AddStringToObject(j, "name", m->pod);
+    cJSON_AddNumberToObject(j, "ordinal", m->ordinal);
+    if (m->exists && m->in->pod_uid)
+        cJSON_AddStringToObject(j, "podUID", m->in->pod_uid);
+    if (m->has_node)
+        cJSON_AddStringToObject(j, "node", m->in->node);
+    const char *role = !m->exists ? "absent" : m->fenced_dead ? "fenced" : !m->obs ? "unreported" : NULL;
+    /* role/generation describe the last current observation: crash detection compares against them. */
+    if (m->exists && m->current && !m->fenced_dead) {
+        cJSON_AddStringToObject(j, "role", rss_role_name(m->role));
+        cJSON_AddNumberToObject(j, "generation", (double)m->in->observed.generation);
+    } else {
+        if (role)
+            cJSON_AddStringToObject(j, "state", role);
+        else
+            cJSON_AddStringToObject(j, "state", "stale");
+        if (m->prev_known) {
+            cJSON_AddStringToObject(j, "role", rss_role_name(m->prev_role));
+            cJSON_AddNumberToObject(j, "generation", (double)m->prev_gen);
+        }
+    }
+    if (m->has_seq) {
+        fmt_seq(m->seq, buf, sizeof(buf));
+        cJSON_AddStringToObject(j, "sequence", buf);
+    } else if (m->seq_error) {
+        cJSON_AddStringToObject(j, "sequenceError", m->seq_error);
+    }
+    if (m->obs && m->in->observed.last.present) {
+        const struct rss_last_action *l = &m->in->observed.last;
+        cJSON_AddStringToObject(j, "lastHook", rss_action_name(l->action));
+        cJSON_AddStringToObject(j, "lastResult", rss_result_name(l->result));
+        cJSON_AddNumberToObject(j, "lastExitCode", l->exit_code);
+        rss_action_id_format(l->id, buf, sizeof(buf));
+        cJSON_AddStringToObject(j, "lastActionId", buf);
+    }
+    cJSON_AddNumberToObject(j, "failures", m->failures);
+    if (m->counted.epoch || m->counted.seq) {
+        rss_action_id_format(m->counted, buf, sizeof(buf));
+        cJSON_AddStringToObject(j, "countedAction", buf);
+    }
+    if (m->running_since > 0) {
+        rss_time_ms(buf, m->running_since);
+        cJSON_AddStringToObject(j, "runningSince", buf);
+    }
+    if (m->note.len)
+        cJSON_AddStringToObject(j, "message", m->note.s);
+    return j;
+}
+
+static void condition(struct ctx *c, cJSON *arr, const char *type, bool status, const char *reason,
+                      const char *message)
+{
+    cJSON *j = cJSON_CreateObject();
+    const char *st = status ? "True" : "False";
+    cJSON_AddStringToObject(j, "type", type);
+    cJSON_AddStringToObject(j, "status", st);
+    cJSON_AddStringToObject(j, "reason", reason);
+    cJSON_AddStringToObject(j, "message", message);
+    /* Kubernetes convention: the time changes only when status does. */
+    char buf[40] = "";
+    const cJSON *prev = cJSON_GetObjectItemCaseSensitive(c->in->prev_status, "conditions");
+    const cJSON *p;
+    cJSON_ArrayForEach(p, prev)
+    {
+        const char *t = rss_json_str(p, "type"), *s = rss_json_str(p, "status"),
+                   *when = rss_json_str(p, "lastTransitionTime");
+        if (t && s && when && strcmp(t, type) == 0 && strcmp(s, st) == 0 && strlen(when) < sizeof(buf))
+            strcpy(buf, when);
+    }
+    if (!buf[0])
+        rss_time_ms(buf, c->in->now_ms);
+    cJSON_AddStringToObject(j, "lastTransitionTime", buf);
+    cJSON_AddItemToArray(arr, j);
+}
+
+static const char *phase(struct ctx *c)
+{
+    if (c->spec->paused)
+        return "Paused";
+    bool live = false, all = c->target > 0;
+    for (size_t i = 0; i < c->n; i++) {
+        live |= c->m[i].live;
+        if ((int)i < c->target && !c->m[i].running)
+            all = false;
+    }
+    if (c->target == 0)
+        return live || c->sts > 0 ? "Scaling" : "Stopped";
+    if (c->n_primaries_up == 0)
+        return "Recovering";
+    if (c->sts != c->target)
+        return "Scaling";
+    return all ? "Running" : "Degraded";
+}
+
+void planner_build_status(struct ctx *c)
+{
+    cJSON *s = cJSON_CreateObject();
+    size_t ready = 0;
+    for (size_t i = 0; i < c->n; i++)
+        ready += (int)i < c->target && c->m[i].running;
+    if (!c->msg.len) {
+        if (c->spec->paused)
+            rss_strbuf_printf(&c->msg, "paused: observing only");
+        else
+            rss_strbuf_printf(&c->msg, "%zu of %d members ready", ready, c->target);
+    }
+    const char *ph = phase(c);
+    c->out->phase = rss_xstrdup(ph);
+    cJSON_AddNumberToObject(s, "observedGeneration", (double)c->spec->generation);
+    cJSON_AddStringToObject(s, "phase", ph);
+    cJSON_AddStringToObject(s, "message", c->msg.s);
+    cJSON_AddNumberToObject(s, "replicas", c->target);
+    cJSON_AddNumberToObject(s, "readyReplicas", (double)ready);
+    cJSON *members = cJSON_AddObjectToObject(s, "members");
+    cJSON_AddItemToObject(members, "ready", name_list(c, pick_ready));
+    cJSON_AddItemToObject(members, "unready", name_list(c, pick_unready));
+    cJSON_AddItemToObject(members, "primary", name_list(c, pick_primary));
+    cJSON_AddItemToObject(members, "secondary", name_list(c, pick_secondary));
+    cJSON_AddItemToObject(members, "failed", name_list(c, pick_failed));
+    cJSON *ms = cJSON_AddArrayToObject(s, "memberStatus");
+    for (size_t i = 0; i < c->n; i++)
+        if (in_scope(c, &c->m[i]))
+            cJSON_AddItemToArray(ms, member_status(&c->m[i]));
+    cJSON *conds = cJSON_AddArrayToObject(s, "conditions");
+    bool avail = c->n_primaries_up > 0;
+    _cleanup_free_ char *am =
+        rss_xasprintf("%zu primar%s running", c->n_primaries_up, c->n_primaries_up == 1 ? "y" : "ies");
+    condition(c, conds, "Available", avail, avail ? "PrimaryRunning" : "NoPrimary", am);
+    bool rec = !avail && c->target > 0 && !c->spec->paused;
+    condition(c, conds, "Recovering", rec, rec ? "LightsOut" : "NotRecovering", rec ? c->msg.s : "");
+    bool scaling = c->sts >= 0 && c->sts != c->target;
+    condition(c, conds, "Scaling", scaling,
+              !scaling             ? "AtSize"
+              : c->sts < c->target ? "ScalingUp"
+                                   : "ScalingDown",
+              "");
+    if (c->pin) {
+        cJSON *r = cJSON_AddObjectToObject(s, "recovery");
+        char buf[24];
+        cJSON_AddNumberToObject(r, "seedOrdinal", c->pin_ordinal);
+        fmt_seq(c->pin_seq, buf, sizeof(buf));
+        cJSON_AddStringToObject(r, "seedSequence", buf);
+    }
+    cJSON_AddNumberToObject(s, "lastActionSeq", (double)c->seq);
+    cJSON_AddNumberToObject(s, "epoch", (double)c->in->epoch);
+    c->out->status = s;
+    c->out->last_action_seq = c->seq;
+}
