@@ -1,5 +1,5 @@
-/* cri.c -- CRI runtime.v1 client: unary gRPC C core calls on a unix socket, protobuf-c messages,
- * and the one place where gRPC status becomes rss_errc. */
+/* cri.c -- CRI runtime.v1 client for what rssd itself calls (Version, ListContainers, ExecSync): unary gRPC C
+ * core calls on a unix socket, protobuf-c messages, and the one place where gRPC status becomes rss_errc. */
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
@@ -14,21 +14,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cri_api.pb-c.h"
+#include "cri_internal.h"
 #include "rss/cleanup.h"
-#include "rss/cri.h"
 #include "rss/log.h"
 
 /* sockaddr_un.sun_path holds 108 bytes including the NUL. */
 #define UNIX_PATH_MAX_LEN  107
 #define CONNECT_TIMEOUT_MS 1000
-
-struct rss_cri {
-    char *endpoint;    /* "unix:///path" */
-    char *socket_path; /* "/path" */
-    grpc_channel *channel;
-    int call_timeout_ms;
-};
 
 /* --- error mapping ---------------------------------------------------------------------------- */
 
@@ -257,9 +249,9 @@ static char *slice_to_string(grpc_slice s)
 
 /* Sends `req` to /runtime.v1.RuntimeService/<rpc> and unpacks the answer into *resp (free with
  * protobuf_c_message_free_unpacked). `subject` (an id, or NULL) only goes into messages. */
-static int cri_call(struct rss_cri *cri, const char *rpc, const char *subject, const ProtobufCMessage *req,
-                    const ProtobufCMessageDescriptor *resp_desc, int64_t timeout_ms, ProtobufCMessage **resp,
-                    rss_error_t *err)
+int cri_call(struct rss_cri *cri, const char *rpc, const char *subject, const ProtobufCMessage *req,
+             const ProtobufCMessageDescriptor *resp_desc, int64_t timeout_ms, ProtobufCMessage **resp,
+             rss_error_t *err)
 {
     _cleanup_free_ char *what = subject ? rss_xasprintf("CRI %s %.12s on %s", rpc, subject, cri->endpoint)
                                         : rss_xasprintf("CRI %s on %s", rpc, cri->endpoint);
@@ -374,76 +366,7 @@ out:
     return r < 0 ? -1 : 0;
 }
 
-#define CALL(cri, rpc, subject, req, resp_desc, timeout_ms, respp, err)                                      \
-    cri_call((cri), (rpc), (subject), &(req)->base, &(resp_desc), (timeout_ms),                              \
-             (ProtobufCMessage **)(respp), (err))
-
-static void free_resp(void *p)
-{
-    ProtobufCMessage **m = p;
-    if (*m)
-        protobuf_c_message_free_unpacked(*m, NULL);
-}
-#define _cleanup_resp_ _cleanup_(free_resp)
-
-/* --- converting maps and strings -------------------------------------------------------------- */
-
-static char *dup_str(const char *s)
-{
-    return rss_xstrdup(s ? s : "");
-}
-
-/* Copies a protobuf-c map (entries {base, key, value}) into a struct rss_cri_map. */
-#define COPY_MAP(dst, n_src, src)                                                                            \
-    do {                                                                                                     \
-        (dst)->n = (n_src);                                                                                  \
-        (dst)->items = (n_src) ? rss_xcalloc((n_src), sizeof(*(dst)->items)) : NULL;                         \
-        for (size_t i_ = 0; i_ < (n_src); i_++) {                                                            \
-            (dst)->items[i_].key = dup_str((src)[i_]->key);                                                  \
-            (dst)->items[i_].value = dup_str((src)[i_]->value);                                              \
-        }                                                                                                    \
-    } while (0)
-
-/* Builds a protobuf-c map for a request from a struct rss_cri_map: *n_out entries in *out, which
- * free_map_entries releases. The strings stay the caller's. */
-#define BUILD_MAP(Type, INIT, map, n_out, out)                                                               \
-    do {                                                                                                     \
-        *(n_out) = (map)->n;                                                                                 \
-        *(out) = NULL;                                                                                       \
-        if ((map)->n) {                                                                                      \
-            Type **v_ = rss_xcalloc((map)->n, sizeof(*v_));                                                  \
-            Type *e_ = rss_xcalloc((map)->n, sizeof(*e_));                                                   \
-            for (size_t i_ = 0; i_ < (map)->n; i_++) {                                                       \
-                Type init_ = INIT;                                                                           \
-                e_[i_] = init_;                                                                              \
-                e_[i_].key = (char *)(map)->items[i_].key;                                                   \
-                e_[i_].value = (char *)((map)->items[i_].value ? (map)->items[i_].value : "");               \
-                v_[i_] = &e_[i_];                                                                            \
-            }                                                                                                \
-            *(out) = v_;                                                                                     \
-        }                                                                                                    \
-    } while (0)
-
-/* Takes the address of the variable BUILD_MAP filled (a cleanup function). */
-static void free_map_entries(void *pp)
-{
-    void **v = *(void ***)pp;
-    if (v) {
-        free(v[0]); /* the entry array BUILD_MAP allocated in one piece */
-        free(v);
-    }
-}
-
-static void map_clear(struct rss_cri_map *m)
-{
-    for (size_t i = 0; i < m->n; i++) {
-        free((char *)m->items[i].key);
-        free((char *)m->items[i].value);
-    }
-    free(m->items);
-    m->items = NULL;
-    m->n = 0;
-}
+/* --- maps -------------------------------------------------------------------------------------- */
 
 const char *rss_cri_map_get(const struct rss_cri_map *m, const char *key)
 {
@@ -452,14 +375,6 @@ const char *rss_cri_map_get(const struct rss_cri_map *m, const char *key)
         if (m->items[i].key && strcmp(m->items[i].key, key) == 0)
             v = m->items[i].value; /* the last duplicate wins, as in a Go map built from the wire */
     return v;
-}
-
-static size_t count_argv(const char *const *v)
-{
-    size_t n = 0;
-    while (v && v[n])
-        n++;
-    return n;
 }
 
 /* --- Version ---------------------------------------------------------------------------------- */
@@ -488,193 +403,6 @@ void rss_cri_version_clear(struct rss_cri_version *v)
     free(v->runtime_version);
     free(v->runtime_api_version);
     memset(v, 0, sizeof(*v));
-}
-
-/* --- sandboxes -------------------------------------------------------------------------------- */
-
-static void copy_sandbox_meta(struct rss_cri_sandbox *s, const Runtime__V1__PodSandboxMetadata *m)
-{
-    s->name = dup_str(m ? m->name : NULL);
-    s->namespace = dup_str(m ? m->namespace_ : NULL);
-    s->uid = dup_str(m ? m->uid : NULL);
-    s->attempt = m ? m->attempt : 0;
-}
-
-int rss_cri_list_sandboxes(struct rss_cri *cri, const struct rss_cri_sandbox_filter *filter,
-                           struct rss_cri_sandbox_list *ret, rss_error_t *err)
-{
-    Runtime__V1__ListPodSandboxRequest req = RUNTIME__V1__LIST_POD_SANDBOX_REQUEST__INIT;
-    Runtime__V1__PodSandboxFilter f = RUNTIME__V1__POD_SANDBOX_FILTER__INIT;
-    Runtime__V1__PodSandboxStateValue sv = RUNTIME__V1__POD_SANDBOX_STATE_VALUE__INIT;
-    _cleanup_(free_map_entries) Runtime__V1__PodSandboxFilter__LabelSelectorEntry **sel = NULL;
-    _cleanup_resp_ Runtime__V1__ListPodSandboxResponse *resp = NULL;
-
-    if (filter) {
-        if (filter->id)
-            f.id = (char *)filter->id;
-        if (filter->match_state) {
-            sv.state = (Runtime__V1__PodSandboxState)filter->state;
-            f.state = &sv;
-        }
-        BUILD_MAP(Runtime__V1__PodSandboxFilter__LabelSelectorEntry,
-                  RUNTIME__V1__POD_SANDBOX_FILTER__LABEL_SELECTOR_ENTRY__INIT, &filter->labels,
-                  &f.n_label_selector, &sel);
-        f.label_selector = sel;
-        req.filter = &f;
-    }
-    if (CALL(cri, "ListPodSandbox", NULL, &req, runtime__v1__list_pod_sandbox_response__descriptor,
-             cri->call_timeout_ms, &resp, err) < 0)
-        return -1;
-
-    ret->n = resp->n_items;
-    ret->items = resp->n_items ? rss_xcalloc(resp->n_items, sizeof(*ret->items)) : NULL;
-    for (size_t i = 0; i < resp->n_items; i++) {
-        const Runtime__V1__PodSandbox *p = resp->items[i];
-        struct rss_cri_sandbox *s = &ret->items[i];
-        s->id = dup_str(p->id);
-        copy_sandbox_meta(s, p->metadata);
-        s->state = p->state;
-        s->created_at = p->created_at;
-        s->ip = dup_str(NULL);
-        COPY_MAP(&s->labels, p->n_labels, p->labels);
-        COPY_MAP(&s->annotations, p->n_annotations, p->annotations);
-    }
-    return 0;
-}
-
-int rss_cri_sandbox_status(struct rss_cri *cri, const char *sandbox_id, struct rss_cri_sandbox *ret,
-                           rss_error_t *err)
-{
-    Runtime__V1__PodSandboxStatusRequest req = RUNTIME__V1__POD_SANDBOX_STATUS_REQUEST__INIT;
-    _cleanup_resp_ Runtime__V1__PodSandboxStatusResponse *resp = NULL;
-    req.pod_sandbox_id = (char *)sandbox_id;
-    if (CALL(cri, "PodSandboxStatus", sandbox_id, &req, runtime__v1__pod_sandbox_status_response__descriptor,
-             cri->call_timeout_ms, &resp, err) < 0)
-        return -1;
-    if (!resp->status)
-        return rss_error_make(err, RSS_E_INTERNAL, 0,
-                              "CRI PodSandboxStatus %.12s on %s: no status in the answer", sandbox_id,
-                              cri->endpoint);
-    const Runtime__V1__PodSandboxStatus *p = resp->status;
-    memset(ret, 0, sizeof(*ret));
-    ret->id = dup_str(p->id);
-    copy_sandbox_meta(ret, p->metadata);
-    ret->state = p->state;
-    ret->created_at = p->created_at;
-    ret->ip = dup_str(p->network ? p->network->ip : NULL);
-    COPY_MAP(&ret->labels, p->n_labels, p->labels);
-    COPY_MAP(&ret->annotations, p->n_annotations, p->annotations);
-    return 0;
-}
-
-void rss_cri_sandbox_clear(struct rss_cri_sandbox *s)
-{
-    if (!s)
-        return;
-    free(s->id);
-    free(s->name);
-    free(s->namespace);
-    free(s->uid);
-    free(s->ip);
-    map_clear(&s->labels);
-    map_clear(&s->annotations);
-    memset(s, 0, sizeof(*s));
-}
-
-void rss_cri_sandbox_list_clear(struct rss_cri_sandbox_list *l)
-{
-    if (!l)
-        return;
-    for (size_t i = 0; i < l->n; i++)
-        rss_cri_sandbox_clear(&l->items[i]);
-    free(l->items);
-    l->items = NULL;
-    l->n = 0;
-}
-
-/* A PodSandboxConfig on the stack plus what it points to; fill with sandbox_config_build. */
-struct sandbox_config_buf {
-    Runtime__V1__PodSandboxConfig config;
-    Runtime__V1__PodSandboxMetadata meta;
-    Runtime__V1__LinuxPodSandboxConfig linux_config;
-    Runtime__V1__LinuxSandboxSecurityContext sec;
-    Runtime__V1__NamespaceOption ns;
-    Runtime__V1__PodSandboxConfig__LabelsEntry **labels;
-    Runtime__V1__PodSandboxConfig__AnnotationsEntry **annotations;
-};
-
-static void sandbox_config_build(struct sandbox_config_buf *b, const struct rss_cri_sandbox_config *c)
-{
-    runtime__v1__pod_sandbox_config__init(&b->config);
-    runtime__v1__pod_sandbox_metadata__init(&b->meta);
-    runtime__v1__linux_pod_sandbox_config__init(&b->linux_config);
-    runtime__v1__linux_sandbox_security_context__init(&b->sec);
-    runtime__v1__namespace_option__init(&b->ns);
-    b->meta.name = (char *)(c->name ? c->name : "");
-    b->meta.namespace_ = (char *)(c->namespace ? c->namespace : "");
-    b->meta.uid = (char *)(c->uid ? c->uid : "");
-    b->meta.attempt = c->attempt;
-    b->config.metadata = &b->meta;
-    /* hostname stays empty: runc refuses to set one without a private UTS namespace. */
-    if (c->log_directory)
-        b->config.log_directory = (char *)c->log_directory;
-    BUILD_MAP(Runtime__V1__PodSandboxConfig__LabelsEntry, RUNTIME__V1__POD_SANDBOX_CONFIG__LABELS_ENTRY__INIT,
-              &c->labels, &b->config.n_labels, &b->labels);
-    b->config.labels = b->labels;
-    BUILD_MAP(Runtime__V1__PodSandboxConfig__AnnotationsEntry,
-              RUNTIME__V1__POD_SANDBOX_CONFIG__ANNOTATIONS_ENTRY__INIT, &c->annotations,
-              &b->config.n_annotations, &b->annotations);
-    b->config.annotations = b->annotations;
-    /* Host network (no CNI in the test world); the sandbox's own PID and IPC namespaces. */
-    b->ns.network = RUNTIME__V1__NAMESPACE_MODE__NODE;
-    b->ns.pid = RUNTIME__V1__NAMESPACE_MODE__POD;
-    b->ns.ipc = RUNTIME__V1__NAMESPACE_MODE__POD;
-    b->sec.namespace_options = &b->ns;
-    b->linux_config.security_context = &b->sec;
-    b->config.linux_config = &b->linux_config;
-}
-
-static void sandbox_config_release(struct sandbox_config_buf *b)
-{
-    free_map_entries(&b->labels);
-    free_map_entries(&b->annotations);
-    b->labels = NULL;
-    b->annotations = NULL;
-}
-
-int rss_cri_run_sandbox(struct rss_cri *cri, const struct rss_cri_sandbox_config *config, char **id_ret,
-                        rss_error_t *err)
-{
-    Runtime__V1__RunPodSandboxRequest req = RUNTIME__V1__RUN_POD_SANDBOX_REQUEST__INIT;
-    _cleanup_resp_ Runtime__V1__RunPodSandboxResponse *resp = NULL;
-    struct sandbox_config_buf b;
-    sandbox_config_build(&b, config);
-    req.config = &b.config;
-    int r = CALL(cri, "RunPodSandbox", config->name, &req, runtime__v1__run_pod_sandbox_response__descriptor,
-                 cri->call_timeout_ms, &resp, err);
-    sandbox_config_release(&b);
-    if (r < 0)
-        return -1;
-    *id_ret = dup_str(resp->pod_sandbox_id);
-    return 0;
-}
-
-int rss_cri_stop_sandbox(struct rss_cri *cri, const char *sandbox_id, rss_error_t *err)
-{
-    Runtime__V1__StopPodSandboxRequest req = RUNTIME__V1__STOP_POD_SANDBOX_REQUEST__INIT;
-    _cleanup_resp_ Runtime__V1__StopPodSandboxResponse *resp = NULL;
-    req.pod_sandbox_id = (char *)sandbox_id;
-    return CALL(cri, "StopPodSandbox", sandbox_id, &req, runtime__v1__stop_pod_sandbox_response__descriptor,
-                cri->call_timeout_ms, &resp, err);
-}
-
-int rss_cri_remove_sandbox(struct rss_cri *cri, const char *sandbox_id, rss_error_t *err)
-{
-    Runtime__V1__RemovePodSandboxRequest req = RUNTIME__V1__REMOVE_POD_SANDBOX_REQUEST__INIT;
-    _cleanup_resp_ Runtime__V1__RemovePodSandboxResponse *resp = NULL;
-    req.pod_sandbox_id = (char *)sandbox_id;
-    return CALL(cri, "RemovePodSandbox", sandbox_id, &req,
-                runtime__v1__remove_pod_sandbox_response__descriptor, cri->call_timeout_ms, &resp, err);
 }
 
 /* --- containers ------------------------------------------------------------------------------- */
@@ -806,130 +534,6 @@ void rss_cri_container_list_clear(struct rss_cri_container_list *l)
     free(l->items);
     l->items = NULL;
     l->n = 0;
-}
-
-int rss_cri_create_container(struct rss_cri *cri, const char *sandbox_id,
-                             const struct rss_cri_container_config *config,
-                             const struct rss_cri_sandbox_config *sandbox, char **id_ret, rss_error_t *err)
-{
-    Runtime__V1__CreateContainerRequest req = RUNTIME__V1__CREATE_CONTAINER_REQUEST__INIT;
-    Runtime__V1__ContainerConfig cc = RUNTIME__V1__CONTAINER_CONFIG__INIT;
-    Runtime__V1__ContainerMetadata meta = RUNTIME__V1__CONTAINER_METADATA__INIT;
-    Runtime__V1__ImageSpec image = RUNTIME__V1__IMAGE_SPEC__INIT;
-    Runtime__V1__LinuxContainerConfig lc = RUNTIME__V1__LINUX_CONTAINER_CONFIG__INIT;
-    Runtime__V1__LinuxContainerResources res = RUNTIME__V1__LINUX_CONTAINER_RESOURCES__INIT;
-    Runtime__V1__LinuxContainerSecurityContext sec = RUNTIME__V1__LINUX_CONTAINER_SECURITY_CONTEXT__INIT;
-    Runtime__V1__NamespaceOption ns = RUNTIME__V1__NAMESPACE_OPTION__INIT;
-    _cleanup_(free_map_entries) Runtime__V1__ContainerConfig__LabelsEntry **labels = NULL;
-    _cleanup_(free_map_entries) Runtime__V1__ContainerConfig__AnnotationsEntry **annotations = NULL;
-    _cleanup_free_ Runtime__V1__KeyValue *env_items = NULL;
-    _cleanup_free_ Runtime__V1__KeyValue **envs = NULL;
-    _cleanup_free_ Runtime__V1__Mount *mount_items = NULL;
-    _cleanup_free_ Runtime__V1__Mount **mounts = NULL;
-    _cleanup_resp_ Runtime__V1__CreateContainerResponse *resp = NULL;
-
-    if (!config->name || !config->image)
-        return rss_error_make(err, RSS_E_INVALID, 0,
-                              "CRI CreateContainer: a container needs a name and an image");
-
-    meta.name = (char *)config->name;
-    meta.attempt = config->attempt;
-    cc.metadata = &meta;
-    image.image = (char *)config->image;
-    cc.image = &image;
-    cc.n_command = count_argv(config->command);
-    cc.command = (char **)config->command;
-    cc.n_args = count_argv(config->args);
-    cc.args = (char **)config->args;
-    if (config->working_dir)
-        cc.working_dir = (char *)config->working_dir;
-    if (config->envs.n) {
-        env_items = rss_xcalloc(config->envs.n, sizeof(*env_items));
-        envs = rss_xcalloc(config->envs.n, sizeof(*envs));
-        for (size_t i = 0; i < config->envs.n; i++) {
-            runtime__v1__key_value__init(&env_items[i]);
-            env_items[i].key = (char *)config->envs.items[i].key;
-            env_items[i].value = (char *)(config->envs.items[i].value ? config->envs.items[i].value : "");
-            envs[i] = &env_items[i];
-        }
-        cc.n_envs = config->envs.n;
-        cc.envs = envs;
-    }
-    if (config->n_mounts) {
-        mount_items = rss_xcalloc(config->n_mounts, sizeof(*mount_items));
-        mounts = rss_xcalloc(config->n_mounts, sizeof(*mounts));
-        for (size_t i = 0; i < config->n_mounts; i++) {
-            runtime__v1__mount__init(&mount_items[i]);
-            mount_items[i].container_path = (char *)config->mounts[i].container_path;
-            mount_items[i].host_path = (char *)config->mounts[i].host_path;
-            mount_items[i].readonly = config->mounts[i].readonly;
-            mounts[i] = &mount_items[i];
-        }
-        cc.n_mounts = config->n_mounts;
-        cc.mounts = mounts;
-    }
-    BUILD_MAP(Runtime__V1__ContainerConfig__LabelsEntry, RUNTIME__V1__CONTAINER_CONFIG__LABELS_ENTRY__INIT,
-              &config->labels, &cc.n_labels, &labels);
-    cc.labels = labels;
-    BUILD_MAP(Runtime__V1__ContainerConfig__AnnotationsEntry,
-              RUNTIME__V1__CONTAINER_CONFIG__ANNOTATIONS_ENTRY__INIT, &config->annotations, &cc.n_annotations,
-              &annotations);
-    cc.annotations = annotations;
-    if (config->log_path)
-        cc.log_path = (char *)config->log_path;
-    /* As the kubelet does for a v1 Pod: the pod's (host) network, the container's own PID
-     * namespace, so that its CMD is PID 1 and reaps what exec'd hooks leave behind. */
-    ns.network = RUNTIME__V1__NAMESPACE_MODE__NODE;
-    ns.pid = RUNTIME__V1__NAMESPACE_MODE__CONTAINER;
-    ns.ipc = RUNTIME__V1__NAMESPACE_MODE__POD;
-    sec.namespace_options = &ns;
-    lc.security_context = &sec;
-    if (config->memory_limit_bytes > 0) {
-        res.memory_limit_in_bytes = config->memory_limit_bytes;
-        lc.resources = &res;
-    }
-    cc.linux_config = &lc;
-
-    struct sandbox_config_buf b;
-    sandbox_config_build(&b, sandbox);
-    req.pod_sandbox_id = (char *)sandbox_id;
-    req.config = &cc;
-    req.sandbox_config = &b.config;
-    int r = CALL(cri, "CreateContainer", config->name, &req,
-                 runtime__v1__create_container_response__descriptor, cri->call_timeout_ms, &resp, err);
-    sandbox_config_release(&b);
-    if (r < 0)
-        return -1;
-    *id_ret = dup_str(resp->container_id);
-    return 0;
-}
-
-int rss_cri_start_container(struct rss_cri *cri, const char *container_id, rss_error_t *err)
-{
-    Runtime__V1__StartContainerRequest req = RUNTIME__V1__START_CONTAINER_REQUEST__INIT;
-    _cleanup_resp_ Runtime__V1__StartContainerResponse *resp = NULL;
-    req.container_id = (char *)container_id;
-    return CALL(cri, "StartContainer", container_id, &req, runtime__v1__start_container_response__descriptor,
-                cri->call_timeout_ms, &resp, err);
-}
-
-int rss_cri_stop_container(struct rss_cri *cri, const char *container_id, int64_t timeout_s, rss_error_t *err)
-{
-    Runtime__V1__StopContainerRequest req = RUNTIME__V1__STOP_CONTAINER_REQUEST__INIT;
-    _cleanup_resp_ Runtime__V1__StopContainerResponse *resp = NULL;
-    req.container_id = (char *)container_id;
-    req.timeout = timeout_s > 0 ? timeout_s : 0;
-    return CALL(cri, "StopContainer", container_id, &req, runtime__v1__stop_container_response__descriptor,
-                req.timeout * 1000 + cri->call_timeout_ms, &resp, err);
-}
-
-int rss_cri_remove_container(struct rss_cri *cri, const char *container_id, rss_error_t *err)
-{
-    Runtime__V1__RemoveContainerRequest req = RUNTIME__V1__REMOVE_CONTAINER_REQUEST__INIT;
-    _cleanup_resp_ Runtime__V1__RemoveContainerResponse *resp = NULL;
-    req.container_id = (char *)container_id;
-    return CALL(cri, "RemoveContainer", container_id, &req,
-                runtime__v1__remove_container_response__descriptor, cri->call_timeout_ms, &resp, err);
 }
 
 /* --- ExecSync --------------------------------------------------------------------------------- */

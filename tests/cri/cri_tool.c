@@ -18,6 +18,7 @@
 
 #include "rss/cleanup.h"
 #include "rss/cri.h"
+#include "rss/cri_lifecycle.h"
 #include "rss/log.h"
 
 static int usage(void)
