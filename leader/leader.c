@@ -27,7 +27,7 @@ struct rss_leader {
     struct rss_election *election;
     char *ns;
     long fence_ms;
-    struct rss_leader_events events;
+    struct leader_events events;
 
     /* Shared with the watch threads, under mu. */
     pthread_mutex_t mu;
@@ -49,7 +49,7 @@ int rss_leader_new(const struct rss_leader_config *cfg, struct rss_leader **ret,
     l->election = cfg->election;
     l->ns = rss_xstrdup(cfg->ns);
     l->fence_ms = cfg->fence_timeout_ms > 0 ? cfg->fence_timeout_ms : 30000;
-    rss_leader_events_init(&l->events, 1024);
+    leader_events_init(&l->events, 1024);
     pthread_mutex_init(&l->mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -84,7 +84,7 @@ void rss_leader_free(struct rss_leader *l)
         return;
     clear_dirty(l);
     clear_nodes(l);
-    rss_leader_events_clear(&l->events);
+    leader_events_clear(&l->events);
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv);
     free(l->ns);
@@ -175,7 +175,7 @@ static int on_lease(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_erro
         cJSON_AddItemToArray(cJSON_AddArrayToObject(list, "items"), cJSON_Duplicate(obj, true));
         bool alive;
         int64_t renew;
-        rss_leader_node_liveness(list, node, now, &alive, &renew);
+        leader_node_liveness(list, node, now, &alive, &renew);
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "spec"),
                                                           "leaseDurationSeconds");
         int64_t dur = cJSON_IsNumber(d) ? (int64_t)(d->valuedouble * 1000) : 0;
@@ -248,7 +248,7 @@ struct pass {
     bool retry;              /* something failed or did not settle: come back soon */
 };
 
-static int reconcile_one(struct rss_leader *l, const struct rss_leader_ctx *ctx, const cJSON *cr,
+static int reconcile_one(struct rss_leader *l, const struct leader_ctx *ctx, const cJSON *cr,
                          const cJSON *leases, struct pass *ps)
 {
     const cJSON *ri =
@@ -264,14 +264,14 @@ static int reconcile_one(struct rss_leader *l, const struct rss_leader_ctx *ctx,
         ps->min_interval_ms = (int64_t)iv;
 
     _cleanup_error_ rss_error_t err = NULL;
-    int r = rss_leader_reconcile(ctx, cr, leases, l->fence_ms + RSS_LEADER_FENCE_MARGIN, &err);
+    int r = leader_reconcile(ctx, cr, leases, l->fence_ms + LEADER_FENCE_MARGIN, &err);
     if (r < 0) {
         rss_log_error(RSS_LOG_WARN, &err, "reconcile %s/%s (will retry)", md_str(cr, "namespace"),
                       md_str(cr, "name"));
         ps->retry = true;
-        return RSS_LEADER_DONE;
+        return LEADER_DONE;
     }
-    if (r == RSS_LEADER_REPLAN)
+    if (r == LEADER_REPLAN)
         ps->retry = true;
     return r;
 }
@@ -283,8 +283,8 @@ static int list_leases(struct rss_leader *l, cJSON **leases, rss_error_t *err)
 }
 
 /* One pass: every RSS (all) or the dirty ones. Returns DONE, DEPOSED or LOST. */
-static int run_pass(struct rss_leader *l, const struct rss_leader_ctx *ctx, bool all, char **keys,
-                    size_t n_keys, struct pass *ps)
+static int run_pass(struct rss_leader *l, const struct leader_ctx *ctx, bool all, char **keys, size_t n_keys,
+                    struct pass *ps)
 {
     _cleanup_error_ rss_error_t err = NULL;
     _cleanup_json_ cJSON *leases = NULL;
@@ -292,7 +292,7 @@ static int run_pass(struct rss_leader *l, const struct rss_leader_ctx *ctx, bool
         /* Without heartbeats every node looks silent-but-not-dead: the planner waits. Retry soon. */
         rss_log_error(RSS_LOG_WARN, &err, "list heartbeat leases in %s", l->ns);
         ps->retry = true;
-        return RSS_LEADER_DONE;
+        return LEADER_DONE;
     }
     if (all) {
         _cleanup_free_ char *path = rss_kube_path(RSS_CRD_GROUP_VERSION, NULL, RSS_CRD_PLURAL, NULL, NULL);
@@ -300,22 +300,22 @@ static int run_pass(struct rss_leader *l, const struct rss_leader_ctx *ctx, bool
         if (rss_kube_list(l->kube, path, NULL, &list, &err) < 0) {
             rss_log_error(RSS_LOG_WARN, &err, "list replicatedstatefulsets");
             ps->retry = true;
-            return RSS_LEADER_DONE;
+            return LEADER_DONE;
         }
         const cJSON *cr;
         cJSON_ArrayForEach(cr, cJSON_GetObjectItemCaseSensitive(list, "items"))
         {
-            if (!rss_leader_still_leading(ctx))
-                return RSS_LEADER_LOST;
+            if (!leader_still_leading(ctx))
+                return LEADER_LOST;
             int r = reconcile_one(l, ctx, cr, leases, ps);
-            if (r == RSS_LEADER_DEPOSED || r == RSS_LEADER_LOST)
+            if (r == LEADER_DEPOSED || r == LEADER_LOST)
                 return r;
         }
-        return RSS_LEADER_DONE;
+        return LEADER_DONE;
     }
     for (size_t i = 0; i < n_keys; i++) {
-        if (!rss_leader_still_leading(ctx))
-            return RSS_LEADER_LOST;
+        if (!leader_still_leading(ctx))
+            return LEADER_LOST;
         char *slash = strchr(keys[i], '/');
         if (!slash)
             continue;
@@ -333,10 +333,10 @@ static int run_pass(struct rss_leader *l, const struct rss_leader_ctx *ctx, bool
             continue;
         }
         int r = reconcile_one(l, ctx, cr, leases, ps);
-        if (r == RSS_LEADER_DEPOSED || r == RSS_LEADER_LOST)
+        if (r == LEADER_DEPOSED || r == LEADER_LOST)
             return r;
     }
-    return RSS_LEADER_DONE;
+    return LEADER_DONE;
 }
 
 static void wait_ms(struct rss_leader *l, int64_t ms)
@@ -350,11 +350,11 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
     if (epoch < 0 || !stop)
         return rss_error_make(err, RSS_E_INVALID, 0, "leader: bad epoch %lld or no stop flag",
                               (long long)epoch);
-    struct rss_leader_ctx ctx = {.kube = l->kube,
-                                 .election = l->election,
-                                 .epoch = epoch,
-                                 .identity = rss_election_identity(l->election),
-                                 .events = &l->events};
+    struct leader_ctx ctx = {.kube = l->kube,
+                             .election = l->election,
+                             .epoch = epoch,
+                             .identity = rss_election_identity(l->election),
+                             .events = &l->events};
     rss_log_info("leading with epoch %lld: fencing every member before deciding", (long long)epoch);
 
     pthread_mutex_lock(&l->mu);
@@ -387,12 +387,12 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
         w[i].started = e == 0;
     }
 
-    int64_t dead_after = l->fence_ms + RSS_LEADER_FENCE_MARGIN;
+    int64_t dead_after = l->fence_ms + LEADER_FENCE_MARGIN;
     int64_t next_full = 0; /* monotonic ms */
-    int outcome = RSS_LEADER_DONE;
+    int outcome = LEADER_DONE;
     while (!atomic_load(stop)) {
-        if (!rss_leader_still_leading(&ctx)) {
-            outcome = RSS_LEADER_LOST;
+        if (!leader_still_leading(&ctx)) {
+            outcome = LEADER_LOST;
             break;
         }
         pthread_mutex_lock(&l->mu);
@@ -430,7 +430,7 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
         for (size_t i = 0; i < n_keys; i++)
             free(keys[i]);
         free(keys);
-        if (outcome == RSS_LEADER_DEPOSED || outcome == RSS_LEADER_LOST)
+        if (outcome == LEADER_DEPOSED || outcome == LEADER_LOST)
             break;
     }
 
@@ -441,8 +441,8 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
         free(w[i].path);
     }
     rss_log_info("stopped leading epoch %lld (%s)", (long long)epoch,
-                 atomic_load(stop)               ? "stop requested"
-                 : outcome == RSS_LEADER_DEPOSED ? "deposed by a newer epoch"
-                                                 : "lost the lease");
+                 atomic_load(stop)           ? "stop requested"
+                 : outcome == LEADER_DEPOSED ? "deposed by a newer epoch"
+                                             : "lost the lease");
     return 0;
 }

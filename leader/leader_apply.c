@@ -10,13 +10,13 @@
 #include "rss/kube.h"
 #include "rss/log.h"
 
-bool rss_leader_still_leading(const struct rss_leader_ctx *ctx)
+bool leader_still_leading(const struct leader_ctx *ctx)
 {
     int64_t e = -1;
     return rss_election_leading(ctx->election, &e) && e == ctx->epoch;
 }
 
-cJSON *rss_leader_pod_patch(const struct rss_plan_patch *p)
+cJSON *leader_pod_patch(const struct rss_plan_patch *p)
 {
     cJSON *patch = cJSON_CreateObject();
     cJSON *md = cJSON_AddObjectToObject(patch, "metadata");
@@ -35,7 +35,7 @@ cJSON *rss_leader_pod_patch(const struct rss_plan_patch *p)
     return patch;
 }
 
-cJSON *rss_leader_status_patch(const cJSON *status, const cJSON *prev)
+cJSON *leader_status_patch(const cJSON *status, const cJSON *prev)
 {
     if (!status)
         return NULL;
@@ -74,20 +74,20 @@ static bool stale_view(rss_error_t err)
     return c == RSS_E_CONFLICT || c == RSS_E_NOT_FOUND || c == RSS_E_EXISTS;
 }
 
-static int apply_patches(const struct rss_leader_ctx *ctx, const struct rss_spec *spec,
+static int apply_patches(const struct leader_ctx *ctx, const struct rss_spec *spec,
                          const struct rss_plan *plan, rss_error_t *err)
 {
     for (size_t i = 0; i < plan->n_patches; i++) {
         const struct rss_plan_patch *p = &plan->patches[i];
-        if (!rss_leader_still_leading(ctx))
-            return RSS_LEADER_LOST;
-        _cleanup_json_ cJSON *patch = rss_leader_pod_patch(p);
+        if (!leader_still_leading(ctx))
+            return LEADER_LOST;
+        _cleanup_json_ cJSON *patch = leader_pod_patch(p);
         _cleanup_free_ char *path = rss_kube_path("v1", spec->ns, "pods", p->pod, NULL);
         if (rss_kube_merge_patch(ctx->kube, path, patch, NULL, err) < 0) {
             if (stale_view(*err)) {
                 rss_log_error(RSS_LOG_INFO, err, "%s/%s: pod %s changed under the plan, re-planning",
                               spec->ns, spec->name, p->pod);
-                return RSS_LEADER_REPLAN;
+                return LEADER_REPLAN;
             }
             return rss_error_wrap(err, "patch pod %s", p->pod);
         }
@@ -97,30 +97,30 @@ static int apply_patches(const struct rss_leader_ctx *ctx, const struct rss_spec
                          (unsigned long long)p->desired.generation, p->desired.reason ? ": " : "",
                          p->desired.reason ? p->desired.reason : "");
     }
-    return RSS_LEADER_DONE;
+    return LEADER_DONE;
 }
 
-static int apply_statefulset(const struct rss_leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
+static int apply_statefulset(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
                              const struct rss_plan *plan, rss_error_t *err)
 {
     if (!plan->create_statefulset && plan->set_replicas < 0)
-        return RSS_LEADER_DONE;
-    if (!rss_leader_still_leading(ctx))
-        return RSS_LEADER_LOST;
+        return LEADER_DONE;
+    if (!leader_still_leading(ctx))
+        return LEADER_LOST;
     _cleanup_free_ char *name = rss_spec_statefulset_name(spec);
     if (plan->create_statefulset) {
         int replicas = plan->set_replicas >= 0 ? plan->set_replicas : spec->replicas;
-        _cleanup_json_ cJSON *sts = rss_leader_build_statefulset(spec, cr, replicas);
+        _cleanup_json_ cJSON *sts = leader_build_statefulset(spec, cr, replicas);
         _cleanup_free_ char *coll = rss_kube_path("apps/v1", spec->ns, "statefulsets", NULL, NULL);
         if (rss_kube_create(ctx->kube, coll, sts, NULL, err) < 0) {
             if (stale_view(*err)) {
                 rss_error_release(err);
-                return RSS_LEADER_REPLAN;
+                return LEADER_REPLAN;
             }
             return rss_error_wrap(err, "create statefulset %s", name);
         }
         rss_log_info("%s/%s: created statefulset %s with %d replicas", spec->ns, spec->name, name, replicas);
-        return RSS_LEADER_DONE;
+        return LEADER_DONE;
     }
     _cleanup_json_ cJSON *patch = cJSON_CreateObject();
     cJSON_AddNumberToObject(cJSON_AddObjectToObject(patch, "spec"), "replicas", plan->set_replicas);
@@ -128,38 +128,38 @@ static int apply_statefulset(const struct rss_leader_ctx *ctx, const struct rss_
     if (rss_kube_merge_patch(ctx->kube, path, patch, NULL, err) < 0) {
         if (stale_view(*err)) {
             rss_error_release(err);
-            return RSS_LEADER_REPLAN;
+            return LEADER_REPLAN;
         }
         return rss_error_wrap(err, "scale statefulset %s", name);
     }
     rss_log_info("%s/%s: statefulset %s replicas -> %d", spec->ns, spec->name, name, plan->set_replicas);
-    return RSS_LEADER_DONE;
+    return LEADER_DONE;
 }
 
-static int apply_deletes(const struct rss_leader_ctx *ctx, const struct rss_spec *spec,
+static int apply_deletes(const struct leader_ctx *ctx, const struct rss_spec *spec,
                          const struct rss_plan *plan, rss_error_t *err)
 {
     for (size_t i = 0; i < plan->n_deletes; i++) {
         const struct rss_plan_delete *d = &plan->deletes[i];
-        if (!rss_leader_still_leading(ctx))
-            return RSS_LEADER_LOST;
+        if (!leader_still_leading(ctx))
+            return LEADER_LOST;
         _cleanup_free_ char *path = rss_kube_path("v1", spec->ns, "pods", d->pod, NULL);
         /* Only this incarnation: the replacement the StatefulSet made meanwhile is innocent. */
         struct rss_kube_delete_opts opts = {.uid = d->uid};
         if (rss_kube_delete(ctx->kube, path, &opts, NULL, err) < 0) {
             if (stale_view(*err)) {
                 rss_error_release(err);
-                return RSS_LEADER_REPLAN;
+                return LEADER_REPLAN;
             }
             return rss_error_wrap(err, "delete pod %s", d->pod);
         }
         rss_log_info("%s/%s: deleted pod %s (uid %s)", spec->ns, spec->name, d->pod, d->uid ? d->uid : "?");
     }
-    return RSS_LEADER_DONE;
+    return LEADER_DONE;
 }
 
 /* Events are best effort (kube-api.md 6.2): failures are logged, never returned. */
-static int apply_events(const struct rss_leader_ctx *ctx, const struct rss_spec *spec,
+static int apply_events(const struct leader_ctx *ctx, const struct rss_spec *spec,
                         const struct rss_plan *plan)
 {
     for (size_t i = 0; i < plan->n_events; i++) {
@@ -167,17 +167,17 @@ static int apply_events(const struct rss_leader_ctx *ctx, const struct rss_spec 
         const char *type = pe->type == RSS_EVENT_WARNING ? "Warning" : "Normal";
         rss_log(pe->type == RSS_EVENT_WARNING ? RSS_LOG_WARN : RSS_LOG_INFO, "%s/%s: event %s %s: %s",
                 spec->ns, spec->name, type, pe->reason, pe->message);
-        if (!rss_leader_still_leading(ctx))
-            return RSS_LEADER_LOST;
-        struct rss_leader_event_key key = {.ns = spec->ns,
-                                           .rss_uid = spec->uid,
-                                           .type = type,
-                                           .reason = pe->reason,
-                                           .message = pe->message,
-                                           .pod = pe->pod};
+        if (!leader_still_leading(ctx))
+            return LEADER_LOST;
+        struct leader_event_key key = {.ns = spec->ns,
+                                       .rss_uid = spec->uid,
+                                       .type = type,
+                                       .reason = pe->reason,
+                                       .message = pe->message,
+                                       .pod = pe->pod};
         int64_t now = rss_clock_wall_ms(), first;
         _cleanup_free_ char *name = NULL;
-        int count = rss_leader_events_note(ctx->events, &key, spec->name, now, &name, &first);
+        int count = leader_events_note(ctx->events, &key, spec->name, now, &name, &first);
         _cleanup_error_ rss_error_t err = NULL;
         if (count >= 2) {
             _cleanup_json_ cJSON *patch = cJSON_CreateObject();
@@ -194,56 +194,56 @@ static int apply_events(const struct rss_leader_ctx *ctx, const struct rss_spec 
             }
             /* Expired (event TTL): start a new one. */
             rss_error_release(&err);
-            rss_leader_events_forget(ctx->events, &key);
+            leader_events_forget(ctx->events, &key);
             free(name);
             name = NULL;
-            rss_leader_events_note(ctx->events, &key, spec->name, now, &name, &first);
+            leader_events_note(ctx->events, &key, spec->name, now, &name, &first);
         }
         _cleanup_json_ cJSON *ev =
-            rss_leader_build_event(spec, name, type, pe->reason, pe->message, pe->pod, ctx->identity, now);
+            leader_build_event(spec, name, type, pe->reason, pe->message, pe->pod, ctx->identity, now);
         _cleanup_free_ char *coll = rss_kube_path("v1", spec->ns, "events", NULL, NULL);
         if (rss_kube_create(ctx->kube, coll, ev, NULL, &err) < 0)
             rss_log_error(RSS_LOG_WARN, &err, "event %s", name);
     }
-    return RSS_LEADER_DONE;
+    return LEADER_DONE;
 }
 
-static int apply_status(const struct rss_leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
+static int apply_status(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
                         const struct rss_plan *plan, rss_error_t *err)
 {
     _cleanup_json_ cJSON *patch =
-        rss_leader_status_patch(plan->status, cJSON_GetObjectItemCaseSensitive(cr, "status"));
+        leader_status_patch(plan->status, cJSON_GetObjectItemCaseSensitive(cr, "status"));
     if (!patch)
-        return RSS_LEADER_DONE;
-    if (!rss_leader_still_leading(ctx))
-        return RSS_LEADER_LOST;
+        return LEADER_DONE;
+    if (!leader_still_leading(ctx))
+        return LEADER_LOST;
     _cleanup_free_ char *path = rss_item_path(spec);
     if (rss_kube_merge_patch_status(ctx->kube, path, patch, NULL, err) < 0) {
         if (rss_error_code(*err) == RSS_E_NOT_FOUND) { /* the RSS is gone; its objects follow (GC) */
             rss_error_release(err);
-            return RSS_LEADER_DONE;
+            return LEADER_DONE;
         }
         return rss_error_wrap(err, "status of %s/%s", spec->ns, spec->name);
     }
-    return RSS_LEADER_DONE;
+    return LEADER_DONE;
 }
 
-int rss_leader_apply(const struct rss_leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
-                     const struct rss_plan *plan, rss_error_t *err)
+int leader_apply(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
+                 const struct rss_plan *plan, rss_error_t *err)
 {
     if (plan->deposed)
-        return RSS_LEADER_DEPOSED;
+        return LEADER_DEPOSED;
     int r = apply_patches(ctx, spec, plan, err);
-    if (r != RSS_LEADER_DONE)
+    if (r != LEADER_DONE)
         return r;
-    if ((r = apply_statefulset(ctx, spec, cr, plan, err)) != RSS_LEADER_DONE)
+    if ((r = apply_statefulset(ctx, spec, cr, plan, err)) != LEADER_DONE)
         return r;
-    if ((r = apply_deletes(ctx, spec, plan, err)) != RSS_LEADER_DONE)
+    if ((r = apply_deletes(ctx, spec, plan, err)) != LEADER_DONE)
         return r;
-    if ((r = apply_events(ctx, spec, plan)) != RSS_LEADER_DONE)
+    if ((r = apply_events(ctx, spec, plan)) != LEADER_DONE)
         return r;
-    if ((r = apply_status(ctx, spec, cr, plan, err)) != RSS_LEADER_DONE)
+    if ((r = apply_status(ctx, spec, cr, plan, err)) != LEADER_DONE)
         return r;
     /* Rule 9: after fencing, decide only from a fresh LIST that shows our epoch on every pod. */
-    return plan->fencing ? RSS_LEADER_REPLAN : RSS_LEADER_DONE;
+    return plan->fencing ? LEADER_REPLAN : LEADER_DONE;
 }

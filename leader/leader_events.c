@@ -10,7 +10,7 @@
 #include "rss/cleanup.h"
 #include "rss/kube.h"
 
-void rss_leader_events_init(struct rss_leader_events *ev, size_t cap)
+void leader_events_init(struct leader_events *ev, size_t cap)
 {
     memset(ev, 0, sizeof(*ev));
     pthread_mutex_init(&ev->lock, NULL);
@@ -18,7 +18,7 @@ void rss_leader_events_init(struct rss_leader_events *ev, size_t cap)
     ev->v = rss_xcalloc(ev->cap, sizeof(*ev->v));
 }
 
-void rss_leader_events_clear(struct rss_leader_events *ev)
+void leader_events_clear(struct leader_events *ev)
 {
     if (!ev || !ev->v)
         return;
@@ -33,14 +33,14 @@ void rss_leader_events_clear(struct rss_leader_events *ev)
 
 /* The key of client-go's legacy recorder, minus the source (always us): object, type, reason,
  * message. NUL-free separators keep distinct tuples distinct. */
-static char *join_key(const struct rss_leader_event_key *k)
+static char *join_key(const struct leader_event_key *k)
 {
     return rss_xasprintf("%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", k->ns ? k->ns : "", k->rss_uid ? k->rss_uid : "",
                          k->pod ? k->pod : "", k->type ? k->type : "", k->reason ? k->reason : "",
                          k->message ? k->message : "");
 }
 
-static struct rss_leader_event_entry *find(struct rss_leader_events *ev, const char *key)
+static struct leader_event_entry *find(struct leader_events *ev, const char *key)
 {
     for (size_t i = 0; i < ev->n; i++)
         if (!strcmp(ev->v[i].key, key))
@@ -48,13 +48,13 @@ static struct rss_leader_event_entry *find(struct rss_leader_events *ev, const c
     return NULL;
 }
 
-int rss_leader_events_note(struct rss_leader_events *ev, const struct rss_leader_event_key *key,
-                           const char *rss_name, int64_t now_ms, char **name, int64_t *first_ms)
+int leader_events_note(struct leader_events *ev, const struct leader_event_key *key, const char *rss_name,
+                       int64_t now_ms, char **name, int64_t *first_ms)
 {
     _cleanup_free_ char *k = join_key(key);
     pthread_mutex_lock(&ev->lock);
     ev->tick++;
-    struct rss_leader_event_entry *e = find(ev, k);
+    struct leader_event_entry *e = find(ev, k);
     int ret;
     if (e) {
         e->count++;
@@ -90,11 +90,11 @@ int rss_leader_events_note(struct rss_leader_events *ev, const struct rss_leader
     return ret;
 }
 
-void rss_leader_events_forget(struct rss_leader_events *ev, const struct rss_leader_event_key *key)
+void leader_events_forget(struct leader_events *ev, const struct leader_event_key *key)
 {
     _cleanup_free_ char *k = join_key(key);
     pthread_mutex_lock(&ev->lock);
-    struct rss_leader_event_entry *e = find(ev, k);
+    struct leader_event_entry *e = find(ev, k);
     if (e) {
         free(e->key);
         free(e->name);
@@ -109,9 +109,8 @@ static void k8s_time(int64_t ms, char buf[RSS_TIME_LEN])
     rss_time_seconds(buf, &ts);
 }
 
-cJSON *rss_leader_build_event(const struct rss_spec *spec, const char *name, const char *type,
-                              const char *reason, const char *message, const char *pod, const char *instance,
-                              int64_t now_ms)
+cJSON *leader_build_event(const struct rss_spec *spec, const char *name, const char *type, const char *reason,
+                          const char *message, const char *pod, const char *instance, int64_t now_ms)
 {
     cJSON *e = cJSON_CreateObject();
     cJSON_AddStringToObject(e, "apiVersion", "v1");

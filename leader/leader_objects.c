@@ -6,7 +6,7 @@
 #include "leader_internal.h"
 #include "rss/cleanup.h"
 
-cJSON *rss_leader_owner_ref(const struct rss_spec *spec)
+cJSON *leader_owner_ref(const struct rss_spec *spec)
 {
     cJSON *ref = cJSON_CreateObject();
     cJSON_AddStringToObject(ref, "apiVersion", RSS_CRD_GROUP_VERSION);
@@ -34,7 +34,7 @@ static cJSON *object_meta(const struct rss_spec *spec, const char *name)
     cJSON_AddStringToObject(md, "namespace", spec->ns ? spec->ns : "");
     cJSON_AddItemToObject(md, "labels", name_labels(spec));
     cJSON *refs = cJSON_AddArrayToObject(md, "ownerReferences");
-    cJSON_AddItemToArray(refs, rss_leader_owner_ref(spec));
+    cJSON_AddItemToArray(refs, leader_owner_ref(spec));
     return md;
 }
 
@@ -47,7 +47,7 @@ static const cJSON *cr_field(const cJSON *cr, bool in_pod, const char *key)
     return cJSON_GetObjectItemCaseSensitive(s, key);
 }
 
-cJSON *rss_leader_build_service(const struct rss_spec *spec, const cJSON *cr)
+cJSON *leader_build_service(const struct rss_spec *spec, const cJSON *cr)
 {
     _cleanup_free_ char *name = rss_spec_service_name(spec);
     cJSON *svc = cJSON_CreateObject();
@@ -137,7 +137,7 @@ static uint64_t fnv1a(const char *s)
     return h;
 }
 
-cJSON *rss_leader_build_statefulset(const struct rss_spec *spec, const cJSON *cr, int replicas)
+cJSON *leader_build_statefulset(const struct rss_spec *spec, const cJSON *cr, int replicas)
 {
     _cleanup_free_ char *name = rss_spec_statefulset_name(spec);
     _cleanup_free_ char *service = rss_spec_service_name(spec);

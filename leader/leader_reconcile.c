@@ -11,35 +11,35 @@
  * another. Beyond that the next event or timer tries again. */
 #define MAX_ROUNDS 6
 
-static int ensure_service(const struct rss_leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
+static int ensure_service(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
                           rss_error_t *err)
 {
     _cleanup_free_ char *name = rss_spec_service_name(spec);
     _cleanup_free_ char *path = rss_kube_path("v1", spec->ns, "services", name, NULL);
     _cleanup_json_ cJSON *got = NULL;
     if (rss_kube_get(ctx->kube, path, &got, err) == 0)
-        return RSS_LEADER_DONE;
+        return LEADER_DONE;
     if (rss_error_code(*err) != RSS_E_NOT_FOUND)
         return rss_error_wrap(err, "get service %s", name);
     rss_error_release(err);
-    if (!rss_leader_still_leading(ctx))
-        return RSS_LEADER_LOST;
-    _cleanup_json_ cJSON *svc = rss_leader_build_service(spec, cr);
+    if (!leader_still_leading(ctx))
+        return LEADER_LOST;
+    _cleanup_json_ cJSON *svc = leader_build_service(spec, cr);
     _cleanup_free_ char *coll = rss_kube_path("v1", spec->ns, "services", NULL, NULL);
     if (rss_kube_create(ctx->kube, coll, svc, NULL, err) < 0) {
         if (rss_error_code(*err) == RSS_E_EXISTS) {
             rss_error_release(err);
-            return RSS_LEADER_DONE;
+            return LEADER_DONE;
         }
         return rss_error_wrap(err, "create service %s", name);
     }
     rss_log_info("%s/%s: created headless service %s", spec->ns, spec->name, name);
-    return RSS_LEADER_DONE;
+    return LEADER_DONE;
 }
 
 /* GETs the StatefulSet: *replicas = spec.replicas or -1 when missing. Brings its pod template up to
  * the spec when the spec hash differs (replicas stay the planner's). */
-static int sync_statefulset(const struct rss_leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
+static int sync_statefulset(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
                             int *replicas, rss_error_t *err)
 {
     _cleanup_free_ char *name = rss_spec_statefulset_name(spec);
@@ -50,13 +50,13 @@ static int sync_statefulset(const struct rss_leader_ctx *ctx, const struct rss_s
         if (rss_error_code(*err) != RSS_E_NOT_FOUND)
             return rss_error_wrap(err, "get statefulset %s", name);
         rss_error_release(err);
-        return RSS_LEADER_DONE;
+        return LEADER_DONE;
     }
     const cJSON *r =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(got, "spec"), "replicas");
     *replicas = cJSON_IsNumber(r) ? r->valueint : 1;
 
-    _cleanup_json_ cJSON *want = rss_leader_build_statefulset(spec, cr, *replicas);
+    _cleanup_json_ cJSON *want = leader_build_statefulset(spec, cr, *replicas);
     const cJSON *wmd = cJSON_GetObjectItemCaseSensitive(want, "metadata");
     const cJSON *gmd = cJSON_GetObjectItemCaseSensitive(got, "metadata");
     const char *wh = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
@@ -64,9 +64,9 @@ static int sync_statefulset(const struct rss_leader_ctx *ctx, const struct rss_s
     const char *gh = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(gmd, "annotations"), RSS_ANNOTATION_SPEC_HASH));
     if (wh && gh && !strcmp(wh, gh))
-        return RSS_LEADER_DONE;
-    if (!rss_leader_still_leading(ctx))
-        return RSS_LEADER_LOST;
+        return LEADER_DONE;
+    if (!leader_still_leading(ctx))
+        return LEADER_LOST;
     /* volumeClaimTemplates are immutable in a StatefulSet: only the template is updated. */
     _cleanup_json_ cJSON *patch = cJSON_CreateObject();
     cJSON *pmd = cJSON_AddObjectToObject(patch, "metadata");
@@ -80,12 +80,11 @@ static int sync_statefulset(const struct rss_leader_ctx *ctx, const struct rss_s
     if (rss_kube_merge_patch(ctx->kube, path, patch, NULL, err) < 0)
         return rss_error_wrap(err, "update statefulset %s template", name);
     rss_log_info("%s/%s: statefulset %s template updated from the spec", spec->ns, spec->name, name);
-    return RSS_LEADER_DONE;
+    return LEADER_DONE;
 }
 
 /* A CR that does not parse changes nothing (rule 6); the reason goes to its status. */
-static int report_invalid(const struct rss_leader_ctx *ctx, const cJSON *cr, rss_error_t *perr,
-                          rss_error_t *err)
+static int report_invalid(const struct leader_ctx *ctx, const cJSON *cr, rss_error_t *perr, rss_error_t *err)
 {
     _cleanup_free_ char *why = rss_error_string(*perr);
     rss_error_release(perr);
@@ -93,15 +92,15 @@ static int report_invalid(const struct rss_leader_ctx *ctx, const cJSON *cr, rss
     const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "namespace"));
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
     if (!ns || !name)
-        return RSS_LEADER_DONE;
+        return LEADER_DONE;
     const cJSON *prev = cJSON_GetObjectItemCaseSensitive(cr, "status");
     const char *pphase = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(prev, "phase"));
     const char *pmsg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(prev, "message"));
     if (pphase && pmsg && !strcmp(pphase, "Failed") && !strcmp(pmsg, why))
-        return RSS_LEADER_DONE;
+        return LEADER_DONE;
     rss_log_warn("%s/%s: invalid spec, nothing changed: %s", ns, name, why);
-    if (!rss_leader_still_leading(ctx))
-        return RSS_LEADER_LOST;
+    if (!leader_still_leading(ctx))
+        return LEADER_LOST;
     _cleanup_json_ cJSON *patch = cJSON_CreateObject();
     cJSON *st = cJSON_AddObjectToObject(patch, "status");
     cJSON_AddStringToObject(st, "phase", "Failed");
@@ -112,15 +111,15 @@ static int report_invalid(const struct rss_leader_ctx *ctx, const cJSON *cr, rss
     _cleanup_free_ char *path = rss_kube_path(RSS_CRD_GROUP_VERSION, ns, RSS_CRD_PLURAL, name, NULL);
     if (rss_kube_merge_patch_status(ctx->kube, path, patch, NULL, err) < 0)
         return rss_error_wrap(err, "status of %s/%s", ns, name);
-    return RSS_LEADER_DONE;
+    return LEADER_DONE;
 }
 
-static int plan_round(const struct rss_leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
+static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
                       const cJSON *leases, int64_t dead_after_ms, rss_error_t *err)
 {
     int replicas;
     int r = sync_statefulset(ctx, spec, cr, &replicas, err);
-    if (r != RSS_LEADER_DONE)
+    if (r != LEADER_DONE)
         return r;
     _cleanup_free_ char *coll = rss_kube_path("v1", spec->ns, "pods", NULL, NULL);
     _cleanup_free_ char *sel = rss_xasprintf(RSS_LABEL_NAME "=%s", spec->name);
@@ -131,8 +130,8 @@ static int plan_round(const struct rss_leader_ctx *ctx, const struct rss_spec *s
         return rss_error_wrap(err, "list pods of %s/%s", spec->ns, spec->name);
 
     int64_t now = rss_clock_wall_ms();
-    struct rss_leader_snapshot snap;
-    rss_leader_snapshot_build(spec, pods, leases, now, &snap);
+    struct leader_snapshot snap;
+    leader_snapshot_build(spec, pods, leases, now, &snap);
     for (size_t i = 0; i < snap.n_errors; i++)
         rss_log_debug("%s/%s: %s", spec->ns, spec->name, snap.errors[i]);
     struct rss_plan_input in = {
@@ -149,24 +148,24 @@ static int plan_round(const struct rss_leader_ctx *ctx, const struct rss_spec *s
     r = rss_planner_plan(&in, &plan, err);
     if (r < 0) {
         rss_plan_free(&plan);
-        rss_leader_snapshot_clear(&snap);
+        leader_snapshot_clear(&snap);
         return rss_error_wrap(err, "plan %s/%s", spec->ns, spec->name);
     }
     if (rss_log_enabled(RSS_LOG_DEBUG)) {
         _cleanup_free_ char *d = rss_plan_describe(&plan);
         rss_log_debug("%s/%s: plan (epoch %lld):\n%s", spec->ns, spec->name, (long long)ctx->epoch, d);
     }
-    r = rss_leader_apply(ctx, spec, cr, &plan, err);
-    if (r == RSS_LEADER_DEPOSED)
+    r = leader_apply(ctx, spec, cr, &plan, err);
+    if (r == LEADER_DEPOSED)
         rss_log_warn("%s/%s: a pod carries a newer epoch than ours (%lld): deposed", spec->ns, spec->name,
                      (long long)ctx->epoch);
     rss_plan_free(&plan);
-    rss_leader_snapshot_clear(&snap);
+    leader_snapshot_clear(&snap);
     return r;
 }
 
-int rss_leader_reconcile(const struct rss_leader_ctx *ctx, const cJSON *cr, const cJSON *leases,
-                         int64_t dead_after_ms, rss_error_t *err)
+int leader_reconcile(const struct leader_ctx *ctx, const cJSON *cr, const cJSON *leases,
+                     int64_t dead_after_ms, rss_error_t *err)
 {
     _cleanup_json_ cJSON *fresh = NULL;
     for (int round = 0; round < MAX_ROUNDS; round++) {
@@ -174,10 +173,10 @@ int rss_leader_reconcile(const struct rss_leader_ctx *ctx, const cJSON *cr, cons
         rss_error_t perr = NULL;
         if (rss_spec_parse(cr, &spec, &perr) < 0)
             return report_invalid(ctx, cr, &perr, err);
-        int r = round ? RSS_LEADER_DONE : ensure_service(ctx, &spec, cr, err);
-        if (r == RSS_LEADER_DONE)
+        int r = round ? LEADER_DONE : ensure_service(ctx, &spec, cr, err);
+        if (r == LEADER_DONE)
             r = plan_round(ctx, &spec, cr, leases, dead_after_ms, err);
-        if (r != RSS_LEADER_REPLAN) {
+        if (r != LEADER_REPLAN) {
             rss_spec_clear(&spec);
             return r;
         }
@@ -190,7 +189,7 @@ int rss_leader_reconcile(const struct rss_leader_ctx *ctx, const cJSON *cr, cons
         if (rss_kube_get(ctx->kube, path, &next, err) < 0) {
             if (rss_error_code(*err) == RSS_E_NOT_FOUND) {
                 rss_error_release(err);
-                return RSS_LEADER_DONE;
+                return LEADER_DONE;
             }
             return rss_error_wrap(err, "re-read rss");
         }
@@ -198,5 +197,5 @@ int rss_leader_reconcile(const struct rss_leader_ctx *ctx, const cJSON *cr, cons
         fresh = next;
         cr = fresh;
     }
-    return RSS_LEADER_REPLAN;
+    return LEADER_REPLAN;
 }

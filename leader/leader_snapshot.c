@@ -20,8 +20,8 @@ static int64_t ts_ms(const struct timespec *ts)
     return (int64_t)ts->tv_sec * 1000 + ts->tv_nsec / 1000000;
 }
 
-void rss_leader_node_liveness(const cJSON *leases, const char *node, int64_t now_ms, bool *alive,
-                              int64_t *renew_ms)
+void leader_node_liveness(const cJSON *leases, const char *node, int64_t now_ms, bool *alive,
+                          int64_t *renew_ms)
 {
     *alive = false;
     *renew_ms = 0;
@@ -70,7 +70,7 @@ static const char *hook_container_id(const struct rss_spec *spec, const cJSON *p
     return NULL;
 }
 
-static void note(struct rss_leader_snapshot *snap, char *msg)
+static void note(struct leader_snapshot *snap, char *msg)
 {
     snap->errors = rss_xrealloc(snap->errors, (snap->n_errors + 1) * sizeof(*snap->errors));
     snap->errors[snap->n_errors++] = msg;
@@ -82,8 +82,8 @@ static int by_ordinal(const void *a, const void *b)
     return x->ordinal < y->ordinal ? -1 : x->ordinal > y->ordinal;
 }
 
-void rss_leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const cJSON *leases,
-                               int64_t now_ms, struct rss_leader_snapshot *snap)
+void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const cJSON *leases,
+                           int64_t now_ms, struct leader_snapshot *snap)
 {
     memset(snap, 0, sizeof(*snap));
     const cJSON *items = cJSON_GetObjectItemCaseSensitive(pods, "items");
@@ -120,7 +120,7 @@ void rss_leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, c
         m->node = str_at(pod, "spec", "nodeName");
         if (m->node && !*m->node)
             m->node = NULL;
-        rss_leader_node_liveness(leases, m->node, now_ms, &m->node_alive, &m->node_heartbeat_ms);
+        leader_node_liveness(leases, m->node, now_ms, &m->node_alive, &m->node_heartbeat_ms);
         m->container_id = hook_container_id(spec, pod);
 
         const char *active = str_at(cJSON_GetObjectItemCaseSensitive(md, "labels"), RSS_LABEL_ACTIVE, NULL);
@@ -154,7 +154,7 @@ void rss_leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, c
     qsort(snap->members, snap->n_members, sizeof(*snap->members), by_ordinal);
 }
 
-void rss_leader_snapshot_clear(struct rss_leader_snapshot *snap)
+void leader_snapshot_clear(struct leader_snapshot *snap)
 {
     if (!snap)
         return;

@@ -118,7 +118,7 @@ static void condition(struct ctx *c, cJSON *arr, const char *type, bool status, 
         const char *t = rss_json_str(p, "type"), *s = rss_json_str(p, "status"),
                    *when = rss_json_str(p, "lastTransitionTime");
         if (t && s && when && strcmp(t, type) == 0 && strcmp(s, st) == 0 && strlen(when) < sizeof(buf))
-            strcpy(buf, when);
+            snprintf(buf, sizeof(buf), "%s", when);
     }
     if (!buf[0])
         rss_time_ms(buf, c->in->now_ms);

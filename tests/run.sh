@@ -25,13 +25,8 @@ echo "== configure and build ($build)"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j"$jobs"
 
-echo "== format check"
-bad=$(git ls-files '*.c' '*.h' | xargs -r clang-format --dry-run -Werror 2>&1 | grep -c 'error:' || true)
-if [ "$bad" != 0 ]; then
-  git ls-files '*.c' '*.h' | xargs -r clang-format --dry-run -Werror 2>&1 | grep 'error:' | head -20
-  echo "run.sh: $bad formatting errors (run clang-format -i on the files above)" >&2
-  exit 1
-fi
+echo "== house rules (format, string functions, public prefix)"
+bash "$top/tests/lib/house_rules.sh" "$build"
 
 echo "== tests"
 # shellcheck disable=SC2086

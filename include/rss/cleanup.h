@@ -82,6 +82,7 @@ void *rss_xmalloc(size_t n);
 void *rss_xcalloc(size_t nmemb, size_t n);
 void *rss_xrealloc(void *p, size_t n);
 char *rss_xstrdup(const char *s);
+char *rss_xstrndup(const char *s, size_t n); /* at most n bytes of s, NUL-terminated */
 char *rss_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

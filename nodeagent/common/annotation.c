@@ -96,7 +96,7 @@ int rss_action_id_parse(const char *s, struct rss_action_id *out, rss_error_t *e
     char buf[48];
     if (!s || strlen(s) >= sizeof(buf))
         return rss_error_make(err, RSS_E_INVALID, 0, "action id is not '<epoch>-<seq>'");
-    strcpy(buf, s);
+    memcpy(buf, s, strlen(s) + 1);
     char *dash = strchr(buf, '-');
     if (!dash)
         return rss_error_make(err, RSS_E_INVALID, 0, "action id '%s' is not '<epoch>-<seq>'", s);

@@ -6,7 +6,7 @@
 #include "rss/cleanup.h"
 #include "rss/error.h"
 
-static char *vformat(const char *fmt, va_list ap)
+__attribute__((format(printf, 1, 0))) static char *vformat(const char *fmt, va_list ap)
 {
     char *s = NULL;
     if (vasprintf(&s, fmt, ap) < 0)
@@ -67,13 +67,10 @@ char *rss_error_string(const rss_error_t err)
     size_t len = 1;
     for (const struct rss_error *e = err; e; e = e->cause)
         len += strlen(e->msg) + 2;
-    char *s = rss_xmalloc(len);
-    s[0] = '\0';
-    for (const struct rss_error *e = err; e; e = e->cause) {
-        strcat(s, e->msg);
-        if (e->cause)
-            strcat(s, ": ");
-    }
+    char *s = rss_xmalloc(len), *w = s;
+    for (const struct rss_error *e = err; e; e = e->cause)
+        w = stpcpy(stpcpy(w, e->msg), e->cause ? ": " : "");
+    *w = '\0';
     return s;
 }
 

@@ -13,12 +13,12 @@
 
 int rss_kube_new(const char *kubeconfig, struct rss_kube **ret, rss_error_t *err)
 {
-    if (rss_kube_http_global_init(err) < 0)
+    if (kube_http_global_init(err) < 0)
         return -1;
-    struct rss_kube_config cfg = {0};
+    struct kube_config cfg = {0};
     const char *env = getenv("KUBECONFIG");
     if (kubeconfig) {
-        if (rss_kube_config_load_kubeconfig(kubeconfig, &cfg, err) < 0)
+        if (kube_config_load_kubeconfig(kubeconfig, &cfg, err) < 0)
             return -1;
     } else if (env && *env) {
         /* The first file of the list that loads; client-go merges them, which we do not need. */
@@ -28,7 +28,7 @@ int rss_kube_new(const char *kubeconfig, struct rss_kube **ret, rss_error_t *err
         for (char *p = strtok_r(list, ":", &save); p && !loaded; p = strtok_r(NULL, ":", &save)) {
             if (access(p, R_OK) != 0)
                 continue;
-            if (rss_kube_config_load_kubeconfig(p, &cfg, err) < 0)
+            if (kube_config_load_kubeconfig(p, &cfg, err) < 0)
                 return -1;
             loaded = true;
         }
@@ -36,7 +36,7 @@ int rss_kube_new(const char *kubeconfig, struct rss_kube **ret, rss_error_t *err
             return rss_error_make(err, RSS_E_NOT_FOUND, 0, "no readable file in KUBECONFIG=%s", env);
     } else {
         const char *dir = getenv("RSS_SERVICEACCOUNT_DIR");
-        if (rss_kube_config_in_cluster(dir && *dir ? dir : DEFAULT_SA_DIR, &cfg, err) < 0)
+        if (kube_config_in_cluster(dir && *dir ? dir : DEFAULT_SA_DIR, &cfg, err) < 0)
             return -1;
     }
     struct rss_kube *k = rss_xcalloc(1, sizeof(*k));
@@ -56,9 +56,9 @@ void rss_kube_free(struct rss_kube *kube)
 {
     if (!kube)
         return;
-    rss_kube_http_pool_free(kube);
+    kube_http_pool_free(kube);
     pthread_mutex_destroy(&kube->lock);
-    rss_kube_config_clear(&kube->cfg);
+    kube_config_clear(&kube->cfg);
     free(kube->token);
     free(kube->user_agent);
     free(kube);
@@ -116,7 +116,7 @@ char *rss_kube_path(const char *group_version, const char *ns, const char *plura
     return p;
 }
 
-void rss_kube_query_add(char **q, const char *key, const char *value)
+void kube_query_add(char **q, const char *key, const char *value)
 {
     /* curl_easy_escape needs no handle for plain percent-encoding. */
     char *enc = curl_easy_escape(NULL, value, 0);
@@ -144,12 +144,12 @@ static int list_once(struct rss_kube *kube, const char *path, const struct rss_k
     for (int page = 0;; page++) {
         _cleanup_free_ char *q = NULL;
         if (opts && opts->label_selector && *opts->label_selector)
-            rss_kube_query_add(&q, "labelSelector", opts->label_selector);
+            kube_query_add(&q, "labelSelector", opts->label_selector);
         if (opts && opts->field_selector && *opts->field_selector)
-            rss_kube_query_add(&q, "fieldSelector", opts->field_selector);
-        rss_kube_query_add(&q, "limit", limit);
+            kube_query_add(&q, "fieldSelector", opts->field_selector);
+        kube_query_add(&q, "limit", limit);
         if (cont)
-            rss_kube_query_add(&q, "continue", cont);
+            kube_query_add(&q, "continue", cont);
         struct rss_kube_request r = {.method = "GET", .path = path, .query = q};
         _cleanup_json_ cJSON *resp = NULL;
         if (rss_kube_call(kube, &r, &resp, err) < 0)

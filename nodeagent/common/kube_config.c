@@ -9,7 +9,7 @@
 #include "rss/cleanup.h"
 #include "kube_internal.h"
 
-void rss_kube_config_clear(struct rss_kube_config *cfg)
+void kube_config_clear(struct kube_config *cfg)
 {
     free(cfg->server);
     free(cfg->ns);
@@ -39,7 +39,7 @@ static int b64val(int c)
     return -1;
 }
 
-char *rss_kube_base64_decode(const char *in, size_t *len)
+char *kube_base64_decode(const char *in, size_t *len)
 {
     size_t n = strlen(in);
     _cleanup_free_ char *out = rss_xmalloc(n / 4 * 3 + 4);
@@ -157,14 +157,13 @@ static int pem_data(const cJSON *obj, const char *key, char **data, size_t *len,
     const char *v = str_field(obj, key);
     if (!v)
         return 0;
-    *data = rss_kube_base64_decode(v, len);
+    *data = kube_base64_decode(v, len);
     if (!*data)
         return rss_error_make(err, RSS_E_INVALID, 0, "kubeconfig: %s is not valid base64", key);
     return 0;
 }
 
-int rss_kube_config_parse_kubeconfig(const char *text, const char *dir, struct rss_kube_config *cfg,
-                                     rss_error_t *err)
+int kube_config_parse_kubeconfig(const char *text, const char *dir, struct kube_config *cfg, rss_error_t *err)
 {
     _cleanup_json_ cJSON *root = NULL;
     const char *t = text;
@@ -174,7 +173,7 @@ int rss_kube_config_parse_kubeconfig(const char *text, const char *dir, struct r
         root = cJSON_Parse(t);
         if (!root)
             return rss_error_make(err, RSS_E_INVALID, 0, "kubeconfig: malformed JSON");
-    } else if (rss_kube_yaml_parse(text, &root, err) < 0) {
+    } else if (kube_yaml_parse(text, &root, err) < 0) {
         return rss_error_wrap(err, "kubeconfig");
     }
     if (!cJSON_IsObject(root))
@@ -197,10 +196,10 @@ int rss_kube_config_parse_kubeconfig(const char *text, const char *dir, struct r
     if (user_name && !user)
         return rss_error_make(err, RSS_E_INVALID, 0, "kubeconfig: user '%s' not found", user_name);
 
-    struct rss_kube_config c = {0};
+    struct kube_config c = {0};
     const char *server = str_field(cluster, "server");
     if (!server) {
-        rss_kube_config_clear(&c);
+        kube_config_clear(&c);
         return rss_error_make(err, RSS_E_INVALID, 0, "kubeconfig: cluster '%s' has no server", cluster_name);
     }
     c.server = rss_xstrdup(server);
@@ -241,31 +240,27 @@ int rss_kube_config_parse_kubeconfig(const char *text, const char *dir, struct r
                        "kubeconfig: a client certificate needs its key and vice versa");
         goto fail;
     }
-    rss_kube_config_clear(cfg);
+    kube_config_clear(cfg);
     *cfg = c;
     return 0;
 fail:
-    rss_kube_config_clear(&c);
+    kube_config_clear(&c);
     return -1;
 }
 
-int rss_kube_config_load_kubeconfig(const char *path, struct rss_kube_config *cfg, rss_error_t *err)
+int kube_config_load_kubeconfig(const char *path, struct kube_config *cfg, rss_error_t *err)
 {
     _cleanup_free_ char *text = NULL;
     if (read_file(path, 4 << 20, &text, NULL, err) < 0)
         return rss_error_wrap(err, "reading kubeconfig");
-    _cleanup_free_ char *dir = rss_xstrdup(path);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    else
-        strcpy(dir, ".");
-    if (rss_kube_config_parse_kubeconfig(text, dir, cfg, err) < 0)
+    const char *slash = strrchr(path, '/');
+    _cleanup_free_ char *dir = slash ? rss_xstrndup(path, (size_t)(slash - path)) : rss_xstrdup(".");
+    if (kube_config_parse_kubeconfig(text, dir, cfg, err) < 0)
         return rss_error_wrap(err, "'%s'", path);
     return 0;
 }
 
-int rss_kube_config_in_cluster(const char *sa_dir, struct rss_kube_config *cfg, rss_error_t *err)
+int kube_config_in_cluster(const char *sa_dir, struct kube_config *cfg, rss_error_t *err)
 {
     const char *host = getenv("KUBERNETES_SERVICE_HOST");
     const char *port = getenv("KUBERNETES_SERVICE_PORT");
@@ -273,7 +268,7 @@ int rss_kube_config_in_cluster(const char *sa_dir, struct rss_kube_config *cfg, 
         return rss_error_make(
             err, RSS_E_NOT_FOUND, 0,
             "not in a cluster: KUBERNETES_SERVICE_HOST/PORT unset, and no kubeconfig given");
-    struct rss_kube_config c = {0};
+    struct kube_config c = {0};
     /* IPv6 literals need brackets in a URL (net.JoinHostPort). */
     if (strchr(host, ':'))
         c.server = rss_xasprintf("https://[%s]:%s", host, port);
@@ -301,15 +296,15 @@ int rss_kube_config_in_cluster(const char *sa_dir, struct rss_kube_config *cfg, 
     /* Fail early on an unreadable token rather than at the first request. */
     _cleanup_free_ char *tok = NULL;
     if (read_file(c.token_file, 64 << 10, &tok, NULL, err) < 0) {
-        rss_kube_config_clear(&c);
+        kube_config_clear(&c);
         return rss_error_wrap(err, "in-cluster service account token");
     }
-    rss_kube_config_clear(cfg);
+    kube_config_clear(cfg);
     *cfg = c;
     return 0;
 }
 
-int rss_kube_read_token_file(const char *path, char **ret, rss_error_t *err)
+int kube_read_token_file(const char *path, char **ret, rss_error_t *err)
 {
     _cleanup_free_ char *text = NULL;
     if (read_file(path, 64 << 10, &text, NULL, err) < 0)

@@ -45,7 +45,7 @@ static enum rss_errc code_for_http(long http, const char *reason)
     return RSS_E_INTERNAL; /* 1xx/3xx: we neither follow redirects nor expect them */
 }
 
-int rss_kube_http_error(long http_code, const char *body, size_t len, const char *what, rss_error_t *err)
+int kube_http_error(long http_code, const char *body, size_t len, const char *what, rss_error_t *err)
 {
     _cleanup_json_ cJSON *st = body && len ? cJSON_ParseWithLength(body, len) : NULL;
     const char *reason = NULL, *message = NULL;
@@ -68,7 +68,7 @@ int rss_kube_http_error(long http_code, const char *body, size_t len, const char
                           message ? message : "");
 }
 
-int rss_kube_curl_error(int curl_code, const char *errbuf, bool too_large, const char *what, rss_error_t *err)
+int kube_curl_error(int curl_code, const char *errbuf, bool too_large, const char *what, rss_error_t *err)
 {
     const char *detail = errbuf && *errbuf ? errbuf : curl_easy_strerror((CURLcode)curl_code);
     enum rss_errc c;
@@ -99,8 +99,8 @@ int rss_kube_curl_error(int curl_code, const char *errbuf, bool too_large, const
     return rss_error_make(err, c, 0, "%s: %s", what, detail);
 }
 
-long rss_kube_retry_delay_ms(int attempt, int max_attempts, long http_code, int curl_code, bool idempotent,
-                             long retry_after_s, long max_backoff_ms)
+long kube_retry_delay_ms(int attempt, int max_attempts, long http_code, int curl_code, bool idempotent,
+                         long retry_after_s, long max_backoff_ms)
 {
     if (attempt >= max_attempts)
         return -1;
@@ -137,7 +137,7 @@ long rss_kube_retry_delay_ms(int attempt, int max_attempts, long http_code, int 
 
 /* --- token cache --- */
 
-char *rss_kube_token(struct rss_kube *kube, bool force)
+char *kube_token(struct rss_kube *kube, bool force)
 {
     pthread_mutex_lock(&kube->lock);
     if (kube->cfg.token_file) {
@@ -145,7 +145,7 @@ char *rss_kube_token(struct rss_kube *kube, bool force)
         if (force || !kube->token || now - kube->token_read_ns >= TOKEN_REREAD_NS) {
             _cleanup_error_ rss_error_t e = NULL;
             char *t = NULL;
-            if (rss_kube_read_token_file(kube->cfg.token_file, &t, &e) == 0) {
+            if (kube_read_token_file(kube->cfg.token_file, &t, &e) == 0) {
                 free(kube->token);
                 kube->token = t;
             } else {
@@ -170,7 +170,7 @@ static void curl_init(void)
     curl_init_result = curl_global_init(CURL_GLOBAL_ALL);
 }
 
-int rss_kube_http_global_init(rss_error_t *err)
+int kube_http_global_init(rss_error_t *err)
 {
     pthread_once(&curl_once, curl_init);
     if (curl_init_result != CURLE_OK)
@@ -207,7 +207,7 @@ static void handle_put(struct rss_kube *kube, CURL *h)
         curl_easy_cleanup(h);
 }
 
-void rss_kube_http_pool_free(struct rss_kube *kube)
+void kube_http_pool_free(struct rss_kube *kube)
 {
     for (size_t i = 0; i < kube->npool; i++)
         curl_easy_cleanup(kube->pool[i]);
@@ -220,7 +220,7 @@ struct body {
     bool too_large;
 };
 
-bool rss_kube_buf_append(char **data, size_t *len, size_t *cap, size_t max, const char *p, size_t n)
+bool kube_buf_append(char **data, size_t *len, size_t *cap, size_t max, const char *p, size_t n)
 {
     if (*len + n > max)
         return false;
@@ -241,7 +241,7 @@ static size_t body_write(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     struct body *b = ud;
     size_t n = size * nmemb;
-    if (!rss_kube_buf_append(&b->data, &b->len, &b->cap, b->max, ptr, n)) {
+    if (!kube_buf_append(&b->data, &b->len, &b->cap, b->max, ptr, n)) {
         b->too_large = true;
         return 0; /* aborts the transfer with CURLE_WRITE_ERROR */
     }
@@ -273,7 +273,7 @@ static size_t header_cb(char *buf, size_t size, size_t nitems, void *ud)
 static int setup(struct rss_kube *kube, CURL *h, const char *url, const char *method,
                  const char *content_type, const char *token, struct curl_slist **headers, char *errbuf)
 {
-    struct rss_kube_config *c = &kube->cfg;
+    struct kube_config *c = &kube->cfg;
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
@@ -363,7 +363,7 @@ int rss_kube_call(struct rss_kube *kube, const struct rss_kube_request *req, cJS
         struct curl_slist *headers = NULL;
         struct body b = {.max = kube->max_body};
         long retry_after = -1;
-        _cleanup_free_ char *token = rss_kube_token(kube, false);
+        _cleanup_free_ char *token = kube_token(kube, false);
         if (setup(kube, h, url, method, ct, token, &headers, errbuf) < 0) {
             curl_easy_cleanup(h);
             return rss_error_make(err, RSS_E_INTERNAL, 0, "%s: building headers failed", what);
@@ -405,14 +405,14 @@ int rss_kube_call(struct rss_kube *kube, const struct rss_kube_request *req, cJS
         }
         if (rc == CURLE_OK && http == 401 && !retried_401 && kube->cfg.token_file) {
             /* The token may have been rotated under us (client-go resets its cache on 401). */
-            free(rss_kube_token(kube, true));
+            free(kube_token(kube, true));
             retried_401 = true;
             free(b.data);
             attempt--;
             continue;
         }
-        long delay = rss_kube_retry_delay_ms(attempt, attempts, rc == CURLE_OK ? http : 0, rc, idempotent,
-                                             retry_after, kube->max_backoff_ms);
+        long delay = kube_retry_delay_ms(attempt, attempts, rc == CURLE_OK ? http : 0, rc, idempotent,
+                                         retry_after, kube->max_backoff_ms);
         if (delay >= 0 && !b.too_large) {
             rss_log_debug("kube: %s: %s, retrying in %ld ms", what,
                           rc == CURLE_OK ? "HTTP error" : curl_easy_strerror(rc), delay);
@@ -422,9 +422,9 @@ int rss_kube_call(struct rss_kube *kube, const struct rss_kube_request *req, cJS
         }
         int r;
         if (rc != CURLE_OK)
-            r = rss_kube_curl_error(rc, errbuf, b.too_large, what, err);
+            r = kube_curl_error(rc, errbuf, b.too_large, what, err);
         else
-            r = rss_kube_http_error(http, b.data, b.len, what, err);
+            r = kube_http_error(http, b.data, b.len, what, err);
         free(b.data);
         return r;
     }
@@ -460,13 +460,12 @@ static size_t stream_write(char *ptr, size_t size, size_t nmemb, void *ud)
     return n;
 }
 
-int rss_kube_stream(struct rss_kube *kube, const char *path, const char *query, const atomic_bool *stop,
-                    long stall_ms, rss_kube_data_fn on_data, void *userdata, bool *got_bytes,
-                    rss_error_t *err)
+int kube_stream(struct rss_kube *kube, const char *path, const char *query, const atomic_bool *stop,
+                long stall_ms, rss_kube_data_fn on_data, void *userdata, bool *got_bytes, rss_error_t *err)
 {
     _cleanup_free_ char *url = make_url(kube, path, query);
     _cleanup_free_ char *what = rss_xasprintf("WATCH %s", path);
-    _cleanup_free_ char *token = rss_kube_token(kube, false);
+    _cleanup_free_ char *token = kube_token(kube, false);
     CURL *h = handle_get(kube);
     if (!h)
         return rss_error_make(err, RSS_E_INTERNAL, 0, "%s: curl_easy_init failed", what);
@@ -546,10 +545,10 @@ int rss_kube_stream(struct rss_kube *kube, const char *path, const char *query, 
         }
     } else if (http != 0 && (http < 200 || http > 299)) {
         if (http == 401)
-            free(rss_kube_token(kube, true));
-        r = rss_kube_http_error(http, s.errbody.data, s.errbody.len, what, err);
+            free(kube_token(kube, true));
+        r = kube_http_error(http, s.errbody.data, s.errbody.len, what, err);
     } else if (result != CURLE_OK) {
-        r = rss_kube_curl_error(result, errbuf, false, what, err);
+        r = kube_curl_error(result, errbuf, false, what, err);
     }
     free(s.errbody.data);
     rss_error_release(&s.cb_err);

@@ -13,7 +13,7 @@
 #include "rss/kube.h"
 
 /* The connection settings, from a kubeconfig or the in-cluster service account. */
-struct rss_kube_config {
+struct kube_config {
     char *server;  /* "https://host:port", no trailing slash */
     char *ns;      /* namespace, never NULL after loading */
     char *ca_file; /* CA bundle path, or NULL */
@@ -27,34 +27,34 @@ struct rss_kube_config {
     char *token_file; /* a token file, re-read periodically, or NULL */
 };
 
-void rss_kube_config_clear(struct rss_kube_config *cfg);
+void kube_config_clear(struct kube_config *cfg);
 
 /* kube_config.c: loads `path` (YAML or JSON kubeconfig); relative paths resolve against its directory. */
-int rss_kube_config_load_kubeconfig(const char *path, struct rss_kube_config *cfg, rss_error_t *err);
+int kube_config_load_kubeconfig(const char *path, struct kube_config *cfg, rss_error_t *err);
 
 /* kube_config.c: the same from text already read; `dir` resolves relative paths (may be NULL). */
-int rss_kube_config_parse_kubeconfig(const char *text, const char *dir, struct rss_kube_config *cfg,
-                                     rss_error_t *err);
+int kube_config_parse_kubeconfig(const char *text, const char *dir, struct kube_config *cfg,
+                                 rss_error_t *err);
 
 /* kube_config.c: in-cluster config from the environment and the service account directory `sa_dir`. */
-int rss_kube_config_in_cluster(const char *sa_dir, struct rss_kube_config *cfg, rss_error_t *err);
+int kube_config_in_cluster(const char *sa_dir, struct kube_config *cfg, rss_error_t *err);
 
 /* kube_config.c: reads a token file (trimmed content; caller frees). */
-int rss_kube_read_token_file(const char *path, char **ret, rss_error_t *err);
+int kube_read_token_file(const char *path, char **ret, rss_error_t *err);
 
 /* kube_config.c: decodes standard base64 (whitespace ignored). Returns a NUL-terminated buffer
  * (caller frees) and its length in *len, or NULL for invalid input. */
-char *rss_kube_base64_decode(const char *in, size_t *len);
+char *kube_base64_decode(const char *in, size_t *len);
 
 /* kube_yaml.c: parses the YAML subset kubeconfigs use (block maps and sequences, flow [] and {},
  * plain/single/double-quoted scalars, comments) into cJSON. Scalars become strings, except null/~
  * (null). Errors: RSS_E_INVALID with the line number. */
-int rss_kube_yaml_parse(const char *text, cJSON **ret, rss_error_t *err);
+int kube_yaml_parse(const char *text, cJSON **ret, rss_error_t *err);
 
 #define RSS_KUBE_POOL_MAX 16
 
 struct rss_kube {
-    struct rss_kube_config cfg;
+    struct kube_config cfg;
     long timeout_ms;
     size_t max_body;
     int attempts;
@@ -70,26 +70,25 @@ struct rss_kube {
 
 /* kube_http.c: maps an HTTP error response to an rss error (the single place that knows HTTP codes):
  * decodes a Status body when there is one. `what` (e.g. "GET /api/v1/...") prefixes the message. */
-int rss_kube_http_error(long http_code, const char *body, size_t len, const char *what, rss_error_t *err);
+int kube_http_error(long http_code, const char *body, size_t len, const char *what, rss_error_t *err);
 
 /* kube_http.c: maps a curl failure. too_large: the size cap aborted the transfer. */
-int rss_kube_curl_error(int curl_code, const char *errbuf, bool too_large, const char *what,
-                        rss_error_t *err);
+int kube_curl_error(int curl_code, const char *errbuf, bool too_large, const char *what, rss_error_t *err);
 
 /* kube_http.c: how long to wait before attempt number attempt+1 (attempt = attempts made so far, >= 1),
  * or -1 for no retry. http_code 0 means no response (then curl_code says why). retry_after_s < 0
  * when the response had no Retry-After. */
-long rss_kube_retry_delay_ms(int attempt, int max_attempts, long http_code, int curl_code, bool idempotent,
-                             long retry_after_s, long max_backoff_ms);
+long kube_retry_delay_ms(int attempt, int max_attempts, long http_code, int curl_code, bool idempotent,
+                         long retry_after_s, long max_backoff_ms);
 
 /* kube_http.c: curl_global_init, once per process (pthread_once). */
-int rss_kube_http_global_init(rss_error_t *err);
+int kube_http_global_init(rss_error_t *err);
 
 /* kube_http.c: frees the idle handles of the pool. */
-void rss_kube_http_pool_free(struct rss_kube *kube);
+void kube_http_pool_free(struct rss_kube *kube);
 
 /* kube_http.c: the bearer token to send now (caller frees; NULL = none). force re-reads the file. */
-char *rss_kube_token(struct rss_kube *kube, bool force);
+char *kube_token(struct rss_kube *kube, bool force);
 
 /* kube_http.c: streams a GET (a watch) to on_data until the server ends it, *stop becomes true,
  * on_data returns < 0, or nothing arrives for stall_ms.
@@ -98,28 +97,26 @@ char *rss_kube_token(struct rss_kube *kube, bool force);
  * (stall), the HTTP-mapped error for a non-2xx answer (e.g. RSS_E_GONE), RSS_E_UNAVAILABLE (the
  * connection broke). *got_bytes tells whether any body byte arrived. */
 typedef int (*rss_kube_data_fn)(void *userdata, const char *data, size_t len, rss_error_t *err);
-int rss_kube_stream(struct rss_kube *kube, const char *path, const char *query, const atomic_bool *stop,
-                    long stall_ms, rss_kube_data_fn on_data, void *userdata, bool *got_bytes,
-                    rss_error_t *err);
+int kube_stream(struct rss_kube *kube, const char *path, const char *query, const atomic_bool *stop,
+                long stall_ms, rss_kube_data_fn on_data, void *userdata, bool *got_bytes, rss_error_t *err);
 
 /* kube_http.c: appends n bytes to a NUL-terminated buffer that grows by doubling (response bodies, watch
  * lines). Returns false and appends nothing when the result would exceed max bytes. */
-bool rss_kube_buf_append(char **data, size_t *len, size_t *cap, size_t max, const char *p, size_t n);
+bool kube_buf_append(char **data, size_t *len, size_t *cap, size_t max, const char *p, size_t n);
 
 /* kube_watch.c: splits a byte stream into '\n'-terminated lines, holding a partial line until the
  * rest arrives. Lines longer than max are an error (RSS_E_TOO_LARGE). */
-struct rss_kube_framer {
+struct kube_framer {
     char *buf;
     size_t len, cap, max;
 };
 typedef int (*rss_kube_line_fn)(void *userdata, char *line, size_t len, rss_error_t *err);
-int rss_kube_framer_feed(struct rss_kube_framer *f, const char *data, size_t len, rss_kube_line_fn fn,
-                         void *userdata, rss_error_t *err);
-void rss_kube_framer_reset(struct rss_kube_framer *f); /* drops a partial line; keeps the buffer */
-void rss_kube_framer_free(struct rss_kube_framer *f);
+int kube_framer_feed(struct kube_framer *f, const char *data, size_t len, rss_kube_line_fn fn, void *userdata,
+                     rss_error_t *err);
+void kube_framer_reset(struct kube_framer *f); /* drops a partial line; keeps the buffer */
+void kube_framer_free(struct kube_framer *f);
 
 /* kube_client.c: appends "&key=<url-encoded value>" (no '&' when *q is empty) to the string *q. */
-void rss_kube_query_add(char **q, const char *key, const char *value);
-
+void kube_query_add(char **q, const char *key, const char *value);
 
 #endif

@@ -12,13 +12,13 @@
 
 /* --- line framing --- */
 
-int rss_kube_framer_feed(struct rss_kube_framer *f, const char *data, size_t len, rss_kube_line_fn fn,
-                         void *userdata, rss_error_t *err)
+int kube_framer_feed(struct kube_framer *f, const char *data, size_t len, rss_kube_line_fn fn, void *userdata,
+                     rss_error_t *err)
 {
     while (len > 0) {
         const char *nl = memchr(data, '\n', len);
         size_t take = nl ? (size_t)(nl - data) : len;
-        if (!rss_kube_buf_append(&f->buf, &f->len, &f->cap, f->max, data, take))
+        if (!kube_buf_append(&f->buf, &f->len, &f->cap, f->max, data, take))
             return rss_error_make(err, RSS_E_TOO_LARGE, 0, "watch event over %zu bytes", f->max);
         if (!nl)
             return 0;
@@ -38,12 +38,12 @@ int rss_kube_framer_feed(struct rss_kube_framer *f, const char *data, size_t len
     return 0;
 }
 
-void rss_kube_framer_reset(struct rss_kube_framer *f)
+void kube_framer_reset(struct kube_framer *f)
 {
     f->len = 0;
 }
 
-void rss_kube_framer_free(struct rss_kube_framer *f)
+void kube_framer_free(struct kube_framer *f)
 {
     free(f->buf);
     f->buf = NULL;
@@ -62,7 +62,7 @@ struct watcher {
     bool gone;     /* the server said 410: re-list */
     bool cb_error; /* the consumer's callback failed: give up */
     int events;    /* events (bookmarks included) of the current stream */
-    struct rss_kube_framer framer;
+    struct kube_framer framer;
 };
 
 static void set_rv(struct watcher *w, const cJSON *obj)
@@ -89,8 +89,8 @@ static int on_line(void *ud, char *line, size_t len, rss_error_t *err)
         /* A Status; 410 Expired means our resourceVersion is older than the server's history. */
         const cJSON *code = cJSON_GetObjectItemCaseSensitive(obj, "code");
         _cleanup_free_ char *text = cJSON_PrintUnformatted(obj);
-        int r = rss_kube_http_error(cJSON_IsNumber(code) ? code->valueint : 500, text,
-                                    text ? strlen(text) : 0, "watch ERROR event", err);
+        int r = kube_http_error(cJSON_IsNumber(code) ? code->valueint : 500, text, text ? strlen(text) : 0,
+                                "watch ERROR event", err);
         if (rss_error_code(*err) == RSS_E_GONE)
             w->gone = true;
         return r;
@@ -119,7 +119,7 @@ static int on_line(void *ud, char *line, size_t len, rss_error_t *err)
 static int on_data(void *ud, const char *data, size_t len, rss_error_t *err)
 {
     struct watcher *w = ud;
-    return rss_kube_framer_feed(&w->framer, data, len, on_line, w, err);
+    return kube_framer_feed(&w->framer, data, len, on_line, w, err);
 }
 
 /* Sleeps up to ms, waking early when stop is set. Returns true if stopped. */
@@ -195,24 +195,24 @@ int rss_kube_watch(struct rss_kube *kube, const char *collection_path, const str
 
         _cleanup_free_ char *q = NULL;
         char num[32];
-        rss_kube_query_add(&q, "watch", "1");
-        rss_kube_query_add(&q, "resourceVersion", w.rv ? w.rv : "");
-        rss_kube_query_add(&q, "allowWatchBookmarks", "true");
+        kube_query_add(&q, "watch", "1");
+        kube_query_add(&q, "resourceVersion", w.rv ? w.rv : "");
+        kube_query_add(&q, "allowWatchBookmarks", "true");
         long to = opts->watch_timeout_s > 0 ? opts->watch_timeout_s : 300 + (long)(rand_r(&seed) % 300);
         snprintf(num, sizeof(num), "%ld", to);
-        rss_kube_query_add(&q, "timeoutSeconds", num);
+        kube_query_add(&q, "timeoutSeconds", num);
         if (opts->label_selector && *opts->label_selector)
-            rss_kube_query_add(&q, "labelSelector", opts->label_selector);
+            kube_query_add(&q, "labelSelector", opts->label_selector);
         if (opts->field_selector && *opts->field_selector)
-            rss_kube_query_add(&q, "fieldSelector", opts->field_selector);
+            kube_query_add(&q, "fieldSelector", opts->field_selector);
 
         w.gone = false;
         w.events = 0;
-        rss_kube_framer_reset(&w.framer);
+        kube_framer_reset(&w.framer);
         int64_t started = rss_clock_mono_ns();
         _cleanup_error_ rss_error_t e = NULL;
         bool got = false;
-        int s = rss_kube_stream(kube, collection_path, q, opts->stop, stall_ms, on_data, &w, &got, &e);
+        int s = kube_stream(kube, collection_path, q, opts->stop, stall_ms, on_data, &w, &got, &e);
         if (w.cb_error) {
             *err = TAKE_PTR(e);
             r = rss_error_wrap(err, "watching %s", collection_path);
@@ -252,6 +252,6 @@ int rss_kube_watch(struct rss_kube *kube, const char *collection_path, const str
     }
 out:
     free(w.rv);
-    rss_kube_framer_free(&w.framer);
+    kube_framer_free(&w.framer);
     return r;
 }

@@ -424,7 +424,7 @@ static int parse_block(struct doc *d, int indent, int depth, cJSON **ret, rss_er
     return parse_inline_value(d, l->text, l->lineno, ret, err);
 }
 
-int rss_kube_yaml_parse(const char *text, cJSON **ret, rss_error_t *err)
+int kube_yaml_parse(const char *text, cJSON **ret, rss_error_t *err)
 {
     _cleanup_free_ char *copy = rss_xstrdup(text);
     _cleanup_free_ struct line *lines = NULL;

@@ -48,7 +48,7 @@ bool rss_log_enabled(enum rss_log_level l)
     return l <= level;
 }
 
-static void vlog(enum rss_log_level l, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void vlog(enum rss_log_level l, const char *fmt, va_list ap)
 {
     static const char *const names[] = {"ERROR", "WARN", "INFO", "DEBUG"};
     struct timespec ts;

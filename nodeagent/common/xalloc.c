@@ -46,3 +46,8 @@ char *rss_xasprintf(const char *fmt, ...)
         oom(NULL);
     return s;
 }
+
+char *rss_xstrndup(const char *s, size_t n)
+{
+    return oom(strndup(s ? s : "", n));
+}

@@ -64,9 +64,9 @@ static void test_query(void **state)
 {
     (void)state;
     _cleanup_free_ char *q = NULL;
-    rss_kube_query_add(&q, "labelSelector", "app=web,tier notin (db)");
-    rss_kube_query_add(&q, "fieldSelector", "spec.nodeName=n1");
-    rss_kube_query_add(&q, "continue", "a/b+c==");
+    kube_query_add(&q, "labelSelector", "app=web,tier notin (db)");
+    kube_query_add(&q, "fieldSelector", "spec.nodeName=n1");
+    kube_query_add(&q, "continue", "a/b+c==");
     assert_string_equal(q,
                         "labelSelector=app%3Dweb%2Ctier%20notin%20%28db%29&fieldSelector=spec.nodeName%3Dn1&"
                         "continue=a%2Fb%2Bc%3D%3D");
@@ -132,7 +132,7 @@ static void test_parse_time(void **state)
 static void expect_http(long http, const char *body, enum rss_errc code, int detail, const char *substr)
 {
     _cleanup_error_ rss_error_t err = NULL;
-    assert_true(rss_kube_http_error(http, body, body ? strlen(body) : 0, "GET /x", &err) < 0);
+    assert_true(kube_http_error(http, body, body ? strlen(body) : 0, "GET /x", &err) < 0);
     assert_int_equal(rss_error_code(err), code);
     assert_int_equal(err->detail, detail);
     if (substr) {
@@ -192,7 +192,7 @@ static void test_curl_errors(void **state)
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         _cleanup_error_ rss_error_t err = NULL;
-        assert_true(rss_kube_curl_error(cases[i].code, "", cases[i].too_large, "GET /x", &err) < 0);
+        assert_true(kube_curl_error(cases[i].code, "", cases[i].too_large, "GET /x", &err) < 0);
         assert_int_equal(rss_error_code(err), cases[i].want);
     }
 }
@@ -201,28 +201,28 @@ static void test_retry_decisions(void **state)
 {
     (void)state;
     /* 429 with Retry-After: wait what the server said, bounded by max backoff. */
-    assert_int_equal(rss_kube_retry_delay_ms(1, 4, 429, 0, false, 2, 5000), 2000);
-    assert_int_equal(rss_kube_retry_delay_ms(1, 4, 429, 0, false, 3600, 5000), 5000);
-    assert_int_equal(rss_kube_retry_delay_ms(1, 4, 503, 0, false, 0, 5000), 100);
+    assert_int_equal(kube_retry_delay_ms(1, 4, 429, 0, false, 2, 5000), 2000);
+    assert_int_equal(kube_retry_delay_ms(1, 4, 429, 0, false, 3600, 5000), 5000);
+    assert_int_equal(kube_retry_delay_ms(1, 4, 503, 0, false, 0, 5000), 100);
     /* 5xx without Retry-After: exponential from 200 ms, capped */
-    assert_int_equal(rss_kube_retry_delay_ms(1, 10, 500, 0, false, -1, 5000), 200);
-    assert_int_equal(rss_kube_retry_delay_ms(2, 10, 500, 0, false, -1, 5000), 400);
-    assert_int_equal(rss_kube_retry_delay_ms(3, 10, 502, 0, false, -1, 5000), 800);
-    assert_int_equal(rss_kube_retry_delay_ms(9, 10, 504, 0, false, -1, 5000), 5000);
+    assert_int_equal(kube_retry_delay_ms(1, 10, 500, 0, false, -1, 5000), 200);
+    assert_int_equal(kube_retry_delay_ms(2, 10, 500, 0, false, -1, 5000), 400);
+    assert_int_equal(kube_retry_delay_ms(3, 10, 502, 0, false, -1, 5000), 800);
+    assert_int_equal(kube_retry_delay_ms(9, 10, 504, 0, false, -1, 5000), 5000);
     /* attempts exhausted */
-    assert_int_equal(rss_kube_retry_delay_ms(4, 4, 500, 0, false, -1, 5000), -1);
+    assert_int_equal(kube_retry_delay_ms(4, 4, 500, 0, false, -1, 5000), -1);
     /* no retry on client errors, nor 501 */
     for (long c = 400; c < 500; c++)
         if (c != 429)
-            assert_int_equal(rss_kube_retry_delay_ms(1, 4, c, 0, true, -1, 5000), -1);
-    assert_int_equal(rss_kube_retry_delay_ms(1, 4, 501, 0, true, -1, 5000), -1);
+            assert_int_equal(kube_retry_delay_ms(1, 4, c, 0, true, -1, 5000), -1);
+    assert_int_equal(kube_retry_delay_ms(1, 4, 501, 0, true, -1, 5000), -1);
     /* transport: connect failures always, broken exchanges only when idempotent, timeouts never */
-    assert_int_equal(rss_kube_retry_delay_ms(1, 4, 0, CURLE_COULDNT_CONNECT, false, -1, 5000), 200);
-    assert_int_equal(rss_kube_retry_delay_ms(1, 4, 0, CURLE_RECV_ERROR, true, -1, 5000), 200);
-    assert_int_equal(rss_kube_retry_delay_ms(1, 4, 0, CURLE_RECV_ERROR, false, -1, 5000), -1);
-    assert_int_equal(rss_kube_retry_delay_ms(1, 4, 0, CURLE_GOT_NOTHING, false, -1, 5000), -1);
-    assert_int_equal(rss_kube_retry_delay_ms(1, 4, 0, CURLE_OPERATION_TIMEDOUT, true, -1, 5000), -1);
-    assert_int_equal(rss_kube_retry_delay_ms(1, 4, 0, CURLE_PEER_FAILED_VERIFICATION, true, -1, 5000), -1);
+    assert_int_equal(kube_retry_delay_ms(1, 4, 0, CURLE_COULDNT_CONNECT, false, -1, 5000), 200);
+    assert_int_equal(kube_retry_delay_ms(1, 4, 0, CURLE_RECV_ERROR, true, -1, 5000), 200);
+    assert_int_equal(kube_retry_delay_ms(1, 4, 0, CURLE_RECV_ERROR, false, -1, 5000), -1);
+    assert_int_equal(kube_retry_delay_ms(1, 4, 0, CURLE_GOT_NOTHING, false, -1, 5000), -1);
+    assert_int_equal(kube_retry_delay_ms(1, 4, 0, CURLE_OPERATION_TIMEDOUT, true, -1, 5000), -1);
+    assert_int_equal(kube_retry_delay_ms(1, 4, 0, CURLE_PEER_FAILED_VERIFICATION, true, -1, 5000), -1);
 }
 
 /* --- watch line framing --- */
@@ -248,40 +248,40 @@ static int collect(void *ud, char *line, size_t len, rss_error_t *err)
 static void test_framer(void **state)
 {
     (void)state;
-    struct rss_kube_framer f = {.max = 64};
+    struct kube_framer f = {.max = 64};
     struct lines l = {0};
     _cleanup_error_ rss_error_t err = NULL;
     /* an event split over three reads, then two events and a partial one in one read */
-    assert_int_equal(rss_kube_framer_feed(&f, "{\"a\"", 4, collect, &l, &err), 0);
+    assert_int_equal(kube_framer_feed(&f, "{\"a\"", 4, collect, &l, &err), 0);
     assert_int_equal(l.n, 0);
-    assert_int_equal(rss_kube_framer_feed(&f, ":1", 2, collect, &l, &err), 0);
-    assert_int_equal(rss_kube_framer_feed(&f, "}\n", 2, collect, &l, &err), 0);
+    assert_int_equal(kube_framer_feed(&f, ":1", 2, collect, &l, &err), 0);
+    assert_int_equal(kube_framer_feed(&f, "}\n", 2, collect, &l, &err), 0);
     assert_int_equal(l.n, 1);
     assert_string_equal(l.got[0], "{\"a\":1}");
     const char *chunk = "{\"b\":2}\n\n  \n{\"c\":3}\n{\"d\":";
-    assert_int_equal(rss_kube_framer_feed(&f, chunk, strlen(chunk), collect, &l, &err), 0);
+    assert_int_equal(kube_framer_feed(&f, chunk, strlen(chunk), collect, &l, &err), 0);
     assert_int_equal(l.n, 3);
     assert_string_equal(l.got[1], "{\"b\":2}");
     assert_string_equal(l.got[2], "{\"c\":3}");
     /* the stream is cut: the partial line must never be delivered, even when more bytes follow a reset */
-    rss_kube_framer_reset(&f);
-    assert_int_equal(rss_kube_framer_feed(&f, "{\"e\":5}\n", 8, collect, &l, &err), 0);
+    kube_framer_reset(&f);
+    assert_int_equal(kube_framer_feed(&f, "{\"e\":5}\n", 8, collect, &l, &err), 0);
     assert_int_equal(l.n, 4);
     assert_string_equal(l.got[3], "{\"e\":5}");
     /* a line over the cap is an error, not a truncated event */
     char big[100];
     memset(big, 'x', sizeof(big));
-    assert_true(rss_kube_framer_feed(&f, big, sizeof(big), collect, &l, &err) < 0);
+    assert_true(kube_framer_feed(&f, big, sizeof(big), collect, &l, &err) < 0);
     assert_int_equal(rss_error_code(err), RSS_E_TOO_LARGE);
     assert_int_equal(l.n, 4);
     rss_error_release(&err);
     /* a consumer failure stops the feed */
-    rss_kube_framer_reset(&f);
+    kube_framer_reset(&f);
     struct lines l2 = {.fail_at = 2};
-    assert_true(rss_kube_framer_feed(&f, "1\n2\n3\n", 6, collect, &l2, &err) < 0);
+    assert_true(kube_framer_feed(&f, "1\n2\n3\n", 6, collect, &l2, &err) < 0);
     assert_int_equal(l2.n, 1);
     assert_int_equal(rss_error_code(err), RSS_E_INVALID);
-    rss_kube_framer_free(&f);
+    kube_framer_free(&f);
 }
 
 /* --- base64, YAML, kubeconfig --- */
@@ -290,18 +290,18 @@ static void test_base64(void **state)
 {
     (void)state;
     size_t n;
-    _cleanup_free_ char *a = rss_kube_base64_decode("aGVsbG8gd29ybGQ=", &n);
+    _cleanup_free_ char *a = kube_base64_decode("aGVsbG8gd29ybGQ=", &n);
     assert_non_null(a);
     assert_int_equal(n, 11);
     assert_string_equal(a, "hello world");
-    _cleanup_free_ char *b = rss_kube_base64_decode("aGVs\nbG8=\n", &n);
+    _cleanup_free_ char *b = kube_base64_decode("aGVs\nbG8=\n", &n);
     assert_string_equal(b, "hello");
-    _cleanup_free_ char *c = rss_kube_base64_decode("", &n);
+    _cleanup_free_ char *c = kube_base64_decode("", &n);
     assert_non_null(c);
     assert_int_equal(n, 0);
-    assert_null(rss_kube_base64_decode("aGVsbG8", &n));  /* length not a multiple of 4 */
-    assert_null(rss_kube_base64_decode("aG!sbG8=", &n)); /* bad character */
-    assert_null(rss_kube_base64_decode("aG==bG8=", &n)); /* data after padding */
+    assert_null(kube_base64_decode("aGVsbG8", &n));  /* length not a multiple of 4 */
+    assert_null(kube_base64_decode("aG!sbG8=", &n)); /* bad character */
+    assert_null(kube_base64_decode("aG==bG8=", &n)); /* data after padding */
 }
 
 static const char kubectl_style[] = "apiVersion: v1\n"
@@ -342,7 +342,7 @@ static void test_yaml(void **state)
     (void)state;
     _cleanup_json_ cJSON *j = NULL;
     _cleanup_error_ rss_error_t err = NULL;
-    assert_int_equal(rss_kube_yaml_parse(kubectl_style, &j, &err), 0);
+    assert_int_equal(kube_yaml_parse(kubectl_style, &j, &err), 0);
     _cleanup_free_ char *s = cJSON_PrintUnformatted(cJSON_GetObjectItem(j, "clusters"));
     assert_string_equal(
         s, "[{\"cluster\":{\"certificate-authority-data\":\"aGVsbG8=\",\"server\":\"https://"
@@ -367,7 +367,7 @@ static void test_yaml(void **state)
                        "url: http://x:1/a#frag\n";
     cJSON_Delete(j);
     j = NULL;
-    assert_int_equal(rss_kube_yaml_parse(flow, &j, &err), 0);
+    assert_int_equal(kube_yaml_parse(flow, &j, &err), 0);
     _cleanup_free_ char *t = cJSON_PrintUnformatted(j);
     assert_string_equal(
         t, "{\"contexts\":[{\"name\":\"ctx\",\"context\":{\"cluster\":\"c1\",\"user\":\"u1\"}}],"
@@ -378,7 +378,7 @@ static void test_yaml(void **state)
                          "a: *ref\n",      "a: 1\n b: 2\n", "",           "a: 1\n---\nb: 2\n"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         cJSON *x = NULL;
-        assert_true(rss_kube_yaml_parse(bad[i], &x, &err) < 0);
+        assert_true(kube_yaml_parse(bad[i], &x, &err) < 0);
         assert_null(x);
         assert_int_equal(rss_error_code(err), RSS_E_INVALID);
         rss_error_release(&err);
@@ -388,9 +388,9 @@ static void test_yaml(void **state)
 static void test_kubeconfig(void **state)
 {
     (void)state;
-    struct rss_kube_config c = {0};
+    struct kube_config c = {0};
     _cleanup_error_ rss_error_t err = NULL;
-    assert_int_equal(rss_kube_config_parse_kubeconfig(kubectl_style, "/etc/kube", &c, &err), 0);
+    assert_int_equal(kube_config_parse_kubeconfig(kubectl_style, "/etc/kube", &c, &err), 0);
     assert_string_equal(c.server, "https://127.0.0.1:8443");
     assert_string_equal(c.ns, "team-a");
     assert_string_equal(c.ca_file, "/etc/kube/ca.crt");
@@ -403,7 +403,7 @@ static void test_kubeconfig(void **state)
     const char *at = strstr(kubectl_style, "current-context: dev\n");
     _cleanup_free_ char *prod2 = rss_xasprintf("%.*scurrent-context: prod\n%s", (int)(at - kubectl_style),
                                                kubectl_style, at + strlen("current-context: dev\n"));
-    assert_int_equal(rss_kube_config_parse_kubeconfig(prod2, "/etc/kube", &c, &err), 0);
+    assert_int_equal(kube_config_parse_kubeconfig(prod2, "/etc/kube", &c, &err), 0);
     assert_string_equal(c.server, "https://10.0.0.1:6443");
     assert_string_equal(c.ns, "default");
     assert_int_equal(c.ca_len, 5);
@@ -419,7 +419,7 @@ static void test_kubeconfig(void **state)
         "\"user\":\"u\",\"namespace\":\"n\"}}],\"clusters\":[{\"name\":\"c\",\"cluster\":{\"server\":"
         "\"https://h:1\",\"insecure-skip-tls-verify\":true}}],\"users\":[{\"name\":\"u\",\"user\":{"
         "\"token\":\"abc\"}}]}";
-    assert_int_equal(rss_kube_config_parse_kubeconfig(json, NULL, &c, &err), 0);
+    assert_int_equal(kube_config_parse_kubeconfig(json, NULL, &c, &err), 0);
     assert_string_equal(c.token, "abc");
     assert_true(c.insecure);
     assert_string_equal(c.ns, "n");
@@ -437,13 +437,13 @@ static void test_kubeconfig(void **state)
         "{\"current-context\": ",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        assert_true(rss_kube_config_parse_kubeconfig(bad[i], NULL, &c, &err) < 0);
+        assert_true(kube_config_parse_kubeconfig(bad[i], NULL, &c, &err) < 0);
         assert_int_equal(rss_error_code(err), RSS_E_INVALID);
         rss_error_release(&err);
     }
     /* a failed parse leaves the previous config alone */
     assert_string_equal(c.token, "abc");
-    rss_kube_config_clear(&c);
+    kube_config_clear(&c);
 }
 
 static void test_in_cluster(void **state)
@@ -452,11 +452,11 @@ static void test_in_cluster(void **state)
     _cleanup_free_ char *dir = tmpdir();
     _cleanup_free_ char *tok = rss_xasprintf("%s/token", dir);
     _cleanup_free_ char *ns = rss_xasprintf("%s/namespace", dir);
-    struct rss_kube_config c = {0};
+    struct kube_config c = {0};
     _cleanup_error_ rss_error_t err = NULL;
 
     unsetenv("KUBERNETES_SERVICE_HOST");
-    assert_true(rss_kube_config_in_cluster(dir, &c, &err) < 0);
+    assert_true(kube_config_in_cluster(dir, &c, &err) < 0);
     assert_int_equal(rss_error_code(err), RSS_E_NOT_FOUND);
     rss_error_release(&err);
 
@@ -464,11 +464,11 @@ static void test_in_cluster(void **state)
     setenv("KUBERNETES_SERVICE_PORT", "443", 1);
     unsetenv("POD_NAMESPACE");
     /* no token file yet */
-    assert_true(rss_kube_config_in_cluster(dir, &c, &err) < 0);
+    assert_true(kube_config_in_cluster(dir, &c, &err) < 0);
     rss_error_release(&err);
     write_file(tok, "tok1\n");
     write_file(ns, "  team-b\n");
-    assert_int_equal(rss_kube_config_in_cluster(dir, &c, &err), 0);
+    assert_int_equal(kube_config_in_cluster(dir, &c, &err), 0);
     assert_string_equal(c.server, "https://[fd00::1]:443");
     assert_string_equal(c.ns, "team-b");
     assert_string_equal(c.token_file, tok);
@@ -477,10 +477,10 @@ static void test_in_cluster(void **state)
 
     setenv("POD_NAMESPACE", "override", 1);
     setenv("KUBERNETES_SERVICE_HOST", "10.96.0.1", 1);
-    assert_int_equal(rss_kube_config_in_cluster(dir, &c, &err), 0);
+    assert_int_equal(kube_config_in_cluster(dir, &c, &err), 0);
     assert_string_equal(c.ns, "override");
     assert_string_equal(c.server, "https://10.96.0.1:443");
-    rss_kube_config_clear(&c);
+    kube_config_clear(&c);
 
     /* the whole client: in-cluster through RSS_SERVICEACCOUNT_DIR, token re-read only when due or forced */
     setenv("RSS_SERVICEACCOUNT_DIR", dir, 1);
@@ -489,15 +489,15 @@ static void test_in_cluster(void **state)
     assert_int_equal(rss_kube_new(NULL, &k, &err), 0);
     assert_string_equal(rss_kube_namespace(k), "override");
     assert_string_equal(rss_kube_server(k), "https://10.96.0.1:443");
-    _cleanup_free_ char *t1 = rss_kube_token(k, false);
+    _cleanup_free_ char *t1 = kube_token(k, false);
     assert_string_equal(t1, "tok1");
     write_file(tok, "tok2\n");
-    _cleanup_free_ char *t2 = rss_kube_token(k, false);
+    _cleanup_free_ char *t2 = kube_token(k, false);
     assert_string_equal(t2, "tok1"); /* cached for a minute */
-    _cleanup_free_ char *t3 = rss_kube_token(k, true);
+    _cleanup_free_ char *t3 = kube_token(k, true);
     assert_string_equal(t3, "tok2"); /* what a 401 does */
     unlink(tok);
-    _cleanup_free_ char *t4 = rss_kube_token(k, true);
+    _cleanup_free_ char *t4 = kube_token(k, true);
     assert_string_equal(t4, "tok2"); /* a missing file keeps the last token */
     rss_kube_free(k);
     unsetenv("RSS_SERVICEACCOUNT_DIR");
@@ -513,7 +513,7 @@ static void test_in_cluster(void **state)
     setenv("KUBECONFIG", env, 1);
     assert_int_equal(rss_kube_new(NULL, &k, &err), 0);
     assert_string_equal(rss_kube_server(k), "https://h:6443");
-    _cleanup_free_ char *t5 = rss_kube_token(k, true);
+    _cleanup_free_ char *t5 = kube_token(k, true);
     assert_string_equal(t5, "t");
     rss_kube_free(k);
     setenv("KUBECONFIG", "/nonexistent/a:/nonexistent/b", 1);

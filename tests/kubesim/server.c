@@ -252,7 +252,7 @@ static void *log_uri(void *cls, const char *uri, struct MHD_Connection *con)
     return c;
 }
 
-static void mhd_log(void *cls, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
     (void)cls;
     char buf[512];

@@ -130,7 +130,7 @@ static void test_statefulset_table(void **state)
         struct rss_spec spec;
         _cleanup_json_ cJSON *cr = NULL;
         parse_spec(r->extra_spec, r->extra_pod, &spec, &cr);
-        _cleanup_json_ cJSON *sts = rss_leader_build_statefulset(&spec, cr, r->replicas);
+        _cleanup_json_ cJSON *sts = leader_build_statefulset(&spec, cr, r->replicas);
         expect_at(sts, r->path, r->want, r->name);
         rss_spec_clear(&spec);
     }
@@ -146,7 +146,7 @@ static void test_statefulset_env_not_overridden(void **state)
     /* The admin's own POD_NAME wins; ours is not added twice. */
     cJSON *c0 = cJSON_GetArrayItem(spec.containers, 0);
     cJSON_AddItemToObject(c0, "env", cJSON_Parse("[{\"name\":\"POD_NAME\",\"value\":\"mine\"}]"));
-    _cleanup_json_ cJSON *sts = rss_leader_build_statefulset(&spec, cr, 3);
+    _cleanup_json_ cJSON *sts = leader_build_statefulset(&spec, cr, 3);
     expect_at(sts, "spec.template.spec.containers[0].env[0]", "{\"name\":\"POD_NAME\",\"value\":\"mine\"}",
               "env");
     expect_at(sts, "spec.template.spec.containers[0].env[1].name", "\"POD_NAMESPACE\"", "env");
@@ -166,9 +166,9 @@ static void test_statefulset_hash(void **state)
     _cleanup_json_ cJSON *cra = NULL, *crb = NULL;
     parse_spec("", "", &a, &cra);
     parse_spec("", ",\"antiAffinity\":true", &b, &crb);
-    _cleanup_json_ cJSON *s1 = rss_leader_build_statefulset(&a, cra, 3);
-    _cleanup_json_ cJSON *s2 = rss_leader_build_statefulset(&a, cra, 5);
-    _cleanup_json_ cJSON *s3 = rss_leader_build_statefulset(&b, crb, 3);
+    _cleanup_json_ cJSON *s1 = leader_build_statefulset(&a, cra, 3);
+    _cleanup_json_ cJSON *s2 = leader_build_statefulset(&a, cra, 5);
+    _cleanup_json_ cJSON *s3 = leader_build_statefulset(&b, crb, 3);
     assert_non_null(hash_of(s1));
     assert_string_equal(hash_of(s1), hash_of(s2)); /* replicas are not part of the template */
     assert_string_not_equal(hash_of(s1), hash_of(s3));
@@ -195,7 +195,7 @@ static void test_service_table(void **state)
         struct rss_spec spec;
         _cleanup_json_ cJSON *cr = NULL;
         parse_spec(r->extra_spec, r->extra_pod, &spec, &cr);
-        _cleanup_json_ cJSON *svc = rss_leader_build_service(&spec, cr);
+        _cleanup_json_ cJSON *svc = leader_build_service(&spec, cr);
         expect_at(svc, r->path, r->want, r->name);
         rss_spec_clear(&spec);
     }
@@ -246,7 +246,7 @@ static void test_liveness_table(void **state)
         _cleanup_json_ cJSON *leases = lease_list(r->lease_node, r->renew, r->duration_s);
         bool alive = !r->alive;
         int64_t renew = -1;
-        rss_leader_node_liveness(leases, r->ask, NOW, &alive, &renew);
+        leader_node_liveness(leases, r->ask, NOW, &alive, &renew);
         if (alive != r->alive || renew != r->renew_ms)
             fail_msg("%s: alive %d renew %lld, want %d %lld", r->name, alive, (long long)renew, r->alive,
                      (long long)r->renew_ms);
@@ -304,8 +304,8 @@ static void test_snapshot_table(void **state)
     _cleanup_json_ cJSON *pods = cJSON_Parse(pods_json);
     assert_non_null(pods);
     _cleanup_json_ cJSON *leases = lease_list("n1", "2023-11-14T22:13:15Z", 10);
-    struct rss_leader_snapshot snap;
-    rss_leader_snapshot_build(&spec, pods, leases, NOW, &snap);
+    struct leader_snapshot snap;
+    leader_snapshot_build(&spec, pods, leases, NOW, &snap);
     assert_int_equal(snap.n_members, 3);
     /* skipped: rss-db-02 (leading zero), rss-other-1, the duplicate rss-db-0; noted: bad desired, bad
      * observed */
@@ -358,7 +358,7 @@ static void test_snapshot_table(void **state)
     assert_true(plan.fencing);
     assert_true(plan.n_patches >= 1);
     rss_plan_free(&plan);
-    rss_leader_snapshot_clear(&snap);
+    leader_snapshot_clear(&snap);
     rss_spec_clear(&spec);
 }
 
@@ -385,20 +385,20 @@ static const struct ev_step ev_steps[] = {
 static void test_event_dedupe_table(void **state)
 {
     (void)state;
-    struct rss_leader_events ev;
-    rss_leader_events_init(&ev, 4);
+    struct leader_events ev;
+    leader_events_init(&ev, 4);
     char *first_name = NULL;
     for (size_t i = 0; i < sizeof(ev_steps) / sizeof(ev_steps[0]); i++) {
         const struct ev_step *s = &ev_steps[i];
-        struct rss_leader_event_key k = {.ns = "prod",
-                                         .rss_uid = "u-1",
-                                         .type = "Normal",
-                                         .reason = s->reason,
-                                         .message = s->message,
-                                         .pod = s->pod};
+        struct leader_event_key k = {.ns = "prod",
+                                     .rss_uid = "u-1",
+                                     .type = "Normal",
+                                     .reason = s->reason,
+                                     .message = s->message,
+                                     .pod = s->pod};
         char *name = NULL;
         int64_t first = 0;
-        int got = rss_leader_events_note(&ev, &k, "db", NOW + (int64_t)i * 1000, &name, &first);
+        int got = leader_events_note(&ev, &k, "db", NOW + (int64_t)i * 1000, &name, &first);
         if (got != s->want)
             fail_msg("step %zu (%s/%s): got %d, want %d", i, s->reason, s->message, got, s->want);
         assert_true(!strncmp(name, "db.", 3));
@@ -411,15 +411,15 @@ static void test_event_dedupe_table(void **state)
         free(name);
     }
     /* A forgotten entry (its Event expired) starts over. */
-    struct rss_leader_event_key k = {"prod", "u-1", "Normal", "SeedChosen", "rss-db-2 seeds", NULL};
-    rss_leader_events_forget(&ev, &k);
+    struct leader_event_key k = {"prod", "u-1", "Normal", "SeedChosen", "rss-db-2 seeds", NULL};
+    leader_events_forget(&ev, &k);
     char *name = NULL;
     int64_t first;
-    assert_int_equal(rss_leader_events_note(&ev, &k, "db", NOW + 99000, &name, &first), 0);
+    assert_int_equal(leader_events_note(&ev, &k, "db", NOW + 99000, &name, &first), 0);
     assert_string_not_equal(name, first_name);
     free(name);
     free(first_name);
-    rss_leader_events_clear(&ev);
+    leader_events_clear(&ev);
 }
 
 static void test_event_object(void **state)
@@ -429,7 +429,7 @@ static void test_event_object(void **state)
     _cleanup_json_ cJSON *cr = NULL;
     parse_spec("", "", &spec, &cr);
     _cleanup_json_ cJSON *e =
-        rss_leader_build_event(&spec, "db.1", "Warning", "SequenceError", "garbage", "rss-db-1", "me", NOW);
+        leader_build_event(&spec, "db.1", "Warning", "SequenceError", "garbage", "rss-db-1", "me", NOW);
     expect_at(e, "metadata.namespace", "\"prod\"", "event");
     expect_at(e, "involvedObject",
               "{\"apiVersion\":\"clusterlabs.org/v1alpha1\",\"kind\":\"ReplicatedStatefulSet\","
@@ -459,7 +459,7 @@ static void test_pod_patch(void **state)
                                            .peers = peers,
                                            .n_peers = 1},
                                .set_active_label = -1};
-    _cleanup_json_ cJSON *j = rss_leader_pod_patch(&p);
+    _cleanup_json_ cJSON *j = leader_pod_patch(&p);
     expect_at(j, "metadata.resourceVersion", "\"42\"", "patch");
     expect_at(j, "metadata.labels", "<absent>", "patch");
     _cleanup_json_ cJSON *d =
@@ -469,7 +469,7 @@ static void test_pod_patch(void **state)
     expect_at(d, "id", "\"6-3\"", "desired");
 
     struct rss_plan_patch q = {.pod = "rss-db-0", .resource_version = "7", .set_active_label = 0};
-    _cleanup_json_ cJSON *k = rss_leader_pod_patch(&q);
+    _cleanup_json_ cJSON *k = leader_pod_patch(&q);
     expect_at(k, "metadata.labels", "{\"rss-active-member\":\"false\"}", "label");
     expect_at(k, "metadata.annotations", "<absent>", "label");
 }
@@ -497,7 +497,7 @@ static void test_status_patch_table(void **state)
         const struct status_row *r = &status_rows[i];
         _cleanup_json_ cJSON *st = cJSON_Parse(r->status);
         _cleanup_json_ cJSON *prev = r->prev ? cJSON_Parse(r->prev) : NULL;
-        _cleanup_json_ cJSON *p = rss_leader_status_patch(st, prev);
+        _cleanup_json_ cJSON *p = leader_status_patch(st, prev);
         if (!r->want) {
             if (p)
                 fail_msg("%s: unexpected patch", r->name);
@@ -541,10 +541,10 @@ static void test_apply_not_leading(void **state)
     struct rss_election_config ec = {.kube = kube, .ns = "x", .name = "rssd-leader"};
     struct rss_election *el = NULL;
     assert_int_equal(rss_election_new(&ec, &el, &err), 0);
-    struct rss_leader_events evs;
-    rss_leader_events_init(&evs, 8);
-    struct rss_leader_ctx ctx = {.kube = kube, .election = el, .epoch = 1, .identity = "me", .events = &evs};
-    assert_false(rss_leader_still_leading(&ctx));
+    struct leader_events evs;
+    leader_events_init(&evs, 8);
+    struct leader_ctx ctx = {.kube = kube, .election = el, .epoch = 1, .identity = "me", .events = &evs};
+    assert_false(leader_still_leading(&ctx));
 
     struct rss_spec spec;
     _cleanup_json_ cJSON *cr = NULL;
@@ -562,19 +562,19 @@ static void test_apply_not_leading(void **state)
         {.status = status, .set_replicas = -1},
     };
     for (size_t i = 0; i < sizeof(plans) / sizeof(plans[0]); i++) {
-        r = rss_leader_apply(&ctx, &spec, cr, &plans[i], &err);
-        if (r != RSS_LEADER_LOST) {
+        r = leader_apply(&ctx, &spec, cr, &plans[i], &err);
+        if (r != LEADER_LOST) {
             _cleanup_free_ char *s = err ? rss_error_string(err) : NULL;
             fail_msg("plan %zu: %d (%s), want LOST", i, r, s ? s : "");
         }
     }
     struct rss_plan deposed = {.deposed = true, .patches = &patch, .n_patches = 1, .set_replicas = -1};
-    assert_int_equal(rss_leader_apply(&ctx, &spec, cr, &deposed, &err), RSS_LEADER_DEPOSED);
+    assert_int_equal(leader_apply(&ctx, &spec, cr, &deposed, &err), LEADER_DEPOSED);
     /* An empty plan writes nothing, so it is simply done (no status: nothing to compare). */
     struct rss_plan empty = {.set_replicas = -1};
-    assert_int_equal(rss_leader_apply(&ctx, &spec, cr, &empty, &err), RSS_LEADER_DONE);
+    assert_int_equal(leader_apply(&ctx, &spec, cr, &empty, &err), LEADER_DONE);
     rss_spec_clear(&spec);
-    rss_leader_events_clear(&evs);
+    leader_events_clear(&evs);
     rss_election_free(el);
     rss_kube_free(kube);
 }
