@@ -31,6 +31,9 @@ struct rss_election {
     void (*on_stopped)(void *);
     void (*on_new_leader)(void *, const char *);
     void *ud;
+    int (*epoch_floor)(void *, int64_t *, rss_error_t *);
+    void *floor_ud;
+    atomic_bool resigned; /* rss_election_verify found the Lease not ours: stop leading now */
 
     /* Shared with other threads. */
     atomic_bool stop;
@@ -176,6 +179,8 @@ int rss_election_new(const struct rss_election_config *cfg, struct rss_election 
     el->on_stopped = cfg->on_stopped_leading;
     el->on_new_leader = cfg->on_new_leader;
     el->ud = cfg->userdata;
+    el->epoch_floor = cfg->epoch_floor;
+    el->floor_ud = cfg->floor_userdata;
     el->seed = (unsigned)rss_clock_mono_ns() ^ (unsigned)getpid();
     atomic_init(&el->stop, false);
     atomic_init(&el->leading, false);
@@ -319,6 +324,26 @@ static void observe_written(struct rss_election *el)
     record_clear(&r);
 }
 
+/* Raises *t above the epoch floor, if there is one. */
+static int above_floor(struct rss_election *el, int64_t *t)
+{
+    if (!el->epoch_floor)
+        return 0;
+    int64_t floor = 0;
+    _cleanup_error_ rss_error_t e = NULL;
+    if (el->epoch_floor(el->floor_ud, &floor, &e) < 0) {
+        rss_log_error(RSS_LOG_WARN, &e, "election: epoch floor unknown, not acquiring this round");
+        return -1;
+    }
+    if (floor >= *t) {
+        rss_log_info(
+            "election: the cluster has seen epoch %lld (RSS status) above the Lease's; taking epoch %lld",
+            (long long)floor, (long long)floor + 1);
+        *t = floor + 1;
+    }
+    return 0;
+}
+
 enum outcome {
     ACQUIRED, /* we hold the Lease (acquired or renewed) */
     FAILED,   /* this round failed (network, 409, ...): try again */
@@ -371,6 +396,8 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
             return HELD; /* deleted under us: our term is over; the next round recreates it */
         /* Continue from the highest epoch seen so that a recreated Lease never reuses an epoch we know. */
         int64_t t = el->max_transitions + 1;
+        if (above_floor(el, &t) < 0)
+            return FAILED;
         _cleanup_json_ cJSON *body = lease_body(el, NULL, el->identity, dur_s(el), now_s, now_s, t);
         if (write_lease(el, "POST", body, timeout_ms, &e) < 0) {
             rss_log_error(RSS_LOG_DEBUG, &e, "election: create lease");
@@ -418,8 +445,11 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
          * term of ours. Either way a new term, so a new epoch (never client-go's "holder == me"
          * renewal, which would let two terms share one). */
         int64_t t = (old.transitions > el->max_transitions ? old.transitions : el->max_transitions) + 1;
-        _cleanup_json_ cJSON *body = lease_body(el, got, el->identity, dur_s(el), now_s, now_s, t);
-        if (write_lease(el, "PUT", body, timeout_ms, &e) == 0) {
+        _cleanup_json_ cJSON *body = NULL;
+        if (above_floor(el, &t) < 0) {
+            out = FAILED;
+        } else if (body = lease_body(el, got, el->identity, dur_s(el), now_s, now_s, t),
+                   write_lease(el, "PUT", body, timeout_ms, &e) == 0) {
             observe_written(el);
             *new_epoch = t;
             out = ACQUIRED;
@@ -430,6 +460,38 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
     }
     record_clear(&old);
     return out;
+}
+
+int rss_election_verify(struct rss_election *el, int64_t epoch, rss_error_t *err)
+{
+    _cleanup_json_ cJSON *got = NULL;
+    struct rss_kube_request get = {.method = "GET", .path = el->item_path, .timeout_ms = el->renew_ms / 2};
+    if (rss_kube_call(el->kube, &get, &got, err) < 0) {
+        if (rss_error_code(*err) != RSS_E_NOT_FOUND)
+            return rss_error_wrap(err, "election: verifying the Lease");
+        rss_error_release(err);
+    }
+    struct record r = {0};
+    if (got)
+        record_from(got, &r);
+    bool ours = got && r.holder && !strcmp(r.holder, el->identity) && r.transitions == epoch;
+    int64_t now_epoch;
+    if (ours && rss_election_leading(el, &now_epoch) && now_epoch == epoch) {
+        record_clear(&r);
+        return 1;
+    }
+    rss_log_warn("election: the Lease names %s with leaseTransitions %lld, not us with %lld: stepping down",
+                 got && r.holder && r.holder[0] ? r.holder : "nobody", (long long)r.transitions,
+                 (long long)epoch);
+    record_clear(&r);
+    /* Stop at once (the deadline check makes rss_election_leading false now); the election thread
+     * runs on_stopped_leading and does not renew. */
+    atomic_store(&el->resigned, true);
+    atomic_store(&el->deadline_ns, 0);
+    char c = 1;
+    ssize_t w = write(el->wake[1], &c, 1);
+    (void)w;
+    return 0;
 }
 
 static void stop_leading(struct rss_election *el, const char *why)
@@ -491,6 +553,10 @@ int rss_election_run(struct rss_election *el, rss_error_t *err)
             if (atomic_load(&el->stop))
                 break;
             int64_t now = rss_clock_mono_ns();
+            if (atomic_exchange(&el->resigned, false)) {
+                stop_leading(el, "the Lease is not ours any more");
+                continue;
+            }
             /* Leave room for the request: one that cannot finish before the deadline is useless. */
             if (now + 5 * ms >= dl) {
                 stop_leading(el, "renew deadline passed");

@@ -14,13 +14,9 @@
 #define RETRY_MS    1000  /* after an API error, the RSS is tried again this soon */
 #define MAX_FULL_MS 60000 /* a full pass over every RSS at least this often */
 #define MIN_FULL_MS 500
-#define MAX_NODES   4096
+#define POLL_MS     1000 /* heartbeat Leases are LISTed this often while leading */
+#define MAX_GAP_MS  5000 /* a longer gap between two successful LISTs restarts every node's clock */
 #define MAX_DIRTY   4096
-
-struct node_beat {
-    char *node;
-    int64_t renew_ms, duration_ms;
-};
 
 struct rss_leader {
     struct rss_kube *kube;
@@ -28,6 +24,7 @@ struct rss_leader {
     char *ns;
     long fence_ms;
     struct leader_events events;
+    struct leader_liveness liveness; /* the loop thread's only */
 
     /* Shared with the watch threads, under mu. */
     pthread_mutex_t mu;
@@ -35,8 +32,6 @@ struct rss_leader {
     char **dirty; /* "ns/name" of RSSs to reconcile */
     size_t n_dirty;
     bool all_dirty;
-    struct node_beat *nodes; /* last heartbeat per node, to wake when one expires */
-    size_t n_nodes;
     atomic_bool wstop;
 };
 
@@ -69,21 +64,12 @@ static void clear_dirty(struct rss_leader *l)
     l->n_dirty = 0;
 }
 
-static void clear_nodes(struct rss_leader *l)
-{
-    for (size_t i = 0; i < l->n_nodes; i++)
-        free(l->nodes[i].node);
-    free(l->nodes);
-    l->nodes = NULL;
-    l->n_nodes = 0;
-}
-
 void rss_leader_free(struct rss_leader *l)
 {
     if (!l)
         return;
     clear_dirty(l);
-    clear_nodes(l);
+    leader_liveness_clear(&l->liveness);
     leader_events_clear(&l->events);
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv);
@@ -150,74 +136,6 @@ static int on_member(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_err
     return 0;
 }
 
-/* Heartbeat Leases are renewed every ~2 s per node: waking every RSS on each renewal would be a
- * full pass per renewal. Only a change of liveness matters: a new or vanished node, or a renewal of
- * a Lease that had expired. Expiries without any event are caught by the loop's timer (next_expiry). */
-static int on_lease(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
-{
-    (void)err;
-    struct rss_leader *l = ud;
-    const char *name = obj ? md_str(obj, "name") : NULL;
-    if (ev != RSS_KUBE_SYNC_END &&
-        (!name || strncmp(name, RSS_HEARTBEAT_PREFIX, strlen(RSS_HEARTBEAT_PREFIX))))
-        return 0;
-    pthread_mutex_lock(&l->mu);
-    if (ev == RSS_KUBE_SYNC_END || ev == RSS_KUBE_SYNC_BEGIN) {
-        l->all_dirty = true;
-    } else {
-        const char *node = name + strlen(RSS_HEARTBEAT_PREFIX);
-        struct node_beat *nb = NULL;
-        for (size_t i = 0; i < l->n_nodes; i++)
-            if (!strcmp(l->nodes[i].node, node))
-                nb = &l->nodes[i];
-        int64_t now = rss_clock_wall_ms();
-        _cleanup_json_ cJSON *list = cJSON_CreateObject();
-        cJSON_AddItemToArray(cJSON_AddArrayToObject(list, "items"), cJSON_Duplicate(obj, true));
-        bool alive;
-        int64_t renew;
-        leader_node_liveness(list, node, now, &alive, &renew);
-        const cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "spec"),
-                                                          "leaseDurationSeconds");
-        int64_t dur = cJSON_IsNumber(d) ? (int64_t)(d->valuedouble * 1000) : 0;
-        if (ev == RSS_KUBE_DELETED) {
-            if (nb) {
-                free(nb->node);
-                *nb = l->nodes[--l->n_nodes];
-            }
-            l->all_dirty = true;
-        } else if (!nb) {
-            if (l->n_nodes < MAX_NODES) {
-                l->nodes = rss_xrealloc(l->nodes, (l->n_nodes + 1) * sizeof(*l->nodes));
-                l->nodes[l->n_nodes++] = (struct node_beat){rss_xstrdup(node), renew, dur};
-            }
-            l->all_dirty = true;
-        } else {
-            bool was_alive = nb->renew_ms + nb->duration_ms > now;
-            if (was_alive != alive)
-                l->all_dirty = true;
-            nb->renew_ms = renew;
-            nb->duration_ms = dur;
-        }
-    }
-    pthread_cond_signal(&l->cv);
-    pthread_mutex_unlock(&l->mu);
-    return 0;
-}
-
-/* The next wall-clock moment a node's liveness changes by itself: its Lease expires, or it has been
- * silent past the fence timeout + margin (lock held). INT64_MAX when none. */
-static int64_t next_expiry_locked(struct rss_leader *l, int64_t now, int64_t dead_after)
-{
-    int64_t best = INT64_MAX;
-    for (size_t i = 0; i < l->n_nodes; i++) {
-        int64_t t[2] = {l->nodes[i].renew_ms + l->nodes[i].duration_ms, l->nodes[i].renew_ms + dead_after};
-        for (int k = 0; k < 2; k++)
-            if (t[k] > now && t[k] < best)
-                best = t[k];
-    }
-    return best;
-}
-
 struct watch_arg {
     struct rss_leader *l;
     char *path;
@@ -248,8 +166,7 @@ struct pass {
     bool retry;              /* something failed or did not settle: come back soon */
 };
 
-static int reconcile_one(struct rss_leader *l, const struct leader_ctx *ctx, const cJSON *cr,
-                         const cJSON *leases, struct pass *ps)
+static int reconcile_one(const struct leader_ctx *ctx, const cJSON *cr, struct pass *ps)
 {
     const cJSON *ri =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "spec"), "reconcileInterval");
@@ -264,7 +181,7 @@ static int reconcile_one(struct rss_leader *l, const struct leader_ctx *ctx, con
         ps->min_interval_ms = (int64_t)iv;
 
     _cleanup_error_ rss_error_t err = NULL;
-    int r = leader_reconcile(ctx, cr, leases, l->fence_ms + LEADER_FENCE_MARGIN, &err);
+    int r = leader_reconcile(ctx, cr, &err);
     if (r < 0) {
         rss_log_error(RSS_LOG_WARN, &err, "reconcile %s/%s (will retry)", md_str(cr, "namespace"),
                       md_str(cr, "name"));
@@ -282,18 +199,11 @@ static int list_leases(struct rss_leader *l, cJSON **leases, rss_error_t *err)
     return rss_kube_list(l->kube, path, NULL, leases, err);
 }
 
-/* One pass: every RSS (all) or the dirty ones. Returns DONE, DEPOSED or LOST. */
+/* One pass: every RSS (all) or the dirty ones. Returns DONE or LOST. */
 static int run_pass(struct rss_leader *l, const struct leader_ctx *ctx, bool all, char **keys, size_t n_keys,
                     struct pass *ps)
 {
     _cleanup_error_ rss_error_t err = NULL;
-    _cleanup_json_ cJSON *leases = NULL;
-    if (list_leases(l, &leases, &err) < 0) {
-        /* Without heartbeats every node looks silent-but-not-dead: the planner waits. Retry soon. */
-        rss_log_error(RSS_LOG_WARN, &err, "list heartbeat leases in %s", l->ns);
-        ps->retry = true;
-        return LEADER_DONE;
-    }
     if (all) {
         _cleanup_free_ char *path = rss_kube_path(RSS_CRD_GROUP_VERSION, NULL, RSS_CRD_PLURAL, NULL, NULL);
         _cleanup_json_ cJSON *list = NULL;
@@ -307,8 +217,8 @@ static int run_pass(struct rss_leader *l, const struct leader_ctx *ctx, bool all
         {
             if (!leader_still_leading(ctx))
                 return LEADER_LOST;
-            int r = reconcile_one(l, ctx, cr, leases, ps);
-            if (r == LEADER_DEPOSED || r == LEADER_LOST)
+            int r = reconcile_one(ctx, cr, ps);
+            if (r == LEADER_LOST)
                 return r;
         }
         return LEADER_DONE;
@@ -332,11 +242,46 @@ static int run_pass(struct rss_leader *l, const struct leader_ctx *ctx, bool all
             rss_error_release(&err);
             continue;
         }
-        int r = reconcile_one(l, ctx, cr, leases, ps);
-        if (r == LEADER_DEPOSED || r == LEADER_LOST)
+        int r = reconcile_one(ctx, cr, ps);
+        if (r == LEADER_LOST)
             return r;
     }
     return LEADER_DONE;
+}
+
+/* Lists the heartbeat Leases into the liveness view; true when a node's verdict changed. */
+static bool poll_liveness(struct rss_leader *l, int64_t dead_after)
+{
+    _cleanup_error_ rss_error_t err = NULL;
+    _cleanup_json_ cJSON *leases = NULL;
+    if (list_leases(l, &leases, &err) < 0) {
+        /* Our own view has a gap: no node is judged dead from it (every clock restarts). */
+        rss_log_error(RSS_LOG_WARN, &err, "list heartbeat leases in %s", l->ns);
+        leader_liveness_failed(&l->liveness);
+        return false;
+    }
+    return leader_liveness_update(&l->liveness, leases, rss_clock_mono_ms(), MAX_GAP_MS, dead_after);
+}
+
+int rss_leader_epoch_floor(void *kube, int64_t *floor, rss_error_t *err)
+{
+    _cleanup_free_ char *path = rss_kube_path(RSS_CRD_GROUP_VERSION, NULL, RSS_CRD_PLURAL, NULL, NULL);
+    _cleanup_json_ cJSON *list = NULL;
+    if (rss_kube_list(kube, path, NULL, &list, err) < 0) {
+        if (rss_error_code(*err) != RSS_E_NOT_FOUND)
+            return rss_error_wrap(err, "reading the epoch floor from the RSS status");
+        rss_error_release(err); /* no CRD yet: no RSS, no floor */
+    }
+    *floor = 0;
+    const cJSON *cr;
+    cJSON_ArrayForEach(cr, cJSON_GetObjectItemCaseSensitive(list, "items"))
+    {
+        const cJSON *e =
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "status"), "epoch");
+        if (cJSON_IsNumber(e) && e->valuedouble > (double)*floor && e->valuedouble <= 9007199254740992.0)
+            *floor = (int64_t)e->valuedouble;
+    }
+    return 0;
 }
 
 static void wait_ms(struct rss_leader *l, int64_t ms)
@@ -350,21 +295,25 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
     if (epoch < 0 || !stop)
         return rss_error_make(err, RSS_E_INVALID, 0, "leader: bad epoch %lld or no stop flag",
                               (long long)epoch);
+    int64_t dead_after = l->fence_ms + LEADER_FENCE_MARGIN;
     struct leader_ctx ctx = {.kube = l->kube,
                              .election = l->election,
                              .epoch = epoch,
                              .identity = rss_election_identity(l->election),
-                             .events = &l->events};
+                             .events = &l->events,
+                             .liveness = &l->liveness,
+                             .dead_after_ms = dead_after};
     rss_log_info("leading with epoch %lld: fencing every member before deciding", (long long)epoch);
 
     pthread_mutex_lock(&l->mu);
     clear_dirty(l);
-    clear_nodes(l);
     l->all_dirty = true; /* rule 9: every RSS is fenced first, so every RSS is planned at once */
     pthread_mutex_unlock(&l->mu);
     atomic_store(&l->wstop, false);
 
-    struct watch_arg w[4] = {
+    /* A new term knows nothing of any node: every node's clock starts now (client-go's rule). */
+    leader_liveness_start(&l->liveness, rss_clock_mono_ms());
+    struct watch_arg w[3] = {
         {.l = l,
          .path = rss_kube_path(RSS_CRD_GROUP_VERSION, NULL, RSS_CRD_PLURAL, NULL, NULL),
          .fn = on_rss},
@@ -376,40 +325,44 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
          .path = rss_kube_path("apps/v1", NULL, "statefulsets", NULL, NULL),
          .label_selector = RSS_LABEL_NAME,
          .fn = on_member},
-        {.l = l,
-         .path = rss_kube_path("coordination.k8s.io/v1", l->ns, "leases", NULL, NULL),
-         .fn = on_lease},
     };
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < 3; i++) {
         int e = pthread_create(&w[i].thread, NULL, watch_main, &w[i]);
         if (e)
             rss_log_warn("leader: cannot start a watch thread (%s): periodic passes only", strerror(e));
         w[i].started = e == 0;
     }
 
-    int64_t dead_after = l->fence_ms + LEADER_FENCE_MARGIN;
-    int64_t next_full = 0; /* monotonic ms */
+    int64_t next_full = 0, next_poll = 0; /* monotonic ms */
     int outcome = LEADER_DONE;
     while (!atomic_load(stop)) {
         if (!leader_still_leading(&ctx)) {
             outcome = LEADER_LOST;
             break;
         }
+        int64_t now = rss_clock_mono_ms();
+        if (now >= next_poll) {
+            bool changed = poll_liveness(l, dead_after);
+            next_poll = rss_clock_mono_ms() + POLL_MS;
+            if (changed) {
+                pthread_mutex_lock(&l->mu);
+                l->all_dirty = true;
+                pthread_mutex_unlock(&l->mu);
+            }
+        }
         pthread_mutex_lock(&l->mu);
-        int64_t now = rss_clock_mono_ms(), wall = rss_clock_wall_ms();
-        int64_t expiry = next_expiry_locked(l, wall, dead_after);
+        now = rss_clock_mono_ms();
         if (!l->all_dirty && !l->n_dirty) {
             int64_t wake = WAKE_MS;
             if (next_full - now < wake)
                 wake = next_full - now;
-            if (expiry != INT64_MAX && expiry - wall + 1 < wake)
-                wake = expiry - wall + 1;
+            if (next_poll - now < wake)
+                wake = next_poll - now;
             if (wake > 0)
                 wait_ms(l, wake);
             now = rss_clock_mono_ms();
-            wall = rss_clock_wall_ms();
         }
-        bool all = l->all_dirty || now >= next_full || (expiry != INT64_MAX && wall >= expiry);
+        bool all = l->all_dirty || now >= next_full;
         char **keys = l->dirty;
         size_t n_keys = l->n_dirty;
         l->dirty = NULL;
@@ -430,19 +383,17 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
         for (size_t i = 0; i < n_keys; i++)
             free(keys[i]);
         free(keys);
-        if (outcome == LEADER_DEPOSED || outcome == LEADER_LOST)
+        if (outcome == LEADER_LOST)
             break;
     }
 
     atomic_store(&l->wstop, true);
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < 3; i++) {
         if (w[i].started)
             pthread_join(w[i].thread, NULL);
         free(w[i].path);
     }
     rss_log_info("stopped leading epoch %lld (%s)", (long long)epoch,
-                 atomic_load(stop)           ? "stop requested"
-                 : outcome == LEADER_DEPOSED ? "deposed by a newer epoch"
-                                             : "lost the lease");
+                 atomic_load(stop) ? "stop requested" : "the Lease is not ours any more");
     return 0;
 }

@@ -62,7 +62,7 @@ cJSON *leader_status_patch(const cJSON *status, const cJSON *prev)
     return patch;
 }
 
-static char *rss_item_path(const struct rss_spec *spec)
+static char *item_path(const struct rss_spec *spec)
 {
     return rss_kube_path(RSS_CRD_GROUP_VERSION, spec->ns, RSS_CRD_PLURAL, spec->name, NULL);
 }
@@ -208,6 +208,29 @@ static int apply_events(const struct leader_ctx *ctx, const struct rss_spec *spe
     return LEADER_DONE;
 }
 
+/* Rule 11 across reinstalls: the RSS status records this term's epoch before any pod of the RSS
+ * carries it, so the floor read at the next acquisition (rss_leader_epoch_floor) is never below an
+ * epoch some pod holds, even after the Lease was deleted. */
+static int ensure_epoch_floor(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
+                              const struct rss_plan *plan, rss_error_t *err)
+{
+    if (!plan->n_patches)
+        return LEADER_DONE;
+    const cJSON *e =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "status"), "epoch");
+    if (cJSON_IsNumber(e) && e->valuedouble >= (double)ctx->epoch)
+        return LEADER_DONE;
+    if (!leader_still_leading(ctx))
+        return LEADER_LOST;
+    _cleanup_json_ cJSON *patch = cJSON_CreateObject();
+    cJSON_AddNumberToObject(cJSON_AddObjectToObject(patch, "status"), "epoch", (double)ctx->epoch);
+    _cleanup_free_ char *path = item_path(spec);
+    if (rss_kube_merge_patch_status(ctx->kube, path, patch, NULL, err) < 0)
+        return rss_error_wrap(err, "recording epoch %lld in the status of %s/%s", (long long)ctx->epoch,
+                              spec->ns, spec->name);
+    return LEADER_DONE;
+}
+
 static int apply_status(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
                         const struct rss_plan *plan, rss_error_t *err)
 {
@@ -217,7 +240,7 @@ static int apply_status(const struct leader_ctx *ctx, const struct rss_spec *spe
         return LEADER_DONE;
     if (!leader_still_leading(ctx))
         return LEADER_LOST;
-    _cleanup_free_ char *path = rss_item_path(spec);
+    _cleanup_free_ char *path = item_path(spec);
     if (rss_kube_merge_patch_status(ctx->kube, path, patch, NULL, err) < 0) {
         if (rss_error_code(*err) == RSS_E_NOT_FOUND) { /* the RSS is gone; its objects follow (GC) */
             rss_error_release(err);
@@ -231,9 +254,19 @@ static int apply_status(const struct leader_ctx *ctx, const struct rss_spec *spe
 int leader_apply(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
                  const struct rss_plan *plan, rss_error_t *err)
 {
-    if (plan->deposed)
-        return LEADER_DEPOSED;
-    int r = apply_patches(ctx, spec, plan, err);
+    if (plan->epoch_claims) {
+        /* Rule 4: only the Lease decides. Still ours: the claim is invalid and the plan overwrites it.
+         * Not ours: the election has stepped down, and nothing is written. */
+        int v = rss_election_verify(ctx->election, ctx->epoch, err);
+        if (v < 0)
+            return -1;
+        if (v == 0)
+            return LEADER_LOST;
+    }
+    int r = ensure_epoch_floor(ctx, spec, cr, plan, err);
+    if (r != LEADER_DONE)
+        return r;
+    r = apply_patches(ctx, spec, plan, err);
     if (r != LEADER_DONE)
         return r;
     if ((r = apply_statefulset(ctx, spec, cr, plan, err)) != LEADER_DONE)

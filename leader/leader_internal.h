@@ -30,7 +30,44 @@ cJSON *leader_build_service(const struct rss_spec *spec, const cJSON *cr);
  * changed spec can be detected without comparing against server-defaulted fields. */
 cJSON *leader_build_statefulset(const struct rss_spec *spec, const cJSON *cr, int replicas);
 
-/* --- leader_snapshot.c: one LIST of pods + heartbeat Leases -> planner input --- */
+/* --- leader_liveness.c: node liveness as this leader observed it (monotonic ms throughout) --- */
+
+#define LEADER_MAX_NODES 4096
+
+struct leader_node_obs {
+    char *node;
+    char *renew;        /* renewTime as last seen: only whether it changes matters */
+    int64_t changed_ms; /* when this leader saw it change (or first saw it) */
+    int64_t duration_ms;
+    bool was_alive, was_dead; /* the verdict at the last update */
+};
+
+struct leader_liveness {
+    struct leader_node_obs *v;
+    size_t n;
+    int64_t clock_start_ms; /* the term's start, or the end of the last gap in this leader's view */
+    int64_t last_ok_ms;     /* the last successful heartbeat LIST; 0 = none in this term */
+    bool gap;               /* a LIST failed since */
+};
+
+void leader_liveness_init(struct leader_liveness *lv);
+void leader_liveness_clear(struct leader_liveness *lv);
+/* A new term: nothing observed yet, every clock starts now. */
+void leader_liveness_start(struct leader_liveness *lv, int64_t now_ms);
+/* A heartbeat LIST failed: the next successful one restarts every node's clock. */
+void leader_liveness_failed(struct leader_liveness *lv);
+/* A successful LIST of the Leases in rssd's namespace at now_ms. A gap since the previous one longer
+ * than max_gap_ms (or a failure, or none yet) restarts every clock. Returns true when some node's
+ * alive/dead verdict changed since the previous update. */
+bool leader_liveness_update(struct leader_liveness *lv, const cJSON *leases, int64_t now_ms,
+                            int64_t max_gap_ms, int64_t dead_after_ms);
+/* The verdict for `node` at now_ms: alive = its heartbeat changed within its lease duration as
+ * observed; dead = unchanged for dead_after_ms as observed; *silent_ms = how long (0 when alive). A
+ * node never seen is neither alive nor dead. */
+void leader_liveness_node(const struct leader_liveness *lv, const char *node, int64_t now_ms,
+                          int64_t dead_after_ms, bool *alive, bool *dead, int64_t *silent_ms);
+
+/* --- leader_snapshot.c: one LIST of pods + the liveness view -> planner input --- */
 
 struct leader_snapshot {
     struct rss_member_input *members; /* borrow strings from the pod list; decoded annotations owned */
@@ -39,17 +76,12 @@ struct leader_snapshot {
     size_t n_errors;
 };
 
-/* Fills *snap from a pod List (items[]) and a Lease List (items[]; may be NULL), at wall clock
- * now_ms. Pods whose name is not rss-<name>-<ordinal> are skipped (noted in errors). Strings point
- * into `pods`, which must outlive the snapshot. Never fails. */
-void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const cJSON *leases,
-                           int64_t now_ms, struct leader_snapshot *snap);
+/* Fills *snap from a pod List (items[]) and the liveness view at monotonic now_ms. Pods whose name
+ * is not rss-<name>-<ordinal> are skipped (noted in errors). Strings point into `pods`, which must
+ * outlive the snapshot. Never fails. */
+void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const struct leader_liveness *lv,
+                           int64_t now_ms, int64_t dead_after_ms, struct leader_snapshot *snap);
 void leader_snapshot_clear(struct leader_snapshot *snap);
-
-/* The liveness of `node` from the heartbeat Leases: *alive when renewTime + leaseDurationSeconds is
- * after now_ms; *renew_ms = renewTime (0 when no Lease or no renewTime). */
-void leader_node_liveness(const cJSON *leases, const char *node, int64_t now_ms, bool *alive,
-                          int64_t *renew_ms);
 
 /* --- leader_events.c: Event building and per-RSS dedupe --- */
 
@@ -97,12 +129,13 @@ struct leader_ctx {
     int64_t epoch;
     const char *identity;
     struct leader_events *events;
+    const struct leader_liveness *liveness; /* owned by the leader's loop thread */
+    int64_t dead_after_ms;                  /* fence timeout + margin */
 };
 
 enum leader_outcome {
     LEADER_DONE = 0, /* the plan was applied */
     LEADER_REPLAN,   /* fencing applied, or a CAS lost: take a fresh LIST and plan again */
-    LEADER_DEPOSED,  /* a newer leader exists: stop leading */
     LEADER_LOST,     /* rss_election_leading() turned false or changed epoch: nothing more written */
 };
 
@@ -125,11 +158,8 @@ cJSON *leader_status_patch(const cJSON *status, const cJSON *prev);
 
 /* --- leader_reconcile.c: one RSS, from GET to applied plan --- */
 
-/* Reconciles one RSS (raw object `cr`), given the heartbeat Lease list. Returns an outcome (DONE,
- * DEPOSED, LOST) or negative on API errors. */
-int leader_reconcile(const struct leader_ctx *ctx, const cJSON *cr, const cJSON *leases,
-                     int64_t dead_after_ms, rss_error_t *err);
-
-int64_t rss_clock_wall_ms(void);
+/* Reconciles one RSS (raw object `cr`) with the liveness view in ctx. Returns an outcome (DONE,
+ * LOST) or negative on API errors. */
+int leader_reconcile(const struct leader_ctx *ctx, const cJSON *cr, rss_error_t *err);
 
 #endif

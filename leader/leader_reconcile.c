@@ -115,7 +115,7 @@ static int report_invalid(const struct leader_ctx *ctx, const cJSON *cr, rss_err
 }
 
 static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
-                      const cJSON *leases, int64_t dead_after_ms, rss_error_t *err)
+                      rss_error_t *err)
 {
     int replicas;
     int r = sync_statefulset(ctx, spec, cr, &replicas, err);
@@ -131,14 +131,13 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
 
     int64_t now = rss_clock_wall_ms();
     struct leader_snapshot snap;
-    leader_snapshot_build(spec, pods, leases, now, &snap);
+    leader_snapshot_build(spec, pods, ctx->liveness, rss_clock_mono_ms(), ctx->dead_after_ms, &snap);
     for (size_t i = 0; i < snap.n_errors; i++)
         rss_log_debug("%s/%s: %s", spec->ns, spec->name, snap.errors[i]);
     struct rss_plan_input in = {
         .spec = spec,
         .epoch = (uint64_t)ctx->epoch,
         .now_ms = now,
-        .dead_after_ms = dead_after_ms,
         .statefulset_replicas = replicas,
         .prev_status = cJSON_GetObjectItemCaseSensitive(cr, "status"),
         .members = snap.members,
@@ -156,16 +155,12 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
         rss_log_debug("%s/%s: plan (epoch %lld):\n%s", spec->ns, spec->name, (long long)ctx->epoch, d);
     }
     r = leader_apply(ctx, spec, cr, &plan, err);
-    if (r == LEADER_DEPOSED)
-        rss_log_warn("%s/%s: a pod carries a newer epoch than ours (%lld): deposed", spec->ns, spec->name,
-                     (long long)ctx->epoch);
     rss_plan_free(&plan);
     leader_snapshot_clear(&snap);
     return r;
 }
 
-int leader_reconcile(const struct leader_ctx *ctx, const cJSON *cr, const cJSON *leases,
-                     int64_t dead_after_ms, rss_error_t *err)
+int leader_reconcile(const struct leader_ctx *ctx, const cJSON *cr, rss_error_t *err)
 {
     _cleanup_json_ cJSON *fresh = NULL;
     for (int round = 0; round < MAX_ROUNDS; round++) {
@@ -175,7 +170,7 @@ int leader_reconcile(const struct leader_ctx *ctx, const cJSON *cr, const cJSON 
             return report_invalid(ctx, cr, &perr, err);
         int r = round ? LEADER_DONE : ensure_service(ctx, &spec, cr, err);
         if (r == LEADER_DONE)
-            r = plan_round(ctx, &spec, cr, leases, dead_after_ms, err);
+            r = plan_round(ctx, &spec, cr, err);
         if (r != LEADER_REPLAN) {
             rss_spec_clear(&spec);
             return r;

@@ -1,4 +1,4 @@
-/* leader_snapshot.c -- turns one LIST of member pods plus the node heartbeat Leases into planner input. */
+/* leader_snapshot.c -- turns one LIST of member pods plus the leader's liveness view into planner input. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,43 +13,6 @@ static const char *str_at(const cJSON *obj, const char *a, const char *b)
     if (b)
         o = cJSON_GetObjectItemCaseSensitive(o, b);
     return cJSON_IsString(o) ? o->valuestring : NULL;
-}
-
-static int64_t ts_ms(const struct timespec *ts)
-{
-    return (int64_t)ts->tv_sec * 1000 + ts->tv_nsec / 1000000;
-}
-
-void leader_node_liveness(const cJSON *leases, const char *node, int64_t now_ms, bool *alive,
-                          int64_t *renew_ms)
-{
-    *alive = false;
-    *renew_ms = 0;
-    if (!node)
-        return;
-    _cleanup_free_ char *want = rss_xasprintf(RSS_HEARTBEAT_PREFIX "%s", node);
-    const cJSON *it;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(leases, "items"))
-    {
-        const char *name = str_at(it, "metadata", "name");
-        if (!name || strcmp(name, want))
-            continue;
-        const char *renew = str_at(it, "spec", "renewTime");
-        struct timespec ts;
-        rss_error_t err = NULL;
-        if (!renew || rss_time_parse(renew, &ts, &err) < 0) {
-            rss_error_release(&err);
-            return;
-        }
-        *renew_ms = ts_ms(&ts);
-        const cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(it, "spec"),
-                                                          "leaseDurationSeconds");
-        /* Measured on the wall clock like the kubelet's node lease: the agents stamp renewTime with
-         * theirs. The planner's dead_after_ms is also measured from renewTime. */
-        double dur = cJSON_IsNumber(d) ? d->valuedouble : 0;
-        *alive = *renew_ms + (int64_t)(dur * 1000) > now_ms;
-        return;
-    }
 }
 
 /* The pod status' containerID of the hook container (the spec's first container). */
@@ -82,8 +45,8 @@ static int by_ordinal(const void *a, const void *b)
     return x->ordinal < y->ordinal ? -1 : x->ordinal > y->ordinal;
 }
 
-void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const cJSON *leases,
-                           int64_t now_ms, struct leader_snapshot *snap)
+void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const struct leader_liveness *lv,
+                           int64_t now_ms, int64_t dead_after_ms, struct leader_snapshot *snap)
 {
     memset(snap, 0, sizeof(*snap));
     const cJSON *items = cJSON_GetObjectItemCaseSensitive(pods, "items");
@@ -120,7 +83,8 @@ void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const
         m->node = str_at(pod, "spec", "nodeName");
         if (m->node && !*m->node)
             m->node = NULL;
-        leader_node_liveness(leases, m->node, now_ms, &m->node_alive, &m->node_heartbeat_ms);
+        leader_liveness_node(lv, m->node, now_ms, dead_after_ms, &m->node_alive, &m->node_dead,
+                             &m->node_silent_ms);
         m->container_id = hook_container_id(spec, pod);
 
         const char *active = str_at(cJSON_GetObjectItemCaseSensitive(md, "labels"), RSS_LABEL_ACTIVE, NULL);

@@ -127,10 +127,10 @@ static void derive(struct ctx *c, struct member *m)
     m->deleting = in->deleting;
     m->has_node = in->node && in->node[0];
     m->node_alive = m->has_node && in->node_alive;
-    /* A node silent for the fence timeout + margin has self-fenced: its members are stopped.
-     * Never seen a heartbeat: unknown, so not dead (waiting is the safe side). */
-    m->fenced_dead = m->has_node && !in->node_alive && in->node_heartbeat_ms > 0 &&
-                     pi->now_ms - in->node_heartbeat_ms >= pi->dead_after_ms;
+    /* A node the leader saw silent for the fence timeout + margin has self-fenced: its members are
+     * stopped (they count as not running, for failover). That says nothing about whose data is
+     * newest, so recovery() still waits for them (rule 3). */
+    m->fenced_dead = m->has_node && !in->node_alive && in->node_dead;
     m->node_silent = m->has_node && !in->node_alive && !m->fenced_dead;
     m->obs = in->has_observed;
     const struct rss_observed *o = &in->observed;
@@ -172,6 +172,10 @@ static void derive(struct ctx *c, struct member *m)
 /* Failure accounting: each failed/timed-out action once (by id), each crash once (by generation). */
 static void account(struct ctx *c, struct member *m)
 {
+    /* A member whose node went away while it ran was not at fault: when it comes back (a new container,
+     * a new generation, stopped) that is a node outage, not a crash (no failure counted, no Failover). */
+    if (m->exists && m->has_node && !m->node_alive && m->prev_known && role_running(m->prev_role))
+        m->node_down = true;
     if (!m->exists || !m->obs || m->fenced_dead)
         return;
     const struct rss_observed *o = &m->in->observed;
@@ -198,7 +202,9 @@ static void account(struct ctx *c, struct member *m)
         outage = &c->m[i] == m || !c->m[i].primary_up;
     bool went_down = m->prev_known && role_running(m->prev_role) && o->generation > m->prev_gen &&
                      (m->role == RSS_ROLE_STOPPED || m->role == RSS_ROLE_FAILED);
-    if (went_down && !outage) {
+    if (went_down && m->node_down) {
+        rss_strbuf_item(&m->note, "its node was down while it ran: not counted as a failure");
+    } else if (went_down && !outage) {
         m->failures++;
         m->crashed = true;
         event(c, RSS_EVENT_WARNING, "MemberCrashed", m,
@@ -214,6 +220,7 @@ static void account(struct ctx *c, struct member *m)
               m->failures);
     }
     if (m->running) {
+        m->node_down = false;
         if (!(m->prev_known && m->prev_role == m->role && m->prev_gen == o->generation &&
               m->running_since > 0))
             m->running_since = c->in->now_ms;
@@ -251,7 +258,20 @@ static void repairs(struct ctx *c)
         struct member *m = &c->m[i];
         if (!m->exists || !m->actionable || m->decided)
             continue;
-        if ((m->role == RSS_ROLE_FAILED || m->role == RSS_ROLE_STOPPED) && m->failures >= (unsigned)max) {
+        const struct rss_last_action *last = &m->in->observed.last;
+        bool stop_failed = last->present && last->action == RSS_ACTION_STOP &&
+                           (last->result == RSS_RESULT_FAILED || last->result == RSS_RESULT_TIMEOUT);
+        if (m->role == RSS_ROLE_FAILED && m->failures >= (unsigned)max && !stop_failed) {
+            /* docs/planner.md: a member at the limit is stopped first (its data stays consistent);
+             * only a stopped one, or one whose stop failed, is deleted. */
+            _cleanup_free_ char *why =
+                rss_xasprintf("failed %u times (spec.recovery.maxFailures %d): stop, then replace the pod",
+                              m->failures, max);
+            issue(c, m, RSS_ACTION_STOP, NULL, 0, why);
+            event(c, RSS_EVENT_WARNING, "StoppingFailedMember", m, "%s: %s", m->pod, why);
+            decision_msg(c, "stopping %s before replacing it", m->pod);
+        } else if ((m->role == RSS_ROLE_FAILED || m->role == RSS_ROLE_STOPPED) &&
+                   m->failures >= (unsigned)max) {
             delete_pod(c, m);
             event(c, RSS_EVENT_WARNING, "DeletingPod", m,
                   "%s failed %u times in a row (spec.recovery.maxFailures %d); deleting the pod so the "
@@ -279,6 +299,33 @@ static int cmp_join(const void *a, const void *b)
     return x->ordinal < y->ordinal ? -1 : x->ordinal > y->ordinal;
 }
 
+/* A member left out of the last recovery that comes back with a higher sequence than the seed had may
+ * hold writes the running cluster lacks: joining it would throw them away (its data is replaced by the
+ * cluster's). Held back with a Warning unless spec.recovery.onNewerLateMember is Join. */
+static bool hold_newer(struct ctx *c, struct member *m)
+{
+    if (!m->left_out || !m->current || !m->has_seq)
+        return false;
+    if (m->seq <= m->left_out_seed_seq || c->spec->join_newer_late_members)
+        return false;
+    char ms[24], ss[24];
+    fmt_seq(m->seq, ms, sizeof(ms));
+    fmt_seq(m->left_out_seed_seq, ss, sizeof(ss));
+    m->held = true;
+    rss_strbuf_item(
+        &m->note,
+        "held back: sequence %s is above the %s the running cluster was seeded with; joining would "
+        "discard its newer writes",
+        ms, ss);
+    if (!m->prev_held)
+        event(c, RSS_EVENT_WARNING, "NewerThanSeed", m,
+              "%s came back with sequence %s, above the %s the running cluster was seeded with while it was "
+              "missing: it is not joined over its newer writes. Recover them by hand, or set "
+              "spec.recovery.onNewerLateMember: Join to let it join (its newer writes are then lost)",
+              m->pod, ms, ss);
+    return true;
+}
+
 /* Stopped members below the target are started one at a time, highest sequence first, as primaries up to
  * spec.primaries with the running primaries as peers, then as secondaries when the spec has that hook. */
 static bool joins(struct ctx *c)
@@ -288,7 +335,7 @@ static bool joins(struct ctx *c)
     for (size_t i = 0; i < c->n; i++) {
         struct member *m = &c->m[i];
         if (m->exists && m->actionable && !m->decided && m->role == RSS_ROLE_STOPPED &&
-            (int)m->ordinal < c->target && m->failures < (unsigned)c->spec->max_failures)
+            (int)m->ordinal < c->target && m->failures < (unsigned)c->spec->max_failures && !hold_newer(c, m))
             cand[nc++] = m;
     }
     if (!nc)
@@ -320,11 +367,12 @@ static bool joins(struct ctx *c)
     char seqbuf[24] = "none";
     if (m->has_seq)
         fmt_seq(m->seq, seqbuf, sizeof(seqbuf));
-    bool failover = m->crashed || (m->prev_known && role_running(m->prev_role));
+    bool failover = m->crashed || (m->prev_known && role_running(m->prev_role) && !m->node_down);
     _cleanup_free_ char *why =
         rss_xasprintf("%s as %s (sequence %s) with peers [%s]", failover ? "failover: restart" : "join",
                       rss_action_name(action), seqbuf, rss_strbuf_str(&list));
     issue(c, m, action, peers, np, why);
+    m->left_out = false; /* it joins: whatever it had beyond the seed is the application's to merge */
     event(c, RSS_EVENT_NORMAL, failover ? "Failover" : "Joining", m,
           "%s %s; %zu more stopped member(s) to start after it", m->pod, why, nc - 1);
     decision_msg(c, "%s: %s", m->pod, why);
@@ -463,40 +511,37 @@ static void recovery(struct ctx *c)
         scale_down(c);
         return;
     }
-    int w = c->sts < 0 ? 0 : c->sts;
-    if (w == 0) {
+    /* Every member the RSS should have, and every existing pod above that (a StatefulSet scaled out of
+     * band, or a scale down not finished): any of them may hold the newest data. Members the StatefulSet
+     * has not created yet are waited for, so a scale up never seeds in the plan that raises replicas. */
+    int w = c->target;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->m[i].exists && (int)c->m[i].ordinal >= w)
+            w = (int)c->m[i].ordinal + 1;
+    if (c->sts <= 0) {
         wait_msg(c, false, "WaitingForMembers", "waiting for the StatefulSet to create the member pods");
         return;
     }
-    struct rss_strbuf missing = {0}, skipped = {0}, all = {0};
+    struct rss_strbuf missing = {0}, lost = {0}, all = {0};
     size_t n_missing = 0, n_cand = 0;
-    bool warn = false, have_dead_seq = false;
-    uint64_t dead_seq = 0;
+    bool warn = false;
     struct member *best = NULL, *tie = NULL;
-    int64_t now = c->in->now_ms;
     for (int i = 0; i < w; i++) {
         struct member *m = &c->m[i];
         char why[512] = "";
-        if (m->fenced_dead) {
+        if (m->fenced_dead)
             snprintf(why, sizeof(why),
-                     "node %s silent for %" PRId64 "s (fence timeout + margin %" PRId64 "s)", m->in->node,
-                     (now - m->in->node_heartbeat_ms) / 1000, c->in->dead_after_ms / 1000);
-            rss_strbuf_item(&skipped, "%s: %s", m->pod, why);
-            if (m->obs && m->in->observed.has_sequence &&
-                (!have_dead_seq || m->in->observed.sequence > dead_seq)) {
-                have_dead_seq = true;
-                dead_seq = m->in->observed.sequence;
-            }
-            continue;
-        }
-        if (!m->exists)
+                     "node %s has been silent for %" PRId64
+                     "s as this leader saw it; its data may be the newest",
+                     m->in->node, m->in->node_silent_ms / 1000);
+        else if (!m->exists)
             snprintf(why, sizeof(why), "pod does not exist");
         else if (m->deleting)
             snprintf(why, sizeof(why), "pod is being deleted");
         else if (!m->has_node)
             snprintf(why, sizeof(why), "pod is not scheduled");
         else if (m->node_silent)
-            snprintf(why, sizeof(why), "node %s silent; waiting until it must have self-fenced", m->in->node);
+            snprintf(why, sizeof(why), "node %s silent", m->in->node);
         else if (!m->obs)
             snprintf(why, sizeof(why), "%s%.400s",
                      m->in->observed_error ? "unreadable report: " : "no report from its agent yet",
@@ -519,6 +564,15 @@ static void recovery(struct ctx *c)
             n_missing++;
             rss_strbuf_item(&missing, "%s (%s)", m->pod, why);
             rss_strbuf_item(&m->note, "not a seed candidate: %s", why);
+            m->missing = true;
+            /* What going on without it may lose: its last sequence, if it ever reported one. */
+            if (m->exists && m->obs && m->in->observed.has_sequence) {
+                char ls[24];
+                fmt_seq(m->in->observed.sequence, ls, sizeof(ls));
+                rss_strbuf_item(&lost, "%s (last reported sequence %s)", m->pod, ls);
+            } else {
+                rss_strbuf_item(&lost, "%s (sequence never reported)", m->pod);
+            }
             continue;
         }
         n_cand++;
@@ -535,11 +589,10 @@ static void recovery(struct ctx *c)
     }
     int min = c->spec->min_members;
     bool policy = min > 0 && n_cand >= (size_t)min;
-    char bs[24] = "", ps[24], ds[24];
+    char bs[24] = "", ps[24];
     if (best)
         fmt_seq(best->seq, bs, sizeof(bs));
     fmt_seq(c->pin_seq, ps, sizeof(ps));
-    fmt_seq(dead_seq, ds, sizeof(ds));
     if (n_missing && !policy) {
         wait_msg(c, warn, warn ? "SequenceError" : "WaitingForMembers",
                  "lights-out recovery: waiting for %zu of %d member(s) to report a sequence: %s", n_missing,
@@ -554,12 +607,6 @@ static void recovery(struct ctx *c)
                  "sequence %s "
                  "from %s",
                  c->spec->name, c->pin_ordinal, ps, bs, best->pod);
-    } else if (have_dead_seq && dead_seq > best->seq && !policy) {
-        wait_msg(
-            c, true, "SeedFallbackRefused",
-            "lights-out recovery: a member on a dead node last reported sequence %s, higher than the best "
-            "available %s (%s); not seeding less data",
-            ds, bs, best->pod);
     } else {
         struct rss_strbuf why = {0};
         rss_strbuf_printf(&why, "lights-out recovery: %s seeds with the highest sequence %s among %s",
@@ -569,21 +616,25 @@ static void recovery(struct ctx *c)
         issue(c, best, RSS_ACTION_SEED, NULL, 0, why.s);
         event(c, RSS_EVENT_NORMAL, "SeedChosen", best, "%s", why.s);
         decision_msg(c, "%s", why.s);
-        if (skipped.len)
+        if (n_missing) {
+            /* Rule 3: the admin's opt-in, never a dead node by itself; say what may be lost. */
             event(c, RSS_EVENT_WARNING, "MemberSkipped", NULL,
-                  "seeding without members on dead nodes (they must have self-fenced): %s",
-                  rss_strbuf_str(&skipped));
-        if (n_missing)
-            event(c, RSS_EVENT_WARNING, "MemberSkipped", NULL,
-                  "seeding without %zu member(s) under spec.recovery.minimumMembers %d: %s", n_missing, min,
-                  rss_strbuf_str(&missing));
+                  "seeding %s (sequence %s) without %zu member(s) under spec.recovery.minimumMembers %d; "
+                  "writes that only they hold may be lost: %s",
+                  best->pod, bs, n_missing, min, rss_strbuf_str(&lost));
+            for (int i = 0; i < w; i++)
+                if (c->m[i].missing) {
+                    c->m[i].left_out = true;
+                    c->m[i].left_out_seed_seq = best->seq;
+                }
+        }
         c->pin = true;
         c->pin_ordinal = best->ordinal;
         c->pin_seq = best->seq;
         free(why.s);
     }
     free(missing.s);
-    free(skipped.s);
+    free(lost.s);
     free(all.s);
 }
 
@@ -636,17 +687,28 @@ static void decide(struct ctx *c)
 
 /* ---- fencing and deposition ---- */
 
-static bool deposed(struct ctx *c)
+/* A pod whose desired or observed epoch is above ours: either a newer leader wrote it, or someone
+ * forged it (pod annotations are writable by namespace users). The leader tells them apart with a fresh
+ * read of the Lease before it applies this plan; here such a claim is simply not trusted. */
+static bool epoch_claims(struct ctx *c)
 {
+    bool any = false;
     for (size_t i = 0; i < c->n; i++) {
         const struct member *m = &c->m[i];
         if (!m->exists)
             continue;
-        if ((m->in->has_desired && m->in->desired.epoch > c->in->epoch) ||
-            (m->in->has_observed && m->in->observed.lease_epoch > c->in->epoch))
-            return true;
+        uint64_t d = m->in->has_desired ? m->in->desired.epoch : 0;
+        uint64_t o = m->in->has_observed ? m->in->observed.lease_epoch : 0;
+        if (d <= c->in->epoch && o <= c->in->epoch)
+            continue;
+        any = true;
+        event(c, RSS_EVENT_WARNING, "InvalidEpoch", m,
+              "%s carries %s epoch %" PRIu64 ", above the leader Lease's %" PRIu64
+              ": ignored (only the Lease says who leads)%s",
+              m->pod, d > c->in->epoch ? "a desired" : "an observed", d > c->in->epoch ? d : o, c->in->epoch,
+              d > c->in->epoch ? "; rssd overwrites it" : "");
     }
-    return false;
+    return any;
 }
 
 /* Rule 9: before deciding anything, every member pod carries this leader's epoch. */
@@ -656,7 +718,7 @@ static bool fence(struct ctx *c)
     size_t n = 0;
     for (size_t i = 0; i < c->n; i++) {
         struct member *m = &c->m[i];
-        if (!m->exists || (m->in->has_desired && m->in->desired.epoch >= c->in->epoch))
+        if (!m->exists || (m->in->has_desired && m->in->desired.epoch == c->in->epoch))
             continue;
         struct rss_plan_patch *p = patch_for(c, m);
         p->set_desired = true;
@@ -764,9 +826,8 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
     out->set_replicas = -1;
     struct ctx c = {.out = out};
     int r = setup(&c, in, err);
-    if (r >= 0 && deposed(&c)) {
-        out->deposed = true;
-    } else if (r >= 0) {
+    if (r >= 0) {
+        out->epoch_claims = epoch_claims(&c);
         for (size_t i = 0; i < c.n; i++) {
             planner_load_history(&c, &c.m[i]);
             if (!c.spec->paused)
@@ -835,8 +896,8 @@ void rss_plan_free(struct rss_plan *plan)
 char *rss_plan_describe(const struct rss_plan *plan)
 {
     struct rss_strbuf b = {0};
-    if (plan->deposed)
-        rss_strbuf_printf(&b, "deposed\n");
+    if (plan->epoch_claims)
+        rss_strbuf_printf(&b, "epoch claims\n");
     if (plan->set_replicas >= 0)
         rss_strbuf_printf(&b, "%s replicas=%d\n", plan->create_statefulset ? "create-statefulset" : "set",
                           plan->set_replicas);

@@ -1,6 +1,7 @@
 /* planner_history.c -- what the planner remembers between plans, read back from the RSS status. */
 #include "rss/cleanup.h"
 #include "rss/clock.h"
+#include "rss/hook.h"
 #include "rss/json.h"
 #include "planner_internal.h"
 
@@ -33,9 +34,14 @@ void planner_load_history(struct ctx *c, struct member *m)
     if (!p)
         return;
     const char *uid = rss_json_str(p, "podUID");
-    /* A new pod (the StatefulSet recreated it) starts with a clean record. */
-    if (m->exists && m->in->pod_uid && uid && strcmp(uid, m->in->pod_uid) != 0)
+    /* A new pod (the StatefulSet recreated it) starts with a clean record. The record of a pod that was
+     * absent carries the uid of the last incarnation seen (planner_status.c), so a replacement is
+     * recognised even when no plan saw both. */
+    if (m->exists && m->in->pod_uid && (!uid || strcmp(uid, m->in->pod_uid) != 0)) {
+        m->prev_uid = NULL;
         return;
+    }
+    m->prev_uid = uid;
     m->failures = (unsigned)planner_json_u64(p, "failures");
     _cleanup_error_ rss_error_t ignored = NULL;
     const char *counted = rss_json_str(p, "countedAction");
@@ -48,4 +54,11 @@ void planner_load_history(struct ctx *c, struct member *m)
     if (since && rss_time_parse_ms(since, &m->running_since, &ignored) < 0)
         m->running_since = 0;
     m->prev_seq_error = rss_json_str(p, "sequenceError");
+    m->node_down = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "nodeDown"));
+    const cJSON *lo = cJSON_GetObjectItemCaseSensitive(p, "leftOut");
+    const char *lseq = rss_json_str(lo, "seedSequence");
+    if (lseq && rss_hook_parse_sequence(lseq, strlen(lseq), &m->left_out_seed_seq, &ignored) == 0) {
+        m->left_out = true;
+        m->prev_held = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(lo, "held"));
+    }
 }

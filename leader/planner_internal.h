@@ -39,8 +39,17 @@ struct member {
     enum rss_role prev_role;
     uint64_t prev_gen;
     bool prev_known;
+    const char *prev_uid; /* podUID of the incarnation the history belongs to (borrowed) */
     const char *prev_seq_error;
-    bool crashed; /* detected in this plan */
+    bool crashed;   /* detected in this plan */
+    bool node_down; /* its node went away while it ran (history "nodeDown"): not its fault */
+    /* Left out of a recovery that seeded without it (minimumMembers): until it rejoins, it may hold
+     * writes the seed lacked, so it is not joined over them when its sequence is higher. */
+    bool left_out;
+    uint64_t left_out_seed_seq;
+    bool prev_held; /* the previous plan held it back (its Warning was given then) */
+    bool held;      /* held back in this plan */
+    bool missing;   /* recovery(): not a seed candidate in this plan */
 
     bool decided; /* a desired action or delete was issued to it in this plan */
     struct rss_strbuf note;

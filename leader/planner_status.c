@@ -55,6 +55,8 @@ static cJSON *member_status(const struct member *m)
     cJSON_AddNumberToObject(j, "ordinal", m->ordinal);
     if (m->exists && m->in->pod_uid)
         cJSON_AddStringToObject(j, "podUID", m->in->pod_uid);
+    else if (m->prev_uid)
+        cJSON_AddStringToObject(j, "podUID", m->prev_uid);
     if (m->has_node)
         cJSON_AddStringToObject(j, "node", m->in->node);
     const char *role = !m->exists ? "absent" : m->fenced_dead ? "fenced" : !m->obs ? "unreported" : NULL;
@@ -94,6 +96,15 @@ static cJSON *member_status(const struct member *m)
     if (m->running_since > 0) {
         rss_time_ms(buf, m->running_since);
         cJSON_AddStringToObject(j, "runningSince", buf);
+    }
+    if (m->node_down)
+        cJSON_AddTrueToObject(j, "nodeDown");
+    if (m->left_out) {
+        cJSON *lo = cJSON_AddObjectToObject(j, "leftOut");
+        fmt_seq(m->left_out_seed_seq, buf, sizeof(buf));
+        cJSON_AddStringToObject(lo, "seedSequence", buf);
+        if (m->held)
+            cJSON_AddTrueToObject(lo, "held");
     }
     if (m->note.len)
         cJSON_AddStringToObject(j, "message", m->note.s);

@@ -256,7 +256,9 @@ int main(int argc, char **argv)
                                      .on_started_leading = rss_leader_terms_on_started,
                                      .on_stopped_leading = rss_leader_terms_on_stopped,
                                      .on_new_leader = on_new_leader,
-                                     .userdata = terms};
+                                     .userdata = terms,
+                                     .epoch_floor = rss_leader_epoch_floor,
+                                     .floor_userdata = kube};
     struct rss_agent_config ac = {.kube = kube,
                                   .cri = cri,
                                   .node = o.node,

@@ -50,6 +50,13 @@ struct rss_election_config {
     void (*on_stopped_leading)(void *userdata);                  /* after it became false */
     void (*on_new_leader)(void *userdata, const char *identity); /* observed holder changed ("" = none) */
     void *userdata;
+
+    /* The epoch floor (may be NULL): the highest epoch the cluster has recorded outside the Lease
+     * (rssd: the RSS status, which survives a deleted Lease and a reinstall). Called before each
+     * acquisition; the new epoch is above both the Lease's and the floor. Negative = the floor is not
+     * known: no acquisition this round (acting on a guess could reuse an epoch, rule 11). */
+    int (*epoch_floor)(void *floor_userdata, int64_t *floor, rss_error_t *err);
+    void *floor_userdata;
 };
 
 /* Validates cfg (durations as in client-go) and creates an election (copies the strings).
@@ -71,6 +78,13 @@ void rss_election_stop(struct rss_election *el);
  * not NULL) gets the epoch of the current term, or -1 when not leading. Thread-safe and cheap: leader
  * code calls it before every write and stamps writes with the epoch. */
 bool rss_election_leading(struct rss_election *el, int64_t *epoch);
+
+/* A fresh read (GET) of the Lease: 1 when it still names this instance with leaseTransitions ==
+ * epoch; otherwise 0, and this instance stops leading at once (on_stopped_leading is called and
+ * rss_election_leading turns false) without renewing again. Negative on an API error (nothing
+ * changes). The leader calls it when a pod claims an epoch above its own: only the Lease decides
+ * who is deposed, never a pod (which any namespace user can annotate). */
+int rss_election_verify(struct rss_election *el, int64_t epoch, rss_error_t *err);
 
 /* The identity this instance writes into holderIdentity. */
 const char *rss_election_identity(const struct rss_election *el);

@@ -36,11 +36,17 @@ struct rss_leader_config {
 int rss_leader_new(const struct rss_leader_config *cfg, struct rss_leader **ret, rss_error_t *err);
 
 /* Leads term `epoch`: blocks, watching and reconciling every RSS, until *stop becomes true, or
- * rss_election_leading() turns false or reports another epoch, or a plan says we are deposed (a pod
+ * rss_election_leading() turns false or reports another epoch (a pod
  * carries a newer epoch). Returns 0 in all those cases; negative only for errors that make leading
  * impossible (e.g. RSS_E_INVALID for epoch < 0). API errors are retried, never returned. No write is
  * sent once leadership is lost. Call again for a new term. */
 int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop, rss_error_t *err);
+
+/* The epoch floor for rss_election_config.epoch_floor (floor_userdata = the struct rss_kube *): the
+ * highest status.epoch of any RSS in the cluster (0 when none). The status subresource survives a
+ * deleted Lease and a reinstall of rssd, and namespace users cannot write it with the built-in roles;
+ * pods' annotations are not consulted (they can be forged, rule 4). */
+int rss_leader_epoch_floor(void *kube, int64_t *floor, rss_error_t *err);
 
 /* Frees it. Accepts NULL. rss_leader_run must have returned. */
 void rss_leader_free(struct rss_leader *l);

@@ -4,7 +4,8 @@
  * the same plan, byte for byte. The decision table and the safety rule each branch enforces are in
  * docs/planner.md. In short, in order:
  *
- *   1. deposed: a member's desired epoch is newer than ours -> no actions at all (rule 4);
+ *   1. epoch claims: a member's desired or observed epoch above ours is invalid (rule 4: the Lease
+ *      alone decides who leads): ignored, overwritten by fencing, reported in a Warning Event;
  *   2. fence: members whose desired epoch is older than ours (or absent) get desired {epoch, none}
  *      and nothing else is decided in this plan (rule 9); re-plan from a fresh LIST afterwards;
  *   3. paused -> status only;
@@ -38,11 +39,16 @@ struct rss_member_input {
     const char *phase;            /* status.phase: "Pending", "Running", ... (NULL = unknown) */
     bool deleting;                /* metadata.deletionTimestamp is set */
     const char *node;             /* spec.nodeName, NULL when unscheduled */
-    bool node_alive;              /* the node's rssd heartbeat Lease is current */
-    int64_t node_heartbeat_ms;    /* renewTime of that Lease; 0 = never seen */
-    const char *container_id;     /* the hook container's id from pod status ("containerd://..." is fine);
-                                     NULL = unknown, then observed is not checked against it */
-    int active_label;             /* current rss-active-member label: -1 absent, 0 "false", 1 "true" */
+    /* The node's liveness as the LEADER observed it (leader_liveness.c): alive = its heartbeat
+     * changed within its lease duration; dead = unchanged for the fence timeout + margin, counted on
+     * the leader's monotonic clock only while the leader's own API access worked. Neither: silent.
+     * Dead is used for failover while others run, never to seed without the member (rule 3). */
+    bool node_alive;
+    bool node_dead;
+    int64_t node_silent_ms;   /* how long the heartbeat has not changed as observed; 0 when alive */
+    const char *container_id; /* the hook container's id from pod status ("containerd://..." is fine);
+                                 NULL = unknown, then observed is not checked against it */
+    int active_label;         /* current rss-active-member label: -1 absent, 0 "false", 1 "true" */
 
     bool has_desired; /* the desired annotation decoded */
     struct rss_desired desired;
@@ -55,7 +61,6 @@ struct rss_plan_input {
     const struct rss_spec *spec;
     uint64_t epoch;           /* this leader's epoch (Lease leaseTransitions at acquisition) */
     int64_t now_ms;           /* wall clock, ms since the Unix epoch */
-    int64_t dead_after_ms;    /* agent fence timeout + margin: a node silent this long has self-fenced */
     int statefulset_replicas; /* -1: the StatefulSet does not exist yet */
     const cJSON *prev_status; /* the RSS .status as last written (NULL on creation) */
     const struct rss_member_input *members;
@@ -88,7 +93,8 @@ struct rss_plan_event {
 };
 
 struct rss_plan {
-    bool deposed;            /* a newer leader wrote; stop leading (nothing else in the plan) */
+    bool epoch_claims;       /* a pod claims an epoch above ours: it is ignored and overwritten (Warning),
+                                but the leader first re-reads the Lease: only the Lease says who leads */
     bool fencing;            /* this plan only fences; re-plan from a fresh LIST once applied */
     bool create_statefulset; /* the StatefulSet is missing: create it with set_replicas */
     int set_replicas;        /* -1: leave StatefulSet replicas alone */
@@ -100,7 +106,7 @@ struct rss_plan {
     size_t n_events;
     uint64_t last_action_seq; /* the highest action sequence used; also in status.lastActionSeq */
     char *phase;              /* also in status.phase */
-    cJSON *status;            /* the whole .status to write (NULL when deposed) */
+    cJSON *status;            /* the whole .status to write */
 };
 
 /* Computes the plan. Fails (RSS_E_INVALID) only on inconsistent input: no spec, two members with

@@ -9,7 +9,8 @@
  *   replicas 3; primaries = replicas; reconcileInterval 1m;
  *   hook timeout: sequence and status 60s, seed/primary/secondary/stop 10m (rss-operator's);
  *   spec.recovery.minimumMembers 0 = wait for every member (rssd extension);
- *   spec.recovery.maxFailures 3 consecutive failures before the pod is deleted (rssd extension).
+ *   spec.recovery.maxFailures 3 consecutive failures before the pod is deleted (rssd extension);
+ *   spec.recovery.onNewerLateMember Hold: a late member newer than the seed is not joined (rssd).
  */
 #ifndef RSS_SPEC_H
 #define RSS_SPEC_H
@@ -66,7 +67,11 @@ struct rss_spec {
     cJSON *volumes;
     cJSON *volume_claim_templates;
 
-    int min_members;  /* spec.recovery.minimumMembers; 0 = all members must report */
+    int min_members; /* spec.recovery.minimumMembers; 0 = all members must report */
+    /* spec.recovery.onNewerLateMember: Join; default Hold. A member left out of a recovery that comes
+     * back with a higher sequence than the seed had is held back (Hold) or joined, losing its newer
+     * writes (Join). */
+    bool join_newer_late_members;
     int max_failures; /* spec.recovery.maxFailures; consecutive failures before the pod is deleted */
 };
 

@@ -324,6 +324,7 @@ static int parse_recovery(const cJSON *spec, struct rss_spec *s, rss_error_t *er
         return r;
     s->min_members = 0;
     s->max_failures = 3;
+    s->join_newer_late_members = false;
     if (!rec)
         return 0;
     if (parse_int_field(rec, "minimumMembers", "spec.recovery.minimumMembers", 0, RSS_SPEC_ORDINAL_MAX + 1, 0,
@@ -333,8 +334,16 @@ static int parse_recovery(const cJSON *spec, struct rss_spec *s, rss_error_t *er
         return rss_error_make(err, RSS_E_INVALID, 0,
                               "spec.recovery.minimumMembers: %d is more than spec.replicas (%d)",
                               s->min_members, s->replicas);
-    return parse_int_field(rec, "maxFailures", "spec.recovery.maxFailures", 1, 1000, 3, &s->max_failures,
-                           err);
+    if (parse_int_field(rec, "maxFailures", "spec.recovery.maxFailures", 1, 1000, 3, &s->max_failures, err) <
+        0)
+        return -1;
+    const cJSON *late = cJSON_GetObjectItemCaseSensitive(rec, "onNewerLateMember");
+    if (late &&
+        !(cJSON_IsString(late) && (!strcmp(late->valuestring, "Hold") || !strcmp(late->valuestring, "Join"))))
+        return rss_error_make(err, RSS_E_INVALID, 0,
+                              "spec.recovery.onNewerLateMember: expected Hold or Join");
+    s->join_newer_late_members = late && !strcmp(late->valuestring, "Join");
+    return 0;
 }
 
 static int parse_metadata(const cJSON *cr, struct rss_spec *s, rss_error_t *err)

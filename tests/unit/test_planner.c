@@ -5,7 +5,7 @@
  *   P    running primary            Y  running secondary            T  starting (written ahead, pending)
  *   F    failed (status exit 1)     U  role unknown                 -  no pod               ?  pod, no report
  *   C<n> report for an older container (stale)    X<n> pod being deleted
- *   D<n> node dead past fence timeout + margin    L<n> node silent, not yet past it   H<n> no heartbeat ever
+ *   D<n> node dead (as the leader observed it)    L<n> node silent, not yet dead      H<n> no heartbeat ever
  * (D/L/H without a number: no sequence.) Plans are summarised as "<ordinal>:<action>(<peer ordinals>)"
  * tokens, then "<ordinal>:delete", then "replicas=N", so a row pins down the WHOLE set of actions.
  */
@@ -136,7 +136,6 @@ static struct rss_member_input *add_pod(struct world *w, unsigned ordinal)
     m->phase = "Running";
     m->node = s->node;
     m->node_alive = true;
-    m->node_heartbeat_ms = w->now;
     m->container_id = s->cid;
     m->active_label = -1;
     set_desired(m, w->epoch, RSS_ACTION_NONE, 0, 0);
@@ -217,7 +216,8 @@ static void member_token(struct world *w, unsigned ordinal, const char *tok)
     case 'H':
         set_observed(m, RSS_ROLE_STOPPED, GEN, has_num, n, NULL);
         m->node_alive = false;
-        m->node_heartbeat_ms = kind == 'D' ? w->now - DEAD - 1000 : kind == 'L' ? w->now - DEAD + 1000 : 0;
+        m->node_dead = kind == 'D';
+        m->node_silent_ms = kind == 'D' ? DEAD + 1000 : kind == 'L' ? DEAD - 1000 : 0;
         break;
     default:
         fail_msg("bad token '%s'", tok);
@@ -261,7 +261,6 @@ static void run(struct world *w, struct rss_plan *p)
     struct rss_plan_input in = {.spec = &w->spec,
                                 .epoch = w->epoch,
                                 .now_ms = w->now,
-                                .dead_after_ms = DEAD,
                                 .statefulset_replicas = w->sts,
                                 .prev_status = w->prev,
                                 .members = w->m,
@@ -383,10 +382,15 @@ static const struct row recovery_rows[] = {
     {"3", "L9 S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
     {"3", "H9 S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
     {"3", "S1 S2 L", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
-    /* rule 3: ... unless the node is dead past fence timeout + margin (Warning) */
-    {"3", "D S1 S2", 0, false, 0, NO_PIN, 0, "2:seed", "MemberSkipped", true},
-    {"3", "D1 S1 S2", 0, false, 0, NO_PIN, 0, "2:seed", "MemberSkipped", true},
-    {"2", "D900 S1 S2", 0, false, 0, NO_PIN, 0, "", "SeedFallbackRefused", true},
+    /* rule 3 (corrected): a dead node is never by itself a reason to seed without its member: its data
+     * may be the newest (a node that booted late, or stays off) */
+    {"3", "D S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "D1 S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "D900 S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "S1 D60 S20", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    /* ... with minimumMembers the admin opted in: it goes on, with a Warning naming what may be lost */
+    {"3", "S1 D60 S20", 0, false, 2, NO_PIN, 0, "2:seed", "MemberSkipped", true},
+    {"3", "D S1 S2", 0, false, 2, NO_PIN, 0, "2:seed", "MemberSkipped", true},
     /* rule 3: ... or the admin opted in with minimumMembers (Warning) */
     {"3", "? S1 S2", 0, false, 2, NO_PIN, 0, "2:seed", "MemberSkipped", true},
     {"3", "S7 - S2", 0, false, 2, NO_PIN, 0, "0:seed", "MemberSkipped", true},
@@ -428,7 +432,7 @@ static void run_rows(const struct row *rows, size_t n, const char *table)
         struct rss_plan p;
         run(&w, &p);
         expect(&p, r->want, name);
-        assert_false(p.deposed);
+        assert_false(p.epoch_claims);
         assert_false(p.fencing);
         if (r->event) {
             const struct rss_plan_event *e = find_event(&p, r->event);
@@ -762,27 +766,37 @@ static void test_fence_keeps_pending_start(void **state)
     world_free(&w);
 }
 
-static void test_deposed(void **state)
+/* Rule 4 as corrected: a pod's claim of a newer epoch never deposes the leader by itself (any
+ * namespace user can annotate a pod). The plan flags it (the leader then re-reads the Lease), says why
+ * in a Warning, and overwrites a forged desired by fencing it. */
+static void test_epoch_claims(void **state)
 {
     (void)state;
     struct world w;
     world_init(&w, "S9 S5 S2", 0, false, 0);
-    set_desired(find(&w, 1), EPOCH + 1, RSS_ACTION_NONE, 0, 0);
+    set_desired(find(&w, 1), EPOCH + 1000, RSS_ACTION_SEED, 1, GEN);
     struct rss_plan p;
     run(&w, &p);
-    assert_true(p.deposed);
-    assert_int_equal(p.n_patches, 0);
-    assert_int_equal(p.n_deletes, 0);
-    assert_int_equal(p.n_events, 0);
-    assert_int_equal(p.set_replicas, -1);
-    assert_null(p.status);
+    assert_true(p.epoch_claims);
+    assert_true(p.fencing);
+    const struct rss_plan_patch *pt = patch_of(&p, 1);
+    assert_non_null(pt);
+    assert_true(pt->set_desired);
+    assert_int_equal(pt->desired.epoch, EPOCH);
+    assert_int_equal(pt->desired.action, RSS_ACTION_NONE);
+    const struct rss_plan_event *e = find_event(&p, "InvalidEpoch");
+    assert_non_null(e);
+    assert_int_equal(e->type, RSS_EVENT_WARNING);
+    assert_non_null(p.status);
     rss_plan_free(&p);
-    /* An agent that saw a newer Lease also tells us. */
+    /* An observed annotation claiming a newer Lease: flagged, and that report is not trusted. */
     set_desired(find(&w, 1), EPOCH, RSS_ACTION_NONE, 0, 0);
     find(&w, 2)->observed.lease_epoch = EPOCH + 2;
     run(&w, &p);
-    assert_true(p.deposed);
-    assert_int_equal(p.n_patches, 0);
+    assert_true(p.epoch_claims);
+    assert_false(p.fencing);
+    expect(&p, "", "observed epoch claim");
+    assert_non_null(find_event(&p, "InvalidEpoch"));
     rss_plan_free(&p);
     world_free(&w);
 }
@@ -919,6 +933,162 @@ static void test_failed_member_stop_then_delete(void **state)
     run(&w, &p);
     expect(&p, "1:delete", "stop timed out");
     assert_non_null(strstr(find_event(&p, "ActionFailed")->message, "timed out"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* A member at the failure limit that is still running (failed) is stopped before its pod goes
+ * (docs/planner.md); a stopped one is deleted. */
+static void test_limit_stops_before_delete(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P F P", 0, false, 0);
+    w.prev = cJSON_Parse("{\"memberStatus\":[{\"ordinal\":1,\"podUID\":\"uid-1-1\",\"failures\":3,"
+                         "\"role\":\"failed\",\"generation\":3}]}");
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "1:stop", "at the limit, failed: stop first");
+    rss_plan_free(&p);
+    /* The stop succeeded: now the pod is replaced. */
+    set_observed(find(&w, 1), RSS_ROLE_STOPPED, GEN, true, 4, NULL);
+    set_desired(find(&w, 1), EPOCH, RSS_ACTION_STOP, 4, GEN);
+    set_last(find(&w, 1), RSS_ACTION_STOP, EPOCH, 4, RSS_RESULT_OK);
+    run(&w, &p);
+    expect(&p, "1:delete", "stopped at the limit: delete");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* The replacement of a pod deleted for failing starts with a clean failure count, even when no plan
+ * saw the old and the new pod together (the record of the absent pod keeps the old uid). */
+static void test_replacement_starts_clean(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P - P", 0, false, 0);
+    w.prev = cJSON_Parse("{\"memberStatus\":[{\"ordinal\":1,\"podUID\":\"old-uid\",\"failures\":3,"
+                         "\"role\":\"stopped\",\"generation\":3}]}");
+    struct rss_plan p;
+    run(&w, &p);
+    const cJSON *ms = member_status(&p, 1);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(ms, "podUID")), "old-uid");
+    assert_int_equal(cJSON_GetObjectItem(ms, "failures")->valuedouble, 3);
+    cJSON_Delete(w.prev);
+    w.prev = cJSON_Duplicate(p.status, true);
+    rss_plan_free(&p);
+    /* The StatefulSet recreated it: new uid, stopped, with data. */
+    remove_pod(&w, 2);
+    struct rss_member_input *m = add_pod(&w, 1);
+    set_observed(m, RSS_ROLE_STOPPED, GEN, true, 5, NULL);
+    m = add_pod(&w, 2);
+    set_observed(m, RSS_ROLE_PRIMARY, GEN, false, 0, NULL);
+    run(&w, &p);
+    expect(&p, "1:primary(0,2)", "replacement joins");
+    assert_int_equal(cJSON_GetObjectItem(member_status(&p, 1), "failures")->valuedouble, 0);
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* A member whose node lost power while the others ran is not a crashed member: no failure is counted,
+ * and its restart is a join, not a failover. */
+static void test_node_outage_is_no_crash(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P P P", 0, false, 0);
+    struct rss_plan p;
+    run(&w, &p);
+    w.prev = cJSON_Duplicate(p.status, true);
+    rss_plan_free(&p);
+    /* Node 1 goes silent: its member's last report still says primary. */
+    find(&w, 1)->node_alive = false;
+    find(&w, 1)->node_dead = true;
+    run(&w, &p);
+    cJSON_Delete(w.prev);
+    w.prev = cJSON_Duplicate(p.status, true);
+    rss_plan_free(&p);
+    /* Power back: a new container, a new generation, stopped. */
+    find(&w, 1)->node_alive = true;
+    find(&w, 1)->node_dead = false;
+    set_observed(find(&w, 1), RSS_ROLE_STOPPED, GEN + 1, true, 40, NULL);
+    run(&w, &p);
+    expect(&p, "1:primary(0,2)", "rejoins");
+    assert_null(find_event(&p, "MemberCrashed"));
+    assert_null(find_event(&p, "Failover"));
+    assert_non_null(find_event(&p, "Joining"));
+    assert_int_equal(cJSON_GetObjectItem(member_status(&p, 1), "failures")->valuedouble, 0);
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* findings/planner-ordinal-above-replicas.txt: StatefulSet replicas 1 (scaled out of band), RSS
+ * replicas 4, a member at ordinal 1 with sequence 2 and ordinal 0 with 0. The plan raised replicas and
+ * seeded ordinal 0 in the same step (rule 2). Now it raises replicas and waits for every member. */
+static void test_ordinal_above_replicas(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S0 S2 - -", 0, false, 0);
+    w.sts = 1;
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "replicas=4", "scale up first, no seed");
+    assert_null(find_event(&p, "SeedChosen"));
+    rss_plan_free(&p);
+    w.sts = 4;
+    set_observed(add_pod(&w, 2), RSS_ROLE_STOPPED, GEN, true, 0, NULL);
+    set_observed(add_pod(&w, 3), RSS_ROLE_STOPPED, GEN, true, 0, NULL);
+    run(&w, &p);
+    expect(&p, "1:seed", "the highest sequence seeds");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* A member left out of a recovery (minimumMembers) that comes back with a higher sequence than the
+ * seed had is held back with a Warning, not joined over its newer writes; Join lets it join. */
+static void test_newer_late_member_held(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S20 D60 S10", 0, false, 2);
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "0:seed", "seed without the dead member (opt-in)");
+    const struct rss_plan_event *e = find_event(&p, "MemberSkipped");
+    assert_non_null(e);
+    assert_non_null(strstr(e->message, "rss-db-1 (last reported sequence 60)"));
+    cJSON_Delete(w.prev);
+    w.prev = cJSON_Duplicate(p.status, true);
+    rss_plan_free(&p);
+    /* The cluster runs; member 1's node comes back with its newer data. */
+    set_observed(find(&w, 0), RSS_ROLE_PRIMARY, GEN, false, 0, NULL);
+    set_observed(find(&w, 2), RSS_ROLE_PRIMARY, GEN, false, 0, NULL);
+    find(&w, 1)->node_alive = true;
+    find(&w, 1)->node_dead = false;
+    run(&w, &p);
+    expect(&p, "", "held back");
+    e = find_event(&p, "NewerThanSeed");
+    assert_non_null(e);
+    assert_int_equal(e->type, RSS_EVENT_WARNING);
+    cJSON_Delete(w.prev);
+    w.prev = cJSON_Duplicate(p.status, true);
+    rss_plan_free(&p);
+    /* Still held on the next plan, without a second Warning. */
+    run(&w, &p);
+    expect(&p, "", "still held");
+    assert_null(find_event(&p, "NewerThanSeed"));
+    rss_plan_free(&p);
+    /* The admin lets it join. */
+    w.spec.join_newer_late_members = true;
+    run(&w, &p);
+    expect(&p, "1:primary(0,2)", "joins with Join");
+    rss_plan_free(&p);
+    /* A late member that is behind the seed just joins. */
+    w.spec.join_newer_late_members = false;
+    set_observed(find(&w, 1), RSS_ROLE_STOPPED, GEN, true, 15, NULL);
+    run(&w, &p);
+    expect(&p, "1:primary(0,2)", "behind the seed: joins");
     rss_plan_free(&p);
     world_free(&w);
 }
@@ -1126,7 +1296,6 @@ static void test_bad_input(void **state)
     struct rss_plan_input in = {.spec = &w.spec,
                                 .epoch = EPOCH,
                                 .now_ms = NOW,
-                                .dead_after_ms = DEAD,
                                 .statefulset_replicas = 2,
                                 .members = w.m,
                                 .n_members = w.n};
@@ -1402,13 +1571,18 @@ int main(void)
         cmocka_unit_test(test_fence_keeps_pending_start),
         cmocka_unit_test(test_stale_running_reports_are_no_peers),
         cmocka_unit_test(test_joins_wait_for_stale_reports),
-        cmocka_unit_test(test_deposed),
+        cmocka_unit_test(test_epoch_claims),
         cmocka_unit_test(test_action_ids),
         cmocka_unit_test(test_failover_after_crash),
         cmocka_unit_test(test_repeated_failure_deletes_pod),
         cmocka_unit_test(test_failed_member_stop_then_delete),
         cmocka_unit_test(test_outage_is_no_member_failure),
         cmocka_unit_test(test_failures_reset_when_stable),
+        cmocka_unit_test(test_limit_stops_before_delete),
+        cmocka_unit_test(test_replacement_starts_clean),
+        cmocka_unit_test(test_node_outage_is_no_crash),
+        cmocka_unit_test(test_ordinal_above_replicas),
+        cmocka_unit_test(test_newer_late_member_held),
         cmocka_unit_test(test_create_and_scale_up),
         cmocka_unit_test(test_scale_down_table),
         cmocka_unit_test(test_paused),

@@ -1,0 +1,126 @@
+/* leader_liveness.c -- which nodes' agents live, judged only from what this leader itself observed. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "leader_internal.h"
+#include "rss/cleanup.h"
+
+/* Why not renewTime: renewTime is another machine's wall clock, and a heartbeat that did not change
+ * during an API outage is stale because nobody could write, not because its node died. After a 75 s
+ * API freeze every heartbeat looked 72 s old and a leader skipped live members. So, like client-go's
+ * leader election, a node's clock starts when this leader sees its heartbeat change, and every clock
+ * restarts when this leader's own view had a gap (a new term, a failed or late LIST). */
+
+void leader_liveness_init(struct leader_liveness *lv)
+{
+    memset(lv, 0, sizeof(*lv));
+}
+
+void leader_liveness_clear(struct leader_liveness *lv)
+{
+    for (size_t i = 0; i < lv->n; i++) {
+        free(lv->v[i].node);
+        free(lv->v[i].renew);
+    }
+    free(lv->v);
+    leader_liveness_init(lv);
+}
+
+void leader_liveness_start(struct leader_liveness *lv, int64_t now_ms)
+{
+    leader_liveness_clear(lv);
+    lv->clock_start_ms = now_ms;
+}
+
+void leader_liveness_failed(struct leader_liveness *lv)
+{
+    lv->gap = true;
+}
+
+static struct leader_node_obs *find(const struct leader_liveness *lv, const char *node)
+{
+    for (size_t i = 0; i < lv->n; i++)
+        if (!strcmp(lv->v[i].node, node))
+            return &lv->v[i];
+    return NULL;
+}
+
+/* leaseDurationSeconds as milliseconds, kept in [1 s, 1 h]: the value is another process's input and
+ * (int64_t)(1e300 * 1000) is undefined behaviour. */
+static int64_t duration_ms(const cJSON *lease)
+{
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(lease, "spec"),
+                                                      "leaseDurationSeconds");
+    double s = cJSON_IsNumber(d) && isfinite(d->valuedouble) ? d->valuedouble : 0;
+    if (s < 1)
+        s = 1;
+    if (s > 3600)
+        s = 3600;
+    return (int64_t)(s * 1000);
+}
+
+static void verdict(const struct leader_liveness *lv, const struct leader_node_obs *o, int64_t now_ms,
+                    int64_t dead_after_ms, bool *alive, bool *dead, int64_t *silent_ms)
+{
+    int64_t since = o->changed_ms > lv->clock_start_ms ? o->changed_ms : lv->clock_start_ms;
+    int64_t silent = now_ms - since;
+    *alive = silent < o->duration_ms;
+    *dead = silent >= dead_after_ms;
+    *silent_ms = *alive ? 0 : silent;
+}
+
+bool leader_liveness_update(struct leader_liveness *lv, const cJSON *leases, int64_t now_ms,
+                            int64_t max_gap_ms, int64_t dead_after_ms)
+{
+    if (lv->gap || lv->last_ok_ms == 0 || now_ms - lv->last_ok_ms > max_gap_ms)
+        lv->clock_start_ms = now_ms;
+    lv->gap = false;
+    lv->last_ok_ms = now_ms;
+    const size_t plen = strlen(RSS_HEARTBEAT_PREFIX);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(leases, "items"))
+    {
+        const char *name = cJSON_GetStringValue(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(it, "metadata"), "name"));
+        if (!name || strncmp(name, RSS_HEARTBEAT_PREFIX, plen) || !name[plen])
+            continue;
+        const char *renew = cJSON_GetStringValue(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(it, "spec"), "renewTime"));
+        struct leader_node_obs *o = find(lv, name + plen);
+        if (!o) {
+            if (lv->n >= LEADER_MAX_NODES)
+                continue;
+            lv->v = rss_xrealloc(lv->v, (lv->n + 1) * sizeof(*lv->v));
+            o = &lv->v[lv->n++];
+            *o = (struct leader_node_obs){.node = rss_xstrdup(name + plen), .changed_ms = now_ms};
+            o->renew = renew ? rss_xstrdup(renew) : NULL;
+        } else if ((renew == NULL) != (o->renew == NULL) || (renew && strcmp(renew, o->renew))) {
+            free(o->renew);
+            o->renew = renew ? rss_xstrdup(renew) : NULL;
+            o->changed_ms = now_ms;
+        }
+        o->duration_ms = duration_ms(it);
+    }
+    /* Report a change of any verdict, so that the caller plans again at once. */
+    bool changed = false;
+    for (size_t i = 0; i < lv->n; i++) {
+        bool alive, dead;
+        int64_t silent;
+        verdict(lv, &lv->v[i], now_ms, dead_after_ms, &alive, &dead, &silent);
+        changed |= alive != lv->v[i].was_alive || dead != lv->v[i].was_dead;
+        lv->v[i].was_alive = alive;
+        lv->v[i].was_dead = dead;
+    }
+    return changed;
+}
+
+void leader_liveness_node(const struct leader_liveness *lv, const char *node, int64_t now_ms,
+                          int64_t dead_after_ms, bool *alive, bool *dead, int64_t *silent_ms)
+{
+    *alive = *dead = false;
+    *silent_ms = 0;
+    const struct leader_node_obs *o = node ? find(lv, node) : NULL;
+    if (o) /* a node without a heartbeat Lease is unknown: neither alive nor dead (waiting is safe) */
+        verdict(lv, o, now_ms, dead_after_ms, alive, dead, silent_ms);
+}
