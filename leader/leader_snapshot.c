@@ -83,8 +83,8 @@ void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const
         m->node = str_at(pod, "spec", "nodeName");
         if (m->node && !*m->node)
             m->node = NULL;
-        leader_liveness_node(lv, m->node, now_ms, dead_after_ms, &m->node_alive, &m->node_dead,
-                             &m->node_silent_ms);
+        int64_t silent_ms;
+        leader_liveness_node(lv, m->node, now_ms, dead_after_ms, &m->node_alive, &m->node_dead, &silent_ms);
         m->container_id = hook_container_id(spec, pod);
 
         const char *active = str_at(cJSON_GetObjectItemCaseSensitive(md, "labels"), RSS_LABEL_ACTIVE, NULL);

@@ -529,11 +529,13 @@ static void recovery(struct ctx *c)
     for (int i = 0; i < w; i++) {
         struct member *m = &c->m[i];
         char why[512] = "";
+        /* No running count of seconds here: this text is the status message and the wait Event,
+         * which must not change (and be sent again) on every plan. */
         if (m->fenced_dead)
             snprintf(why, sizeof(why),
-                     "node %s has been silent for %" PRId64
-                     "s as this leader saw it; its data may be the newest",
-                     m->in->node, m->in->node_silent_ms / 1000);
+                     "node %s is down (silent past the fence timeout as this leader saw it); its data may be "
+                     "the newest",
+                     m->in->node);
         else if (!m->exists)
             snprintf(why, sizeof(why), "pod does not exist");
         else if (m->deleting)

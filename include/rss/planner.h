@@ -45,7 +45,6 @@ struct rss_member_input {
      * Dead is used for failover while others run, never to seed without the member (rule 3). */
     bool node_alive;
     bool node_dead;
-    int64_t node_silent_ms;   /* how long the heartbeat has not changed as observed; 0 when alive */
     const char *container_id; /* the hook container's id from pod status ("containerd://..." is fine);
                                  NULL = unknown, then observed is not checked against it */
     int active_label;         /* current rss-active-member label: -1 absent, 0 "false", 1 "true" */

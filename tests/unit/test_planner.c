@@ -23,7 +23,6 @@
 #define MAXM   16
 #define EPOCH  5
 #define NOW    1700000000000LL
-#define DEAD   90000LL /* fence timeout + margin */
 #define GEN    3
 #define NO_PIN -1
 
@@ -217,7 +216,6 @@ static void member_token(struct world *w, unsigned ordinal, const char *tok)
         set_observed(m, RSS_ROLE_STOPPED, GEN, has_num, n, NULL);
         m->node_alive = false;
         m->node_dead = kind == 'D';
-        m->node_silent_ms = kind == 'D' ? DEAD + 1000 : kind == 'L' ? DEAD - 1000 : 0;
         break;
     default:
         fail_msg("bad token '%s'", tok);
