@@ -24,6 +24,8 @@ E2E_BG_PIDS=()
 E2E_LEASE=${E2E_LEASE:-3s}
 E2E_RENEW=${E2E_RENEW:-2s}
 E2E_RETRY=${E2E_RETRY:-500ms}
+# The agents' fence timeout (--fence-timeout); empty = rssd's default (30 s).
+E2E_FENCE=${E2E_FENCE:-}
 
 now() { date -u +%Y-%m-%dT%H:%M:%S.%6NZ; }
 now_ms() { date +%s%3N; }
@@ -126,6 +128,7 @@ daemonset_for_world() {
     grep -q -- '--lease-duration' <<<"$help" && extra+=("--lease-duration=${E2E_LEASE}")
     grep -q -- '--renew-deadline' <<<"$help" && extra+=("--renew-deadline=${E2E_RENEW}")
     grep -q -- '--retry-period' <<<"$help" && extra+=("--retry-period=${E2E_RETRY}")
+    [ -z "${E2E_FENCE:-}" ] || extra+=("--fence-timeout=${E2E_FENCE}")
     local a sedargs=(-e '/--cri-endpoint=/d' -e 's/--health-port=8476/--health-port=0/')
     for a in "${extra[@]}"; do
         sedargs+=(-e "/--health-port=/a\\        - $a")

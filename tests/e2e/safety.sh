@@ -1,0 +1,234 @@
+#!/usr/bin/env bash
+# safety.sh -- the safety issue's end-to-end scenarios (ARCHITECTURE rule 3 as corrected, epochs, deposition).
+#
+# Usage: safety.sh [SCENARIO...]   (default: all, in the order below)
+# One 3-node world with rssd from deploy/ and apps/dummy; the agents' fence timeout is shortened to
+# 10 s (E2E_FENCE) so that "well past the fence timeout" takes seconds, not minutes. Ground truth: the
+# hooks logs and the data on the volumes; rssd's status and Events are checked in addition, since
+# saying whom it waits for is part of the behaviour. Prints "PASS/FAIL name" and "N passed, N failed".
+set -euo pipefail
+export E2E_FENCE=${E2E_FENCE:-10s}
+source "$(dirname "$0")/lib.sh"
+
+R=dummy
+DEAD_S=15 # fence timeout + the leader's 5 s margin
+peer() { echo "$(member "$R" "$1").$R-svc"; }
+ensure_running() { wait_until "${1:-90}" "$R Running with 3 primaries" rss_running "$R" 3; }
+line_time() { awk '{print $1}' <<<"$1"; }
+
+# power_on_except NODE: every node but NODE, in parallel.
+power_on_except() {
+    local n pids=() p
+    for n in $("$WORLD" nodes); do
+        [ "$n" = "$1" ] && continue
+        "$WORLD" power-on "$n" >/dev/null 2>&1 &
+        pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p" || fail "power-on"; done
+}
+rss_patch() { k patch rss "$R" -n "$NS" --type merge -p "$1" >/dev/null || fail "kubectl patch rss $1"; }
+status_message() { rss_json "$R" | jq -r '.status.message // ""'; }
+
+# ---- 1. the node with the newest copy boots late: no seed until it reports, and rssd says whom it waits for
+sc_late_node() {
+    ensure_running
+    power_off_all
+    set_sequence $R 0 10
+    set_sequence $R 1 20
+    set_sequence $R 2 60
+    local late mark
+    late=$(member_node $R 2)
+    mark=$(now)
+    power_on_except "$late"
+    waiting() {
+        events_since "$mark" WaitingForMembers "$R" | grep "$(member $R 2)"
+        status_message | grep -q "waiting for 1 of 3 member(s).*$(member $R 2)"
+    }
+    wait_until 60 "the status and an Event to say rssd waits for $(member $R 2)" waiting
+    # Well past the fence timeout + margin as the leader sees it: its node is "dead", and still no seed.
+    sleep $((DEAD_S + 10))
+    local seeds
+    seeds=$(hook_lines "$mark" "$R" seed primary secondary)
+    [ -z "$seeds" ] || fail "started without the member holding the newest copy: $seeds"
+    status_message | grep -q "$(member $R 2) (node $late is down" ||
+        fail "the status does not say that $late is down: $(status_message)"
+    note "after $((DEAD_S + 10)) s beyond the first report: $(status_message | cut -c1-200)"
+    "$WORLD" power-on "$late" >/dev/null 2>&1 || fail "power-on $late"
+    recovered() { hook_lines "$mark" "$R" seed | grep -q .; }
+    wait_until 90 "a seed once $late is back" recovered
+    seeds=$(hook_lines "$mark" "$R" seed)
+    [ "$(count_lines "$seeds")" = 1 ] && [[ $seeds == *" $(member $R 2) seed args=[] rc=0" ]] ||
+        fail "$(member $R 2) (sequence 60) should seed: $seeds"
+    ensure_running
+    [ "$(wc -l <"$(claim_dir $R 2)/writes")" = 60 ] || fail "the seed's data changed"
+}
+
+# ---- 2. the node stays off: by default rssd waits; minimumMembers lets it go on with a Warning
+#         naming what may be lost; the member coming back newer than the seed is held, not joined
+sc_stays_off() {
+    ensure_running
+    power_off_all
+    set_sequence $R 0 10
+    set_sequence $R 1 20
+    set_sequence $R 2 60
+    local off mark
+    off=$(member_node $R 2)
+    mark=$(now)
+    power_on_except "$off"
+    sleep $((DEAD_S + 5))
+    [ -z "$(hook_lines "$mark" "$R" seed primary secondary)" ] || fail "started while a member was missing"
+    # The admin opts in.
+    rss_patch '{"spec":{"recovery":{"minimumMembers":2}}}'
+    seeded() { hook_lines "$mark" "$R" seed | grep -q .; }
+    wait_until 60 "a seed under minimumMembers 2" seeded
+    local seeds warn
+    seeds=$(hook_lines "$mark" "$R" seed)
+    [[ $seeds == *" $(member $R 1) seed args=[] rc=0" ]] || fail "$(member $R 1) (20) should seed: $seeds"
+    warn=$(events_since "$mark" MemberSkipped "$R")
+    grep -q "^Warning .*$(member $R 2)" <<<"$warn" || fail "no Warning naming $(member $R 2): $warn"
+    note "Warning: $(head -1 <<<"$warn" | cut -c1-220)"
+    wait_until 60 "2 members running" rss_running_n 2
+    # The missing member returns with more data than the seed had: held back, with a Warning.
+    local mark2
+    mark2=$(now)
+    "$WORLD" power-on "$off" >/dev/null 2>&1 || fail "power-on $off"
+    held() { events_since "$mark2" NewerThanSeed "$R" | grep -q "^Warning .*$(member $R 2)"; }
+    wait_until 60 "a NewerThanSeed Warning for $(member $R 2)" held
+    sleep 3
+    [ -z "$(hook_lines "$mark2" "$R" primary secondary | grep " $(member $R 2) ")" ] ||
+        fail "$(member $R 2) was joined over its newer data"
+    [ "$(wc -l <"$(claim_dir $R 2)/writes")" = 60 ] || fail "$(member $R 2)'s data changed while held"
+    # The admin decides: let it join (its newer writes are given up), and restore the defaults.
+    rss_patch '{"spec":{"recovery":{"onNewerLateMember":"Join"}}}'
+    joined() { hook_lines "$mark2" "$R" primary | grep -q " $(member $R 2) primary .* rc=0$"; }
+    wait_until 60 "$(member $R 2) to join after Join" joined
+    ensure_running
+    rss_patch '{"spec":{"recovery":null}}'
+}
+rss_running_n() { rss_json "$R" | jq -e --argjson n "$1" '(.status.members.primary // []) | length == $n' >/dev/null; }
+
+# ---- 3. a pod annotated with a huge epoch: the leader ignores it, says why, and keeps managing
+sc_huge_epoch() {
+    ensure_running
+    local mark lt victim
+    mark=$(now)
+    lt=$(lease_transitions)
+    victim=$(member $R 1)
+    k annotate pod "$victim" -n "$NS" --overwrite \
+        "rss.clusterlabs.org/desired={\"epoch\":1099511627776,\"action\":\"stop\",\"id\":\"1099511627776-1\",\"generation\":0,\"peers\":[]}" \
+        >/dev/null || fail "annotate"
+    warned() { events_since "$mark" InvalidEpoch "$R" | grep -q "^Warning .*$victim"; }
+    wait_until 30 "an InvalidEpoch Warning" warned
+    overwritten() { desired "$victim" | jq -e --argjson e "$lt" '.epoch == $e' >/dev/null; }
+    wait_until 30 "the forged desired to be overwritten with epoch $lt" overwritten
+    [ -z "$(hook_lines "$mark" "$R" stop)" ] || fail "the forged stop ran: $(hook_lines "$mark" "$R" stop)"
+    [ "$(lease_transitions)" = "$lt" ] || fail "leadership changed ($lt -> $(lease_transitions))"
+    # Still managing: a deleted member comes back and rejoins.
+    local uid
+    uid=$(member_uid $R 2)
+    k delete pod "$(member $R 2)" -n "$NS" --wait=false >/dev/null
+    rejoined() { hook_lines "$mark" "$R" primary | grep -q " $(member $R 2) primary .* rc=0$"; }
+    wait_until 90 "$(member $R 2) to rejoin after its pod was deleted" rejoined
+    ensure_running
+    [ "$(member_uid $R 2)" != "$uid" ] || fail "the pod was not replaced"
+    note "$(events_since "$mark" InvalidEpoch "$R" | head -1 | cut -c1-200)"
+}
+
+# ---- 4. a member that keeps failing: stopped, then replaced once; the replacement starts clean
+sc_keeps_failing() {
+    ensure_running
+    local v=1 m mark uid
+    m=$(member $R $v)
+    uid=$(member_uid $R $v)
+    mark=$(now)
+    echo 1 >"$(claim_dir $R $v)/fail-primary"
+    # Crash it: the agent sees status 1 (failed), the leader stops it and restarts it; primary fails.
+    local node id
+    node=$(member_node $R $v)
+    id=$("$WORLD" crictl "$node" find "$NS" "$m" dummy) || fail "no container for $m"
+    "$WORLD" crictl "$node" exec "$id" sh -c 'kill -9 "$(cat /run/dummy/pid)"' >/dev/null 2>&1 || true
+    # The knob goes as soon as the leader gives up on the pod, so the replacement's first start works.
+    deleting() {
+        local u
+        u=$(k get pod "$m" -n "$NS" -o json 2>/dev/null | jq -r 'if .metadata.deletionTimestamp then "deleting" else .metadata.uid end')
+        [ "$u" = deleting ] || [ -z "$u" ] || [ "$u" != "$uid" ]
+    }
+    wait_until 180 "$m to be deleted after repeated failures" deleting
+    rm -f "$(claim_dir $R $v)/fail-primary"
+    replaced() { local u; u=$(member_uid $R $v); [ -n "$u" ] && [ "$u" != "$uid" ]; }
+    wait_until 60 "$m to be recreated" replaced
+    local stops fails
+    stops=$(hook_lines "$mark" "$R" stop | grep " $m " || true)
+    [ -n "$stops" ] || fail "$m was deleted without a stop first"
+    fails=$(hook_lines "$mark" "$R" primary | grep -c " $m primary .* rc=1$" || true)
+    note "$fails failed starts, then: $(events_since "$mark" DeletingPod "$R" | head -1 | cut -c1-160)"
+    ensure_running 120
+    local f
+    f=$(rss_json "$R" | jq -r --argjson o $v '.status.memberStatus[] | select(.ordinal == $o) | .failures')
+    [ "$f" = 0 ] || fail "the replacement inherited $f failures"
+    local deletes
+    deletes=$(events_since "$mark" DeletingPod "$R" | wc -l)
+    [ "$deletes" = 1 ] || fail "expected one DeletingPod Event, got $deletes"
+}
+
+# ---- 5. reinstall: delete the DaemonSet and the Lease, apply deploy/ again: management resumes above
+#         every epoch the cluster has seen, and a crashed member is restarted
+sc_reinstall() {
+    ensure_running
+    local epoch0 mark
+    epoch0=$(rss_json "$R" | jq -r '.status.epoch')
+    k delete -f "$E2E_TMP/daemonset.yaml" --wait=false >/dev/null || fail "delete DaemonSet"
+    gone() { [ "$(rssd_pods_json | jq '.items | length')" = 0 ]; }
+    wait_until 60 "every rssd pod gone" gone
+    k delete lease rssd-leader -n "$RSSD_NS" >/dev/null || fail "delete the leader Lease"
+    mark=$(now)
+    # A member crashes while no rssd runs.
+    local node id m
+    m=$(member $R 0)
+    node=$(member_node $R 0)
+    id=$("$WORLD" crictl "$node" find "$NS" "$m" dummy) || fail "no container for $m"
+    "$WORLD" crictl "$node" exec "$id" sh -c 'kill -9 "$(cat /run/dummy/pid)"' >/dev/null 2>&1 || true
+    k apply -f "$E2E_TMP/daemonset.yaml" >/dev/null || fail "apply DaemonSet"
+    wait_until 60 "3 rssd pods Running" rssd_pods_ready 3
+    wait_until 60 "a leader" leader_node
+    local lt
+    lt=$(lease_transitions)
+    [ "$lt" -gt "$epoch0" ] || fail "new epoch $lt is not above the last recorded epoch $epoch0"
+    restarted() { hook_lines "$mark" "$R" primary | grep -q " $m primary .* rc=0$"; }
+    wait_until 90 "$m restarted by the new leader" restarted
+    ensure_running
+    note "epoch before $epoch0, after reinstall $lt"
+}
+
+all=(late_node stays_off huge_epoch keeps_failing reinstall)
+sel=("$@")
+[ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
+
+say "safety: world of 3 nodes (build $RSS_BUILD_DIR, world $RSS_WORLD_DIR, fence timeout $E2E_FENCE)"
+e2e_up 3
+k apply -n "$NS" -f "$repo/apps/dummy/rss.yaml" >/dev/null || fail "apply apps/dummy/rss.yaml"
+passed=0
+failed=0
+failed_names=()
+for s in "${sel[@]}"; do
+    say "== $s"
+    t0=$(now_ms)
+    set +e
+    (
+        set -e
+        "sc_$s"
+    )
+    rc=$?
+    set -e
+    dt=$((($(now_ms) - t0) / 100))
+    if [ $rc = 0 ]; then
+        passed=$((passed + 1))
+        echo "PASS $s ($((dt / 10)).$((dt % 10)) s)"
+    else
+        failed=$((failed + 1))
+        failed_names+=("$s")
+        echo "FAIL $s ($((dt / 10)).$((dt % 10)) s)"
+    fi
+done
+echo "$passed passed, $failed failed${failed_names:+ (${failed_names[*]})}"
+[ $failed = 0 ]
