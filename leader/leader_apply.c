@@ -159,7 +159,7 @@ static int apply_deletes(const struct leader_ctx *ctx, const struct rss_spec *sp
 }
 
 /* Events are best effort (kube-api.md 6.2): failures are logged, never returned. */
-static int apply_events(const struct leader_ctx *ctx, const struct rss_spec *spec,
+int leader_apply_events(const struct leader_ctx *ctx, const struct rss_spec *spec,
                         const struct rss_plan *plan)
 {
     for (size_t i = 0; i < plan->n_events; i++) {
@@ -273,7 +273,7 @@ int leader_apply(const struct leader_ctx *ctx, const struct rss_spec *spec, cons
         return r;
     if ((r = apply_deletes(ctx, spec, plan, err)) != LEADER_DONE)
         return r;
-    if ((r = apply_events(ctx, spec, plan)) != LEADER_DONE)
+    if ((r = leader_apply_events(ctx, spec, plan)) != LEADER_DONE)
         return r;
     if ((r = apply_status(ctx, spec, cr, plan, err)) != LEADER_DONE)
         return r;

@@ -148,6 +148,11 @@ bool leader_still_leading(const struct leader_ctx *ctx);
 int leader_apply(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
                  const struct rss_plan *plan, rss_error_t *err);
 
+/* Writes the plan's Events only (new ones created, repeats counted, like client-go's recorder). The
+ * spec needs only name, ns and uid. Returns DONE or LOST. */
+int leader_apply_events(const struct leader_ctx *ctx, const struct rss_spec *spec,
+                        const struct rss_plan *plan);
+
 /* The merge patch of one pod for a plan patch (CAS on its resourceVersion). */
 cJSON *leader_pod_patch(const struct rss_plan_patch *p);
 

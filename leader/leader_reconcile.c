@@ -111,7 +111,12 @@ static int report_invalid(const struct leader_ctx *ctx, const cJSON *cr, rss_err
     _cleanup_free_ char *path = rss_kube_path(RSS_CRD_GROUP_VERSION, ns, RSS_CRD_PLURAL, name, NULL);
     if (rss_kube_merge_patch_status(ctx->kube, path, patch, NULL, err) < 0)
         return rss_error_wrap(err, "status of %s/%s", ns, name);
-    return LEADER_DONE;
+    /* The admin reads `kubectl describe` and Events first: say it there too (once per new reason). */
+    const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "uid"));
+    struct rss_spec who = {.name = (char *)name, .ns = (char *)ns, .uid = (char *)(uid ? uid : "")};
+    struct rss_plan_event ev = {.type = RSS_EVENT_WARNING, .reason = "InvalidSpec", .message = why};
+    struct rss_plan only = {.events = &ev, .n_events = 1, .set_replicas = -1};
+    return leader_apply_events(ctx, &who, &only);
 }
 
 static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,

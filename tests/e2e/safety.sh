@@ -200,7 +200,21 @@ sc_reinstall() {
     note "epoch before $epoch0, after reinstall $lt"
 }
 
-all=(late_node stays_off huge_epoch keeps_failing reinstall)
+# ---- 6. an RSS the schema accepts but rssd cannot run: status Failed, a Warning Event, nothing created
+sc_invalid_spec() {
+    local mark
+    mark=$(now)
+    rss_manifest bad 3 false | sed 's/^spec:$/spec:\n  recovery:\n    minimumMembers: 5/' |
+        k apply -n "$NS" -f - >/dev/null || fail "apply the invalid RSS"
+    failed() { rss_json bad | jq -e '.status.phase == "Failed" and (.status.message | test("minimumMembers"))' >/dev/null; }
+    wait_until 30 "status Failed naming the field" failed
+    warned() { events_since "$mark" InvalidSpec bad | grep -q "^Warning .*minimumMembers"; }
+    wait_until 30 "an InvalidSpec Warning" warned
+    ! k get sts "$(sts_name bad)" -n "$NS" >/dev/null 2>&1 || fail "a StatefulSet was created for an invalid RSS"
+    k delete rss bad -n "$NS" >/dev/null
+}
+
+all=(late_node stays_off huge_epoch keeps_failing invalid_spec reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
 
