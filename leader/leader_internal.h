@@ -137,6 +137,7 @@ enum leader_outcome {
     LEADER_DONE = 0, /* the plan was applied */
     LEADER_REPLAN,   /* fencing applied, or a CAS lost: take a fresh LIST and plan again */
     LEADER_LOST,     /* rss_election_leading() turned false or changed epoch: nothing more written */
+    LEADER_FOREIGN,  /* the RSS's StatefulSet or Service belongs to someone else: reported, nothing done */
 };
 
 /* True while the election says we lead this epoch (the check before every write). */

@@ -11,6 +11,70 @@
  * another. Beyond that the next event or timer tries again. */
 #define MAX_ROUNDS 6
 
+/* Nothing of the RSS is touched; `why` goes to its status (phase Failed) and a Warning Event `reason`,
+ * both only when they change. */
+static int report_failed(const struct leader_ctx *ctx, const cJSON *cr, const char *reason, const char *why,
+                         rss_error_t *err)
+{
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(cr, "metadata");
+    const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "namespace"));
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
+    if (!ns || !name)
+        return LEADER_DONE;
+    const cJSON *prev = cJSON_GetObjectItemCaseSensitive(cr, "status");
+    const char *pphase = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(prev, "phase"));
+    const char *pmsg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(prev, "message"));
+    if (pphase && pmsg && !strcmp(pphase, "Failed") && !strcmp(pmsg, why))
+        return LEADER_DONE;
+    rss_log_warn("%s/%s: %s, nothing changed: %s", ns, name, reason, why);
+    if (!leader_still_leading(ctx))
+        return LEADER_LOST;
+    _cleanup_json_ cJSON *patch = cJSON_CreateObject();
+    cJSON *st = cJSON_AddObjectToObject(patch, "status");
+    cJSON_AddStringToObject(st, "phase", "Failed");
+    cJSON_AddStringToObject(st, "message", why);
+    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(md, "generation");
+    if (cJSON_IsNumber(gen))
+        cJSON_AddNumberToObject(st, "observedGeneration", gen->valuedouble);
+    _cleanup_free_ char *path = rss_kube_path(RSS_CRD_GROUP_VERSION, ns, RSS_CRD_PLURAL, name, NULL);
+    if (rss_kube_merge_patch_status(ctx->kube, path, patch, NULL, err) < 0)
+        return rss_error_wrap(err, "status of %s/%s", ns, name);
+    /* The admin reads `kubectl describe` and Events first: say it there too (once per new reason). */
+    const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "uid"));
+    struct rss_spec who = {.name = (char *)name, .ns = (char *)ns, .uid = (char *)(uid ? uid : "")};
+    struct rss_plan_event ev = {.type = RSS_EVENT_WARNING, .reason = (char *)reason, .message = (char *)why};
+    struct rss_plan only = {.events = &ev, .n_events = 1, .set_replicas = -1};
+    return leader_apply_events(ctx, &who, &only);
+}
+
+/* Own before touching: a StatefulSet or Service of the name rssd would use, but without a controller
+ * ownerReference to this RSS (by uid), belongs to someone else. Taking it over would hand its pods and
+ * volumes to whoever can create an RSS. */
+static bool owned_by(const cJSON *obj, const struct rss_spec *spec)
+{
+    const cJSON *ref;
+    cJSON_ArrayForEach(ref, cJSON_GetObjectItemCaseSensitive(
+                                cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "ownerReferences"))
+    {
+        const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, "uid"));
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ref, "controller")) && uid && spec->uid &&
+            *spec->uid && !strcmp(uid, spec->uid))
+            return true;
+    }
+    return false;
+}
+
+static int foreign(const struct leader_ctx *ctx, const cJSON *cr, const char *kind, const char *name,
+                   rss_error_t *err)
+{
+    _cleanup_free_ char *why = rss_xasprintf(
+        "%s %s exists and is not owned by this ReplicatedStatefulSet: rssd changes nothing of it; delete or "
+        "rename it, or rename the RSS",
+        kind, name);
+    int r = report_failed(ctx, cr, "ForeignObject", why, err);
+    return r == LEADER_DONE ? LEADER_FOREIGN : r;
+}
+
 static int ensure_service(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
                           rss_error_t *err)
 {
@@ -18,7 +82,7 @@ static int ensure_service(const struct leader_ctx *ctx, const struct rss_spec *s
     _cleanup_free_ char *path = rss_kube_path("v1", spec->ns, "services", name, NULL);
     _cleanup_json_ cJSON *got = NULL;
     if (rss_kube_get(ctx->kube, path, &got, err) == 0)
-        return LEADER_DONE;
+        return owned_by(got, spec) ? LEADER_DONE : foreign(ctx, cr, "Service", name, err);
     if (rss_error_code(*err) != RSS_E_NOT_FOUND)
         return rss_error_wrap(err, "get service %s", name);
     rss_error_release(err);
@@ -52,6 +116,8 @@ static int sync_statefulset(const struct leader_ctx *ctx, const struct rss_spec 
         rss_error_release(err);
         return LEADER_DONE;
     }
+    if (!owned_by(got, spec))
+        return foreign(ctx, cr, "StatefulSet", name, err);
     const cJSON *r =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(got, "spec"), "replicas");
     *replicas = cJSON_IsNumber(r) ? r->valueint : 1;
@@ -81,42 +147,6 @@ static int sync_statefulset(const struct leader_ctx *ctx, const struct rss_spec 
         return rss_error_wrap(err, "update statefulset %s template", name);
     rss_log_info("%s/%s: statefulset %s template updated from the spec", spec->ns, spec->name, name);
     return LEADER_DONE;
-}
-
-/* A CR that does not parse changes nothing (rule 6); the reason goes to its status. */
-static int report_invalid(const struct leader_ctx *ctx, const cJSON *cr, rss_error_t *perr, rss_error_t *err)
-{
-    _cleanup_free_ char *why = rss_error_string(*perr);
-    rss_error_release(perr);
-    const cJSON *md = cJSON_GetObjectItemCaseSensitive(cr, "metadata");
-    const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "namespace"));
-    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
-    if (!ns || !name)
-        return LEADER_DONE;
-    const cJSON *prev = cJSON_GetObjectItemCaseSensitive(cr, "status");
-    const char *pphase = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(prev, "phase"));
-    const char *pmsg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(prev, "message"));
-    if (pphase && pmsg && !strcmp(pphase, "Failed") && !strcmp(pmsg, why))
-        return LEADER_DONE;
-    rss_log_warn("%s/%s: invalid spec, nothing changed: %s", ns, name, why);
-    if (!leader_still_leading(ctx))
-        return LEADER_LOST;
-    _cleanup_json_ cJSON *patch = cJSON_CreateObject();
-    cJSON *st = cJSON_AddObjectToObject(patch, "status");
-    cJSON_AddStringToObject(st, "phase", "Failed");
-    cJSON_AddStringToObject(st, "message", why);
-    const cJSON *gen = cJSON_GetObjectItemCaseSensitive(md, "generation");
-    if (cJSON_IsNumber(gen))
-        cJSON_AddNumberToObject(st, "observedGeneration", gen->valuedouble);
-    _cleanup_free_ char *path = rss_kube_path(RSS_CRD_GROUP_VERSION, ns, RSS_CRD_PLURAL, name, NULL);
-    if (rss_kube_merge_patch_status(ctx->kube, path, patch, NULL, err) < 0)
-        return rss_error_wrap(err, "status of %s/%s", ns, name);
-    /* The admin reads `kubectl describe` and Events first: say it there too (once per new reason). */
-    const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "uid"));
-    struct rss_spec who = {.name = (char *)name, .ns = (char *)ns, .uid = (char *)(uid ? uid : "")};
-    struct rss_plan_event ev = {.type = RSS_EVENT_WARNING, .reason = "InvalidSpec", .message = why};
-    struct rss_plan only = {.events = &ev, .n_events = 1, .set_replicas = -1};
-    return leader_apply_events(ctx, &who, &only);
 }
 
 static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
@@ -171,14 +201,17 @@ int leader_reconcile(const struct leader_ctx *ctx, const cJSON *cr, rss_error_t 
     for (int round = 0; round < MAX_ROUNDS; round++) {
         struct rss_spec spec;
         rss_error_t perr = NULL;
-        if (rss_spec_parse(cr, &spec, &perr) < 0)
-            return report_invalid(ctx, cr, &perr, err);
+        if (rss_spec_parse(cr, &spec, &perr) < 0) {
+            _cleanup_free_ char *why = rss_error_string(perr);
+            rss_error_release(&perr);
+            return report_failed(ctx, cr, "InvalidSpec", why, err);
+        }
         int r = round ? LEADER_DONE : ensure_service(ctx, &spec, cr, err);
         if (r == LEADER_DONE)
             r = plan_round(ctx, &spec, cr, err);
         if (r != LEADER_REPLAN) {
             rss_spec_clear(&spec);
-            return r;
+            return r == LEADER_FOREIGN ? LEADER_DONE : r;
         }
         /* Re-read the RSS too: the status just written (lastActionSeq, failure counts) is the
          * next plan's prev_status. */

@@ -214,7 +214,43 @@ sc_invalid_spec() {
     k delete rss bad -n "$NS" >/dev/null
 }
 
-all=(late_node stays_off huge_epoch keeps_failing invalid_spec reinstall)
+# ---- 7. own before touching: an RSS whose StatefulSet name is taken by someone else's StatefulSet
+sc_foreign_sts() {
+    local mark before after
+    mark=$(now)
+    k apply -n "$NS" -f - >/dev/null <<'YAML' || fail "create the foreign StatefulSet"
+apiVersion: apps/v1
+kind: StatefulSet
+metadata:
+  name: rss-other
+spec:
+  replicas: 1
+  serviceName: other-svc
+  selector:
+    matchLabels: {app: other}
+  template:
+    metadata:
+      labels: {app: other}
+    spec:
+      containers:
+      - name: c
+        image: localhost/rss/busybox:1
+        command: ["/bin/sleep", "infinity"]
+YAML
+    before=$(k get sts rss-other -n "$NS" -o json | jq -c '{spec: .spec.replicas, t: .spec.template, o: .metadata.ownerReferences}')
+    rss_manifest other 3 false | k apply -n "$NS" -f - >/dev/null || fail "apply RSS other"
+    failed() { rss_json other | jq -e '.status.phase == "Failed" and (.status.message | test("StatefulSet rss-other exists and is not owned"))' >/dev/null; }
+    wait_until 30 "status Failed naming the foreign StatefulSet" failed
+    warned() { events_since "$mark" ForeignObject other | grep -q "^Warning "; }
+    wait_until 30 "a ForeignObject Warning" warned
+    sleep 2
+    after=$(k get sts rss-other -n "$NS" -o json | jq -c '{spec: .spec.replicas, t: .spec.template, o: .metadata.ownerReferences}')
+    [ "$before" = "$after" ] || fail "the foreign StatefulSet changed: $before -> $after"
+    k delete rss other -n "$NS" >/dev/null
+    k delete sts rss-other -n "$NS" >/dev/null
+}
+
+all=(late_node stays_off huge_epoch keeps_failing invalid_spec foreign_sts reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
 
