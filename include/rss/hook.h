@@ -28,8 +28,9 @@
 enum rss_hook_kind rss_hook_for_action(const struct rss_spec *spec, enum rss_action action);
 
 /* Builds the argv of hook `kind`: the spec's command followed by the n_peers peer names, NULL-terminated.
- * Returns RSS_E_INVALID when the spec has no such hook, or when a peer name is empty or starts with
- * '-' (a peer must never turn into an option of the hook). *argv_out is a new array of new strings;
+ * Returns RSS_E_INVALID when the spec has no such hook, or when a peer is not the DNS name of a member
+ * of this RSS, `rss-<name>-<ordinal>.<name>-svc` (so a peer can never be an option of the hook, nor a
+ * host of someone's choosing). *argv_out is a new array of new strings;
  * free it with rss_hook_argv_free(). */
 int rss_hook_argv(const struct rss_spec *spec, enum rss_hook_kind kind, char *const *peers, size_t n_peers,
                   char ***argv_out, rss_error_t *err);

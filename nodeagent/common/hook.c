@@ -31,15 +31,37 @@ void rss_hook_argv_free(char **argv)
     free(argv);
 }
 
+/* Peers come from the leader's decision, which travels through an object others may be able to write:
+ * only the names rssd itself gives members, `rss-<name>-<ordinal>.<name>-svc`, may reach a hook. */
+static bool is_member_dns(const struct rss_spec *spec, const char *peer)
+{
+    if (!peer)
+        return false;
+    _cleanup_free_ char *pod_prefix = rss_xasprintf("rss-%s-", spec->name);
+    _cleanup_free_ char *svc = rss_spec_service_name(spec);
+    size_t pl = strlen(pod_prefix);
+    if (strncmp(peer, pod_prefix, pl) != 0)
+        return false;
+    const char *d = peer + pl, *dot = strchr(d, '.');
+    if (!dot || dot == d || dot - d > 4 || (d[0] == '0' && dot - d > 1))
+        return false;
+    for (const char *q = d; q < dot; q++)
+        if (*q < '0' || *q > '9')
+            return false;
+    return strcmp(dot + 1, svc) == 0;
+}
+
 int rss_hook_argv(const struct rss_spec *spec, enum rss_hook_kind kind, char *const *peers, size_t n_peers,
                   char ***argv_out, rss_error_t *err)
 {
     if ((int)kind < 0 || kind >= RSS_HOOK_KIND_COUNT || !spec->hooks[kind].present)
         return rss_error_make(err, RSS_E_INVALID, 0, "the spec has no %s hook", rss_spec_hook_name(kind));
     for (size_t i = 0; i < n_peers; i++)
-        if (!peers[i] || !peers[i][0] || peers[i][0] == '-')
-            return rss_error_make(err, RSS_E_INVALID, 0, "peer %zu ('%.64s') is not a DNS name", i,
-                                  peers[i] ? peers[i] : "");
+        if (!is_member_dns(spec, peers[i]))
+            return rss_error_make(
+                err, RSS_E_INVALID, 0,
+                "peer %zu ('%.64s') is not the DNS name of a member of %s (rss-%s-<ordinal>.%s-svc)", i,
+                peers[i] ? peers[i] : "", spec->name, spec->name, spec->name);
     const struct rss_hook_spec *h = &spec->hooks[kind];
     char **argv = rss_xcalloc(h->argc + n_peers + 1, sizeof(char *));
     for (size_t i = 0; i < h->argc; i++)

@@ -73,6 +73,26 @@ static void test_argv_rejects(void **state)
     char *bad3[] = {NULL};
     assert_true(rss_hook_argv(&s, RSS_HOOK_PRIMARY, bad3, 1, &argv, &err) < 0);
     assert_null(argv);
+    rss_error_release(&err);
+    /* findings/desired-none-with-peers.json: a forged decision chose the hooks' arguments. Only the
+     * DNS names of this RSS's members pass. */
+    const char *forged[] = {"evil.example.com",    "attacker.example.com x;reboot",
+                            "rss-db-0.other-svc",  "rss-other-0.db-svc",
+                            "rss-db-.db-svc",      "rss-db-01.db-svc",
+                            "rss-db-x.db-svc",     "rss-db-0.db-svc.evil.com",
+                            "rss-db-12345.db-svc", "rss-db-0",
+                            "-rss-db-0.db-svc"};
+    for (size_t i = 0; i < sizeof(forged) / sizeof(forged[0]); i++) {
+        char *one[] = {(char *)forged[i]};
+        if (rss_hook_argv(&s, RSS_HOOK_STATUS, one, 1, &argv, &err) == 0)
+            fail_msg("peer '%s' was accepted", forged[i]);
+        assert_int_equal(rss_error_code(err), RSS_E_INVALID);
+        assert_null(argv);
+        rss_error_release(&err);
+    }
+    char *good[] = {"rss-db-0.db-svc", "rss-db-9999.db-svc"};
+    assert_int_equal(rss_hook_argv(&s, RSS_HOOK_STATUS, good, 2, &argv, &err), 0);
+    rss_hook_argv_free(argv);
     rss_spec_clear(&s);
 }
 
