@@ -1,6 +1,8 @@
 /* kube_config.c -- where the client's settings come from: a kubeconfig file or the in-cluster service
  * account. */
 #include <errno.h>
+#include <limits.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,52 +26,28 @@ void kube_config_clear(struct kube_config *cfg)
     memset(cfg, 0, sizeof(*cfg));
 }
 
-static int b64val(int c)
-{
-    if (c >= 'A' && c <= 'Z')
-        return c - 'A';
-    if (c >= 'a' && c <= 'z')
-        return c - 'a' + 26;
-    if (c >= '0' && c <= '9')
-        return c - '0' + 52;
-    if (c == '+')
-        return 62;
-    if (c == '/')
-        return 63;
-    return -1;
-}
-
 char *kube_base64_decode(const char *in, size_t *len)
 {
+    /* OpenSSL's decoder skips whitespace and line breaks and rejects padding in the middle; a length
+     * that is not a multiple of 4 is an error at the end (EVP_DecodeFinal). */
     size_t n = strlen(in);
-    _cleanup_free_ char *out = rss_xmalloc(n / 4 * 3 + 4);
-    size_t o = 0;
-    unsigned acc = 0;
-    int bits = 0, pad = 0, count = 0;
-    for (const char *p = in; *p; p++) {
-        if (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
-            continue;
-        if (*p == '=') {
-            pad++;
-            count++;
-            continue;
-        }
-        int v = b64val((unsigned char)*p);
-        if (v < 0 || pad)
-            return NULL; /* garbage, or data after padding */
-        acc = (acc << 6) | (unsigned)v;
-        bits += 6;
-        count++;
-        if (bits >= 8) {
-            bits -= 8;
-            out[o++] = (char)((acc >> bits) & 0xff);
-        }
-    }
-    if (count % 4 != 0 || pad > 2)
+    if (n > INT_MAX / 2)
         return NULL;
-    out[o] = '\0';
-    *len = o;
-    return TAKE_PTR(out);
+    _cleanup_free_ unsigned char *out = rss_xmalloc(n / 4 * 3 + 4);
+    EVP_ENCODE_CTX *ctx = EVP_ENCODE_CTX_new();
+    if (!ctx)
+        return NULL;
+    int o = 0, fin = 0;
+    EVP_DecodeInit(ctx);
+    bool ok = EVP_DecodeUpdate(ctx, out, &o, (const unsigned char *)in, (int)n) >= 0 &&
+              EVP_DecodeFinal(ctx, out + o, &fin) >= 0;
+    int left = EVP_ENCODE_CTX_num(ctx);
+    EVP_ENCODE_CTX_free(ctx);
+    if (!ok || left != 0)
+        return NULL;
+    out[o + fin] = '\0';
+    *len = (size_t)(o + fin);
+    return (char *)TAKE_PTR(out);
 }
 
 static int read_file(const char *path, size_t max, char **ret, size_t *len, rss_error_t *err)

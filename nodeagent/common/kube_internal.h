@@ -46,9 +46,10 @@ int kube_read_token_file(const char *path, char **ret, rss_error_t *err);
  * (caller frees) and its length in *len, or NULL for invalid input. */
 char *kube_base64_decode(const char *in, size_t *len);
 
-/* kube_yaml.c: parses the YAML subset kubeconfigs use (block maps and sequences, flow [] and {},
- * plain/single/double-quoted scalars, comments) into cJSON. Scalars become strings, except null/~
- * (null). Errors: RSS_E_INVALID with the line number. */
+/* kube_yaml.c: parses the first document of a YAML stream (libyaml) into cJSON. Scalars become
+ * strings, except an unquoted null, ~ or empty value (JSON null); aliases are copies of their anchor.
+ * Errors (malformed YAML, a duplicate or non-scalar key, an unknown alias, too deep or too large):
+ * RSS_E_INVALID with the line number. */
 int kube_yaml_parse(const char *text, cJSON **ret, rss_error_t *err);
 
 #define RSS_KUBE_POOL_MAX 16

@@ -374,8 +374,40 @@ static void test_yaml(void **state)
            "\"list\":[\"a\",\"b\\tc\xc3\xa9\",\"it's\",[\"nested\"]],\"empty\":null,\"tilde\":null,"
            "\"url\":\"http://x:1/a#frag\"}");
 
-    const char *bad[] = {"a: |\n  text\n", "a:\n\tb: 1\n",  "a: [1, 2\n", "a: \"open\n",      "a: 1\na: 2\n",
-                         "a: *ref\n",      "a: 1\n b: 2\n", "",           "a: 1\n---\nb: 2\n"};
+    /* What the hand-written subset rejected and libyaml reads: block scalars, anchors and aliases,
+     * several documents (the first one counts, as in client-go). */
+    const char *more = "certificate: |\n"
+                       "  line one\n"
+                       "  line two\n"
+                       "folded: >\n"
+                       "  a\n"
+                       "  b\n"
+                       "base: &cl {server: 'https://h:1', insecure-skip-tls-verify: true}\n"
+                       "clusters:\n"
+                       "- {name: a, cluster: *cl}\n"
+                       "- {name: b, cluster: *cl}\n"
+                       "---\n"
+                       "second: document\n";
+    cJSON_Delete(j);
+    j = NULL;
+    assert_int_equal(kube_yaml_parse(more, &j, &err), 0);
+    _cleanup_free_ char *u = cJSON_PrintUnformatted(j);
+    assert_string_equal(
+        u, "{\"certificate\":\"line one\\nline two\\n\",\"folded\":\"a b\\n\",\"base\":{\"server\":"
+           "\"https://h:1\",\"insecure-skip-tls-verify\":\"true\"},\"clusters\":[{\"name\":\"a\","
+           "\"cluster\":{\"server\":\"https://h:1\",\"insecure-skip-tls-verify\":\"true\"}},{\"name\":"
+           "\"b\",\"cluster\":{\"server\":\"https://h:1\",\"insecure-skip-tls-verify\":\"true\"}}]}");
+
+    /* A billion-laughs document is refused, not expanded. */
+    char laughs[2048] = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+    for (char c = 'b'; c <= 'j'; c++) {
+        char line[128];
+        snprintf(line, sizeof(line), "%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n", c, c,
+                 c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1, c - 1);
+        strncat(laughs, line, sizeof(laughs) - strlen(laughs) - 1);
+    }
+    const char *bad[] = {"a:\n\tb: 1\n",  "a: [1, 2\n", "a: \"open\n",  "a: 1\na: 2\n", "a: *ref\n",
+                         "a: 1\n b: 2\n", "",           "? [k]\n: v\n", "a: &x [*x]\n", laughs};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         cJSON *x = NULL;
         assert_true(kube_yaml_parse(bad[i], &x, &err) < 0);

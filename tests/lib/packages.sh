@@ -5,7 +5,7 @@
 
 pkgs=(cmake gcc make pkg-config git
       libgrpc-dev protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev libcjson-dev libssl-dev
-      libcmocka-dev libmicrohttpd-dev
+      libcmocka-dev libmicrohttpd-dev libyaml-dev
       containerd runc busybox-static openssl tar coreutils iproute2 util-linux procps
       valgrind clang-format curl jq)
 
