@@ -182,6 +182,7 @@ int leader_apply_events(const struct leader_ctx *ctx, const struct rss_spec *spe
         if (count >= 2) {
             _cleanup_json_ cJSON *patch = cJSON_CreateObject();
             cJSON_AddNumberToObject(patch, "count", count);
+            cJSON_AddStringToObject(patch, "message", pe->message); /* a folded event shows the latest */
             char buf[RSS_TIME_LEN];
             struct timespec ts = {.tv_sec = (time_t)(now / 1000), .tv_nsec = (long)(now % 1000) * 1000000};
             cJSON_AddStringToObject(patch, "lastTimestamp", rss_time_seconds(buf, &ts));

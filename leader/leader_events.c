@@ -1,4 +1,4 @@
-/* leader_events.c -- core/v1 Events about an RSS, with identical repeats folded into one Event's count. */
+/* leader_events.c -- core/v1 Events about an RSS: repeats and bursts of one kind folded into one Event. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,19 +25,19 @@ void leader_events_clear(struct leader_events *ev)
     for (size_t i = 0; i < ev->n; i++) {
         free(ev->v[i].key);
         free(ev->v[i].name);
+        free(ev->v[i].message);
     }
     free(ev->v);
     pthread_mutex_destroy(&ev->lock);
     memset(ev, 0, sizeof(*ev));
 }
 
-/* The key of client-go's legacy recorder, minus the source (always us): object, type, reason,
- * message. NUL-free separators keep distinct tuples distinct. */
+/* The group of client-go's aggregator, minus the source (always us): object, member, type, reason.
+ * Unit-separator characters keep distinct tuples distinct. */
 static char *join_key(const struct leader_event_key *k)
 {
-    return rss_xasprintf("%s\x1f%s\x1f%s\x1f%s\x1f%s\x1f%s", k->ns ? k->ns : "", k->rss_uid ? k->rss_uid : "",
-                         k->pod ? k->pod : "", k->type ? k->type : "", k->reason ? k->reason : "",
-                         k->message ? k->message : "");
+    return rss_xasprintf("%s\x1f%s\x1f%s\x1f%s\x1f%s", k->ns ? k->ns : "", k->rss_uid ? k->rss_uid : "",
+                         k->pod ? k->pod : "", k->type ? k->type : "", k->reason ? k->reason : "");
 }
 
 static struct leader_event_entry *find(struct leader_events *ev, const char *key)
@@ -52,35 +52,47 @@ int leader_events_note(struct leader_events *ev, const struct leader_event_key *
                        int64_t now_ms, char **name, int64_t *first_ms)
 {
     _cleanup_free_ char *k = join_key(key);
+    const char *msg = key->message ? key->message : "";
     pthread_mutex_lock(&ev->lock);
     ev->tick++;
     struct leader_event_entry *e = find(ev, k);
     int ret;
-    if (e) {
+    if (e && (!strcmp(e->message, msg) || now_ms - e->created_ms < LEADER_EVENT_FOLD_MS)) {
         e->count++;
         e->last_ms = now_ms;
         e->used = ev->tick;
+        if (strcmp(e->message, msg)) {
+            free(e->message);
+            e->message = rss_xstrdup(msg);
+        }
         ret = e->count;
     } else {
-        if (ev->n == ev->cap) {
+        if (!e && ev->n == ev->cap) {
             size_t lru = 0;
             for (size_t i = 1; i < ev->n; i++)
                 if (ev->v[i].used < ev->v[lru].used)
                     lru = i;
             free(ev->v[lru].key);
             free(ev->v[lru].name);
+            free(ev->v[lru].message);
             ev->v[lru] = ev->v[--ev->n];
         }
-        e = &ev->v[ev->n++];
-        e->key = TAKE_PTR(k);
+        if (e) { /* a new Event of the same group: the old one keeps its last state */
+            free(e->name);
+            free(e->message);
+        } else {
+            e = &ev->v[ev->n++];
+            e->key = TAKE_PTR(k);
+        }
         /* client-go's GenerateEventName: "<object>.<hex unix nanos>"; the tick keeps two events
          * of the same millisecond apart. */
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         uint64_t nanos = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec + ev->tick;
         e->name = rss_xasprintf("%s.%" PRIx64, rss_name, nanos);
+        e->message = rss_xstrdup(msg);
         e->count = 1;
-        e->first_ms = e->last_ms = now_ms;
+        e->first_ms = e->last_ms = e->created_ms = now_ms;
         e->used = ev->tick;
         ret = 0;
     }
@@ -98,6 +110,7 @@ void leader_events_forget(struct leader_events *ev, const struct leader_event_ke
     if (e) {
         free(e->key);
         free(e->name);
+        free(e->message);
         *e = ev->v[--ev->n];
     }
     pthread_mutex_unlock(&ev->lock);

@@ -90,10 +90,11 @@ struct leader_event_key {
 };
 
 struct leader_event_entry {
-    char *key;  /* the joined key */
-    char *name; /* the Event object's name */
+    char *key;     /* the group: namespace, RSS uid, member, type, reason */
+    char *name;    /* the Event object's name */
+    char *message; /* its current message */
     int count;
-    int64_t first_ms, last_ms;
+    int64_t first_ms, last_ms, created_ms;
     uint64_t used; /* LRU tick */
 };
 
@@ -104,13 +105,20 @@ struct leader_events {
     uint64_t tick;
 };
 
+/* Messages of one group that change within this long of its Event's creation update that Event
+ * rather than create another (a series of waits while an RSS starts up, a flapping member). */
+#define LEADER_EVENT_FOLD_MS 10000
+
 void leader_events_init(struct leader_events *ev, size_t cap);
 void leader_events_clear(struct leader_events *ev);
 
-/* Records one occurrence. Returns 0 when it is new (*name = a fresh Event name "<rss>.<hex>", the
- * caller POSTs it), or the repeat count (>= 2) when an identical event exists (*name = its name, the
- * caller PATCHes count and lastTimestamp). *first_ms gets the first occurrence. Evicts the least
- * recently used entry when full. *name is a new string the caller frees. */
+/* Records one occurrence, like client-go's recorder correlates them: an identical event (same group,
+ * same message) is a repeat of the group's Event; a different message within LEADER_EVENT_FOLD_MS of
+ * that Event's creation is folded into it (its message becomes the new one); anything else is a new
+ * Event. Returns 0 when the caller must POST a new Event (*name = a fresh name "<rss>.<hex>"), or the
+ * count (>= 2) when it must PATCH the Event *name with that count, lastTimestamp and the message.
+ * *first_ms gets the group's first occurrence. Evicts the least recently used group when full. *name is
+ * a new string the caller frees. */
 int leader_events_note(struct leader_events *ev, const struct leader_event_key *key, const char *rss_name,
                        int64_t now_ms, char **name, int64_t *first_ms);
 

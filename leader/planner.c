@@ -611,12 +611,27 @@ static void recovery(struct ctx *c)
                  c->spec->name, c->pin_ordinal, ps, bs, best->pod);
     } else {
         struct rss_strbuf why = {0};
-        rss_strbuf_printf(&why, "lights-out recovery: %s seeds with the highest sequence %s among %s",
-                          best->pod, bs, rss_strbuf_str(&all));
-        if (tie)
+        /* A cluster that never started and whose members are all empty is being created, not
+         * recovered: say so rather than "seeds with the highest sequence 0". */
+        bool bootstrap = !c->last_recovery && !n_missing && best->seq == 0;
+        if (bootstrap)
+            rss_strbuf_printf(&why, "new cluster: %s bootstraps, all %zu members empty", best->pod, n_cand);
+        else
+            rss_strbuf_printf(&why, "lights-out recovery: %s seeds with the highest sequence %s among %s",
+                              best->pod, bs, rss_strbuf_str(&all));
+        if (tie && !bootstrap)
             rss_strbuf_printf(&why, " (tied with %s; the lowest ordinal wins)", tie->pod);
         issue(c, best, RSS_ACTION_SEED, NULL, 0, why.s);
-        event(c, RSS_EVENT_NORMAL, "SeedChosen", best, "%s", why.s);
+        event(c, RSS_EVENT_NORMAL, bootstrap ? "Bootstrap" : "SeedChosen", best, "%s", why.s);
+        cJSON_Delete(c->new_recovery);
+        c->new_recovery = cJSON_CreateObject();
+        cJSON_AddStringToObject(c->new_recovery, "kind", bootstrap ? "Bootstrap" : "LightsOut");
+        cJSON_AddStringToObject(c->new_recovery, "seed", best->pod);
+        cJSON_AddStringToObject(c->new_recovery, "sequence", bs);
+        char when[RSS_TIME_LEN];
+        cJSON_AddStringToObject(c->new_recovery, "time", rss_time_ms(when, c->in->now_ms));
+        if (n_missing)
+            cJSON_AddNumberToObject(c->new_recovery, "membersLeftOut", (double)n_missing);
         decision_msg(c, "%s", why.s);
         if (n_missing) {
             /* Rule 3: the admin's opt-in, never a dead node by itself; say what may be lost. */
@@ -802,6 +817,9 @@ static int setup(struct ctx *c, const struct rss_plan_input *in, rss_error_t *er
     const cJSON *ps = in->prev_status;
     c->seq = planner_json_u64(ps, "lastActionSeq");
     c->prev_message = rss_json_str(ps, "message");
+    c->last_recovery = cJSON_GetObjectItemCaseSensitive(ps, "lastRecovery");
+    if (!cJSON_IsObject(c->last_recovery))
+        c->last_recovery = NULL;
     const cJSON *rec = cJSON_GetObjectItemCaseSensitive(ps, "recovery");
     const char *pin_seq = rss_json_str(rec, "seedSequence");
     const cJSON *pin_ord = cJSON_GetObjectItemCaseSensitive(rec, "seedOrdinal");
@@ -863,6 +881,7 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
         free(c.m[i].pod);
         free(c.m[i].note.s);
     }
+    cJSON_Delete(c.new_recovery);
     free(c.m);
     free(c.msg.s);
     return r;

@@ -72,6 +72,8 @@ struct ctx {
     const char *prev_message;
     bool pin;
     unsigned pin_ordinal;
+    const cJSON *last_recovery; /* status.lastRecovery as last written (NULL: never seeded: a new cluster) */
+    cJSON *new_recovery;        /* set when this plan seeds */
     uint64_t pin_seq;
     size_t n_primaries_up;
 };

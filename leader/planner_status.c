@@ -137,6 +137,16 @@ static void condition(struct ctx *c, cJSON *arr, const char *type, bool status, 
     cJSON_AddItemToArray(arr, j);
 }
 
+/* A cluster being created rather than recovered: this plan bootstraps it, or it never seeded yet. */
+static bool is_new(const struct ctx *c)
+{
+    if (c->new_recovery) {
+        const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c->new_recovery, "kind"));
+        return kind && !strcmp(kind, "Bootstrap");
+    }
+    return !c->last_recovery;
+}
+
 static const char *phase(struct ctx *c)
 {
     if (c->spec->paused)
@@ -185,13 +195,23 @@ void planner_build_status(struct ctx *c)
     for (size_t i = 0; i < c->n; i++)
         if (in_scope(c, &c->m[i]))
             cJSON_AddItemToArray(ms, member_status(&c->m[i]));
+    /* What `kubectl describe rss` shows first: is it serving, is it whole, is it recovering, what does
+     * it wait for. Reasons are CamelCase and stable; messages carry the detail. */
     cJSON *conds = cJSON_AddArrayToObject(s, "conditions");
+    bool all_ready = c->target > 0 && (int)ready == c->target;
+    _cleanup_free_ char *rm = rss_xasprintf("%zu of %d members ready", ready, c->target);
+    condition(c, conds, "Ready", all_ready, all_ready ? "AllMembersReady" : "MembersNotReady", rm);
     bool avail = c->n_primaries_up > 0;
     _cleanup_free_ char *am =
         rss_xasprintf("%zu primar%s running", c->n_primaries_up, c->n_primaries_up == 1 ? "y" : "ies");
     condition(c, conds, "Available", avail, avail ? "PrimaryRunning" : "NoPrimary", am);
+    bool degraded = avail && !all_ready && !c->spec->paused;
+    condition(c, conds, "Degraded", degraded, degraded ? "MembersDown" : "NotDegraded", degraded ? rm : "");
     bool rec = !avail && c->target > 0 && !c->spec->paused;
-    condition(c, conds, "Recovering", rec, rec ? "LightsOut" : "NotRecovering", rec ? c->msg.s : "");
+    const char *rec_reason = !rec ? "NotRecovering" : is_new(c) ? "Bootstrap" : "LightsOut";
+    condition(c, conds, "Recovering", rec, rec_reason, rec ? c->msg.s : "");
+    condition(c, conds, "WaitingForMembers", c->waiting, c->waiting ? c->wait_reason : "NotWaiting",
+              c->waiting ? c->msg.s : "");
     bool scaling = c->sts >= 0 && c->sts != c->target;
     condition(c, conds, "Scaling", scaling,
               !scaling             ? "AtSize"
@@ -205,6 +225,10 @@ void planner_build_status(struct ctx *c)
         fmt_seq(c->pin_seq, buf, sizeof(buf));
         cJSON_AddStringToObject(r, "seedSequence", buf);
     }
+    if (c->new_recovery)
+        cJSON_AddItemToObject(s, "lastRecovery", cJSON_Duplicate(c->new_recovery, true));
+    else if (c->last_recovery)
+        cJSON_AddItemToObject(s, "lastRecovery", cJSON_Duplicate(c->last_recovery, true));
     cJSON_AddNumberToObject(s, "lastActionSeq", (double)c->seq);
     cJSON_AddNumberToObject(s, "epoch", (double)c->in->epoch);
     c->out->status = s;

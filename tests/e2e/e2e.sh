@@ -64,7 +64,7 @@ sc_create() {
         any(.metadata.ownerReferences[]?; .kind == "ReplicatedStatefulSet" and .controller == true)' >/dev/null ||
         fail "StatefulSet $(sts_name $R) missing or not owned"
     [ "$(members_json "$R" | jq '[.items[].spec.nodeName] | unique | length')" = 3 ] || fail "members not spread over 3 nodes"
-    [ -n "$(events_since "$mark" SeedChosen "$R")" ] || fail "no SeedChosen Event"
+    [ -n "$(events_since "$mark" Bootstrap "$R" | grep "new cluster: $(member $R 0) bootstraps, all 3 members empty")" ] || fail "no Bootstrap Event for the new cluster"
     note "seed $(member $R 0) at $(line_time "$seeds"); joins: $(awk '{print $2}' <<<"$prim" | tr '\n' ' ')"
     note "kubectl get rss: $(k get rss "$R" -n "$NS" --no-headers 2>&1)"
 }

@@ -447,32 +447,41 @@ static void test_snapshot_table(void **state)
     rss_spec_clear(&spec);
 }
 
-/* ---- event dedupe ---- */
+/* ---- event correlation: repeats and bursts fold into one Event ---- */
 
 struct ev_step {
+    int64_t at_s; /* seconds after NOW */
     const char *reason, *message, *pod;
-    int want; /* 0 = new, n = the n-th repeat */
+    int want;    /* 0 = a new Event, n = the n-th occurrence written to the same Event */
+    int same_as; /* step whose Event this must be (-1: none to check) */
 };
 
 static const struct ev_step ev_steps[] = {
-    {"SeedChosen", "rss-db-2 seeds", NULL, 0},
-    {"SeedChosen", "rss-db-2 seeds", NULL, 2},
-    {"SeedChosen", "rss-db-2 seeds", NULL, 3},
-    {"SeedChosen", "rss-db-10 seeds", NULL, 0},
-    {"Joining", "rss-db-2 seeds", NULL, 0},
-    {"SeedChosen", "rss-db-2 seeds", "rss-db-2", 0},
-    {"SeedChosen", "rss-db-2 seeds", NULL, 4},
-    {"Fencing", "all", NULL, 0},
-    /* capacity 4: the least recently used (rss-db-10 seeds) goes */
-    {"SeedChosen", "rss-db-10 seeds", NULL, 0},
+    /* 0-2: identical repeats patch one Event */
+    {0, "SeedChosen", "rss-db-2 seeds", NULL, 0, -1},
+    {1, "SeedChosen", "rss-db-2 seeds", NULL, 2, 0},
+    {2, "SeedChosen", "rss-db-2 seeds", NULL, 3, 0},
+    /* 3: another message of the same group within the fold window: the same Event, new message */
+    {3, "SeedChosen", "rss-db-10 seeds", NULL, 4, 0},
+    /* 4-5: other groups (reason, member) are Events of their own */
+    {4, "Joining", "rss-db-2 seeds", NULL, 0, -1},
+    {5, "SeedChosen", "rss-db-2 seeds", "rss-db-2", 0, -1},
+    /* 6: a burst of waits while an RSS starts: one Event, not four */
+    {6, "WaitingForMembers", "waiting for 3 of 3", NULL, 0, -1},
+    {6, "WaitingForMembers", "waiting for 2 of 3", NULL, 2, 6},
+    {7, "WaitingForMembers", "waiting for 1 of 3", NULL, 3, 6},
+    /* 9: after the fold window a different message is a new Event... */
+    {20, "SeedChosen", "rss-db-5 seeds", NULL, 0, -1},
+    /* ...and the same message is still a repeat of the current one */
+    {40, "SeedChosen", "rss-db-5 seeds", NULL, 2, 9},
 };
 
-static void test_event_dedupe_table(void **state)
+static void test_event_correlation_table(void **state)
 {
     (void)state;
     struct leader_events ev;
-    leader_events_init(&ev, 4);
-    char *first_name = NULL;
+    leader_events_init(&ev, 8);
+    char *names[sizeof(ev_steps) / sizeof(ev_steps[0])] = {0};
     for (size_t i = 0; i < sizeof(ev_steps) / sizeof(ev_steps[0]); i++) {
         const struct ev_step *s = &ev_steps[i];
         struct leader_event_key k = {.ns = "prod",
@@ -481,29 +490,41 @@ static void test_event_dedupe_table(void **state)
                                      .reason = s->reason,
                                      .message = s->message,
                                      .pod = s->pod};
-        char *name = NULL;
         int64_t first = 0;
-        int got = leader_events_note(&ev, &k, "db", NOW + (int64_t)i * 1000, &name, &first);
+        int got = leader_events_note(&ev, &k, "db", NOW + s->at_s * 1000, &names[i], &first);
         if (got != s->want)
             fail_msg("step %zu (%s/%s): got %d, want %d", i, s->reason, s->message, got, s->want);
-        assert_true(!strncmp(name, "db.", 3));
-        if (i == 0)
-            first_name = rss_xstrdup(name);
-        if (!strcmp(s->message, "rss-db-2 seeds") && !strcmp(s->reason, "SeedChosen") && !s->pod) {
-            assert_string_equal(name, first_name); /* repeats patch the same Event */
-            assert_int_equal(first, NOW);
-        }
-        free(name);
+        assert_true(!strncmp(names[i], "db.", 3));
+        if (s->same_as >= 0)
+            assert_string_equal(names[i], names[s->same_as]);
+        else
+            for (size_t j = 0; j < i; j++)
+                assert_string_not_equal(names[i], names[j]);
     }
-    /* A forgotten entry (its Event expired) starts over. */
-    struct leader_event_key k = {"prod", "u-1", "Normal", "SeedChosen", "rss-db-2 seeds", NULL};
+    for (size_t i = 0; i < sizeof(ev_steps) / sizeof(ev_steps[0]); i++)
+        free(names[i]);
+    /* A forgotten group (its Event expired) starts over; a full table evicts the least recently used. */
+    struct leader_event_key k = {"prod", "u-1", "Normal", "SeedChosen", "rss-db-5 seeds", NULL};
     leader_events_forget(&ev, &k);
     char *name = NULL;
     int64_t first;
-    assert_int_equal(leader_events_note(&ev, &k, "db", NOW + 99000, &name, &first), 0);
-    assert_string_not_equal(name, first_name);
+    assert_int_equal(leader_events_note(&ev, &k, "db", NOW + 41000, &name, &first), 0);
     free(name);
-    free(first_name);
+    leader_events_clear(&ev);
+    leader_events_init(&ev, 2);
+    struct leader_event_key a = {"p", "u", "Normal", "A", "m", NULL},
+                            b = {"p", "u", "Normal", "B", "m", NULL},
+                            c = {"p", "u", "Normal", "C", "m", NULL};
+    assert_int_equal(leader_events_note(&ev, &a, "db", NOW, &name, &first), 0);
+    free(name);
+    assert_int_equal(leader_events_note(&ev, &b, "db", NOW, &name, &first), 0);
+    free(name);
+    assert_int_equal(leader_events_note(&ev, &a, "db", NOW, &name, &first), 2);
+    free(name);
+    assert_int_equal(leader_events_note(&ev, &c, "db", NOW, &name, &first), 0); /* evicts B */
+    free(name);
+    assert_int_equal(leader_events_note(&ev, &b, "db", NOW, &name, &first), 0);
+    free(name);
     leader_events_clear(&ev);
 }
 
@@ -704,7 +725,7 @@ int main(void)
         cmocka_unit_test(test_liveness_api_outage),
         cmocka_unit_test(test_liveness_huge_duration),
         cmocka_unit_test(test_snapshot_table),
-        cmocka_unit_test(test_event_dedupe_table),
+        cmocka_unit_test(test_event_correlation_table),
         cmocka_unit_test(test_event_object),
         cmocka_unit_test(test_pod_patch),
         cmocka_unit_test(test_status_patch_table),

@@ -370,7 +370,8 @@ static const struct row recovery_rows[] = {
     /* ties go to the lowest ordinal */
     {"2", "S9 S9 S9", 0, false, 0, NO_PIN, 0, "0:seed", "SeedChosen", false},
     {"2", "S1 S9 S9", 0, false, 0, NO_PIN, 0, "1:seed", "SeedChosen", false},
-    {"2", "S0 S0 S0", 0, false, 0, NO_PIN, 0, "0:seed", "SeedChosen", false},
+    /* every member empty and never seeded: a new cluster bootstraps (the same rules, clearer words) */
+    {"2", "S0 S0 S0", 0, false, 0, NO_PIN, 0, "0:seed", "Bootstrap", false},
     /* rule 3: wait for every member by default */
     {"3", "? S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
     {"3", "- S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
@@ -1241,9 +1242,60 @@ static void test_status(void **state)
     assert_string_equal(cJSON_GetObjectItem(m3, "node")->valuestring, "node-3");
     assert_string_equal(cJSON_GetObjectItem(m3, "role")->valuestring, "stopped");
     assert_non_null(strstr(cJSON_GetObjectItem(m3, "sequenceError")->valuestring, "garbage"));
+    /* kubectl describe: Ready, Available, Degraded, Recovering, WaitingForMembers, Scaling. */
+    static const struct {
+        const char *type, *status, *reason;
+    } want[] = {{"Ready", "False", "MembersNotReady"},
+                {"Available", "True", "PrimaryRunning"},
+                {"Degraded", "True", "MembersDown"},
+                {"Recovering", "False", "NotRecovering"}};
     const cJSON *conds = cJSON_GetObjectItem(p.status, "conditions");
-    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(conds, 0), "type")->valuestring, "Available");
-    assert_string_equal(cJSON_GetObjectItem(cJSON_GetArrayItem(conds, 0), "status")->valuestring, "True");
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        const cJSON *cd = cJSON_GetArrayItem(conds, (int)i);
+        assert_string_equal(cJSON_GetObjectItem(cd, "type")->valuestring, want[i].type);
+        assert_string_equal(cJSON_GetObjectItem(cd, "status")->valuestring, want[i].status);
+        assert_string_equal(cJSON_GetObjectItem(cd, "reason")->valuestring, want[i].reason);
+    }
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* A new cluster reads as a bootstrap; the first lights-out after it as a recovery; lastRecovery says
+ * which member seeded with what, and survives the end of the recovery. */
+static void test_bootstrap_then_recovery(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S0 S0 S0", 0, false, 0);
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "0:seed", "bootstrap");
+    const struct rss_plan_event *e = find_event(&p, "Bootstrap");
+    assert_non_null(e);
+    assert_non_null(strstr(e->message, "new cluster: rss-db-0 bootstraps, all 3 members empty"));
+    assert_null(find_event(&p, "SeedChosen"));
+    const cJSON *lr = cJSON_GetObjectItem(p.status, "lastRecovery");
+    assert_string_equal(cJSON_GetObjectItem(lr, "kind")->valuestring, "Bootstrap");
+    assert_string_equal(cJSON_GetObjectItem(lr, "seed")->valuestring, "rss-db-0");
+    w.prev = cJSON_Duplicate(p.status, true);
+    rss_plan_free(&p);
+    /* It runs; the record stays. */
+    for (unsigned i = 0; i < 3; i++)
+        set_observed(find(&w, i), RSS_ROLE_PRIMARY, GEN, false, 0, NULL);
+    run(&w, &p);
+    lr = cJSON_GetObjectItem(p.status, "lastRecovery");
+    assert_string_equal(cJSON_GetObjectItem(lr, "kind")->valuestring, "Bootstrap");
+    cJSON_Delete(w.prev);
+    w.prev = cJSON_Duplicate(p.status, true);
+    rss_plan_free(&p);
+    /* A lights-out with empty data again is a recovery now, not a bootstrap. */
+    for (unsigned i = 0; i < 3; i++)
+        set_observed(find(&w, i), RSS_ROLE_STOPPED, GEN + 1, true, 0, NULL);
+    run(&w, &p);
+    expect(&p, "0:seed", "recovery");
+    assert_non_null(find_event(&p, "SeedChosen"));
+    lr = cJSON_GetObjectItem(p.status, "lastRecovery");
+    assert_string_equal(cJSON_GetObjectItem(lr, "kind")->valuestring, "LightsOut");
     rss_plan_free(&p);
     world_free(&w);
 }
@@ -1581,6 +1633,7 @@ int main(void)
         cmocka_unit_test(test_node_outage_is_no_crash),
         cmocka_unit_test(test_ordinal_above_replicas),
         cmocka_unit_test(test_newer_late_member_held),
+        cmocka_unit_test(test_bootstrap_then_recovery),
         cmocka_unit_test(test_create_and_scale_up),
         cmocka_unit_test(test_scale_down_table),
         cmocka_unit_test(test_paused),
