@@ -591,17 +591,17 @@ static void recovery(struct ctx *c)
     }
     int min = c->spec->min_members;
     bool policy = min > 0 && n_cand >= (size_t)min;
+    const char *what = c->last_recovery ? "lights-out recovery" : "new cluster";
     char bs[24] = "", ps[24];
     if (best)
         fmt_seq(best->seq, bs, sizeof(bs));
     fmt_seq(c->pin_seq, ps, sizeof(ps));
     if (n_missing && !policy) {
         wait_msg(c, warn, warn ? "SequenceError" : "WaitingForMembers",
-                 "lights-out recovery: waiting for %zu of %d member(s) to report a sequence: %s", n_missing,
-                 w, rss_strbuf_str(&missing));
-    } else if (!best) {
-        wait_msg(c, true, "WaitingForMembers", "lights-out recovery: no member can seed: %s",
+                 "%s: waiting for %zu of %d member(s) to report a sequence: %s", what, n_missing, w,
                  rss_strbuf_str(&missing));
+    } else if (!best) {
+        wait_msg(c, true, "WaitingForMembers", "%s: no member can seed: %s", what, rss_strbuf_str(&missing));
     } else if (c->pin && best->seq < c->pin_seq) {
         /* Rule 2: a failed seed is retried on its member; never an automatic fallback to less data. */
         wait_msg(c, true, "SeedFallbackRefused",

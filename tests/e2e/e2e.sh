@@ -67,6 +67,21 @@ sc_create() {
     [ -n "$(events_since "$mark" Bootstrap "$R" | grep "new cluster: $(member $R 0) bootstraps, all 3 members empty")" ] || fail "no Bootstrap Event for the new cluster"
     note "seed $(member $R 0) at $(line_time "$seeds"); joins: $(awk '{print $2}' <<<"$prim" | tr '\n' ' ')"
     note "kubectl get rss: $(k get rss "$R" -n "$NS" --no-headers 2>&1)"
+    # kubectl describe tells the story: conditions with reasons, then the Events in order, a burst of
+    # waits folded into one Event.
+    local d
+    d=$(k describe rss "$R" -n "$NS") || fail "kubectl describe rss"
+    grep -q "Last Recovery:" <<<"$d" || fail "describe shows no Last Recovery"
+    local t
+    for t in Ready Available Degraded Recovering WaitingForMembers; do
+        grep -q "Type: *$t\b" <<<"$d" || fail "describe shows no $t condition"
+    done
+    grep -qE "Reason: *AllMembersReady" <<<"$d" || fail "describe: Ready is not AllMembersReady"
+    local evs
+    evs=$(sed -n '/^Events:/,$p' <<<"$d")
+    grep -q "Normal *Bootstrap .*new cluster: $(member $R 0) bootstraps" <<<"$evs" || fail "describe Events: no Bootstrap: $evs"
+    [ "$(grep -c "WaitingForMembers" <<<"$evs")" -le 1 ] || fail "describe Events: the waits were not folded: $evs"
+    awk '/Bootstrap/{b=NR} /Joining/{if(!j)j=NR} END{exit !(b && j && b < j)}' <<<"$evs" || fail "describe Events out of order: $evs"
 }
 
 # ---- 2. restart rssd on a node (SIGKILL: no Lease release, no goodbye) -> no hook runs twice
