@@ -208,7 +208,7 @@ same_json "status stored without pruning" "$(jq .status <<<"$status")" "$(jq .st
 same_json "a status write leaves the spec alone" "$dummy_spec" "$(jq .spec <<<"$got")"
 table=$(k get rss 2>&1) || true
 printf '     %s\n' "${table//$'\n'/$'\n'     }"
-expect "kubectl get rss shows the printer columns" "NAME PHASE PRIMARIES READY AGE" \
+expect "kubectl get rss shows the printer columns" "NAME PHASE PRIMARIES READY LAST-RECOVERY AGE" \
 	"$(head -n 1 <<<"$table" | tr -s ' ')"
 row=$(grep '^dummy ' <<<"$table" | tr -s ' ' | cut -d' ' -f1-4)
 expect "the dummy row shows phase, primaries and ready" "dummy Running 3 3" "$row"
@@ -216,7 +216,7 @@ for n in example dummy variant; do
 	if grep -q "^$n " <<<"$table"; then ok "kubectl get rss lists $n"; else bad "kubectl get rss does not list $n"; fi
 done
 wide=$(k get rss dummy -o wide 2>&1 | head -n 1 | tr -s ' ')
-expect "-o wide adds the message column" "NAME PHASE PRIMARIES READY AGE MESSAGE" "$wide"
+expect "-o wide adds the message column" "NAME PHASE PRIMARIES READY LAST-RECOVERY AGE MESSAGE" "$wide"
 run "the long resource name works too" k get replicatedstatefulsets.clusterlabs.org dummy
 
 echo "# $checks checks, $fails failed"
