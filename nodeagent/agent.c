@@ -31,6 +31,7 @@ int rss_agent_new(const struct rss_agent_config *cfg, struct rss_agent **ret, rs
     a->identity = rss_xstrdup(cfg->identity ? cfg->identity : cfg->node);
     a->fence_timeout_ms = cfg->fence_timeout_ms ? cfg->fence_timeout_ms : 30000;
     a->heartbeat_ms = cfg->heartbeat_ms ? cfg->heartbeat_ms : 2000;
+    a->hook_output_max = cfg->hook_output_max;
     pthread_mutex_init(&a->lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);

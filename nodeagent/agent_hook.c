@@ -79,10 +79,16 @@ void agent_hook_run(struct rss_agent *a, const struct rss_spec *spec, const char
         h->exit_code = -1;
         h->result = rss_agent_hook_result(h->errc, 0);
         _cleanup_free_ char *e = rss_error_string(err);
-        h->msg = h->result == RSS_RESULT_TIMEOUT
-                     ? rss_xasprintf("hook %s killed by the runtime at its %d s timeout",
-                                     rss_spec_hook_name(kind), timeout_s)
-                     : rss_xasprintf("hook %s could not run: %s", rss_spec_hook_name(kind), e);
+        if (h->result == RSS_RESULT_TIMEOUT)
+            h->msg = rss_xasprintf("hook %s killed by the runtime at its %d s timeout",
+                                   rss_spec_hook_name(kind), timeout_s);
+        else if (h->errc == RSS_E_TOO_LARGE)
+            /* Refused by the CRI client before it was buffered (--hook-output-max): never parsed. */
+            h->msg = rss_xasprintf(
+                "hook %s: output too large (stdout and stderr over %zu bytes, --hook-output-max); not used",
+                rss_spec_hook_name(kind), a->hook_output_max);
+        else
+            h->msg = rss_xasprintf("hook %s could not run: %s", rss_spec_hook_name(kind), e);
         rss_log_info("pod %s/%s: hook %s -> %s after %" PRId64 " ms: %s", ns, pod, rss_spec_hook_name(kind),
                      rss_result_name(h->result), took, h->msg);
         return;

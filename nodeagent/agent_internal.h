@@ -55,6 +55,7 @@ struct rss_agent {
     struct rss_cri *cri;
     char *node, *ns, *identity;
     long fence_timeout_ms, heartbeat_ms;
+    size_t hook_output_max;
     const atomic_bool *stop;
 
     pthread_mutex_t lock;

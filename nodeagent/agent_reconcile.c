@@ -362,7 +362,21 @@ static int64_t reconcile(struct agent_job *j)
             m->dirty = true;
         m->status_due_ms = rss_clock_mono_ms() + (int64_t)j->spec->spec.reconcile_interval_ms;
     }
-    if (o->role != RSS_ROLE_STOPPED && m->status_due_ms < next)
+    /* A stopped member without a valid sequence (its hook printed garbage, failed or was too large) is
+     * asked again every reconcileInterval: the admin may have fixed its data, and the recovery waits for
+     * it (rule 3). A stopped member with a sequence has nothing new to say until something starts it. */
+    bool ask_again = o->role == RSS_ROLE_STOPPED && !o->has_sequence;
+    if (ask_again && now >= m->status_due_ms) {
+        _cleanup_free_ char *before = o->sequence_error ? rss_xstrdup(o->sequence_error) : NULL;
+        do_status(j, cid, peers, n_peers, "periodic check of a stopped member without a valid sequence");
+        if (o->role == RSS_ROLE_STOPPED)
+            do_sequence(j, cid, peers, n_peers, "asking again for the sequence it could not give");
+        if (o->role != RSS_ROLE_STOPPED || o->has_sequence ||
+            !(before && o->sequence_error && !strcmp(before, o->sequence_error)))
+            m->dirty = true;
+        m->status_due_ms = rss_clock_mono_ms() + (int64_t)j->spec->spec.reconcile_interval_ms;
+    }
+    if ((o->role != RSS_ROLE_STOPPED || ask_again) && m->status_due_ms < next)
         next = m->status_due_ms;
     if (new_epoch)
         m->dirty = true;

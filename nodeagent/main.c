@@ -25,6 +25,7 @@ struct opts {
     const char *node, *ns, *kubeconfig, *cri_endpoint, *health_address;
     int health_port;
     long lease_duration_ms, renew_deadline_ms, retry_period_ms, fence_timeout_ms;
+    long hook_output_max;
 };
 
 static void usage(FILE *f)
@@ -45,6 +46,8 @@ static void usage(FILE *f)
                "  --renew-deadline D      leader renew deadline (default 10s)\n"
                "  --retry-period D        leader retry period (default 2s)\n"
                "  --fence-timeout D       API unreachable this long -> stop local members (default 30s)\n"
+               "  --hook-output-max BYTES the most output (stdout + stderr) one hook may print; more is\n"
+               "                          reported as \"output too large\" and never used (default 1048576)\n"
                "  --log-level LEVEL       error, warn, info or debug (default info, or $RSS_LOG_LEVEL)\n"
                "  --help                  this text\n"
                "Durations: milliseconds (\"1500\") or a duration string (\"15s\", \"1m30s\", \"500ms\").\n");
@@ -83,7 +86,7 @@ static int parse_ms(const char *flag, const char *s, long *ms)
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-    enum { O_NODE = 256, O_NS, O_KC, O_CRI, O_HPORT, O_HADDR, O_LD, O_RD, O_RP, O_FT, O_LOG, O_HELP };
+    enum { O_NODE = 256, O_NS, O_KC, O_CRI, O_HPORT, O_HADDR, O_LD, O_RD, O_RP, O_FT, O_HOM, O_LOG, O_HELP };
     static const struct option lo[] = {{"node", required_argument, NULL, O_NODE},
                                        {"namespace", required_argument, NULL, O_NS},
                                        {"kubeconfig", required_argument, NULL, O_KC},
@@ -94,6 +97,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                                        {"renew-deadline", required_argument, NULL, O_RD},
                                        {"retry-period", required_argument, NULL, O_RP},
                                        {"fence-timeout", required_argument, NULL, O_FT},
+                                       {"hook-output-max", required_argument, NULL, O_HOM},
                                        {"log-level", required_argument, NULL, O_LOG},
                                        {"help", no_argument, NULL, O_HELP},
                                        {NULL, 0, NULL, 0}};
@@ -105,7 +109,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                        .lease_duration_ms = 15000,
                        .renew_deadline_ms = 10000,
                        .retry_period_ms = 2000,
-                       .fence_timeout_ms = 30000};
+                       .fence_timeout_ms = 30000,
+                       .hook_output_max = 1048576};
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
@@ -149,6 +154,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             if (parse_ms("--fence-timeout", optarg, &o->fence_timeout_ms) < 0)
                 return -1;
             break;
+        case O_HOM: {
+            long v = strtol(optarg, &end, 10);
+            /* At least a page (a sequence is tiny, a status message short); at most what runtimes send. */
+            if (*optarg == '\0' || *end != '\0' || v < 4096 || v > 16 * 1024 * 1024)
+                return bad("--hook-output-max: '%s' is not a byte count in [4096, 16777216]", optarg);
+            o->hook_output_max = v;
+            break;
+        }
         case O_LOG:
             if (!strcmp(optarg, "error"))
                 rss_log_set_level(RSS_LOG_ERROR);
@@ -231,7 +244,9 @@ int main(int argc, char **argv)
     rss_kube_set_timeout(kube, 10000);
     const char *ns = o.ns && *o.ns ? o.ns : rss_kube_namespace(kube);
     struct rss_cri *cri = NULL;
-    if (rss_cri_new(o.cri_endpoint && *o.cri_endpoint ? o.cri_endpoint : NULL, NULL, &cri, &err) < 0) {
+    /* One answer carries stdout and stderr together, plus a little message framing. */
+    struct rss_cri_options co = {.max_recv_bytes = (int)(o.hook_output_max + 64 * 1024)};
+    if (rss_cri_new(o.cri_endpoint && *o.cri_endpoint ? o.cri_endpoint : NULL, &co, &cri, &err) < 0) {
         rss_log_error(RSS_LOG_ERROR, &err, "CRI client");
         rss_kube_free(kube);
         return 1;
@@ -264,7 +279,8 @@ int main(int argc, char **argv)
                                   .node = o.node,
                                   .ns = ns,
                                   .identity = identity,
-                                  .fence_timeout_ms = o.fence_timeout_ms};
+                                  .fence_timeout_ms = o.fence_timeout_ms,
+                                  .hook_output_max = (size_t)o.hook_output_max};
     struct rss_leader_config lc = {.ns = ns, .fence_timeout_ms = o.fence_timeout_ms};
     int rc = 1;
     if (rss_election_new(&ec, &el, &err) < 0 || rss_agent_new(&ac, &agent, &err) < 0) {

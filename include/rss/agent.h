@@ -25,13 +25,14 @@
 struct rss_agent;
 
 struct rss_agent_config {
-    struct rss_kube *kube; /* borrowed; must outlive the agent */
-    struct rss_cri *cri;   /* borrowed; must outlive the agent */
-    const char *node;      /* this node's name; required */
-    const char *ns;        /* rssd's namespace (Leases); required */
-    const char *identity;  /* holderIdentity of the heartbeat Lease; NULL = node */
-    long fence_timeout_ms; /* API unreachable this long -> stop local members; 0 = 30000 */
-    long heartbeat_ms;     /* heartbeat renew period; 0 = 2000 */
+    struct rss_kube *kube;  /* borrowed; must outlive the agent */
+    struct rss_cri *cri;    /* borrowed; must outlive the agent */
+    const char *node;       /* this node's name; required */
+    const char *ns;         /* rssd's namespace (Leases); required */
+    const char *identity;   /* holderIdentity of the heartbeat Lease; NULL = node */
+    long fence_timeout_ms;  /* API unreachable this long -> stop local members; 0 = 30000 */
+    long heartbeat_ms;      /* heartbeat renew period; 0 = 2000 */
+    size_t hook_output_max; /* for messages: the hook output limit the CRI client enforces (bytes) */
 };
 
 /* Validates cfg and creates an agent (copies the strings). Errors: RSS_E_INVALID. */

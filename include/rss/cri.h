@@ -45,14 +45,17 @@
 #define RSS_CRI_CALL_TIMEOUT_MS 10000
 /* Default initial and maximum reconnect backoff. */
 #define RSS_CRI_RECONNECT_BACKOFF_MS 200
-/* Receive limit: runtimes cap each ExecSync stream at 16 MiB (containerd also sends at most 16 MiB). */
-#define RSS_CRI_MAX_RECV_BYTES (17 * 1024 * 1024)
+/* Default receive limit of one answer. An ExecSync answer carries the hook's stdout and stderr, so this
+ * bounds what a hook can make rssd hold: a bigger answer is refused by gRPC (RSS_E_TOO_LARGE) before
+ * it is buffered, and the hook is reported as "output too large". Runtimes themselves allow 16 MiB. */
+#define RSS_CRI_MAX_RECV_BYTES (2 * 1024 * 1024 + 64 * 1024)
 
 struct rss_cri;
 
 struct rss_cri_options {
     int call_timeout_ms;      /* 0: RSS_CRI_CALL_TIMEOUT_MS */
     int reconnect_backoff_ms; /* 0: RSS_CRI_RECONNECT_BACKOFF_MS */
+    int max_recv_bytes;       /* 0: RSS_CRI_MAX_RECV_BYTES; the largest answer accepted */
 };
 
 /* A string map entry. In requests the strings are the caller's; in results they are owned by the

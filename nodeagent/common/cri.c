@@ -180,6 +180,7 @@ int rss_cri_new(const char *endpoint, const struct rss_cri_options *opts, struct
         return -1;
 
     int timeout_ms = opts && opts->call_timeout_ms > 0 ? opts->call_timeout_ms : RSS_CRI_CALL_TIMEOUT_MS;
+    int max_recv = opts && opts->max_recv_bytes > 0 ? opts->max_recv_bytes : RSS_CRI_MAX_RECV_BYTES;
     int backoff_ms =
         opts && opts->reconnect_backoff_ms > 0 ? opts->reconnect_backoff_ms : RSS_CRI_RECONNECT_BACKOFF_MS;
 
@@ -192,9 +193,7 @@ int rss_cri_new(const char *endpoint, const struct rss_cri_options *opts, struct
     cri->call_timeout_ms = timeout_ms;
 
     grpc_arg args[] = {
-        {.type = GRPC_ARG_INTEGER,
-         .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
-         .value.integer = RSS_CRI_MAX_RECV_BYTES},
+        {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, .value.integer = max_recv},
         /* A short constant backoff: the runtime is local, and a restarted one must be reached again
          * within about a second. Calls use WAIT_FOR_READY, so they drive the reconnect. */
         {.type = GRPC_ARG_INTEGER, .key = GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, .value.integer = backoff_ms},

@@ -200,6 +200,31 @@ sc_reinstall() {
     note "epoch before $epoch0, after reinstall $lt"
 }
 
+# ---- 5b. a garbage sequence, then fixed data: the member is asked again within reconcileInterval (10 s
+#          in apps/dummy/rss.yaml) and the recovery proceeds, without anyone restarting its container
+sc_garbage_fixed() {
+    ensure_running
+    power_off_all
+    set_sequence $R 0 15
+    set_sequence $R 1 40
+    set_sequence $R 2 25
+    printf 'lots-of-writes' >"$(claim_dir $R 1)/garbage-sequence"
+    local mark mark2
+    mark=$(now)
+    power_on_all
+    garbage() { hook_lines "$mark" "$R" sequence | grep -q " $(member $R 1) sequence .* out=lots-of-writes "; }
+    wait_until 60 "$(member $R 1)'s garbage sequence" garbage
+    sleep 3
+    [ -z "$(hook_lines "$mark" "$R" seed)" ] || fail "seeded while a member's sequence was garbage"
+    mark2=$(now)
+    rm -f "$(claim_dir $R 1)/garbage-sequence"
+    asked() { hook_lines "$mark2" "$R" sequence | grep -q " $(member $R 1) sequence .* out=40 rc=0$"; }
+    wait_until 30 "$(member $R 1) to be asked again (reconcileInterval 10 s)" asked
+    seeded() { hook_lines "$mark" "$R" seed | grep -q " $(member $R 1) seed "; }
+    wait_until 30 "$(member $R 1) (40) to seed" seeded
+    ensure_running
+}
+
 # ---- 6. an RSS the schema accepts but rssd cannot run: status Failed, a Warning Event, nothing created
 sc_invalid_spec() {
     local mark
@@ -250,7 +275,7 @@ YAML
     k delete sts rss-other -n "$NS" >/dev/null
 }
 
-all=(late_node stays_off huge_epoch keeps_failing invalid_spec foreign_sts reinstall)
+all=(late_node stays_off garbage_fixed huge_epoch keeps_failing invalid_spec foreign_sts reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
 
