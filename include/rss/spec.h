@@ -29,6 +29,8 @@
 /* Most argv entries in one hook command, and the longest single entry. */
 #define RSS_SPEC_ARGV_MAX    64
 #define RSS_SPEC_ARG_LEN_MAX 4096
+/* Shortest spec.reconcileInterval accepted. */
+#define RSS_SPEC_RECONCILE_MIN_MS 1000
 
 enum rss_hook_kind {
     RSS_HOOK_SEQUENCE = 0,

@@ -234,16 +234,26 @@ void rss_annotation_desired_copy(struct rss_desired *dst, const struct rss_desir
     dst->reason = dup_or_null(src->reason);
 }
 
+/* Integers are printed exactly: cJSON prints numbers with 15 significant digits, so 2^53 came back as
+ * 9.00719925474099e+15 and no longer decoded (findings/desired-epoch-2pow53.json). The decoders accept
+ * [0, 2^53]; nothing rssd writes is larger (epochs and generations count events). */
+static void add_uint(cJSON *obj, const char *key, uint64_t v)
+{
+    char buf[24];
+    snprintf(buf, sizeof(buf), "%" PRIu64, v);
+    cJSON_AddRawToObject(obj, key, buf);
+}
+
 char *rss_annotation_desired_encode(const struct rss_desired *d)
 {
     _cleanup_json_ cJSON *j = cJSON_CreateObject();
     char id[48];
-    cJSON_AddNumberToObject(j, "epoch", (double)d->epoch);
+    add_uint(j, "epoch", d->epoch);
     cJSON_AddStringToObject(j, "action", rss_action_name(d->action));
     if (d->action != RSS_ACTION_NONE) {
         rss_action_id_format(d->id, id, sizeof(id));
         cJSON_AddStringToObject(j, "id", id);
-        cJSON_AddNumberToObject(j, "generation", (double)d->generation);
+        add_uint(j, "generation", d->generation);
         cJSON *peers = cJSON_AddArrayToObject(j, "peers");
         for (size_t i = 0; i < d->n_peers; i++)
             cJSON_AddItemToArray(peers, cJSON_CreateString(d->peers[i]));
@@ -269,6 +279,10 @@ static int decode_desired(const cJSON *j, struct rss_desired *d, rss_error_t *er
                               "desired.id: epoch %" PRIu64 " differs from epoch %" PRIu64, d->id.epoch,
                               d->epoch);
     const cJSON *peers = cJSON_GetObjectItemCaseSensitive(j, "peers");
+    /* A `none` (fencing, or nothing to do) has no hook to pass peers to; peers on it could only be
+     * someone choosing the arguments of the periodic hooks (findings/desired-none-with-peers.json). */
+    if (!act && cJSON_GetArraySize(peers) > 0)
+        return rss_error_make(err, RSS_E_INVALID, 0, "desired.peers: a none action carries no peers");
     if (peers) {
         if (!cJSON_IsArray(peers))
             return rss_error_make(err, RSS_E_INVALID, 0, "desired.peers: expected an array of strings");
@@ -326,7 +340,7 @@ char *rss_annotation_observed_encode(const struct rss_observed *o)
     _cleanup_json_ cJSON *j = cJSON_CreateObject();
     char buf[48];
     cJSON_AddStringToObject(j, "containerId", o->container_id ? o->container_id : "");
-    cJSON_AddNumberToObject(j, "generation", (double)o->generation);
+    add_uint(j, "generation", o->generation);
     cJSON_AddStringToObject(j, "role", rss_role_name(o->role));
     if (o->status_code >= 0)
         cJSON_AddNumberToObject(j, "status", o->status_code);
@@ -346,7 +360,7 @@ char *rss_annotation_observed_encode(const struct rss_observed *o)
         if (o->last.message)
             cJSON_AddStringToObject(la, "message", o->last.message);
     }
-    cJSON_AddNumberToObject(j, "leaseEpoch", (double)o->lease_epoch);
+    add_uint(j, "leaseEpoch", o->lease_epoch);
     rss_time_ms(buf, o->time_ms);
     cJSON_AddStringToObject(j, "time", buf);
     char *s = cJSON_PrintUnformatted(j);

@@ -245,6 +245,10 @@ static int parse_commands(const cJSON *pod, struct rss_spec *s, rss_error_t *err
                                   "spec.pod.commands.%s: unknown hook (expected sequence, seed, primary, "
                                   "secondary, status or stop)",
                                   c->string);
+        /* A real API server keeps one of two equal keys; the parser does not rely on that (the first
+         * argv would otherwise leak, findings/rss-duplicate-hook-key.json). */
+        if (s->hooks[kind].present)
+            return rss_error_make(err, RSS_E_INVALID, 0, "spec.pod.commands.%s: given twice", c->string);
         if (parse_hook(c, (enum rss_hook_kind)kind, &s->hooks[kind], err) < 0)
             return -1;
     }
@@ -399,6 +403,11 @@ static int parse_all(const cJSON *cr, struct rss_spec *s, rss_error_t *err)
     if (ri && !cJSON_IsNull(ri) &&
         parse_duration_field(ri, "spec.reconcileInterval", &s->reconcile_interval_ms, err) < 0)
         return -1;
+    /* Every agent runs `status` on every running member this often: 1ms would be a status storm. */
+    if (s->reconcile_interval_ms < RSS_SPEC_RECONCILE_MIN_MS)
+        return rss_error_make(err, RSS_E_INVALID, 0,
+                              "spec.reconcileInterval: %llu ms is below the minimum of 1s",
+                              (unsigned long long)s->reconcile_interval_ms);
     if (parse_pod(spec, s, err) < 0)
         return -1;
     return parse_recovery(spec, s, err);

@@ -326,24 +326,30 @@ static void test_fake_exec_outputs(void **state)
     rss_cri_exec_result_clear(&res);
 }
 
-/* 5 MiB passes gRPC's default 4 MiB receive limit only because the client raises it. */
+/* The receive limit bounds what a hook can make rssd hold (issue 9): 2 MiB passes the default
+ * RSS_CRI_MAX_RECV_BYTES (above gRPC's own 4 MiB default it would need raising; below it, lowering); 3 MiB
+ * is refused as RSS_E_TOO_LARGE before rssd buffers it. */
 static void test_fake_exec_big(void **state)
 {
     struct fixture *fx = *state;
     _cleanup_error_ rss_error_t err = NULL;
     struct rss_cri_exec_result res;
-    static const char *const big[] = {"big", "5242880", NULL};
+    static const char *const big[] = {"big", "2097152", NULL};
     assert_int_equal(exec_argv(fx, "c1", big, &res, &err), 0);
-    assert_int_equal(res.out_len, 5242880);
+    assert_int_equal(res.out_len, 2097152);
     assert_int_equal(res.out[0], 'x');
-    assert_int_equal(res.out[5242879], 'x');
-    assert_int_equal(res.out[5242880], '\0');
+    assert_int_equal(res.out[2097151], 'x');
+    assert_int_equal(res.out[2097152], '\0');
     rss_cri_exec_result_clear(&res);
 
-    static const char *const huge[] = {"big", "18874368", NULL}; /* 18 MiB > RSS_CRI_MAX_RECV_BYTES */
+    static const char *const huge[] = {"big", "3145728", NULL}; /* 3 MiB > RSS_CRI_MAX_RECV_BYTES */
     assert_true(exec_argv(fx, "c1", huge, &res, &err) < 0);
     assert_int_equal(rss_error_code(err), RSS_E_TOO_LARGE);
     assert_null(res.out);
+    rss_error_release(&err);
+    static const char *const h16[] = {"big", "16777216", NULL}; /* a hook printing 16 MB */
+    assert_true(exec_argv(fx, "c1", h16, &res, &err) < 0);
+    assert_int_equal(rss_error_code(err), RSS_E_TOO_LARGE);
 }
 
 static void expect_exec_error(struct fixture *fx, const char *id, const char *const *argv, enum rss_errc want,

@@ -225,6 +225,57 @@ sc_garbage_fixed() {
     ensure_running
 }
 
+# rssd_hwm: "node VmHWM-kB" of every rssd (the peak resident memory of each process so far).
+rssd_hwm() {
+    local n pid
+    for n in $("$WORLD" nodes); do
+        pid=$(rssd_pid "$n") || continue
+        echo "$n $(awk '/^VmHWM:/ {print $2}' "/proc/$pid/status")"
+    done
+}
+LIMIT_KB=$(awk '/limits:/ {l=1} l && /memory:/ {sub(/Mi/, "", $2); print $2 * 1024; exit}' "$repo/deploy/daemonset.yaml")
+
+# ---- 5c. a `sequence` hook printing 16 MB, then a 1.4 MB RSS: rssd stays under its memory limit
+#          and reports the hook as "output too large" (never as a sequence)
+sc_noisy() {
+    ensure_running
+    power_off_all
+    set_sequence $R 0 15
+    set_sequence $R 1 40
+    set_sequence $R 2 25
+    head -c 16777216 /dev/zero | tr '\0' 7 >"$(claim_dir $R 1)/garbage-sequence"
+    local mark
+    mark=$(now)
+    power_on_all
+    too_large() { observed "$(member $R 1)" | jq -e '.sequenceError // "" | test("output too large")' >/dev/null; }
+    wait_until 60 "$(member $R 1) to report its sequence output as too large" too_large
+    sleep 2
+    [ -z "$(hook_lines "$mark" "$R" seed)" ] || fail "seeded while a member's sequence was unusable"
+    local hwm
+    hwm=$(rssd_hwm)
+    note "VmHWM after a 16 MB sequence output (kB): $(tr '\n' ' ' <<<"$hwm")"
+    awk -v l=$LIMIT_KB '$2 >= l {bad=1} END {exit bad}' <<<"$hwm" || fail "an rssd reached its memory limit: $hwm"
+    rm -f "$(claim_dir $R 1)/garbage-sequence"
+    seeded() { hook_lines "$mark" "$R" seed | grep -q " $(member $R 1) seed "; }
+    wait_until 40 "$(member $R 1) (40) to seed once its hook is sane" seeded
+    ensure_running
+    # A 1.4 MB RSS (the etcd object limit is 1.5 MB): every agent and the leader parse it.
+    awk 'BEGIN { v = sprintf("%1000s", ""); gsub(/ /, "v", v); printf "["; for (i = 0; i < 1400; i++) printf "%s{\"name\":\"E%d\",\"value\":\"%s\"}", (i ? "," : ""), i, v; printf "]" }' \
+        >"$E2E_TMP/env.json"
+    rss_manifest big 1 false | k apply -n "$NS" -f - >/dev/null || fail "create RSS big"
+    k get rss big -n "$NS" -o json | jq --slurpfile e "$E2E_TMP/env.json" '.spec.pod.containers[0].env = $e[0] | del(.metadata.resourceVersion)' \
+        >"$E2E_TMP/big.json"
+    note "RSS big: $(wc -c <"$E2E_TMP/big.json") bytes"
+    k replace -f "$E2E_TMP/big.json" >/dev/null || fail "replace RSS big with 1.4 MB"
+    big_sts() { k get sts rss-big -n "$NS" -o json | jq -e '.spec.template.spec.containers[0].env | length >= 1400' >/dev/null; }
+    wait_until 60 "the leader to build the 1.4 MB StatefulSet" big_sts
+    sleep 3
+    hwm=$(rssd_hwm)
+    note "VmHWM after the 1.4 MB RSS (kB): $(tr '\n' ' ' <<<"$hwm")"
+    awk -v l=$LIMIT_KB '$2 >= l {bad=1} END {exit bad}' <<<"$hwm" || fail "an rssd reached its memory limit: $hwm"
+    k delete rss big -n "$NS" >/dev/null
+}
+
 # ---- 6. an RSS the schema accepts but rssd cannot run: status Failed, a Warning Event, nothing created
 sc_invalid_spec() {
     local mark
@@ -275,7 +326,7 @@ YAML
     k delete sts rss-other -n "$NS" >/dev/null
 }
 
-all=(late_node stays_off garbage_fixed huge_epoch keeps_failing invalid_spec foreign_sts reinstall)
+all=(late_node stays_off garbage_fixed noisy huge_epoch keeps_failing invalid_spec foreign_sts reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
 

@@ -325,6 +325,50 @@ static void test_time(void **state)
     assert_string_equal(buf, "1970-01-01T00:00:00Z");
 }
 
+/* The two findings about `desired`: 2^53 came back from our own encoder as 9.00719925474099e+15 and
+ * no longer decoded; a `none` carrying peers chose the arguments of every periodic hook. */
+static char *finding(const char *name, const char *fallback)
+{
+    _cleanup_free_ char *path = rss_xasprintf("%s/findings/%s", RSS_SHARED_DIR, name);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return rss_xstrdup(fallback); /* the same input, for a checkout without ../shared */
+    char buf[4096];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return rss_xstrdup(buf);
+}
+
+static void test_findings(void **state)
+{
+    (void)state;
+    _cleanup_free_ char *big =
+        finding("desired-epoch-2pow53.json",
+                "{\"epoch\":9007199254740992,\"action\":\"seed\",\"id\":\"9007199254740992-1\","
+                "\"generation\":0,\"peers\":[]}");
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_desired d, back;
+    assert_int_equal(rss_annotation_desired_decode(big, &d, &err), 0);
+    assert_true(d.epoch == 9007199254740992ULL);
+    _cleanup_free_ char *enc = rss_annotation_desired_encode(&d);
+    assert_int_equal(rss_annotation_desired_decode(enc, &back, &err), 0);
+    assert_true(back.epoch == d.epoch && rss_action_id_equal(back.id, d.id));
+    rss_annotation_desired_clear(&back);
+    d.generation = 9007199254740991ULL;
+    free(enc);
+    enc = rss_annotation_desired_encode(&d);
+    assert_int_equal(rss_annotation_desired_decode(enc, &back, &err), 0);
+    assert_true(back.generation == 9007199254740991ULL);
+    rss_annotation_desired_clear(&back);
+    rss_annotation_desired_clear(&d);
+    _cleanup_free_ char *none = finding("desired-none-with-peers.json",
+                                        "{\"epoch\":0,\"action\":\"none\",\"peers\":[\"evil.example.com\"]}");
+    assert_true(rss_annotation_desired_decode(none, &d, &err) < 0);
+    _cleanup_free_ char *m = rss_error_string(err);
+    assert_non_null(strstr(m, "a none action carries no peers"));
+}
+
 static void test_ids_and_names(void **state)
 {
     (void)state;
@@ -373,6 +417,7 @@ int main(void)
         cmocka_unit_test(test_observed_minimal_and_unknown_keys),
         cmocka_unit_test(test_time),
         cmocka_unit_test(test_ids_and_names),
+        cmocka_unit_test(test_findings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
