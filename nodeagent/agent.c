@@ -40,6 +40,10 @@ int rss_agent_new(const struct rss_agent_config *cfg, struct rss_agent **ret, rs
     pthread_condattr_destroy(&ca);
     atomic_store(&a->last_api_ok_ms, rss_clock_mono_ms());
     atomic_store(&a->loop_tick_ms, rss_clock_mono_ms());
+    if (agent_peers_init(a, err) < 0) {
+        rss_agent_free(a);
+        return -1;
+    }
     *ret = a;
     return 0;
 }
@@ -56,6 +60,7 @@ void rss_agent_free(struct rss_agent *a)
     for (size_t i = 0; i < a->n_specs; i++)
         agent_spec_put(a, a->specs[i]);
     free(a->specs);
+    agent_peers_free(a);
     pthread_mutex_destroy(&a->lock);
     pthread_cond_destroy(&a->cond);
     free(a->node);
@@ -146,7 +151,8 @@ int agent_start_worker(struct rss_agent *a, void *(*fn)(void *), void *arg, rss_
 int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err)
 {
     a->stop = stop;
-    void *(*fns[])(void *) = {agent_watch_lease, agent_watch_pods, agent_watch_specs, agent_heartbeat};
+    void *(*fns[])(void *) = {agent_watch_lease, agent_watch_pods, agent_watch_specs, agent_heartbeat,
+                              agent_peers_prober};
     enum { N = sizeof(fns) / sizeof(fns[0]) };
     pthread_t th[N];
     size_t started = 0;

@@ -20,6 +20,8 @@ struct agent_spec {
     bool valid;
     bool seen; /* during a relist */
     struct rss_spec spec;
+    char **nodes; /* the nodes of its members, from .status.memberStatus (the failsafe's peers) */
+    size_t n_nodes;
 };
 
 /* One pod on this node carrying the member label. Fields marked (watch) are written by the pod
@@ -34,6 +36,8 @@ struct agent_member {
     char *observed_json; /* the observed annotation as last seen, or NULL */
     bool seen;           /* during a relist */
     bool fence_done;     /* fence.c ran `stop` on it; the next job re-probes */
+    bool fence_started;  /* fence.c started `stop` in this cut-off period */
+    bool failsafe_kept;  /* fence.c kept it running in this cut-off period (logged once) */
     bool gone;           /* deleted while a worker holds it: the worker frees it */
     /* (loop) */
     bool busy;
@@ -48,6 +52,15 @@ struct agent_member {
     bool dirty;            /* obs differs from what was published */
     int64_t status_due_ms; /* monotonic: next periodic `status` */
     char *last_skip;       /* last skip/reject reason logged, to log a decision once */
+};
+
+/* A peer agent, learned from its heartbeat Lease (agent_peers.c; under peers_lock). */
+struct agent_peer {
+    char *node;
+    char *url; /* http://<address>/peer */
+    unsigned char key[32];
+    int64_t reached_ms;   /* monotonic: its last valid signed answer; 0 none */
+    long long api_age_ms; /* what it said: ms since its last successful API call */
 };
 
 struct rss_agent {
@@ -71,6 +84,15 @@ struct rss_agent {
     int workers;
 
     atomic_llong last_api_ok_ms; /* monotonic ms of the last successful API call */
+
+    /* The failsafe (agent_peers.c). */
+    void *peer_key;     /* EVP_PKEY *: this process's Ed25519 key */
+    char *peer_pub;     /* its public key, base64 */
+    char *peer_address; /* host:port others reach us at, NULL until the health server listens */
+    pthread_mutex_t peers_lock;
+    struct agent_peer *peers;
+    size_t n_peers;
+    int64_t peers_listed_ms; /* heartbeat thread only */
     atomic_llong loop_tick_ms;
 };
 
@@ -134,6 +156,22 @@ void *agent_job_run(void *arg);
  * resourceVersion and desired annotation after the write. */
 int agent_publish(struct rss_agent *a, const char *ns, const char *pod, const struct rss_observed *o,
                   const char *resource_version, char **new_rv, char **new_desired, rss_error_t *err);
+
+/* agent_peers.c: the failsafe. init/free with the agent; the annotation for our heartbeat Lease (caller
+ * frees; NULL while we have no address); refresh (heartbeat thread, after a successful renew: LISTs the
+ * Leases now and then); the prober thread; verify (public for tests); vouch: the failsafe verdict for
+ * an RSS whose members are on `nodes`, with a one-line why. vouch takes peers_lock: callers may hold
+ * a->lock (lock order: lock, then peers_lock). */
+int agent_peers_init(struct rss_agent *a, rss_error_t *err);
+void agent_peers_free(struct rss_agent *a);
+char *agent_peers_annotation(struct rss_agent *a);
+void agent_peers_refresh(struct rss_agent *a);
+void *agent_peers_prober(void *arg);
+bool agent_peers_verify(const unsigned char key[32], const char *node, const char *nonce, const char *answer,
+                        long long *age_ms);
+bool agent_peers_vouch(struct rss_agent *a, char *const *nodes, size_t n_nodes, char *why, size_t size);
+/* agent_members.c (takes the lock): does `node` host a member of an RSS that has members here? */
+bool agent_peer_wanted(struct rss_agent *a, const char *node);
 
 /* heartbeat.c: the heartbeat thread (renews Lease rssd-node-<node>; stamps last_api_ok_ms). */
 void *agent_heartbeat(void *arg);

@@ -148,6 +148,9 @@ void agent_spec_put(struct rss_agent *a, struct agent_spec *s)
     if (!s || --s->refs > 0)
         return;
     rss_spec_clear(&s->spec);
+    for (size_t i = 0; i < s->n_nodes; i++)
+        free(s->nodes[i]);
+    free(s->nodes);
     free(s->key);
     free(s);
 }
@@ -187,6 +190,16 @@ void agent_spec_set(struct rss_agent *a, const cJSON *cr)
         _cleanup_free_ char *msg = rss_error_string(err);
         rss_log_warn("RSS %s is invalid, its members are left alone: %s", s->key, msg);
     }
+    /* The nodes the leader last saw its members on: the agents the failsafe asks (fence.c). */
+    const cJSON *ms;
+    cJSON_ArrayForEach(ms, cJSON_GetObjectItemCaseSensitive(rss_json_obj(cr, "status"), "memberStatus"))
+    {
+        const char *node = rss_json_str(ms, "node");
+        if (node && *node && s->n_nodes < RSS_SPEC_ORDINAL_MAX) {
+            s->nodes = rss_xrealloc(s->nodes, (s->n_nodes + 1) * sizeof(*s->nodes));
+            s->nodes[s->n_nodes++] = rss_xstrdup(node);
+        }
+    }
     size_t i;
     if (find_spec(a, s->key, &i))
         drop_spec(a, i);
@@ -218,4 +231,22 @@ int agent_find_container(struct rss_agent *a, const char *uid, const char *cname
         *id = rss_xstrdup(best->id);
     rss_cri_container_list_clear(&l);
     return 0;
+}
+
+bool agent_peer_wanted(struct rss_agent *a, const char *node)
+{
+    bool wanted = false;
+    pthread_mutex_lock(&a->lock);
+    for (struct agent_member *m = a->members; m && !wanted; m = m->next) {
+        if (!m->rss)
+            continue;
+        _cleanup_free_ char *key = spec_key(m->ns, m->rss);
+        size_t i;
+        if (!find_spec(a, key, &i))
+            continue;
+        for (size_t k = 0; k < a->specs[i]->n_nodes && !wanted; k++)
+            wanted = !strcmp(a->specs[i]->nodes[k], node);
+    }
+    pthread_mutex_unlock(&a->lock);
+    return wanted;
 }

@@ -1,4 +1,5 @@
-/* fence.c -- self-fencing: an agent cut off from the API server stops its local members. */
+/* fence.c -- self-fencing: an agent that is isolated (no API server, no majority of its peers) stops its
+ * members. */
 #include <string.h>
 
 #include "rss/cleanup.h"
@@ -34,7 +35,9 @@ static void *fence_member(void *arg)
         rss_log_info("self-fencing: pod %s/%s has no running container, nothing to stop", f->ns, f->pod);
     } else {
         _cleanup_free_ char *why = rss_xasprintf(
-            "self-fencing: the API server has been unreachable for more than %ld ms", a->fence_timeout_ms);
+            "self-fencing: the API server has been unreachable for more than %ld ms and this agent is "
+            "isolated from its peers",
+            a->fence_timeout_ms);
         struct agent_hook_out h;
         agent_hook_run(a, &f->spec->spec, f->ns, f->pod, cid, RSS_HOOK_STOP, NULL, 0, why, &h);
         agent_hook_out_clear(&h);
@@ -53,52 +56,75 @@ static void *fence_member(void *arg)
     return NULL;
 }
 
-/* Lock held. */
-static void fence_all(struct rss_agent *a)
+/* Lock held. Starts `stop` for one member on a thread of its own. */
+static void fence_member_start(struct rss_agent *a, struct agent_member *m, struct agent_spec *spec)
 {
-    for (struct agent_member *m = a->members; m; m = m->next) {
-        struct agent_spec *spec = agent_spec_get(a, m->ns, m->rss);
-        if (!spec)
-            continue;
-        struct fence_job *f = rss_xcalloc(1, sizeof(*f));
-        *f = (struct fence_job){.a = a,
-                                .ns = rss_xstrdup(m->ns),
-                                .pod = rss_xstrdup(m->pod),
-                                .uid = rss_xstrdup(m->uid),
-                                .cname = rss_xstrdup(m->container_name),
-                                .spec = spec};
-        _cleanup_error_ rss_error_t err = NULL;
-        if (agent_start_worker(a, fence_member, f, &err) < 0) {
-            rss_log_error(RSS_LOG_ERROR, &err, "self-fencing: pod %s/%s", m->ns, m->pod);
-            agent_spec_put(a, spec);
-            fence_job_free(f);
-        }
+    struct fence_job *f = rss_xcalloc(1, sizeof(*f));
+    *f = (struct fence_job){.a = a,
+                            .ns = rss_xstrdup(m->ns),
+                            .pod = rss_xstrdup(m->pod),
+                            .uid = rss_xstrdup(m->uid),
+                            .cname = rss_xstrdup(m->container_name),
+                            .spec = spec};
+    _cleanup_error_ rss_error_t err = NULL;
+    if (agent_start_worker(a, fence_member, f, &err) < 0) {
+        rss_log_error(RSS_LOG_ERROR, &err, "self-fencing: pod %s/%s", m->ns, m->pod);
+        agent_spec_put(a, spec);
+        fence_job_free(f);
+        return;
     }
+    m->fence_started = true;
 }
 
-/* Why: the leader treats members on a node whose heartbeat is silent for longer than the fence
- * timeout plus a margin as stopped, and may start a recovery without them. A partitioned node must
- * therefore have stopped its members by then, or two copies could serve writes (rule 3). */
+/* Why: the leader counts a node as dead once it has seen its heartbeat unchanged for the fence timeout
+ * plus a margin while the leader's own API access worked, and then fails over. A node cut off from the
+ * API server and from its peers must have stopped its members by then, or two copies could serve
+ * writes. But a node that only lost the API server, while a majority of the agents hosting the same
+ * RSS (none of them with API access either) still reach it, is in a control-plane outage: stopping
+ * there would turn an API outage into a database outage (it did: 75 s of frozen API stopped every
+ * database). So the decision is per RSS, with the peers' signed answers (agent_peers.c). */
 void agent_fence_check(struct rss_agent *a, int64_t now_ms)
 {
     int64_t silent = now_ms - atomic_load(&a->last_api_ok_ms);
     bool cut_off = silent > a->fence_timeout_ms;
-    if (cut_off == a->fenced)
-        return;
-    a->fenced = cut_off;
-    if (cut_off) {
-        rss_log_warn(
-            "self-fencing: no successful API call for %lld ms (fence timeout %ld ms): stopping the local "
-            "members",
-            (long long)silent, a->fence_timeout_ms);
-        fence_all(a);
-    } else {
-        rss_log_info(
-            "the API server is reachable again: self-fencing ends; members are reported as they are, the "
-            "leader decides what starts");
+    if (cut_off != a->fenced) {
+        a->fenced = cut_off;
+        if (cut_off)
+            rss_log_warn("no successful API call for %lld ms (fence timeout %ld ms): asking the other agents "
+                         "before stopping anything",
+                         (long long)silent, a->fence_timeout_ms);
+        else
+            rss_log_info("the API server is reachable again: self-fencing ends; members are reported as they "
+                         "are, the leader decides what starts");
+        for (struct agent_member *m = a->members; m; m = m->next) {
+            m->wake = true;
+            m->fence_started = false;
+            m->failsafe_kept = false;
+        }
     }
-    for (struct agent_member *m = a->members; m; m = m->next)
-        m->wake = true;
+    if (!cut_off)
+        return;
+    for (struct agent_member *m = a->members; m; m = m->next) {
+        if (m->fence_started)
+            continue;
+        struct agent_spec *spec = agent_spec_get(a, m->ns, m->rss);
+        if (!spec)
+            continue;
+        char why[512];
+        if (agent_peers_vouch(a, spec->nodes, spec->n_nodes, why, sizeof(why))) {
+            if (!m->failsafe_kept)
+                rss_log_warn(
+                    "pod %s/%s keeps running although the API server has been unreachable for %lld ms "
+                    "(failsafe: %s): a control-plane outage, not an isolated node",
+                    m->ns, m->pod, (long long)silent, why);
+            m->failsafe_kept = true;
+            agent_spec_put(a, spec);
+            continue;
+        }
+        rss_log_warn("self-fencing pod %s/%s: the API server has been unreachable for %lld ms and %s", m->ns,
+                     m->pod, (long long)silent, why);
+        fence_member_start(a, m, spec); /* the job keeps the spec reference */
+    }
 }
 
 bool agent_fenced(struct rss_agent *a)

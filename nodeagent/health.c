@@ -1,6 +1,8 @@
-/* health.c -- /healthz and /readyz over libmicrohttpd for the DaemonSet's probes. */
+/* health.c -- rssd's HTTP server (libmicrohttpd): /healthz and /readyz for the probes, /peer for the
+ * failsafe. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <netinet/in.h>
 #include <string.h>
 #include <microhttpd.h>
@@ -19,6 +21,7 @@ typedef enum MHD_Result mhd_result;
 struct rss_health {
     struct MHD_Daemon *d;
     struct rss_agent *agent;
+    uint16_t port; /* the port actually bound (port 0 asks for any free one) */
 };
 
 static mhd_result reply(struct MHD_Connection *c, unsigned code, const char *text)
@@ -46,30 +49,62 @@ static mhd_result handle(void *cls, struct MHD_Connection *c, const char *url, c
                                                                  : reply(c, 503, "agent loop stalled\n");
     if (strcmp(url, "/readyz") == 0)
         return rss_agent_ready(h->agent) ? reply(c, 200, "ok\n") : reply(c, 503, "not ready\n");
+    if (strcmp(url, "/peer") == 0) {
+        /* Another agent asks whether we live and still reach the API server (self-fencing failsafe). */
+        const char *nonce = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "nonce");
+        _cleanup_free_ char *body = rss_agent_peer_answer(h->agent, nonce);
+        return body ? reply(c, 200, body) : reply(c, 400, "bad nonce\n");
+    }
     return reply(c, 404, "not found\n");
+}
+
+static struct MHD_Daemon *listen_on(const struct sockaddr *sa, unsigned flags, uint16_t port,
+                                    struct rss_health *h)
+{
+    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | flags, port, NULL, NULL, handle, h,
+                            MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_CONNECTION_LIMIT, 16U,
+                            MHD_OPTION_CONNECTION_TIMEOUT, 5U, MHD_OPTION_END);
 }
 
 int rss_health_start(const char *address, int port, struct rss_agent *agent, struct rss_health **ret,
                      rss_error_t *err)
 {
-    if (port <= 0 || port > 65535)
+    if (port < 0 || port > 65535)
         return rss_error_make(err, RSS_E_INVALID, 0, "health: bad port %d", port);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    if (inet_pton(AF_INET, address ? address : "0.0.0.0", &sa.sin_addr) != 1)
-        return rss_error_make(err, RSS_E_INVALID, 0, "health: bad IPv4 address '%s'", address);
+    struct sockaddr_in sa4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    struct sockaddr_in6 sa6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
+    bool any = !address || !*address;
+    if (!any && inet_pton(AF_INET, address, &sa4.sin_addr) != 1 &&
+        inet_pton(AF_INET6, address, &sa6.sin6_addr) != 1)
+        return rss_error_make(err, RSS_E_INVALID, 0, "health: bad address '%s'", address);
     struct rss_health *h = rss_xcalloc(1, sizeof(*h));
     h->agent = agent;
-    h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)port, NULL, NULL, handle, h,
-                            MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_CONNECTION_LIMIT, 16U,
-                            MHD_OPTION_CONNECTION_TIMEOUT, 5U, MHD_OPTION_END);
+    if (any) {
+        /* Every address, IPv6 and IPv4 on one socket where the host has IPv6; else IPv4 alone. */
+        sa6.sin6_addr = in6addr_any;
+        h->d = listen_on((struct sockaddr *)&sa6, MHD_USE_DUAL_STACK, (uint16_t)port, h);
+        if (!h->d)
+            h->d = listen_on((struct sockaddr *)&sa4, 0, (uint16_t)port, h);
+    } else if (sa4.sin_addr.s_addr || !strcmp(address, "0.0.0.0")) {
+        h->d = listen_on((struct sockaddr *)&sa4, 0, (uint16_t)port, h);
+    } else {
+        h->d = listen_on((struct sockaddr *)&sa6, MHD_USE_IPv6, (uint16_t)port, h);
+    }
     if (!h->d) {
         int e = errno;
         free(h);
-        return rss_error_errno(err, e ? e : EADDRINUSE, "health: cannot listen on %s:%d",
-                               address ? address : "0.0.0.0", port);
+        return rss_error_errno(err, e ? e : EADDRINUSE, "health: cannot listen on %s port %d",
+                               any ? "every address" : address, port);
     }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
+    h->port = info ? info->port : (uint16_t)port;
     *ret = h;
     return 0;
+}
+
+int rss_health_port(const struct rss_health *h)
+{
+    return h ? h->port : 0;
 }
 
 void rss_health_stop(struct rss_health *h)

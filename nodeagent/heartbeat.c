@@ -1,10 +1,26 @@
-/* heartbeat.c -- the node heartbeat Lease rssd-node-<node>: the leader's evidence that this agent lives. */
+/* heartbeat.c -- the node heartbeat Lease rssd-node-<node>: the leader's evidence that this agent lives,
+ * and where the other agents reach it for the failsafe. */
 #include <string.h>
 #include <unistd.h>
 
 #include "rss/cleanup.h"
 #include "rss/log.h"
 #include "agent_internal.h"
+
+/* How the other agents reach this one for the failsafe (agent_peers.c), in our own Lease. */
+static void set_peer(struct rss_agent *a, cJSON *meta)
+{
+    _cleanup_free_ char *peer = agent_peers_annotation(a);
+    if (!peer)
+        return;
+    cJSON *ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+    if (!cJSON_IsObject(ann)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, "annotations");
+        ann = cJSON_AddObjectToObject(meta, "annotations");
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(ann, RSS_ANNOTATION_PEER);
+    cJSON_AddStringToObject(ann, RSS_ANNOTATION_PEER, peer);
+}
 
 static int renew(struct rss_agent *a, const char *coll, const char *item, const char *name, rss_error_t *err)
 {
@@ -25,6 +41,7 @@ static int renew(struct rss_agent *a, const char *coll, const char *item, const 
         cJSON *meta = cJSON_AddObjectToObject(obj, "metadata");
         cJSON_AddStringToObject(meta, "name", name);
         cJSON_AddStringToObject(meta, "namespace", a->ns);
+        set_peer(a, meta);
         cJSON *spec = cJSON_AddObjectToObject(obj, "spec");
         cJSON_AddStringToObject(spec, "holderIdentity", a->identity);
         cJSON_AddNumberToObject(spec, "leaseDurationSeconds", (double)dur_s);
@@ -35,6 +52,9 @@ static int renew(struct rss_agent *a, const char *coll, const char *item, const 
         rss_log_info("heartbeat Lease %s/%s created", a->ns, name);
         return 0;
     }
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(lease, "metadata");
+    if (cJSON_IsObject(meta))
+        set_peer(a, meta);
     cJSON *spec = cJSON_GetObjectItemCaseSensitive(lease, "spec");
     if (!cJSON_IsObject(spec)) {
         cJSON_DeleteItemFromObjectCaseSensitive(lease, "spec");
@@ -63,6 +83,7 @@ void *agent_heartbeat(void *arg)
         _cleanup_error_ rss_error_t err = NULL;
         if (renew(a, coll, item, name, &err) == 0) {
             atomic_store(&a->last_api_ok_ms, rss_clock_mono_ms());
+            agent_peers_refresh(a);
             if (failing)
                 rss_log_info("heartbeat Lease %s/%s renewed again", a->ns, name);
             failing = false;

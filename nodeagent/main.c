@@ -22,7 +22,7 @@
 #define EXIT_USAGE 2
 
 struct opts {
-    const char *node, *ns, *kubeconfig, *cri_endpoint, *health_address;
+    const char *node, *ns, *kubeconfig, *cri_endpoint, *health_address, *peer_address;
     int health_port;
     long lease_duration_ms, renew_deadline_ms, retry_period_ms, fence_timeout_ms;
     long hook_output_max;
@@ -40,8 +40,11 @@ static void usage(FILE *f)
                "  --kubeconfig FILE       kubeconfig (default $KUBECONFIG, else in-cluster config)\n"
                "  --cri-endpoint EP       CRI socket, e.g. unix:///run/containerd/containerd.sock\n"
                "                          (default $CONTAINER_RUNTIME_ENDPOINT, else auto-detect)\n"
-               "  --health-port PORT      /healthz and /readyz port (default 8476, 0 = off)\n"
-               "  --health-address ADDR   IPv4 address to bind the health port (default 0.0.0.0)\n"
+               "  --health-port PORT      /healthz, /readyz and /peer port (default 8476; 0 = any free\n"
+               "                          port; off = no server, and so no failsafe peer checks)\n"
+               "  --health-address ADDR   address to bind it (default: every address, IPv6 and IPv4)\n"
+               "  --peer-address HOST     where the other agents reach this one for the failsafe\n"
+               "                          (default $POD_IP; none = peers cannot vouch for this node)\n"
                "  --lease-duration D      leader Lease duration (default 15s)\n"
                "  --renew-deadline D      leader renew deadline (default 10s)\n"
                "  --retry-period D        leader retry period (default 2s)\n"
@@ -86,13 +89,29 @@ static int parse_ms(const char *flag, const char *s, long *ms)
 
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
-    enum { O_NODE = 256, O_NS, O_KC, O_CRI, O_HPORT, O_HADDR, O_LD, O_RD, O_RP, O_FT, O_HOM, O_LOG, O_HELP };
+    enum {
+        O_NODE = 256,
+        O_NS,
+        O_KC,
+        O_CRI,
+        O_HPORT,
+        O_HADDR,
+        O_PADDR,
+        O_LD,
+        O_RD,
+        O_RP,
+        O_FT,
+        O_HOM,
+        O_LOG,
+        O_HELP
+    };
     static const struct option lo[] = {{"node", required_argument, NULL, O_NODE},
                                        {"namespace", required_argument, NULL, O_NS},
                                        {"kubeconfig", required_argument, NULL, O_KC},
                                        {"cri-endpoint", required_argument, NULL, O_CRI},
                                        {"health-port", required_argument, NULL, O_HPORT},
                                        {"health-address", required_argument, NULL, O_HADDR},
+                                       {"peer-address", required_argument, NULL, O_PADDR},
                                        {"lease-duration", required_argument, NULL, O_LD},
                                        {"renew-deadline", required_argument, NULL, O_RD},
                                        {"retry-period", required_argument, NULL, O_RP},
@@ -104,7 +123,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
     *o = (struct opts){.node = getenv("NODE_NAME"),
                        .ns = getenv("POD_NAMESPACE"),
                        .cri_endpoint = getenv("CONTAINER_RUNTIME_ENDPOINT"),
-                       .health_address = "0.0.0.0",
+                       .health_address = NULL,
+                       .peer_address = getenv("POD_IP"),
                        .health_port = 8476,
                        .lease_duration_ms = 15000,
                        .renew_deadline_ms = 10000,
@@ -129,14 +149,21 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             o->cri_endpoint = optarg;
             break;
         case O_HPORT: {
+            if (!strcmp(optarg, "off")) {
+                o->health_port = -1;
+                break;
+            }
             long p = strtol(optarg, &end, 10);
             if (*optarg == '\0' || *end != '\0' || p < 0 || p > 65535)
-                return bad("--health-port: bad port '%s'", optarg);
+                return bad("--health-port: bad port '%s' (a number, 0 for any free port, or off)", optarg);
             o->health_port = (int)p;
             break;
         }
         case O_HADDR:
             o->health_address = optarg;
+            break;
+        case O_PADDR:
+            o->peer_address = optarg;
             break;
         case O_LD:
             if (parse_ms("--lease-duration", optarg, &o->lease_duration_ms) < 0)
@@ -295,8 +322,14 @@ int main(int argc, char **argv)
     }
     /* Not fatal: several rssd share one host in the test world, and a missing health port only
      * makes the probes fail (the kubelet then restarts us), while the agent itself works. */
-    if (o.health_port > 0 && rss_health_start(o.health_address, o.health_port, agent, &health, &err) < 0)
+    if (o.health_port >= 0 && rss_health_start(o.health_address, o.health_port, agent, &health, &err) < 0)
         rss_log_error(RSS_LOG_ERROR, &err, "health endpoint disabled");
+    if (health && o.peer_address && *o.peer_address)
+        rss_agent_set_peer_address(agent, o.peer_address, rss_health_port(health));
+    else
+        rss_log_warn(
+            "no peer address (--peer-address or $POD_IP) or no health server: the other agents cannot "
+            "vouch for this node, so it stops its members whenever the API server is unreachable");
 
     struct agent_arg aa = {.agent = agent, .stop = &quit};
     pthread_t t_agent, t_el;

@@ -56,6 +56,22 @@ int64_t rss_agent_loop_age_ms(struct rss_agent *a);
 /* Frees the agent. Accepts NULL. rss_agent_run must have returned with no busy worker. */
 void rss_agent_free(struct rss_agent *a);
 
+/* --- the self-fencing failsafe (agent_peers.c; docs/design.md) ------------------------------------ */
+
+/* Where the other agents reach this one (its health server): published in its heartbeat Lease.
+ * Call once the server listens; host is this pod's IP ($POD_IP), port the bound one. */
+void rss_agent_set_peer_address(struct rss_agent *a, const char *host, int port);
+
+/* The body of GET /peer?nonce=<32 hex digits>: this agent's node, the nonce, the ms since its last
+ * successful API call, and an Ed25519 signature over them. NULL for a malformed nonce. Caller frees. */
+char *rss_agent_peer_answer(struct rss_agent *a, const char *nonce);
+
+/* The failsafe rule (pure): with the API server unreachable past the fence timeout, keep the members
+ * of an RSS running only when this agent reaches a strict majority of the `hosting` agents of that
+ * RSS (itself included: `reached`), and none of the reached ones still reaches the API server (then
+ * this node is the one cut off). */
+bool rss_agent_failsafe_keep(size_t hosting, size_t reached, bool peer_has_api);
+
 /* --- pure decisions (agent_decide.c) ---------------------------------------------------------- */
 
 enum rss_agent_verdict {

@@ -18,6 +18,9 @@
 /* The member pod annotations: desired (written by the leader), observed (by the node's agent). */
 #define RSS_ANNOTATION_DESIRED  "rss.clusterlabs.org/desired"
 #define RSS_ANNOTATION_OBSERVED "rss.clusterlabs.org/observed"
+/* On each agent's heartbeat Lease: {"address": "host:port", "key": base64 Ed25519 public key}, how the
+ * other agents reach it for the self-fencing failsafe. */
+#define RSS_ANNOTATION_PEER "rss.clusterlabs.org/peer"
 /* On the StatefulSet: a hash of everything the leader built from the spec. */
 #define RSS_ANNOTATION_SPEC_HASH "rss.clusterlabs.org/spec-hash"
 

@@ -277,6 +277,76 @@ sc_noisy() {
     k delete rss big -n "$NS" >/dev/null
 }
 
+# dummyd_pids: "pod pid" of each member's application (from its run state, through the runtime).
+dummyd_pids() {
+    local i node id
+    for i in 0 1 2; do
+        node=$(member_node $R $i)
+        id=$("$WORLD" crictl "$node" find "$NS" "$(member $R $i)" dummy) || return 1
+        echo "$(member $R $i) $("$WORLD" crictl "$node" exec "$id" cat /run/dummy/pid 2>/dev/null)"
+    done
+}
+FENCE_S=${E2E_FENCE%s}
+# peers_learned: every agent knows where the two others answer (learned while the API works).
+peers_learned() {
+    local n
+    n=$(cat "$RSS_WORLD_DIR"/nodes/*/kubelet/hostproc/*.log 2>/dev/null | grep -c "failsafe: the agent on .* answers at" || true)
+    echo "peer addresses learned: $n"
+    [ "$n" -ge 6 ]
+}
+
+# ---- 8. the API server hangs for twice the fence timeout: the agents reach each other, so nothing
+#         stops (failsafe); no hook but `status` runs, the applications never restart
+sc_api_outage() {
+    ensure_running
+    wait_until 30 "the agents to learn each other's addresses" peers_learned
+    local before after mark
+    before=$(dummyd_pids) || fail "no dummyd pids"
+    mark=$(now)
+    "$WORLD" api-freeze || fail "api-freeze"
+    sleep $((2 * FENCE_S + 5))
+    "$WORLD" api-thaw || fail "api-thaw"
+    sleep 3
+    ensure_running 90
+    local acts
+    acts=$(hook_lines "$mark" "$R" stop seed primary secondary)
+    [ -z "$acts" ] || fail "the API outage made rssd act on the members: $acts"
+    after=$(dummyd_pids) || fail "no dummyd pids after"
+    [ "$before" = "$after" ] || fail "an application restarted: before [$before] after [$after]"
+    local kept
+    kept=$(cat "$RSS_WORLD_DIR"/nodes/*/kubelet/hostproc/*.log | grep -c "keeps running although the API server" || true)
+    [ "$kept" -ge 3 ] || fail "the agents did not say why they kept their members ($kept lines)"
+    note "API frozen $((2 * FENCE_S + 5)) s: no action, same pids ($(tr '\n' ' ' <<<"$after"))"
+}
+
+# ---- 9. one node cut off from the API server and from the other agents: its member stops within the
+#         fence timeout, the others keep running; after heal it rejoins with `primary`, never `seed`
+sc_partition() {
+    ensure_running
+    local v=2 node mark t0 m
+    node=$(member_node $R $v)
+    [ "$node" != "$(leader_node)" ] || { v=1; node=$(member_node $R $v); }
+    m=$(member $R $v)
+    mark=$(now)
+    t0=$(now_ms)
+    "$WORLD" partition "$node" || fail "partition $node"
+    stopped() { hook_lines "$mark" "$R" stop | grep -q " $m stop "; }
+    wait_until $((FENCE_S + 20)) "$m to stop on the partitioned $node" stopped
+    local dt=$(($(now_ms) - t0))
+    note "partitioned $node: $m stopped after $dt ms (fence timeout ${FENCE_S} s, the leader's dead margin +5 s)"
+    [ "$dt" -le $(((FENCE_S + 5) * 1000)) ] ||
+        fail "$m stopped after $dt ms: later than the leader may judge its node dead ($((FENCE_S + 5)) s)"
+    sleep 5
+    local others
+    others=$(hook_lines "$mark" "$R" stop seed primary secondary | grep -v " $m " || true)
+    [ -z "$others" ] || fail "the members that kept their network were acted on: $others"
+    "$WORLD" heal "$node" || fail "heal $node"
+    rejoined() { hook_lines "$mark" "$R" primary | grep -q " $m primary .* rc=0$"; }
+    wait_until 90 "$m to rejoin with primary after heal" rejoined
+    [ -z "$(hook_lines "$mark" "$R" seed)" ] || fail "a seed after a partition: $(hook_lines "$mark" "$R" seed)"
+    ensure_running 90
+}
+
 # ---- 6. an RSS the schema accepts but rssd cannot run: status Failed, a Warning Event, nothing created
 sc_invalid_spec() {
     local mark
@@ -327,7 +397,8 @@ YAML
     k delete sts rss-other -n "$NS" >/dev/null
 }
 
-all=(late_node stays_off garbage_fixed noisy huge_epoch keeps_failing invalid_spec foreign_sts reinstall)
+all=(late_node stays_off garbage_fixed noisy api_outage partition huge_epoch keeps_failing invalid_spec foreign_sts
+    reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
 

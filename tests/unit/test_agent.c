@@ -6,7 +6,13 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+
 #include "rss/agent.h"
+#include "rss/cleanup.h"
+#include "agent_internal.h"
 
 /* A view where everything allows execution of desired {epoch 3, id 3-7, generation 4}. */
 static struct rss_agent_view good_view(void)
@@ -205,6 +211,76 @@ static void test_hook_result(void **state)
     assert_int_equal(rss_agent_hook_result(RSS_E_UNAVAILABLE, 0), RSS_RESULT_FAILED);
 }
 
+/* The failsafe rule (docs/design.md): keep running through an API outage only with a strict majority of
+ * the agents hosting the RSS reached, and none of them reaching the API server. */
+static void test_failsafe_keep(void **state)
+{
+    (void)state;
+    static const struct {
+        size_t hosting, reached;
+        bool peer_has_api, keep;
+    } rows[] = {
+        {1, 1, false, true},  /* every member on this node: nobody else could take over */
+        {2, 1, false, false}, /* half is no majority: the other half may be the live side */
+        {2, 2, false, true},  {3, 1, false, false}, /* alone: isolated, fence */
+        {3, 2, false, true},  {3, 3, false, true},  {5, 2, false, false},
+        {5, 3, false, true},  {3, 3, true, false},  /* a peer reaches the API: this node is the one cut off */
+        {3, 2, true, false},  {0, 0, false, false}, /* nothing known about the RSS: fence, as before */
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        if (rss_agent_failsafe_keep(rows[i].hosting, rows[i].reached, rows[i].peer_has_api) != rows[i].keep)
+            fail_msg("row %zu: hosting %zu reached %zu api %d: want keep=%d", i, rows[i].hosting,
+                     rows[i].reached, rows[i].peer_has_api, rows[i].keep);
+}
+
+static void replace_field(char *json, const char *field, const char *value)
+{
+    _cleanup_json_ cJSON *j = cJSON_Parse(json);
+    cJSON_ReplaceItemInObject(j, field, cJSON_Parse(value));
+    _cleanup_free_ char *s = cJSON_PrintUnformatted(j);
+    snprintf(json, 1024, "%s", s);
+}
+
+/* A peer's answer is signed: a forged, altered or replayed one never vouches. */
+static void test_failsafe_answers_signed(void **state)
+{
+    (void)state;
+    struct rss_agent_config cfg = {
+        .kube = (struct rss_kube *)1, .cri = (struct rss_cri *)1, .node = "n1", .ns = "x"};
+    struct rss_agent *a = NULL, *other = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_agent_new(&cfg, &a, &err), 0);
+    assert_int_equal(rss_agent_new(&cfg, &other, &err), 0);
+    unsigned char key[32], other_key[32];
+    assert_true(EVP_DecodeBlock(key, (const unsigned char *)a->peer_pub, 44) >= 32);
+    assert_true(EVP_DecodeBlock(other_key, (const unsigned char *)other->peer_pub, 44) >= 32);
+    const char *nonce = "00112233445566778899aabbccddeeff";
+    _cleanup_free_ char *ans = rss_agent_peer_answer(a, nonce);
+    assert_non_null(ans);
+    long long age = -1;
+    assert_true(agent_peers_verify(key, "n1", nonce, ans, &age));
+    assert_true(age >= 0);
+    /* another nonce: an old answer replayed */
+    assert_false(agent_peers_verify(key, "n1", "ffeeddccbbaa99887766554433221100", ans, &age));
+    /* another node's name, another key */
+    assert_false(agent_peers_verify(key, "n2", nonce, ans, &age));
+    assert_false(agent_peers_verify(other_key, "n1", nonce, ans, &age));
+    /* an altered API age ("I have no API either") */
+    char buf[1024];
+    snprintf(buf, sizeof(buf), "%s", ans);
+    replace_field(buf, "apiOkAgeMs", "999999");
+    assert_false(agent_peers_verify(key, "n1", nonce, buf, &age));
+    /* garbage */
+    assert_false(agent_peers_verify(key, "n1", nonce, "{}", &age));
+    assert_false(agent_peers_verify(key, "n1", nonce, "not json", &age));
+    /* malformed nonces get no answer at all */
+    assert_null(rss_agent_peer_answer(a, "short"));
+    assert_null(rss_agent_peer_answer(a, "0011223344556677889900112233445Z"));
+    assert_null(rss_agent_peer_answer(a, NULL));
+    rss_agent_free(a);
+    rss_agent_free(other);
+}
+
 static void test_verdict_names(void **state)
 {
     (void)state;
@@ -223,6 +299,8 @@ int main(void)
         cmocka_unit_test(test_action_starts),
         cmocka_unit_test(test_hook_result),
         cmocka_unit_test(test_verdict_names),
+        cmocka_unit_test(test_failsafe_keep),
+        cmocka_unit_test(test_failsafe_answers_signed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

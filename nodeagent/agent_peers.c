@@ -1,0 +1,378 @@
+/* agent_peers.c -- the failsafe of self-fencing: agents vouch for each other when the API server is gone.
+ *
+ * Each agent makes an Ed25519 key pair at start and publishes its public key and its address in its
+ * heartbeat Lease (rssd's namespace: only rssd writes there). While the API works, every agent lists
+ * those Leases now and then and keeps the peers' addresses and keys. When an agent has not reached the
+ * API for a third of the fence timeout, a prober thread asks the agents that host members of the same
+ * RSS, directly: GET /peer?nonce=<random>. The answer is signed over (node, nonce, apiOkAgeMs), so only
+ * the peer's own process can give it and an old answer cannot be replayed. fence.c then decides per RSS
+ * with rss_agent_failsafe_keep (docs/design.md, "Self-fencing and the failsafe").
+ */
+#include <curl/curl.h>
+#include <inttypes.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rss/cleanup.h"
+#include "rss/json.h"
+#include "rss/log.h"
+#include "agent_internal.h"
+
+#define LIST_EVERY_MS   30000 /* peers' addresses and keys change only when an agent restarts */
+#define LIST_MISSING_MS 2000  /* ...but a peer we need and do not know yet is looked for often */
+#define PROBE_EVERY_MS  1000
+#define PROBE_TIMEOUT   800L /* ms, per peer */
+#define FRESH_MS        3000 /* an answer counts for this long */
+#define ANSWER_MAX      4096
+
+bool rss_agent_failsafe_keep(size_t hosting, size_t reached, bool peer_has_api)
+{
+    /* A reached peer that talks to the API server means the API is up and we are the one cut off:
+     * the leader will judge this node dead and may fail over, so our members must stop. */
+    if (peer_has_api)
+        return false;
+    /* A strict majority of the agents hosting members of this RSS, this one included, are together:
+     * a control-plane outage, not our own isolation (Patroni's failsafe mode). */
+    return hosting > 0 && 2 * reached > hosting;
+}
+
+static char *b64(const unsigned char *data, size_t len)
+{
+    char *out = rss_xmalloc(4 * ((len + 2) / 3) + 1);
+    EVP_EncodeBlock((unsigned char *)out, data, (int)len);
+    return out;
+}
+
+/* The payload both sides sign and verify. */
+static char *statement(const char *node, const char *nonce, long long age_ms)
+{
+    return rss_xasprintf("rssd-peer-v1\n%s\n%s\n%lld", node, nonce, age_ms);
+}
+
+int agent_peers_init(struct rss_agent *a, rss_error_t *err)
+{
+    EVP_PKEY_CTX *kctx = EVP_PKEY_CTX_new_id(EVP_PKEY_ED25519, NULL);
+    EVP_PKEY *key = NULL;
+    bool ok = kctx && EVP_PKEY_keygen_init(kctx) > 0 && EVP_PKEY_keygen(kctx, &key) > 0;
+    EVP_PKEY_CTX_free(kctx);
+    unsigned char pub[32];
+    size_t pl = sizeof(pub);
+    if (!ok || EVP_PKEY_get_raw_public_key(key, pub, &pl) <= 0 || pl != sizeof(pub)) {
+        EVP_PKEY_free(key);
+        return rss_error_make(err, RSS_E_INTERNAL, 0, "agent: cannot make the failsafe's Ed25519 key");
+    }
+    a->peer_key = key;
+    a->peer_pub = b64(pub, pl);
+    pthread_mutex_init(&a->peers_lock, NULL);
+    return 0;
+}
+
+void agent_peers_free(struct rss_agent *a)
+{
+    EVP_PKEY_free(a->peer_key);
+    free(a->peer_pub);
+    free(a->peer_address);
+    for (size_t i = 0; i < a->n_peers; i++) {
+        free(a->peers[i].node);
+        free(a->peers[i].url);
+    }
+    free(a->peers);
+    if (a->peer_pub || a->peer_key)
+        pthread_mutex_destroy(&a->peers_lock);
+}
+
+void rss_agent_set_peer_address(struct rss_agent *a, const char *host, int port)
+{
+    if (!host || !*host || port <= 0)
+        return;
+    pthread_mutex_lock(&a->peers_lock);
+    free(a->peer_address);
+    /* An IPv6 literal needs brackets in a URL. */
+    a->peer_address =
+        strchr(host, ':') ? rss_xasprintf("[%s]:%d", host, port) : rss_xasprintf("%s:%d", host, port);
+    pthread_mutex_unlock(&a->peers_lock);
+}
+
+char *agent_peers_annotation(struct rss_agent *a)
+{
+    pthread_mutex_lock(&a->peers_lock);
+    char *r = a->peer_address
+                  ? rss_xasprintf("{\"address\":\"%s\",\"key\":\"%s\"}", a->peer_address, a->peer_pub)
+                  : NULL;
+    pthread_mutex_unlock(&a->peers_lock);
+    return r;
+}
+
+char *rss_agent_peer_answer(struct rss_agent *a, const char *nonce)
+{
+    if (!nonce || strlen(nonce) != 32 || strspn(nonce, "0123456789abcdef") != 32)
+        return NULL;
+    long long age = (long long)(rss_clock_mono_ms() - atomic_load(&a->last_api_ok_ms));
+    _cleanup_free_ char *msg = statement(a->node, nonce, age);
+    unsigned char sig[64];
+    size_t sl = sizeof(sig);
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    bool ok = ctx && EVP_DigestSignInit(ctx, NULL, NULL, NULL, a->peer_key) > 0 &&
+              EVP_DigestSign(ctx, sig, &sl, (const unsigned char *)msg, strlen(msg)) > 0;
+    EVP_MD_CTX_free(ctx);
+    if (!ok)
+        return NULL;
+    _cleanup_free_ char *s64 = b64(sig, sl);
+    return rss_xasprintf("{\"node\":\"%s\",\"nonce\":\"%s\",\"apiOkAgeMs\":%lld,\"sig\":\"%s\"}\n", a->node,
+                         nonce, age, s64);
+}
+
+static bool decode_b64(const char *in, unsigned char *out, size_t want)
+{
+    size_t n = strlen(in);
+    if (n != 4 * ((want + 2) / 3))
+        return false;
+    unsigned char buf[128];
+    if (n / 4 * 3 > sizeof(buf))
+        return false;
+    int got = EVP_DecodeBlock(buf, (const unsigned char *)in, (int)n);
+    if (got < (int)want)
+        return false;
+    memcpy(out, buf, want);
+    return true;
+}
+
+bool agent_peers_verify(const unsigned char key[32], const char *node, const char *nonce, const char *answer,
+                        long long *age_ms)
+{
+    _cleanup_json_ cJSON *j = cJSON_Parse(answer);
+    const char *n = rss_json_str(j, "node"), *nn = rss_json_str(j, "nonce"), *sig64 = rss_json_str(j, "sig");
+    const cJSON *age = cJSON_GetObjectItemCaseSensitive(j, "apiOkAgeMs");
+    unsigned char sig[64];
+    if (!n || !nn || !sig64 || !cJSON_IsNumber(age) || strcmp(n, node) || strcmp(nn, nonce) ||
+        !decode_b64(sig64, sig, sizeof(sig)))
+        return false;
+    long long a = (long long)age->valuedouble;
+    _cleanup_free_ char *msg = statement(node, nonce, a);
+    EVP_PKEY *pk = EVP_PKEY_new_raw_public_key(EVP_PKEY_ED25519, NULL, key, 32);
+    EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    bool ok = pk && ctx && EVP_DigestVerifyInit(ctx, NULL, NULL, NULL, pk) > 0 &&
+              EVP_DigestVerify(ctx, sig, sizeof(sig), (const unsigned char *)msg, strlen(msg)) == 1;
+    EVP_MD_CTX_free(ctx);
+    EVP_PKEY_free(pk);
+    if (ok)
+        *age_ms = a;
+    return ok;
+}
+
+/* --- learning the peers while the API works (heartbeat thread) ------------------------------------ */
+
+/* True when a node hosting members of an RSS that has members here is not in the table yet. */
+static bool missing_peer(struct rss_agent *a)
+{
+    _cleanup_free_ char **nodes = NULL;
+    size_t n = 0;
+    pthread_mutex_lock(&a->lock);
+    for (struct agent_member *m = a->members; m; m = m->next) {
+        struct agent_spec *spec = m->rss ? agent_spec_get(a, m->ns, m->rss) : NULL;
+        for (size_t k = 0; spec && k < spec->n_nodes; k++) {
+            nodes = rss_xrealloc(nodes, (n + 1) * sizeof(*nodes));
+            nodes[n++] = rss_xstrdup(spec->nodes[k]);
+        }
+        agent_spec_put(a, spec);
+    }
+    pthread_mutex_unlock(&a->lock);
+    bool missing = false;
+    pthread_mutex_lock(&a->peers_lock);
+    for (size_t i = 0; i < n; i++) {
+        bool known = !strcmp(nodes[i], a->node);
+        for (size_t k = 0; k < a->n_peers && !known; k++)
+            known = !strcmp(a->peers[k].node, nodes[i]);
+        missing |= !known;
+        free(nodes[i]);
+    }
+    pthread_mutex_unlock(&a->peers_lock);
+    return missing;
+}
+
+void agent_peers_refresh(struct rss_agent *a)
+{
+    int64_t now = rss_clock_mono_ms();
+    int64_t every = missing_peer(a) ? LIST_MISSING_MS : LIST_EVERY_MS;
+    if (a->peers_listed_ms && now - a->peers_listed_ms < every)
+        return;
+    _cleanup_free_ char *coll = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", NULL, NULL);
+    _cleanup_json_ cJSON *list = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    if (rss_kube_list(a->kube, coll, NULL, &list, &err) < 0) {
+        rss_log_error(RSS_LOG_DEBUG, &err, "failsafe: listing the peers' heartbeat Leases");
+        return;
+    }
+    a->peers_listed_ms = now;
+    const size_t plen = strlen(RSS_HEARTBEAT_PREFIX);
+    pthread_mutex_lock(&a->peers_lock);
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(list, "items"))
+    {
+        const cJSON *md = rss_json_obj(it, "metadata");
+        const char *name = rss_json_str(md, "name");
+        /* Not rss_json_str: its dotted paths would split the annotation's key at its dots. */
+        const char *ann = cJSON_GetStringValue(
+            cJSON_GetObjectItemCaseSensitive(rss_json_obj(md, "annotations"), RSS_ANNOTATION_PEER));
+        if (!name || strncmp(name, RSS_HEARTBEAT_PREFIX, plen) || !ann || !strcmp(name + plen, a->node))
+            continue;
+        _cleanup_json_ cJSON *pj = cJSON_Parse(ann);
+        const char *addr = rss_json_str(pj, "address"), *key = rss_json_str(pj, "key");
+        unsigned char k[32];
+        if (!addr || !key || strlen(addr) > 300 || strpbrk(addr, "/?#@ ") || !decode_b64(key, k, sizeof(k)))
+            continue;
+        struct agent_peer *p = NULL;
+        for (size_t i = 0; i < a->n_peers && !p; i++)
+            if (!strcmp(a->peers[i].node, name + plen))
+                p = &a->peers[i];
+        if (!p) {
+            if (a->n_peers >= 4096)
+                continue;
+            a->peers = rss_xrealloc(a->peers, (a->n_peers + 1) * sizeof(*a->peers));
+            p = &a->peers[a->n_peers++];
+            *p = (struct agent_peer){.node = rss_xstrdup(name + plen)};
+        }
+        _cleanup_free_ char *url = rss_xasprintf("http://%s/peer", addr);
+        if (!p->url || strcmp(p->url, url) || memcmp(p->key, k, sizeof(k))) {
+            rss_log_info("failsafe: the agent on %s answers at %s", p->node, url);
+            free(p->url);
+            p->url = TAKE_PTR(url);
+            memcpy(p->key, k, sizeof(k));
+            p->reached_ms = 0; /* a new process there: nothing it said before counts */
+        }
+    }
+    pthread_mutex_unlock(&a->peers_lock);
+}
+
+/* --- probing, while the API is silent ------------------------------------------------------------- */
+
+struct capped {
+    char buf[ANSWER_MAX + 1];
+    size_t len;
+};
+
+static size_t on_body(char *data, size_t size, size_t n, void *ud)
+{
+    struct capped *c = ud;
+    size_t len = size * n;
+    if (c->len + len > ANSWER_MAX)
+        return 0; /* abort: no peer answer is that long */
+    memcpy(c->buf + c->len, data, len);
+    c->len += len;
+    c->buf[c->len] = '\0';
+    return len;
+}
+
+static void probe_one(struct rss_agent *a, const char *node, const char *url, const unsigned char key[32])
+{
+    unsigned char raw[16];
+    char nonce[33];
+    if (RAND_bytes(raw, sizeof(raw)) != 1)
+        return;
+    for (size_t i = 0; i < sizeof(raw); i++)
+        snprintf(nonce + 2 * i, 3, "%02x", raw[i]);
+    _cleanup_free_ char *full = rss_xasprintf("%s?nonce=%s", url, nonce);
+    CURL *h = curl_easy_init();
+    if (!h)
+        return;
+    struct capped body = {.len = 0};
+    curl_easy_setopt(h, CURLOPT_URL, full);
+    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, PROBE_TIMEOUT);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, PROBE_TIMEOUT);
+    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
+    CURLcode rc = curl_easy_perform(h);
+    long code = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(h);
+    long long age;
+    bool ok = rc == CURLE_OK && code == 200 && agent_peers_verify(key, node, nonce, body.buf, &age);
+    pthread_mutex_lock(&a->peers_lock);
+    for (size_t i = 0; i < a->n_peers; i++)
+        if (!strcmp(a->peers[i].node, node) && ok) {
+            a->peers[i].reached_ms = rss_clock_mono_ms();
+            a->peers[i].api_age_ms = age;
+        }
+    pthread_mutex_unlock(&a->peers_lock);
+    if (!ok)
+        rss_log_info("failsafe: the agent on %s did not vouch (%s, HTTP %ld%s)", node, curl_easy_strerror(rc),
+                     code, rc == CURLE_OK && code == 200 ? ", bad signature" : "");
+}
+
+void *agent_peers_prober(void *arg)
+{
+    struct rss_agent *a = arg;
+    while (!atomic_load(a->stop)) {
+        int64_t silent = rss_clock_mono_ms() - atomic_load(&a->last_api_ok_ms);
+        if (silent > a->fence_timeout_ms / 3) {
+            /* Snapshot the peers to probe without holding the lock over the network. */
+            pthread_mutex_lock(&a->peers_lock);
+            size_t n = a->n_peers;
+            struct agent_peer *copy = rss_xcalloc(n ? n : 1, sizeof(*copy));
+            for (size_t i = 0; i < n; i++) {
+                copy[i] = a->peers[i];
+                copy[i].node = rss_xstrdup(a->peers[i].node);
+                copy[i].url = rss_xstrdup(a->peers[i].url ? a->peers[i].url : "");
+            }
+            pthread_mutex_unlock(&a->peers_lock);
+            for (size_t i = 0; i < n; i++) {
+                if (copy[i].url[0] && agent_peer_wanted(a, copy[i].node))
+                    probe_one(a, copy[i].node, copy[i].url, copy[i].key);
+                free(copy[i].node);
+                free(copy[i].url);
+            }
+            free(copy);
+        }
+        for (int t = 0; t < PROBE_EVERY_MS / 100 && !atomic_load(a->stop); t++)
+            usleep(100 * 1000);
+    }
+    return NULL;
+}
+
+bool agent_peers_vouch(struct rss_agent *a, char *const *nodes, size_t n_nodes, char *why, size_t size)
+{
+    int64_t now = rss_clock_mono_ms();
+    size_t hosting = 0, reached = 0;
+    bool has_api = false, self_listed = false;
+    char names[256] = "";
+    size_t o = 0;
+    pthread_mutex_lock(&a->peers_lock);
+    for (size_t i = 0; i < n_nodes; i++) {
+        self_listed |= !strcmp(nodes[i], a->node);
+        bool dup = false;
+        for (size_t k = 0; k < i && !dup; k++)
+            dup = !strcmp(nodes[i], nodes[k]);
+        if (dup)
+            continue;
+        hosting++;
+        if (!strcmp(nodes[i], a->node)) {
+            reached++;
+            continue;
+        }
+        for (size_t k = 0; k < a->n_peers; k++) {
+            const struct agent_peer *p = &a->peers[k];
+            if (strcmp(p->node, nodes[i]) || !p->reached_ms || now - p->reached_ms > FRESH_MS)
+                continue;
+            reached++;
+            if (p->api_age_ms < a->fence_timeout_ms / 2)
+                has_api = true;
+            if (o + strlen(p->node) + 2 < sizeof(names))
+                o += (size_t)snprintf(names + o, sizeof(names) - o, "%s%s", o ? " " : "", p->node);
+        }
+    }
+    pthread_mutex_unlock(&a->peers_lock);
+    if (!self_listed) { /* the status predates our member: we host one all the same */
+        hosting++;
+        reached++;
+    }
+    bool keep = rss_agent_failsafe_keep(hosting, reached, has_api);
+    snprintf(why, size, "%zu of %zu agents hosting its members reached (this one%s%s)%s", reached, hosting,
+             o ? ", " : "", names,
+             has_api ? "; a peer reaches the API server, so this node is the one cut off" : "");
+    return keep;
+}
