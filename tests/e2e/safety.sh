@@ -319,6 +319,41 @@ sc_api_outage() {
     note "API frozen $((2 * FENCE_S + 5)) s: no action, same pids ($(tr '\n' ' ' <<<"$after"))"
 }
 
+# ---- 8b. the same outage with every member stopped before it, and distinct data written during it:
+#          after it the highest sequence seeds, once every member reported (the heartbeats look old
+#          after an outage only because nobody could write: no node may count as dead for it)
+sc_outage_stopped() {
+    ensure_running
+    wait_until 30 "the agents to learn each other's addresses" peers_learned
+    power_off_all
+    local i
+    for i in 0 1 2; do printf 'unreadable' >"$(claim_dir $R $i)/garbage-sequence"; done
+    local mark
+    mark=$(now)
+    power_on_all
+    reported() { [ "$(hook_lines "$mark" "$R" sequence | grep -c "out=unreadable")" -ge 3 ]; }
+    wait_until 60 "all 3 members stopped, with no usable sequence" reported
+    "$WORLD" api-freeze || fail "api-freeze"
+    set_sequence $R 0 10
+    set_sequence $R 1 60
+    set_sequence $R 2 30
+    for i in 0 1 2; do rm -f "$(claim_dir $R $i)/garbage-sequence"; done
+    sleep $((2 * FENCE_S + 5))
+    "$WORLD" api-thaw || fail "api-thaw"
+    seeded() { hook_lines "$mark" "$R" seed | grep -q .; }
+    wait_until 90 "a seed after the outage" seeded
+    local seeds t
+    seeds=$(hook_lines "$mark" "$R" seed)
+    [ "$(count_lines "$seeds")" = 1 ] && [[ $seeds == *" $(member $R 1) seed args=[] rc=0" ]] ||
+        fail "$(member $R 1) (sequence 60) should seed: $seeds"
+    t=$(line_time "$seeds")
+    for i in 0:10 1:60 2:30; do
+        hook_lines "$mark" "$R" sequence | awk -v t="$t" '$1 < t' | grep -q " $(member $R "${i%%:*}") sequence .* out=${i#*:} rc=0$" ||
+            fail "seeded before $(member $R "${i%%:*}") reported ${i#*:}"
+    done
+    ensure_running 90
+}
+
 # ---- 9. one node cut off from the API server and from the other agents: its member stops within the
 #         fence timeout, the others keep running; after heal it rejoins with `primary`, never `seed`
 sc_partition() {
@@ -397,7 +432,7 @@ YAML
     k delete sts rss-other -n "$NS" >/dev/null
 }
 
-all=(late_node stays_off garbage_fixed noisy api_outage partition huge_epoch keeps_failing invalid_spec foreign_sts
+all=(late_node stays_off garbage_fixed noisy api_outage outage_stopped partition huge_epoch keeps_failing invalid_spec foreign_sts
     reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
