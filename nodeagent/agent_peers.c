@@ -336,6 +336,11 @@ void *agent_peers_prober(void *arg)
 
 bool agent_peers_vouch(struct rss_agent *a, char *const *nodes, size_t n_nodes, char *why, size_t size)
 {
+    if (n_nodes == 0) {
+        /* No member list from the leader yet: nobody to ask, so no evidence against isolation. */
+        snprintf(why, size, "the RSS status lists no member nodes to ask");
+        return false;
+    }
     int64_t now = rss_clock_mono_ms();
     size_t hosting = 0, reached = 0;
     bool has_api = false, self_listed = false;

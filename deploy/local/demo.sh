@@ -63,7 +63,7 @@ world_dir=${RSS_WORLD_DIR:-/tmp/rss-world}
 if [ -e "$world_dir/.rss-world" ] && [ -e "$world_dir/kubesim.pid" ]; then
     read -r p _ <"$world_dir/kubesim.pid" || true
     if [ -n "${p:-}" ] && [ -d "/proc/$p" ]; then
-        echo "demo: a world is already up in $world_dir; take it down first: tests/world/world down" >&2
+        echo "demo: a world is already up in $world_dir; take it down first: tests/sim/world/world down" >&2
         exit 1
     fi
 fi
@@ -167,8 +167,8 @@ if [ "$keep" = 1 ]; then
   kubectl get events --sort-by=.lastTimestamp  # every decision and why
   kubectl get lease -n rssd-system             # the leader Lease and the agents' heartbeats
   cat $RSS_WORLD_DIR/pv/default/data-rss-dummy-*/hooks.log
-  RSS_WORLD_DIR=$RSS_WORLD_DIR tests/world/world lights-out   # another power cut
-  RSS_WORLD_DIR=$RSS_WORLD_DIR tests/world/world status
-  RSS_WORLD_DIR=$RSS_WORLD_DIR tests/world/world down         # when you are done
+  RSS_WORLD_DIR=$RSS_WORLD_DIR tests/sim/world/world lights-out   # another power cut
+  RSS_WORLD_DIR=$RSS_WORLD_DIR tests/sim/world/world status
+  RSS_WORLD_DIR=$RSS_WORLD_DIR tests/sim/world/world down         # when you are done
 EOF
 fi

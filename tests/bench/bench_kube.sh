@@ -6,7 +6,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$top/build}
 case "$build" in /*) ;; *) build=$top/$build ;; esac
-bench=$build/tests/election/bench_kube
+bench=$build/tests/integration/election/bench_kube
 [ -x "$bench" ] || { echo "bench_kube.sh: build bench_kube in $build first" >&2; exit 1; }
-"$bench" --kubesim "$build/tests/kubesim/kubesim" --candidate "$build/tests/election/rss_candidate" \
+"$bench" --kubesim "$build/tests/sim/kubesim/kubesim" --candidate "$build/tests/integration/election/rss_candidate" \
   -n "${2:-2000}" --runs "${3:-3}"

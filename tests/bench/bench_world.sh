@@ -2,7 +2,7 @@
 # bench_world.sh -- times the test world: a 3-node world and 9 pods up, a full lights-out cycle without
 # rssd (until all 9 containers run again), and down. Prints figures; asserts nothing about time.
 #
-# Usage: tests/bench/bench_world.sh [ROUNDS]   (default 1; RSS_BUILD_DIR as for tests/world/world)
+# Usage: tests/bench/bench_world.sh [ROUNDS]   (default 1; RSS_BUILD_DIR as for tests/sim/world/world)
 set -euo pipefail
 rounds=${1:-1}
 source "$(cd "$(dirname "$0")/../world/tests" && pwd)/lib.sh"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cri_bench.sh -- runs cri_bench against a private containerd (tests/fixtures/containerd.sh) and prints its figures.
+# cri_bench.sh -- runs cri_bench against a private containerd (tests/lib/containerd.sh) and prints its figures.
 #
 # Usage: cri_bench.sh [BUILD_DIR] [N]      (defaults: build, 50)
 set -euo pipefail
@@ -8,9 +8,9 @@ build=${1:-$top/build}
 n=${2:-50}
 case "$build" in /*) ;; *) build=$top/$build ;; esac
 bench=$build/tests/bench/cri_bench
-export CRI_TOOL=$build/tests/cri/cri_tool
+export CRI_TOOL=$build/tests/lib/cri_tool
 [ -x "$bench" ] && [ -x "$CRI_TOOL" ] || { echo "cri_bench.sh: build cri_bench and cri_tool in $build first" >&2; exit 1; }
-fixture=$top/tests/fixtures/containerd.sh
+fixture=$top/tests/lib/containerd.sh
 dir=$(mktemp -d /tmp/rss-bench.XXXXXX)
 trap '"$fixture" down "$dir" || true' EXIT
 trap 'exit 130' INT TERM

@@ -9,7 +9,7 @@
 
 e2e_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$e2e_here/../.." && pwd)
-WORLD=$repo/tests/world/world
+WORLD=$repo/tests/sim/world/world
 export RSS_BUILD_DIR=${RSS_BUILD_DIR:-$repo/build}
 case $RSS_BUILD_DIR in /*) ;; *) RSS_BUILD_DIR=$repo/$RSS_BUILD_DIR ;; esac
 E2E_TMP=$(mktemp -d /tmp/rss-e2e.XXXXXX)

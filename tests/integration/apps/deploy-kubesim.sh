@@ -1,0 +1,208 @@
+#!/usr/bin/env bash
+# deploy-kubesim.sh -- applies deploy/ and the RSS manifests with real kubectl to kubesim and checks nothing is pruned.
+#
+# Usage: deploy-kubesim.sh KUBESIM_BINARY SOURCE_DIR
+# tests/integration/apps/rss-operator-example.yaml is rss-operator's example/cluster.yaml exactly as its README
+# shows it (../shared/seeds/rss-operator-README.md); it must be accepted unchanged.
+set -euo pipefail
+
+kubesim=$1
+top=$2
+[ -x "$kubesim" ] || {
+	echo "deploy-kubesim: kubesim is not built ($kubesim)" >&2
+	exit 1
+}
+for tool in kubectl jq; do
+	command -v "$tool" >/dev/null || {
+		echo "deploy-kubesim: $tool is missing" >&2
+		exit 1
+	}
+done
+
+tmp=$(mktemp -d /tmp/rss-deploy-kube.XXXXXX)
+# shellcheck source=../../lib/kubesim.sh
+. "$top/tests/lib/kubesim.sh"
+cleanup() {
+	kubesim_stop
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+kubesim_start "$kubesim" "$tmp/sim" "$tmp/kubesim.log" || exit 1
+# A fresh cache per simulator: the kubectl dispatcher caches /version and discovery (kube-api.md 4.1).
+k() { kubectl --cache-dir "$tmp/cache" "$@"; }
+
+fails=0
+checks=0
+ok() {
+	checks=$((checks + 1))
+	echo "ok   $*"
+}
+bad() {
+	checks=$((checks + 1))
+	fails=$((fails + 1))
+	echo "FAIL $*"
+}
+expect() { # expect DESCRIPTION EXPECTED ACTUAL
+	if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: expected '$2', got '$3'"; fi
+}
+run() { # run DESCRIPTION CMD...: CMD must succeed
+	local what=$1
+	shift
+	if "$@" >"$tmp/out" 2>&1; then ok "$what"; else
+		bad "$what"
+		sed 's/^/     /' "$tmp/out"
+	fi
+}
+# same_json DESCRIPTION FILE_JSON SERVER_JSON: equal after key sorting; on failure show the diff.
+same_json() {
+	if [ "$(jq -S . <<<"$2")" = "$(jq -S . <<<"$3")" ]; then ok "$1"; else
+		bad "$1"
+		diff <(jq -S . <<<"$2") <(jq -S . <<<"$3") | sed 's/^/     /' || true
+	fi
+}
+# has_json DESCRIPTION FILE_JSON SERVER_JSON: every leaf of FILE_JSON is in SERVER_JSON (which may add defaults).
+has_json() {
+	local missing
+	missing=$(jq -n --argjson a "$2" --argjson b "$3" -c \
+		'[$a | paths(type != "object" and type != "array")] | map(select(. as $p | ($a | getpath($p)) != ($b | getpath($p))))')
+	if [ "$missing" = "[]" ]; then ok "$1"; else bad "$1: differing leaves $missing"; fi
+}
+run_quiet() { "$@" >"$tmp/out" 2>&1; }
+
+echo "# deploy/"
+run "apply deploy/ (namespace first)" k apply -f "$top/deploy/namespace.yaml" -f "$top/deploy/crd.yaml" \
+	-f "$top/deploy/rbac.yaml" -f "$top/deploy/daemonset.yaml"
+run "the CRD is Established" k wait --for=condition=Established --timeout=30s \
+	crd/replicatedstatefulsets.clusterlabs.org
+crd_file=$(k create --dry-run=client -o json -f "$top/deploy/crd.yaml")
+crd_srv=$(k get crd replicatedstatefulsets.clusterlabs.org -o json)
+same_json "CRD schema stored as written" "$(jq '.spec.versions[0].schema' <<<"$crd_file")" \
+	"$(jq '.spec.versions[0].schema' <<<"$crd_srv")"
+same_json "CRD printer columns stored as written" "$(jq '.spec.versions[0].additionalPrinterColumns' <<<"$crd_file")" \
+	"$(jq '.spec.versions[0].additionalPrinterColumns' <<<"$crd_srv")"
+run "ServiceAccount rssd exists" k -n rssd-system get serviceaccount rssd
+run "ClusterRole rssd exists" k get clusterrole rssd
+run "ClusterRoleBinding rssd exists" k get clusterrolebinding rssd
+run "Role rssd-leases exists" k -n rssd-system get role rssd-leases
+run "RoleBinding rssd-leases exists" k -n rssd-system get rolebinding rssd-leases
+ds_file=$(k create --dry-run=client -o json -f "$top/deploy/daemonset.yaml")
+ds_srv=$(k -n rssd-system get daemonset rssd -o json)
+has_json "DaemonSet stored as written" "$(jq .spec <<<"$ds_file")" "$(jq .spec <<<"$ds_srv")"
+has_json "ClusterRole rules stored as written" "$(k create --dry-run=client -o json -f "$top/deploy/rbac.yaml" |
+	jq -s '.[] | if .kind == "List" then .items[] else . end | select(.kind == "ClusterRole") | .rules')" "$(k get clusterrole rssd -o json | jq .rules)"
+
+# check_rss NAME FILE: apply FILE, read it back, and compare its spec with the file's.
+check_rss() {
+	local name=$1 file=$2 want got
+	run "apply $(basename "$file")" k apply -f "$file"
+	want=$(k create --dry-run=client -o json -f "$file")
+	got=$(k get rss "$name" -o json 2>/dev/null || echo '{}')
+	same_json "rss/$name: no field of the spec was pruned or changed" "$(jq .spec <<<"$want")" "$(jq .spec <<<"$got")"
+	RSS_JSON=$got
+}
+
+echo "# rss-operator's example/cluster.yaml, unchanged"
+check_rss example "$top/tests/integration/apps/rss-operator-example.yaml"
+expect "example: status hook timeout kept" 60s "$(jq -r .spec.pod.commands.status.timeout <<<"$RSS_JSON")"
+expect "example: reconcileInterval kept as a string" '"30s"' "$(jq -c .spec.reconcileInterval <<<"$RSS_JSON")"
+expect "example: antiAffinity kept" true "$(jq -r .spec.pod.antiAffinity <<<"$RSS_JSON")"
+expect "example: container image kept" quay.io/beekhof/dummy:latest "$(jq -r '.spec.pod.containers[0].image' <<<"$RSS_JSON")"
+
+echo "# apps/dummy/rss.yaml"
+check_rss dummy "$top/apps/dummy/rss.yaml"
+expect "dummy: container command kept" '["/bin/sleep","infinity"]' "$(jq -c '.spec.pod.containers[0].command' <<<"$RSS_JSON")"
+expect "dummy: volumeMount kept" /data "$(jq -r '.spec.pod.containers[0].volumeMounts[0].mountPath' <<<"$RSS_JSON")"
+expect "dummy: claim template metadata kept" data "$(jq -r '.spec.pod.volumeClaimTemplates[0].metadata.name' <<<"$RSS_JSON")"
+expect "dummy: claim template storage kept" 64Mi "$(jq -r '.spec.pod.volumeClaimTemplates[0].spec.resources.requests.storage' <<<"$RSS_JSON")"
+dummy_spec=$(jq .spec <<<"$RSS_JSON")
+
+echo "# rss-operator fields beyond the example, and rssd's recovery extension"
+cat >"$tmp/variant.yaml" <<'EOF'
+apiVersion: clusterlabs.org/v1alpha1
+kind: ReplicatedStatefulSet
+metadata:
+  name: variant
+spec:
+  replicas: 5
+  primaries: 2
+  reconcileInterval: 45
+  paused: false
+  chaosLevel: 0
+  recovery:
+    minimumMembers: 2
+    maxFailures: 5
+  servicePorts: [{name: galera, port: 3306, targetPort: galera}]
+  nodeSelector: {disktype: ssd}
+  tolerations: [{key: dedicated, operator: Equal, value: db, effect: NoSchedule}]
+  serviceAccountName: galera
+  service: {name: variant-svc, sessionAffinity: None}
+  pod:
+    antiAffinity: false
+    securityContext: {runAsUser: 1000, fsGroup: 1000}
+    commands:
+      sequence: {command: ["/sequence.sh", "--quiet"], timeout: 15}
+      primary: {command: ["/start.sh"], timeout: 2m}
+      secondary: {command: ["/start.sh", "--read-only"]}
+      status: {command: ["/check.sh"]}
+      stop: {command: ["/stop.sh"]}
+    containers:
+    - name: db
+      image: example/db:1
+      env: [{name: MODE, valueFrom: {fieldRef: {fieldPath: metadata.name}}}]
+      ports: [{containerPort: 3306, name: galera}]
+      resources: {limits: {memory: 1Gi}}
+    - name: sidecar
+      image: example/sidecar:1
+    volumes: [{name: cfg, configMap: {name: db-cfg}}]
+EOF
+check_rss variant "$tmp/variant.yaml"
+expect "variant: a bare-number reconcileInterval stays a number" 45 "$(jq -c .spec.reconcileInterval <<<"$RSS_JSON")"
+expect "variant: a misspelt hook name is kept for rssd to report" '["/x"]' \
+	"$(k create --dry-run=client -o json -f "$top/apps/dummy/rss.yaml" |
+		jq '.metadata.name = "typo" | .spec.pod.commands.secondry = {command: ["/x"]}' |
+		k apply -f - >/dev/null 2>&1 && k get rss typo -o json | jq -c .spec.pod.commands.secondry.command)"
+
+echo "# the schema rejects bad manifests"
+bad_manifest() { # bad_manifest NAME DESCRIPTION JQ_FILTER: the dummy manifest, renamed and broken
+	k create --dry-run=client -o json -f "$top/apps/dummy/rss.yaml" |
+		jq --arg n "$1" ".metadata.name = \$n | del(.metadata.annotations) | $3" >"$tmp/$1.json"
+	if run_quiet k apply -f "$tmp/$1.json"; then bad "$2 was accepted"; else ok "$2 is rejected: $(tail -n 1 "$tmp/out")"; fi
+	if run_quiet k get rss "$1"; then bad "$2 was stored"; fi
+}
+bad_manifest bad-no-sequence "a manifest without the sequence hook" 'del(.spec.pod.commands.sequence)'
+bad_manifest bad-empty-command "a hook with an empty command" '.spec.pod.commands.stop.command = []'
+bad_manifest bad-min-members "recovery.minimumMembers 0" '.spec.recovery = {minimumMembers: 0}'
+bad_manifest bad-max-failures "recovery.maxFailures 0" '.spec.recovery = {maxFailures: 0}'
+bad_manifest bad-replicas "replicas as a word" '.spec.replicas = "three"'
+bad_manifest bad-no-containers "no containers" '.spec.pod.containers = []'
+
+echo "# status subresource and printer columns"
+status='{"status":{"phase":"Running","reason":"Recovered","message":"3 of 3 members run","observedGeneration":1,
+ "replicas":3,"readyReplicas":3,"primaries":3,
+ "conditions":[{"type":"Available","status":"True","reason":"MembersRunning","message":"ok",
+   "lastTransitionTime":"2026-01-01T00:00:00Z","observedGeneration":1}],
+ "members":{"ready":["rss-dummy-0","rss-dummy-1","rss-dummy-2"],"unready":[],
+   "primary":["rss-dummy-0","rss-dummy-1","rss-dummy-2"],"secondary":[],"failed":[]},
+ "memberStatus":[{"name":"rss-dummy-0","node":"node-1","ordinal":0,"podUID":"u-0","generation":2,
+   "sequence":"18446744073709551615","role":"primary","lastHook":"seed","lastResult":"ok","lastExitCode":0,
+   "lastActionId":"4-1","failures":0}],
+ "recovery":{"seedOrdinal":0,"seedSequence":"18446744073709551615"},"lastActionSeq":1,"epoch":4}}'
+run "patch the status subresource" k patch rss dummy --subresource=status --type=merge -p "$status"
+got=$(k get rss dummy -o json)
+same_json "status stored without pruning" "$(jq .status <<<"$status")" "$(jq .status <<<"$got")"
+same_json "a status write leaves the spec alone" "$dummy_spec" "$(jq .spec <<<"$got")"
+table=$(k get rss 2>&1) || true
+printf '     %s\n' "${table//$'\n'/$'\n'     }"
+expect "kubectl get rss shows the printer columns" "NAME PHASE PRIMARIES READY LAST-RECOVERY AGE" \
+	"$(head -n 1 <<<"$table" | tr -s ' ')"
+row=$(grep '^dummy ' <<<"$table" | tr -s ' ' | cut -d' ' -f1-4)
+expect "the dummy row shows phase, primaries and ready" "dummy Running 3 3" "$row"
+for n in example dummy variant; do
+	if grep -q "^$n " <<<"$table"; then ok "kubectl get rss lists $n"; else bad "kubectl get rss does not list $n"; fi
+done
+wide=$(k get rss dummy -o wide 2>&1 | head -n 1 | tr -s ' ')
+expect "-o wide adds the message column" "NAME PHASE PRIMARIES READY LAST-RECOVERY AGE MESSAGE" "$wide"
+run "the long resource name works too" k get replicatedstatefulsets.clusterlabs.org dummy
+
+echo "# $checks checks, $fails failed"
+[ "$fails" = 0 ]

@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# test_kubectl.sh -- real kubectl against kubesim: apply a CRD then a custom resource, get (with the
+# short name and printer columns), get -w, describe with events, label/annotate, patch, apply of a
+# built-in kind (strategic merge), delete that waits for finalizers, graceful pod deletion.
+# usage: test_kubectl.sh KUBESIM modern MINOR   (kubectl 1.27-1.33 on PATH; the dispatcher picks by MINOR)
+#        test_kubectl.sh KUBESIM debian         (Debian's kubectl 1.20, see kubectl-debian.sh)
+# Exits 77 (ctest: skipped) only when no modern kubectl exists on this machine.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=lib.sh
+. "$here/lib.sh"
+kubesim=$1
+mode=$2
+minor=${3:-32}
+
+if [ "$mode" = debian ]; then
+  KUBECTL=$("$here/../../lib/kubectl-debian.sh") || fail "cannot get Debian's kubectl 1.20"
+  want_client=20
+else
+  KUBECTL=$(command -v kubectl || true)
+  cm=$("$KUBECTL" version --client -o json 2>/dev/null | jq -r '.clientVersion.minor' 2>/dev/null | tr -dc 0-9 || true)
+  if [ -z "$KUBECTL" ] || [ -z "$cm" ] || [ "$cm" -lt 27 ]; then
+    echo "no kubectl >= 1.27 on PATH (found '${cm:-none}'); skipping the modern kubectl test"
+    exit 77
+  fi
+  want_client=$minor
+fi
+ks_start "$kubesim" --minor "$minor"
+kc() { "$KUBECTL" --cache-dir "$KS_TMP/cache" "$@"; }
+
+out=$(kc version -o json 2>/dev/null) || fail "kubectl version: $(kc version 2>&1)"
+same "server version" "$(jq -r .serverVersion.gitVersion <<<"$out")" "v1.$minor.0"
+same "client kubectl 1.$want_client" "$(jq -r .clientVersion.minor <<<"$out" | tr -dc 0-9)" "$want_client"
+
+cat >"$KS_TMP/crd.yaml" <<'EOF'
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: gadgets.test.kubesim.io
+spec:
+  group: test.kubesim.io
+  scope: Namespaced
+  names: {plural: gadgets, singular: gadget, kind: Gadget, shortNames: [gd], categories: [all]}
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    subresources: {status: {}}
+    additionalPrinterColumns:
+    - {name: Size, type: integer, jsonPath: .spec.size}
+    - {name: Phase, type: string, jsonPath: .status.phase}
+    - {name: Age, type: date, jsonPath: .metadata.creationTimestamp}
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            required: [size]
+            properties:
+              size: {type: integer, minimum: 0}
+          status:
+            type: object
+            properties:
+              phase: {type: string}
+EOF
+cr() {
+  cat <<EOF
+apiVersion: test.kubesim.io/v1
+kind: Gadget
+metadata: {name: g1, labels: {app: demo}}
+spec: {size: $1}
+EOF
+}
+
+out=$(kc apply -f "$KS_TMP/crd.yaml" 2>&1) || fail "apply CRD: $out"
+contains "apply CRD" "$out" "customresourcedefinition.apiextensions.k8s.io/gadgets.test.kubesim.io created"
+out=$(kc wait --for=condition=Established crd/gadgets.test.kubesim.io --timeout=30s 2>&1) || fail "wait: $out"
+contains "CRD Established" "$out" "condition met"
+cr 2 >"$KS_TMP/cr.yaml"
+out=$(kc apply -f "$KS_TMP/cr.yaml" 2>&1) || fail "apply CR: $out"
+contains "apply CR" "$out" "gadget.test.kubesim.io/g1 created"
+out=$(kc get gadget g1 2>&1) || fail "get: $out"
+contains "get by kind shows printer columns" "$out" "SIZE"
+out=$(kc get gd 2>&1) || fail "get gd: $out"
+contains "get by short name" "$(echo "$out" | tail -1)" "g1"
+[ "$(echo "$out" | awk 'NR==2 {print $2}')" = 2 ] || fail "SIZE column: $out"
+pass "SIZE column value"
+out=$(kc get all 2>&1) || fail "get all: $out"
+contains "category all includes the CR" "$out" "gadget.test.kubesim.io/g1"
+cr 3 >"$KS_TMP/cr.yaml"
+out=$(kc apply -f "$KS_TMP/cr.yaml" 2>&1) || fail "re-apply: $out"
+contains "re-apply changed CR" "$out" "configured"
+same "re-apply changed spec" "$(kc get gd g1 -o jsonpath='{.spec.size}')" 3
+same "generation bumped" "$(kc get gd g1 -o jsonpath='{.metadata.generation}')" 2
+out=$(kc apply -f "$KS_TMP/cr.yaml" 2>&1) || fail "re-apply unchanged: $out"
+contains "unchanged apply" "$out" "unchanged"
+printf 'apiVersion: test.kubesim.io/v1\nkind: Gadget\nmetadata: {name: bad}\nspec: {size: -1}\n' >"$KS_TMP/bad.yaml"
+if out=$(kc apply -f "$KS_TMP/bad.yaml" 2>&1); then fail "invalid CR accepted: $out"; fi
+contains "schema violation reported" "$out" "spec.size in body should be greater than or equal to 0"
+
+# get -w: prints the current row, then a row per change
+kc get gd -w >"$KS_TMP/watch.out" 2>&1 &
+wpid=$!
+BG_PIDS+=("$wpid")
+wait_for "get -w prints the object" grep -q "^g1 " "$KS_TMP/watch.out"
+kc patch gd g1 --type=merge -p '{"spec":{"size":7}}' >/dev/null
+wait_for "get -w prints the change" grep -Eq "^g1 +7 " "$KS_TMP/watch.out"
+kill "$wpid"
+wait "$wpid" 2>/dev/null || true
+
+out=$(kc label gd g1 color=red 2>&1) || fail "label: $out"
+contains "label" "$out" "labeled"
+same "label stored" "$(kc get gd g1 -o jsonpath='{.metadata.labels.color}')" red
+out=$(kc annotate gd g1 note=hello 2>&1) || fail "annotate: $out"
+contains "annotate" "$out" "g1 annotate"
+same "annotation stored" "$(kc get gd g1 -o jsonpath='{.metadata.annotations.note}')" hello
+same "label selector via kubectl" "$(kc get gd -l color=red -o name)" "gadget.test.kubesim.io/g1"
+out=$(kc patch gd g1 --type=json -p '[{"op":"replace","path":"/spec/size","value":5}]' 2>&1) || fail "json patch: $out"
+same "json patch" "$(kc get gd g1 -o jsonpath='{.spec.size}')" 5
+if [ "$mode" = modern ]; then
+  out=$(kc patch gd g1 --subresource=status --type=merge -p '{"status":{"phase":"Ready"}}' 2>&1) || fail "status patch: $out"
+  same "status subresource patch" "$(kc get gd g1 -o jsonpath='{.status.phase}')" Ready
+fi
+
+# describe shows core/v1 events of the object
+uid=$(kc get gd g1 -o jsonpath='{.metadata.uid}')
+req POST /api/v1/namespaces/default/events "{\"metadata\":{\"name\":\"g1.ev1\"},\"involvedObject\":{\"apiVersion\":\"test.kubesim.io/v1\",\"kind\":\"Gadget\",\"name\":\"g1\",\"namespace\":\"default\",\"uid\":\"$uid\"},\"reason\":\"Tested\",\"message\":\"kubesim event for g1\",\"type\":\"Normal\",\"count\":1,\"source\":{\"component\":\"test\"},\"firstTimestamp\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\",\"lastTimestamp\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"}"
+expect 201 "post an event"
+out=$(kc describe gd g1 2>&1) || fail "describe: $out"
+contains "describe shows the spec" "$out" "Size:"
+contains "describe shows the event" "$out" "kubesim event for g1"
+out=$(kc get events 2>&1) || fail "get events: $out"
+contains "get events" "$out" "Tested"
+
+# a built-in kind through client-side apply (strategic merge patch)
+sts() {
+  cat <<EOF
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: s1}
+spec:
+  serviceName: s1
+  replicas: 2
+  selector: {matchLabels: {app: s1}}
+  template:
+    metadata: {labels: {app: s1}}
+    spec:
+      containers:
+      - name: c
+        image: $1
+        env: [{name: A, value: "1"}]
+EOF
+}
+sts busybox:1 >"$KS_TMP/sts.yaml"
+out=$(kc apply -f "$KS_TMP/sts.yaml" 2>&1) || fail "apply sts: $out"
+contains "apply statefulset" "$out" "created"
+sts busybox:2 >"$KS_TMP/sts.yaml"
+out=$(kc apply -f "$KS_TMP/sts.yaml" 2>&1) || fail "re-apply sts: $out"
+contains "re-apply statefulset" "$out" "configured"
+same "SMP changed the image" "$(kc get sts s1 -o jsonpath='{.spec.template.spec.containers[0].image}')" busybox:2
+same "SMP kept env" "$(kc get sts s1 -o jsonpath='{.spec.template.spec.containers[0].env[0].name}')" A
+out=$(kc get sts 2>&1) || fail "get sts: $out"
+contains "get sts" "$out" "s1"
+printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: cm1}\ndata: {a: b}\n' >"$KS_TMP/cm.yaml"
+out=$(kc create -f "$KS_TMP/cm.yaml" 2>&1) || fail "create -f: $out"
+same "kubectl create -f" "$(kc get cm cm1 -o jsonpath='{.data.a}')" b
+
+# delete waits while a finalizer holds the object
+kc patch gd g1 --type=merge -p '{"metadata":{"finalizers":["test.kubesim.io/hold"]}}' >/dev/null
+kc delete gd g1 >"$KS_TMP/delete.out" 2>&1 &
+dpid=$!
+BG_PIDS+=("$dpid")
+has_deletion_ts() { [ -n "$(kc get gd g1 -o jsonpath='{.metadata.deletionTimestamp}' 2>/dev/null)" ]; }
+wait_for "delete sets deletionTimestamp" has_deletion_ts
+kill -0 "$dpid" 2>/dev/null || fail "kubectl delete returned while a finalizer remained: $(cat "$KS_TMP/delete.out")"
+pass "kubectl delete still waiting"
+kc patch gd g1 --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null
+wait "$dpid" || fail "kubectl delete failed: $(cat "$KS_TMP/delete.out")"
+contains "delete reports deletion" "$(cat "$KS_TMP/delete.out")" 'deleted'
+if out=$(kc get gd g1 2>&1); then fail "g1 still exists: $out"; fi
+contains "object gone" "$out" "NotFound"
+
+# graceful pod deletion: the pod stays Terminating until the (simulated) kubelet removes it
+cat >"$KS_TMP/pod.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: p1}
+spec:
+  nodeName: node-1
+  containers: [{name: c, image: busybox}]
+EOF
+kc apply -f "$KS_TMP/pod.yaml" >/dev/null || fail "apply pod"
+out=$(kc delete pod p1 --wait=false 2>&1) || fail "delete pod: $out"
+same "pod grace period" "$(kc get pod p1 -o jsonpath='{.metadata.deletionGracePeriodSeconds}')" 30
+out=$(kc get pod p1 2>&1) || fail "get pod: $out"
+contains "pod shows Terminating" "$out" "Terminating"
+puid=$(kc get pod p1 -o jsonpath='{.metadata.uid}')
+req DELETE /api/v1/namespaces/default/pods/p1 "{\"gracePeriodSeconds\":0,\"preconditions\":{\"uid\":\"$puid\"}}"
+expect 200 "kubelet removes the pod"
+if out=$(kc get pod p1 2>&1); then fail "pod still exists: $out"; fi
+pass "pod gone"
+ks_stop
+
+echo "test_kubectl ($mode, server 1.$minor): all $CHECKS checks passed"
