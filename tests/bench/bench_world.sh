@@ -5,7 +5,7 @@
 # Usage: tests/bench/bench_world.sh [ROUNDS]   (default 1; RSS_BUILD_DIR as for tests/sim/world/world)
 set -euo pipefail
 rounds=${1:-1}
-source "$(cd "$(dirname "$0")/../world/tests" && pwd)/lib.sh"
+source "$(cd "$(dirname "$0")/../sim/world/tests" && pwd)/lib.sh"
 
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }

@@ -287,19 +287,25 @@ dummyd_pids() {
     done
 }
 FENCE_S=${E2E_FENCE%s}
-# peers_learned: every agent knows where the two others answer (learned while the API works).
+# peers_learned: every agent knows where the two others answer now. Agents re-list the peers' Leases
+# every 10 s (every 2 s while one is unknown); a peer that restarted has a new port and key, which an
+# agent learns at its next listing. So: every current address seen, then one more listing period.
 peers_learned() {
     local n
     n=$(cat "$RSS_WORLD_DIR"/nodes/*/kubelet/hostproc/*.log 2>/dev/null | grep -c "failsafe: the agent on .* answers at" || true)
     echo "peer addresses learned: $n"
     [ "$n" -ge 6 ]
 }
+peers_current() {
+    wait_until 30 "the agents to learn each other's addresses" peers_learned
+    sleep 11
+}
 
 # ---- 8. the API server hangs for twice the fence timeout: the agents reach each other, so nothing
 #         stops (failsafe); no hook but `status` runs, the applications never restart
 sc_api_outage() {
     ensure_running
-    wait_until 30 "the agents to learn each other's addresses" peers_learned
+    peers_current
     local before after mark
     before=$(dummyd_pids) || fail "no dummyd pids"
     mark=$(now)
@@ -324,7 +330,6 @@ sc_api_outage() {
 #          after an outage only because nobody could write: no node may count as dead for it)
 sc_outage_stopped() {
     ensure_running
-    wait_until 30 "the agents to learn each other's addresses" peers_learned
     power_off_all
     local i
     for i in 0 1 2; do printf 'unreadable' >"$(claim_dir $R $i)/garbage-sequence"; done

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-hooks=$(cd "${1:-$here/../../apps/dummy/hooks}" && pwd)
+hooks=$(cd "${1:-$here/../../../apps/dummy/hooks}" && pwd)
 busybox=$(command -v busybox)
 
 tmp=$(mktemp -d /tmp/rss-dummy-hooks.XXXXXX)

@@ -6,7 +6,7 @@
 set -euo pipefail
 
 lib_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo=$(cd "$lib_here/../../.." && pwd)
+repo=$(cd "$lib_here/../../../.." && pwd)
 WORLD=$repo/tests/sim/world/world
 export RSS_BUILD_DIR=${RSS_BUILD_DIR:-$repo/build}
 RSS_WORLD_DIR=$(mktemp -d /tmp/rssw.XXXXXX)
