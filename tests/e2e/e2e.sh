@@ -491,29 +491,4 @@ say "e2e: world of 3 nodes (build $RSS_BUILD_DIR, world $RSS_WORLD_DIR)"
 t_up=$(now_ms)
 e2e_up 3
 say "world up with rssd on 3 nodes in $(($(now_ms) - t_up)) ms; leader $(leader_node); DaemonSet args: $(grep -A6 'args:' "$E2E_TMP/daemonset.yaml" | grep -- '- --' | tr -d ' ' | tr '\n' ' ')"
-passed=0
-failed=0
-failed_names=()
-for s in "${sel[@]}"; do
-    say "== $s"
-    t0=$(now_ms)
-    set +e
-    (
-        set -e
-        "sc_$s"
-    )
-    rc=$?
-    set -e
-    dt=$((($(now_ms) - t0) / 100))
-    if [ $rc = 0 ]; then
-        passed=$((passed + 1))
-        echo "PASS $s ($((dt / 10)).$((dt % 10)) s)"
-    else
-        failed=$((failed + 1))
-        failed_names+=("$s")
-        echo "FAIL $s ($((dt / 10)).$((dt % 10)) s)"
-        [ "$s" = create ] && break
-    fi
-done
-echo "$passed passed, $failed failed${failed_names:+ (${failed_names[*]})}"
-[ $failed = 0 ]
+run_scenarios 1 "${sel[@]}"

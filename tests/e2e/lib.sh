@@ -302,3 +302,35 @@ heartbeats_expired() {
         | ((.spec.renewTime | sub("\\.[0-9]+"; "") | fromdateiso8601) + .spec.leaseDurationSeconds + 1) < now] | all' >/dev/null
 }
 wait_heartbeats_expired() { wait_until 60 "the agents' heartbeat Leases to expire" heartbeats_expired; }
+
+# run_scenarios FIRST_IS_FATAL SCENARIO...: runs sc_<name> for each, each in a subshell with set -e;
+# prints "PASS/FAIL name (seconds)" and the closing "N passed, N failed" line; returns non-zero when any
+# failed. FIRST_IS_FATAL=1 stops after a failing first scenario (the others build on it).
+run_scenarios() {
+    local fatal=$1 s rc t0 dt passed=0 failed=0 first=1 failed_names=()
+    shift
+    for s in "$@"; do
+        say "== $s"
+        t0=$(now_ms)
+        set +e
+        (
+            set -e
+            "sc_$s"
+        )
+        rc=$?
+        set -e
+        dt=$((($(now_ms) - t0) / 100))
+        if [ $rc = 0 ]; then
+            passed=$((passed + 1))
+            echo "PASS $s ($((dt / 10)).$((dt % 10)) s)"
+        else
+            failed=$((failed + 1))
+            failed_names+=("$s")
+            echo "FAIL $s ($((dt / 10)).$((dt % 10)) s)"
+            [ "$fatal$first" = 11 ] && break
+        fi
+        first=0
+    done
+    echo "$passed passed, $failed failed${failed_names:+ (${failed_names[*]})}"
+    [ $failed = 0 ]
+}

@@ -445,28 +445,4 @@ sel=("$@")
 say "safety: world of 3 nodes (build $RSS_BUILD_DIR, world $RSS_WORLD_DIR, fence timeout $E2E_FENCE)"
 e2e_up 3
 k apply -n "$NS" -f "$repo/apps/dummy/rss.yaml" >/dev/null || fail "apply apps/dummy/rss.yaml"
-passed=0
-failed=0
-failed_names=()
-for s in "${sel[@]}"; do
-    say "== $s"
-    t0=$(now_ms)
-    set +e
-    (
-        set -e
-        "sc_$s"
-    )
-    rc=$?
-    set -e
-    dt=$((($(now_ms) - t0) / 100))
-    if [ $rc = 0 ]; then
-        passed=$((passed + 1))
-        echo "PASS $s ($((dt / 10)).$((dt % 10)) s)"
-    else
-        failed=$((failed + 1))
-        failed_names+=("$s")
-        echo "FAIL $s ($((dt / 10)).$((dt % 10)) s)"
-    fi
-done
-echo "$passed passed, $failed failed${failed_names:+ (${failed_names[*]})}"
-[ $failed = 0 ]
+run_scenarios 0 "${sel[@]}"
