@@ -38,6 +38,19 @@ if [ "${RSS_SKIP_ASAN:-0}" != 1 ]; then
   cmake --build "$build-asan" -j"$jobs"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir "$build-asan" --output-on-failure -L unit
+  echo "== rssd, kubesim and the world built with ASan+UBSan, through the e2e scenarios"
+  # Every report of any process goes to a file under $san; one file fails the run.
+  san=$(mktemp -d /tmp/rss-sanitizers.XXXXXX)
+  t0=$(date +%s)
+  ASAN_OPTIONS="log_path=$san/asan:detect_leaks=1" UBSAN_OPTIONS="log_path=$san/ubsan:print_stacktrace=1" \
+    LSAN_OPTIONS="log_path=$san/lsan" ctest --test-dir "$build-asan" --output-on-failure -R '^e2e_rssd$'
+  if compgen -G "$san/*" >/dev/null; then
+    head -n 40 "$san"/* >&2
+    echo "run.sh: sanitizer reports from the running daemons (above)" >&2
+    exit 1
+  fi
+  rm -rf "$san"
+  echo "   (sanitized e2e: $(($(date +%s) - t0)) s, no report)"
   echo "== unit tests under valgrind"
   ctest --test-dir "$build" -L unit -T memcheck --output-on-failure
 fi
