@@ -252,6 +252,42 @@ static int apply_status(const struct leader_ctx *ctx, const struct rss_spec *spe
     return LEADER_DONE;
 }
 
+/* A force-seed is used once: removed after the status recorded what it did (lastRecovery, the Events).
+ * A JSON patch that first tests the value, so a new request the admin wrote meanwhile stays. */
+static int clear_force_seed(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
+                            rss_error_t *err)
+{
+    const char *used = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "metadata"), "annotations"),
+        RSS_ANNOTATION_FORCE_SEED));
+    if (!used)
+        return LEADER_DONE;
+    if (!leader_still_leading(ctx))
+        return LEADER_LOST;
+    /* JSON pointer: '/' in the key is written "~1" (RFC 6901). */
+    static const char ptr[] = "/metadata/annotations/rss.clusterlabs.org~1force-seed";
+    _cleanup_json_ cJSON *ops = cJSON_CreateArray();
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddStringToObject(t, "op", "test");
+    cJSON_AddStringToObject(t, "path", ptr);
+    cJSON_AddStringToObject(t, "value", used);
+    cJSON_AddItemToArray(ops, t);
+    cJSON *rm = cJSON_CreateObject();
+    cJSON_AddStringToObject(rm, "op", "remove");
+    cJSON_AddStringToObject(rm, "path", ptr);
+    cJSON_AddItemToArray(ops, rm);
+    _cleanup_free_ char *path = item_path(spec);
+    if (rss_kube_json_patch(ctx->kube, path, ops, NULL, err) < 0) {
+        enum rss_errc c = rss_error_code(*err);
+        if (c == RSS_E_INVALID || c == RSS_E_CONFLICT || c == RSS_E_NOT_FOUND) {
+            rss_error_release(err); /* changed or gone meanwhile: the next plan looks again */
+            return LEADER_DONE;
+        }
+        return rss_error_wrap(err, "removing the force-seed annotation of %s/%s", spec->ns, spec->name);
+    }
+    return LEADER_DONE;
+}
+
 int leader_apply(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
                  const struct rss_plan *plan, rss_error_t *err)
 {
@@ -277,6 +313,8 @@ int leader_apply(const struct leader_ctx *ctx, const struct rss_spec *spec, cons
     if ((r = leader_apply_events(ctx, spec, plan)) != LEADER_DONE)
         return r;
     if ((r = apply_status(ctx, spec, cr, plan, err)) != LEADER_DONE)
+        return r;
+    if (plan->clear_force_seed && (r = clear_force_seed(ctx, spec, cr, err)) != LEADER_DONE)
         return r;
     /* Rule 9: after fencing, decide only from a fresh LIST that shows our epoch on every pod. */
     return plan->fencing ? LEADER_REPLAN : LEADER_DONE;

@@ -175,6 +175,9 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
         .now_ms = now,
         .statefulset_replicas = replicas,
         .prev_status = cJSON_GetObjectItemCaseSensitive(cr, "status"),
+        .force_seed = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "metadata"), "annotations"),
+            RSS_ANNOTATION_FORCE_SEED)),
         .members = snap.members,
         .n_members = snap.n_members,
     };

@@ -655,6 +655,82 @@ static void recovery(struct ctx *c)
     free(all.s);
 }
 
+/* The admin's override (rss.clusterlabs.org/force-seed=<pod>): seed that member although the policy
+ * waits. Refused, and the annotation removed, when a member runs or the pod is not a member; it waits
+ * (annotation kept) until the member reported as stopped and nothing issued is unresolved. Returns true
+ * when it decided (seeded, refused or waits). Never automatic: it only ever seeds the named member. */
+static bool force_seed(struct ctx *c, bool busy)
+{
+    const char *want = c->in->force_seed;
+    struct member *m = NULL;
+    for (size_t i = 0; i < c->n && !m; i++)
+        if (c->m[i].exists && !strcmp(c->m[i].pod, want))
+            m = &c->m[i];
+    bool running = false;
+    const char *who = NULL;
+    for (size_t i = 0; i < c->n && !running; i++)
+        if (c->m[i].live) {
+            running = true;
+            who = c->m[i].pod;
+        }
+    if (!m || running) {
+        c->out->clear_force_seed = true;
+        event(c, RSS_EVENT_WARNING, "ForceSeedRefused", m,
+              "force-seed of %s refused: %s; the annotation is removed", want,
+              !m ? "no such member pod" : "a member runs or is starting");
+        if (running)
+            decision_msg(c, "force-seed of %s refused: %s runs", want, who);
+        else
+            decision_msg(c, "force-seed of %s refused: no such member pod", want);
+        return !m; /* a refusal while members run leaves the running cluster to its usual path */
+    }
+    if (busy || !m->actionable || m->role != RSS_ROLE_STOPPED) {
+        wait_msg(c, false, "WaitingForMembers", "force-seed of %s waits until it reports as stopped", want);
+        return true;
+    }
+    struct rss_strbuf others = {0};
+    for (size_t i = 0; i < c->n; i++) {
+        const struct member *o = &c->m[i];
+        if (o == m)
+            continue;
+        if (o->has_seq) {
+            char s[24];
+            fmt_seq(o->seq, s, sizeof(s));
+            rss_strbuf_item(&others, "%s=%s", o->pod, s);
+        } else {
+            rss_strbuf_item(&others, "%s=%s", o->pod, o->seq_error ? "error" : "unknown");
+        }
+    }
+    char ms[24] = "unknown";
+    if (m->has_seq)
+        fmt_seq(m->seq, ms, sizeof(ms));
+    _cleanup_free_ char *why =
+        rss_xasprintf("force-seed by the admin: %s seeds (sequence %s); the others: %s", m->pod, ms,
+                      others.len ? others.s : "none");
+    issue(c, m, RSS_ACTION_SEED, NULL, 0, why);
+    event(c, RSS_EVENT_WARNING, "ForceSeed", m, "%s; writes only they hold may be lost", why);
+    decision_msg(c, "%s", why);
+    cJSON_Delete(c->new_recovery);
+    c->new_recovery = cJSON_CreateObject();
+    cJSON_AddStringToObject(c->new_recovery, "kind", "ForceSeed");
+    cJSON_AddStringToObject(c->new_recovery, "seed", m->pod);
+    cJSON_AddStringToObject(c->new_recovery, "sequence", ms);
+    char when[RSS_TIME_LEN];
+    cJSON_AddStringToObject(c->new_recovery, "time", rss_time_ms(when, c->in->now_ms));
+    c->pin = m->has_seq;
+    c->pin_ordinal = m->ordinal;
+    c->pin_seq = m->seq;
+    c->out->clear_force_seed = true;
+    /* Those that could not tell their data may hold newer writes: they are not joined over them. */
+    for (size_t i = 0; i < c->n && m->has_seq; i++)
+        if (&c->m[i] != m && !(c->m[i].current && c->m[i].has_seq)) {
+            c->m[i].left_out = true;
+            c->m[i].left_out_seed_seq = m->seq;
+        }
+    free(others.s);
+    return true;
+}
+
 static void decide(struct ctx *c)
 {
     if (c->sts < 0) {
@@ -677,6 +753,8 @@ static void decide(struct ctx *c)
         unresolved |= c->m[i].unresolved;
         decided |= c->m[i].decided;
     }
+    if (c->in->force_seed && force_seed(c, unresolved || decided))
+        return;
     if (live) {
         running_cluster(c);
         return;
@@ -919,6 +997,8 @@ char *rss_plan_describe(const struct rss_plan *plan)
     struct rss_strbuf b = {0};
     if (plan->epoch_claims)
         rss_strbuf_printf(&b, "epoch claims\n");
+    if (plan->clear_force_seed)
+        rss_strbuf_printf(&b, "clear force-seed\n");
     if (plan->set_replicas >= 0)
         rss_strbuf_printf(&b, "%s replicas=%d\n", plan->create_statefulset ? "create-statefulset" : "set",
                           plan->set_replicas);

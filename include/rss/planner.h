@@ -62,6 +62,7 @@ struct rss_plan_input {
     int64_t now_ms;           /* wall clock, ms since the Unix epoch */
     int statefulset_replicas; /* -1: the StatefulSet does not exist yet */
     const cJSON *prev_status; /* the RSS .status as last written (NULL on creation) */
+    const char *force_seed;   /* the RSS's rss.clusterlabs.org/force-seed annotation (a pod name), or NULL */
     const struct rss_member_input *members;
     size_t n_members;
 };
@@ -96,6 +97,7 @@ struct rss_plan {
                                 but the leader first re-reads the Lease: only the Lease says who leads */
     bool fencing;            /* this plan only fences; re-plan from a fresh LIST once applied */
     bool create_statefulset; /* the StatefulSet is missing: create it with set_replicas */
+    bool clear_force_seed;   /* the force-seed annotation was used or refused: remove it */
     int set_replicas;        /* -1: leave StatefulSet replicas alone */
     struct rss_plan_patch *patches;
     size_t n_patches;

@@ -21,6 +21,9 @@
 /* On each agent's heartbeat Lease: {"address": "host:port", "key": base64 Ed25519 public key}, how the
  * other agents reach it for the self-fencing failsafe. */
 #define RSS_ANNOTATION_PEER "rss.clusterlabs.org/peer"
+/* On an RSS, set by its admin: seed this member now, although the recovery policy waits (a member
+ * missing, garbage sequences). Refused while a member runs; removed once used or refused. */
+#define RSS_ANNOTATION_FORCE_SEED "rss.clusterlabs.org/force-seed"
 /* On the StatefulSet: a hash of everything the leader built from the spec. */
 #define RSS_ANNOTATION_SPEC_HASH "rss.clusterlabs.org/spec-hash"
 

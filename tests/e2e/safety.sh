@@ -387,6 +387,45 @@ sc_partition() {
     ensure_running 90
 }
 
+# ---- 2b. the admin's override: force-seed a member while the policy waits; refused while members run
+sc_force_seed() {
+    ensure_running
+    local mark off
+    mark=$(now)
+    k annotate rss "$R" -n "$NS" "rss.clusterlabs.org/force-seed=$(member $R 1)" >/dev/null || fail "annotate"
+    refused() { events_since "$mark" ForceSeedRefused "$R" | grep -q "^Warning .*a member runs"; }
+    wait_until 30 "the force-seed to be refused while members run" refused
+    removed() { [ -z "$(rss_json "$R" | jq -r '.metadata.annotations["rss.clusterlabs.org/force-seed"] // ""')" ]; }
+    wait_until 30 "the refused annotation to be removed" removed
+    power_off_all
+    set_sequence $R 0 10
+    set_sequence $R 1 20
+    set_sequence $R 2 60
+    off=$(member_node $R 2)
+    mark=$(now)
+    power_on_except "$off"
+    waiting() { status_message | grep -q "waiting for 1 of 3 member(s).*$(member $R 2)"; }
+    wait_until 60 "the recovery to wait for $(member $R 2)" waiting
+    k annotate rss "$R" -n "$NS" "rss.clusterlabs.org/force-seed=$(member $R 0)" >/dev/null || fail "annotate"
+    seeded() { hook_lines "$mark" "$R" seed | grep -q " $(member $R 0) seed args=\[\] rc=0$"; }
+    wait_until 30 "$(member $R 0) to seed on the admin's word" seeded
+    events_since "$mark" ForceSeed "$R" | grep -q "^Warning .*force-seed by the admin: $(member $R 0) seeds (sequence 10)" ||
+        fail "no ForceSeed Warning: $(events_since "$mark" ForceSeed "$R")"
+    wait_until 30 "the used annotation to be removed" removed
+    [ "$(rss_json "$R" | jq -r .status.lastRecovery.kind)" = ForceSeed ] || fail "lastRecovery does not say ForceSeed"
+    joined() { hook_lines "$mark" "$R" primary | grep -q " $(member $R 1) primary .* rc=0$"; }
+    wait_until 30 "$(member $R 1) to join" joined
+    # The member that was missing has more data than the forced seed: it is held, not joined.
+    "$WORLD" power-on "$off" >/dev/null 2>&1 || fail "power-on $off"
+    held() { events_since "$mark" NewerThanSeed "$R" | grep -q "^Warning .*$(member $R 2)"; }
+    wait_until 60 "$(member $R 2) (60) to be held back" held
+    rss_patch '{"spec":{"recovery":{"onNewerLateMember":"Join"}}}'
+    joined2() { hook_lines "$mark" "$R" primary | grep -q " $(member $R 2) primary .* rc=0$"; }
+    wait_until 60 "$(member $R 2) to join after Join" joined2
+    ensure_running
+    rss_patch '{"spec":{"recovery":null}}'
+}
+
 # ---- 6. an RSS the schema accepts but rssd cannot run: status Failed, a Warning Event, nothing created
 sc_invalid_spec() {
     local mark
@@ -437,7 +476,7 @@ YAML
     k delete sts rss-other -n "$NS" >/dev/null
 }
 
-all=(late_node stays_off garbage_fixed noisy api_outage outage_stopped partition huge_epoch keeps_failing invalid_spec foreign_sts
+all=(late_node stays_off force_seed garbage_fixed noisy api_outage outage_stopped partition huge_epoch keeps_failing invalid_spec foreign_sts
     reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")

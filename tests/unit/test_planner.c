@@ -40,6 +40,7 @@ struct world {
     uint64_t epoch;
     cJSON *prev;
     int uid_counter;
+    const char *force_seed; /* the RSS's force-seed annotation */
 };
 
 /* ---- building worlds ---- */
@@ -261,6 +262,7 @@ static void run(struct world *w, struct rss_plan *p)
                                 .now_ms = w->now,
                                 .statefulset_replicas = w->sts,
                                 .prev_status = w->prev,
+                                .force_seed = w->force_seed,
                                 .members = w->m,
                                 .n_members = w->n};
     _cleanup_error_ rss_error_t err = NULL;
@@ -1300,6 +1302,57 @@ static void test_bootstrap_then_recovery(void **state)
     world_free(&w);
 }
 
+/* The admin's override: seeds the named member although the policy waits; refused (and removed) while a
+ * member runs or for a pod that is not a member; waits (kept) until the member reported as stopped. */
+static void test_force_seed(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S10 D60 E", 0, false, 0);
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "", "the policy waits for the down member and the garbage sequence");
+    assert_false(p.clear_force_seed);
+    rss_plan_free(&p);
+    w.force_seed = "rss-db-0";
+    run(&w, &p);
+    expect(&p, "0:seed", "force-seed");
+    assert_true(p.clear_force_seed);
+    const struct rss_plan_event *e = find_event(&p, "ForceSeed");
+    assert_non_null(e);
+    assert_int_equal(e->type, RSS_EVENT_WARNING);
+    assert_non_null(strstr(e->message, "rss-db-0 seeds (sequence 10)"));
+    const cJSON *lr = cJSON_GetObjectItem(p.status, "lastRecovery");
+    assert_string_equal(cJSON_GetObjectItem(lr, "kind")->valuestring, "ForceSeed");
+    rss_plan_free(&p);
+    /* Not a member: refused, removed, nothing else decided in that plan. */
+    w.force_seed = "rss-db-7";
+    run(&w, &p);
+    expect(&p, "", "no such member");
+    assert_true(p.clear_force_seed);
+    assert_non_null(find_event(&p, "ForceSeedRefused"));
+    rss_plan_free(&p);
+    world_free(&w);
+    /* A member runs: refused, removed, the running cluster goes on as usual. */
+    world_init(&w, "P P S5", 0, false, 0);
+    w.force_seed = "rss-db-2";
+    run(&w, &p);
+    expect(&p, "2:primary(0,1)", "refused while running");
+    assert_true(p.clear_force_seed);
+    assert_non_null(find_event(&p, "ForceSeedRefused"));
+    assert_null(find_event(&p, "ForceSeed"));
+    rss_plan_free(&p);
+    world_free(&w);
+    /* The named member has not reported yet: wait, keep the annotation. */
+    world_init(&w, "? S1 S2", 0, false, 0);
+    w.force_seed = "rss-db-0";
+    run(&w, &p);
+    expect(&p, "", "waits for the named member");
+    assert_false(p.clear_force_seed);
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 static void test_wait_event_not_repeated(void **state)
 {
     (void)state;
@@ -1634,6 +1687,7 @@ int main(void)
         cmocka_unit_test(test_ordinal_above_replicas),
         cmocka_unit_test(test_newer_late_member_held),
         cmocka_unit_test(test_bootstrap_then_recovery),
+        cmocka_unit_test(test_force_seed),
         cmocka_unit_test(test_create_and_scale_up),
         cmocka_unit_test(test_scale_down_table),
         cmocka_unit_test(test_paused),
