@@ -731,8 +731,77 @@ static bool force_seed(struct ctx *c, bool busy)
     return true;
 }
 
+/* spec.suspend: a planned full stop. One member at a time (secondaries first, then primaries from
+ * the highest ordinal, so the last primary, whose data is the newest where replication lags, stops
+ * last); once every member is confirmed stopped with its sequence reported, replicas go to 0 and the
+ * volumes stay. The sequences at stop are kept in status.suspended. Resuming is the normal path: the
+ * StatefulSet scales up, every member reports, the highest seeds. */
+static void suspend(struct ctx *c)
+{
+    if (c->sts == 0) { /* done: status.suspended was recorded before the pods went */
+        decision_msg(c, "suspended: replicas 0, volumes kept (spec.suspend: false brings the members back)");
+        return;
+    }
+    int w = c->sts > c->target ? c->sts : c->target;
+    for (size_t i = 0; i < c->n; i++)
+        if (c->m[i].unresolved || c->m[i].pending) {
+            wait_msg(c, false, "Suspending", "suspending: waiting for %s to finish its action", c->m[i].pod);
+            return;
+        }
+    struct member *next = NULL;
+    for (int pass = 0; pass < 2 && !next; pass++)
+        for (int i = w - 1; i >= 0 && !next; i--) {
+            struct member *m = &c->m[i];
+            if (!m->live || (pass == 0 && m->role != RSS_ROLE_SECONDARY))
+                continue;
+            next = m;
+        }
+    if (next) {
+        if (!next->actionable) {
+            wait_msg(c, false, "Suspending", "suspending: waiting for %s (%s) to be reachable", next->pod,
+                     next->node_silent ? "node silent" : rss_role_name(next->role));
+            return;
+        }
+        issue(c, next, RSS_ACTION_STOP, NULL, 0, "spec.suspend: planned full stop");
+        event(c, RSS_EVENT_NORMAL, "Suspending", next, "spec.suspend: stopping %s (%s)", next->pod,
+              rss_role_name(next->role));
+        decision_msg(c, "suspending: stopping %s", next->pod);
+        return;
+    }
+    /* Everything stopped: record what each member holds, then let the StatefulSet go to 0. */
+    cJSON_Delete(c->suspended);
+    c->suspended = cJSON_CreateObject();
+    cJSON *seqs = cJSON_AddObjectToObject(c->suspended, "sequences");
+    for (int i = 0; i < w; i++) {
+        struct member *m = &c->m[i];
+        if (!m->exists)
+            continue;
+        if (!m->current || m->role != RSS_ROLE_STOPPED || (!m->has_seq && !m->seq_error)) {
+            cJSON_Delete(c->suspended);
+            c->suspended = NULL;
+            wait_msg(c, false, "Suspending",
+                     "suspending: waiting for %s to report as stopped with its sequence", m->pod);
+            return;
+        }
+        char buf[24];
+        fmt_seq(m->seq, buf, sizeof(buf));
+        cJSON_AddStringToObject(seqs, m->pod, m->has_seq ? buf : "unknown");
+    }
+    if (c->sts > 0) {
+        c->out->set_replicas = 0;
+        event(c, RSS_EVENT_NORMAL, "Suspended", NULL,
+              "every member stopped; StatefulSet replicas 0, volumes kept; sequences at stop in "
+              "status.suspended");
+    }
+    decision_msg(c, "suspended: every member stopped, replicas 0, volumes kept");
+}
+
 static void decide(struct ctx *c)
 {
+    if (c->spec->suspend) {
+        suspend(c);
+        return;
+    }
     if (c->sts < 0) {
         c->out->create_statefulset = true;
         c->out->set_replicas = c->target;
@@ -960,6 +1029,7 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
         free(c.m[i].note.s);
     }
     cJSON_Delete(c.new_recovery);
+    cJSON_Delete(c.suspended);
     free(c.m);
     free(c.msg.s);
     return r;

@@ -74,6 +74,7 @@ struct ctx {
     unsigned pin_ordinal;
     const cJSON *last_recovery; /* status.lastRecovery as last written (NULL: never seeded: a new cluster) */
     cJSON *new_recovery;        /* set when this plan seeds */
+    cJSON *suspended;           /* status.suspended, written once every member stopped (spec.suspend) */
     uint64_t pin_seq;
     size_t n_primaries_up;
 };

@@ -151,6 +151,8 @@ static const char *phase(struct ctx *c)
 {
     if (c->spec->paused)
         return "Paused";
+    if (c->spec->suspend)
+        return c->sts == 0 ? "Suspended" : "Suspending";
     bool live = false, all = c->target > 0;
     for (size_t i = 0; i < c->n; i++) {
         live |= c->m[i].live;
@@ -225,6 +227,12 @@ void planner_build_status(struct ctx *c)
         fmt_seq(c->pin_seq, buf, sizeof(buf));
         cJSON_AddStringToObject(r, "seedSequence", buf);
     }
+    /* Kept through the resume, until the recovery after it seeded (then lastRecovery says it). */
+    const cJSON *prev_susp = cJSON_GetObjectItemCaseSensitive(c->in->prev_status, "suspended");
+    if (c->suspended)
+        cJSON_AddItemToObject(s, "suspended", cJSON_Duplicate(c->suspended, true));
+    else if (cJSON_IsObject(prev_susp) && (c->spec->suspend || !c->new_recovery))
+        cJSON_AddItemToObject(s, "suspended", cJSON_Duplicate(prev_susp, true));
     if (c->new_recovery)
         cJSON_AddItemToObject(s, "lastRecovery", cJSON_Duplicate(c->new_recovery, true));
     else if (c->last_recovery)

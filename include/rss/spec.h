@@ -58,6 +58,7 @@ struct rss_spec {
     int replicas;  /* >= 0; 0 stops every member */
     int primaries; /* >= 1 */
     bool paused;   /* rss-operator's spec.paused: observe and report, never act */
+    bool suspend;  /* rssd: a planned full stop (every member stopped, then replicas 0, volumes kept) */
     uint64_t reconcile_interval_ms;
     bool anti_affinity;
 

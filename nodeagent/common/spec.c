@@ -396,7 +396,8 @@ static int parse_all(const cJSON *cr, struct rss_spec *s, rss_error_t *err)
         return -1;
     if (s->primaries == 0) /* the default for replicas 0 */
         s->primaries = 1;
-    if (parse_bool_field(spec, "paused", "spec.paused", &s->paused, err) < 0)
+    if (parse_bool_field(spec, "paused", "spec.paused", &s->paused, err) < 0 ||
+        parse_bool_field(spec, "suspend", "spec.suspend", &s->suspend, err) < 0)
         return -1;
     s->reconcile_interval_ms = 60000;
     const cJSON *ri = cJSON_GetObjectItemCaseSensitive(spec, "reconcileInterval");

@@ -1196,6 +1196,57 @@ static void test_paused(void **state)
     world_free(&w);
 }
 
+/* spec.suspend: one stop at a time, secondaries first, the last primary last; then replicas 0 with
+ * the sequences at stop kept in status; resuming scales up and recovers the usual way. */
+static void test_suspend(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *members, *want;
+    } steps[] = {
+        {"P Y P", "1:stop"},       /* the secondary first */
+        {"P S5 P", "2:stop"},      /* then the primaries, highest ordinal first */
+        {"P S5 S7", "0:stop"},     /* the last primary last */
+        {"S3 S5 S7", "replicas=0"} /* every member stopped and reported: the StatefulSet goes to 0 */
+    };
+    struct world w;
+    cJSON *prev = NULL;
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        world_init(&w, steps[i].members, 2, true, 0);
+        w.spec.suspend = true;
+        w.prev = prev;
+        struct rss_plan p;
+        run(&w, &p);
+        expect(&p, steps[i].want, steps[i].members);
+        assert_string_equal(p.phase, "Suspending");
+        prev = cJSON_Duplicate(p.status, true);
+        rss_plan_free(&p);
+        world_free(&w);
+    }
+    const cJSON *seqs = cJSON_GetObjectItem(cJSON_GetObjectItem(prev, "suspended"), "sequences");
+    assert_string_equal(cJSON_GetObjectItem(seqs, "rss-db-2")->valuestring, "7");
+    assert_int_equal(cJSON_GetArraySize(seqs), 3);
+    /* Scaled to 0: nothing to do; the record stays. */
+    world_init(&w, "- - -", 2, true, 0);
+    w.spec.suspend = true;
+    w.sts = 0;
+    w.prev = prev;
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "", "suspended");
+    assert_string_equal(p.phase, "Suspended");
+    assert_non_null(cJSON_GetObjectItem(p.status, "suspended"));
+    cJSON_Delete(w.prev);
+    w.prev = cJSON_Duplicate(p.status, true);
+    rss_plan_free(&p);
+    /* Resume: the StatefulSet comes back; the recovery then waits for every member as usual. */
+    w.spec.suspend = false;
+    run(&w, &p);
+    expect(&p, "replicas=3", "resume");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 static void test_labels(void **state)
 {
     (void)state;
@@ -1688,6 +1739,7 @@ int main(void)
         cmocka_unit_test(test_newer_late_member_held),
         cmocka_unit_test(test_bootstrap_then_recovery),
         cmocka_unit_test(test_force_seed),
+        cmocka_unit_test(test_suspend),
         cmocka_unit_test(test_create_and_scale_up),
         cmocka_unit_test(test_scale_down_table),
         cmocka_unit_test(test_paused),
