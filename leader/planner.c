@@ -328,7 +328,7 @@ static bool hold_newer(struct ctx *c, struct member *m)
 
 /* Stopped members below the target are started one at a time, highest sequence first, as primaries up to
  * spec.primaries with the running primaries as peers, then as secondaries when the spec has that hook. */
-static bool joins(struct ctx *c)
+static bool joins(struct ctx *c, size_t slots)
 {
     _cleanup_free_ struct member **cand = rss_xcalloc(c->n + 1, sizeof(*cand));
     size_t nc = 0;
@@ -341,22 +341,13 @@ static bool joins(struct ctx *c)
     if (!nc)
         return false;
     qsort(cand, nc, sizeof(*cand), cmp_join);
-    struct member *m = cand[0];
+    /* Primaries now, counting starts in flight (with joinConcurrency > 1 several are). */
     size_t n_primary = 0;
-    for (size_t i = 0; i < c->n; i++)
-        if (c->m[i].live && c->m[i].role == RSS_ROLE_PRIMARY)
+    for (size_t i = 0; i < c->n; i++) {
+        const struct member *o = &c->m[i];
+        bool starting_primary = o->start_inflight && o->in && o->in->desired.action == RSS_ACTION_PRIMARY;
+        if ((o->live && o->role == RSS_ROLE_PRIMARY) || starting_primary)
             n_primary++;
-    enum rss_action action;
-    if (n_primary < (size_t)c->spec->primaries) {
-        action = RSS_ACTION_PRIMARY;
-    } else if (c->spec->hooks[RSS_HOOK_SECONDARY].present) {
-        action = RSS_ACTION_SECONDARY;
-    } else {
-        for (size_t i = 0; i < nc; i++)
-            rss_strbuf_item(&cand[i]->note,
-                            "standby: %zu primaries run (spec.primaries %d) and there is no secondary hook",
-                            n_primary, c->spec->primaries);
-        return false;
     }
     char **peers;
     size_t np;
@@ -364,21 +355,40 @@ static bool joins(struct ctx *c)
     struct rss_strbuf list = {0};
     for (size_t i = 0; i < np; i++)
         rss_strbuf_printf(&list, "%s%s", i ? " " : "", peers[i]);
-    char seqbuf[24] = "none";
-    if (m->has_seq)
-        fmt_seq(m->seq, seqbuf, sizeof(seqbuf));
-    bool failover = m->crashed || (m->prev_known && role_running(m->prev_role) && !m->node_down);
-    _cleanup_free_ char *why =
-        rss_xasprintf("%s as %s (sequence %s) with peers [%s]", failover ? "failover: restart" : "join",
-                      rss_action_name(action), seqbuf, rss_strbuf_str(&list));
-    issue(c, m, action, peers, np, why);
-    m->left_out = false; /* it joins: whatever it had beyond the seed is the application's to merge */
-    event(c, RSS_EVENT_NORMAL, failover ? "Failover" : "Joining", m,
-          "%s %s; %zu more stopped member(s) to start after it", m->pod, why, nc - 1);
-    decision_msg(c, "%s: %s", m->pod, why);
+    size_t started = 0;
+    for (size_t k = 0; k < nc && started < slots; k++) {
+        struct member *m = cand[k];
+        enum rss_action action;
+        if (n_primary < (size_t)c->spec->primaries) {
+            action = RSS_ACTION_PRIMARY;
+            n_primary++;
+        } else if (c->spec->hooks[RSS_HOOK_SECONDARY].present) {
+            action = RSS_ACTION_SECONDARY;
+        } else {
+            for (size_t i = k; i < nc; i++)
+                rss_strbuf_item(
+                    &cand[i]->note,
+                    "standby: %zu primaries run (spec.primaries %d) and there is no secondary hook",
+                    n_primary, c->spec->primaries);
+            break;
+        }
+        char seqbuf[24] = "none";
+        if (m->has_seq)
+            fmt_seq(m->seq, seqbuf, sizeof(seqbuf));
+        bool failover = m->crashed || (m->prev_known && role_running(m->prev_role) && !m->node_down);
+        _cleanup_free_ char *why =
+            rss_xasprintf("%s as %s (sequence %s) with peers [%s]", failover ? "failover: restart" : "join",
+                          rss_action_name(action), seqbuf, rss_strbuf_str(&list));
+        issue(c, m, action, peers, np, why);
+        m->left_out = false; /* it joins: whatever it had beyond the seed is the application's to merge */
+        event(c, RSS_EVENT_NORMAL, failover ? "Failover" : "Joining", m,
+              "%s %s; %zu more stopped member(s) to start after it", m->pod, why, nc - k - 1);
+        decision_msg(c, "%s: %s", m->pod, why);
+        started++;
+    }
     free(list.s);
     free_peers(peers, np);
-    return true;
+    return started > 0;
 }
 
 static bool confirmed_stopped(const struct member *m)
@@ -428,13 +438,18 @@ static void scale_down(struct ctx *c)
 static void running_cluster(struct ctx *c)
 {
     bool inflight = false;
+    size_t n_inflight = 0;
     const struct member *starting = NULL;
     for (size_t i = 0; i < c->n; i++)
         if (c->m[i].start_inflight) {
             inflight = true;
+            n_inflight++;
             if (!starting)
                 starting = &c->m[i];
         }
+    /* spec.joinConcurrency: joins in flight at once (1, the safe default: one at a time). */
+    size_t slots =
+        (size_t)c->spec->join_concurrency > n_inflight ? (size_t)c->spec->join_concurrency - n_inflight : 0;
     if (c->n_primaries_up == 0) {
         /* Rule 6.1 trace 4: never start a member into a cluster whose primaries are gone. */
         if (inflight) {
@@ -473,14 +488,14 @@ static void running_cluster(struct ctx *c)
             stale = m;
     }
     bool joined = false;
-    if (inflight)
+    if (!slots)
         wait_msg(c, false, "WaitingForStart", "waiting for %s to finish starting before the next one",
                  starting->pod);
     else if (stale)
         wait_msg(c, false, "WaitingForMembers", "waiting for %s to report under epoch %" PRIu64, stale->pod,
                  c->in->epoch);
     else
-        joined = joins(c);
+        joined = joins(c, slots);
     if (!inflight && !stale && !joined) {
         /* Too many primaries (spec.primaries lowered): stop the highest ordinal; it rejoins as secondary. */
         size_t n = 0;

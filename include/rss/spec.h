@@ -70,7 +70,8 @@ struct rss_spec {
     cJSON *volumes;
     cJSON *volume_claim_templates;
 
-    int min_members; /* spec.recovery.minimumMembers; 0 = all members must report */
+    int min_members;      /* spec.recovery.minimumMembers; 0 = all members must report */
+    int join_concurrency; /* spec.joinConcurrency: members started at once after the seed (default 1) */
     /* spec.recovery.onNewerLateMember: Join; default Hold. A member left out of a recovery that comes
      * back with a higher sequence than the seed had is held back (Hold) or joined, losing its newer
      * writes (Join). */

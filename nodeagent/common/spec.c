@@ -396,6 +396,9 @@ static int parse_all(const cJSON *cr, struct rss_spec *s, rss_error_t *err)
         return -1;
     if (s->primaries == 0) /* the default for replicas 0 */
         s->primaries = 1;
+    if (parse_int_field(spec, "joinConcurrency", "spec.joinConcurrency", 1, RSS_SPEC_ORDINAL_MAX + 1, 1,
+                        &s->join_concurrency, err) < 0)
+        return -1;
     if (parse_bool_field(spec, "paused", "spec.paused", &s->paused, err) < 0 ||
         parse_bool_field(spec, "suspend", "spec.suspend", &s->suspend, err) < 0)
         return -1;

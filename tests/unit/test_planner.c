@@ -1247,6 +1247,38 @@ static void test_suspend(void **state)
     world_free(&w);
 }
 
+/* spec.joinConcurrency: up to K members start at once after the seed (1 keeps the one-at-a-time
+ * default), highest sequence first, never more primaries than spec.primaries. */
+static void test_join_concurrency(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P S5 S7 S3", 0, false, 0);
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "2:primary(0)", "K=1: one join");
+    rss_plan_free(&p);
+    w.spec.join_concurrency = 2;
+    run(&w, &p);
+    expect(&p, "1:primary(0) 2:primary(0)", "K=2: the two highest at once");
+    rss_plan_free(&p);
+    world_free(&w);
+    /* One start in flight: one slot left. */
+    world_init(&w, "P T S5 S3", 0, false, 0);
+    w.spec.join_concurrency = 2;
+    run(&w, &p);
+    expect(&p, "2:primary(0)", "K=2 with one in flight");
+    rss_plan_free(&p);
+    world_free(&w);
+    /* spec.primaries 2: the second slot may not make a third primary (no secondary hook: standby). */
+    world_init(&w, "P S5 S7", 2, false, 0);
+    w.spec.join_concurrency = 3;
+    run(&w, &p);
+    expect(&p, "2:primary(0)", "K=3, primaries 2");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 static void test_labels(void **state)
 {
     (void)state;
@@ -1740,6 +1772,7 @@ int main(void)
         cmocka_unit_test(test_bootstrap_then_recovery),
         cmocka_unit_test(test_force_seed),
         cmocka_unit_test(test_suspend),
+        cmocka_unit_test(test_join_concurrency),
         cmocka_unit_test(test_create_and_scale_up),
         cmocka_unit_test(test_scale_down_table),
         cmocka_unit_test(test_paused),
