@@ -49,13 +49,13 @@ static char *join_argv(char **argv)
 }
 
 void agent_hook_run(struct rss_agent *a, const struct rss_spec *spec, const char *ns, const char *pod,
-                    const char *cid, enum rss_hook_kind kind, char *const *peers, size_t n_peers,
-                    const char *why, struct agent_hook_out *h)
+                    const char *cid, enum rss_hook_kind kind, const struct rss_hook_env *env,
+                    char *const *peers, size_t n_peers, const char *why, struct agent_hook_out *h)
 {
     *h = (struct agent_hook_out){0};
     char **argv = NULL;
     _cleanup_error_ rss_error_t err = NULL;
-    if (rss_hook_argv(spec, kind, peers, n_peers, &argv, &err) < 0) {
+    if (rss_hook_argv_env(spec, kind, env, peers, n_peers, &argv, &err) < 0) {
         h->errc = RSS_E_INVALID;
         h->exit_code = -1;
         h->result = RSS_RESULT_FAILED;

@@ -111,12 +111,13 @@ struct agent_hook_out {
     size_t out_len;
     char *msg; /* for lastAction.message / sequenceError */
 };
-/* Runs hook `kind` of `spec` in container cid with the peers appended; the ExecSync timeout is the
+/* Runs hook `kind` of `spec` in container cid with the peers appended (env: what the hook may learn,
+ * passed when the spec asks for it, rss/hook.h; NULL = nothing); the ExecSync timeout is the
  * hook's, so the runtime kills a hung hook (rule 6). `why` goes into the log line. Never fails: the
  * outcome is in *h (clear it with agent_hook_out_clear). */
 void agent_hook_run(struct rss_agent *a, const struct rss_spec *spec, const char *ns, const char *pod,
-                    const char *cid, enum rss_hook_kind kind, char *const *peers, size_t n_peers,
-                    const char *why, struct agent_hook_out *h);
+                    const char *cid, enum rss_hook_kind kind, const struct rss_hook_env *env,
+                    char *const *peers, size_t n_peers, const char *why, struct agent_hook_out *h);
 void agent_hook_out_clear(struct agent_hook_out *h);
 /* A printable one-line copy of at most 512 bytes of s (untrusted hook output). */
 char *agent_one_line(const char *s, size_t len);

@@ -17,7 +17,8 @@ static void do_status(struct agent_job *j, const char *cid, char *const *peers, 
 {
     struct rss_observed *o = &j->m->obs;
     struct agent_hook_out h;
-    agent_hook_run(j->a, &j->spec->spec, j->m->ns, j->m->pod, cid, RSS_HOOK_STATUS, peers, n, why, &h);
+    struct rss_hook_env env = {.epoch = j->m->obs.lease_epoch, .generation = j->m->obs.generation};
+    agent_hook_run(j->a, &j->spec->spec, j->m->ns, j->m->pod, cid, RSS_HOOK_STATUS, &env, peers, n, why, &h);
     if (h.errc == 0) {
         o->role = rss_hook_status_role(&j->spec->spec, h.exit_code);
         o->status_code = h.exit_code;
@@ -42,7 +43,9 @@ static void do_sequence(struct agent_job *j, const char *cid, char *const *peers
     struct rss_observed *o = &j->m->obs;
     struct agent_hook_out h;
     drop_sequence(o);
-    agent_hook_run(j->a, &j->spec->spec, j->m->ns, j->m->pod, cid, RSS_HOOK_SEQUENCE, peers, n, why, &h);
+    struct rss_hook_env env = {.epoch = j->m->obs.lease_epoch, .generation = j->m->obs.generation};
+    agent_hook_run(j->a, &j->spec->spec, j->m->ns, j->m->pod, cid, RSS_HOOK_SEQUENCE, &env, peers, n, why,
+                   &h);
     if (h.errc == 0 && h.exit_code == 0) {
         _cleanup_error_ rss_error_t err = NULL;
         if (rss_hook_parse_sequence(h.out, h.out_len, &o->sequence, &err) == 0) {
@@ -225,7 +228,11 @@ static void execute(struct agent_job *j, const char *cid, const struct rss_desir
     } else {
         /* seed without a seed hook runs `primary` with no peers (rss_hook_for_action). */
         bool no_peers = d->action == RSS_ACTION_SEED;
-        agent_hook_run(j->a, &j->spec->spec, j->m->ns, j->m->pod, cid, kind, no_peers ? NULL : d->peers,
+        struct rss_hook_env env = {.epoch = d->epoch,
+                                   .generation = d->generation,
+                                   .action = rss_action_name(d->action),
+                                   .action_id = id};
+        agent_hook_run(j->a, &j->spec->spec, j->m->ns, j->m->pod, cid, kind, &env, no_peers ? NULL : d->peers,
                        no_peers ? 0 : d->n_peers, why, &h);
     }
     if (d->action == RSS_ACTION_STOP && h.result == RSS_RESULT_OK)
@@ -240,7 +247,7 @@ static void execute(struct agent_job *j, const char *cid, const struct rss_desir
     if (starts && h.result == RSS_RESULT_OK && agent_fenced(j->a)) {
         /* Self-fencing began while the start hook ran: the fence's stop may have come first. */
         struct agent_hook_out hs;
-        agent_hook_run(j->a, &j->spec->spec, j->m->ns, j->m->pod, cid, RSS_HOOK_STOP, NULL, 0,
+        agent_hook_run(j->a, &j->spec->spec, j->m->ns, j->m->pod, cid, RSS_HOOK_STOP, NULL, NULL, 0,
                        "self-fenced while the application was starting", &hs);
         if (hs.result == RSS_RESULT_OK)
             m->we_stopped = true;

@@ -39,7 +39,7 @@ static void *fence_member(void *arg)
             "isolated from its peers",
             a->fence_timeout_ms);
         struct agent_hook_out h;
-        agent_hook_run(a, &f->spec->spec, f->ns, f->pod, cid, RSS_HOOK_STOP, NULL, 0, why, &h);
+        agent_hook_run(a, &f->spec->spec, f->ns, f->pod, cid, RSS_HOOK_STOP, NULL, NULL, 0, why, &h);
         agent_hook_out_clear(&h);
     }
     pthread_mutex_lock(&a->lock);

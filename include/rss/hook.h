@@ -36,6 +36,21 @@ int rss_hook_argv(const struct rss_spec *spec, enum rss_hook_kind kind, char *co
                   char ***argv_out, rss_error_t *err);
 void rss_hook_argv_free(char **argv);
 
+/* What a hook may learn about the decision it carries out (spec.pod.commandEnv). CRI's ExecSync has no
+ * environment field, so rssd prefixes the argv with `env NAME=VALUE...` (no shell involved): the
+ * hook's own argv and peers are unchanged, and hooks written for rss-operator ignore the variables. */
+struct rss_hook_env {
+    uint64_t epoch;        /* RSS_EPOCH: the leader epoch the agent acts under */
+    uint64_t generation;   /* RSS_GENERATION: the member generation the action targets */
+    const char *action;    /* RSS_ACTION (seed, primary, ...), NULL for status/sequence */
+    const char *action_id; /* RSS_ACTION_ID ("<epoch>-<seq>"), NULL likewise */
+};
+
+/* Like rss_hook_argv; when spec->command_env and env is not NULL, the argv starts with "env" and the
+ * RSS_* assignments. An application can then refuse a command from a deposed leader itself. */
+int rss_hook_argv_env(const struct rss_spec *spec, enum rss_hook_kind kind, const struct rss_hook_env *env,
+                      char *const *peers, size_t n_peers, char ***argv_out, rss_error_t *err);
+
 /* Strictly parses the stdout of `sequence` (len bytes, not necessarily NUL-terminated): optional
  * ASCII whitespace, one unsigned decimal integer that fits in 64 bits, optional whitespace, nothing
  * else. Empty output, a sign ("+5", "-1"), hex, a fraction, a second number, an embedded NUL byte,

@@ -61,6 +61,7 @@ struct rss_spec {
     bool suspend;  /* rssd: a planned full stop (every member stopped, then replicas 0, volumes kept) */
     uint64_t reconcile_interval_ms;
     bool anti_affinity;
+    bool command_env; /* spec.pod.commandEnv (rssd): hooks get RSS_EPOCH, RSS_GENERATION, RSS_ACTION[_ID] */
 
     struct rss_hook_spec hooks[RSS_HOOK_KIND_COUNT];
 

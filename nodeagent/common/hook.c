@@ -1,4 +1,5 @@
 /* hook.c -- hook argv construction, strict `sequence` parsing and OCF status mapping (no I/O). */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -69,6 +70,34 @@ int rss_hook_argv(const struct rss_spec *spec, enum rss_hook_kind kind, char *co
     for (size_t i = 0; i < n_peers; i++)
         argv[h->argc + i] = rss_xstrdup(peers[i]);
     *argv_out = argv;
+    return 0;
+}
+
+int rss_hook_argv_env(const struct rss_spec *spec, enum rss_hook_kind kind, const struct rss_hook_env *env,
+                      char *const *peers, size_t n_peers, char ***argv_out, rss_error_t *err)
+{
+    char **argv = NULL;
+    if (rss_hook_argv(spec, kind, peers, n_peers, &argv, err) < 0)
+        return -1;
+    if (!spec->command_env || !env) {
+        *argv_out = argv;
+        return 0;
+    }
+    size_t n = 0;
+    while (argv[n])
+        n++;
+    char **out = rss_xcalloc(n + 6, sizeof(char *));
+    size_t o = 0;
+    out[o++] = rss_xstrdup("env");
+    out[o++] = rss_xasprintf("RSS_EPOCH=%" PRIu64, env->epoch);
+    out[o++] = rss_xasprintf("RSS_GENERATION=%" PRIu64, env->generation);
+    if (env->action)
+        out[o++] = rss_xasprintf("RSS_ACTION=%s", env->action);
+    if (env->action_id)
+        out[o++] = rss_xasprintf("RSS_ACTION_ID=%s", env->action_id);
+    memcpy(out + o, argv, n * sizeof(char *));
+    free(argv); /* the strings moved to out */
+    *argv_out = out;
     return 0;
 }
 

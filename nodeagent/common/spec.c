@@ -272,6 +272,15 @@ static int parse_pod(const cJSON *spec, struct rss_spec *s, rss_error_t *err)
         return -1;
     if (parse_commands(pod, s, err) < 0)
         return -1;
+    if (parse_bool_field(pod, "commandEnv", "spec.pod.commandEnv", &s->command_env, err) < 0)
+        return -1;
+    /* With commandEnv the hooks run under `env NAME=VALUE... HOOK`: a program named like an assignment
+     * would be taken for one. */
+    for (int k = 0; s->command_env && k < RSS_HOOK_KIND_COUNT; k++)
+        if (s->hooks[k].present && strchr(s->hooks[k].argv[0], '='))
+            return rss_error_make(
+                err, RSS_E_INVALID, 0,
+                "spec.pod.commands.%s.command[0]: contains '=', not allowed with commandEnv", hook_names[k]);
 
     const cJSON *containers = cJSON_GetObjectItemCaseSensitive(pod, "containers");
     if (!containers)

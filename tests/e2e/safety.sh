@@ -453,6 +453,25 @@ sc_suspend() {
     rss_patch '{"spec":{"suspend":null}}'
 }
 
+# ---- 2d. spec.pod.commandEnv: a hook learns the epoch, generation and action it carries out, and they
+#          are the leader's (an application could refuse a deposed leader's command by itself)
+sc_hook_env() {
+    ensure_running
+    local mark v=2 m line obs lt
+    m=$(member $R $v)
+    mark=$(now)
+    k delete pod "$m" -n "$NS" --wait=false >/dev/null
+    joined() { hook_lines "$mark" "$R" primary | grep -q " $m primary .* rc=0$"; }
+    wait_until 90 "$m to rejoin" joined
+    line=$(awk -v t="$mark" -v p="$m" '$1 > t && $2 == p && $3 == "primary"' "$(claim_dir $R $v)/hooks-env.log" | tail -1)
+    obs=$(observed "$m")
+    lt=$(lease_transitions)
+    [[ $line == *" epoch=$lt "* ]] || fail "hooks-env.log: '$line' lacks epoch=$lt"
+    [[ $line == *" action=primary id=$(jq -r .lastAction.id <<<"$obs")" ]] || fail "hooks-env.log: '$line' vs observed $obs"
+    note "$line"
+    ensure_running
+}
+
 # ---- 6. an RSS the schema accepts but rssd cannot run: status Failed, a Warning Event, nothing created
 sc_invalid_spec() {
     local mark
@@ -503,7 +522,7 @@ YAML
     k delete sts rss-other -n "$NS" >/dev/null
 }
 
-all=(late_node stays_off force_seed suspend garbage_fixed noisy api_outage outage_stopped partition huge_epoch keeps_failing invalid_spec foreign_sts
+all=(late_node stays_off force_seed suspend hook_env garbage_fixed noisy api_outage outage_stopped partition huge_epoch keeps_failing invalid_spec foreign_sts
     reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")

@@ -96,6 +96,44 @@ static void test_argv_rejects(void **state)
     rss_spec_clear(&s);
 }
 
+/* spec.pod.commandEnv: the hook's argv and peers unchanged, behind `env NAME=VALUE...`; without it, or
+ * without an env, exactly the plain argv (hooks written for rss-operator see no difference). */
+static void test_argv_env(void **state)
+{
+    (void)state;
+    struct rss_spec s;
+    load(&s, false);
+    char *peers[] = {"rss-db-0.db-svc"};
+    struct rss_hook_env env = {.epoch = 7, .generation = 3, .action = "primary", .action_id = "7-12"};
+    char **argv = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_hook_argv_env(&s, RSS_HOOK_PRIMARY, &env, peers, 1, &argv, &err), 0);
+    assert_string_equal(argv[0], s.hooks[RSS_HOOK_PRIMARY].argv[0]); /* off by default */
+    rss_hook_argv_free(argv);
+    s.command_env = true;
+    assert_int_equal(rss_hook_argv_env(&s, RSS_HOOK_PRIMARY, &env, peers, 1, &argv, &err), 0);
+    const char *want[] = {"env", "RSS_EPOCH=7", "RSS_GENERATION=3", "RSS_ACTION=primary",
+                          "RSS_ACTION_ID=7-12"};
+    for (size_t i = 0; i < 5; i++)
+        assert_string_equal(argv[i], want[i]);
+    size_t n = s.hooks[RSS_HOOK_PRIMARY].argc;
+    for (size_t i = 0; i < n; i++)
+        assert_string_equal(argv[5 + i], s.hooks[RSS_HOOK_PRIMARY].argv[i]);
+    assert_string_equal(argv[5 + n], "rss-db-0.db-svc");
+    assert_null(argv[6 + n]);
+    rss_hook_argv_free(argv);
+    /* status/sequence: epoch and generation only */
+    struct rss_hook_env look = {.epoch = 7, .generation = 3};
+    assert_int_equal(rss_hook_argv_env(&s, RSS_HOOK_STATUS, &look, NULL, 0, &argv, &err), 0);
+    assert_string_equal(argv[3], s.hooks[RSS_HOOK_STATUS].argv[0]);
+    rss_hook_argv_free(argv);
+    /* no env given (self-fencing's stop): the plain argv */
+    assert_int_equal(rss_hook_argv_env(&s, RSS_HOOK_STOP, NULL, NULL, 0, &argv, &err), 0);
+    assert_string_equal(argv[0], s.hooks[RSS_HOOK_STOP].argv[0]);
+    rss_hook_argv_free(argv);
+    rss_spec_clear(&s);
+}
+
 static void test_hook_for_action(void **state)
 {
     (void)state;
@@ -244,9 +282,13 @@ static void test_ocf(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_argv_peers_appended), cmocka_unit_test(test_argv_rejects),
-        cmocka_unit_test(test_hook_for_action),     cmocka_unit_test(test_sequence_rows),
-        cmocka_unit_test(test_sequence_limits),     cmocka_unit_test(test_ocf),
+        cmocka_unit_test(test_argv_peers_appended),
+        cmocka_unit_test(test_argv_rejects),
+        cmocka_unit_test(test_argv_env),
+        cmocka_unit_test(test_hook_for_action),
+        cmocka_unit_test(test_sequence_rows),
+        cmocka_unit_test(test_sequence_limits),
+        cmocka_unit_test(test_ocf),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -43,6 +43,12 @@ dummy_log() {
 		_line="$_line out=$(printf '%s' "$2" | tr '\n\t ' '___')"
 	fi
 	printf '%s rc=%s\n' "$_line" "$1" >>"$DATA_DIR/hooks.log" 2>/dev/null
+	# spec.pod.commandEnv: what rssd said about the decision (apps/dummy/README.md, hooks-env.log).
+	if [ -n "${RSS_EPOCH:-}" ]; then
+		printf '%s %s %s epoch=%s generation=%s action=%s id=%s\n' "$(dummy_now)" "$POD" "$DUMMY_HOOK" \
+			"$RSS_EPOCH" "${RSS_GENERATION:-}" "${RSS_ACTION:--}" "${RSS_ACTION_ID:--}" \
+			>>"$DATA_DIR/hooks-env.log" 2>/dev/null
+	fi
 }
 
 # dummy_finish RC [OUT]: log, then exit with RC.
