@@ -9,6 +9,7 @@
 #include "rss/election.h"
 #include "rss/kube.h"
 #include "rss/log.h"
+#include "rss/metrics.h"
 
 bool leader_still_leading(const struct leader_ctx *ctx)
 {
@@ -165,6 +166,9 @@ int leader_apply_events(const struct leader_ctx *ctx, const struct rss_spec *spe
     for (size_t i = 0; i < plan->n_events; i++) {
         const struct rss_plan_event *pe = &plan->events[i];
         const char *type = pe->type == RSS_EVENT_WARNING ? "Warning" : "Normal";
+        if (!strcmp(pe->reason, "SeedChosen") || !strcmp(pe->reason, "Bootstrap") ||
+            !strcmp(pe->reason, "ForceSeed"))
+            rss_metrics_inc(RSS_METRIC_SEEDS);
         rss_log(pe->type == RSS_EVENT_WARNING ? RSS_LOG_WARN : RSS_LOG_INFO, "%s/%s: event %s %s: %s",
                 spec->ns, spec->name, type, pe->reason, pe->message);
         if (!leader_still_leading(ctx))

@@ -5,6 +5,7 @@
 #include "rss/cleanup.h"
 #include "rss/leader.h"
 #include "rss/log.h"
+#include "rss/metrics.h"
 
 struct rss_leader_terms {
     pthread_mutex_t lock;
@@ -30,6 +31,8 @@ void rss_leader_terms_on_started(void *terms, int64_t epoch)
 {
     struct rss_leader_terms *t = terms;
     rss_log_info("leading with epoch %lld", (long long)epoch);
+    rss_metrics_set(RSS_METRIC_LEADING, 1);
+    rss_metrics_set(RSS_METRIC_EPOCH, epoch);
     pthread_mutex_lock(&t->lock);
     t->pending_epoch = epoch;
     atomic_store(&t->stop, false);
@@ -41,6 +44,8 @@ void rss_leader_terms_on_stopped(void *terms)
 {
     struct rss_leader_terms *t = terms;
     atomic_store(&t->stop, true);
+    rss_metrics_set(RSS_METRIC_LEADING, 0);
+    rss_metrics_set(RSS_METRIC_EPOCH, 0);
     rss_log_info("no longer leading");
 }
 

@@ -6,6 +6,7 @@
 
 #include "rss/cleanup.h"
 #include "rss/log.h"
+#include "rss/metrics.h"
 #include "rss/thread.h"
 #include "agent_internal.h"
 
@@ -171,6 +172,10 @@ int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err
         int64_t now = rss_clock_mono_ms();
         atomic_store(&a->loop_tick_ms, now);
         agent_fence_check(a, now);
+        int64_t n_members = 0;
+        for (struct agent_member *m = a->members; m; m = m->next)
+            n_members++;
+        rss_metrics_set(RSS_METRIC_MEMBERS, n_members);
         /* Rule 10: nothing is dispatched before the Lease GET answered and the pod list arrived. */
         if (a->lease_read && a->pods_synced)
             for (struct agent_member *m = a->members; m; m = m->next)

@@ -6,6 +6,7 @@
 
 #include "rss/cleanup.h"
 #include "rss/log.h"
+#include "rss/metrics.h"
 #include "agent_internal.h"
 
 #define MSG_MAX 512
@@ -89,12 +90,18 @@ void agent_hook_run(struct rss_agent *a, const struct rss_spec *spec, const char
                 rss_spec_hook_name(kind), a->hook_output_max);
         else
             h->msg = rss_xasprintf("hook %s could not run: %s", rss_spec_hook_name(kind), e);
+        rss_metrics_hook(rss_spec_hook_name(kind), rss_result_name(h->result), (double)took / 1000);
         rss_log_info("pod %s/%s: hook %s -> %s after %" PRId64 " ms: %s", ns, pod, rss_spec_hook_name(kind),
                      rss_result_name(h->result), took, h->msg);
         return;
     }
     h->exit_code = r.exit_code;
     h->result = rss_agent_hook_result(0, r.exit_code);
+    /* `status` answers with OCF codes: 7 (stopped) and 8 (primary) are answers, not failures. */
+    bool ocf =
+        kind == RSS_HOOK_STATUS && (r.exit_code == RSS_OCF_SUCCESS || r.exit_code == RSS_OCF_NOT_RUNNING ||
+                                    r.exit_code == RSS_OCF_RUNNING_PRIMARY);
+    rss_metrics_hook(rss_spec_hook_name(kind), ocf ? "ok" : rss_result_name(h->result), (double)took / 1000);
     h->out = r.out;
     h->out_len = r.out_len;
     r.out = NULL;

@@ -4,6 +4,7 @@
 
 #include "rss/cleanup.h"
 #include "rss/log.h"
+#include "rss/metrics.h"
 #include "agent_internal.h"
 
 struct fence_job {
@@ -74,6 +75,7 @@ static void fence_member_start(struct rss_agent *a, struct agent_member *m, stru
         return;
     }
     m->fence_started = true;
+    rss_metrics_inc(RSS_METRIC_FENCE_STOPS);
 }
 
 /* Why: the leader counts a node as dead once it has seen its heartbeat unchanged for the fence timeout
@@ -89,6 +91,7 @@ void agent_fence_check(struct rss_agent *a, int64_t now_ms)
     bool cut_off = silent > a->fence_timeout_ms;
     if (cut_off != a->fenced) {
         a->fenced = cut_off;
+        rss_metrics_set(RSS_METRIC_CUT_OFF, cut_off);
         if (cut_off)
             rss_log_warn("no successful API call for %lld ms (fence timeout %ld ms): asking the other agents "
                          "before stopping anything",

@@ -9,6 +9,7 @@
 
 #include "rss/cleanup.h"
 #include "rss/health.h"
+#include "rss/metrics.h"
 
 #define LIVE_MAX_AGE_MS 30000
 
@@ -49,6 +50,15 @@ static mhd_result handle(void *cls, struct MHD_Connection *c, const char *url, c
                                                                  : reply(c, 503, "agent loop stalled\n");
     if (strcmp(url, "/readyz") == 0)
         return rss_agent_ready(h->agent) ? reply(c, 200, "ok\n") : reply(c, 503, "not ready\n");
+    if (strcmp(url, "/metrics") == 0) {
+        struct rss_strbuf b = {0};
+        rss_metrics_render(&b);
+        struct MHD_Response *r = MHD_create_response_from_buffer(b.len, b.s, MHD_RESPMEM_MUST_FREE);
+        MHD_add_response_header(r, "Content-Type", "text/plain; version=0.0.4");
+        mhd_result ret = MHD_queue_response(c, 200, r);
+        MHD_destroy_response(r);
+        return ret;
+    }
     if (strcmp(url, "/peer") == 0) {
         /* Another agent asks whether we live and still reach the API server (self-fencing failsafe). */
         const char *nonce = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "nonce");

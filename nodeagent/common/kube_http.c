@@ -14,6 +14,7 @@
 #include "rss/cleanup.h"
 #include "rss/log.h"
 #include "kube_internal.h"
+#include "rss/metrics.h"
 
 #define TOKEN_REREAD_NS (60LL * 1000 * 1000 * 1000)
 
@@ -426,6 +427,7 @@ int rss_kube_call(struct rss_kube *kube, const struct rss_kube_request *req, cJS
         else
             r = kube_http_error(http, b.data, b.len, what, err);
         free(b.data);
+        rss_metrics_inc(RSS_METRIC_API_ERRORS);
         return r;
     }
 }

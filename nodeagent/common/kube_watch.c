@@ -9,6 +9,7 @@
 #include "rss/cleanup.h"
 #include "rss/log.h"
 #include "kube_internal.h"
+#include "rss/metrics.h"
 
 /* --- line framing --- */
 
@@ -136,6 +137,7 @@ static bool nap(const atomic_bool *stop, long ms)
 
 static int relist(struct watcher *w, rss_error_t *err)
 {
+    rss_metrics_inc(RSS_METRIC_WATCH_RESTARTS);
     struct rss_kube_list_opts lo = {.label_selector = w->opts->label_selector,
                                     .field_selector = w->opts->field_selector};
     _cleanup_json_ cJSON *list = NULL;

@@ -472,6 +472,49 @@ sc_hook_env() {
     ensure_running
 }
 
+# metrics NODE: the /metrics text of the rssd on NODE (its address is in its heartbeat Lease).
+metrics() {
+    local addr
+    addr=$(k get lease "rssd-node-$1" -n "$RSSD_NS" -o json |
+        jq -r '.metadata.annotations["rss.clusterlabs.org/peer"] // "{}" | fromjson | .address // ""')
+    [ -n "$addr" ] || return 1
+    curl -sS -m 5 "http://$addr/metrics"
+}
+metric() { awk -v k="$2" '$1 == k {print $2}' <<<"$1"; }
+
+# ---- 2e. /metrics: Prometheus text on every agent; the counters move with what happens
+sc_metrics() {
+    ensure_running
+    local n node before after lt leaders=0
+    lt=$(lease_transitions)
+    for n in $("$WORLD" nodes); do
+        after=$(metrics "$n") || fail "no /metrics from $n"
+        grep -q '^# TYPE rssd_hook_duration_seconds histogram$' <<<"$after" || fail "$n: no hook histogram"
+        [ "$(metric "$after" rssd_resident_memory_bytes)" -gt 1000000 ] || fail "$n: no resident memory"
+        if [ "$(metric "$after" rssd_leader)" = 1 ]; then
+            leaders=$((leaders + 1))
+            [ "$(metric "$after" rssd_leader_epoch)" = "$lt" ] || fail "$n leads with another epoch than the Lease's $lt"
+        fi
+    done
+    [ $leaders = 1 ] || fail "$leaders agents say they lead"
+    node=$(member_node $R 2)
+    before=$(metrics "$node")
+    k delete pod "$(member $R 2)" -n "$NS" --wait=false >/dev/null
+    local mark
+    mark=$(now)
+    joined() { hook_lines "$mark" "$R" primary | grep -q " $(member $R 2) primary .* rc=0$"; }
+    wait_until 90 "$(member $R 2) to rejoin" joined
+    node=$(member_node $R 2)
+    after=$(metrics "$node")
+    local k1='rssd_hook_runs_total{hook="primary",result="ok"}'
+    local b a
+    b=$(metric "$before" "$k1")
+    a=$(metric "$after" "$k1")
+    [ "${a:-0}" -gt "${b:-0}" ] || fail "$node: the primary run was not counted (${b:-0} -> ${a:-0})"
+    note "$node: $(grep -E '^rssd_hook_runs_total' <<<"$after" | tr '\n' ' ' | cut -c1-200)"
+    ensure_running
+}
+
 # ---- 6. an RSS the schema accepts but rssd cannot run: status Failed, a Warning Event, nothing created
 sc_invalid_spec() {
     local mark
@@ -522,7 +565,7 @@ YAML
     k delete sts rss-other -n "$NS" >/dev/null
 }
 
-all=(late_node stays_off force_seed suspend hook_env garbage_fixed noisy api_outage outage_stopped partition huge_epoch keeps_failing invalid_spec foreign_sts
+all=(late_node stays_off force_seed suspend hook_env metrics garbage_fixed noisy api_outage outage_stopped partition huge_epoch keeps_failing invalid_spec foreign_sts
     reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")

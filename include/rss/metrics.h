@@ -1,0 +1,42 @@
+/* metrics.h -- rssd's Prometheus metrics: process-wide counters and gauges, rendered for GET /metrics.
+ *
+ * Every function is thread-safe and cheap (atomics); nothing allocates except rendering. Names follow
+ * Prometheus conventions: the rssd_ prefix, _total for counters, _seconds and _bytes for units.
+ */
+#ifndef RSS_METRICS_H
+#define RSS_METRICS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rss/strbuf.h"
+
+/* A hook run: kind is a hook name (sequence, seed, ...), result a result name (ok, failed, timeout,
+ * interrupted, ...), seconds how long it took. Feeds rssd_hook_runs_total{hook,result} and the
+ * rssd_hook_duration_seconds{hook} histogram. Unknown names are counted under "other". */
+void rss_metrics_hook(const char *kind, const char *result, double seconds);
+
+enum rss_metric_counter {
+    RSS_METRIC_API_ERRORS,     /* rssd_api_errors_total: Kubernetes API calls that failed */
+    RSS_METRIC_WATCH_RESTARTS, /* rssd_watch_restarts_total: watches re-listed or re-opened */
+    RSS_METRIC_SEEDS,       /* rssd_seeds_total: seeds (bootstrap, recovery, force-seed) issued as leader */
+    RSS_METRIC_FENCE_STOPS, /* rssd_fence_stops_total: members stopped by self-fencing */
+    RSS_METRIC_COUNTER_COUNT,
+};
+void rss_metrics_inc(enum rss_metric_counter c);
+
+enum rss_metric_gauge {
+    RSS_METRIC_LEADING, /* rssd_leader: 1 while this process leads */
+    RSS_METRIC_EPOCH,   /* rssd_leader_epoch: the epoch it leads with (0 when not leading) */
+    RSS_METRIC_CUT_OFF, /* rssd_api_cut_off: 1 while the API server has been unreachable past the fence
+                           timeout */
+    RSS_METRIC_MEMBERS, /* rssd_members: member pods on this node */
+    RSS_METRIC_GAUGE_COUNT,
+};
+void rss_metrics_set(enum rss_metric_gauge g, int64_t value);
+
+/* Appends the Prometheus text exposition (format 0.0.4) of every metric, plus the process's resident
+ * memory (rssd_resident_memory_bytes, from /proc/self/statm). */
+void rss_metrics_render(struct rss_strbuf *out);
+
+#endif
