@@ -120,6 +120,8 @@ static void dispatch(struct rss_agent *a, struct agent_member *m, int64_t now)
                             .rv = dup_or_null(m->rv),
                             .desired_json = dup_or_null(m->desired_json),
                             .observed_json = dup_or_null(m->observed_json),
+                            .uid = rss_xstrdup(m->uid),
+                            .cname = rss_xstrdup(m->container_name),
                             .lease_known = a->lease_known,
                             .lease_epoch = a->lease_epoch,
                             .fenced = a->fenced,
@@ -135,6 +137,8 @@ static void dispatch(struct rss_agent *a, struct agent_member *m, int64_t now)
         free(j->rv);
         free(j->desired_json);
         free(j->observed_json);
+        free(j->uid);
+        free(j->cname);
         free(j);
     }
 }

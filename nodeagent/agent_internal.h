@@ -145,6 +145,7 @@ struct agent_job {
     struct agent_member *m;
     struct agent_spec *spec; /* +1 ref */
     char *rv, *desired_json, *observed_json;
+    char *uid, *cname; /* the pod's, copied at dispatch: the pod watch may replace the member's */
     bool lease_known;
     uint64_t lease_epoch;
     bool fenced;

@@ -13,8 +13,12 @@ static char *dup_or_null(const char *s)
     return s ? rss_xstrdup(s) : NULL;
 }
 
+/* An unchanged value keeps its pointer: a worker may be reading it (it copies what it needs at
+ * dispatch, agent.c, but a stable pointer is the cheaper guarantee). */
 static void set_str(char **dst, const char *s)
 {
+    if ((*dst == NULL && s == NULL) || (*dst && s && !strcmp(*dst, s)))
+        return;
     free(*dst);
     *dst = dup_or_null(s);
 }

@@ -295,7 +295,7 @@ static int64_t reconcile(struct agent_job *j)
 
     _cleanup_free_ char *cid = NULL;
     _cleanup_error_ rss_error_t err = NULL;
-    if (agent_find_container(j->a, m->uid, m->container_name, &cid, &err) < 0) {
+    if (agent_find_container(j->a, j->uid, j->cname, &cid, &err) < 0) {
         rss_log_error(RSS_LOG_WARN, &err, "pod %s/%s: cannot look up its container", m->ns, m->pod);
         next = now + RETRY_MS;
         goto out;
@@ -414,6 +414,8 @@ void *agent_job_run(void *arg)
     free(j->rv);
     free(j->desired_json);
     free(j->observed_json);
+    free(j->uid);
+    free(j->cname);
     free(j);
     return NULL;
 }
