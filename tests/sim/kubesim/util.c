@@ -7,6 +7,7 @@
 #include <openssl/rand.h>
 
 #include "rss/cleanup.h"
+#include "rss/clock.h"
 #include "kubesim.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -48,30 +49,23 @@ void ks_broadcast(void)
 
 int64_t ks_mono_ns(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    return rss_clock_mono_ns();
 }
 
 char *ks_time_now(long offset_s)
 {
-    time_t t = time(NULL) + offset_s;
-    struct tm tm;
-    char buf[32];
-    gmtime_r(&t, &tm);
-    strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return rss_xstrdup(buf);
+    struct timespec ts = {.tv_sec = time(NULL) + offset_s};
+    char buf[RSS_TIME_LEN];
+    return rss_xstrdup(rss_time_seconds(buf, &ts));
 }
 
 long ks_time_parse(const char *s)
 {
-    struct tm tm = {0};
-    if (!s)
+    struct timespec ts;
+    _cleanup_error_ rss_error_t err = NULL;
+    if (!s || rss_time_parse(s, &ts, &err) < 0)
         return -1;
-    const char *end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
-    if (!end)
-        return -1;
-    return (long)timegm(&tm);
+    return (long)ts.tv_sec;
 }
 
 void ks_human_duration(long d, char *buf, size_t n)
