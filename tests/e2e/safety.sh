@@ -370,9 +370,23 @@ sc_partition() {
     mark=$(now)
     t0=$(now_ms)
     "$WORLD" partition "$node" || fail "partition $node"
+    # The partition drops what the node sends, so the API server's watch events still reach its agent.
+    # They must not count as "the API hears me": only the heartbeat does, as for the leader. Changing
+    # the member pod every second keeps events flowing (it kept the fence clock young before the fix).
+    local stop_touch=$E2E_TMP/stop-touch toucher
+    rm -f "$stop_touch"
+    (for _ in $(seq $((FENCE_S + 25))); do
+        [ -e "$stop_touch" ] && break
+        k annotate pod "$m" -n "$NS" --overwrite "e2e-touch=$(now_ms)" >/dev/null 2>&1 || true
+        sleep 1
+    done) &
+    toucher=$!
     stopped() { hook_lines "$mark" "$R" stop | grep -q " $m stop "; }
+    # (On a failure the loop ends by itself within its bound.)
     wait_until $((FENCE_S + 20)) "$m to stop on the partitioned $node" stopped
     local dt=$(($(now_ms) - t0))
+    touch "$stop_touch"
+    wait $toucher
     note "partitioned $node: $m stopped after $dt ms (fence timeout ${FENCE_S} s, the leader's dead margin +5 s)"
     [ "$dt" -le $(((FENCE_S + 5) * 1000)) ] ||
         fail "$m stopped after $dt ms: later than the leader may judge its node dead ($((FENCE_S + 5)) s)"
