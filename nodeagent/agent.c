@@ -39,7 +39,7 @@ int rss_agent_new(const struct rss_agent_config *cfg, struct rss_agent **ret, rs
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&a->cond, &ca);
     pthread_condattr_destroy(&ca);
-    atomic_store(&a->last_api_ok_ms, rss_clock_mono_ms());
+    atomic_store(&a->api_ok_ms, rss_clock_mono_ms());
     atomic_store(&a->loop_tick_ms, rss_clock_mono_ms());
     if (agent_peers_init(a, err) < 0) {
         rss_agent_free(a);

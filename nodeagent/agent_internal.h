@@ -83,7 +83,12 @@ struct rss_agent {
     bool fenced;
     int workers;
 
-    atomic_llong last_api_ok_ms; /* monotonic ms of the last successful API call */
+    /* Monotonic ms at which the last acknowledged heartbeat renewal was *sent*: the agent's view of
+     * "the API server hears me". Only the heartbeat stamps it, because the leader judges a node dead
+     * from its heartbeat Lease alone; a watch event or another write proves less (a one-way cut still
+     * delivers watch events). Stamped with the send time, never the reply time, so the fence deadline
+     * derived from it never falls after the leader's window for this node opens. */
+    atomic_llong api_ok_ms;
 
     /* The failsafe (agent_peers.c). */
     void *peer_key;     /* EVP_PKEY *: this process's Ed25519 key */
@@ -175,7 +180,7 @@ bool agent_peers_vouch(struct rss_agent *a, char *const *nodes, size_t n_nodes, 
 /* agent_members.c (takes the lock): does `node` host a member of an RSS that has members here? */
 bool agent_peer_wanted(struct rss_agent *a, const char *node);
 
-/* heartbeat.c: the heartbeat thread (renews Lease rssd-node-<node>; stamps last_api_ok_ms). */
+/* heartbeat.c: the heartbeat thread (renews Lease rssd-node-<node>; stamps api_ok_ms). */
 void *agent_heartbeat(void *arg);
 
 /* fence.c: called by the loop every tick (lock held): enters/leaves the fenced state; on entering

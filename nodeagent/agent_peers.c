@@ -110,7 +110,7 @@ char *rss_agent_peer_answer(struct rss_agent *a, const char *nonce)
 {
     if (!nonce || strlen(nonce) != 32 || strspn(nonce, "0123456789abcdef") != 32)
         return NULL;
-    long long age = (long long)(rss_clock_mono_ms() - atomic_load(&a->last_api_ok_ms));
+    long long age = (long long)(rss_clock_mono_ms() - atomic_load(&a->api_ok_ms));
     _cleanup_free_ char *msg = statement(a->node, nonce, age);
     unsigned char sig[64];
     size_t sl = sizeof(sig);
@@ -308,7 +308,7 @@ void *agent_peers_prober(void *arg)
 {
     struct rss_agent *a = arg;
     while (!atomic_load(a->stop)) {
-        int64_t silent = rss_clock_mono_ms() - atomic_load(&a->last_api_ok_ms);
+        int64_t silent = rss_clock_mono_ms() - atomic_load(&a->api_ok_ms);
         if (silent > a->fence_timeout_ms / 3) {
             /* Snapshot the peers to probe without holding the lock over the network. */
             pthread_mutex_lock(&a->peers_lock);

@@ -20,7 +20,6 @@ int agent_publish(struct rss_agent *a, const char *ns, const char *pod, const st
     _cleanup_json_ cJSON *res = NULL;
     if (rss_kube_merge_patch(a->kube, path, patch, &res, err) < 0)
         return rss_error_wrap(err, "publishing observed on pod %s/%s", ns, pod);
-    atomic_store(&a->last_api_ok_ms, rss_clock_mono_ms());
     const cJSON *rmeta = cJSON_GetObjectItemCaseSensitive(res, "metadata");
     const cJSON *rv = cJSON_GetObjectItemCaseSensitive(rmeta, "resourceVersion");
     const cJSON *d = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rmeta, "annotations"),

@@ -13,11 +13,6 @@ static void sleep_unless_stopped(struct rss_agent *a, long ms)
         usleep(100 * 1000);
 }
 
-static void api_ok(struct rss_agent *a)
-{
-    atomic_store(&a->last_api_ok_ms, rss_clock_mono_ms());
-}
-
 /* Runs one watch until stop; a watch that gives up (bad request: e.g. the CRD is not installed yet)
  * is retried, since rssd can do nothing better than wait for the cluster to be set up. */
 static void watch_forever(struct rss_agent *a, const char *what, const char *path,
@@ -39,7 +34,6 @@ static int on_pod(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_
 {
     struct rss_agent *a = ud;
     (void)err;
-    api_ok(a);
     pthread_mutex_lock(&a->lock);
     switch (ev) {
     case RSS_KUBE_SYNC_BEGIN:
@@ -89,7 +83,6 @@ static int on_spec(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error
 {
     struct rss_agent *a = ud;
     (void)err;
-    api_ok(a);
     pthread_mutex_lock(&a->lock);
     switch (ev) {
     case RSS_KUBE_SYNC_BEGIN:
@@ -156,7 +149,6 @@ static int on_lease(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_erro
 {
     struct rss_agent *a = ud;
     (void)err;
-    api_ok(a);
     const char *name = rss_json_str(rss_json_obj(obj, "metadata"), "name");
     if ((ev == RSS_KUBE_ADDED || ev == RSS_KUBE_MODIFIED) && name && strcmp(name, RSS_LEADER_LEASE) == 0)
         see_lease(a, obj);
@@ -175,7 +167,6 @@ void *agent_watch_lease(void *arg)
         _cleanup_error_ rss_error_t err = NULL;
         _cleanup_json_ cJSON *lease = NULL;
         if (rss_kube_get(a->kube, item, &lease, &err) == 0) {
-            api_ok(a);
             see_lease(a, lease);
             pthread_mutex_lock(&a->lock);
             a->lease_read = true;
@@ -185,7 +176,6 @@ void *agent_watch_lease(void *arg)
             break;
         }
         if (rss_error_code(err) == RSS_E_NOT_FOUND) {
-            api_ok(a);
             pthread_mutex_lock(&a->lock);
             a->lease_read = true;
             pthread_mutex_unlock(&a->lock);

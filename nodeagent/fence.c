@@ -87,7 +87,7 @@ static void fence_member_start(struct rss_agent *a, struct agent_member *m, stru
  * database). So the decision is per RSS, with the peers' signed answers (agent_peers.c). */
 void agent_fence_check(struct rss_agent *a, int64_t now_ms)
 {
-    int64_t silent = now_ms - atomic_load(&a->last_api_ok_ms);
+    int64_t silent = now_ms - atomic_load(&a->api_ok_ms);
     bool cut_off = silent > a->fence_timeout_ms;
     if (cut_off != a->fenced) {
         a->fenced = cut_off;

@@ -81,8 +81,9 @@ void *agent_heartbeat(void *arg)
     bool failing = false;
     while (!atomic_load(a->stop)) {
         _cleanup_error_ rss_error_t err = NULL;
+        int64_t sent = rss_clock_mono_ms(); /* see api_ok_ms in agent_internal.h */
         if (renew(a, coll, item, name, &err) == 0) {
-            atomic_store(&a->last_api_ok_ms, rss_clock_mono_ms());
+            atomic_store(&a->api_ok_ms, sent);
             agent_peers_refresh(a);
             if (failing)
                 rss_log_info("heartbeat Lease %s/%s renewed again", a->ns, name);

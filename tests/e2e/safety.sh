@@ -368,11 +368,13 @@ sc_partition() {
     [ "$node" != "$(leader_node)" ] || { v=1; node=$(member_node $R $v); }
     m=$(member $R $v)
     mark=$(now)
-    t0=$(now_ms)
     "$WORLD" partition "$node" || fail "partition $node"
-    # The partition drops what the node sends, so the API server's watch events still reach its agent.
-    # They must not count as "the API hears me": only the heartbeat does, as for the leader. Changing
-    # the member pod every second keeps events flowing (it kept the fence clock young before the fix).
+    # From when the cut is in force: under load `world partition` itself took seconds, which once made
+    # this bound fail although the agent fenced 11 s after the cut.
+    t0=$(now_ms)
+    # The partition drops what the node sends; what the API server sends may still arrive. Watch
+    # events must not count as "the API hears me" (only an acknowledged heartbeat does, as for the
+    # leader), so the member pod changes every second to keep events coming.
     local stop_touch=$E2E_TMP/stop-touch toucher
     rm -f "$stop_touch"
     (for _ in $(seq $((FENCE_S + 25))); do
