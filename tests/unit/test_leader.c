@@ -713,9 +713,37 @@ static void test_holder_rebooted_table(void **state)
                      rows[i].me, rows[i].rebooted);
 }
 
+/* The Services checked this term: a sorted set, so a reconcile's lookup does not grow with the number
+ * of RSSs (2,000 of them must not cost 2,000 comparisons per pod event). */
+static void test_keyset(void **state)
+{
+    (void)state;
+    struct leader_keyset s = {0};
+    assert_false(leader_keyset_has(&s, "a"));
+    char key[32];
+    for (int i = 999; i >= 0; i -= 2) { /* 500 keys, inserted in reverse */
+        snprintf(key, sizeof(key), "ns/r%04d/u", i);
+        leader_keyset_add(&s, key);
+    }
+    leader_keyset_add(&s, "ns/r0999/u"); /* again: no duplicate */
+    assert_int_equal(s.n, 500);
+    for (size_t i = 1; i < s.n; i++)
+        assert_true(strcmp(s.keys[i - 1], s.keys[i]) < 0);
+    for (int i = 0; i < 1000; i++) {
+        snprintf(key, sizeof(key), "ns/r%04d/u", i);
+        assert_int_equal(leader_keyset_has(&s, key), i % 2 == 1);
+    }
+    assert_false(leader_keyset_has(&s, "ns/r0999/other-uid"));
+    leader_keyset_clear(&s);
+    assert_int_equal(s.n, 0);
+    assert_false(leader_keyset_has(&s, "ns/r0999/u"));
+    leader_keyset_clear(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_keyset),
         cmocka_unit_test(test_holder_rebooted_table),
         cmocka_unit_test(test_statefulset_table),
         cmocka_unit_test(test_statefulset_env_not_overridden),
