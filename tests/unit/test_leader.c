@@ -713,6 +713,24 @@ static void test_holder_rebooted_table(void **state)
                      rows[i].me, rows[i].rebooted);
 }
 
+/* A candidate facing a valid Lease of another holder looks again at its expiry, at least every half
+ * lease duration, never sooner than the retry period; otherwise after the retry period. */
+static void test_candidate_wake(void **state)
+{
+    (void)state;
+    const int64_t s = 1000000000000LL, ms = 1000000;
+    /* nobody holds it (or the GET failed): the retry period, as before */
+    assert_true(rss_election_candidate_wake(s, 2000, 15000, false, s + 14000 * ms) == s + 2000 * ms);
+    /* held, renewed just now: half a lease duration, not every 2 s */
+    assert_true(rss_election_candidate_wake(s, 2000, 15000, true, s + 15000 * ms) == s + 7500 * ms);
+    /* held, expiring in 4 s: at its expiry */
+    assert_true(rss_election_candidate_wake(s, 2000, 15000, true, s + 4000 * ms) == s + 4000 * ms);
+    /* held, expiring in 1 s: not sooner than the retry period */
+    assert_true(rss_election_candidate_wake(s, 2000, 15000, true, s + 1000 * ms) == s + 2000 * ms);
+    /* the world's short timings: lease 3 s, retry 500 ms */
+    assert_true(rss_election_candidate_wake(s, 500, 3000, true, s + 3000 * ms) == s + 1500 * ms);
+}
+
 /* The Services checked this term: a sorted set, so a reconcile's lookup does not grow with the number
  * of RSSs (2,000 of them must not cost 2,000 comparisons per pod event). */
 static void test_keyset(void **state)
@@ -744,6 +762,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_keyset),
+        cmocka_unit_test(test_candidate_wake),
         cmocka_unit_test(test_holder_rebooted_table),
         cmocka_unit_test(test_statefulset_table),
         cmocka_unit_test(test_statefulset_env_not_overridden),
