@@ -542,8 +542,7 @@ static void release(struct rss_election *el)
     }
 }
 
-int64_t rss_election_candidate_wake(int64_t start_ns, long retry_ms, long lease_ms, bool held,
-                                    int64_t expiry_ns)
+int64_t election_candidate_wake(int64_t start_ns, long retry_ms, long lease_ms, bool held, int64_t expiry_ns)
 {
     const int64_t ms = 1000000;
     int64_t wake = start_ns + retry_ms * ms;
@@ -607,8 +606,8 @@ int rss_election_run(struct rss_election *el, rss_error_t *err)
                 /* Jitter factor 1.2 like client-go, so candidates do not move in lockstep. */
                 int64_t j = (int64_t)el->retry_ms * ms / 5 * (rand_r(&el->seed) % 1000) / 1000;
                 int64_t wake =
-                    rss_election_candidate_wake(start, el->retry_ms, el->lease_ms, o == HELD,
-                                                el->observed_ns + (int64_t)el->observed_dur_s * 1000000000LL);
+                    election_candidate_wake(start, el->retry_ms, el->lease_ms, o == HELD,
+                                            el->observed_ns + (int64_t)el->observed_dur_s * 1000000000LL);
                 wait_until(el, wake + j);
             }
         }

@@ -134,8 +134,7 @@ cJSON *leader_build_event(const struct rss_spec *spec, const char *name, const c
 /* election.c: when a candidate that did not acquire looks at the Lease again (monotonic ns): after the
  * retry period, or, when another holder's Lease is valid (held), at its expiry on our clock (expiry_ns)
  * but at least every half lease duration. */
-int64_t rss_election_candidate_wake(int64_t start_ns, long retry_ms, long lease_ms, bool held,
-                                    int64_t expiry_ns);
+int64_t election_candidate_wake(int64_t start_ns, long retry_ms, long lease_ms, bool held, int64_t expiry_ns);
 
 /* A sorted set of strings (lookup O(log n)): the Services checked this term, as "ns/name/uid". */
 struct leader_keyset {

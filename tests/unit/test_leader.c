@@ -720,15 +720,15 @@ static void test_candidate_wake(void **state)
     (void)state;
     const int64_t s = 1000000000000LL, ms = 1000000;
     /* nobody holds it (or the GET failed): the retry period, as before */
-    assert_true(rss_election_candidate_wake(s, 2000, 15000, false, s + 14000 * ms) == s + 2000 * ms);
+    assert_true(election_candidate_wake(s, 2000, 15000, false, s + 14000 * ms) == s + 2000 * ms);
     /* held, renewed just now: half a lease duration, not every 2 s */
-    assert_true(rss_election_candidate_wake(s, 2000, 15000, true, s + 15000 * ms) == s + 7500 * ms);
+    assert_true(election_candidate_wake(s, 2000, 15000, true, s + 15000 * ms) == s + 7500 * ms);
     /* held, expiring in 4 s: at its expiry */
-    assert_true(rss_election_candidate_wake(s, 2000, 15000, true, s + 4000 * ms) == s + 4000 * ms);
+    assert_true(election_candidate_wake(s, 2000, 15000, true, s + 4000 * ms) == s + 4000 * ms);
     /* held, expiring in 1 s: not sooner than the retry period */
-    assert_true(rss_election_candidate_wake(s, 2000, 15000, true, s + 1000 * ms) == s + 2000 * ms);
+    assert_true(election_candidate_wake(s, 2000, 15000, true, s + 1000 * ms) == s + 2000 * ms);
     /* the world's short timings: lease 3 s, retry 500 ms */
-    assert_true(rss_election_candidate_wake(s, 500, 3000, true, s + 3000 * ms) == s + 1500 * ms);
+    assert_true(election_candidate_wake(s, 500, 3000, true, s + 3000 * ms) == s + 1500 * ms);
 }
 
 /* The Services checked this term: a sorted set, so a reconcile's lookup does not grow with the number
