@@ -13,8 +13,9 @@
 # per node, which is why the per-member figures are read as the growth from one size to the next.
 # Times (per RSS, as bench_recovery.sh): total = last sequence report -> last join returned; hooks =
 # the hooks' run time on the critical path (rssd's "hook X exited ... after M ms"); overhead = total -
-# hooks (with joinConcurrency K > 1 the joins overlap: hooks is their sum, overhead undefined); run =
-# power-on -> RSS seen Running (polled every 0.3 s). Memory: VmRSS/RssAnon/VmHWM of each
+# hooks (with joinConcurrency K > 1 the joins overlap: hooks is their sum, overhead undefined); joined =
+# power-on -> its last join returned (its status says Running shortly after; right after the power-on
+# it may still say Running from before the cut, so that is not polled per RSS). Memory: VmRSS/RssAnon/VmHWM of each
 # node's rssd after the recovery; CPU: utime+stime of each rssd since its start at the power-on.
 set -euo pipefail
 source "$(dirname "$0")/../e2e/lib.sh"
@@ -67,15 +68,16 @@ idle() {
               if (na) printf "  one agent: %.1f requests/min; the leader on top of its agent: %.1f requests/min\n", a / na * 60 / s, (per[ln] - a / na) * 60 / s }'
 }
 
-# fig_rss RSS MARK: "total hooks overhead joins" of one RSS's recovery after MARK (see the header).
+# fig_rss RSS MARK T0_MS: "joined total hooks overhead joins" of one RSS's recovery after MARK (see the
+# header); joined = power-on (T0_MS) -> its last join returned.
 fig_rss() {
-    local r=$1 mark=$2 seqs last_report joins last_join hooks
+    local r=$1 mark=$2 t0=$3 seqs last_report joins last_join hooks
     seqs=$(hook_lines "$mark" "$r" sequence)
     last_report=$(awk '{print $2, $1}' <<<"$seqs" | sort -s -u -k1,1 | awk '{print $2}' | sort | tail -1)
     joins=$(hook_lines "$mark" "$r" primary secondary)
     last_join=$(tail -1 <<<"$joins" | awk '{print $1}')
     if [ -z "$last_report" ] || [ -z "$last_join" ]; then
-        echo "- - - 0"
+        echo "- - - - 0"
         return
     fi
     hooks=$(cat "$RSS_WORLD_DIR"/nodes/*/kubelet/hostproc/*_rssd.log | awk -v m="$mark" '$1 > m' | sort -s -k1,1 | awk -v p="default/rss-$r-" '
@@ -86,7 +88,7 @@ fig_rss() {
         / hook status exited / && pend[pod] { for (i = 1; i <= NF; i++) if ($i == "after") { sum += $(i + 1); last = $(i + 1) }; pend[pod] = 0 }
         END { print sum - last + 0 }')
     local total=$(($(ms_of "$last_join") - $(ms_of "$last_report")))
-    echo "$total $hooks $((total - hooks)) $(count_lines "$joins")"
+    echo "$(($(ms_of "$last_join") - t0)) $total $hooks $((total - hooks)) $(count_lines "$joins")"
 }
 
 # running_map: "name ready replicas phase" of every RSS in one LIST.
@@ -120,7 +122,6 @@ lightsout() {
         for ((i = 0; i < n; i++)); do set_sequence "$r" "$i" $((100 + (i * 7) % n)); done
     done
     local mark t0
-    declare -A run_at=()
     mark=$(now)
     sim_post stats-reset
     t0=$(now_ms)
@@ -130,12 +131,7 @@ lightsout() {
         left=0
         while read -r name ready repl phase; do
             [[ " ${rsses[*]} " == *" $name "* ]] || continue
-            if [ "$phase" = Running ] && [ "$ready" = "$repl" ]; then
-                [ -n "${run_at[$name]:-}" ] || run_at[$name]=$(($(now_ms) - t0))
-            else
-                run_at[$name]=""
-                left=$((left + 1))
-            fi
+            [ "$phase" = Running ] && [ "$ready" = "$repl" ] || left=$((left + 1))
         done < <(running_map)
         # Running only counts once the hooks logs show the seed and every join of this lights-out.
         if [ "$left" = 0 ]; then
@@ -160,13 +156,13 @@ lightsout() {
     WALL[$label]=$wall
     echo
     echo "lights-out $label: ${#rsses[@]} RSS, $nm members on $NODES nodes; last RSS Running $wall ms after power-on"
-    printf '  %-5s %-8s %-9s %-9s %-9s %-6s\n' RSS run_ms total_ms hooks_ms overhead joins
+    printf '  %-5s %-9s %-9s %-9s %-9s %-6s\n' RSS joined_ms total_ms hooks_ms overhead joins
     local sumov=0 nov=0 fr ov
     for r in "${rsses[@]}"; do
-        fr=$(fig_rss "$r" "$mark")
-        # shellcheck disable=SC2086 # four fields
-        printf '  %-5s %-8s %-9s %-9s %-9s %-6s\n' "$r" "${run_at[$r]}" $fr
-        read -r _ _ ov _ <<<"$fr"
+        fr=$(fig_rss "$r" "$mark" "$t0")
+        # shellcheck disable=SC2086 # five fields
+        printf '  %-5s %-9s %-9s %-9s %-9s %-6s\n' "$r" $fr
+        read -r _ _ _ ov _ <<<"$fr"
         [ "$ov" = - ] || [ "${K:-1}" != 1 ] || { sumov=$((sumov + ov)); nov=$((nov + 1)); }
     done
     [ $nov = 0 ] || echo "  mean overhead per RSS: $((sumov / nov)) ms"
