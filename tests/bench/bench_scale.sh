@@ -5,6 +5,7 @@
 # Prints figures, asserts nothing about time (not run by ctest). One 5-node world, one run, in order:
 #   idle-0      no RSS: each rssd's requests per minute (the leader's node = agent + leader)
 #   10x3        10 RSS of 3 members (no anti-affinity), idle window, then a cluster-wide lights-out
+#   10x3-again  the same lights-out again (the control for the next one)
 #   10x3-slow   the same lights-out with r0's seed/primary/secondary hooks sleeping BENCH_SLOW_S (3) s
 #   1x3, 1x9, 1x27 (K=1), 1x27 (K=4)   one RSS `b` scaled up, a lights-out at each size (idle at 3 and 27)
 # API figures count rssd's requests only (kubesim's /_sim/stats "by", User-Agent "rssd/0.1 (<node>)"),
@@ -192,6 +193,9 @@ wait_until 600 "10 RSS Running" all_running 10
 idle idle-10x3
 IDLE_REF=idle-10x3
 lightsout 10x3 30 "${RS[@]}"
+# The same again: a control for the slow variant, which is the second lights-out of these RSS (the
+# world's runtimes restart more containers each time, so the second is not the first's equal).
+lightsout 10x3-again 30 "${RS[@]}"
 # r0's start hooks sleep first (a wrapper: sh -c 'sleep S; exec HOOK "$@"'; the peers stay the arguments).
 slow_patch=$(jq -cn --arg s "$SLOW_S" '{spec: {pod: {commands: (["seed", "primary", "secondary"] | map({key: ., value:
     {command: ["/bin/sh", "-c", ("sleep " + $s + "; exec /hooks/" + . + " \"$@\""), .]}}) | from_entries)}}}')
@@ -220,7 +224,7 @@ lightsout 1x27-K4 27 b
 echo
 echo "== growth (rssd requests net of idle; overhead from the tables above)"
 printf '  %-10s %-8s %-8s %-10s %-10s %s\n' run members total net net/member wall_ms
-for l in 1x3 1x9 1x27 1x27-K4 10x3 10x3-slow; do
+for l in 1x3 1x9 1x27 1x27-K4 10x3 10x3-again 10x3-slow; do
     case $l in 1x3) m=3 ;; 1x9) m=9 ;; 1x27*) m=27 ;; 10x3*) m=30 ;; esac
     printf '  %-10s %-8s %-8s %-10s %-10s %s\n' "$l" "$m" "${TOT[$l]}" "${NET[$l]}" "$(awk -v a="${NET[$l]}" -v b="$m" 'BEGIN {printf "%.1f", a / b}')" "${WALL[$l]}"
 done
