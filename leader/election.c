@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "leader_internal.h"
 #include "rss/cleanup.h"
 #include "rss/election.h"
 #include "rss/log.h"
@@ -541,6 +542,21 @@ static void release(struct rss_election *el)
     }
 }
 
+int64_t election_candidate_wake(int64_t start_ns, long retry_ms, long lease_ms, bool held, int64_t expiry_ns)
+{
+    const int64_t ms = 1000000;
+    int64_t wake = start_ns + retry_ms * ms;
+    if (!held)
+        return wake;
+    /* Someone else holds a valid Lease: nothing can change for us before it expires on our clock, so
+     * a candidate looks again then, but at least every half lease duration (a renewal seen restarts the
+     * wait), never sooner than the retry period. With one candidate per node, these GETs of the leader
+     * Lease are the election's whole cost (docs/scale.md). */
+    int64_t half = start_ns + (int64_t)lease_ms / 2 * ms;
+    int64_t w = expiry_ns < half ? expiry_ns : half;
+    return w > wake ? w : wake;
+}
+
 int rss_election_run(struct rss_election *el, rss_error_t *err)
 {
     (void)err;
@@ -589,7 +605,10 @@ int rss_election_run(struct rss_election *el, rss_error_t *err)
             } else {
                 /* Jitter factor 1.2 like client-go, so candidates do not move in lockstep. */
                 int64_t j = (int64_t)el->retry_ms * ms / 5 * (rand_r(&el->seed) % 1000) / 1000;
-                wait_until(el, start + el->retry_ms * ms + j);
+                int64_t wake =
+                    election_candidate_wake(start, el->retry_ms, el->lease_ms, o == HELD,
+                                            el->observed_ns + (int64_t)el->observed_dur_s * 1000000000LL);
+                wait_until(el, wake + j);
             }
         }
     }

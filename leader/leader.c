@@ -25,6 +25,7 @@ struct rss_leader {
     long fence_ms;
     struct leader_events events;
     struct leader_liveness liveness; /* the loop thread's only */
+    struct leader_keyset services;   /* the loop thread's only: Services checked this term */
 
     /* Shared with the watch threads, under mu. */
     pthread_mutex_t mu;
@@ -71,6 +72,7 @@ void rss_leader_free(struct rss_leader *l)
     clear_dirty(l);
     leader_liveness_clear(&l->liveness);
     leader_events_clear(&l->events);
+    leader_keyset_clear(&l->services);
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv);
     free(l->ns);
@@ -204,6 +206,12 @@ static int run_pass(struct rss_leader *l, const struct leader_ctx *ctx, bool all
                     struct pass *ps)
 {
     _cleanup_error_ rss_error_t err = NULL;
+    struct leader_ctx c = *ctx;
+    c.services = &l->services;
+    c.full = all;
+    ctx = &c;
+    if (all)
+        leader_keyset_clear(&l->services); /* refilled by this pass: deleted RSSs drop out */
     if (all) {
         _cleanup_free_ char *path = rss_kube_path(RSS_CRD_GROUP_VERSION, NULL, RSS_CRD_PLURAL, NULL, NULL);
         _cleanup_json_ cJSON *list = NULL;
@@ -305,6 +313,7 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
                              .dead_after_ms = dead_after};
     rss_log_info("leading with epoch %lld: fencing every member before deciding", (long long)epoch);
 
+    leader_keyset_clear(&l->services); /* a new term checks every Service again */
     pthread_mutex_lock(&l->mu);
     clear_dirty(l);
     l->all_dirty = true; /* rule 9: every RSS is fenced first, so every RSS is planned at once */

@@ -131,6 +131,20 @@ cJSON *leader_build_event(const struct rss_spec *spec, const char *name, const c
 
 /* --- leader_apply.c --- */
 
+/* election.c: when a candidate that did not acquire looks at the Lease again (monotonic ns): after the
+ * retry period, or, when another holder's Lease is valid (held), at its expiry on our clock (expiry_ns)
+ * but at least every half lease duration. */
+int64_t election_candidate_wake(int64_t start_ns, long retry_ms, long lease_ms, bool held, int64_t expiry_ns);
+
+/* A sorted set of strings (lookup O(log n)): the Services checked this term, as "ns/name/uid". */
+struct leader_keyset {
+    char **keys;
+    size_t n, cap;
+};
+bool leader_keyset_has(const struct leader_keyset *s, const char *key);
+void leader_keyset_add(struct leader_keyset *s, const char *key); /* no-op when present */
+void leader_keyset_clear(struct leader_keyset *s);
+
 struct leader_ctx {
     struct rss_kube *kube;
     struct rss_election *election;
@@ -139,6 +153,10 @@ struct leader_ctx {
     struct leader_events *events;
     const struct leader_liveness *liveness; /* owned by the leader's loop thread */
     int64_t dead_after_ms;                  /* fence timeout + margin */
+    /* Services already checked this term: a reconcile woken by an event skips their GET (one per
+     * event otherwise); a full pass (full) checks them all again. NULL: always check. */
+    struct leader_keyset *services;
+    bool full;
 };
 
 enum leader_outcome {

@@ -11,6 +11,55 @@
  * another. Beyond that the next event or timer tries again. */
 #define MAX_ROUNDS 6
 
+static size_t keyset_find(const struct leader_keyset *s, const char *key, bool *found)
+{
+    size_t lo = 0, hi = s->n;
+    *found = false;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(s->keys[mid], key);
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+bool leader_keyset_has(const struct leader_keyset *s, const char *key)
+{
+    bool found;
+    keyset_find(s, key, &found);
+    return found;
+}
+
+void leader_keyset_add(struct leader_keyset *s, const char *key)
+{
+    bool found;
+    size_t i = keyset_find(s, key, &found);
+    if (found)
+        return;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 16;
+        s->keys = rss_xrealloc(s->keys, s->cap * sizeof(*s->keys));
+    }
+    memmove(s->keys + i + 1, s->keys + i, (s->n - i) * sizeof(*s->keys));
+    s->keys[i] = rss_xstrdup(key);
+    s->n++;
+}
+
+void leader_keyset_clear(struct leader_keyset *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->keys[i]);
+    free(s->keys);
+    *s = (struct leader_keyset){0};
+}
+
 /* Nothing of the RSS is touched; `why` goes to its status (phase Failed) and a Warning Event `reason`,
  * both only when they change. */
 static int report_failed(const struct leader_ctx *ctx, const cJSON *cr, const char *reason, const char *why,
@@ -209,7 +258,16 @@ int leader_reconcile(const struct leader_ctx *ctx, const cJSON *cr, rss_error_t 
             rss_error_release(&perr);
             return report_failed(ctx, cr, "InvalidSpec", why, err);
         }
-        int r = round ? LEADER_DONE : ensure_service(ctx, &spec, cr, err);
+        int r = LEADER_DONE;
+        if (!round) {
+            _cleanup_free_ char *key =
+                rss_xasprintf("%s/%s/%s", spec.ns, spec.name, spec.uid ? spec.uid : "");
+            if (ctx->full || !ctx->services || !leader_keyset_has(ctx->services, key)) {
+                r = ensure_service(ctx, &spec, cr, err);
+                if (r == LEADER_DONE && ctx->services)
+                    leader_keyset_add(ctx->services, key);
+            }
+        }
         if (r == LEADER_DONE)
             r = plan_round(ctx, &spec, cr, err);
         if (r != LEADER_REPLAN) {

@@ -97,7 +97,8 @@ struct rss_agent {
     pthread_mutex_t peers_lock;
     struct agent_peer *peers;
     size_t n_peers;
-    int64_t peers_listed_ms; /* heartbeat thread only */
+    int64_t peers_listed_ms;  /* heartbeat thread only: every wanted peer's Lease last read */
+    int64_t peers_missing_ms; /* heartbeat thread only: the unknown ones last looked for */
     atomic_llong loop_tick_ms;
 };
 
@@ -173,6 +174,9 @@ int agent_peers_init(struct rss_agent *a, rss_error_t *err);
 void agent_peers_free(struct rss_agent *a);
 char *agent_peers_annotation(struct rss_agent *a);
 void agent_peers_refresh(struct rss_agent *a);
+/* The peers this agent needs: the nodes (but its own) of the RSS that have members here, from their
+ * status, sorted and without duplicates, in *nodes (free each and the array). Returns how many. */
+size_t agent_peers_wanted(struct rss_agent *a, char ***nodes);
 void *agent_peers_prober(void *arg);
 bool agent_peers_verify(const unsigned char key[32], const char *node, const char *nonce, const char *answer,
                         long long *age_ms);

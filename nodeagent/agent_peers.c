@@ -1,10 +1,10 @@
 /* agent_peers.c -- the failsafe of self-fencing: agents vouch for each other when the API server is gone.
  *
  * Each agent makes an Ed25519 key pair at start and publishes its public key and its address in its
- * heartbeat Lease (rssd's namespace: only rssd writes there). While the API works, every agent lists
- * those Leases now and then and keeps the peers' addresses and keys. When an agent has not reached the
- * API for a third of the fence timeout, a prober thread asks the agents that host members of the same
- * RSS, directly: GET /peer?nonce=<random>. The answer is signed over (node, nonce, apiOkAgeMs), so only
+ * heartbeat Lease (rssd's namespace: only rssd writes there). While the API works, every agent reads
+ * the Leases of the peers it needs now and then and keeps their addresses and keys. When an agent has not
+ * reached the API for a third of the fence timeout, a prober thread asks the agents that host members of the
+ * same RSS, directly: GET /peer?nonce=<random>. The answer is signed over (node, nonce, apiOkAgeMs), so only
  * the peer's own process can give it and an old answer cannot be replayed. fence.c then decides per RSS
  * with rss_agent_failsafe_keep (docs/design.md, "Self-fencing and the failsafe").
  */
@@ -165,86 +165,125 @@ bool agent_peers_verify(const unsigned char key[32], const char *node, const cha
 
 /* --- learning the peers while the API works (heartbeat thread) ------------------------------------ */
 
-/* True when a node hosting members of an RSS that has members here is not in the table yet. */
-static bool missing_peer(struct rss_agent *a)
+static int cmp_str(const void *x, const void *y)
 {
-    _cleanup_free_ char **nodes = NULL;
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+size_t agent_peers_wanted(struct rss_agent *a, char ***out)
+{
+    char **nodes = NULL;
     size_t n = 0;
     pthread_mutex_lock(&a->lock);
     for (struct agent_member *m = a->members; m; m = m->next) {
         struct agent_spec *spec = m->rss ? agent_spec_get(a, m->ns, m->rss) : NULL;
         for (size_t k = 0; spec && k < spec->n_nodes; k++) {
+            if (!strcmp(spec->nodes[k], a->node))
+                continue;
             nodes = rss_xrealloc(nodes, (n + 1) * sizeof(*nodes));
             nodes[n++] = rss_xstrdup(spec->nodes[k]);
         }
         agent_spec_put(a, spec);
     }
     pthread_mutex_unlock(&a->lock);
-    bool missing = false;
-    pthread_mutex_lock(&a->peers_lock);
+    if (n)
+        qsort(nodes, n, sizeof(*nodes), cmp_str);
+    size_t u = 0;
     for (size_t i = 0; i < n; i++) {
-        bool known = !strcmp(nodes[i], a->node);
-        for (size_t k = 0; k < a->n_peers && !known; k++)
-            known = !strcmp(a->peers[k].node, nodes[i]);
-        missing |= !known;
-        free(nodes[i]);
+        if (u && !strcmp(nodes[u - 1], nodes[i]))
+            free(nodes[i]);
+        else
+            nodes[u++] = nodes[i];
     }
-    pthread_mutex_unlock(&a->peers_lock);
-    return missing;
+    *out = nodes;
+    return u;
 }
 
+static bool peer_known(struct rss_agent *a, const char *node)
+{
+    bool known = false;
+    pthread_mutex_lock(&a->peers_lock);
+    for (size_t k = 0; k < a->n_peers && !known; k++)
+        known = !strcmp(a->peers[k].node, node);
+    pthread_mutex_unlock(&a->peers_lock);
+    return known;
+}
+
+/* Takes a peer's address and key from its heartbeat Lease. */
+static void learn_peer(struct rss_agent *a, const cJSON *it)
+{
+    const size_t plen = strlen(RSS_HEARTBEAT_PREFIX);
+    const cJSON *md = rss_json_obj(it, "metadata");
+    const char *name = rss_json_str(md, "name");
+    /* Not rss_json_str: its dotted paths would split the annotation's key at its dots. */
+    const char *ann = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(rss_json_obj(md, "annotations"), RSS_ANNOTATION_PEER));
+    if (!name || strncmp(name, RSS_HEARTBEAT_PREFIX, plen) || !ann || !strcmp(name + plen, a->node))
+        return;
+    _cleanup_json_ cJSON *pj = cJSON_Parse(ann);
+    const char *addr = rss_json_str(pj, "address"), *key = rss_json_str(pj, "key");
+    unsigned char k[32];
+    if (!addr || !key || strlen(addr) > 300 || strpbrk(addr, "/?#@ ") || !decode_b64(key, k, sizeof(k)))
+        return;
+    pthread_mutex_lock(&a->peers_lock);
+    struct agent_peer *p = NULL;
+    for (size_t i = 0; i < a->n_peers && !p; i++)
+        if (!strcmp(a->peers[i].node, name + plen))
+            p = &a->peers[i];
+    if (!p) {
+        if (a->n_peers >= 4096) {
+            pthread_mutex_unlock(&a->peers_lock);
+            return;
+        }
+        a->peers = rss_xrealloc(a->peers, (a->n_peers + 1) * sizeof(*a->peers));
+        p = &a->peers[a->n_peers++];
+        *p = (struct agent_peer){.node = rss_xstrdup(name + plen)};
+    }
+    _cleanup_free_ char *url = rss_xasprintf("http://%s/peer", addr);
+    if (!p->url || strcmp(p->url, url) || memcmp(p->key, k, sizeof(k))) {
+        rss_log_info("failsafe: the agent on %s answers at %s", p->node, url);
+        free(p->url);
+        p->url = TAKE_PTR(url);
+        memcpy(p->key, k, sizeof(k));
+        p->reached_ms = 0; /* a new process there: nothing it said before counts */
+    }
+    pthread_mutex_unlock(&a->peers_lock);
+}
+
+/* Reads the heartbeat Leases of the peers this agent needs (the nodes of the RSS that have members
+ * here), each by name: all of them every LIST_EVERY_MS, the ones not known yet every LIST_MISSING_MS.
+ * Not a LIST of every heartbeat Lease: that would cost each agent the size of the cluster, and the
+ * API server the square of it (docs/scale.md). An agent without members reads nothing. */
 void agent_peers_refresh(struct rss_agent *a)
 {
     int64_t now = rss_clock_mono_ms();
-    int64_t every = missing_peer(a) ? LIST_MISSING_MS : LIST_EVERY_MS;
-    if (a->peers_listed_ms && now - a->peers_listed_ms < every)
-        return;
-    _cleanup_free_ char *coll = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", NULL, NULL);
-    _cleanup_json_ cJSON *list = NULL;
-    _cleanup_error_ rss_error_t err = NULL;
-    if (rss_kube_list(a->kube, coll, NULL, &list, &err) < 0) {
-        rss_log_error(RSS_LOG_DEBUG, &err, "failsafe: listing the peers' heartbeat Leases");
-        return;
-    }
-    a->peers_listed_ms = now;
-    const size_t plen = strlen(RSS_HEARTBEAT_PREFIX);
-    pthread_mutex_lock(&a->peers_lock);
-    const cJSON *it;
-    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(list, "items"))
-    {
-        const cJSON *md = rss_json_obj(it, "metadata");
-        const char *name = rss_json_str(md, "name");
-        /* Not rss_json_str: its dotted paths would split the annotation's key at its dots. */
-        const char *ann = cJSON_GetStringValue(
-            cJSON_GetObjectItemCaseSensitive(rss_json_obj(md, "annotations"), RSS_ANNOTATION_PEER));
-        if (!name || strncmp(name, RSS_HEARTBEAT_PREFIX, plen) || !ann || !strcmp(name + plen, a->node))
-            continue;
-        _cleanup_json_ cJSON *pj = cJSON_Parse(ann);
-        const char *addr = rss_json_str(pj, "address"), *key = rss_json_str(pj, "key");
-        unsigned char k[32];
-        if (!addr || !key || strlen(addr) > 300 || strpbrk(addr, "/?#@ ") || !decode_b64(key, k, sizeof(k)))
-            continue;
-        struct agent_peer *p = NULL;
-        for (size_t i = 0; i < a->n_peers && !p; i++)
-            if (!strcmp(a->peers[i].node, name + plen))
-                p = &a->peers[i];
-        if (!p) {
-            if (a->n_peers >= 4096)
-                continue;
-            a->peers = rss_xrealloc(a->peers, (a->n_peers + 1) * sizeof(*a->peers));
-            p = &a->peers[a->n_peers++];
-            *p = (struct agent_peer){.node = rss_xstrdup(name + plen)};
+    char **nodes = NULL;
+    size_t n = agent_peers_wanted(a, &nodes);
+    bool all = !a->peers_listed_ms || now - a->peers_listed_ms >= LIST_EVERY_MS;
+    bool missing_due = !a->peers_missing_ms || now - a->peers_missing_ms >= LIST_MISSING_MS;
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        if (ok && (all || (missing_due && !peer_known(a, nodes[i])))) {
+            _cleanup_free_ char *lname = rss_xasprintf("%s%s", RSS_HEARTBEAT_PREFIX, nodes[i]);
+            _cleanup_free_ char *path = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", lname, NULL);
+            _cleanup_json_ cJSON *lease = NULL;
+            _cleanup_error_ rss_error_t err = NULL;
+            if (rss_kube_get(a->kube, path, &lease, &err) == 0) {
+                learn_peer(a, lease);
+            } else if (rss_error_code(err) != RSS_E_NOT_FOUND) {
+                rss_log_error(RSS_LOG_DEBUG, &err, "failsafe: reading the heartbeat Lease of %s", nodes[i]);
+                ok = false; /* the API is failing: try again at the next heartbeat */
+            }
         }
-        _cleanup_free_ char *url = rss_xasprintf("http://%s/peer", addr);
-        if (!p->url || strcmp(p->url, url) || memcmp(p->key, k, sizeof(k))) {
-            rss_log_info("failsafe: the agent on %s answers at %s", p->node, url);
-            free(p->url);
-            p->url = TAKE_PTR(url);
-            memcpy(p->key, k, sizeof(k));
-            p->reached_ms = 0; /* a new process there: nothing it said before counts */
-        }
+        free(nodes[i]);
     }
-    pthread_mutex_unlock(&a->peers_lock);
+    free(nodes);
+    if (!ok)
+        return;
+    if (all)
+        a->peers_listed_ms = now;
+    if (all || missing_due)
+        a->peers_missing_ms = now;
 }
 
 /* --- probing, while the API is silent ------------------------------------------------------------- */

@@ -22,36 +22,9 @@ static void set_peer(struct rss_agent *a, cJSON *meta)
     cJSON_AddStringToObject(ann, RSS_ANNOTATION_PEER, peer);
 }
 
-static int renew(struct rss_agent *a, const char *coll, const char *item, const char *name, rss_error_t *err)
+/* Sets holder, duration, renewTime and the peer annotation on a Lease object we write. */
+static void fill(struct rss_agent *a, cJSON *lease, const char *now, long dur_s)
 {
-    char now[RSS_TIME_LEN];
-    rss_time_micro(now, NULL);
-    /* Alive means renewed within this; a few missed renewals on a loaded machine are not death. */
-    long dur_s = (5 * a->heartbeat_ms + 999) / 1000;
-    if (dur_s < 10)
-        dur_s = 10;
-    _cleanup_json_ cJSON *lease = NULL;
-    if (rss_kube_get(a->kube, item, &lease, err) < 0) {
-        if (rss_error_code(*err) != RSS_E_NOT_FOUND)
-            return -1;
-        rss_error_release(err);
-        _cleanup_json_ cJSON *obj = cJSON_CreateObject();
-        cJSON_AddStringToObject(obj, "apiVersion", "coordination.k8s.io/v1");
-        cJSON_AddStringToObject(obj, "kind", "Lease");
-        cJSON *meta = cJSON_AddObjectToObject(obj, "metadata");
-        cJSON_AddStringToObject(meta, "name", name);
-        cJSON_AddStringToObject(meta, "namespace", a->ns);
-        set_peer(a, meta);
-        cJSON *spec = cJSON_AddObjectToObject(obj, "spec");
-        cJSON_AddStringToObject(spec, "holderIdentity", a->identity);
-        cJSON_AddNumberToObject(spec, "leaseDurationSeconds", (double)dur_s);
-        cJSON_AddStringToObject(spec, "acquireTime", now);
-        cJSON_AddStringToObject(spec, "renewTime", now);
-        if (rss_kube_create(a->kube, coll, obj, NULL, err) < 0)
-            return rss_error_wrap(err, "creating heartbeat Lease %s/%s", a->ns, name);
-        rss_log_info("heartbeat Lease %s/%s created", a->ns, name);
-        return 0;
-    }
     cJSON *meta = cJSON_GetObjectItemCaseSensitive(lease, "metadata");
     if (cJSON_IsObject(meta))
         set_peer(a, meta);
@@ -66,8 +39,56 @@ static int renew(struct rss_agent *a, const char *coll, const char *item, const 
     cJSON_AddStringToObject(spec, "holderIdentity", a->identity);
     cJSON_AddNumberToObject(spec, "leaseDurationSeconds", (double)dur_s);
     cJSON_AddStringToObject(spec, "renewTime", now);
+}
+
+/* One renewal. *last is the Lease as we last wrote it (heartbeat thread only): like the kubelet's node
+ * lease, a renewal is one PUT of that object, with its resourceVersion; a GET only comes first when
+ * there is none yet or the PUT found the object changed or gone (a conflict). */
+static int renew(struct rss_agent *a, const char *coll, const char *item, const char *name, cJSON **last,
+                 rss_error_t *err)
+{
+    char now[RSS_TIME_LEN];
+    rss_time_micro(now, NULL);
+    /* Alive means renewed within this; a few missed renewals on a loaded machine are not death. */
+    long dur_s = (5 * a->heartbeat_ms + 999) / 1000;
+    if (dur_s < 10)
+        dur_s = 10;
+    if (*last) {
+        fill(a, *last, now, dur_s);
+        cJSON *out = NULL;
+        if (rss_kube_update(a->kube, item, *last, &out, err) == 0) {
+            cJSON_Delete(*last);
+            *last = out;
+            return 0;
+        }
+        cJSON_Delete(*last);
+        *last = NULL;
+        enum rss_errc c = rss_error_code(*err);
+        if (c != RSS_E_CONFLICT && c != RSS_E_NOT_FOUND)
+            return rss_error_wrap(err, "renewing heartbeat Lease %s/%s", a->ns, name);
+        rss_error_release(err); /* changed or deleted meanwhile: read it again */
+    }
+    _cleanup_json_ cJSON *lease = NULL;
+    if (rss_kube_get(a->kube, item, &lease, err) < 0) {
+        if (rss_error_code(*err) != RSS_E_NOT_FOUND)
+            return -1;
+        rss_error_release(err);
+        _cleanup_json_ cJSON *obj = cJSON_CreateObject();
+        cJSON_AddStringToObject(obj, "apiVersion", "coordination.k8s.io/v1");
+        cJSON_AddStringToObject(obj, "kind", "Lease");
+        cJSON *meta = cJSON_AddObjectToObject(obj, "metadata");
+        cJSON_AddStringToObject(meta, "name", name);
+        cJSON_AddStringToObject(meta, "namespace", a->ns);
+        fill(a, obj, now, dur_s);
+        cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(obj, "spec"), "acquireTime", now);
+        if (rss_kube_create(a->kube, coll, obj, last, err) < 0)
+            return rss_error_wrap(err, "creating heartbeat Lease %s/%s", a->ns, name);
+        rss_log_info("heartbeat Lease %s/%s created", a->ns, name);
+        return 0;
+    }
+    fill(a, lease, now, dur_s);
     /* PUT with the resourceVersion we read: we are the only writer, a conflict just retries. */
-    if (rss_kube_update(a->kube, item, lease, NULL, err) < 0)
+    if (rss_kube_update(a->kube, item, lease, last, err) < 0)
         return rss_error_wrap(err, "renewing heartbeat Lease %s/%s", a->ns, name);
     return 0;
 }
@@ -78,11 +99,12 @@ void *agent_heartbeat(void *arg)
     _cleanup_free_ char *name = rss_xasprintf("%s%s", RSS_HEARTBEAT_PREFIX, a->node);
     _cleanup_free_ char *coll = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", NULL, NULL);
     _cleanup_free_ char *item = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", name, NULL);
+    _cleanup_json_ cJSON *last = NULL;
     bool failing = false;
     while (!atomic_load(a->stop)) {
         _cleanup_error_ rss_error_t err = NULL;
         int64_t sent = rss_clock_mono_ms(); /* see api_ok_ms in agent_internal.h */
-        if (renew(a, coll, item, name, &err) == 0) {
+        if (renew(a, coll, item, name, &last, &err) == 0) {
             atomic_store(&a->api_ok_ms, sent);
             agent_peers_refresh(a);
             if (failing)

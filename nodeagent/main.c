@@ -269,6 +269,10 @@ int main(int argc, char **argv)
         return 1;
     }
     rss_kube_set_timeout(kube, 10000);
+    /* The node in the User-Agent lets the API server's audit log (and kubesim's counters) tell the
+     * agents apart, as the kubelet's does. */
+    _cleanup_free_ char *ua = rss_xasprintf("rssd/0.1 (%s)", o.node);
+    rss_kube_set_user_agent(kube, ua);
     const char *ns = o.ns && *o.ns ? o.ns : rss_kube_namespace(kube);
     struct rss_cri *cri = NULL;
     /* One answer carries stdout and stderr together, plus a little message framing. */

@@ -12,6 +12,7 @@
 
 #include "rss/agent.h"
 #include "rss/cleanup.h"
+#include "rss/protocol.h"
 #include "agent_internal.h"
 
 /* A view where everything allows execution of desired {epoch 3, id 3-7, generation 4}. */
@@ -281,6 +282,63 @@ static void test_failsafe_answers_signed(void **state)
     rss_agent_free(other);
 }
 
+/* The failsafe reads only the heartbeat Leases of the peers it needs, each once: the other nodes of the
+ * RSS that have members here, not every node of the cluster. */
+static const char wanted_cr[] =
+    "{\"kind\":\"ReplicatedStatefulSet\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"ns1\",\"uid\":\"u-%"
+    "s\"},"
+    "\"spec\":{\"pod\":{\"commands\":{\"sequence\":{\"command\":[\"/seq\"]},"
+    "\"primary\":{\"command\":[\"/start\"]},\"status\":{\"command\":[\"/check\"]},"
+    "\"stop\":{\"command\":[\"/stop\"]}},\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}},"
+    "\"status\":{\"memberStatus\":[%s]}}";
+static const char wanted_pod[] =
+    "{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"%s\",\"uid\":\"%s\",\"labels\":{\"" RSS_LABEL_NAME
+    "\":\"%s\"}},\"spec\":{\"containers\":[{\"name\":\"app\"}]}}";
+
+static void add_json(struct rss_agent *a, bool pod, const char *fmt, const char *x, const char *y,
+                     const char *z)
+{
+    char buf[2048];
+    snprintf(buf, sizeof(buf), fmt, x, y, z);
+    _cleanup_json_ cJSON *j = cJSON_Parse(buf);
+    assert_non_null(j);
+    if (pod)
+        agent_member_ingest(a, j);
+    else
+        agent_spec_set(a, j);
+}
+
+static void test_peers_wanted(void **state)
+{
+    (void)state;
+    struct rss_agent_config cfg = {
+        .kube = (struct rss_kube *)1, .cri = (struct rss_cri *)1, .node = "n1", .ns = "x"};
+    struct rss_agent *a = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_agent_new(&cfg, &a, &err), 0);
+    char **nodes = NULL;
+    assert_int_equal(agent_peers_wanted(a, &nodes), 0); /* no member here: no peer to read */
+    free(nodes);
+    add_json(a, false, wanted_cr, "db", "db",
+             "{\"node\":\"n3\"},{\"node\":\"n1\"},{\"node\":\"n2\"},{\"node\":\"n3\"},{\"node\":\"\"}");
+    add_json(a, false, wanted_cr, "web", "web", "{\"node\":\"n9\"},{\"node\":\"n8\"}");
+    add_json(a, false, wanted_cr, "kv", "kv", "{\"node\":\"n2\"},{\"node\":\"n4\"}");
+    assert_int_equal(agent_peers_wanted(a, &nodes), 0); /* specs, but still no member here */
+    free(nodes);
+    add_json(a, true, wanted_pod, "rss-db-0", "p0", "db");
+    add_json(a, true, wanted_pod, "rss-db-2", "p2", "db");
+    add_json(a, true, wanted_pod, "rss-kv-1", "p3", "kv");
+    size_t n = agent_peers_wanted(a, &nodes);
+    assert_int_equal(n, 3);
+    assert_string_equal(nodes[0], "n2");
+    assert_string_equal(nodes[1], "n3");
+    assert_string_equal(nodes[2], "n4");
+    for (size_t i = 0; i < n; i++)
+        free(nodes[i]);
+    free(nodes);
+    rss_agent_free(a);
+}
+
 static void test_verdict_names(void **state)
 {
     (void)state;
@@ -301,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_verdict_names),
         cmocka_unit_test(test_failsafe_keep),
         cmocka_unit_test(test_failsafe_answers_signed),
+        cmocka_unit_test(test_peers_wanted),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

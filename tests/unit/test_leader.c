@@ -713,9 +713,56 @@ static void test_holder_rebooted_table(void **state)
                      rows[i].me, rows[i].rebooted);
 }
 
+/* A candidate facing a valid Lease of another holder looks again at its expiry, at least every half
+ * lease duration, never sooner than the retry period; otherwise after the retry period. */
+static void test_candidate_wake(void **state)
+{
+    (void)state;
+    const int64_t s = 1000000000000LL, ms = 1000000;
+    /* nobody holds it (or the GET failed): the retry period, as before */
+    assert_true(election_candidate_wake(s, 2000, 15000, false, s + 14000 * ms) == s + 2000 * ms);
+    /* held, renewed just now: half a lease duration, not every 2 s */
+    assert_true(election_candidate_wake(s, 2000, 15000, true, s + 15000 * ms) == s + 7500 * ms);
+    /* held, expiring in 4 s: at its expiry */
+    assert_true(election_candidate_wake(s, 2000, 15000, true, s + 4000 * ms) == s + 4000 * ms);
+    /* held, expiring in 1 s: not sooner than the retry period */
+    assert_true(election_candidate_wake(s, 2000, 15000, true, s + 1000 * ms) == s + 2000 * ms);
+    /* the world's short timings: lease 3 s, retry 500 ms */
+    assert_true(election_candidate_wake(s, 500, 3000, true, s + 3000 * ms) == s + 1500 * ms);
+}
+
+/* The Services checked this term: a sorted set, so a reconcile's lookup does not grow with the number
+ * of RSSs (2,000 of them must not cost 2,000 comparisons per pod event). */
+static void test_keyset(void **state)
+{
+    (void)state;
+    struct leader_keyset s = {0};
+    assert_false(leader_keyset_has(&s, "a"));
+    char key[32];
+    for (int i = 999; i >= 0; i -= 2) { /* 500 keys, inserted in reverse */
+        snprintf(key, sizeof(key), "ns/r%04d/u", i);
+        leader_keyset_add(&s, key);
+    }
+    leader_keyset_add(&s, "ns/r0999/u"); /* again: no duplicate */
+    assert_int_equal(s.n, 500);
+    for (size_t i = 1; i < s.n; i++)
+        assert_true(strcmp(s.keys[i - 1], s.keys[i]) < 0);
+    for (int i = 0; i < 1000; i++) {
+        snprintf(key, sizeof(key), "ns/r%04d/u", i);
+        assert_int_equal(leader_keyset_has(&s, key), i % 2 == 1);
+    }
+    assert_false(leader_keyset_has(&s, "ns/r0999/other-uid"));
+    leader_keyset_clear(&s);
+    assert_int_equal(s.n, 0);
+    assert_false(leader_keyset_has(&s, "ns/r0999/u"));
+    leader_keyset_clear(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_keyset),
+        cmocka_unit_test(test_candidate_wake),
         cmocka_unit_test(test_holder_rebooted_table),
         cmocka_unit_test(test_statefulset_table),
         cmocka_unit_test(test_statefulset_env_not_overridden),

@@ -311,6 +311,7 @@ req GET $NS/configmaps/cm1; expect 200 "failures used up"
 req GET /_sim/stats; expect 200 "stats"
 same "stats count GETs" "$(jb .requests.GET)" 3
 same "stats count PUTs" "$(jb .requests.PUT)" 1
+same "stats by client, verb, resource" "$(jb '[.by[] | select((.client | startswith("curl/")) and .resource == "configmaps") | "\(.verb)=\(.count)"] | sort | join(",")')" "GET=3,PUT=1"
 req POST "/_sim/drop?count=1&path=$NS/configmaps"
 req GET $NS/configmaps/cm1
 case "$code" in curl-error-*) pass "dropped connection" ;; *) fail "drop: got $code" ;; esac

@@ -262,7 +262,8 @@ enum ks_fault { KS_FAULT_NONE, KS_FAULT_DROP, KS_FAULT_FAIL };
 enum ks_fault ks_sim_faults(const char *method, const char *alt, const char *path, int *code,
                             int *retry_after);
 void ks_simctl_free(void);
-void ks_sim_count(const char *verb);
+/* Counts one request: by verb, and by client (User-Agent), verb and the resource of its path. */
+void ks_sim_count(const char *verb, const char *path, const char *client);
 
 /* ---- HTTPS server (server.c) ---- */
 

@@ -155,7 +155,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
             bool watch = w && (!strcmp(w, "1") || !strcmp(w, "true"));
             c->fault = ks_sim_faults(method, watch ? "WATCH" : NULL, url, &c->fault_code, &c->retry_after);
             if (c->fault == KS_FAULT_DROP) {
-                ks_sim_count(!strcmp(method, "GET") && watch ? "WATCH" : method);
+                ks_sim_count(!strcmp(method, "GET") && watch ? "WATCH" : method, url,
+                             MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "User-Agent"));
                 rss_log_debug("%s %s -> dropped (sim)", method, url);
                 return MHD_NO;
             }
@@ -199,7 +200,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
         ks_simctl_handle(&req, &reply);
     } else if (c->fault == KS_FAULT_FAIL) {
         const char *w = MHD_lookup_connection_value(mc, MHD_GET_ARGUMENT_KIND, "watch");
-        ks_sim_count(!strcmp(method, "GET") && w ? "WATCH" : method);
+        ks_sim_count(!strcmp(method, "GET") && w ? "WATCH" : method, url,
+                     MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "User-Agent"));
         ks_reply_status(&reply, c->fault_code, reason_for(c->fault_code),
                         "kubesim: injected failure (HTTP %d)", c->fault_code);
         reply.retry_after = c->retry_after;
@@ -212,7 +214,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
     } else {
         const char *verb = method;
         ks_api_handle(&req, &reply, &verb);
-        ks_sim_count(verb);
+        ks_sim_count(verb, url, MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "User-Agent"));
     }
     if (!reply.code)
         ks_reply_status(&reply, 500, "InternalError", "no reply");

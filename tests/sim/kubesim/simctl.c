@@ -26,6 +26,13 @@ struct rule {
 static const char *const verbs[] = {"GET", "LIST", "WATCH", "POST", "PUT", "PATCH", "DELETE"};
 #define NVERBS (sizeof(verbs) / sizeof(verbs[0]))
 
+/* One counter of requests by client (User-Agent), verb and resource. */
+struct by_key {
+    char *client, *verb, *resource;
+    unsigned long count;
+    struct by_key *next;
+};
+
 /* All under ks_lock(). */
 static struct {
     struct rule *rules;
@@ -33,6 +40,7 @@ static struct {
     unsigned cut_gen;
     unsigned long counts[NVERBS];
     unsigned long total;
+    struct by_key *by; /* counts by client, verb and resource */
 } sim;
 
 bool ks_sim_paused(void)
@@ -45,15 +53,76 @@ unsigned ks_sim_cut_gen(void)
     return sim.cut_gen;
 }
 
-void ks_sim_count(const char *verb)
+/* The resource a request path names: "pods", "pods/status", "leases", "replicatedstatefulsets";
+ * "discovery" for /api, /apis, /version, /openapi and the like. */
+static void resource_of(const char *path, char *buf, size_t n)
 {
+    const char *rest = NULL;
+    if (!strncmp(path, "/api/v1/", 8)) {
+        rest = path + 8;
+    } else if (!strncmp(path, "/apis/", 6)) {
+        const char *s1 = strchr(path + 6, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
+        rest = s2 ? s2 + 1 : NULL;
+    }
+    if (!rest || !*rest) {
+        snprintf(buf, n, "discovery");
+        return;
+    }
+    char segs[5][128];
+    size_t k = 0;
+    for (const char *p = rest; *p && k < 5;) {
+        size_t len = strcspn(p, "/");
+        snprintf(segs[k++], sizeof(segs[0]), "%.*s", (int)(len < 127 ? len : 127), p);
+        p += len;
+        while (*p == '/')
+            p++;
+    }
+    size_t i = 0;
+    if (k >= 3 && !strcmp(segs[0], "namespaces"))
+        i = 2; /* namespaces/NS/RESOURCE[/NAME[/SUB]] */
+    if (k - i >= 3)
+        snprintf(buf, n, "%.120s/%.120s", segs[i], segs[i + 2]);
+    else
+        snprintf(buf, n, "%.120s", segs[i]);
+}
+
+void ks_sim_count(const char *verb, const char *path, const char *client)
+{
+    char res[256];
+    resource_of(path ? path : "", res, sizeof(res));
+    if (!client || !*client)
+        client = "-";
     ks_lock();
     for (size_t i = 0; i < NVERBS; i++) {
         if (!strcmp(verbs[i], verb))
             sim.counts[i]++;
     }
     sim.total++;
+    struct by_key *b = sim.by;
+    while (b && (strcmp(b->client, client) || strcmp(b->verb, verb) || strcmp(b->resource, res)))
+        b = b->next;
+    if (!b) {
+        b = rss_xcalloc(1, sizeof(*b));
+        b->client = rss_xstrdup(client);
+        b->verb = rss_xstrdup(verb);
+        b->resource = rss_xstrdup(res);
+        b->next = sim.by;
+        sim.by = b;
+    }
+    b->count++;
     ks_unlock();
+}
+
+static void by_free(void)
+{
+    while (sim.by) {
+        struct by_key *next = sim.by->next;
+        free(sim.by->client);
+        free(sim.by->verb);
+        free(sim.by->resource);
+        free(sim.by);
+        sim.by = next;
+    }
 }
 
 static bool rule_matches(const struct rule *r, const char *method, const char *alt, const char *path)
@@ -152,6 +221,15 @@ static cJSON *stats(void)
     for (size_t i = 0; i < NVERBS; i++)
         cJSON_AddNumberToObject(req, verbs[i], (double)sim.counts[i]);
     cJSON_AddNumberToObject(o, "total", (double)sim.total);
+    cJSON *by = cJSON_AddArrayToObject(o, "by");
+    for (const struct by_key *b = sim.by; b; b = b->next) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "client", b->client);
+        cJSON_AddStringToObject(e, "verb", b->verb);
+        cJSON_AddStringToObject(e, "resource", b->resource);
+        cJSON_AddNumberToObject(e, "count", (double)b->count);
+        cJSON_AddItemToArray(by, e);
+    }
     ks_unlock();
     return o;
 }
@@ -190,6 +268,7 @@ void ks_simctl_handle(const struct ks_req *req, struct ks_reply *reply)
         ks_lock();
         memset(sim.counts, 0, sizeof(sim.counts));
         sim.total = 0;
+        by_free();
         ks_unlock();
         ks_reply_json(reply, 200, ks_status_new(200, NULL, "ok"));
     } else if (post && !strcmp(what, "clear")) {
@@ -221,4 +300,5 @@ void ks_simctl_free(void)
         r = next;
     }
     sim.rules = NULL;
+    by_free();
 }
