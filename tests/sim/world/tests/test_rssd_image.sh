@@ -31,7 +31,7 @@ k() { kubectl --cache-dir "$RSS_WORLD_DIR/kubectl-cache" "$@"; }
 tag=localhost/rss/rssd:container-test
 ctr --address "$sock" -n k8s.io images import "$archive" >"$RSS_WORLD_DIR/import.log" 2>&1 ||
     { cat "$RSS_WORLD_DIR/import.log" >&2; fail "ctr images import $archive"; }
-src=$(ctr --address "$sock" -n k8s.io images ls -q | grep '^localhost/rss/rssd:' | head -n 1)
+src=$(ctr --address "$sock" -n k8s.io images ls -q | awk '/^localhost\/rss\/rssd:/ && !n++')
 [ -n "$src" ] || fail "the archive held no localhost/rss/rssd image ($(ctr --address "$sock" -n k8s.io images ls -q | tr '\n' ' '))"
 ctr --address "$sock" -n k8s.io images tag --force "$src" "$tag" >/dev/null || fail "ctr images tag"
 ok "imported $(basename "$archive") as $src, tagged $tag"
