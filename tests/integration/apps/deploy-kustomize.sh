@@ -60,6 +60,10 @@ run() { # run DESCRIPTION CMD...: CMD must succeed
 kz=$top/deploy/base/kustomization.yaml
 image="$(sed -n 's/^ *newName: *//p' "$kz"):$(sed -n 's/^ *newTag: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$kz")"
 
+# build.sh tags the image with the project's version; the base must name the same release.
+expect "the base's image tag is the project version (CMakeLists.txt)" \
+	"$(sed -n 's/^project(rssd VERSION \([0-9.]*\).*/\1/p' "$top/CMakeLists.txt")" "${image##*:}"
+
 echo "# kubectl $(k version --client 2>/dev/null | tr '\n' ' ')"
 if k version --client 2>/dev/null | grep -q '^Kustomize Version: v[0-9]'; then ok "kubectl has kustomize built in"; else
 	bad "kubectl reports no Kustomize Version (kubectl apply -k needs kubectl 1.14 or later)"
