@@ -20,8 +20,10 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${RSSD_IMAGE_CACHE:-/var/cache/rssd-image}
 mirror=${RSSD_IMAGE_MIRROR:-http://deb.debian.org/debian}
 suite=bookworm
-# vfs: plain copies, works wherever buildah runs (overlay on overlay, or in a container, may not).
-driver=${RSSD_IMAGE_STORAGE_DRIVER:-vfs}
+# Storage driver: overlay where the kernel mounts an overlayfs on the cache's filesystem (here: a
+# cached build in 14 s), else vfs (plain copies: works anywhere, but every step copies whole trees:
+# 150 s for the same cached build, 2.5 GB on disk). RSSD_IMAGE_STORAGE_DRIVER forces one.
+driver=${RSSD_IMAGE_STORAGE_DRIVER:-}
 version=$(sed -n 's/^project(rssd VERSION \([0-9.]*\).*/\1/p' "$top/CMakeLists.txt")
 out=$top/build/rssd-image.oci.tar
 tags=()
@@ -65,16 +67,28 @@ mkdir -p "$cache" "$(dirname "$out")"
 # One build at a time per cache: the storage and the base tarballs are shared.
 exec 9>"$cache/lock"
 flock 9
-B=(buildah --root "$cache/storage" --runroot "$cache/run" --storage-driver "$driver")
+if [ -z "$driver" ]; then
+    probe=$(mktemp -d "$cache/probe.XXXXXX")
+    mkdir "$probe/l" "$probe/u" "$probe/w" "$probe/m"
+    driver=vfs
+    if mount -t overlay overlay -o "lowerdir=$probe/l,upperdir=$probe/u,workdir=$probe/w" "$probe/m" 2>/dev/null; then
+        umount "$probe/m"
+        driver=overlay
+    fi
+    rm -rf "$probe"
+fi
+# One storage per driver: containers-storage refuses to open a root made with another driver.
+B=(buildah --root "$cache/storage-$driver" --runroot "$cache/run-$driver" --storage-driver "$driver")
+echo "build.sh: storage driver $driver, cache $cache"
 
 # ---- the bases, keyed by the package versions
 # The suite's Packages index fixes every version debootstrap installs. Its checksum (as apt last
 # fetched it; the host's sources name the same mirror) plus debootstrap's version and options are the
 # key. Without apt lists, fall back to the month: the base is then refreshed monthly.
 index_sum() {
-    local f
-    f=$(ls /var/lib/apt/lists/*_dists_"${suite}"_InRelease 2>/dev/null | grep -v -e security -e updates | head -n 1 || true)
-    if [ -n "$f" ]; then
+    local f=
+    for f in /var/lib/apt/lists/*_debian_dists_"${suite}"_InRelease; do break; done
+    if [ -f "$f" ]; then
         sed -n '/^SHA256:/,$p' "$f" | grep -m1 " main/binary-amd64/Packages.xz\$" | awk '{print $1}'
     else
         date +%Y-%m
