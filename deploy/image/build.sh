@@ -8,7 +8,8 @@
 #   $RSSD_IMAGE_CACHE (default /var/cache/rssd-image), keyed by the suite's package index (so by the
 #   package versions). Then `buildah bud` the unchanged Dockerfile, reusing cached layers, and export
 #   an OCI archive that `ctr -n k8s.io images import` takes.
-#   --tag REF        name the image REF (repeatable; default localhost/rss/rssd:dev and :VERSION)
+#   --tag REF        name the image REF (repeatable; default localhost/rss/rssd:VERSION and :dev; the
+#                    archive carries the first)
 #   --out FILE       the OCI archive (default build/rssd-image.oci.tar)
 #   --import SOCKET  also import the archive into the containerd at SOCKET (namespace k8s.io)
 #   --no-cache       rebuild every Dockerfile layer (the bases stay cached)
@@ -37,12 +38,13 @@ while [ $# -gt 0 ]; do
     --import) import_sock=$2; shift ;;
     --no-cache) no_cache=(--no-cache) ;;
     --refresh-base) refresh=1 ;;
-    -h | --help) sed -n '4,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) awk 'NR >= 4 && !/^#/ {exit} NR >= 4 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
     *) echo "build.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
     esac
     shift
 done
-[ ${#tags[@]} -gt 0 ] || tags=(localhost/rss/rssd:dev "localhost/rss/rssd:$version")
+# The first tag is the one the archive carries: the version, which deploy/base/kustomization.yaml names.
+[ ${#tags[@]} -gt 0 ] || tags=("localhost/rss/rssd:$version" localhost/rss/rssd:dev)
 if [ "$(id -u)" != 0 ]; then
     echo "build.sh: run as root (debootstrap and buildah's chroot isolation need it)" >&2
     exit 1
