@@ -20,7 +20,7 @@ for tool in ctr kubectl jq curl; do
 done
 
 world_up --nodes 1
-node=node-1
+node="node-1"
 ndir=$RSS_WORLD_DIR/nodes/$node
 sock=$ndir/containerd/containerd.sock
 export KUBECONFIG
@@ -69,7 +69,7 @@ ok "rssd runs in container ${cid:0:12} (not a host process)"
 # The process inside: rssd, as root with no capabilities and no_new_privs (the manifest's
 # securityContext, passed by the kubelet to CRI), the node's name from the downward API.
 pid=$(ctr --address "$sock" -n k8s.io tasks ls | awk -v c="$cid" '$1 == c {print $2}')
-[ -n "$pid" ] && [ -d "/proc/$pid" ] || fail "no task for container $cid"
+if [ -z "$pid" ] || [ ! -d "/proc/$pid" ]; then fail "no task for container $cid"; fi
 [ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" = "/usr/bin/rssd --health-port=$port " ] ||
     fail "the container runs '$(tr '\0' ' ' <"/proc/$pid/cmdline")'"
 grep -q '^Uid:[[:space:]]*0[[:space:]]' "/proc/$pid/status" || fail "rssd is not uid 0: $(grep ^Uid "/proc/$pid/status")"
