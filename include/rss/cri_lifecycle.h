@@ -98,6 +98,12 @@ struct rss_cri_container_config {
     struct rss_cri_map annotations;
     const char *log_path;       /* relative to the sandbox's log_directory; NULL: none */
     int64_t memory_limit_bytes; /* 0: none */
+    /* A Pod's securityContext (the test world's kubelet passes it on; rssd never sets these). */
+    bool has_run_as_user; /* false: the image's user */
+    int64_t run_as_user;
+    bool readonly_rootfs;
+    bool no_new_privs;            /* allowPrivilegeEscalation: false */
+    const char *const *drop_caps; /* NULL-terminated, e.g. {"ALL", NULL}; NULL: none */
 };
 
 /* CreateContainer in `sandbox_id`; `sandbox` is the config the sandbox was created with. *id_ret

@@ -270,6 +270,19 @@ int rss_cri_create_container(struct rss_cri *cri, const char *sandbox_id,
     ns.pid = RUNTIME__V1__NAMESPACE_MODE__CONTAINER;
     ns.ipc = RUNTIME__V1__NAMESPACE_MODE__POD;
     sec.namespace_options = &ns;
+    Runtime__V1__Int64Value uid = RUNTIME__V1__INT64_VALUE__INIT;
+    if (config->has_run_as_user) {
+        uid.value = config->run_as_user;
+        sec.run_as_user = &uid;
+    }
+    sec.readonly_rootfs = config->readonly_rootfs;
+    sec.no_new_privs = config->no_new_privs;
+    Runtime__V1__Capability caps = RUNTIME__V1__CAPABILITY__INIT;
+    if (config->drop_caps && config->drop_caps[0]) {
+        caps.n_drop_capabilities = count_argv(config->drop_caps);
+        caps.drop_capabilities = (char **)config->drop_caps;
+        sec.capabilities = &caps;
+    }
     lc.security_context = &sec;
     if (config->memory_limit_bytes > 0) {
         res.memory_limit_in_bytes = config->memory_limit_bytes;

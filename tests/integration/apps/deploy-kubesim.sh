@@ -200,7 +200,7 @@ expect "the dummy row shows phase, primaries and ready" "dummy Running 3 3" "$ro
 for n in example dummy variant; do
 	if grep -q "^$n " <<<"$table"; then ok "kubectl get rss lists $n"; else bad "kubectl get rss does not list $n"; fi
 done
-wide=$(k get rss dummy -o wide 2>&1 | head -n 1 | tr -s ' ')
+wide=$(k get rss dummy -o wide 2>&1 | sed -n 1p | tr -s ' ')
 expect "-o wide adds the message column" "NAME PHASE PRIMARIES READY LAST-RECOVERY AGE MESSAGE" "$wide"
 run "the long resource name works too" k get replicatedstatefulsets.clusterlabs.org dummy
 

@@ -326,6 +326,34 @@ static void add_annotations(struct worker *w, struct ctr *c, uint32_t attempt, s
     }
 }
 
+/* The container's securityContext over the pod's, as the kubelet merges them: runAsUser (either
+ * level), readOnlyRootFilesystem, allowPrivilegeEscalation false -> no_new_privs, capabilities.drop. */
+static const char *const *security_context(const struct worker *w, const struct ctr *c,
+                                           struct rss_cri_container_config *cfg, const char **drop,
+                                           size_t n_drop)
+{
+    const cJSON *psc = rss_json_path(rss_json_path(w->pod, "spec"), "securityContext");
+    const cJSON *sc = rss_json_path(c->spec, "securityContext");
+    const cJSON *uid = rss_json_path(sc, "runAsUser");
+    if (!cJSON_IsNumber(uid))
+        uid = rss_json_path(psc, "runAsUser");
+    if (cJSON_IsNumber(uid)) {
+        cfg->has_run_as_user = true;
+        cfg->run_as_user = (int64_t)uid->valuedouble;
+    }
+    cfg->readonly_rootfs = cJSON_IsTrue(rss_json_path(sc, "readOnlyRootFilesystem"));
+    cfg->no_new_privs = cJSON_IsFalse(rss_json_path(sc, "allowPrivilegeEscalation"));
+    size_t n = 0;
+    const cJSON *d;
+    cJSON_ArrayForEach(d, rss_json_path(rss_json_path(sc, "capabilities"), "drop"))
+    {
+        if (cJSON_IsString(d) && n + 1 < n_drop)
+            drop[n++] = d->valuestring;
+    }
+    drop[n] = NULL;
+    return n ? drop : NULL;
+}
+
 static int create_container(struct worker *w, struct ctr *c, uint32_t attempt, rss_error_t *err)
 {
     struct kl_env env = {0};
@@ -368,6 +396,8 @@ static int create_container(struct worker *w, struct ctr *c, uint32_t attempt, r
             .annotations = kvs_map(&annots),
             .log_path = log_path,
         };
+        const char *drop[16];
+        cfg.drop_caps = security_context(w, c, &cfg, drop, sizeof(drop) / sizeof(drop[0]));
         r = rss_cri_create_container(w->kl->cri, w->sandbox_id, &cfg, &sb.cfg, &id, err);
         free(envkv);
         if (r < 0)

@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# deploy-kustomize.sh -- installs, upgrades and uninstalls each kustomize overlay of deploy/ with `kubectl apply -k` against kubesim.
+#
+# Usage: deploy-kustomize.sh KUBESIM_BINARY SOURCE_DIR
+# Checks: kubectl has kustomize built in; `kubectl kustomize` of each overlay is stable (same bytes twice)
+# and yields exactly the expected objects; after `apply -k` they exist with the image the base names;
+# an upgrade (an overlay on top setting another tag) changes only the image; `delete -k` removes what
+# the overlay made and, for the namespace overlay, leaves the user's namespace alone; the namespace
+# overlay's Role carries exactly the base ClusterRole's rules.
+set -euo pipefail
+
+kubesim=$1
+top=$(cd "$2" && pwd)
+[ -x "$kubesim" ] || {
+	echo "deploy-kustomize: kubesim is not built ($kubesim)" >&2
+	exit 1
+}
+for tool in kubectl jq; do
+	command -v "$tool" >/dev/null || {
+		echo "deploy-kustomize: $tool is missing" >&2
+		exit 1
+	}
+done
+
+tmp=$(mktemp -d /tmp/rss-deploy-kz.XXXXXX)
+# shellcheck source=../../lib/kubesim.sh
+. "$top/tests/lib/kubesim.sh"
+cleanup() {
+	kubesim_stop
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+kubesim_start "$kubesim" "$tmp/sim" "$tmp/kubesim.log" || exit 1
+k() { kubectl --cache-dir "$tmp/cache" "$@"; }
+
+fails=0
+checks=0
+ok() {
+	checks=$((checks + 1))
+	echo "ok   $*"
+}
+bad() {
+	checks=$((checks + 1))
+	fails=$((fails + 1))
+	echo "FAIL $*"
+}
+expect() { # expect DESCRIPTION EXPECTED ACTUAL
+	if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: expected '$2', got '$3'"; fi
+}
+run() { # run DESCRIPTION CMD...: CMD must succeed
+	local what=$1
+	shift
+	if "$@" >"$tmp/out" 2>&1; then ok "$what"; else
+		bad "$what"
+		sed 's/^/     /' "$tmp/out"
+	fi
+}
+
+# The image the base names (its only `images:` entry): NAME:TAG.
+kz=$top/deploy/base/kustomization.yaml
+image="$(sed -n 's/^ *newName: *//p' "$kz"):$(sed -n 's/^ *newTag: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$kz")"
+
+# build.sh tags the image with the project's version; the base must name the same release.
+expect "the base's image tag is the project version (CMakeLists.txt)" \
+	"$(sed -n 's/^project(rssd VERSION \([0-9.]*\).*/\1/p' "$top/CMakeLists.txt")" "${image##*:}"
+
+echo "# kubectl $(k version --client 2>/dev/null | tr '\n' ' ')"
+if k version --client 2>/dev/null | grep -q '^Kustomize Version: v[0-9]'; then ok "kubectl has kustomize built in"; else
+	bad "kubectl reports no Kustomize Version (kubectl apply -k needs kubectl 1.14 or later)"
+fi
+
+# objects FILE: "Kind namespace/name" per object of a multi-document YAML, sorted.
+objects() {
+	k create --dry-run=client -o json -f "$1" |
+		jq -r 'if .kind == "List" then .items[] else . end | "\(.kind) \(.metadata.namespace // "-")/\(.metadata.name)"' |
+		sort
+}
+# exist OVERLAY FILE: every object of the rendered FILE is on the server.
+exist() {
+	local kind name ns missing=()
+	while read -r kind ref; do
+		ns=${ref%%/*} name=${ref#*/}
+		if [ "$ns" = - ]; then
+			k get "$kind" "$name" >/dev/null 2>&1 || missing+=("$kind $ref")
+		else
+			k -n "$ns" get "$kind" "$name" >/dev/null 2>&1 || missing+=("$kind $ref")
+		fi
+	done < <(objects "$2")
+	if [ ${#missing[@]} = 0 ]; then ok "$1: every object exists"; else bad "$1: missing ${missing[*]}"; fi
+}
+# gone OVERLAY FILE: no object of FILE is on the server.
+gone() {
+	local kind name ns left=()
+	while read -r kind ref; do
+		ns=${ref%%/*} name=${ref#*/}
+		if [ "$ns" = - ]; then
+			! k get "$kind" "$name" >/dev/null 2>&1 || left+=("$kind $ref")
+		else
+			! k -n "$ns" get "$kind" "$name" >/dev/null 2>&1 || left+=("$kind $ref")
+		fi
+	done < <(objects "$2")
+	if [ ${#left[@]} = 0 ]; then ok "$1: delete -k removed every object"; else bad "$1: left behind ${left[*]}"; fi
+}
+# render OVERLAY: kubectl kustomize twice into $tmp/OVERLAY.yaml; the two must be byte-identical.
+render() {
+	local o=$1
+	run "kubectl kustomize deploy/overlays/$o" k kustomize "$top/deploy/overlays/$o" -o "$tmp/$o.yaml"
+	k kustomize "$top/deploy/overlays/$o" -o "$tmp/$o.again.yaml" 2>/dev/null || true
+	if cmp -s "$tmp/$o.yaml" "$tmp/$o.again.yaml"; then ok "$o: kustomize output is stable"; else
+		bad "$o: kustomize output differs between two runs"
+	fi
+}
+ds_image() { k -n "$1" get daemonset rssd -o jsonpath='{.spec.template.spec.containers[0].image} {.spec.template.spec.containers[0].imagePullPolicy}'; }
+
+echo "# overlays/cluster: rssd in rssd-system, every namespace managed"
+render cluster
+expect "cluster: the objects" "ClusterRole -/rssd
+ClusterRoleBinding -/rssd
+CustomResourceDefinition -/replicatedstatefulsets.clusterlabs.org
+DaemonSet rssd-system/rssd
+Namespace -/rssd-system
+Role rssd-system/rssd-leases
+RoleBinding rssd-system/rssd-leases
+ServiceAccount rssd-system/rssd" "$(objects "$tmp/cluster.yaml")"
+expect "cluster: the Namespace comes first in the rendered output" Namespace \
+	"$(k create --dry-run=client -o json -f "$tmp/cluster.yaml" | jq -rs '[.[] | if .kind == "List" then .items[] else . end][0].kind')"
+run "cluster: kubectl apply -k" k apply -k "$top/deploy/overlays/cluster"
+run "cluster: the CRD is Established" k wait --for=condition=Established --timeout=30s \
+	crd/replicatedstatefulsets.clusterlabs.org
+exist cluster "$tmp/cluster.yaml"
+expect "cluster: the DaemonSet runs the base's image" "$image IfNotPresent" "$(ds_image rssd-system)"
+# Everything but the image is the plain manifest's (the world applies that one with kubectl -f).
+plain=$(k create --dry-run=client -o json -f "$top/deploy/base/daemonset.yaml" |
+	jq -S '.spec | del(.template.spec.containers[0].image, .template.spec.containers[0].imagePullPolicy)')
+rendered=$(k create --dry-run=client -o json -f "$tmp/cluster.yaml" | jq -S 'if .kind == "List" then .items[] else . end |
+	select(.kind == "DaemonSet") | .spec | del(.template.spec.containers[0].image, .template.spec.containers[0].imagePullPolicy)')
+expect "cluster: the DaemonSet is deploy/daemonset.yaml but for the image" "$plain" "$rendered"
+run "cluster: applying again changes nothing" k apply -k "$top/deploy/overlays/cluster"
+if grep -q -v ' unchanged$' "$tmp/out"; then bad "cluster: a second apply -k changed: $(grep -v ' unchanged$' "$tmp/out" | tr '\n' ';')"; fi
+
+# Upgrade as docs/deploy.md says: an overlay of one's own on top that sets the new tag.
+mkdir -p "$tmp/upgrade"
+# kustomize takes no absolute paths in resources.
+cat >"$tmp/upgrade/kustomization.yaml" <<EOF
+resources:
+- $(realpath --relative-to="$tmp/upgrade" "$top/deploy/overlays/cluster")
+images:
+- name: localhost/rss/rssd
+  newTag: "9.9.9"
+EOF
+uid=$(k -n rssd-system get daemonset rssd -o jsonpath='{.metadata.uid}')
+run "cluster: upgrade (apply -k of an overlay setting tag 9.9.9)" k apply -k "$tmp/upgrade"
+expect "cluster: the upgrade changed the image" "${image%:*}:9.9.9 IfNotPresent" "$(ds_image rssd-system)"
+expect "cluster: the upgrade kept the DaemonSet (same uid: a rolling update, not a reinstall)" "$uid" \
+	"$(k -n rssd-system get daemonset rssd -o jsonpath='{.metadata.uid}')"
+# --ignore-not-found: deleting the Namespace takes what is in it first (kubesim at once, a cluster soon).
+run "cluster: kubectl delete -k" k delete -k "$top/deploy/overlays/cluster" --ignore-not-found
+gone cluster "$tmp/cluster.yaml"
+
+echo "# overlays/namespace: rssd and its databases in one namespace, writes only there"
+render namespace
+expect "namespace: the objects" "ClusterRole -/rssd-read
+ClusterRoleBinding -/rssd-read
+CustomResourceDefinition -/replicatedstatefulsets.clusterlabs.org
+DaemonSet databases/rssd
+Role databases/rssd
+Role databases/rssd-leases
+RoleBinding databases/rssd
+RoleBinding databases/rssd-leases
+ServiceAccount databases/rssd" "$(objects "$tmp/namespace.yaml")"
+# `kubectl create namespace` would send protobuf, which kubesim does not read: the same object as JSON.
+run "namespace: the user creates the namespace" k apply -f - <<<'{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"databases"}}'
+run "namespace: kubectl apply -k" k apply -k "$top/deploy/overlays/namespace"
+exist namespace "$tmp/namespace.yaml"
+expect "namespace: the DaemonSet runs the base's image" "$image IfNotPresent" "$(ds_image databases)"
+expect "namespace: every binding's subject is the ServiceAccount in databases" "databases/rssd databases/rssd databases/rssd" \
+	"$(for b in "rolebinding -n databases rssd" "rolebinding -n databases rssd-leases" "clusterrolebinding rssd-read"; do
+		# shellcheck disable=SC2086
+		k get $b -o jsonpath='{.subjects[0].namespace}/{.subjects[0].name}{" "}'
+	done | sed 's/ $//')"
+base_rules=$(k create --dry-run=client -o json -f "$top/deploy/base/rbac.yaml" |
+	jq -S 'if .kind == "List" then .items[] else . end | select(.kind == "ClusterRole") | .rules')
+expect "namespace: Role rssd has exactly the base ClusterRole's rules" "$base_rules" \
+	"$(k -n databases get role rssd -o json | jq -S .rules)"
+expect "namespace: ClusterRole rssd-read only reads" '["get","list","watch"]' \
+	"$(k get clusterrole rssd-read -o json | jq -c '[.rules[].verbs[]] | unique')"
+run "namespace: kubectl delete -k" k delete -k "$top/deploy/overlays/namespace" --ignore-not-found
+gone namespace "$tmp/namespace.yaml"
+run "namespace: the user's namespace stays" k get namespace databases
+
+echo "# $checks checks, $fails failed"
+[ "$fails" = 0 ]
