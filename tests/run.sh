@@ -20,10 +20,17 @@ fi
 
 jobs=$(nproc)
 build=${RSS_BUILD_DIR:-build}
+case $build in /*) ;; *) build=$top/$build ;; esac
 
 echo "== configure and build ($build)"
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" -j"$jobs"
+
+echo "== the rssd image (deploy/image/build.sh; cached under /var/cache/rssd-image after the first run)"
+t0=$(date +%s)
+bash "$top/deploy/image/build.sh" --out "$build/rssd-image.oci.tar" >"$build/image-build.log" 2>&1 ||
+    { tail -n 40 "$build/image-build.log" >&2; echo "run.sh: the image build failed" >&2; exit 1; }
+echo "   ($(($(date +%s) - t0)) s; world_rssd_image runs rssd from it)"
 
 echo "== house rules (format, string functions, public prefix)"
 bash "$top/tests/lib/house_rules.sh" "$build"
