@@ -302,6 +302,10 @@ static const struct time_row time_rows[] = {
     {"2024-05-01T10:00:00.5Z", 1714557600500},
     {"2024-05-01T10:00:00.123456789Z", 1714557600123},
     {"2100-12-31T23:59:59Z", 4133980799000},
+    /* Years below 1000 were written with fewer than four digits ("506-01-01..."), which does not parse:
+     * an observed annotation re-encoded by rssd no longer decoded (found by tests/fuzz/fuzz_annotation). */
+    {"0506-01-01T00:00:00Z", -46199376000000},
+    {"0001-01-01T00:00:00.001Z", -62135596799999},
 };
 
 static void test_time(void **state)
@@ -323,6 +327,21 @@ static void test_time(void **state)
     char buf[40];
     rss_time_ms(buf, 0);
     assert_string_equal(buf, "1970-01-01T00:00:00Z");
+    rss_time_ms(buf, -46199376000000);
+    assert_string_equal(buf, "0506-01-01T00:00:00Z");
+    /* The fuzzer's input: an observed annotation of year 506 must survive decode -> encode -> decode. */
+    struct rss_observed o = {0}, o2 = {0};
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(
+        rss_annotation_observed_decode("{\"containerId\":\"\",\"generation\":0,\"role\":\"unknown\","
+                                       "\"leaseEpoch\":0,\"time\":\"0506-01-01T00:00:00Z\"}",
+                                       &o, &err),
+        0);
+    _cleanup_free_ char *enc = rss_annotation_observed_encode(&o);
+    assert_int_equal(rss_annotation_observed_decode(enc, &o2, &err), 0);
+    assert_int_equal(o2.time_ms, o.time_ms);
+    rss_annotation_observed_clear(&o);
+    rss_annotation_observed_clear(&o2);
 }
 
 /* The two findings about `desired`: 2^53 came back from our own encoder as 9.00719925474099e+15 and
