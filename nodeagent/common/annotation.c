@@ -342,7 +342,9 @@ char *rss_annotation_observed_encode(const struct rss_observed *o)
     cJSON_AddStringToObject(j, "containerId", o->container_id ? o->container_id : "");
     add_uint(j, "generation", o->generation);
     cJSON_AddStringToObject(j, "role", rss_role_name(o->role));
-    if (o->status_code >= 0)
+    /* Absent means -1 (no status yet); any other code the decoder accepts is written back, so a report
+     * survives decode -> encode (a negative code was dropped and came back as -1: found by fuzzing). */
+    if (o->status_code != -1)
         cJSON_AddNumberToObject(j, "status", o->status_code);
     if (o->has_sequence) {
         snprintf(buf, sizeof(buf), "%" PRIu64, o->sequence);

@@ -344,6 +344,23 @@ static void test_time(void **state)
     rss_annotation_observed_clear(&o2);
 }
 
+/* A status code the decoder accepts must come back from the encoder: -2 was dropped (written only when
+ * >= 0) and decoded again as -1 (found by tests/fuzz/fuzz_annotation). */
+static void test_observed_status_roundtrip(void **state)
+{
+    (void)state;
+    static const int codes[] = {-2, -1, 0, 7, 8, 255, -2147483647 - 1};
+    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+        struct rss_observed o = {.container_id = "c", .role = RSS_ROLE_FAILED, .status_code = codes[i]},
+                            back = {0};
+        _cleanup_error_ rss_error_t err = NULL;
+        _cleanup_free_ char *enc = rss_annotation_observed_encode(&o);
+        assert_int_equal(rss_annotation_observed_decode(enc, &back, &err), 0);
+        assert_int_equal(back.status_code, codes[i]);
+        rss_annotation_observed_clear(&back);
+    }
+}
+
 /* The two findings about `desired`: 2^53 came back from our own encoder as 9.00719925474099e+15 and
  * no longer decoded; a `none` carrying peers chose the arguments of every periodic hook. */
 static char *finding(const char *name, const char *fallback)
@@ -437,6 +454,7 @@ int main(void)
         cmocka_unit_test(test_time),
         cmocka_unit_test(test_ids_and_names),
         cmocka_unit_test(test_findings),
+        cmocka_unit_test(test_observed_status_roundtrip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
