@@ -5,7 +5,8 @@
  * present as non-empty NULL-terminated argv arrays within RSS_SPEC_ARGV_MAX, positive timeouts, a
  * non-empty containers array); pod names and ordinals round-trip; parsing is deterministic; the
  * StatefulSet is named rss-<name>, carries the replicas asked for, the service name, the hook container
- * first, a spec-hash that does not depend on replicas, and prints as JSON that parses back. */
+ * first, a spec-hash that does not depend on replicas, and prints as JSON that parses and prints back the
+ * same. */
 #include <cjson/cJSON.h>
 
 #include "fuzz.h"
@@ -92,8 +93,13 @@ static void check_sts(const struct rss_spec *s, const cJSON *cr)
         FUZZ_CHECK(strcmp(rss_json_str(cJSON_GetArrayItem(cs, 0), "name"), first) == 0);
     char *text = cJSON_PrintUnformatted(sts);
     FUZZ_CHECK(text);
+    /* print -> parse -> print is a fixed point (not cJSON_Compare: it matches keys by name, so an object
+     * with a duplicate key copied from the CR never compares equal, even to itself) */
     cJSON *back = cJSON_Parse(text);
-    FUZZ_CHECK(back && cJSON_Compare(back, sts, true));
+    FUZZ_CHECK(back);
+    char *text2 = cJSON_PrintUnformatted(back);
+    FUZZ_CHECK(text2 && !strcmp(text, text2));
+    free(text2);
     cJSON *svcobj = leader_build_service(s, cr);
     FUZZ_CHECK(svcobj && strcmp(rss_json_str(svcobj, "metadata.name"), svc) == 0);
     cJSON_Delete(svcobj);
