@@ -65,9 +65,11 @@ static void member(struct fuzz_reader *r, unsigned ord, struct rss_member_input 
     if (m->has_desired) {
         m->desired.epoch = pick_epoch(r);
         m->desired.action = (enum rss_action)fuzz_below(r, 5);
-        if (m->desired.action != RSS_ACTION_NONE)
-            m->desired.id =
-                (struct rss_action_id){fuzz_bool(r) ? m->desired.epoch : pick_epoch(r), fuzz_below(r, 8)};
+        if (m->desired.action != RSS_ACTION_NONE) {
+            /* one read per statement: the evaluation order inside an initializer is unspecified */
+            m->desired.id.epoch = fuzz_bool(r) ? m->desired.epoch : pick_epoch(r);
+            m->desired.id.seq = fuzz_below(r, 8);
+        }
         m->desired.generation = fuzz_below(r, 4);
     }
     m->has_observed = fuzz_below(r, 6) != 0;
@@ -91,8 +93,10 @@ static void member(struct fuzz_reader *r, unsigned ord, struct rss_member_input 
         uint8_t b = fuzz_u8(r);
         if (b & 1 && m->has_desired) /* often the acknowledgement of the desired action */
             o->last.id = m->desired.id;
-        else
-            o->last.id = (struct rss_action_id){pick_epoch(r), fuzz_below(r, 8)};
+        else {
+            o->last.id.epoch = pick_epoch(r);
+            o->last.id.seq = fuzz_below(r, 8);
+        }
         o->last.action = (enum rss_action)fuzz_below(r, 5);
         o->last.result = (enum rss_result)fuzz_below(r, 6);
         o->last.exit_code = o->last.result == RSS_RESULT_OK ? 0 : 1;
@@ -127,6 +131,7 @@ static bool make_spec(struct fuzz_reader *r, struct rss_spec *spec)
     int primaries = 1 + (int)fuzz_below(r, replicas > 0 ? (unsigned)replicas : 1);
     int min = fuzz_below(r, 3) == 0 ? (int)fuzz_below(r, (unsigned)replicas + 1) : 0;
     uint8_t f = fuzz_u8(r);
+    bool seed_hook = fuzz_bool(r), secondary_hook = fuzz_bool(r); /* read in order, not as arguments */
     _cleanup_free_ char *json = rss_xasprintf(
         "{\"metadata\":{\"name\":\"db\",\"uid\":\"u\",\"generation\":2},\"spec\":{\"replicas\":%d,"
         "\"primaries\":%d,\"paused\":%s,\"suspend\":%s,\"joinConcurrency\":%d,"
@@ -136,8 +141,8 @@ static bool make_spec(struct fuzz_reader *r, struct rss_spec *spec)
         "\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}}",
         replicas, primaries, (f & 0x7) == 0 ? "true" : "false", (f & 0x38) == 0 ? "true" : "false",
         1 + ((f >> 6) & 1), min, f & 0x80 ? "Join" : "Hold",
-        fuzz_bool(r) ? "\"seed\":{\"command\":[\"/seed\"]}," : "",
-        fuzz_bool(r) ? "\"secondary\":{\"command\":[\"/replica\"]}," : "");
+        seed_hook ? "\"seed\":{\"command\":[\"/seed\"]}," : "",
+        secondary_hook ? "\"secondary\":{\"command\":[\"/replica\"]}," : "");
     cJSON *cr = cJSON_Parse(json);
     rss_error_t err = NULL;
     int rc = rss_spec_parse(cr, spec, &err);
@@ -193,12 +198,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cJSON *prev = make_prev(&r);
     char force[32];
     snprintf(force, sizeof(force), "rss-db-%u", fuzz_below(&r, ORD_SPAN));
+    bool use_force = fuzz_below(&r, 12) == 0;
+    int sts = (int)fuzz_below(&r, 8) - 1;
     struct rss_plan_input in = {.spec = &spec,
                                 .epoch = EPOCH,
                                 .now_ms = NOW,
-                                .statefulset_replicas = (int)fuzz_below(&r, 8) - 1,
+                                .statefulset_replicas = sts,
                                 .prev_status = prev,
-                                .force_seed = fuzz_below(&r, 12) == 0 ? force : NULL,
+                                .force_seed = use_force ? force : NULL,
                                 .members = m,
                                 .n_members = n};
     cJSON *status = NULL;
