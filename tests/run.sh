@@ -39,6 +39,9 @@ echo "== tests"
 # shellcheck disable=SC2086
 ctest --test-dir "$build" --output-on-failure ${CTEST_ARGS:-}
 
+echo "== fuzz smoke runs"
+bash "$top/tests/fuzz/run.sh"
+
 if [ "${RSS_SKIP_ASAN:-0}" != 1 ]; then
   echo "== unit tests under ASan+UBSan"
   cmake -S . -B "$build-asan" -DRSS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null

@@ -278,6 +278,12 @@ static int decode_desired(const cJSON *j, struct rss_desired *d, rss_error_t *er
         return rss_error_make(err, RSS_E_INVALID, 0,
                               "desired.id: epoch %" PRIu64 " differs from epoch %" PRIu64, d->id.epoch,
                               d->epoch);
+    /* A `none` has id {0,0} and generation 0 (annotation.h); the encoder writes neither, so values
+     * decoded from one would not survive a round trip (found by tests/fuzz/fuzz_annotation). */
+    if (!act) {
+        d->id = (struct rss_action_id){0, 0};
+        d->generation = 0;
+    }
     const cJSON *peers = cJSON_GetObjectItemCaseSensitive(j, "peers");
     /* A `none` (fencing, or nothing to do) has no hook to pass peers to; peers on it could only be
      * someone choosing the arguments of the periodic hooks (findings/desired-none-with-peers.json). */
@@ -342,7 +348,9 @@ char *rss_annotation_observed_encode(const struct rss_observed *o)
     cJSON_AddStringToObject(j, "containerId", o->container_id ? o->container_id : "");
     add_uint(j, "generation", o->generation);
     cJSON_AddStringToObject(j, "role", rss_role_name(o->role));
-    if (o->status_code >= 0)
+    /* Absent means -1 (no status yet); any other code the decoder accepts is written back, so a report
+     * survives decode -> encode (a negative code was dropped and came back as -1: found by fuzzing). */
+    if (o->status_code != -1)
         cJSON_AddNumberToObject(j, "status", o->status_code);
     if (o->has_sequence) {
         snprintf(buf, sizeof(buf), "%" PRIu64, o->sequence);

@@ -53,12 +53,15 @@ static struct timespec now_or(const struct timespec *ts)
     return t;
 }
 
-/* Writes "YYYY-MM-DDTHH:MM:SS" and returns its length. */
+/* Writes "YYYY-MM-DDTHH:MM:SS" and returns its length. The year always has four digits (strftime's %Y
+ * writes "506" for the year 506, which rss_time_parse rightly rejects: found by fuzz_annotation). */
 static size_t format_seconds(char buf[RSS_TIME_LEN], time_t secs)
 {
     struct tm tm;
     gmtime_r(&secs, &tm);
-    return strftime(buf, RSS_TIME_LEN, "%Y-%m-%dT%H:%M:%S", &tm);
+    int n = snprintf(buf, RSS_TIME_LEN, "%04d-%02d-%02dT%02d:%02d:%02d", tm.tm_year + 1900, tm.tm_mon + 1,
+                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    return n > 0 && n < RSS_TIME_LEN ? (size_t)n : 0;
 }
 
 char *rss_time_micro(char buf[RSS_TIME_LEN], const struct timespec *ts)

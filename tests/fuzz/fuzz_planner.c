@@ -1,0 +1,221 @@
+/* fuzz_planner.c -- structured fuzzing of the pure planner (rss_planner_plan): the input bytes build a
+ * random snapshot (spec: replicas, primaries, hooks, minimumMembers, paused/suspend; StatefulSet
+ * replicas; up to 10 member pods with random desired/observed annotations, epochs, generations, roles,
+ * sequences, sequence errors, pending/acknowledged actions, node liveness, container ids; a previous
+ * status with a recovery pin; sometimes a force-seed), plans it, then plans again from the plan's own
+ * status. Asserts beyond "no crash" the safety rules of ARCHITECTURE section 6 on every plan
+ * (planner_props.h): at most one seed and never next to another start; no seed while any member runs or
+ * starts or any action is unresolved; the seed reported and has the highest sequence among the members
+ * that reported; no seed before every member reported unless minimumMembers allows (then at least that
+ * many); never below the pinned seed sequence; fencing first; our epoch on every desired; actions target
+ * the reported generation with new unique ids; starts only for ordinals < replicas; writes and deletes
+ * only to existing pods, as CAS; paused writes nothing. And the plan is deterministic. */
+#include <cjson/cJSON.h>
+
+#include "fuzz.h"
+#include "planner_props.h"
+#include "rss/cleanup.h"
+#include "rss/planner.h"
+#include "rss/spec.h"
+
+#define EPOCH    5
+#define NOW      1700000000000LL
+#define MAXM     10
+#define ORD_SPAN 8
+
+struct store {
+    char uid[32], rv[32], node[16], cid[48], ocid[48], seqerr[16];
+};
+
+static uint64_t pick_epoch(struct fuzz_reader *r)
+{
+    static const uint64_t e[] = {EPOCH, EPOCH, EPOCH, EPOCH, EPOCH - 1, EPOCH + 1, 0, EPOCH};
+    return e[fuzz_below(r, 8)];
+}
+
+static uint64_t pick_seq(struct fuzz_reader *r)
+{
+    uint8_t b = fuzz_u8(r);
+    return b < 240 ? b % 8 : UINT64_MAX - (b % 3);
+}
+
+static void member(struct fuzz_reader *r, unsigned ord, struct rss_member_input *m, struct store *s)
+{
+    memset(m, 0, sizeof(*m));
+    m->ordinal = ord;
+    m->pod_exists = fuzz_below(r, 8) != 0;
+    snprintf(s->uid, sizeof(s->uid), "uid-%u", ord);
+    snprintf(s->rv, sizeof(s->rv), "rv-%u", ord);
+    m->pod_uid = s->uid;
+    m->resource_version = fuzz_below(r, 16) ? s->rv : NULL;
+    m->phase = fuzz_below(r, 4) ? "Running" : "Pending";
+    m->deleting = fuzz_below(r, 10) == 0;
+    unsigned node = fuzz_below(r, 6);
+    snprintf(s->node, sizeof(s->node), "node-%u", node % 3);
+    m->node = node == 0 ? NULL : node == 1 ? "" : s->node;
+    uint8_t live = fuzz_u8(r);
+    m->node_alive = (live & 3) != 0;
+    m->node_dead = !m->node_alive && (live & 4);
+    unsigned cid = fuzz_below(r, 4);
+    snprintf(s->cid, sizeof(s->cid), "containerd://c%u", ord);
+    m->container_id = cid == 0 ? NULL : s->cid;
+    m->active_label = (int)fuzz_below(r, 3) - 1;
+
+    m->has_desired = fuzz_below(r, 5) != 0;
+    if (m->has_desired) {
+        m->desired.epoch = pick_epoch(r);
+        m->desired.action = (enum rss_action)fuzz_below(r, 5);
+        if (m->desired.action != RSS_ACTION_NONE) {
+            /* one read per statement: the evaluation order inside an initializer is unspecified */
+            m->desired.id.epoch = fuzz_bool(r) ? m->desired.epoch : pick_epoch(r);
+            m->desired.id.seq = fuzz_below(r, 8);
+        }
+        m->desired.generation = fuzz_below(r, 4);
+    }
+    m->has_observed = fuzz_below(r, 6) != 0;
+    if (!m->has_observed) {
+        m->observed_error = fuzz_bool(r) ? "observed: malformed JSON" : NULL;
+        return;
+    }
+    struct rss_observed *o = &m->observed;
+    unsigned oc = fuzz_below(r, 4);
+    snprintf(s->ocid, sizeof(s->ocid), oc == 0 ? "c%u-old" : oc == 1 ? "containerd://c%u" : "c%u", ord);
+    o->container_id = s->ocid;
+    o->generation = fuzz_below(r, 4);
+    o->role = (enum rss_role)fuzz_below(r, 6);
+    o->status_code = o->role == RSS_ROLE_STOPPED ? 7 : o->role == RSS_ROLE_PRIMARY ? 8 : 0;
+    o->has_sequence = fuzz_below(r, 4) != 0;
+    o->sequence = o->has_sequence ? pick_seq(r) : 0;
+    snprintf(s->seqerr, sizeof(s->seqerr), "garbage");
+    o->sequence_error = fuzz_below(r, 8) == 0 ? s->seqerr : NULL;
+    o->last.present = fuzz_bool(r);
+    if (o->last.present) {
+        uint8_t b = fuzz_u8(r);
+        if (b & 1 && m->has_desired) /* often the acknowledgement of the desired action */
+            o->last.id = m->desired.id;
+        else {
+            o->last.id.epoch = pick_epoch(r);
+            o->last.id.seq = fuzz_below(r, 8);
+        }
+        o->last.action = (enum rss_action)fuzz_below(r, 5);
+        o->last.result = (enum rss_result)fuzz_below(r, 6);
+        o->last.exit_code = o->last.result == RSS_RESULT_OK ? 0 : 1;
+    }
+    o->lease_epoch = pick_epoch(r);
+    o->time_ms = NOW;
+}
+
+static cJSON *make_prev(struct fuzz_reader *r)
+{
+    unsigned k = fuzz_below(r, 4);
+    if (k == 0)
+        return NULL;
+    cJSON *p = cJSON_CreateObject();
+    if (k & 1)
+        cJSON_AddNumberToObject(p, "lastActionSeq", fuzz_below(r, 12));
+    if (k & 2) {
+        cJSON *rec = cJSON_AddObjectToObject(p, "recovery");
+        cJSON_AddNumberToObject(rec, "seedOrdinal", fuzz_below(r, ORD_SPAN));
+        char s[24];
+        snprintf(s, sizeof(s), "%u", fuzz_below(r, 9));
+        cJSON_AddStringToObject(rec, "seedSequence", s);
+        cJSON *last = cJSON_AddObjectToObject(p, "lastRecovery");
+        cJSON_AddStringToObject(last, "kind", "LightsOut");
+    }
+    return p;
+}
+
+static bool make_spec(struct fuzz_reader *r, struct rss_spec *spec)
+{
+    int replicas = (int)fuzz_below(r, 6);
+    int primaries = 1 + (int)fuzz_below(r, replicas > 0 ? (unsigned)replicas : 1);
+    int min = fuzz_below(r, 3) == 0 ? (int)fuzz_below(r, (unsigned)replicas + 1) : 0;
+    uint8_t f = fuzz_u8(r);
+    bool seed_hook = fuzz_bool(r), secondary_hook = fuzz_bool(r); /* read in order, not as arguments */
+    _cleanup_free_ char *json = rss_xasprintf(
+        "{\"metadata\":{\"name\":\"db\",\"uid\":\"u\",\"generation\":2},\"spec\":{\"replicas\":%d,"
+        "\"primaries\":%d,\"paused\":%s,\"suspend\":%s,\"joinConcurrency\":%d,"
+        "\"recovery\":{\"minimumMembers\":%d,\"onNewerLateMember\":\"%s\"},\"pod\":{\"commands\":{"
+        "\"sequence\":{\"command\":[\"/seq\"]},%s\"primary\":{\"command\":[\"/start\"]},%s"
+        "\"status\":{\"command\":[\"/check\"]},\"stop\":{\"command\":[\"/stop\"]}},"
+        "\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}}",
+        replicas, primaries, (f & 0x7) == 0 ? "true" : "false", (f & 0x38) == 0 ? "true" : "false",
+        1 + ((f >> 6) & 1), min, f & 0x80 ? "Join" : "Hold",
+        seed_hook ? "\"seed\":{\"command\":[\"/seed\"]}," : "",
+        secondary_hook ? "\"secondary\":{\"command\":[\"/replica\"]}," : "");
+    cJSON *cr = cJSON_Parse(json);
+    rss_error_t err = NULL;
+    int rc = rss_spec_parse(cr, spec, &err);
+    cJSON_Delete(cr);
+    if (rc < 0) {
+        fprintf(stderr, "fuzz_planner: spec rejected: %s\n", err->msg);
+        abort(); /* the generator only writes valid specs */
+    }
+    return true;
+}
+
+static void plan_and_check(const struct rss_plan_input *in, bool check_seq_rule, cJSON **status_out)
+{
+    struct rss_plan plan, again;
+    rss_error_t err = NULL;
+    if (rss_planner_plan(in, &plan, &err) < 0) {
+        /* only inconsistent input may fail; the generator never makes any */
+        fprintf(stderr, "planner failed: %s\n", err && err->msg ? err->msg : "?");
+        abort();
+    }
+    prop_check_plan(in, &plan, check_seq_rule);
+    FUZZ_CHECK(rss_planner_plan(in, &again, &err) == 0);
+    char *a = rss_plan_describe(&plan), *b = rss_plan_describe(&again);
+    FUZZ_CHECK(a && b && !strcmp(a, b)); /* deterministic */
+    free(a);
+    free(b);
+    FUZZ_CHECK(plan.status && cJSON_IsObject(plan.status));
+    if (status_out)
+        *status_out = cJSON_Duplicate(plan.status, true);
+    rss_plan_free(&plan);
+    rss_plan_free(&again);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct fuzz_reader r = {data, size};
+    struct rss_spec spec;
+    if (!make_spec(&r, &spec))
+        return 0;
+    struct rss_member_input m[MAXM];
+    struct store st[MAXM];
+    bool used[ORD_SPAN] = {false};
+    size_t n = 0;
+    unsigned want = fuzz_below(&r, MAXM + 1);
+    for (unsigned i = 0; i < want && n < MAXM; i++) {
+        unsigned ord = fuzz_below(&r, ORD_SPAN);
+        if (used[ord])
+            continue;
+        used[ord] = true;
+        member(&r, ord, &m[n], &st[n]);
+        n++;
+    }
+    cJSON *prev = make_prev(&r);
+    char force[32];
+    snprintf(force, sizeof(force), "rss-db-%u", fuzz_below(&r, ORD_SPAN));
+    bool use_force = fuzz_below(&r, 12) == 0;
+    int sts = (int)fuzz_below(&r, 8) - 1;
+    struct rss_plan_input in = {.spec = &spec,
+                                .epoch = EPOCH,
+                                .now_ms = NOW,
+                                .statefulset_replicas = sts,
+                                .prev_status = prev,
+                                .force_seed = use_force ? force : NULL,
+                                .members = m,
+                                .n_members = n};
+    cJSON *status = NULL;
+    plan_and_check(&in, true, &status);
+    /* The next round: the same LIST against the status this plan wrote (history, pin, lastActionSeq). */
+    in.prev_status = status;
+    in.now_ms += 1000 * (int64_t)fuzz_below(&r, 200);
+    plan_and_check(&in, false, NULL);
+    cJSON_Delete(status);
+    cJSON_Delete(prev);
+    rss_spec_clear(&spec);
+    return 0;
+}

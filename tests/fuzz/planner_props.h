@@ -1,0 +1,227 @@
+/* planner_props.h -- the ARCHITECTURE section 6 safety rules as properties of one plan, written from the
+ * planner's INPUT only (public types of rss/planner.h), not from its internal state. Shared by
+ * fuzz_planner.c and fuzz_snapshot.c. Each violated rule aborts with the rule's number. */
+#ifndef RSS_FUZZ_PLANNER_PROPS_H
+#define RSS_FUZZ_PLANNER_PROPS_H
+
+#include <cjson/cJSON.h>
+
+#include "fuzz.h"
+#include "rss/hook.h"
+#include "rss/json.h"
+#include "rss/planner.h"
+
+#define RULE(n, cond)                                                                                        \
+    do {                                                                                                     \
+        if (!(cond)) {                                                                                       \
+            fprintf(stderr, "safety rule %s violated: %s\n", n, #cond);                                      \
+            char *d_ = rss_plan_describe(plan);                                                              \
+            fprintf(stderr, "plan:\n%s\n", d_ ? d_ : "?");                                                   \
+            free(d_);                                                                                        \
+            abort();                                                                                         \
+        }                                                                                                    \
+    } while (0)
+
+static inline bool prop_same_container(const char *a, const char *b)
+{
+    const char *p = strstr(a, "://"), *q = strstr(b, "://");
+    return strcmp(p ? p + 3 : a, q ? q + 3 : b) == 0;
+}
+
+static inline bool prop_fenced_dead(const struct rss_member_input *m)
+{
+    return m->node && m->node[0] && !m->node_alive && m->node_dead;
+}
+
+/* Counts as running (rules 1, 8): a report of starting/primary/secondary or an action written ahead. */
+static inline bool prop_live(const struct rss_member_input *m)
+{
+    const struct rss_observed *o = &m->observed;
+    return m->pod_exists && m->has_observed && !prop_fenced_dead(m) &&
+           (o->role == RSS_ROLE_STARTING || o->role == RSS_ROLE_PRIMARY || o->role == RSS_ROLE_SECONDARY ||
+            (o->last.present && o->last.result == RSS_RESULT_PENDING));
+}
+
+/* Our epoch's action neither acknowledged nor voided by a newer generation (rule 8). */
+static inline bool prop_unresolved(const struct rss_member_input *m, uint64_t epoch)
+{
+    const struct rss_desired *d = &m->desired;
+    const struct rss_observed *o = &m->observed;
+    if (!m->pod_exists || !m->has_desired || d->epoch != epoch || d->action == RSS_ACTION_NONE ||
+        prop_fenced_dead(m))
+        return false;
+    bool acked = m->has_observed && o->last.present && rss_action_id_equal(o->last.id, d->id) &&
+                 o->last.result != RSS_RESULT_PENDING;
+    bool voided = m->has_observed && o->generation > d->generation;
+    return !acked && !voided;
+}
+
+/* "Reported": a report of this epoch for the pod's current container, stopped, with a valid sequence,
+ * from a live node, pod not being deleted (rule 3's "every member reported"). */
+static inline bool prop_reported(const struct rss_member_input *m, uint64_t epoch)
+{
+    const struct rss_observed *o = &m->observed;
+    return m->pod_exists && !m->deleting && m->node && m->node[0] && m->node_alive && m->has_observed &&
+           o->lease_epoch == epoch &&
+           (!m->container_id || prop_same_container(m->container_id, o->container_id)) &&
+           o->role == RSS_ROLE_STOPPED && o->has_sequence && !o->sequence_error;
+}
+
+static inline const struct rss_member_input *prop_member(const struct rss_plan_input *in, unsigned ordinal)
+{
+    for (size_t i = 0; i < in->n_members; i++)
+        if (in->members[i].ordinal == ordinal)
+            return &in->members[i];
+    return NULL;
+}
+
+/* The recovery pin of a previous status (rule 2), as documented: recovery.{seedOrdinal, seedSequence}. */
+static inline bool prop_pin(const cJSON *prev, uint64_t *seq)
+{
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(prev, "recovery");
+    const char *s = rss_json_str(rec, "seedSequence");
+    const cJSON *o = cJSON_GetObjectItemCaseSensitive(rec, "seedOrdinal");
+    rss_error_t err = NULL;
+    if (!s || !cJSON_IsNumber(o) || o->valuedouble < 0 || o->valuedouble > RSS_SPEC_ORDINAL_MAX)
+        return false;
+    if (rss_hook_parse_sequence(s, strlen(s), seq, &err) < 0) {
+        rss_error_release(&err);
+        return false;
+    }
+    return true;
+}
+
+static inline bool prop_is_start(enum rss_action a)
+{
+    return a == RSS_ACTION_SEED || a == RSS_ACTION_PRIMARY || a == RSS_ACTION_SECONDARY;
+}
+
+/* check_seq_rule: false when a member's failure history (from prev_status) may exclude it from seeding
+ * under minimumMembers, which the input alone cannot tell. */
+static inline void prop_check_plan(const struct rss_plan_input *in, const struct rss_plan *plan,
+                                   bool check_seq_rule)
+{
+    const struct rss_spec *spec = in->spec;
+    const uint64_t E = in->epoch;
+
+    /* Highest action id already used in our epoch: new ids must be above it. */
+    uint64_t used = 0;
+    const cJSON *las = cJSON_GetObjectItemCaseSensitive(in->prev_status, "lastActionSeq");
+    if (cJSON_IsNumber(las) && las->valuedouble >= 0 && las->valuedouble <= 9007199254740992.0)
+        used = (uint64_t)las->valuedouble;
+    bool fence_needed = false, claims = false;
+    for (size_t i = 0; i < in->n_members; i++) {
+        const struct rss_member_input *m = &in->members[i];
+        if (!m->pod_exists)
+            continue;
+        if (m->has_desired && m->desired.id.epoch == E && m->desired.id.seq > used)
+            used = m->desired.id.seq;
+        if (m->has_observed && m->observed.last.present && m->observed.last.id.epoch == E &&
+            m->observed.last.id.seq > used)
+            used = m->observed.last.id.seq;
+        fence_needed |= !(m->has_desired && m->desired.epoch == E);
+        claims |=
+            (m->has_desired && m->desired.epoch > E) || (m->has_observed && m->observed.lease_epoch > E);
+    }
+    RULE("4 (a higher epoch on a pod is reported)", plan->epoch_claims == claims);
+
+    if (spec->paused) {
+        RULE("paused: status only", plan->n_patches == 0 && plan->n_deletes == 0 && plan->set_replicas == -1);
+        return;
+    }
+    RULE("9 (fence before deciding)", plan->fencing == fence_needed);
+
+    const struct rss_plan_patch *seed = NULL;
+    size_t n_seeds = 0, n_starts = 0;
+    for (size_t i = 0; i < plan->n_patches; i++) {
+        const struct rss_plan_patch *p = &plan->patches[i];
+        const struct rss_member_input *m = prop_member(in, p->ordinal);
+        RULE("no write to a pod that does not exist", m && m->pod_exists);
+        RULE("every pod write is a CAS on the LISTed resourceVersion",
+             (!p->resource_version && !m->resource_version) ||
+                 (p->resource_version && m->resource_version &&
+                  !strcmp(p->resource_version, m->resource_version)));
+        if (!p->set_desired)
+            continue;
+        const struct rss_desired *d = &p->desired;
+        RULE("4 (every desired carries our epoch)", d->epoch == E);
+        if (plan->fencing) {
+            RULE("9 (a fencing plan only fences)", d->action == RSS_ACTION_NONE);
+            continue;
+        }
+        if (d->action == RSS_ACTION_NONE)
+            continue;
+        RULE("7 (an action targets the member's reported generation)",
+             m->has_observed && d->generation == m->observed.generation);
+        RULE("action ids are new",
+             d->id.epoch == E && d->id.seq > used && d->id.seq <= plan->last_action_seq);
+        for (size_t j = 0; j < i; j++)
+            RULE("action ids are unique", !plan->patches[j].set_desired ||
+                                              plan->patches[j].desired.action == RSS_ACTION_NONE ||
+                                              !rss_action_id_equal(plan->patches[j].desired.id, d->id));
+        if (prop_is_start(d->action)) {
+            n_starts++;
+            const struct rss_observed *o = &m->observed;
+            RULE("8 (start only a member that reported stopped for its current container, on a live node)",
+                 m->has_observed && o->role == RSS_ROLE_STOPPED && o->lease_epoch == E && !m->deleting &&
+                     m->node && m->node[0] && m->node_alive &&
+                     (!m->container_id || prop_same_container(m->container_id, o->container_id)) &&
+                     !(o->last.present && o->last.result == RSS_RESULT_PENDING));
+            RULE("no action for an ordinal >= replicas but seed or stop",
+                 d->action == RSS_ACTION_SEED || (int)p->ordinal < spec->replicas);
+            RULE("1 (no start of a member whose action is unresolved)", !prop_unresolved(m, E));
+        }
+        if (d->action == RSS_ACTION_SEED) {
+            n_seeds++;
+            seed = p;
+        }
+    }
+    for (size_t i = 0; i < plan->n_deletes; i++) {
+        const struct rss_member_input *m = prop_member(in, plan->deletes[i].ordinal);
+        RULE("a delete names an existing pod by uid",
+             m && m->pod_exists && !plan->fencing &&
+                 ((!m->pod_uid && !plan->deletes[i].uid) ||
+                  (m->pod_uid && plan->deletes[i].uid && !strcmp(m->pod_uid, plan->deletes[i].uid))));
+    }
+    RULE("1 (at most one seed)", n_seeds <= 1);
+    if (!seed)
+        return;
+    RULE("1 (a seed is never next to another start)", n_starts == 1);
+    for (size_t i = 0; i < in->n_members; i++) {
+        RULE("1 (no seed while any member runs or starts)", !prop_live(&in->members[i]));
+        RULE("8 (no seed while any action is unresolved)", !prop_unresolved(&in->members[i], E));
+    }
+    if (in->force_seed) /* the admin's explicit exception to rules 2 and 3 */
+        return;
+    const struct rss_member_input *s = prop_member(in, seed->ordinal);
+    RULE("2 (the seed reported a sequence)", prop_reported(s, E));
+    RULE("seed has no peers", seed->desired.n_peers == 0);
+    RULE("no seed before the StatefulSet exists", in->statefulset_replicas > 0);
+    int w = spec->replicas;
+    size_t reported = 0;
+    for (size_t i = 0; i < in->n_members; i++) {
+        const struct rss_member_input *m = &in->members[i];
+        if (m->pod_exists && (int)m->ordinal >= w)
+            w = (int)m->ordinal + 1;
+        if (!prop_reported(m, E))
+            continue;
+        reported++;
+        if (check_seq_rule || spec->min_members == 0)
+            RULE("2 (the seed has the highest sequence among members that reported)",
+                 m->observed.sequence <= s->observed.sequence);
+    }
+    RULE("no seed of an ordinal above every member", (int)seed->ordinal < w);
+    if (spec->min_members == 0) {
+        for (int o = 0; o < w; o++) {
+            const struct rss_member_input *m = prop_member(in, (unsigned)o);
+            RULE("3 (no seed before every member reported)", m && prop_reported(m, E));
+        }
+    } else {
+        RULE("3 (minimumMembers reported before a seed)", reported >= (size_t)spec->min_members);
+    }
+    uint64_t pin;
+    if (prop_pin(in->prev_status, &pin))
+        RULE("2 (no automatic fallback below the pinned seed sequence)", s->observed.sequence >= pin);
+}
+
+#endif
