@@ -9,7 +9,8 @@
 # other two, then the rest go dark: member 2 has the lowest seqno and must not seed, and joins by IST);
 # lightsout (all nodes at once); killed (mariadbd SIGKILLed in one member: rssd restarts it, it rejoins by
 # IST); stays_off (a lights-out after which one node stays off: rssd waits, minimumMembers 2 lets it
-# seed the highest of two, the third joins when its node returns); verify. After each: one seed with
+# seed the highest of two, the third joins when its node returns); api_outage (the API server hangs for
+# twice the fence timeout: nothing stops, writes go on); verify. After each: one seed with
 # the highest sequence, rows identical on all members (checksum), every acknowledged id present on
 # every member.
 # Prints image build time and size, import time, power-on -> Running and -> writable, rows acked/lost.
@@ -21,6 +22,9 @@ if [ "$(id -u)" != 0 ] || ! command -v debootstrap >/dev/null; then
     exit 77
 fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The agents' fence timeout, as safety.sh: api_outage freezes the API for twice as long plus 5 s.
+export E2E_FENCE=${E2E_FENCE:-10s}
+FENCE_S=${E2E_FENCE%s}
 # shellcheck source=lib.sh disable=SC2154 # repo comes from lib.sh
 . "$here/lib.sh"
 R=galera
@@ -106,7 +110,7 @@ writer() {
         fi
     done
 }
-acked() { wc -l <"$WRITER_DIR/acked" 2>/dev/null || echo 0; }
+acked() { wc -l 2>/dev/null <"$WRITER_DIR/acked" || echo 0; }
 # check_acked: every acknowledged id present on every member; prints "acked lost".
 check_acked() {
     local m lost=0 n
@@ -192,7 +196,7 @@ acked_ok() {
     before=$(cat "$ACKED_MARK" 2>/dev/null || echo 0)
     r=$(check_acked)
     echo "${r% *}" >"$ACKED_MARK"
-    note "writer: ${r% *} rows acknowledged so far ($((${r% *} - before)) this cycle), ${r#* } lost; $(wc -l <"$WRITER_DIR/failed" 2>/dev/null || echo 0) attempts in all failed (not acknowledged)"
+    note "writer: ${r% *} rows acknowledged so far ($((${r% *} - before)) this cycle), ${r#* } lost; $(wc -l 2>/dev/null <"$WRITER_DIR/failed" || echo 0) attempts in all failed (not acknowledged)"
     [ "${r#* }" = 0 ] || fail "${r#* } acknowledged rows lost"
 }
 
@@ -307,6 +311,39 @@ sc_stays_off() {
     acked_ok
 }
 
+# The API server hangs for twice the fence timeout while the writer runs: the agents reach each other,
+# so nothing stops; no hook but status runs, mariadbd keeps its pid and keeps acknowledging writes.
+sc_api_outage() {
+    wait_until 120 "$R Running with 3 primaries" rss_running "$R" 3
+    local m node cid pids=() after mark a0 a1 acts
+    for m in 0 1 2; do
+        node=$(member_node "$R" "$m")
+        cid=$("$WORLD" crictl "$node" find "$NS" "$(member "$R" "$m")" mariadb) || fail "no container for member $m"
+        pids[m]="$node $cid $("$WORLD" crictl "$node" exec "$cid" cat /run/galera/mysqld.pid)"
+    done
+    mark=$(now)
+    a0=$(acked)
+    "$WORLD" api-freeze || fail "api-freeze"
+    sleep $((2 * FENCE_S + 5))
+    a1=$(acked)
+    "$WORLD" api-thaw || fail "api-thaw"
+    sleep 3
+    wait_until 90 "$R Running with 3 primaries" rss_running "$R" 3
+    acts=$(hook_lines "$mark" "$R" stop seed primary)
+    [ -z "$acts" ] || fail "the API outage made rssd act on the members: $acts"
+    for m in 0 1 2; do
+        # shellcheck disable=SC2086 # "node cid pid", split on purpose
+        set -- ${pids[m]}
+        after=$("$WORLD" crictl "$1" exec "$2" cat /run/galera/mysqld.pid) || fail "member $m's container is gone"
+        [ "$after" = "$3" ] || fail "mariadbd of member $m restarted ($3 -> $after)"
+    done
+    [ "$a1" -gt "$a0" ] || fail "no write acknowledged while the API was frozen"
+    note "API frozen $((2 * FENCE_S + 5)) s: no action, same mariadbd pids, $((a1 - a0)) rows acknowledged meanwhile"
+    sleep 3
+    rows_identical
+    acked_ok
+}
+
 sc_verify() {
     touch "$WRITER_DIR/stop"
     sleep 2
@@ -319,5 +356,5 @@ sc_verify() {
 mkdir -p "$WRITER_DIR"
 bg writer
 # GALERA_SCENARIOS: a subset to run (create first), e.g. "create stays_off verify".
-read -ra scenarios <<<"${GALERA_SCENARIOS:-create staggered lightsout killed stays_off verify}"
+read -ra scenarios <<<"${GALERA_SCENARIOS:-create staggered lightsout killed stays_off api_outage verify}"
 run_scenarios 1 "${scenarios[@]}"
