@@ -1,21 +1,30 @@
 #!/usr/bin/env bash
 # demo.sh -- the README's main command: a 3-node test world with rssd, the dummy app, a lights-out and its recovery, as a timeline.
 #
-# Usage (as root, on Debian bookworm): deploy/local/demo.sh [--keep]
+# Usage (as root, on Debian bookworm): deploy/local/demo.sh [--keep] [--app dummy|galera]
 #   Installs what is missing (apt-get), builds into build/ (RSS_BUILD_DIR), starts a 3-node test world
 #   (docs/testing.md) in /tmp/rss-world (RSS_WORLD_DIR), applies deploy/ with kubectl as a user would,
-#   creates apps/dummy, writes data, cuts the power of every node, and shows who came back first and why.
+#   creates apps/dummy (or apps/galera: real MariaDB Galera, image built once by apps/galera/image/build.sh),
+#   writes data, cuts the power of every node, and shows who came back first and why.
 #   Leaves nothing running, unless --keep: then the world stays up and the script says how to explore it.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 
 keep=0
-for a in "$@"; do
+app=dummy
+while [ $# -gt 0 ]; do
+    a=$1
+    shift
     case $a in
     --keep) keep=1 ;;
+    --app=*) app=${a#*=} ;;
+    --app)
+        app=${1:-}
+        shift || true
+        ;;
     -h | --help)
-        sed -n '4,8p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '4,9p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -24,6 +33,13 @@ for a in "$@"; do
         ;;
     esac
 done
+case $app in
+dummy | galera) ;;
+*)
+    echo "demo: --app dummy or --app galera, not '$app'" >&2
+    exit 2
+    ;;
+esac
 if [ "$(id -u)" != 0 ]; then
     echo "demo: run as root (it starts private containerds, mounts and runc containers)" >&2
     exit 1
@@ -58,6 +74,15 @@ cmake --build "$build" -j"$(nproc)" >"$build.demo-build.log" 2>&1 || {
 rm -f "$build.demo-build.log"
 took
 
+if [ "$app" = galera ]; then
+    step "The Galera image (apps/galera/image/build.sh: debootstrap + MariaDB 10.11 + Galera 4, cached per machine)"
+    image_tar=$("$top/apps/galera/image/build.sh" 2> >(sed 's/^/    /' >&2) | tail -n 1)
+    echo "    $image_tar ($(du -m "$image_tar" | cut -f1) MiB)"
+    took
+    # The world's kubelets mount the app's hooks at /hooks (the image has none).
+    export RSS_WORLD_HOOKS=$top/apps/galera/hooks
+fi
+
 export RSS_BUILD_DIR=$build
 world_dir=${RSS_WORLD_DIR:-/tmp/rss-world}
 if [ -e "$world_dir/.rss-world" ] && [ -e "$world_dir/kubesim.pid" ]; then
@@ -79,28 +104,65 @@ echo "    rssd:  $(rssd_pods_json | jq -r '.items[] | "\(.metadata.name)@\(.spec
 echo "    leader: $(leader_holder) (Lease rssd-system/rssd-leader)"
 took
 
-R=dummy
-step "Creating the dummy app (apps/dummy/rss.yaml: 3 members, anti-affinity)"
-k apply -f "$top/apps/dummy/rss.yaml" >/dev/null
-wait_until 120 "$R Running" rss_running "$R" 3
-k get rss "$R"
-took
-
-step "Writing data (through the runtime, as a client would): the members drift apart"
-write() { # ordinal count
+R=$app
+# mexec ORDINAL CMD...: ExecSync in the member's container, through its node's runtime.
+mexec() {
     local m node id
     m=$(member "$R" "$1")
     node=$(member_node "$R" "$1")
-    id=$("$WORLD" crictl "$node" find "$NS" "$m" dummy)
-    "$WORLD" crictl "$node" exec "$id" /hooks/write "$2" >/dev/null
+    shift
+    id=$("$WORLD" crictl "$node" find "$NS" "$m" "$ctr")
+    "$WORLD" crictl "$node" exec "$id" "$@"
 }
-for i in 0 1 2; do write $i 100; done
-write 2 20 # member 2 took the last writes before the power cut
-write 0 7
-for i in 0 1 2; do
-    echo "    $(member "$R" $i) on $(member_node "$R" $i): $(wc -l <"$(claim_dir "$R" $i)/writes") writes"
-done
+msql() { mexec "$1" mariadb --no-defaults -S /run/galera/mysqld.sock -uroot -N -s -e "SET SESSION wsrep_sync_wait=1; $2"; }
+if [ "$app" = galera ]; then
+    ctr=mariadb
+    step "Importing the image into every node's containerd"
+    for n in $("$WORLD" nodes); do
+        ctr --address "$RSS_WORLD_DIR/nodes/$n/containerd/containerd.sock" -n k8s.io images import \
+            --snapshotter overlayfs "$image_tar" >/dev/null &
+    done
+    wait
+    took
+    step "Creating the Galera app (apps/galera/rss.yaml: 3 MariaDB members, anti-affinity, loopback only)"
+    k apply -f "$top/apps/galera/rss.yaml" >/dev/null
+    wait_until 600 "$R Running" rss_running "$R" 3
+else
+    ctr=dummy
+    step "Creating the dummy app (apps/dummy/rss.yaml: 3 members, anti-affinity)"
+    k apply -f "$top/apps/dummy/rss.yaml" >/dev/null
+    wait_until 120 "$R Running" rss_running "$R" 3
+fi
+k get rss "$R"
 took
+
+if [ "$app" = galera ]; then
+    step "Writing rows (through the runtime, mariadb in the containers); member 2's node dies first"
+    rows() { # ordinal from to
+        local sql="" k
+        for ((k = $2; k <= $3; k++)); do sql+="INSERT INTO demo.t VALUES ($k, $1);"; done
+        msql "$1" "$sql" >/dev/null
+    }
+    msql 0 "CREATE DATABASE demo; CREATE TABLE demo.t (id INT PRIMARY KEY, via INT NOT NULL)" >/dev/null
+    rows 0 1 100
+    rows 1 101 200
+    rows 2 201 300
+    echo "    300 rows, 100 through each member"
+    "$WORLD" power-off "$(member_node "$R" 2)" >/dev/null 2>&1
+    echo "    $(member "$R" 2)'s node loses power; 50 more rows through $(member "$R" 0) (2 of 3 still a primary component)"
+    until rows 0 301 350 2>/dev/null; do sleep 1; done
+    took
+else
+    step "Writing data (through the runtime, as a client would): the members drift apart"
+    write() { mexec "$1" /hooks/write "$2" >/dev/null; } # ordinal count
+    for i in 0 1 2; do write $i 100; done
+    write 2 20 # member 2 took the last writes before the power cut
+    write 0 7
+    for i in 0 1 2; do
+        echo "    $(member "$R" $i) on $(member_node "$R" $i): $(wc -l <"$(claim_dir "$R" $i)/writes") writes"
+    done
+    took
+fi
 
 step "Lights-out: every node loses power, then comes back"
 power_off_all
@@ -115,8 +177,8 @@ took
 step "Recovery"
 # The status may still say Running from before the cut: wait for what the hooks logs show.
 recovered() { hook_lines "$mark" "$R" seed | grep -q . && [ "$(count_lines "$(hook_lines "$mark" "$R" primary secondary)")" -ge 2 ]; }
-wait_until 180 "a seed and 2 joins in the hooks logs" recovered
-wait_until 60 "$R Running after the lights-out" rss_running "$R" 3
+wait_until 600 "a seed and 2 joins in the hooks logs" recovered
+wait_until 300 "$R Running after the lights-out" rss_running "$R" 3
 took
 
 ms_of() { date -u -d "$1" +%s%3N; }
@@ -155,6 +217,11 @@ echo "  power on -> all members reported: $(rel "$last_seq")"
 echo "  all reported -> seed done:        $(secs $(($(ms_of "$(awk '{print $1}' <<<"$seedl")") - $(ms_of "$last_seq"))))"
 echo "  seed done -> last join done:      $(secs $(($(ms_of "$last_join") - $(ms_of "$(awk '{print $1}' <<<"$seedl")"))))"
 echo "  status now: $(k get rss "$R" --no-headers)"
+if [ "$app" = galera ]; then
+    for i in 0 1 2; do
+        echo "  $(member "$R" $i): $(msql $i "SELECT CONCAT(COUNT(*), ' rows, checksum ', MD5(GROUP_CONCAT(id, '/', via ORDER BY id))) FROM demo.t")"
+    done
+fi
 echo "  whole demo: $(secs $(($(date +%s%3N) - t_start)))"
 
 if [ "$keep" = 1 ]; then
@@ -166,7 +233,7 @@ if [ "$keep" = 1 ]; then
   kubectl get rss $R -o yaml                 # status: members, phase, per-member sequence and last hook
   kubectl get events --sort-by=.lastTimestamp  # every decision and why
   kubectl get lease -n rssd-system             # the leader Lease and the agents' heartbeats
-  cat $RSS_WORLD_DIR/pv/default/data-rss-dummy-*/hooks.log
+  cat $RSS_WORLD_DIR/pv/default/data-rss-$R-*/hooks.log
   RSS_WORLD_DIR=$RSS_WORLD_DIR tests/sim/world/world lights-out   # another power cut
   RSS_WORLD_DIR=$RSS_WORLD_DIR tests/sim/world/world status
   RSS_WORLD_DIR=$RSS_WORLD_DIR tests/sim/world/world down         # when you are done

@@ -5,9 +5,10 @@
  *     wait SECONDS                 retry Version until it succeeds (exit 1 after SECONDS)
  *     pods | ps                    list sandboxes | containers
  *     rm-all-pods                  stop and remove every sandbox (and any container left over)
- *     run-pod NAME [IMAGE]         create a sandbox and a container "main" (sleep infinity) with
- *                                  kubelet-style labels; prints "SANDBOX_ID CONTAINER_ID"
- *     exec [-t SECONDS] ID CMD...  ExecSync; prints stdout/stderr, exits with the command's code
+ *     run-pod [--mount HOST:CTR[:ro]]... [--env K=V]... NAME [IMAGE]
+ *                                  create a sandbox and a container "main" (sleep infinity) with
+ *                                  kubelet-style labels, bind mounts and env; prints "SANDBOX_ID
+ * CONTAINER_ID" exec [-t SECONDS] ID CMD...  ExecSync; prints stdout/stderr, exits with the command's code
  * Without --endpoint: $CRI_ENDPOINT, else auto-detection.
  */
 #include <stdio.h>
@@ -23,7 +24,8 @@
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: cri_tool [--endpoint E] version|wait S|pods|ps|rm-all-pods|run-pod NAME [IMAGE]|"
+    fprintf(stderr, "usage: cri_tool [--endpoint E] version|wait S|pods|ps|rm-all-pods|run-pod [--mount "
+                    "H:C[:ro]]... [--env K=V]... NAME [IMAGE]|"
                     "exec [-t S] ID CMD...\n");
     return 2;
 }
@@ -126,7 +128,9 @@ static int cmd_rm_all_pods(struct rss_cri *cri, rss_error_t *err)
     return 0;
 }
 
-static int cmd_run_pod(struct rss_cri *cri, const char *name, const char *image, rss_error_t *err)
+static int cmd_run_pod(struct rss_cri *cri, const char *name, const char *image,
+                       const struct rss_cri_mount *mounts, size_t n_mounts, const struct rss_cri_map *envs,
+                       rss_error_t *err)
 {
     _cleanup_free_ char *uid = rss_xasprintf("%s-%ld-%d", name, (long)time(NULL), (int)getpid());
     struct rss_cri_kv labels[] = {
@@ -151,6 +155,9 @@ static int cmd_run_pod(struct rss_cri *cri, const char *name, const char *image,
         .name = "main",
         .image = image,
         .command = cmd,
+        .envs = *envs,
+        .mounts = mounts,
+        .n_mounts = n_mounts,
         .labels = {4, clabels},
     };
     _cleanup_free_ char *sid = NULL;
@@ -215,7 +222,40 @@ int main(int argc, char **argv)
     } else if (strcmp(cmd, "rm-all-pods") == 0) {
         r = cmd_rm_all_pods(cri, &err);
     } else if (strcmp(cmd, "run-pod") == 0 && i < argc) {
-        r = cmd_run_pod(cri, argv[i], i + 1 < argc ? argv[i + 1] : "localhost/rss/busybox:1", &err);
+        /* Options point into argv (split in place at '=' and ':'), so nothing needs freeing. */
+        struct rss_cri_mount mounts[16];
+        struct rss_cri_kv kvs[16];
+        size_t nm = 0;
+        size_t ne = 0;
+        for (; i + 1 < argc; i += 2) {
+            if (strcmp(argv[i], "--mount") == 0 && nm < 16) {
+                char *h = argv[i + 1];
+                char *c = strchr(h, ':');
+                if (!c || h[0] != '/')
+                    break;
+                *c++ = '\0';
+                char *ro = strchr(c, ':');
+                if (ro)
+                    *ro++ = '\0';
+                mounts[nm++] = (struct rss_cri_mount){
+                    .container_path = c, .host_path = h, .readonly = ro && !strcmp(ro, "ro")};
+            } else if (strcmp(argv[i], "--env") == 0 && ne < 16) {
+                char *eq = strchr(argv[i + 1], '=');
+                if (!eq)
+                    break;
+                *eq = '\0';
+                kvs[ne++] = (struct rss_cri_kv){argv[i + 1], eq + 1};
+            } else {
+                break;
+            }
+        }
+        if (i >= argc || argv[i][0] == '-') {
+            rss_cri_free(cri);
+            return usage();
+        }
+        struct rss_cri_map envs = {ne, kvs};
+        r = cmd_run_pod(cri, argv[i], i + 1 < argc ? argv[i + 1] : "localhost/rss/busybox:1", mounts, nm,
+                        &envs, &err);
     } else if (strcmp(cmd, "exec") == 0) {
         int timeout_s = 10;
         if (i + 1 < argc && strcmp(argv[i], "-t") == 0) {

@@ -116,6 +116,10 @@ expect "dummy: claim template metadata kept" data "$(jq -r '.spec.pod.volumeClai
 expect "dummy: claim template storage kept" 64Mi "$(jq -r '.spec.pod.volumeClaimTemplates[0].spec.resources.requests.storage' <<<"$RSS_JSON")"
 dummy_spec=$(jq .spec <<<"$RSS_JSON")
 
+echo "# apps/galera/rss.yaml"
+check_rss galera "$top/apps/galera/rss.yaml"
+expect "galera: the env (a fieldRef, plain values) kept" POD_NAME:metadata.name,GALERA_NETWORK:loopback "$(jq -r '[.spec.pod.containers[0].env[] | select(.name == "POD_NAME" or .name == "GALERA_NETWORK") | .name + ":" + (.value // .valueFrom.fieldRef.fieldPath)] | join(",")' <<<"$RSS_JSON")"
+
 echo "# rss-operator fields beyond the example, and rssd's recovery extension"
 cat >"$tmp/variant.yaml" <<'EOF'
 apiVersion: clusterlabs.org/v1alpha1

@@ -1,0 +1,360 @@
+#!/usr/bin/env bash
+# galera.sh -- rssd end to end with a real MariaDB Galera cluster (apps/galera) in the 3-node world: formation, lights-outs, recovery from the highest seqno, no acknowledged row lost.
+#
+# rssd from deploy/ as e2e.sh runs it, the RSS from apps/galera/rss.yaml, the image from
+# apps/galera/image/build.sh imported into every node's containerd, apps/galera/hooks mounted at /hooks
+# (RSS_WORLD_HOOKS). A writer on the host inserts one row at a time through ExecSync (mariadb client in
+# the member container, round robin over the members) and records the ids the database acknowledged.
+# Scenarios: create (seed + 2 joins); staggered (member 2's node dies first, rows go on through the
+# other two, then the rest go dark: member 2 has the lowest seqno and must not seed, and joins by IST);
+# lightsout (all nodes at once); killed (mariadbd SIGKILLed in one member: rssd restarts it, it rejoins by
+# IST); stays_off (a lights-out after which one node stays off: rssd waits, minimumMembers 2 lets it
+# seed the highest of two, the third joins when its node returns); api_outage (the API server hangs for
+# twice the fence timeout: nothing stops, writes go on); verify. After each: one seed with
+# the highest sequence, rows identical on all members (checksum), every acknowledged id present on
+# every member.
+# Prints image build time and size, import time, power-on -> Running and -> writable, rows acked/lost.
+# Exit 77 (skip) without root or debootstrap.
+set -euo pipefail
+
+if [ "$(id -u)" != 0 ] || ! command -v debootstrap >/dev/null; then
+    echo "galera e2e: SKIP (needs root and debootstrap to build the image)"
+    exit 77
+fi
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The agents' fence timeout, as safety.sh: api_outage freezes the API for twice as long plus 5 s.
+export E2E_FENCE=${E2E_FENCE:-10s}
+FENCE_S=${E2E_FENCE%s}
+# shellcheck source=lib.sh disable=SC2154 # repo comes from lib.sh
+. "$here/lib.sh"
+R=galera
+export RSS_WORLD_HOOKS=$repo/apps/galera/hooks
+ms_since() { echo $(($(now_ms) - $1)); }
+
+# ---- the image: built once per machine (cached), imported into every node's containerd
+t=$(now_ms)
+IMAGE_TAR=$(bash "$repo/apps/galera/image/build.sh" 2>"$E2E_TMP/image.log" | tail -n 1) ||
+    { cat "$E2E_TMP/image.log" >&2; fail "apps/galera/image/build.sh"; }
+say "image $IMAGE_TAR: $(du -m "$IMAGE_TAR" | cut -f1) MiB, ready in $(ms_since "$t") ms ($(grep -o 'cached\|built .*' "$E2E_TMP/image.log" | head -1))"
+
+e2e_up 3
+import_image() {
+    local n pids=() p bad=0
+    for n in $("$WORLD" nodes); do
+        ctr --address "$RSS_WORLD_DIR/nodes/$n/containerd/containerd.sock" -n k8s.io images import \
+            --snapshotter overlayfs "$IMAGE_TAR" >"$E2E_TMP/import-$n.log" 2>&1 &
+        pids+=($!)
+    done
+    for p in "${pids[@]}"; do wait "$p" || bad=1; done
+    [ $bad = 0 ] || fail "image import: $(cat "$E2E_TMP"/import-*.log)"
+}
+t=$(now_ms)
+import_image
+say "image imported into 3 containerds in $(ms_since "$t") ms"
+
+# ---- members through ExecSync, as rssd reaches them
+# mexec M CMD...: ExecSync in member M's container (found on its node); stdout only.
+mexec() {
+    local m=$1 node cid
+    shift
+    node=$(member_node "$R" "$m") && [ -n "$node" ] || return 1
+    cid=$("$WORLD" crictl "$node" find "$NS" "$(member "$R" "$m")" mariadb 2>/dev/null) || return 1
+    "$WORLD" crictl "$node" exec --timeout 30 "$cid" "$@" 2>/dev/null
+}
+# msql M SQL: read-your-writes query through member M's socket.
+msql() {
+    mexec "$1" mariadb --no-defaults -S /run/galera/mysqld.sock -uroot -N -s \
+        -e "SET SESSION wsrep_sync_wait=1; $2"
+}
+# insert M FROM TO: rows FROM..TO of the distinct data through member M; ROWS counts the acknowledged.
+ROWS=$E2E_TMP/rows
+insert() {
+    local sql="" k
+    for ((k = $2; k <= $3; k++)); do sql+="INSERT INTO rss.t VALUES ($k, $1, SHA2('$k', 256)) ON DUPLICATE KEY UPDATE v = v;"; done
+    msql "$1" "$sql" >/dev/null || return 1
+    seq "$2" "$3" >>"$ROWS"
+}
+# insert_retry M FROM TO: the same, retried for up to 60 s (a view change blocks writes for seconds).
+insert_retry() {
+    local end=$(($(date +%s) + 60))
+    until insert "$@"; do
+        [ "$(date +%s)" -lt "$end" ] || fail "rows $2..$3 through member $1 not accepted within 60 s"
+        sleep 1
+    done
+}
+table_sum() { msql "$1" "SELECT COUNT(*), MD5(GROUP_CONCAT(id, '/', via, '/', v ORDER BY id)) FROM rss.t" | tr '\t' ':'; }
+
+# The writer: one INSERT per ExecSync (world-cri straight at the node's runtime), round robin; an id
+# is acknowledged when the exec says 0.
+WRITER_DIR=$E2E_TMP/writer
+WORLD_CRI=$RSS_BUILD_DIR/tests/sim/world/kubelet/world-cri
+writer() {
+    local id=0 m cids=() eps=() node out
+    mkdir -p "$WRITER_DIR"
+    until [ -e "$WRITER_DIR/go" ] || [ -e "$WRITER_DIR/stop" ]; do sleep 0.2; done
+    while [ ! -e "$WRITER_DIR/stop" ]; do
+        id=$((id + 1))
+        m=$((id % 3))
+        if [ -z "${cids[m]:-}" ]; then
+            node=$(member_node "$R" "$m" 2>/dev/null || true)
+            eps[m]=$("$WORLD" cri "${node:-none}" 2>/dev/null || true)
+            cids[m]=$("$WORLD_CRI" --endpoint "${eps[m]:-none}" find "$NS" "$(member "$R" "$m")" mariadb 2>/dev/null || true)
+        fi
+        if [ -n "${cids[m]}" ] && out=$("$WORLD_CRI" --endpoint "${eps[m]}" exec --timeout 10 "${cids[m]}" mariadb --no-defaults \
+            -S /run/galera/mysqld.sock -uroot -e "INSERT INTO rss.w VALUES ($id, $m)" 2>&1); then
+            echo "$id" >>"$WRITER_DIR/acked"
+        else
+            echo "$id ${out//$'\n'/ }" >>"$WRITER_DIR/failed"
+            cids[m]=
+            sleep 0.2
+        fi
+    done
+}
+acked() { wc -l 2>/dev/null <"$WRITER_DIR/acked" || echo 0; }
+# check_acked: every acknowledged id present on every member; prints "acked lost".
+check_acked() {
+    local m lost=0 n
+    sort -n "$WRITER_DIR/acked" >"$E2E_TMP/acked.sorted"
+    n=$(wc -l <"$E2E_TMP/acked.sorted")
+    for m in 0 1 2; do
+        msql "$m" "SELECT id FROM rss.w ORDER BY id" >"$E2E_TMP/present.$m" || fail "reading rss.w on member $m"
+        sort -n "$E2E_TMP/present.$m" -o "$E2E_TMP/present.$m"
+        local l
+        l=$(comm -23 <(sort "$E2E_TMP/acked.sorted") <(sort "$E2E_TMP/present.$m") | wc -l)
+        [ "$l" -gt "$lost" ] && lost=$l
+    done
+    echo "$n $lost"
+}
+
+# timeline MARK T0: when, after power-on at T0, the hooks finished (from the hooks logs).
+timeline() {
+    local mark=$1 t0=$2 s seed last
+    ms_of() { echo $(($(date -d "$1" +%s%3N) - t0)); }
+    s=$(hook_lines "$mark" "$R" sequence | tail -n 1 | cut -d' ' -f1)
+    seed=$(hook_lines "$mark" "$R" seed | tail -n 1 | cut -d' ' -f1)
+    last=$(hook_lines "$mark" "$R" primary | tail -n 1 | cut -d' ' -f1)
+    note "after power-on: last sequence ${s:+$(ms_of "$s")} ms, seed done ${seed:+$(ms_of "$seed")} ms, last join done ${last:+$(ms_of "$last")} ms"
+}
+
+# recover_and_check MARK T0 N [LOW]: after power-on at T0, wait for one seed and N-1 joins, check the
+# seed had the highest sequence (and was not member LOW, if given), the joiners got an IST, and the
+# time until the cluster is writable.
+recover_and_check() {
+    local mark=$1 t0=$2 n=$3 low=${4:-} seeds seqs best s m t_run t_write
+    recovered() { hook_lines "$mark" "$R" seed | grep -q . && [ "$(count_lines "$(hook_lines "$mark" "$R" primary)")" -ge $((n - 1)) ]; }
+    wait_until 600 "a seed and $((n - 1)) joins in the hooks logs" recovered
+    # With a member missing (minimumMembers) the phase is Degraded.
+    running_n() { rss_json "$R" | jq -e --argjson n "$1" '(.status.phase == "Running" or .status.phase == "Degraded") and ((.status.members.primary // []) | length) == $n' >/dev/null; }
+    wait_until 300 "$R Running with $n primaries" running_n "$n"
+    t_run=$(ms_since "$t0")
+    seeds=$(hook_lines "$mark" "$R" seed)
+    [ "$(count_lines "$seeds")" = 1 ] || fail "expected one seed, got: $seeds"
+    [[ $seeds == *" seed args=[] rc=0" ]] || fail "the seed failed: $seeds"
+    seqs=$(hook_lines "$mark" "$R" sequence | sed -n 's/^[^ ]* \([^ ]*\) sequence .* out=\([0-9][0-9]*\) rc=0$/\1 \2/p' |
+        awk '{ last[$1] = $2 } END { for (p in last) print p, last[p] }' | sort)
+    [ "$(count_lines "$seqs")" = "$n" ] || fail "expected a sequence from $n members: $seqs"
+    best=$(sort -k2,2n <<<"$seqs" | tail -n 1 | cut -d' ' -f2)
+    s=$(awk '{print $2}' <<<"$seeds")
+    grep -q "^$s $best$" <<<"$seqs" || fail "the seed $s does not have the highest sequence ($best): $seqs"
+    if [ -n "$low" ]; then
+        [ "$s" != "$(member "$R" "$low")" ] || fail "member $low (first to die) seeded"
+        m=$(awk -v p="$(member "$R" "$low")" '$1 == p { print $2 }' <<<"$seqs")
+        [ "$m" -lt "$best" ] || fail "member $low's sequence ($m) is not below the seed's ($best)"
+    fi
+    for m in $(hook_lines "$mark" "$R" primary | awk '{print $2}'); do
+        grep -q "IST received" "$RSS_WORLD_DIR/pv/$NS/data-$m/mysqld.err" || fail "$m never received an IST"
+    done
+    note "sequences: $(tr '\n' ' ' <<<"$seqs"); seed $s"
+    t_write=$(now_ms)
+    until msql "${s##*-}" "INSERT INTO rss.t VALUES (0, 0, 'probe') ON DUPLICATE KEY UPDATE v = v" >/dev/null; do
+        [ $(($(now_ms) - t_write)) -lt 60000 ] || fail "not writable 60 s after Running"
+        sleep 0.2
+    done
+    echo 0 >>"$ROWS"
+    note "power-on -> Running: $t_run ms; -> writable: $(ms_since "$t0") ms"
+    timeline "$mark" "$t0"
+}
+# rows_identical [MEMBERS]: every row acknowledged to insert (ROWS) and one checksum on the members
+# (default 0 1 2).
+rows_identical() {
+    local want m sum first="" members
+    want=$(sort -u "$ROWS" | wc -l)
+    members=("$@")
+    [ $# -gt 0 ] || members=(0 1 2)
+    for m in "${members[@]}"; do
+        sum=$(table_sum "$m") || fail "reading rss.t on member $m"
+        [ -n "$first" ] || first=$sum
+        [ "$sum" = "$first" ] || fail "members differ: $first / $sum (member $m)"
+    done
+    [ "${first%%:*}" = "$want" ] || fail "expected $want rows, got ${first%%:*}"
+    note "rss.t: $want rows, checksum ${first#*:} on members ${members[*]}"
+}
+# acked_ok: every id the writer saw acknowledged is on every member; notes the counts.
+ACKED_MARK=$E2E_TMP/acked.cycle
+acked_ok() {
+    local r before
+    before=$(cat "$ACKED_MARK" 2>/dev/null || echo 0)
+    r=$(check_acked)
+    echo "${r% *}" >"$ACKED_MARK"
+    note "writer: ${r% *} rows acknowledged so far ($((${r% *} - before)) this cycle), ${r#* } lost; $(wc -l 2>/dev/null <"$WRITER_DIR/failed" || echo 0) attempts in all failed (not acknowledged)"
+    [ "${r#* }" = 0 ] || fail "${r#* } acknowledged rows lost"
+}
+
+sc_create() {
+    local t0
+    t0=$(now_ms)
+    k apply -f "$repo/apps/galera/rss.yaml" >/dev/null || fail "kubectl apply apps/galera/rss.yaml"
+    wait_until 600 "$R Running with 3 primaries" rss_running "$R" 3
+    note "apply -> Running: $(ms_since "$t0") ms"
+    [ "$(count_lines "$(hook_lines 0 "$R" seed)")" = 1 ] || fail "expected one seed: $(hook_lines 0 "$R" seed)"
+    [ -z "$(hooks_malformed "$R")" ] || fail "malformed hooks.log lines: $(hooks_malformed "$R")"
+    msql 0 "CREATE DATABASE rss; CREATE TABLE rss.t (id INT PRIMARY KEY, via INT NOT NULL, v CHAR(64) NOT NULL);
+        CREATE TABLE rss.w (id INT PRIMARY KEY, via INT NOT NULL)" >/dev/null || fail "create tables"
+    insert 0 1 100 || fail "rows 1..100 through member 0"
+    insert 1 101 200 || fail "rows 101..200 through member 1"
+    insert 2 201 300 || fail "rows 201..300 through member 2"
+    rows_identical
+    touch "$WRITER_DIR/go"
+    sleep 3
+}
+
+# Member 2's node dies first; rows go on through the other two (still a primary component); then the
+# rest go dark. Member 2 has the lowest seqno: it must not seed, and it catches up by IST.
+sc_staggered() {
+    local mark t0 n2
+    n2=$(member_node "$R" 2)
+    "$WORLD" power-off "$n2" >/dev/null 2>&1 || fail "power-off $n2"
+    note "$n2 (member 2) off; rows 301..350 through member 0"
+    insert_retry 0 301 350
+    sleep 2
+    power_off_all
+    wait_heartbeats_expired
+    mark=$(now)
+    t0=$(now_ms)
+    power_on_all
+    recover_and_check "$mark" "$t0" 3 2
+    sleep 3
+    rows_identical
+    acked_ok
+}
+
+# All nodes at once, the writer running.
+sc_lightsout() {
+    local mark t0
+    insert_retry 1 401 450
+    sleep 2
+    power_off_all
+    wait_heartbeats_expired
+    mark=$(now)
+    t0=$(now_ms)
+    power_on_all
+    recover_and_check "$mark" "$t0" 3
+    sleep 3
+    rows_identical
+    acked_ok
+}
+
+# mariadbd of member 1 is SIGKILLed (the container and the node stay up): status says 1, rssd restarts
+# it with primary, it rejoins by IST; no seed, the others keep serving.
+sc_killed() {
+    ensure() { rss_running "$R" 3; }
+    wait_until 120 "$R Running with 3 primaries" ensure
+    local mark t0 node cid ist0
+    ist0=$(grep -c "IST received" "$(claim_dir "$R" 1)/mysqld.err" || true)
+    node=$(member_node "$R" 1)
+    cid=$("$WORLD" crictl "$node" find "$NS" "$(member "$R" 1)" mariadb) || fail "no container for member 1"
+    mark=$(now)
+    t0=$(now_ms)
+    "$WORLD" crictl "$node" exec "$cid" sh -c 'kill -KILL "$(cat /run/galera/mysqld.pid)"' >/dev/null 2>&1 ||
+        fail "kill mariadbd of member 1"
+    insert_retry 0 451 470
+    restarted() { hook_lines "$mark" "$R" primary | grep -q " $(member "$R" 1) primary .* rc=0$"; }
+    wait_until 180 "member 1 restarted by rssd" restarted
+    wait_until 120 "$R Running with 3 primaries" ensure
+    note "mariadbd killed -> Running again: $(ms_since "$t0") ms; hooks: $(hook_lines "$mark" "$R" sequence seed primary stop | awk '{print $2 " " $3 " " $NF}' | tr '\n' ';')"
+    [ -z "$(hook_lines "$mark" "$R" seed)" ] || fail "a seed while two members ran: $(hook_lines "$mark" "$R" seed)"
+    [ "$(grep -c "IST received" "$(claim_dir "$R" 1)/mysqld.err" || true)" -gt "$ist0" ] || fail "member 1 did not rejoin by IST"
+    sleep 3
+    rows_identical
+    acked_ok
+}
+
+# A lights-out after which member 2's node stays off: rssd waits; with minimumMembers 2 it seeds the
+# highest of the two, the cluster serves writes; member 2 returns later and joins by IST.
+sc_stays_off() {
+    local mark t0 off n mark2
+    off=$(member_node "$R" 2)
+    insert_retry 2 471 480
+    sleep 2
+    power_off_all
+    wait_heartbeats_expired
+    mark=$(now)
+    t0=$(now_ms)
+    for n in $("$WORLD" nodes); do
+        [ "$n" = "$off" ] || "$WORLD" power-on "$n" >/dev/null 2>&1 || fail "power-on $n"
+    done
+    sleep 20
+    [ -z "$(hook_lines "$mark" "$R" seed primary)" ] || fail "started while a member was missing: $(hook_lines "$mark" "$R" seed primary)"
+    k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"recovery":{"minimumMembers":2}}}' >/dev/null || fail "patch minimumMembers"
+    recover_and_check "$mark" "$t0" 2
+    insert_retry 0 481 500
+    rows_identical 0 1
+    mark2=$(now)
+    "$WORLD" power-on "$off" >/dev/null 2>&1 || fail "power-on $off"
+    joined() { hook_lines "$mark2" "$R" primary | grep -q " $(member "$R" 2) primary .* rc=0$"; }
+    wait_until 300 "member 2 to join after its node came back" joined
+    grep -q "IST received" "$(claim_dir "$R" 2)/mysqld.err" || fail "member 2 never received an IST"
+    wait_until 120 "$R Running with 3 primaries" rss_running "$R" 3
+    k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"recovery":null}}' >/dev/null || fail "patch recovery null"
+    sleep 3
+    rows_identical
+    acked_ok
+}
+
+# The API server hangs for twice the fence timeout while the writer runs: the agents reach each other,
+# so nothing stops; no hook but status runs, mariadbd keeps its pid and keeps acknowledging writes.
+sc_api_outage() {
+    wait_until 120 "$R Running with 3 primaries" rss_running "$R" 3
+    local m node cid pids=() after mark a0 a1 acts
+    for m in 0 1 2; do
+        node=$(member_node "$R" "$m")
+        cid=$("$WORLD" crictl "$node" find "$NS" "$(member "$R" "$m")" mariadb) || fail "no container for member $m"
+        pids[m]="$node $cid $("$WORLD" crictl "$node" exec "$cid" cat /run/galera/mysqld.pid)"
+    done
+    mark=$(now)
+    a0=$(acked)
+    "$WORLD" api-freeze || fail "api-freeze"
+    sleep $((2 * FENCE_S + 5))
+    a1=$(acked)
+    "$WORLD" api-thaw || fail "api-thaw"
+    sleep 3
+    wait_until 90 "$R Running with 3 primaries" rss_running "$R" 3
+    acts=$(hook_lines "$mark" "$R" stop seed primary)
+    [ -z "$acts" ] || fail "the API outage made rssd act on the members: $acts"
+    for m in 0 1 2; do
+        # shellcheck disable=SC2086 # "node cid pid", split on purpose
+        set -- ${pids[m]}
+        after=$("$WORLD" crictl "$1" exec "$2" cat /run/galera/mysqld.pid) || fail "member $m's container is gone"
+        [ "$after" = "$3" ] || fail "mariadbd of member $m restarted ($3 -> $after)"
+    done
+    [ "$a1" -gt "$a0" ] || fail "no write acknowledged while the API was frozen"
+    note "API frozen $((2 * FENCE_S + 5)) s: no action, same mariadbd pids, $((a1 - a0)) rows acknowledged meanwhile"
+    sleep 3
+    rows_identical
+    acked_ok
+}
+
+sc_verify() {
+    touch "$WRITER_DIR/stop"
+    sleep 2
+    acked_ok
+    [ -z "$(hooks_malformed "$R")" ] || fail "malformed hooks.log lines: $(hooks_malformed "$R")"
+    note "hook runs: $(hooks_all "$R" | awk '{print $3}' | sort | uniq -c | tr -s ' \n' ' ')"
+}
+
+# The writer belongs to this shell (teardown kills it by pid); it starts once create made its table.
+mkdir -p "$WRITER_DIR"
+bg writer
+# GALERA_SCENARIOS: a subset to run (create first), e.g. "create stays_off verify".
+read -ra scenarios <<<"${GALERA_SCENARIOS:-create staggered lightsout killed stays_off api_outage verify}"
+run_scenarios 1 "${scenarios[@]}"
