@@ -218,21 +218,23 @@ sc_create() {
     sleep 3
 }
 
-# Member 2's node dies first; rows go on through the other two (still a primary component); then the
-# rest go dark. Member 2 has the lowest seqno: it must not seed, and it catches up by IST.
+# Member 0's node dies first; rows go on through the other two (still a primary component); then the
+# rest go dark. Ordinal 0, which a plain StatefulSet would start first, has the lowest seqno: it must not
+# seed, and it catches up by IST. Members 1 and 2 tie; the lower ordinal of the two seeds.
 sc_staggered() {
-    local mark t0 n2
-    n2=$(member_node "$R" 2)
-    "$WORLD" power-off "$n2" >/dev/null 2>&1 || fail "power-off $n2"
-    note "$n2 (member 2) off; rows 301..350 through member 0"
-    insert_retry 0 301 350
+    local mark t0 n0
+    n0=$(member_node "$R" 0)
+    "$WORLD" power-off "$n0" >/dev/null 2>&1 || fail "power-off $n0"
+    note "$n0 (member 0) off first; rows 301..350 through member 1"
+    insert_retry 1 301 350
     sleep 2
     power_off_all
     wait_heartbeats_expired
     mark=$(now)
     t0=$(now_ms)
     power_on_all
-    recover_and_check "$mark" "$t0" 3 2
+    # Member 0 must not seed (a plain StatefulSet would start it first): its sequence is below the seed's.
+    recover_and_check "$mark" "$t0" 3 0
     sleep 3
     rows_identical
     acked_ok
