@@ -42,9 +42,20 @@ struct leader_node_obs {
     bool was_alive, was_dead; /* the verdict at the last update */
 };
 
+/* A member pod's last `observed` report as this leader saw it (by pod uid), to tell a new report. */
+struct leader_report_obs {
+    char *uid;
+    uint64_t hash;   /* FNV-1a of the annotation's value */
+    int64_t seen_ms; /* the last LIST that had this pod: entries of deleted pods age out */
+};
+
+#define LEADER_MAX_REPORTS 65536
+
 struct leader_liveness {
     struct leader_node_obs *v;
     size_t n;
+    struct leader_report_obs *r;
+    size_t n_r;
     int64_t clock_start_ms; /* the term's start, or the end of the last gap in this leader's view */
     int64_t last_ok_ms;     /* the last successful heartbeat LIST; 0 = none in this term */
     bool gap;               /* a LIST failed since */
@@ -61,6 +72,12 @@ void leader_liveness_failed(struct leader_liveness *lv);
  * alive/dead verdict changed since the previous update. */
 bool leader_liveness_update(struct leader_liveness *lv, const cJSON *leases, int64_t now_ms,
                             int64_t max_gap_ms, int64_t dead_after_ms);
+/* A LIST of member pods at now_ms: a pod whose `observed` report changed since this leader last saw it
+ * was written by its node's agent just now, which is a sign of life as good as a heartbeat change (the
+ * node's clock restarts). Without it, a node back from a partition whose agent reported before its next
+ * heartbeat still looked dead, and its member's fresh report was ignored (model trace F2). A pod seen
+ * for the first time proves nothing: its report may be old. */
+void leader_liveness_reports(struct leader_liveness *lv, const cJSON *pods, int64_t now_ms);
 /* The verdict for `node` at now_ms: alive = its heartbeat changed within its lease duration as
  * observed; dead = unchanged for dead_after_ms as observed; *silent_ms = how long (0 when alive). A
  * node never seen is neither alive nor dead. */
@@ -151,8 +168,8 @@ struct leader_ctx {
     int64_t epoch;
     const char *identity;
     struct leader_events *events;
-    const struct leader_liveness *liveness; /* owned by the leader's loop thread */
-    int64_t dead_after_ms;                  /* fence timeout + margin */
+    struct leader_liveness *liveness; /* owned by the leader's loop thread */
+    int64_t dead_after_ms;            /* fence timeout + margin */
     /* Services already checked this term: a reconcile woken by an event skips their GET (one per
      * event otherwise); a full pass (full) checks them all again. NULL: always check. */
     struct leader_keyset *services;

@@ -24,6 +24,9 @@ void leader_liveness_clear(struct leader_liveness *lv)
         free(lv->v[i].renew);
     }
     free(lv->v);
+    for (size_t i = 0; i < lv->n_r; i++)
+        free(lv->r[i].uid);
+    free(lv->r);
     leader_liveness_init(lv);
 }
 
@@ -113,6 +116,66 @@ bool leader_liveness_update(struct leader_liveness *lv, const cJSON *leases, int
         lv->v[i].was_dead = dead;
     }
     return changed;
+}
+
+static uint64_t fnv1a(const char *s)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* Drops the reports of pods no LIST has shown for an hour (deleted pods), to make room. */
+static void forget_old_reports(struct leader_liveness *lv, int64_t now_ms)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < lv->n_r; i++) {
+        if (now_ms - lv->r[i].seen_ms > 3600 * 1000) {
+            free(lv->r[i].uid);
+            continue;
+        }
+        lv->r[k++] = lv->r[i];
+    }
+    lv->n_r = k;
+}
+
+void leader_liveness_reports(struct leader_liveness *lv, const cJSON *pods, int64_t now_ms)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(pods, "items"))
+    {
+        const cJSON *meta = cJSON_GetObjectItemCaseSensitive(it, "metadata");
+        const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "uid"));
+        const char *rep = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(meta, "annotations"), RSS_ANNOTATION_OBSERVED));
+        const char *node = cJSON_GetStringValue(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(it, "spec"), "nodeName"));
+        if (!uid || !rep)
+            continue;
+        uint64_t h = fnv1a(rep);
+        struct leader_report_obs *r = NULL;
+        for (size_t i = 0; i < lv->n_r && !r; i++)
+            if (!strcmp(lv->r[i].uid, uid))
+                r = &lv->r[i];
+        if (!r) {
+            if (lv->n_r >= LEADER_MAX_REPORTS)
+                forget_old_reports(lv, now_ms);
+            if (lv->n_r >= LEADER_MAX_REPORTS)
+                continue; /* no revival without a baseline: the safe side is a node that looks dead */
+            lv->r = rss_xrealloc(lv->r, (lv->n_r + 1) * sizeof(*lv->r));
+            lv->r[lv->n_r++] =
+                (struct leader_report_obs){.uid = rss_xstrdup(uid), .hash = h, .seen_ms = now_ms};
+            continue;
+        }
+        r->seen_ms = now_ms;
+        if (r->hash == h)
+            continue;
+        r->hash = h;
+        struct leader_node_obs *o = node ? find(lv, node) : NULL;
+        if (o)
+            o->changed_ms = now_ms;
+    }
 }
 
 void leader_liveness_node(const struct leader_liveness *lv, const char *node, int64_t now_ms,

@@ -215,6 +215,7 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
 
     int64_t now = rss_clock_wall_ms();
     struct leader_snapshot snap;
+    leader_liveness_reports(ctx->liveness, pods, rss_clock_mono_ms());
     leader_snapshot_build(spec, pods, ctx->liveness, rss_clock_mono_ms(), ctx->dead_after_ms, &snap);
     for (size_t i = 0; i < snap.n_errors; i++)
         rss_log_debug("%s/%s: %s", spec->ns, spec->name, snap.errors[i]);

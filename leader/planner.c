@@ -149,13 +149,19 @@ static void derive(struct ctx *c, struct member *m)
         m->obs && !m->fenced_dead && (m->role == RSS_ROLE_STARTING || role_running(m->role) || m->pending);
     m->unclear =
         m->obs && !m->fenced_dead && !m->live && (m->role == RSS_ROLE_FAILED || m->role == RSS_ROLE_UNKNOWN);
-    if (in->has_desired && in->desired.epoch == pi->epoch && in->desired.action != RSS_ACTION_NONE &&
-        !m->fenced_dead) {
+    if (in->has_desired && in->desired.epoch == pi->epoch && in->desired.action != RSS_ACTION_NONE) {
         const struct rss_desired *d = &in->desired;
         bool acked = m->obs && o->last.present && rss_action_id_equal(o->last.id, d->id) &&
                      o->last.result != RSS_RESULT_PENDING;
         bool voided = m->obs && o->generation > d->generation; /* rule 7 */
-        m->unresolved = !acked && !voided;
+        /* On a dead node an unresolved action is still on the pod: its agent would execute it when the
+         * node comes back. A start there, after another member was seeded without it (minimumMembers),
+         * was a second bootstrap (model trace F1), so it is retracted first (retract()). Other actions
+         * of a dead node's member do no harm later and do not block (its members count as stopped). */
+        if (!acked && !voided && m->fenced_dead)
+            m->stale_start = is_start(d->action);
+        else
+            m->unresolved = !acked && !voided;
     }
     m->start_inflight = (m->unresolved && is_start(in->desired.action)) ||
                         (m->live && m->role == RSS_ROLE_STARTING) || (m->pending && is_start(o->last.action));
@@ -915,6 +921,36 @@ static bool fence(struct ctx *c)
     return n > 0;
 }
 
+/* Rule 8 for a node judged dead: a start it never acknowledged must not run when the node returns, and
+ * nothing else is decided until the retraction (desired `none`, a CAS on the pod's version) is in. If
+ * the agent wrote its write-ahead first, the CAS fails and the next plan sees that. */
+static bool retract(struct ctx *c)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        struct member *m = &c->m[i];
+        if (!m->exists || !m->stale_start)
+            continue;
+        char id[48];
+        rss_action_id_format(m->in->desired.id, id, sizeof(id));
+        struct rss_plan_patch *p = patch_for(c, m);
+        p->set_desired = true;
+        p->desired.epoch = c->in->epoch;
+        p->desired.action = RSS_ACTION_NONE;
+        p->desired.reason = rss_xasprintf("retracted: node %s was judged dead before %s (action %s) was done",
+                                          m->in->node, rss_action_name(m->in->desired.action), id);
+        event(
+            c, RSS_EVENT_WARNING, "ActionRetracted", m,
+            "%s: %s (action %s) retracted: node %s was judged dead before its agent acknowledged it, and it "
+            "must not run when the node comes back",
+            m->pod, rss_action_name(m->in->desired.action), id, m->in->node);
+        n++;
+    }
+    if (n)
+        decision_msg(c, "retracting %zu start(s) on dead nodes before deciding", n);
+    return n > 0;
+}
+
 /* ---- labels ---- */
 
 static void labels(struct ctx *c)
@@ -1019,7 +1055,7 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
         if (c.n_primaries_up)
             c.pin = false; /* the recovery is over: a primary runs */
         if (!c.spec->paused) {
-            out->fencing = fence(&c);
+            out->fencing = fence(&c) || retract(&c);
             if (!out->fencing) {
                 decide(&c);
                 labels(&c);

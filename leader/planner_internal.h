@@ -24,6 +24,7 @@ struct member {
     bool live;    /* counts as running: blocks any seed (rules 1, 8) */
     bool unclear; /* failed or unknown: blocks a seed until made clear */
     bool unresolved;
+    bool stale_start; /* an unresolved start on a node judged dead: retracted before anything else */
     bool start_inflight;
     bool running;    /* primary or secondary on the current container */
     bool primary_up; /* running primary on a live node: a valid peer */

@@ -273,6 +273,46 @@ static void test_liveness_dead_node(void **state)
     leader_liveness_clear(&lv);
 }
 
+static cJSON *pod_list(const char *uid, const char *node, const char *observed)
+{
+    cJSON *list = cJSON_CreateObject();
+    cJSON *p = cJSON_CreateObject();
+    cJSON *md = cJSON_AddObjectToObject(p, "metadata");
+    cJSON_AddStringToObject(md, "uid", uid);
+    if (observed)
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(md, "annotations"), RSS_ANNOTATION_OBSERVED,
+                                observed);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(p, "spec"), "nodeName", node);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(list, "items"), p);
+    return list;
+}
+
+/* Model trace F2: a node back from a partition whose agent reports before its next heartbeat. A new
+ * report on a pod of the node is a sign of life; the first sight of a report is not (it may be old). */
+static void test_liveness_report_revives(void **state)
+{
+    (void)state;
+    struct leader_liveness lv;
+    leader_liveness_init(&lv);
+    leader_liveness_start(&lv, T0);
+    _cleanup_json_ cJSON *l = lease_list("n1", "2023-11-14T22:13:15.000000Z", 10);
+    _cleanup_json_ cJSON *p1 = pod_list("u1", "n1", "{\"role\":\"primary\",\"generation\":3}");
+    leader_liveness_reports(&lv, p1, T0);
+    poll_same(&lv, l, T0, T0 + 36000);
+    leader_liveness_reports(&lv, p1, T0 + 36000); /* the same report: no sign of life */
+    assert_true(judge(&lv, "n1", T0 + 36000).dead);
+    _cleanup_json_ cJSON *p2 = pod_list("u1", "n1", "{\"role\":\"primary\",\"generation\":4}");
+    leader_liveness_reports(&lv, p2, T0 + 37000);
+    struct verdict v = judge(&lv, "n1", T0 + 37000);
+    assert_true(v.alive && !v.dead);
+    /* A pod first seen (another uid) with a report proves nothing: n1 goes dead again on schedule. */
+    _cleanup_json_ cJSON *p3 = pod_list("u2", "n1", "{\"role\":\"primary\"}");
+    poll_same(&lv, l, T0 + 38000, T0 + 72000);
+    leader_liveness_reports(&lv, p3, T0 + 72000);
+    assert_true(judge(&lv, "n1", T0 + 72000).dead);
+    leader_liveness_clear(&lv);
+}
+
 /* The issue-9 trace: the API server froze for 75 s. The heartbeats did not change because nobody
  * could write, so judging by renewTime (or by polls that failed) made every node "silent for 72 s".
  * Failed polls are a gap in the leader's own view: every clock restarts when they succeed again. */
@@ -769,6 +809,7 @@ int main(void)
         cmocka_unit_test(test_statefulset_hash),
         cmocka_unit_test(test_service_table),
         cmocka_unit_test(test_liveness_dead_node),
+        cmocka_unit_test(test_liveness_report_revives),
         cmocka_unit_test(test_liveness_api_outage),
         cmocka_unit_test(test_liveness_huge_duration),
         cmocka_unit_test(test_snapshot_table),

@@ -1023,6 +1023,46 @@ static void test_node_outage_is_no_crash(void **state)
     world_free(&w);
 }
 
+/* Model trace F1: the leader issued `seed` on a member whose node was then cut off before its agent
+ * took it up. With minimumMembers the leader may go on without that member, but the seed is still on
+ * the pod, and the agent would run it when the node comes back: a second bootstrap. The planner first
+ * retracts it (desired none, a CAS), says so, and decides nothing else in that plan. */
+static void test_dead_node_start_retracted(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S1 D60 S20", 0, false, 2);
+    set_desired(find(&w, 1), w.epoch, RSS_ACTION_SEED, 7, GEN);
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "", "no seed while a dead node still holds an unacknowledged start");
+    assert_true(p.fencing); /* re-plan from a fresh LIST once the retraction is in */
+    bool retracted = false;
+    for (size_t i = 0; i < p.n_patches; i++)
+        retracted |= p.patches[i].ordinal == 1 && p.patches[i].set_desired &&
+                     p.patches[i].desired.action == RSS_ACTION_NONE && p.patches[i].resource_version;
+    assert_true(retracted);
+    const struct rss_plan_event *e = find_event(&p, "ActionRetracted");
+    assert_non_null(e);
+    assert_int_equal(e->type, RSS_EVENT_WARNING);
+    rss_plan_free(&p);
+    /* The retraction landed: now the admin's opt-in applies, with its Warning. */
+    set_desired(find(&w, 1), w.epoch, RSS_ACTION_NONE, 0, 0);
+    run(&w, &p);
+    expect(&p, "2:seed", "minimumMembers goes on once the stale start is gone");
+    assert_non_null(find_event(&p, "MemberSkipped"));
+    rss_plan_free(&p);
+    /* Without the opt-in the retraction happens too (the seed will be decided again when it reports). */
+    world_free(&w);
+    world_init(&w, "S1 D60 S20", 0, false, 0);
+    set_desired(find(&w, 1), w.epoch, RSS_ACTION_PRIMARY, 7, GEN);
+    run(&w, &p);
+    expect(&p, "", "a stale primary is retracted too");
+    assert_non_null(find_event(&p, "ActionRetracted"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 /* findings/planner-ordinal-above-replicas.txt: StatefulSet replicas 1 (scaled out of band), RSS
  * replicas 4, a member at ordinal 1 with sequence 2 and ordinal 0 with 0. The plan raised replicas and
  * seeded ordinal 0 in the same step (rule 2). Now it raises replicas and waits for every member. */
@@ -1768,6 +1808,7 @@ int main(void)
         cmocka_unit_test(test_replacement_starts_clean),
         cmocka_unit_test(test_node_outage_is_no_crash),
         cmocka_unit_test(test_ordinal_above_replicas),
+        cmocka_unit_test(test_dead_node_start_retracted),
         cmocka_unit_test(test_newer_late_member_held),
         cmocka_unit_test(test_bootstrap_then_recovery),
         cmocka_unit_test(test_force_seed),
