@@ -73,6 +73,12 @@
 #ifndef FAULT_PART
 #define FAULT_PART 0     /* one node cut off: 1 = from API and peers, 2 = also "API only" cuts */
 #endif
+#ifndef FIX_DEADUNRES
+#define FIX_DEADUNRES 0  /* NOT the code: a dead node's unresolved action still blocks a seed (docs/model.md, finding 1) */
+#endif
+#ifndef PART_IDLE
+#define PART_IDLE 0      /* 1: the partition starts only while every desired action was taken up and finished */
+#endif
 #ifndef LATEFENCE
 #define LATEFENCE 0      /* 1: an agent restarted while cut off starts a new fence clock (fence.c) */
 #endif
@@ -148,6 +154,8 @@ bool apiDown = false;    /* API server outage */
 byte cut[N];             /* 1: node cut off from API and peers; 2: from the API only */
 byte hbT[N];             /* node i's heartbeat as leaders see it: 0 fresh, 1 silent, 2 silent past fence timeout + margin */
 byte cutT[N];            /* agent i's fence clock: 0 API ok, 1 counting since the cut, 2 past the fence timeout, 3 counting since a later restart */
+bool fev[N];             /* agent i ran its fence check after its fence timeout (fence.c): the leader's
+                            margin (+5 s) is assumed to cover the check and the CRI stop */
 #define AAPI(i) (!apiDown && cut[i] == 0)
 #define LAPI(c) (!apiDown && cut[c] == 0)
 #define PEER(i, j) (cut[i] != 1 && cut[j] != 1)
@@ -376,7 +384,7 @@ end:
             printf("@@ A%d self-fences m%d (peers reached %d, peer with API %d)\n", i, i, h_nc, h_api);
             dbrun[i] = false; fst = true; fdone = true
        :: else -> skip
-       fi }
+       fi; fev[i] = true }
 
   /* the API is back: fencing ends; a fenced member is re-probed (agent_reconcile.c j->fence_done) */
   :: d_step { cutT[i] == 0 && (fst || fdone) -> fst = false;
@@ -394,7 +402,7 @@ end:
        dirty = false; hAct = 0; hCtr = 0;
        aGen = oGen[i]; aRole = oRole[i]; aSeq = oSeq[i]; aLast = oLast[i]; aLAct = oLAct[i];
        aRes = oRes[i]; aCtr = oCtr[i];
-       if :: cutT[i] != 0 -> cutT[i] = (LATEFENCE -> 3 : cutT[i]) :: else -> skip fi }
+       if :: cutT[i] != 0 && LATEFENCE -> cutT[i] = 3; fev[i] = false :: else -> skip fi }
 #endif
   od
 }
@@ -450,7 +458,7 @@ inline PLAN() {
        :: else -> skip
        fi;
        if
-       :: dEp[h_k] == ep && dAct[h_k] != A_NONE && !BIT(mDead, h_k) &&
+       :: dEp[h_k] == ep && dAct[h_k] != A_NONE && (FIX_DEADUNRES || !BIT(mDead, h_k)) &&
           !(BIT(mObs, h_k) && oLast[h_k] == dAid[h_k] && oRes[h_k] != RES_PENDING) &&
           !(BIT(mObs, h_k) && oGen[h_k] > dGen[h_k]) -> mUnres = mUnres | h_x
        :: else -> skip
@@ -619,11 +627,15 @@ end:
             if
             :: hbT[h_k] == 0 -> lsil = lsil & ~(1 << h_k); ldead = ldead & ~(1 << h_k)
             :: hbT[h_k] >= 1 && !BIT(lsil, h_k) -> lsil = lsil | (1 << h_k)   /* not renewed in its duration */
-            :: hbT[h_k] == 2 && BIT(lsil, h_k) -> ldead = ldead | (1 << h_k); lsil = lsil & ~(1 << h_k)
+            :: hbT[h_k] == 2 && BIT(lsil, h_k) && fev[h_k] ->
+                 /* THE DEAD-NODE PREMISE: a node this leader judges dead has no running member
+                    (planner.c treats its members as fenced) */
+                 assert(!dbrun[h_k]);
+                 ldead = ldead | (1 << h_k); lsil = lsil & ~(1 << h_k)
             :: else -> skip
             fi; h_k++
        :: else -> break
-       od }
+       od; h_k = 0 }
 #endif
 
   /* leader_reconcile.c plan_round: one LIST of the member pods, rss_planner_plan */
@@ -677,6 +689,12 @@ end:
 }
 
 /* ============================== environment ============================== */
+#if PART_IDLE
+#define SETTLED(k) (oRes[k] != RES_PENDING && (dAct[k] == A_NONE || oLast[k] == dAid[k]))
+#define PARTOK (SETTLED(0) && SETTLED(1) && SETTLED(2) && lph[0] == 0 && lph[1] == 0)
+#else
+#define PARTOK true
+#endif
 proctype Env()
 {
 end:
@@ -725,18 +743,18 @@ end:
   :: d_step { apiDown -> apiDown = false;
               h_k = 0;
               do
-              :: h_k < N -> if :: cut[h_k] == 0 -> cutT[h_k] = 0 :: else -> hbT[h_k] = 1 fi; h_k++
+              :: h_k < N -> if :: cut[h_k] == 0 -> cutT[h_k] = 0; fev[h_k] = false :: else -> hbT[h_k] = 1 fi; h_k++
               :: else -> break
-              od; printf("@@ API OUTAGE ends\n") }
+              od; h_k = 0; printf("@@ API OUTAGE ends\n") }
 #endif
 #if FAULT_PART
   /* node k cut off (from the API and its peers, or from the API only); heals later */
-  :: d_step { !faulted -> faulted = true; cut[0] = 1; hbT[0] = 1; cutT[0] = 1 }
-  :: d_step { !faulted -> faulted = true; cut[1] = 1; hbT[1] = 1; cutT[1] = 1 }
-  :: d_step { !faulted -> faulted = true; cut[2] = 1; hbT[2] = 1; cutT[2] = 1 }
+  :: d_step { !faulted && PARTOK -> faulted = true; cut[0] = 1; hbT[0] = 1; cutT[0] = 1 }
+  :: d_step { !faulted && PARTOK -> faulted = true; cut[1] = 1; hbT[1] = 1; cutT[1] = 1 }
+  :: d_step { !faulted && PARTOK -> faulted = true; cut[2] = 1; hbT[2] = 1; cutT[2] = 1 }
 #if FAULT_PART >= 2
-  :: d_step { !faulted -> faulted = true; cut[0] = 2; hbT[0] = 1; cutT[0] = 1 }
-  :: d_step { !faulted -> faulted = true; cut[2] = 2; hbT[2] = 1; cutT[2] = 1 }
+  :: d_step { !faulted && PARTOK -> faulted = true; cut[0] = 2; hbT[0] = 1; cutT[0] = 1 }
+  :: d_step { !faulted && PARTOK -> faulted = true; cut[2] = 2; hbT[2] = 1; cutT[2] = 1 }
 #endif
   /* time: the fence timeout passes (agent's clock fires), then the leader's margin (+5 s) */
   :: d_step { (hbT[0] == 1 || hbT[1] == 1 || hbT[2] == 1) && !apiDown ->
@@ -744,7 +762,7 @@ end:
        do
        :: h_k < N -> if :: hbT[h_k] == 1 -> hbT[h_k] = 2; if :: cutT[h_k] == 1 -> cutT[h_k] = 2 :: else -> skip fi :: else -> skip fi; h_k++
        :: else -> break
-       od }
+       od; h_k = 0 }
   :: d_step { (cutT[0] == 3 || cutT[1] == 3 || cutT[2] == 3) ->
        if :: cutT[0] == 3 -> cutT[0] = 2 :: else -> skip fi;
        if :: cutT[1] == 3 -> cutT[1] = 2 :: else -> skip fi;
@@ -754,9 +772,9 @@ end:
        cut[0] = 0; cut[1] = 0; cut[2] = 0;
        h_k = 0;
        do
-       :: h_k < N -> if :: !apiDown -> hbT[h_k] = 0; cutT[h_k] = 0 :: else -> hbT[h_k] = 0 fi; h_k++
+       :: h_k < N -> if :: !apiDown -> hbT[h_k] = 0; cutT[h_k] = 0; fev[h_k] = false :: else -> hbT[h_k] = 0 fi; h_k++
        :: else -> break
-       od; printf("@@ partition heals\n") }
+       od; h_k = 0; printf("@@ partition heals\n") }
 #endif
   od
 }
