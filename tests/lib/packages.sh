@@ -7,7 +7,7 @@ pkgs=(cmake gcc make pkg-config git
       libgrpc-dev protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev libcjson-dev libssl-dev
       libcmocka-dev libmicrohttpd-dev libyaml-dev
       containerd runc busybox-static openssl tar coreutils iproute2 util-linux procps
-      valgrind clang-format curl jq iptables)
+      valgrind clang-format curl jq iptables spin)
 
 # rss_install_packages WHO: installs the missing ones with apt-get (root needed only when something is
 # missing); WHO prefixes the messages. kubectl: any on PATH will do (the tests check 1.27-1.33 and

@@ -40,7 +40,7 @@ default_checks=(
     "container|-DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0|10000"
     "outage|-DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_OUTAGE=1|10000"
     "partition|-DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=2|10000"
-    "delete|-DINITSEQ=112 -DMAXT=2 -DMAXACQ=2 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_DELETE=1|10000"
+    "delete|-DINITSEQ=112 -DMAXT=2 -DMAXACQ=2 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_DELETE=1 -DWRITES=0|10000"
 )
 # name | flags (the rule removed + the scenario that needs it) | depth
 mutants=(
@@ -50,7 +50,7 @@ mutants=(
     "NO_RULE9|-DNO_RULE9=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
     "NO_RULE10|-DNO_RULE10=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_CTR=0|10000"
     "NO_RULE11|-DNO_RULE11=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
-    "NO_FLOOR|-DNO_FLOOR=1 -DINITSEQ=112 -DMAXT=2 -DMAXACQ=2 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_DELETE=1|10000"
+    "NO_FLOOR|-DNO_FLOOR=1 -DINITSEQ=112 -DMAXT=2 -DMAXACQ=2 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_DELETE=1 -DWRITES=0|10000"
     "NO_FAILSAFE|-DNO_FAILSAFE=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_OUTAGE=1|10000"
     "NO_SELFFENCE|-DNO_SELFFENCE=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
     "NO_PEERAPI|-DNO_PEERAPI=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=2|10000"
@@ -92,7 +92,7 @@ trail_summary() {
     # shellcheck disable=SC2086
     (cd "$d" && spin $flags -t rss.pml 2>&1) >"$d/trail.txt" || true
     local what
-    what=$(grep -m1 -o 'assertion violated.*' "$d/trail.txt" || grep -m1 -oE 'invalid end state.*' "$d/trail.txt" || echo "?")
+    what=$(grep -m1 -o 'text of failed assertion.*' "$d/trail.txt" || grep -m1 -oE 'invalid end state.*' "$d/trail.txt" || echo "?")
     echo "      $what"
     grep '@@' "$d/trail.txt" | sed 's/^ *//; s/@@ //' | tail -8 | sed 's/^/        /'
 }

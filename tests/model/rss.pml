@@ -17,6 +17,7 @@
  *   NO_RULE3    the first release: a dead node counts as permission to seed without it (planner.c)
  *   NO_FAILSAFE fence on API loss alone (fence.c, agent_peers.c)
  *   NO_SELFFENCE never fence (fence.c)
+ *   NO_FRESH    the leader trusts reports made under any epoch (planner.c derive(), design.md "differs")
  *   NO_PEERAPI  the failsafe ignores that a reached peer still talks to the API (agent_peers.c)
  * Options: OPTIN (spec.recovery.minimumMembers = 2: rules 2 and 3 not checked, rule 1 is),
  *   faults FAULT_LEADER, FAULT_AGENT, FAULT_CTR, FAULT_DELETE, FAULT_OUTAGE, FAULT_PART (0/1).
@@ -51,6 +52,9 @@
 #endif
 #ifndef NO_SELFFENCE
 #define NO_SELFFENCE 0
+#endif
+#ifndef NO_FRESH
+#define NO_FRESH 0       /* the leader takes reports from any epoch (planner.c derive(): m->fresh) */
 #endif
 #ifndef NO_PEERAPI
 #define NO_PEERAPI 0
@@ -443,8 +447,8 @@ inline PLAN() {
        if
        :: oRole[h_k] != R_NONE ->
             mObs = mObs | h_x;
-            if :: oLE[h_k] == ep -> mFresh = mFresh | h_x :: else -> skip fi;
-            if :: oLE[h_k] == ep && oCtr[h_k] == ctr[h_k] -> mCur = mCur | h_x :: else -> skip fi;
+            if :: oLE[h_k] == ep || NO_FRESH -> mFresh = mFresh | h_x :: else -> skip fi;
+            if :: (oLE[h_k] == ep || NO_FRESH) && oCtr[h_k] == ctr[h_k] -> mCur = mCur | h_x :: else -> skip fi;
             if :: oRes[h_k] == RES_PENDING -> mPend = mPend | h_x :: else -> skip fi
        :: else -> skip
        fi;
@@ -613,12 +617,13 @@ end:
      expired and was taken: rss_election_leading is checked before each write, a paused process may
      still send one) */
   :: d_step { isL -> printf("@@ L%d stops acting\n", c); LEADER_RESET() }
-#if FAULT_DELETE
-  :: d_step { maxT != 0 -> maxT = 0; LEADER_RESET() }         /* crash: rssd restarts, memory lost */
-#endif
 #endif
 
 #if FAULT_PART
+#if FAULT_DELETE
+  :: d_step { maxT != 0 -> maxT = 0; LEADER_RESET() }         /* crash: rssd restarts, memory lost */
+#endif
+
   /* leader.c: the 1 s LIST of the heartbeat Leases (leader_liveness_update) */
   :: d_step { isL && LAPI(c) ->
        h_k = 0;
@@ -749,12 +754,12 @@ end:
 #endif
 #if FAULT_PART
   /* node k cut off (from the API and its peers, or from the API only); heals later */
-  :: d_step { !faulted && PARTOK -> faulted = true; cut[0] = 1; hbT[0] = 1; cutT[0] = 1 }
-  :: d_step { !faulted && PARTOK -> faulted = true; cut[1] = 1; hbT[1] = 1; cutT[1] = 1 }
-  :: d_step { !faulted && PARTOK -> faulted = true; cut[2] = 1; hbT[2] = 1; cutT[2] = 1 }
+  :: d_step { !faulted && PARTOK -> faulted = true; cut[0] = 1; hbT[0] = 1; cutT[0] = 1; printf("@@ node 0 cut off (API and peers)\n") }
+  :: d_step { !faulted && PARTOK -> faulted = true; cut[1] = 1; hbT[1] = 1; cutT[1] = 1; printf("@@ node 1 cut off (API and peers)\n") }
+  :: d_step { !faulted && PARTOK -> faulted = true; cut[2] = 1; hbT[2] = 1; cutT[2] = 1; printf("@@ node 2 cut off (API and peers)\n") }
 #if FAULT_PART >= 2
-  :: d_step { !faulted && PARTOK -> faulted = true; cut[0] = 2; hbT[0] = 1; cutT[0] = 1 }
-  :: d_step { !faulted && PARTOK -> faulted = true; cut[2] = 2; hbT[2] = 1; cutT[2] = 1 }
+  :: d_step { !faulted && PARTOK -> faulted = true; cut[0] = 2; hbT[0] = 1; cutT[0] = 1; printf("@@ node 0 cut off (API only)\n") }
+  :: d_step { !faulted && PARTOK -> faulted = true; cut[2] = 2; hbT[2] = 1; cutT[2] = 1; printf("@@ node 2 cut off (API only)\n") }
 #endif
   /* time: the fence timeout passes (agent's clock fires), then the leader's margin (+5 s) */
   :: d_step { (hbT[0] == 1 || hbT[1] == 1 || hbT[2] == 1) && !apiDown ->
