@@ -42,13 +42,14 @@ default_checks=(
     "partition|-DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=2|10000"
     "delete|-DINITSEQ=112 -DMAXT=2 -DMAXACQ=2 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_DELETE=1 -DWRITES=0|10000"
 )
-# name | flags (the rule removed + the scenario that needs it) | depth
+# name | flags (the rule removed + the scenario that needs it) | depth [| extra cc flags | extra pan flags]
+# (-DBITSTATE: a bitstate search, not exhaustive, where the exhaustive one takes minutes)
 mutants=(
     "NO_RULE3|-DNO_RULE3=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
     "NO_RULE7|-DNO_RULE7=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0|10000"
     "NO_RULE8|-DNO_RULE8=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_CTR=0|10000"
     "NO_RULE9|-DNO_RULE9=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
-    "NO_RULE10|-DNO_RULE10=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_CTR=0|10000"
+    "NO_RULE10|-DNO_RULE10=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_CTR=0 -DWRITES=0|10000|-DBITSTATE|-w26"
     "NO_RULE11|-DNO_RULE11=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
     "NO_FLOOR|-DNO_FLOOR=1 -DINITSEQ=112 -DMAXT=2 -DMAXACQ=2 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_DELETE=1 -DWRITES=0|10000"
     "NO_FAILSAFE|-DNO_FAILSAFE=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_OUTAGE=1|10000"
@@ -59,20 +60,24 @@ mutants=(
 findings=(
     "F1_DEADSEED|-DOPTIN=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
     "F2_STALEDEAD|-DOPTIN=1 -DFIX_DEADUNRES=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
+    "F3_LATEFENCE|-DLATEFENCE=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
 )
 
-# run NAME FLAGS DEPTH -> sets r_errors r_states r_depth r_time r_trail r_complete; returns non-zero on a tool failure
+# run NAME FLAGS DEPTH [CCFLAGS PANFLAGS] -> sets r_errors r_states r_depth r_time r_trail r_complete; returns non-zero on a tool failure
 run() {
-    local name=$1 flags=$2 depth=$3 d="$work/$1"
+    local name=$1 flags=$2 depth=$3 cc=${4:-} pf=${5:-} d="$work/$1"
+    local comp=-DCOLLAPSE
+    case $cc in *BITSTATE*) comp= ;; esac
     rm -rf "$d"; mkdir -p "$d"; cp "$here/rss.pml" "$d/"
     # shellcheck disable=SC2086
     (cd "$d" && spin $flags -a rss.pml >spin.out 2>&1) || { cat "$d/spin.out" >&2; return 1; }
     # shellcheck disable=SC2086
-    (cd "$d" && gcc -O1 -DSAFETY -DCOLLAPSE -DMEMLIM="$memlim" ${RSS_MODEL_CFLAGS:-} -o pan pan.c >gcc.out 2>&1) ||
+    (cd "$d" && gcc -O1 -DSAFETY $comp -DMEMLIM="$memlim" $cc ${RSS_MODEL_CFLAGS:-} -o pan pan.c >gcc.out 2>&1) ||
         { cat "$d/gcc.out" >&2; return 1; }
     local t0 t1
     t0=$(date +%s.%N)
-    (cd "$d" && ./pan -m"$depth" >pan.out 2>&1) || true
+    # shellcheck disable=SC2086
+    (cd "$d" && ./pan -m"$depth" $pf >pan.out 2>&1) || true
     t1=$(date +%s.%N)
     r_time=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
     r_errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$d/pan.out" | tail -1)
@@ -101,9 +106,9 @@ fail=0
 printf '%-13s %-9s %10s %6s %8s  %s\n' check result states depth time note
 if [ "$mode" = default ] || [ "$mode" = all ]; then
     for c in "${default_checks[@]}"; do
-        IFS='|' read -r name flags depth <<<"$c"
+        IFS='|' read -r name flags depth cc pf <<<"$c"
         [ -z "$only" ] || [ "$only" = "$name" ] || continue
-        if ! run "$name" "$flags" "$depth"; then
+        if ! run "$name" "$flags" "$depth" "$cc" "$pf"; then
             echo "check.sh: $name: spin/gcc/pan failed" >&2; fail=1; continue
         fi
         res=ok note=""
@@ -116,9 +121,9 @@ fi
 if [ "$mode" = mutants ] || [ "$mode" = all ] || [ "$mode" = findings ]; then
     if [ "$mode" = findings ]; then list=("${findings[@]}"); else list=("${mutants[@]}"); fi
     for c in "${list[@]}"; do
-        IFS='|' read -r name flags depth <<<"$c"
+        IFS='|' read -r name flags depth cc pf <<<"$c"
         [ -z "$only" ] || [ "$only" = "$name" ] || continue
-        if ! run "$name" "$flags" "$depth"; then
+        if ! run "$name" "$flags" "$depth" "$cc" "$pf"; then
             echo "check.sh: $name: spin/gcc/pan failed" >&2; fail=1; continue
         fi
         if [ "$r_errors" != 0 ] && [ "$r_trail" = yes ]; then

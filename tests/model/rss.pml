@@ -632,7 +632,7 @@ end:
             if
             :: hbT[h_k] == 0 -> lsil = lsil & ~(1 << h_k); ldead = ldead & ~(1 << h_k)
             :: hbT[h_k] >= 1 && !BIT(lsil, h_k) -> lsil = lsil | (1 << h_k)   /* not renewed in its duration */
-            :: hbT[h_k] == 2 && BIT(lsil, h_k) && fev[h_k] ->
+            :: hbT[h_k] == 2 && BIT(lsil, h_k) && (fev[h_k] || cutT[h_k] == 3) ->   /* a restarted agent's later clock holds nobody up */
                  /* THE DEAD-NODE PREMISE: a node this leader judges dead has no running member
                     (planner.c treats its members as fenced) */
                  assert(!dbrun[h_k]);
