@@ -4,8 +4,8 @@
  * 3 members rss-x-0..2, member i on node i with node agent i; 2 leader candidates, candidate c running
  * on node c (c = 0, 1); one environment process injecting faults. The Kubernetes API server is a set
  * of linearizable shared variables (one d_step per API request). Every step names the function it
- * mirrors. A resourceVersion precondition (CAS) is modelled by comparing the pod's whole content with
- * the content read: it can only succeed more often than the real CAS (no ABA), never less.
+ * mirrors. A resourceVersion precondition (CAS) is a per-pod bit "written since the LIST" (pchg); the
+ * agent's write-ahead CAS compares the desired it decided on with the stored one (only the leader writes it).
  *
  * Safety rules (ARCHITECTURE.md section 6) guarded by a switch each; -DNO_x removes rule x:
  *   NO_RULE7    agent executes a desired whatever its target generation (agent_decide.c)
@@ -20,7 +20,12 @@
  *   NO_FRESH    the leader trusts reports made under any epoch (planner.c derive(), design.md "differs")
  *   NO_PEERAPI  the failsafe ignores that a reached peer still talks to the API (agent_peers.c)
  * Options: OPTIN (spec.recovery.minimumMembers = 2: rules 2 and 3 not checked, rule 1 is),
- *   faults FAULT_LEADER, FAULT_AGENT, FAULT_CTR, FAULT_DELETE, FAULT_OUTAGE, FAULT_PART (0/1).
+ *   faults FAULT_LEADER, FAULT_AGENT, FAULT_CTR, FAULT_DELETE, FAULT_OUTAGE, FAULT_PART (0/1/2),
+ *   LATEFENCE (an agent restarted while cut off starts a new fence clock, as agent.c does: finding F3),
+ *   FIX_DEADUNRES (NOT the code: a dead node's unresolved action keeps blocking seeds), PART_IDLE,
+ *   bounds MAXT MAXACQ MAXCRASH MAXAR MAXSEQ MAXAID, INITSEQ=abc (initial sequences), WRITES.
+ * Properties: rule 1 and rule 2 in HOOK, rule 3 in PLAN, the outage rule in the agent's fence step,
+ *   the dead-node premise in the leader's liveness step. docs/model.md has the results.
  */
 
 #ifndef OPTIN
