@@ -7,7 +7,7 @@ pkgs=(cmake gcc make pkg-config git
       libgrpc-dev protobuf-c-compiler libprotobuf-c-dev libcurl4-openssl-dev libcjson-dev libssl-dev
       libcmocka-dev libmicrohttpd-dev libyaml-dev
       containerd runc busybox-static openssl tar coreutils iproute2 util-linux procps
-      valgrind clang-format curl jq iptables
+      valgrind clang-format curl jq iptables spin                      # spin: tests/model
       buildah debootstrap                 # deploy/image/build.sh, apps/galera/image/build.sh
       clang libclang-rt-14-dev)           # tests/fuzz: clang-14 and its libFuzzer/sanitizer runtimes
 

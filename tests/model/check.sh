@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# tests/model/check.sh -- model-checks the protocol model rss.pml with spin (docs/model.md).
+#
+#   check.sh            the default checks: every safety property must hold (exit 1 on any error/trail)
+#   check.sh --mutants  each rule removed (-DNO_x) must make spin find a trace (exit 1 if one is not caught)
+#   check.sh --all      both
+#   check.sh --findings the traces the model finds in the code as it is (docs/model.md): must be found
+#   check.sh --only NAME  one check or mutant by name
+#
+# Each check is one spin -a + gcc + ./pan run, bounded by its fault budget (the -D flags), by the search
+# depth (-m) and by memory (MEMLIM, MB). Environment: RSS_MODEL_DIR keeps the build dirs and trails
+# there (default: a temporary dir, removed), RSS_MODEL_MEMLIM (default 2048), RSS_MODEL_CFLAGS.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+mode=default only=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --mutants) mode=mutants ;;
+    --all) mode=all ;;
+    --findings) mode=findings ;;
+    --only) only=$2; shift ;;
+    *) echo "usage: $0 [--mutants|--all|--findings] [--only NAME]" >&2; exit 2 ;;
+    esac
+    shift
+done
+command -v spin >/dev/null || { echo "check.sh: spin is not installed (apt-get install spin)" >&2; exit 1; }
+command -v gcc >/dev/null || { echo "check.sh: gcc is not installed" >&2; exit 1; }
+memlim=${RSS_MODEL_MEMLIM:-2048}
+if [ -n "${RSS_MODEL_DIR:-}" ]; then
+    work=$RSS_MODEL_DIR; mkdir -p "$work"
+else
+    work=$(mktemp -d /tmp/rss-model.XXXXXX); trap 'rm -rf "$work"' EXIT
+fi
+
+# name | spin -D flags | pan depth bound
+# The scenarios split the fault model so that each search is exhaustive within its budget.
+default_checks=(
+    "leader|-DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
+    "agent|-DINITSEQ=112 -DMAXT=1 -DFAULT_CTR=0|10000"
+    "container|-DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0|10000"
+    "outage|-DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_OUTAGE=1|10000"
+    "partition|-DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=2|10000"
+    "delete|-DINITSEQ=112 -DMAXT=2 -DMAXACQ=2 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_DELETE=1 -DWRITES=0|10000"
+)
+# name | flags (the rule removed + the scenario that needs it) | depth [| extra cc flags | extra pan flags]
+# (-DBITSTATE: a bitstate search, not exhaustive, where the exhaustive one takes minutes)
+mutants=(
+    "NO_RULE3|-DNO_RULE3=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
+    "NO_RULE7|-DNO_RULE7=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0|10000"
+    "NO_RULE8|-DNO_RULE8=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_CTR=0|10000"
+    "NO_RULE9|-DNO_RULE9=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
+    "NO_RULE10|-DNO_RULE10=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_CTR=0 -DWRITES=0|10000|-DBITSTATE|-w26"
+    "NO_RULE11|-DNO_RULE11=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
+    "NO_FLOOR|-DNO_FLOOR=1 -DINITSEQ=112 -DMAXT=2 -DMAXACQ=2 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_DELETE=1 -DWRITES=0|10000"
+    "NO_FAILSAFE|-DNO_FAILSAFE=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_OUTAGE=1|10000"
+    "NO_SELFFENCE|-DNO_SELFFENCE=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
+    "NO_PEERAPI|-DNO_PEERAPI=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=2|10000"
+)
+# known traces of the code as it is (docs/model.md, findings): they must still be found; --findings
+findings=(
+    "F1_DEADSEED|-DOPTIN=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
+    "F2_STALEDEAD|-DOPTIN=1 -DFIX_DEADUNRES=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
+    "F3_LATEFENCE|-DLATEFENCE=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
+)
+
+# run NAME FLAGS DEPTH [CCFLAGS PANFLAGS] -> sets r_errors r_states r_depth r_time r_trail r_complete; returns non-zero on a tool failure
+run() {
+    local name=$1 flags=$2 depth=$3 cc=${4:-} pf=${5:-} d="$work/$1"
+    local comp=-DCOLLAPSE
+    case $cc in *BITSTATE*) comp= ;; esac
+    rm -rf "$d"; mkdir -p "$d"; cp "$here/rss.pml" "$d/"
+    # shellcheck disable=SC2086
+    (cd "$d" && spin $flags -a rss.pml >spin.out 2>&1) || { cat "$d/spin.out" >&2; return 1; }
+    # shellcheck disable=SC2086
+    (cd "$d" && gcc -O1 -DSAFETY $comp -DMEMLIM="$memlim" $cc ${RSS_MODEL_CFLAGS:-} -o pan pan.c >gcc.out 2>&1) ||
+        { cat "$d/gcc.out" >&2; return 1; }
+    local t0 t1
+    t0=$(date +%s.%N)
+    # shellcheck disable=SC2086
+    (cd "$d" && ./pan -m"$depth" $pf >pan.out 2>&1) || true
+    t1=$(date +%s.%N)
+    r_time=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+    r_errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$d/pan.out" | tail -1)
+    r_states=$(awk '/states, stored/ { print $1 }' "$d/pan.out" | tail -1)
+    r_depth=$(sed -n 's/.*depth reached \([0-9]*\).*/\1/p' "$d/pan.out" | tail -1)
+    r_trail=no
+    [ -e "$d/rss.pml.trail" ] && r_trail=yes
+    r_complete=yes
+    grep -qE "max search depth too small|Search not completed|out of memory" "$d/pan.out" && r_complete=no
+    [ -n "$r_errors" ] || { tail -20 "$d/pan.out" >&2; return 1; }
+    return 0
+}
+
+# the trail in one line: the last steps spin replays (printf lines marked @@) and the assertion
+trail_summary() {
+    local d="$work/$1" flags=$2
+    # shellcheck disable=SC2086
+    (cd "$d" && spin $flags -t rss.pml 2>&1) >"$d/trail.txt" || true
+    local what
+    what=$(grep -m1 -o 'text of failed assertion.*' "$d/trail.txt" || grep -m1 -oE 'invalid end state.*' "$d/trail.txt" || echo "?")
+    echo "      $what"
+    grep '@@' "$d/trail.txt" | sed 's/^ *//; s/@@ //' | tail -8 | sed 's/^/        /'
+}
+
+fail=0
+printf '%-13s %-9s %10s %6s %8s  %s\n' check result states depth time note
+if [ "$mode" = default ] || [ "$mode" = all ]; then
+    for c in "${default_checks[@]}"; do
+        IFS='|' read -r name flags depth cc pf <<<"$c"
+        [ -z "$only" ] || [ "$only" = "$name" ] || continue
+        if ! run "$name" "$flags" "$depth" "$cc" "$pf"; then
+            echo "check.sh: $name: spin/gcc/pan failed" >&2; fail=1; continue
+        fi
+        res=ok note=""
+        if [ "$r_errors" != 0 ] || [ "$r_trail" = yes ]; then res=FAIL; fail=1; fi
+        [ "$r_complete" = yes ] || note="(search bounded: depth/memory)"
+        printf '%-13s %-9s %10s %6s %7ss  %s\n' "$name" "$res" "$r_states" "$r_depth" "$r_time" "$note"
+        [ "$res" = ok ] || trail_summary "$name" "$flags"
+    done
+fi
+if [ "$mode" = mutants ] || [ "$mode" = all ] || [ "$mode" = findings ]; then
+    if [ "$mode" = findings ]; then list=("${findings[@]}"); else list=("${mutants[@]}"); fi
+    for c in "${list[@]}"; do
+        IFS='|' read -r name flags depth cc pf <<<"$c"
+        [ -z "$only" ] || [ "$only" = "$name" ] || continue
+        if ! run "$name" "$flags" "$depth" "$cc" "$pf"; then
+            echo "check.sh: $name: spin/gcc/pan failed" >&2; fail=1; continue
+        fi
+        if [ "$r_errors" != 0 ] && [ "$r_trail" = yes ]; then
+            res=caught
+        else
+            res=MISSED; fail=1
+        fi
+        printf '%-13s %-9s %10s %6s %7ss\n' "$name" "$res" "$r_states" "$r_depth" "$r_time"
+        [ "$res" = caught ] && trail_summary "$name" "$flags"
+    done
+fi
+[ "$fail" = 0 ] || { echo "check.sh: FAILED" >&2; exit 1; }
+echo "check.sh: ok"
