@@ -32,6 +32,9 @@ echo "== tests"
 # shellcheck disable=SC2086
 ctest --test-dir "$build" --output-on-failure ${CTEST_ARGS:-}
 
+echo "== chaos (short run)"
+RSS_BUILD_DIR=$build bash "$top/tests/chaos/run.sh" --cycles 8
+
 if [ "${RSS_SKIP_ASAN:-0}" != 1 ]; then
   echo "== unit tests under ASan+UBSan"
   cmake -S . -B "$build-asan" -DRSS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
