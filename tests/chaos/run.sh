@@ -126,6 +126,18 @@ partition_for() { # NODE SECONDS
     "$WORLD" heal "$1" >/dev/null 2>&1 || true
     ev "heal $1"
 }
+# all_on: a node that overlapping faults left off (a power-off racing its own power-on) goes on again.
+all_on() {
+    local n
+    for n in $("$WORLD" nodes); do
+        local pid=""
+        read -r pid _ <"$RSS_WORLD_DIR/nodes/$n/kubelet.pid" 2>/dev/null || true
+        if [ -e "$RSS_WORLD_DIR/nodes/$n/off" ] || [ -z "$pid" ] || [ ! -d "/proc/$pid" ]; then
+            ev "left-off $n"
+            power_on "$n"
+        fi
+    done
+}
 # later SECONDS CMD...: CMD in the background after SECONDS; the cycle's fault window waits for it.
 later() {
     local d=$1
@@ -259,6 +271,7 @@ run_cycle() {
     fi
     wait_later
     sim clear || true
+    all_on
     ev "fault-end"
     local t0
     t0=$(now_ms)
