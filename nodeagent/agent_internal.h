@@ -93,6 +93,7 @@ struct rss_agent {
     struct agent_peer *peers;
     size_t n_peers;
     int64_t peers_listed_ms; /* heartbeat thread only */
+    int64_t peers_first_ms;  /* heartbeat thread only: the first listing attempt */
     atomic_llong loop_tick_ms;
 };
 

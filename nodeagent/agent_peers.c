@@ -21,8 +21,11 @@
 #include "rss/log.h"
 #include "agent_internal.h"
 
-#define LIST_EVERY_MS   30000 /* peers' addresses and keys change only when an agent restarts */
+/* After this agent starts, its peers are often starting too (a lights-out: the nodes boot seconds apart)
+ * and their Leases still name their previous processes: it lists often for LIST_SETTLE_MS. */
+#define LIST_EVERY_MS   10000 /* peers' addresses and keys change only when an agent restarts */
 #define LIST_MISSING_MS 2000  /* ...but a peer we need and do not know yet is looked for often */
+#define LIST_SETTLE_MS  30000
 #define PROBE_EVERY_MS  1000
 #define PROBE_TIMEOUT   800L /* ms, per peer */
 #define FRESH_MS        3000 /* an answer counts for this long */
@@ -196,7 +199,10 @@ static bool missing_peer(struct rss_agent *a)
 void agent_peers_refresh(struct rss_agent *a)
 {
     int64_t now = rss_clock_mono_ms();
-    int64_t every = missing_peer(a) ? LIST_MISSING_MS : LIST_EVERY_MS;
+    if (!a->peers_first_ms)
+        a->peers_first_ms = now;
+    bool settling = now - a->peers_first_ms < LIST_SETTLE_MS;
+    int64_t every = settling || missing_peer(a) ? LIST_MISSING_MS : LIST_EVERY_MS;
     if (a->peers_listed_ms && now - a->peers_listed_ms < every)
         return;
     _cleanup_free_ char *coll = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", NULL, NULL);
