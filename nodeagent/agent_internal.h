@@ -99,6 +99,7 @@ struct rss_agent {
     size_t n_peers;
     int64_t peers_listed_ms;  /* heartbeat thread only: every wanted peer's Lease last read */
     int64_t peers_missing_ms; /* heartbeat thread only: the unknown ones last looked for */
+    int64_t peers_first_ms;   /* heartbeat thread only: the first refresh (the settling period starts) */
     atomic_llong loop_tick_ms;
 };
 

@@ -21,8 +21,11 @@
 #include "rss/log.h"
 #include "agent_internal.h"
 
-#define LIST_EVERY_MS   30000 /* peers' addresses and keys change only when an agent restarts */
+/* After this agent starts, its peers are often starting too (a lights-out: the nodes boot seconds apart)
+ * and their Leases still name their previous processes: it lists often for LIST_SETTLE_MS. */
+#define LIST_EVERY_MS   10000 /* peers' addresses and keys change only when an agent restarts */
 #define LIST_MISSING_MS 2000  /* ...but a peer we need and do not know yet is looked for often */
+#define LIST_SETTLE_MS  30000
 #define PROBE_EVERY_MS  1000
 #define PROBE_TIMEOUT   800L /* ms, per peer */
 #define FRESH_MS        3000 /* an answer counts for this long */
@@ -259,7 +262,15 @@ void agent_peers_refresh(struct rss_agent *a)
     int64_t now = rss_clock_mono_ms();
     char **nodes = NULL;
     size_t n = agent_peers_wanted(a, &nodes);
-    bool all = !a->peers_listed_ms || now - a->peers_listed_ms >= LIST_EVERY_MS;
+    if (!a->peers_first_ms)
+        a->peers_first_ms = now;
+    /* Settling (the first LIST_SETTLE_MS): every wanted peer is read again every LIST_MISSING_MS, since
+     * the Leases may still name the peers' previous processes. Without it, an agent that came up first
+     * after a staggered lights-out kept stale addresses for a whole period, reached no peer in an API
+     * outage during that window, and fenced a healthy member (chaos run, seed 20261124, cycle 29). */
+    bool settling = now - a->peers_first_ms < LIST_SETTLE_MS;
+    int64_t every = settling ? LIST_MISSING_MS : LIST_EVERY_MS;
+    bool all = !a->peers_listed_ms || now - a->peers_listed_ms >= every;
     bool missing_due = !a->peers_missing_ms || now - a->peers_missing_ms >= LIST_MISSING_MS;
     bool ok = true;
     for (size_t i = 0; i < n; i++) {

@@ -39,6 +39,8 @@ echo "== tests"
 # shellcheck disable=SC2086
 ctest --test-dir "$build" --output-on-failure ${CTEST_ARGS:-}
 
+echo "== chaos (short run)"
+RSS_BUILD_DIR=$build bash "$top/tests/chaos/run.sh" --cycles 8
 echo "== protocol model (spin)"
 bash "$top/tests/model/check.sh"
 echo "== fuzz smoke runs"

@@ -325,6 +325,32 @@ sc_api_outage() {
     note "API frozen $((2 * FENCE_S + 5)) s: no action, same pids ($(tr '\n' ' ' <<<"$after"))"
 }
 
+# ---- 8a. the same outage right after a lights-out whose nodes booted seconds apart (found by the chaos
+#          harness, tests/chaos): the first agent up read the others' Leases before they had published
+#          their new addresses, kept the stale ones for 30 s, reached no peer and stopped its member
+sc_outage_after_lightsout() {
+    ensure_running
+    power_off_all
+    "$WORLD" power-on node-1 >/dev/null 2>&1 || fail "power-on node-1"
+    sleep 4
+    power_on_except node-1
+    ensure_running 90
+    sleep 3 # more than the 2 s listing period of agents that just started
+    local before after mark acts
+    before=$(dummyd_pids) || fail "no dummyd pids"
+    mark=$(now)
+    "$WORLD" api-freeze || fail "api-freeze"
+    sleep $((2 * FENCE_S + 5))
+    "$WORLD" api-thaw || fail "api-thaw"
+    sleep 3
+    ensure_running 90
+    acts=$(hook_lines "$mark" "$R" stop seed primary secondary)
+    [ -z "$acts" ] || fail "the API outage after the lights-out made rssd act on the members: $acts"
+    after=$(dummyd_pids) || fail "no dummyd pids after"
+    [ "$before" = "$after" ] || fail "an application restarted: before [$before] after [$after]"
+    note "API frozen $((2 * FENCE_S + 5)) s, ~10 s after a staggered lights-out: no action, same pids"
+}
+
 # ---- 8b. the same outage with every member stopped before it, and distinct data written during it:
 #          after it the highest sequence seeds, once every member reported (the heartbeats look old
 #          after an outage only because nobody could write: no node may count as dead for it)
@@ -581,7 +607,7 @@ YAML
     k delete sts rss-other -n "$NS" >/dev/null
 }
 
-all=(late_node stays_off force_seed suspend hook_env metrics garbage_fixed noisy api_outage outage_stopped partition huge_epoch keeps_failing invalid_spec foreign_sts
+all=(late_node stays_off force_seed suspend hook_env metrics garbage_fixed noisy api_outage outage_after_lightsout outage_stopped partition huge_epoch keeps_failing invalid_spec foreign_sts
     reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
