@@ -115,6 +115,10 @@ int main(int argc, char **argv)
         rss_log_err("TLS material in %s: %s", dir, err);
         return 1;
     }
+    if (ks_auth_init(dir, err, sizeof(err)) < 0) {
+        rss_log_err("%s", err);
+        return 1;
+    }
     ks_lock();
     ks_registry_init();
     ks_store_init();
@@ -159,6 +163,7 @@ int main(int argc, char **argv)
     ks_registry_free();
     ks_simctl_free();
     ks_unlock();
-    ks_tokens_free();
+    ks_auth_free();
+    ks_rbac_free();
     return 0;
 }
