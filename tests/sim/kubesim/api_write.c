@@ -137,6 +137,8 @@ void api_do_create(struct ctx *c, cJSON *obj, const char *verb)
     struct ks_snap *s = ks_store_put(c->res->group, c->res->plural, ns, obj, verb);
     if (api_is(c->res, "apiextensions.k8s.io", "customresourcedefinitions"))
         ks_registry_crd_apply(s->obj);
+    if (api_is(c->res, "", "namespaces"))
+        ks_default_serviceaccount(name);
     api_reply_obj(c, 201, s->obj);
 }
 

@@ -313,3 +313,20 @@ void ks_token_request(const struct ks_req *req, const char *ns, const char *name
     cJSON_AddStringToObject(st, "expirationTimestamp", until);
     ks_reply_json(reply, 201, out);
 }
+
+void ks_default_serviceaccount(const char *ns)
+{
+    if (ks_store_get("", "serviceaccounts", ns, "default"))
+        return;
+    cJSON *sa = cJSON_CreateObject();
+    cJSON_AddStringToObject(sa, "apiVersion", "v1");
+    cJSON_AddStringToObject(sa, "kind", "ServiceAccount");
+    cJSON *md = cJSON_AddObjectToObject(sa, "metadata");
+    _cleanup_free_ char *uid = ks_uuid();
+    _cleanup_free_ char *now = ks_time_now(0);
+    cJSON_AddStringToObject(md, "name", "default");
+    cJSON_AddStringToObject(md, "namespace", ns);
+    cJSON_AddStringToObject(md, "uid", uid);
+    cJSON_AddStringToObject(md, "creationTimestamp", now);
+    ks_store_put("", "serviceaccounts", ns, sa, "POST");
+}

@@ -304,6 +304,8 @@ bool ks_user_in_group(const struct ks_user *u, const char *group);
 /* POST .../serviceaccounts/NAME/token (TokenRequest): issues a token for the ServiceAccount. */
 void ks_token_request(const struct ks_req *req, const char *ns, const char *name, struct ks_reply *reply);
 void ks_auth_free(void);
+/* The ServiceAccount "default" of a new namespace (lock held), as the ServiceAccount controller. */
+void ks_default_serviceaccount(const char *ns);
 
 /* ---- protobuf request bodies (proto.c) ---- */
 

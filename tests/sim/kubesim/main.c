@@ -57,6 +57,7 @@ static void add_namespace(const char *name)
     cJSON_AddItemToObject(ns, "spec", cJSON_Parse("{\"finalizers\":[\"kubernetes\"]}"));
     cJSON_AddItemToObject(ns, "status", cJSON_Parse("{\"phase\":\"Active\"}"));
     ks_store_put("", "namespaces", "", ns, "POST");
+    ks_default_serviceaccount(name);
 }
 
 int main(int argc, char **argv)
