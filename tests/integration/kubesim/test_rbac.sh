@@ -406,6 +406,24 @@ same "rules of the builder in team-b" "$(jb '[.status.resourceRules[] | select(.
 as "$SA_TOKEN" POST /apis/authorization.k8s.io/v1/subjectaccessreviews \
   '{"spec":{"user":"alice","resourceAttributes":{"verb":"get","resource":"pods","namespace":"team-a"}}}'
 expect 403 "SubjectAccessReview needs its own permission"
+# OwnerReferencesPermissionEnforcement: blockOwnerDeletion needs update on the owner's finalizers
+sts_owned() {
+  jq -nc --argjson block "$2" '{metadata: {name: $ARGS.positional[0], ownerReferences: [{apiVersion: "v1", kind: "ConfigMap",
+    name: "cfg1", uid: "u-cfg1", blockOwnerDeletion: $block}]}, spec: {selector: {matchLabels: {a: "b"}},
+    template: {metadata: {labels: {a: "b"}}, spec: {containers: [{name: "c", image: "i"}]}}}}' --args "$1"
+}
+as "$SA_TOKEN" POST /apis/apps/v1/namespaces/team-b/statefulsets "$(sts_owned owned true)"
+expect 403 "blockOwnerDeletion on an owner whose finalizers one cannot update"
+same "403 message: OwnerReferencesPermissionEnforcement" "$(jb .message)" \
+  'statefulsets.apps "owned" is forbidden: cannot set blockOwnerDeletion if an ownerReference refers to a resource you can'"'"'t set finalizers on: , <nil>'
+as "$SA_TOKEN" POST /apis/apps/v1/namespaces/team-b/statefulsets "$(sts_owned owned false)"
+expect 201 "the same owner reference without blockOwnerDeletion"
+as "$ADMIN" POST /apis/rbac.authorization.k8s.io/v1/namespaces/team-b/roles \
+  '{"metadata":{"name":"cm-finalizers"},"rules":[{"apiGroups":[""],"resources":["configmaps/finalizers"],"verbs":["update"]}]}'
+as "$ADMIN" POST /apis/rbac.authorization.k8s.io/v1/namespaces/team-b/rolebindings \
+  '{"metadata":{"name":"builder-cm-finalizers"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"cm-finalizers"},"subjects":[{"kind":"ServiceAccount","name":"builder","namespace":"team-b"}]}'
+as "$SA_TOKEN" POST /apis/apps/v1/namespaces/team-b/statefulsets "$(sts_owned owned2 true)"
+expect 201 "blockOwnerDeletion with update on configmaps/finalizers"
 as "$ADMIN" DELETE /api/v1/namespaces/team-b/serviceaccounts/builder
 expect 200 "delete the ServiceAccount"
 as "$SA_TOKEN" GET /apis/apps/v1/namespaces/team-b/statefulsets

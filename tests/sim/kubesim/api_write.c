@@ -129,6 +129,10 @@ void api_do_create(struct ctx *c, cJSON *obj, const char *verb)
         return;
     }
     api_normalize(obj);
+    if (!api_admit_owner_refs(c, obj, NULL)) {
+        cJSON_Delete(obj);
+        return;
+    }
     if (api_q(c, "dryRun")) {
         api_reply_obj(c, 201, obj);
         cJSON_Delete(obj);
@@ -276,6 +280,10 @@ void api_do_update(struct ctx *c, struct ks_snap *old, cJSON *in, const char *ve
     }
     ks_json_set_str(md, "resourceVersion", api_obj_rv(o));
     api_normalize(out);
+    if (!status_only && !api_admit_owner_refs(c, out, o)) {
+        cJSON_Delete(out);
+        return;
+    }
     if (cJSON_Compare(out, o, true)) {
         /* A no-op write keeps the resourceVersion and makes no event. */
         cJSON_Delete(out);

@@ -336,6 +336,7 @@ void ks_request_attrs(const struct ks_req *req, struct ks_attrs *a);
  * discovery, basic-user, public-info). True if allowed; `reason` gets "RBAC: allowed by ..." or
  * the resolution errors. Takes the lock. */
 bool ks_authorize(const struct ks_user *u, const struct ks_attrs *a, char *reason, size_t n);
+bool ks_authorize_locked(const struct ks_user *u, const struct ks_attrs *a, char *reason, size_t n);
 /* The 403 Forbidden Status the apiserver answers for a denied request. */
 void ks_reply_forbidden(struct ks_reply *reply, const struct ks_user *u, const struct ks_attrs *a,
                         const char *reason);

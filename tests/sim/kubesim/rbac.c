@@ -393,7 +393,7 @@ static void visit_rules_for(struct visit *v, const struct ks_user *u, const char
     ks_snaps_free(rbs, n);
 }
 
-bool ks_authorize(const struct ks_user *u, const struct ks_attrs *a, char *reason, size_t n)
+bool ks_authorize_locked(const struct ks_user *u, const struct ks_attrs *a, char *reason, size_t n)
 {
     if (reason && n)
         reason[0] = '\0';
@@ -403,12 +403,18 @@ bool ks_authorize(const struct ks_user *u, const struct ks_attrs *a, char *reaso
     if (ks_user_in_group(u, "system:masters"))
         return true;
     struct visit v = {.attrs = a, .reason = reason, .reason_n = n};
-    ks_lock();
     visit_rules_for(&v, u, a->resource_request ? a->ns : NULL);
-    ks_unlock();
     if (!v.allowed && reason && v.n_errors)
         snprintf(reason, n, "RBAC: %s%s%s", v.n_errors > 1 ? "[" : "", v.errors, v.n_errors > 1 ? "]" : "");
     return v.allowed;
+}
+
+bool ks_authorize(const struct ks_user *u, const struct ks_attrs *a, char *reason, size_t n)
+{
+    ks_lock();
+    bool ok = ks_authorize_locked(u, a, reason, n);
+    ks_unlock();
+    return ok;
 }
 
 /* ---- 403 (apiserver: endpoints/handlers/responsewriters/errors.go) ---- */
