@@ -37,6 +37,9 @@ static void forbid(struct ctx *c, const char *name, const char *why)
     ks_resource_qualified(c->res, qn, sizeof(qn));
     api_reply_err(c->reply, 403, "Forbidden", c->res, name, NULL, "%s \"%s\" is forbidden: %s", qn, name,
                   why);
+    /* Logged like the authorizer's denials (rbac.c); tests/e2e/rbac_minimal.sh reads them. */
+    rss_log_info("403: %s \"%s\" is forbidden: %s (admission, User \"%s\")", qn, name, why,
+                 c->req->user->name);
 }
 
 bool api_admit_owner_refs(struct ctx *c, const cJSON *obj, const cJSON *old)
