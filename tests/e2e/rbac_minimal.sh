@@ -61,7 +61,6 @@ PY
 
 # scenario: the short run; prints the step it got to, fails at the first step that does not happen.
 scenario() {
-    local step=up
     (
         set -e
         echo "step: world up with rssd"
