@@ -18,6 +18,8 @@ export RSS_WORLD_DIR
 RSSD_NS=rssd-system
 NS=default
 E2E_KEEP=${E2E_KEEP:-0}
+# The RBAC manifest e2e_up applies (tests/e2e/rbac_minimal.sh gives it deploy/rbac.yaml less one rule).
+E2E_RBAC=${E2E_RBAC:-$repo/deploy/rbac.yaml}
 E2E_BG_PIDS=()
 
 # Short election timings for the world (lease duration / renew deadline / retry period, seconds).
@@ -147,7 +149,7 @@ e2e_up() {
     grep -q "localhost/rss/rssd:dev=" "$RSS_WORLD_DIR/nodes/node-1/kubelet.args" ||
         fail "the world did not map localhost/rss/rssd:dev to rssd (kubelet.args)"
     daemonset_for_world "$E2E_TMP/daemonset.yaml"
-    k apply -f "$repo/deploy/namespace.yaml" -f "$repo/deploy/crd.yaml" -f "$repo/deploy/rbac.yaml" \
+    k apply -f "$repo/deploy/namespace.yaml" -f "$repo/deploy/crd.yaml" -f "$E2E_RBAC" \
         -f "$E2E_TMP/daemonset.yaml" >"$E2E_TMP/apply.log" 2>&1 ||
         { cat "$E2E_TMP/apply.log" >&2; fail "kubectl apply deploy/"; }
     k wait --for=condition=Established --timeout=30s crd/replicatedstatefulsets.clusterlabs.org >/dev/null ||

@@ -290,14 +290,35 @@ FENCE_S=${E2E_FENCE%s}
 # peers_learned: every agent knows where the two others answer now. Agents re-list the peers' Leases
 # every 10 s (every 2 s while one is unknown); a peer that restarted has a new port and key, which an
 # agent learns at its next listing. So: every current address seen, then one more listing period.
+# Every agent learned each other agent's current address: a line "the agent on M answers at" in its
+# log newer than both its own and M's last start ("rssd starting"); a restarted peer has a new port,
+# which the others learn within their 30 s listing period, so older lines do not count.
 peers_learned() {
-    local n
-    n=$(cat "$RSS_WORLD_DIR"/nodes/*/kubelet/hostproc/*.log 2>/dev/null | grep -c "failsafe: the agent on .* answers at" || true)
-    echo "peer addresses learned: $n"
-    [ "$n" -ge 6 ]
+    local n m f last missing=""
+    declare -A log st
+    for n in $("$WORLD" nodes); do
+        f=$(ls -t "$RSS_WORLD_DIR/nodes/$n/kubelet/hostproc/"*_rssd.log 2>/dev/null | head -1)
+        [ -n "$f" ] || {
+            echo "no rssd log on $n"
+            return 1
+        }
+        log[$n]=$f
+        st[$n]=$(grep "rssd starting" "$f" | tail -1 | cut -d' ' -f1)
+    done
+    for n in "${!log[@]}"; do
+        for m in "${!log[@]}"; do
+            [ "$n" != "$m" ] || continue
+            last=$(grep "failsafe: the agent on $m answers at" "${log[$n]}" | tail -1 | cut -d' ' -f1)
+            if [ -z "$last" ] || [[ $last < ${st[$m]} ]] || [[ $last < ${st[$n]} ]]; then
+                missing="$missing $n->$m"
+            fi
+        done
+    done
+    echo "peer addresses not yet current:${missing:- none}"
+    [ -z "$missing" ]
 }
 peers_current() {
-    wait_until 30 "the agents to learn each other's addresses" peers_learned
+    wait_until 45 "the agents to learn each other's addresses" peers_learned
     sleep 11
 }
 

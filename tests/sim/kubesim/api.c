@@ -22,6 +22,21 @@ void ks_api_handle(const struct ks_req *req, struct ks_reply *reply, const char 
     *verb = req->method;
     if (!strcmp(req->method, "GET"))
         *verb = "GET";
+    /* Authorization comes first, on the request's attributes alone, as in kube-apiserver: a
+     * denied user learns nothing about what exists (403 even for unknown resources). */
+    struct ks_attrs attrs;
+    ks_request_attrs(req, &attrs);
+    char reason[1400];
+    if (!ks_authorize(req->user, &attrs, reason, sizeof(reason))) {
+        if (attrs.resource_request && !strcmp(attrs.verb, "list"))
+            *verb = "LIST";
+        else if (attrs.resource_request && !strcmp(attrs.verb, "watch"))
+            *verb = "WATCH";
+        ks_reply_forbidden(reply, req->user, &attrs, reason);
+        return;
+    }
+    if (ks_review_handle(req, reply))
+        return;
     if (ks_discovery_handle(req, reply))
         return;
     char group[256], version[64];
@@ -84,6 +99,14 @@ void ks_api_handle(const struct ks_req *req, struct ks_reply *reply, const char 
     c.res = res;
     c.name = n - i >= 2 ? segs[i + 1] : NULL;
     c.sub = n - i == 3 ? segs[i + 2] : NULL;
+    if (c.sub && !strcmp(c.sub, "token") && !*res->group && !strcmp(res->plural, "serviceaccounts")) {
+        if (strcmp(req->method, "POST"))
+            api_reply_err(reply, 405, "MethodNotAllowed", NULL, NULL, NULL,
+                          "the server does not allow this method on the requested resource");
+        else
+            ks_token_request(req, c.ns, c.name, reply);
+        return;
+    }
     if (c.sub && !((!strcmp(c.sub, "status") && (res->flags & KS_STATUS)) ||
                    (!strcmp(c.sub, "scale") && (res->flags & KS_SCALE)))) {
         not_served(reply);

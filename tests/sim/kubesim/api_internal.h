@@ -54,6 +54,10 @@ void api_delete_object(struct ks_resource *res, struct ks_snap *snap, long grace
                        struct ks_snap **removed, cJSON **updated);
 void api_remove_now(struct ks_resource *res, const cJSON *obj, const char *policy, struct ks_snap **removed);
 
+/* api_admission.c: OwnerReferencesPermissionEnforcement (lock held); false after replying 403.
+ * old is NULL on create. */
+bool api_admit_owner_refs(struct ctx *c, const cJSON *obj, const cJSON *old);
+
 /* api_write.c: create and update paths (lock held), and the scale subresource */
 void api_do_create(struct ctx *c, cJSON *obj, const char *verb);
 void api_do_update(struct ctx *c, struct ks_snap *old, cJSON *in, const char *verb);

@@ -129,6 +129,10 @@ void api_do_create(struct ctx *c, cJSON *obj, const char *verb)
         return;
     }
     api_normalize(obj);
+    if (!api_admit_owner_refs(c, obj, NULL)) {
+        cJSON_Delete(obj);
+        return;
+    }
     if (api_q(c, "dryRun")) {
         api_reply_obj(c, 201, obj);
         cJSON_Delete(obj);
@@ -137,6 +141,8 @@ void api_do_create(struct ctx *c, cJSON *obj, const char *verb)
     struct ks_snap *s = ks_store_put(c->res->group, c->res->plural, ns, obj, verb);
     if (api_is(c->res, "apiextensions.k8s.io", "customresourcedefinitions"))
         ks_registry_crd_apply(s->obj);
+    if (api_is(c->res, "", "namespaces"))
+        ks_default_serviceaccount(name);
     api_reply_obj(c, 201, s->obj);
 }
 
@@ -274,6 +280,10 @@ void api_do_update(struct ctx *c, struct ks_snap *old, cJSON *in, const char *ve
     }
     ks_json_set_str(md, "resourceVersion", api_obj_rv(o));
     api_normalize(out);
+    if (!status_only && !api_admit_owner_refs(c, out, o)) {
+        cJSON_Delete(out);
+        return;
+    }
     if (cJSON_Compare(out, o, true)) {
         /* A no-op write keeps the resourceVersion and makes no event. */
         cJSON_Delete(out);

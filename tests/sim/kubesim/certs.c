@@ -1,5 +1,5 @@
 /* certs.c -- kubesim's trust material: a private CA and a 127.0.0.1 server certificate made with
- * OpenSSL's C API (kept in DIR so a restarted kubesim keeps trust), bearer tokens, kubeconfig. */
+ * OpenSSL's C API (kept in DIR so a restarted kubesim keeps trust), the admin token, kubeconfig. */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -18,7 +18,7 @@
 #include "rss/cleanup.h"
 #include "kubesim.h"
 
-static char *read_file(const char *path)
+char *ks_read_file(const char *path)
 {
     _cleanup_fclose_ FILE *f = fopen(path, "re");
     if (!f)
@@ -154,8 +154,8 @@ int ks_certs_ensure(const char *dir, char **cert_pem, char **key_pem, char *errb
     _cleanup_free_ char *crt_p = rss_xasprintf("%s/server.crt", dir);
     _cleanup_free_ char *key_p = rss_xasprintf("%s/server.key", dir);
     _cleanup_free_ char *tok_p = rss_xasprintf("%s/token", dir);
-    _cleanup_free_ char *ca_pem = read_file(ca_crt_p);
-    _cleanup_free_ char *ca_key_pem = read_file(ca_key_p);
+    _cleanup_free_ char *ca_pem = ks_read_file(ca_crt_p);
+    _cleanup_free_ char *ca_key_pem = ks_read_file(ca_key_p);
     EVP_PKEY *ca_key = ca_key_pem ? load_key(ca_key_pem) : NULL;
     X509 *ca = ca_pem ? load_cert(ca_pem) : NULL;
     int ret = -1;
@@ -179,8 +179,8 @@ int ks_certs_ensure(const char *dir, char **cert_pem, char **key_pem, char *errb
             goto out;
         new_ca = true;
     }
-    *cert_pem = read_file(crt_p);
-    *key_pem = read_file(key_p);
+    *cert_pem = ks_read_file(crt_p);
+    *key_pem = ks_read_file(key_p);
     X509 *have = *cert_pem ? load_cert(*cert_pem) : NULL;
     bool ok = have && *key_pem && !new_ca && X509_verify(have, ca_key) == 1;
     X509_free(have);
@@ -197,7 +197,7 @@ int ks_certs_ensure(const char *dir, char **cert_pem, char **key_pem, char *errb
             write_file(crt_p, *cert_pem, 0644, errbuf, n) < 0)
             goto out;
     }
-    tok = read_file(tok_p);
+    tok = ks_read_file(tok_p);
     if (!tok || !*tok) {
         unsigned char r[16];
         char hex[33];
@@ -222,7 +222,7 @@ int ks_write_kubeconfig(const char *dir, int port, char *errbuf, size_t n)
         return -1;
     }
     _cleanup_free_ char *tok_p = rss_xasprintf("%s/token", abs);
-    _cleanup_free_ char *tok = read_file(tok_p);
+    _cleanup_free_ char *tok = ks_read_file(tok_p);
     if (!tok) {
         snprintf(errbuf, n, "cannot read %s", tok_p);
         return -1;
@@ -254,69 +254,4 @@ int ks_write_kubeconfig(const char *dir, int port, char *errbuf, size_t n)
     if (write_file(cfg_p, cfg, 0600, errbuf, n) < 0 || write_file(port_p, portbuf, 0644, errbuf, n) < 0)
         return -1;
     return 0;
-}
-
-/* The extra tokens file, cached by mtime. */
-static pthread_mutex_t tok_mu = PTHREAD_MUTEX_INITIALIZER;
-static struct timespec tokens_mtime;
-static char *tokens_cache;
-static char *token_cache;
-static struct timespec token_mtime;
-
-static bool same_time(const struct timespec *a, const struct timespec *b)
-{
-    return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
-}
-
-static void refresh(const char *path, char **cache, struct timespec *mtime)
-{
-    struct stat st;
-    if (stat(path, &st) < 0) {
-        free(*cache);
-        *cache = NULL;
-        memset(mtime, 0, sizeof(*mtime));
-        return;
-    }
-    if (*cache && same_time(&st.st_mtim, mtime))
-        return;
-    free(*cache);
-    *cache = read_file(path);
-    *mtime = st.st_mtim;
-}
-
-static bool in_lines(const char *text, const char *token)
-{
-    size_t tl = strlen(token);
-    for (const char *p = text; p && *p;) {
-        const char *e = strchr(p, '\n');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        while (len && (p[len - 1] == '\r' || p[len - 1] == ' '))
-            len--;
-        if (len == tl && !memcmp(p, token, tl))
-            return true;
-        p = e ? e + 1 : NULL;
-    }
-    return false;
-}
-
-bool ks_token_valid(const char *dir, const char *token)
-{
-    if (!token || !*token)
-        return false;
-    _cleanup_free_ char *tok_p = rss_xasprintf("%s/token", dir);
-    _cleanup_free_ char *toks_p = rss_xasprintf("%s/tokens", dir);
-    pthread_mutex_lock(&tok_mu);
-    refresh(tok_p, &token_cache, &token_mtime);
-    refresh(toks_p, &tokens_cache, &tokens_mtime);
-    bool ok =
-        (token_cache && in_lines(token_cache, token)) || (tokens_cache && in_lines(tokens_cache, token));
-    pthread_mutex_unlock(&tok_mu);
-    return ok;
-}
-
-void ks_tokens_free(void)
-{
-    free(tokens_cache);
-    free(token_cache);
-    tokens_cache = token_cache = NULL;
 }

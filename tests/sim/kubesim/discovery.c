@@ -21,6 +21,31 @@ static cJSON *verbs(const char *const *v)
 static const char *const all_verbs[] = {
     "create", "delete", "deletecollection", "get", "list", "patch", "update", "watch", NULL};
 static const char *const sub_verbs[] = {"get", "patch", "update", NULL};
+static const char *const create_verb[] = {"create", NULL};
+
+/* authorization.k8s.io/v1: the access reviews (rbac.c answers them; nothing is stored). */
+#define AUTHZ_GROUP "authorization.k8s.io"
+static const struct {
+    const char *plural, *kind;
+    bool namespaced;
+} reviews[] = {
+    {"selfsubjectaccessreviews", "SelfSubjectAccessReview", false},
+    {"selfsubjectrulesreviews", "SelfSubjectRulesReview", false},
+    {"subjectaccessreviews", "SubjectAccessReview", false},
+};
+
+static void add_reviews(cJSON *list)
+{
+    for (size_t i = 0; i < sizeof(reviews) / sizeof(reviews[0]); i++) {
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", reviews[i].plural);
+        cJSON_AddStringToObject(o, "singularName", "");
+        cJSON_AddBoolToObject(o, "namespaced", reviews[i].namespaced);
+        cJSON_AddStringToObject(o, "kind", reviews[i].kind);
+        cJSON_AddItemToObject(o, "verbs", verbs(create_verb));
+        cJSON_AddItemToArray(list, o);
+    }
+}
 
 static void add_resource(cJSON *list, const struct ks_resource *r)
 {
@@ -46,6 +71,17 @@ static void add_resource(cJSON *list, const struct ks_resource *r)
         cJSON_AddItemToObject(o, "verbs", verbs(sub_verbs));
         cJSON_AddItemToArray(list, o);
     }
+    if (!*r->group && !strcmp(r->plural, "serviceaccounts")) {
+        o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", "serviceaccounts/token");
+        cJSON_AddStringToObject(o, "singularName", "");
+        cJSON_AddBoolToObject(o, "namespaced", true);
+        cJSON_AddStringToObject(o, "group", "authentication.k8s.io");
+        cJSON_AddStringToObject(o, "version", "v1");
+        cJSON_AddStringToObject(o, "kind", "TokenRequest");
+        cJSON_AddItemToObject(o, "verbs", verbs(create_verb));
+        cJSON_AddItemToArray(list, o);
+    }
     if (r->flags & KS_SCALE) {
         _cleanup_free_ char *name = rss_xasprintf("%s/scale", r->plural);
         o = cJSON_CreateObject();
@@ -69,6 +105,10 @@ static cJSON *resource_list(const char *group, const char *version)
     _cleanup_free_ char *gv = *group ? rss_xasprintf("%s/%s", group, version) : rss_xstrdup(version);
     cJSON_AddStringToObject(list, "groupVersion", gv);
     cJSON *res = cJSON_AddArrayToObject(list, "resources");
+    if (!strcmp(group, AUTHZ_GROUP) && !strcmp(version, "v1")) {
+        add_reviews(res);
+        any = true;
+    }
     for (const struct ks_resource *r = ks_resource_first(); r; r = r->next) {
         if (!strcmp(r->group, group) && !strcmp(r->version, version)) {
             add_resource(res, r);
@@ -86,6 +126,17 @@ static cJSON *resource_list(const char *group, const char *version)
 static cJSON *group_object(const char *group)
 {
     cJSON *g = NULL, *versions = NULL;
+    if (!strcmp(group, AUTHZ_GROUP)) {
+        g = cJSON_CreateObject();
+        cJSON_AddStringToObject(g, "name", group);
+        versions = cJSON_AddArrayToObject(g, "versions");
+        cJSON *vo = cJSON_CreateObject();
+        cJSON_AddStringToObject(vo, "groupVersion", AUTHZ_GROUP "/v1");
+        cJSON_AddStringToObject(vo, "version", "v1");
+        cJSON_AddItemToArray(versions, vo);
+        cJSON_AddItemToObject(g, "preferredVersion", cJSON_Duplicate(vo, true));
+        return g;
+    }
     for (const struct ks_resource *r = ks_resource_first(); r; r = r->next) {
         if (strcmp(r->group, group))
             continue;
@@ -125,6 +176,7 @@ static cJSON *group_list(void)
         if (!seen)
             cJSON_AddItemToArray(groups, group_object(r->group));
     }
+    cJSON_AddItemToArray(groups, group_object(AUTHZ_GROUP));
     return list;
 }
 

@@ -151,6 +151,7 @@ cJSON *ks_store_leases_log(void);
 /* ---- request/reply (api.c, server.c) ---- */
 
 struct ks_watch;
+struct ks_user;
 
 struct ks_req {
     const char *method; /* GET PUT ... */
@@ -162,6 +163,7 @@ struct ks_req {
     /* query parameter lookup (decoded), NULL if absent */
     const char *(*query)(void *ctx, const char *key);
     void *query_ctx;
+    const struct ks_user *user; /* who is asking (authenticated, or anonymous on public paths) */
 };
 
 struct ks_reply {
@@ -277,8 +279,71 @@ struct MHD_Daemon *ks_server_start(const char *dir, int *port, const char *cert,
 /* Loads or creates DIR/{ca,server}.{crt,key} and DIR/token. PEM strings are returned owned. */
 int ks_certs_ensure(const char *dir, char **cert_pem, char **key_pem, char *errbuf, size_t n);
 int ks_write_kubeconfig(const char *dir, int port, char *errbuf, size_t n);
-/* True if `token` is DIR/token or a line of DIR/tokens (re-read when its mtime changes). */
-bool ks_token_valid(const char *dir, const char *token);
-void ks_tokens_free(void);
+char *ks_read_file(const char *path);
+
+/* ---- identities (auth.c) ---- */
+
+struct ks_user {
+    char *name;
+    char *uid;
+    char **groups; /* always ends with system:authenticated (or system:unauthenticated) */
+    size_t n_groups;
+};
+/* Loads or creates DIR/sa.key, the key that signs ServiceAccount tokens. */
+int ks_auth_init(const char *dir, char *errbuf, size_t n);
+/* The user of a bearer token, or NULL (401): DIR/token is the admin (kubesim-admin, system:masters);
+ * a line of DIR/tokens (re-read when its mtime changes) is either a bare token (the admin too) or
+ * "token,user,uid[,\"group1,group2\"]" as kube-apiserver's --token-auth-file; a ServiceAccount token
+ * kubesim issued (TokenRequest) is system:serviceaccount:NS:NAME while that ServiceAccount exists
+ * with the same uid. Takes the lock for the ServiceAccount lookup. */
+struct ks_user *ks_authenticate(const char *token);
+/* system:anonymous (group system:unauthenticated), for the public paths without a token. */
+struct ks_user *ks_user_anonymous(void);
+struct ks_user *ks_user_new(const char *name, const char *uid, const char *const *groups, size_t n);
+void ks_user_free(struct ks_user *u);
+bool ks_user_in_group(const struct ks_user *u, const char *group);
+/* POST .../serviceaccounts/NAME/token (TokenRequest): issues a token for the ServiceAccount. */
+void ks_token_request(const struct ks_req *req, const char *ns, const char *name, struct ks_reply *reply);
+void ks_auth_free(void);
+/* The ServiceAccount "default" of a new namespace (lock held), as the ServiceAccount controller. */
+void ks_default_serviceaccount(const char *ns);
+
+/* ---- protobuf request bodies (proto.c) ---- */
+
+/* The JSON form of a protobuf body (magic "k8s\0" + runtime.Unknown) of the kinds kubesim takes in
+ * protobuf (SelfSubjectAccessReview, SubjectAccessReview, SelfSubjectRulesReview, TokenRequest),
+ * or NULL. */
+cJSON *ks_proto_decode(const char *body, size_t len);
+/* A request body as JSON: JSON, or protobuf for the kinds above; NULL if neither. */
+cJSON *ks_body_json(const struct ks_req *req);
+
+/* ---- authorization (rbac.c) ---- */
+
+/* What the authorizer decides on, as the apiserver's RequestInfo: "" for absent parts. */
+struct ks_attrs {
+    bool resource_request;
+    char verb[32];
+    char group[128];
+    char version[32];
+    char resource[96];
+    char sub[64];
+    char ns[256];
+    char name[256];
+    char path[512]; /* non-resource requests */
+};
+/* The attributes of an HTTP request (method, path, query: watch, fieldSelector metadata.name). */
+void ks_request_attrs(const struct ks_req *req, struct ks_attrs *a);
+/* RBAC over the stored Roles, ClusterRoles and bindings, plus the built-in roles (system:masters,
+ * discovery, basic-user, public-info). True if allowed; `reason` gets "RBAC: allowed by ..." or
+ * the resolution errors. Takes the lock. */
+bool ks_authorize(const struct ks_user *u, const struct ks_attrs *a, char *reason, size_t n);
+bool ks_authorize_locked(const struct ks_user *u, const struct ks_attrs *a, char *reason, size_t n);
+/* The 403 Forbidden Status the apiserver answers for a denied request. */
+void ks_reply_forbidden(struct ks_reply *reply, const struct ks_user *u, const struct ks_attrs *a,
+                        const char *reason);
+/* POST /apis/authorization.k8s.io/v1/{selfsubjectaccessreviews,subjectaccessreviews,
+ * selfsubjectrulesreviews}: false if the path is none of them. */
+bool ks_review_handle(const struct ks_req *req, struct ks_reply *reply);
+void ks_rbac_free(void);
 
 #endif

@@ -57,6 +57,7 @@ static void add_namespace(const char *name)
     cJSON_AddItemToObject(ns, "spec", cJSON_Parse("{\"finalizers\":[\"kubernetes\"]}"));
     cJSON_AddItemToObject(ns, "status", cJSON_Parse("{\"phase\":\"Active\"}"));
     ks_store_put("", "namespaces", "", ns, "POST");
+    ks_default_serviceaccount(name);
 }
 
 int main(int argc, char **argv)
@@ -115,6 +116,10 @@ int main(int argc, char **argv)
         rss_log_err("TLS material in %s: %s", dir, err);
         return 1;
     }
+    if (ks_auth_init(dir, err, sizeof(err)) < 0) {
+        rss_log_err("%s", err);
+        return 1;
+    }
     ks_lock();
     ks_registry_init();
     ks_store_init();
@@ -159,6 +164,7 @@ int main(int argc, char **argv)
     ks_registry_free();
     ks_simctl_free();
     ks_unlock();
-    ks_tokens_free();
+    ks_auth_free();
+    ks_rbac_free();
     return 0;
 }

@@ -1,5 +1,5 @@
 /* server.c -- kubesim's HTTPS front end on libmicrohttpd (GnuTLS, one thread per connection):
- * bearer-token authentication, request bodies with a size cap, fault injection, dispatch to the
+ * bearer-token authentication (auth.c), request bodies with a size cap, fault injection, dispatch to the
  * API or the /_sim controls, and plain or streaming (watch) responses. */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,14 +24,13 @@ struct conn {
     size_t len, cap;
     bool too_large;
     bool unauthorized;
+    struct ks_user *user;
     bool sim;
     enum ks_fault fault;
     int fault_code, retry_after;
     int64_t start_ns;
     int code;
 };
-
-static const char *state_dir;
 
 static const char *lookup(void *ctx, const char *key)
 {
@@ -146,7 +145,10 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
         const char *auth = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "Authorization");
         const char *token = auth && !strncmp(auth, "Bearer ", 7) ? auth + 7 : NULL;
         c->sim = !strncmp(url, "/_sim/", 6);
-        if (!public_path(url) && !ks_token_valid(state_dir, token)) {
+        c->user = ks_authenticate(token);
+        if (!c->user && public_path(url))
+            c->user = ks_user_anonymous();
+        if (!c->user) {
             c->unauthorized = true;
             return MHD_YES;
         }
@@ -190,6 +192,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
         .body_len = c->len,
         .query = lookup,
         .query_ctx = mc,
+        .user = c->user,
     };
     if (c->unauthorized) {
         ks_reply_status(&reply, 401, "Unauthorized", "Unauthorized");
@@ -239,6 +242,7 @@ static void completed(void *cls, struct MHD_Connection *mc, void **con_cls,
                       toe == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (connection ended)");
     free(c->uri);
     free(c->body);
+    ks_user_free(c->user);
     free(c);
     *con_cls = NULL;
 }
@@ -266,7 +270,7 @@ __attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char 
 struct MHD_Daemon *ks_server_start(const char *dir, int *port, const char *cert, const char *key,
                                    char *errbuf, size_t n)
 {
-    state_dir = dir;
+    (void)dir;
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         snprintf(errbuf, n, "socket: %s", strerror(errno));

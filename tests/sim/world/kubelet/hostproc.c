@@ -53,7 +53,8 @@ static void sleep_ms(long ms)
 }
 
 int kl_hostproc_start(struct kl *kl, const char *uid, const char *name, const char *binary, char *const *argv,
-                      const struct kl_env *env, uint32_t attempt, struct kl_hostproc *ret, rss_error_t *err)
+                      const struct kl_env *env, const char *kubeconfig, uint32_t attempt,
+                      struct kl_hostproc *ret, rss_error_t *err)
 {
     _cleanup_free_ char *dir = rss_xasprintf("%s/hostproc", kl->state_dir);
     if (kl_mkdir_p(dir, err) < 0)
@@ -69,7 +70,7 @@ int kl_hostproc_start(struct kl *kl, const char *uid, const char *name, const ch
     for (size_t i = 0; i < env->n; i++)
         envp[n++] = rss_xasprintf("%s=%s", env->keys[i], env->values[i]);
     envp[n++] = rss_xasprintf("CONTAINER_RUNTIME_ENDPOINT=%s", kl->cri_endpoint);
-    envp[n++] = rss_xasprintf("KUBECONFIG=%s", kl->kubeconfig);
+    envp[n++] = rss_xasprintf("KUBECONFIG=%s", kubeconfig);
     if (kl->boot_id)
         envp[n++] = rss_xasprintf("RSS_BOOT_ID=%s", kl->boot_id);
     /* A sanitizer build of rssd reports where tests/run.sh looks (a real kubelet has no such thing). */

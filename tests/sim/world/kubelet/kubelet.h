@@ -133,9 +133,10 @@ struct kl_hostproc {
     int64_t finished_at; /* ns */
 };
 /* Starts binary with argv and env in a new session, stdout/stderr to <state_dir>/hostproc/<uid>_<name>.log,
- * records "pid start attempt" in <state_dir>/hostproc/<uid>_<name>.pid. */
+ * records "pid start attempt" in <state_dir>/hostproc/<uid>_<name>.pid. KUBECONFIG is `kubeconfig`. */
 int kl_hostproc_start(struct kl *kl, const char *uid, const char *name, const char *binary, char *const *argv,
-                      const struct kl_env *env, uint32_t attempt, struct kl_hostproc *ret, rss_error_t *err);
+                      const struct kl_env *env, const char *kubeconfig, uint32_t attempt,
+                      struct kl_hostproc *ret, rss_error_t *err);
 /* Adopts the process recorded by an earlier kubelet. Returns 1 if it lives (ret filled), 0 if not
  * (ret->attempt holds the recorded attempt, ret->pid 0), RSS_E_NOT_FOUND if nothing was recorded. */
 int kl_hostproc_adopt(struct kl *kl, const char *uid, const char *name, struct kl_hostproc *ret,
@@ -146,6 +147,11 @@ bool kl_hostproc_alive(struct kl_hostproc *p);
 void kl_hostproc_kill(struct kl *kl, const char *uid, const char *name, struct kl_hostproc *p, long grace_s);
 /* Kills by SIGKILL every recorded host process whose pod uid is not accepted by keep(). */
 void kl_hostproc_reap_orphans(struct kl *kl, bool (*keep)(struct kl *kl, const char *uid));
+
+/* satoken.c: a kubeconfig (path, caller frees) with a token of the pod's ServiceAccount from the
+ * TokenRequest API, in <state_dir>/pods/<uid>/serviceaccount/; none when the pod opts out of
+ * automountServiceAccountToken. */
+char *kl_pod_kubeconfig(struct kl *kl, const cJSON *pod, rss_error_t *err);
 
 /* util */
 int64_t kl_now_ns(void);

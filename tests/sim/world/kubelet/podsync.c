@@ -584,6 +584,11 @@ static void sync_host_container(struct worker *w, struct ctr *c)
     struct kl_env env = {0};
     char **cmd = NULL, **args = NULL;
     int r = kl_env_resolve(w->pod, c->spec, w->kl->node, &env, &err);
+    /* As the kubelet's projected ServiceAccount token volume: the process talks to the API server
+     * as its pod's ServiceAccount, never with the kubelet's credentials. */
+    _cleanup_free_ char *kubeconfig = r == 0 ? kl_pod_kubeconfig(w->kl, w->pod, &err) : NULL;
+    if (r == 0 && !kubeconfig)
+        r = -1;
     if (r == 0) {
         cmd = kl_strv_from_json(rss_json_path(c->spec, "command"), &env);
         args = kl_strv_from_json(rss_json_path(c->spec, "args"), &env);
@@ -600,7 +605,8 @@ static void sync_host_container(struct worker *w, struct ctr *c)
             argv[i++] = *p;
         for (char **p = args; p && *p; p++)
             argv[i++] = *p;
-        r = kl_hostproc_start(w->kl, w->p->uid, c->name, c->hostbin, argv, &env, attempt, &c->hp, &err);
+        r = kl_hostproc_start(w->kl, w->p->uid, c->name, c->hostbin, argv, &env, kubeconfig, attempt, &c->hp,
+                              &err);
         free(argv);
     }
     kl_strv_free(cmd);

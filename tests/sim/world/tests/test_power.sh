@@ -28,7 +28,15 @@ hpid=${hp#hostprocess://}
 [ "$(tr '\0' ' ' <"/proc/$hpid/cmdline")" = "/bin/sleep 3600 " ] || fail "host process $hpid is not /bin/sleep 3600"
 tr '\0' '\n' <"/proc/$hpid/environ" | grep -qx "CONTAINER_RUNTIME_ENDPOINT=$("$WORLD" cri "$victim")" ||
     fail "host process lacks the node's CONTAINER_RUNTIME_ENDPOINT"
-tr '\0' '\n' <"/proc/$hpid/environ" | grep -qx "KUBECONFIG=$("$WORLD" kubeconfig)" || fail "host process lacks KUBECONFIG"
+# Its kubeconfig carries the token of the pod's ServiceAccount (here "default"), not the admin's.
+kc=$(tr '\0' '\n' <"/proc/$hpid/environ" | sed -n 's/^KUBECONFIG=//p')
+[ -n "$kc" ] && [ "$kc" != "$("$WORLD" kubeconfig)" ] || fail "host process has KUBECONFIG '$kc', not its pod's own"
+tokfile=$(sed -n 's/^ *tokenFile: //p' "$kc")
+[[ $(cat "$tokfile") == kubesim-sa:default:default:* ]] || fail "host process kubeconfig $kc has no token of default/default"
+who=$(curl -sS --cacert "$RSS_WORLD_DIR/kubesim/ca.crt" -H "Authorization: Bearer $(cat "$tokfile")" \
+    -H 'Content-Type: application/json' -X POST "https://127.0.0.1:$(cat "$RSS_WORLD_DIR/kubesim/port")/apis/authorization.k8s.io/v1/selfsubjectrulesreviews" \
+    -d '{"spec":{"namespace":"default"}}' | jq -r '.kind')
+[ "$who" = SelfSubjectRulesReview ] || fail "the host process's token is not accepted ($who)"
 tr '\0' '\n' <"/proc/$hpid/environ" | grep -qx "NODE_NAME=$victim" || fail "host process lacks NODE_NAME"
 ok "DaemonSet pod $agent runs as host process $hpid with the node's endpoints"
 

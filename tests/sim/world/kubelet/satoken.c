@@ -1,0 +1,123 @@
+/* satoken.c -- a pod's ServiceAccount credentials for the host processes the kubelet runs (rssd): a
+ * token from the TokenRequest API, as the real kubelet's projected token volume, and a kubeconfig
+ * pointing at it (a host process has no /var/run/secrets/kubernetes.io/serviceaccount). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kubelet.h"
+#include "rss/cleanup.h"
+#include "rss/json.h"
+#include "rss/log.h"
+
+static int write_file(const char *path, const char *text, rss_error_t *err)
+{
+    _cleanup_free_ char *tmp = rss_xasprintf("%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return rss_error_errno(err, errno, "open %s", tmp);
+    size_t len = strlen(text);
+    ssize_t w = write(fd, text, len);
+    int e = errno;
+    if (close(fd) < 0 || w != (ssize_t)len)
+        return rss_error_errno(err, w < 0 ? e : EIO, "write %s", tmp);
+    if (rename(tmp, path) < 0)
+        return rss_error_errno(err, errno, "rename %s", path);
+    return 0;
+}
+
+/* The certificate-authority path of the kubelet's own kubeconfig (the world's kubesim writes it). */
+static char *ca_path(const char *kubeconfig)
+{
+    _cleanup_fclose_ FILE *f = fopen(kubeconfig, "re");
+    char line[4096];
+    while (f && fgets(line, sizeof(line), f)) {
+        char *p = strstr(line, "certificate-authority:");
+        if (!p)
+            continue;
+        p += strlen("certificate-authority:");
+        p += strspn(p, " \t\"'");
+        p[strcspn(p, "\"'\r\n")] = '\0';
+        return rss_xstrdup(p);
+    }
+    return NULL;
+}
+
+char *kl_pod_kubeconfig(struct kl *kl, const cJSON *pod, rss_error_t *err)
+{
+    const char *ns = rss_json_str(pod, "metadata.namespace"), *name = rss_json_str(pod, "metadata.name");
+    const char *uid = rss_json_str(pod, "metadata.uid");
+    const char *sa = rss_json_str(pod, "spec.serviceAccountName");
+    if (!sa || !*sa)
+        sa = rss_json_str(pod, "spec.serviceAccount");
+    if (!sa || !*sa)
+        sa = "default";
+    if (!ns || !name || !uid) {
+        rss_error_make(err, RSS_E_INVALID, 0, "pod without namespace, name or uid");
+        return NULL;
+    }
+    const cJSON *automount = rss_json_path(pod, "spec.automountServiceAccountToken");
+    _cleanup_free_ char *pd = kl_pod_dir(kl, uid);
+    _cleanup_free_ char *dir = rss_xasprintf("%s/serviceaccount", pd);
+    if (kl_mkdir_p(dir, err) < 0)
+        return NULL;
+    _cleanup_free_ char *tok_p = rss_xasprintf("%s/token", dir);
+    _cleanup_free_ char *cfg_p = rss_xasprintf("%s/kubeconfig", dir);
+    _cleanup_free_ char *user = NULL;
+    if (cJSON_IsFalse(automount)) {
+        user = rss_xstrdup(""); /* no token mounted: the process is anonymous */
+    } else {
+        _cleanup_free_ char *path = rss_xasprintf("/api/v1/namespaces/%s/serviceaccounts/%s/token", ns, sa);
+        _cleanup_json_ cJSON *req = cJSON_CreateObject();
+        cJSON_AddStringToObject(req, "apiVersion", "authentication.k8s.io/v1");
+        cJSON_AddStringToObject(req, "kind", "TokenRequest");
+        cJSON *spec = cJSON_AddObjectToObject(req, "spec");
+        cJSON_AddNumberToObject(spec, "expirationSeconds", 3607);
+        cJSON *ref = cJSON_AddObjectToObject(spec, "boundObjectRef");
+        cJSON_AddStringToObject(ref, "kind", "Pod");
+        cJSON_AddStringToObject(ref, "apiVersion", "v1");
+        cJSON_AddStringToObject(ref, "name", name);
+        cJSON_AddStringToObject(ref, "uid", uid);
+        _cleanup_json_ cJSON *resp = NULL;
+        if (rss_kube_create(kl->kube, path, req, &resp, err) < 0) {
+            rss_error_wrap(err, "token of ServiceAccount %s/%s", ns, sa);
+            return NULL;
+        }
+        const char *token = rss_json_str(resp, "status.token");
+        if (!token || !*token) {
+            rss_error_make(err, RSS_E_INVALID, 0, "TokenRequest for %s/%s answered no token", ns, sa);
+            return NULL;
+        }
+        if (write_file(tok_p, token, err) < 0)
+            return NULL;
+        user = rss_xasprintf("    tokenFile: %s\n", tok_p);
+    }
+    _cleanup_free_ char *ca = ca_path(kl->kubeconfig);
+    _cleanup_free_ char *ca_line =
+        ca ? rss_xasprintf("    certificate-authority: %s\n", ca) : rss_xstrdup("");
+    _cleanup_free_ char *cfg = rss_xasprintf("apiVersion: v1\n"
+                                             "kind: Config\n"
+                                             "clusters:\n"
+                                             "- name: world\n"
+                                             "  cluster:\n"
+                                             "    server: %s\n"
+                                             "%s"
+                                             "users:\n"
+                                             "- name: %s\n"
+                                             "  user:\n"
+                                             "%s"
+                                             "contexts:\n"
+                                             "- name: pod\n"
+                                             "  context:\n"
+                                             "    cluster: world\n"
+                                             "    user: %s\n"
+                                             "    namespace: %s\n"
+                                             "current-context: pod\n",
+                                             rss_kube_server(kl->kube), ca_line, sa, user, sa, ns);
+    if (write_file(cfg_p, cfg, err) < 0)
+        return NULL;
+    return rss_xstrdup(cfg_p);
+}
