@@ -6,53 +6,9 @@
 # shows it (../shared/seeds/rss-operator-README.md); it must be accepted unchanged.
 set -euo pipefail
 
-kubesim=$1
-top=$2
-[ -x "$kubesim" ] || {
-	echo "deploy-kubesim: kubesim is not built ($kubesim)" >&2
-	exit 1
-}
-for tool in kubectl jq; do
-	command -v "$tool" >/dev/null || {
-		echo "deploy-kubesim: $tool is missing" >&2
-		exit 1
-	}
-done
-
-tmp=$(mktemp -d /tmp/rss-deploy-kube.XXXXXX)
-# shellcheck source=../../lib/kubesim.sh
-. "$top/tests/lib/kubesim.sh"
-cleanup() {
-	kubesim_stop
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-kubesim_start "$kubesim" "$tmp/sim" "$tmp/kubesim.log" || exit 1
-# A fresh cache per simulator: the kubectl dispatcher caches /version and discovery (kube-api.md 4.1).
-k() { kubectl --cache-dir "$tmp/cache" "$@"; }
-
-fails=0
-checks=0
-ok() {
-	checks=$((checks + 1))
-	echo "ok   $*"
-}
-bad() {
-	checks=$((checks + 1))
-	fails=$((fails + 1))
-	echo "FAIL $*"
-}
-expect() { # expect DESCRIPTION EXPECTED ACTUAL
-	if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: expected '$2', got '$3'"; fi
-}
-run() { # run DESCRIPTION CMD...: CMD must succeed
-	local what=$1
-	shift
-	if "$@" >"$tmp/out" 2>&1; then ok "$what"; else
-		bad "$what"
-		sed 's/^/     /' "$tmp/out"
-	fi
-}
+NAME=deploy-kubesim
+# shellcheck source=../../lib/kubectl_checks.sh
+. "$(dirname "$0")/../../lib/kubectl_checks.sh" "$@"
 # same_json DESCRIPTION FILE_JSON SERVER_JSON: equal after key sorting; on failure show the diff.
 same_json() {
 	if [ "$(jq -S . <<<"$2")" = "$(jq -S . <<<"$3")" ]; then ok "$1"; else
@@ -208,5 +164,4 @@ wide=$(k get rss dummy -o wide 2>&1 | sed -n 1p | tr -s ' ')
 expect "-o wide adds the message column" "NAME PHASE PRIMARIES READY LAST-RECOVERY AGE MESSAGE" "$wide"
 run "the long resource name works too" k get replicatedstatefulsets.clusterlabs.org dummy
 
-echo "# $checks checks, $fails failed"
-[ "$fails" = 0 ]
+checks_done

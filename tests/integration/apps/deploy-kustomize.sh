@@ -9,52 +9,9 @@
 # overlay's Role carries exactly the base ClusterRole's rules.
 set -euo pipefail
 
-kubesim=$1
-top=$(cd "$2" && pwd)
-[ -x "$kubesim" ] || {
-	echo "deploy-kustomize: kubesim is not built ($kubesim)" >&2
-	exit 1
-}
-for tool in kubectl jq; do
-	command -v "$tool" >/dev/null || {
-		echo "deploy-kustomize: $tool is missing" >&2
-		exit 1
-	}
-done
-
-tmp=$(mktemp -d /tmp/rss-deploy-kz.XXXXXX)
-# shellcheck source=../../lib/kubesim.sh
-. "$top/tests/lib/kubesim.sh"
-cleanup() {
-	kubesim_stop
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-kubesim_start "$kubesim" "$tmp/sim" "$tmp/kubesim.log" || exit 1
-k() { kubectl --cache-dir "$tmp/cache" "$@"; }
-
-fails=0
-checks=0
-ok() {
-	checks=$((checks + 1))
-	echo "ok   $*"
-}
-bad() {
-	checks=$((checks + 1))
-	fails=$((fails + 1))
-	echo "FAIL $*"
-}
-expect() { # expect DESCRIPTION EXPECTED ACTUAL
-	if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: expected '$2', got '$3'"; fi
-}
-run() { # run DESCRIPTION CMD...: CMD must succeed
-	local what=$1
-	shift
-	if "$@" >"$tmp/out" 2>&1; then ok "$what"; else
-		bad "$what"
-		sed 's/^/     /' "$tmp/out"
-	fi
-}
+NAME=deploy-kustomize
+# shellcheck source=../../lib/kubectl_checks.sh
+. "$(dirname "$0")/../../lib/kubectl_checks.sh" "$@"
 
 # The image the base names (its only `images:` entry): NAME:TAG.
 kz=$top/deploy/base/kustomization.yaml
@@ -188,5 +145,4 @@ run "namespace: kubectl delete -k" k delete -k "$top/deploy/overlays/namespace" 
 gone namespace "$tmp/namespace.yaml"
 run "namespace: the user's namespace stays" k get namespace databases
 
-echo "# $checks checks, $fails failed"
-[ "$fails" = 0 ]
+checks_done
