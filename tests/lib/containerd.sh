@@ -29,6 +29,8 @@
 #                         in down); without it those steps are skipped (down still kills by PID).
 #              SNAPSHOTTER overlayfs (default) or native.
 set -euo pipefail
+# shellcheck source=oci.sh
+. "$(dirname "${BASH_SOURCE[0]}")/oci.sh"
 
 IMAGE=localhost/rss/busybox:1
 SNAPSHOTTER=${SNAPSHOTTER:-overlayfs}
@@ -124,13 +126,13 @@ EOF
 
 # Assembles an OCI image archive from the static busybox: one uncompressed, reproducible layer.
 build_image() {
-    local img=$dir/image rootfs=$dir/image/rootfs oci=$dir/image/oci
-    local bb arch layer_sha layer_size cfg cfg_sha cfg_size man man_sha man_size a
+    local img=$dir/image rootfs=$dir/image/rootfs
+    local bb a
     bb=$(command -v busybox) || die "busybox not found (install busybox-static)"
     ldd "$bb" >/dev/null 2>&1 && die "$bb is dynamically linked (install busybox-static)"
     rm -rf "$img"
     mkdir -p "$rootfs/bin" "$rootfs/etc" "$rootfs/tmp" "$rootfs/root" "$rootfs/proc" "$rootfs/sys" \
-        "$rootfs/dev" "$rootfs/var" "$oci/blobs/sha256"
+        "$rootfs/dev" "$rootfs/var"
     chmod 1777 "$rootfs/tmp"
     cp "$bb" "$rootfs/bin/busybox"
     for a in $("$bb" --list); do
@@ -139,32 +141,9 @@ build_image() {
     printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' \
         >"$rootfs/etc/passwd"
     printf 'root:x:0:\nnogroup:x:65534:\n' >"$rootfs/etc/group"
-    tar -C "$rootfs" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$img/layer.tar" .
-    layer_sha=$(sha256sum "$img/layer.tar" | cut -d' ' -f1)
-    layer_size=$(stat -c %s "$img/layer.tar")
-    mv "$img/layer.tar" "$oci/blobs/sha256/$layer_sha"
-    case "$(uname -m)" in
-    x86_64) arch=amd64 ;;
-    aarch64) arch=arm64 ;;
-    *) arch=$(uname -m) ;;
-    esac
-    cfg=$(printf '{"architecture":"%s","os":"linux","config":{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],"Cmd":["/bin/sleep","infinity"],"WorkingDir":"/"},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created":"1970-01-01T00:00:00Z","created_by":"tests/lib/containerd.sh"}]}' \
-        "$arch" "$layer_sha")
-    printf '%s' "$cfg" >"$img/config.json"
-    cfg_sha=$(sha256sum "$img/config.json" | cut -d' ' -f1)
-    cfg_size=$(stat -c %s "$img/config.json")
-    mv "$img/config.json" "$oci/blobs/sha256/$cfg_sha"
-    man=$(printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":%s}]}' \
-        "$cfg_sha" "$cfg_size" "$layer_sha" "$layer_size")
-    printf '%s' "$man" >"$img/manifest.json"
-    man_sha=$(sha256sum "$img/manifest.json" | cut -d' ' -f1)
-    man_size=$(stat -c %s "$img/manifest.json")
-    mv "$img/manifest.json" "$oci/blobs/sha256/$man_sha"
-    printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"annotations":{"io.containerd.image.name":"%s","org.opencontainers.image.ref.name":"1"}}]}' \
-        "$man_sha" "$man_size" "$IMAGE" >"$oci/index.json"
-    printf '{"imageLayoutVersion":"1.0.0"}' >"$oci/oci-layout"
-    tar -C "$oci" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$img/busybox-oci.tar" .
-    rm -rf "$rootfs" "$oci"
+    oci_archive "$rootfs" "$IMAGE" tests/lib/containerd.sh "$img/busybox-oci.tar" --mtime=@0 --owner=0 --group=0 \
+        --numeric-owner
+    rm -rf "$rootfs"
 }
 
 start_containerd() {

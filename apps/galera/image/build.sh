@@ -17,6 +17,8 @@
 # this script changes what it builds) and of the packages' candidate versions; a flock serialises
 # concurrent builds. Needs root and debootstrap.
 set -euo pipefail
+# shellcheck source=../../../tests/lib/oci.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../../tests/lib/oci.sh"
 
 FORMAT=1 # bump when the image content changes for the same package versions
 PKGS=(mariadb-server mariadb-client galera-4 rsync mariadb-backup socat procps iproute2)
@@ -126,34 +128,10 @@ rm -rf --one-file-system "$rootfs"/usr/share/doc/* "$rootfs"/usr/share/man/* "$r
 : >"$rootfs/etc/resolv.conf"
 mkdir -p "$rootfs/hooks" "$rootfs/data" "$rootfs/run/mysqld"
 
-# The OCI layout: one uncompressed layer, config, manifest, index (names as containerd expects).
-oci=$work/oci
-mkdir -p "$oci/blobs/sha256"
-tar -C "$rootfs" --sort=name --numeric-owner --xattrs --exclude='./proc/*' --exclude='./sys/*' \
-    -cf "$work/layer.tar" .
-layer_sha=$(sha256sum "$work/layer.tar" | cut -d' ' -f1)
-layer_size=$(stat -c %s "$work/layer.tar")
-mv "$work/layer.tar" "$oci/blobs/sha256/$layer_sha"
-case "$(uname -m)" in
-x86_64) arch=amd64 ;;
-aarch64) arch=arm64 ;;
-*) arch=$(uname -m) ;;
-esac
-printf '{"architecture":"%s","os":"linux","config":{"Env":["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],"Cmd":["/bin/sleep","infinity"],"WorkingDir":"/"},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]},"history":[{"created":"1970-01-01T00:00:00Z","created_by":"apps/galera/image/build.sh"}]}' \
-    "$arch" "$layer_sha" >"$work/config.json"
-cfg_sha=$(sha256sum "$work/config.json" | cut -d' ' -f1)
-cfg_size=$(stat -c %s "$work/config.json")
-mv "$work/config.json" "$oci/blobs/sha256/$cfg_sha"
-printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%s},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":%s}]}' \
-    "$cfg_sha" "$cfg_size" "$layer_sha" "$layer_size" >"$work/manifest.json"
-man_sha=$(sha256sum "$work/manifest.json" | cut -d' ' -f1)
-man_size=$(stat -c %s "$work/manifest.json")
-mv "$work/manifest.json" "$oci/blobs/sha256/$man_sha"
-printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%s,"annotations":{"io.containerd.image.name":"%s","org.opencontainers.image.ref.name":"%s"}}]}' \
-    "$man_sha" "$man_size" "$IMAGE" "${IMAGE##*:}" >"$oci/index.json"
-printf '{"imageLayoutVersion":"1.0.0"}' >"$oci/oci-layout"
-tar -C "$oci" --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -cf "$work/image.tar" .
+# One uncompressed layer that keeps the packages' owners (mysql is uid 100 inside), as containerd imports it.
+oci_archive "$rootfs" "$IMAGE" apps/galera/image/build.sh "$work/image.tar" --numeric-owner --xattrs \
+    --exclude='./proc/*' --exclude='./sys/*'
 mv "$work/image.tar" "$out"
 t1=$(date +%s)
-log "built $out in $((t1 - t0)) s: $(du -m "$out" | cut -f1) MiB (layer $((layer_size / 1048576)) MiB), key $key"
+log "built $out in $((t1 - t0)) s: $(du -m "$out" | cut -f1) MiB key $key"
 echo "$out"
