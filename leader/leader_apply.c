@@ -321,5 +321,5 @@ int leader_apply(const struct leader_ctx *ctx, const struct rss_spec *spec, cons
     if (plan->clear_force_seed && (r = clear_force_seed(ctx, spec, cr, err)) != LEADER_DONE)
         return r;
     /* Rule 9: after fencing, decide only from a fresh LIST that shows our epoch on every pod. */
-    return plan->fencing ? LEADER_REPLAN : LEADER_DONE;
+    return plan->fencing || plan->retracting ? LEADER_REPLAN : LEADER_DONE;
 }

@@ -1055,8 +1055,10 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
         if (c.n_primaries_up)
             c.pin = false; /* the recovery is over: a primary runs */
         if (!c.spec->paused) {
-            out->fencing = fence(&c) || retract(&c);
-            if (!out->fencing) {
+            out->fencing = fence(&c);
+            if (!out->fencing)
+                out->retracting = retract(&c);
+            if (!out->fencing && !out->retracting) {
                 decide(&c);
                 labels(&c);
             }

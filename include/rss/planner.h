@@ -96,6 +96,8 @@ struct rss_plan {
     bool epoch_claims;       /* a pod claims an epoch above ours: it is ignored and overwritten (Warning),
                                 but the leader first re-reads the Lease: only the Lease says who leads */
     bool fencing;            /* this plan only fences; re-plan from a fresh LIST once applied */
+    bool retracting;         /* this plan only retracts unacknowledged starts on nodes judged dead
+                                (desired none); re-plan from a fresh LIST once applied */
     bool create_statefulset; /* the StatefulSet is missing: create it with set_replicas */
     bool clear_force_seed;   /* the force-seed annotation was used or refused: remove it */
     int set_replicas;        /* -1: leave StatefulSet replicas alone */

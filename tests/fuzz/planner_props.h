@@ -96,6 +96,21 @@ static inline bool prop_is_start(enum rss_action a)
     return a == RSS_ACTION_SEED || a == RSS_ACTION_PRIMARY || a == RSS_ACTION_SECONDARY;
 }
 
+/* Model trace F1: a start of this epoch, neither acknowledged nor voided, on a node judged dead. Its agent
+ * would run it when the node came back, so nothing may be seeded while it is on the pod. */
+static inline bool prop_stale_start(const struct rss_member_input *m, uint64_t epoch)
+{
+    const struct rss_desired *d = &m->desired;
+    const struct rss_observed *o = &m->observed;
+    if (!m->pod_exists || !m->has_desired || d->epoch != epoch || !prop_is_start(d->action) ||
+        !prop_fenced_dead(m))
+        return false;
+    bool acked = m->has_observed && o->last.present && rss_action_id_equal(o->last.id, d->id) &&
+                 o->last.result != RSS_RESULT_PENDING;
+    bool voided = m->has_observed && o->generation > d->generation;
+    return !acked && !voided;
+}
+
 /* check_seq_rule: false when a member's failure history (from prev_status) may exclude it from seeding
  * under minimumMembers, which the input alone cannot tell. */
 static inline void prop_check_plan(const struct rss_plan_input *in, const struct rss_plan *plan,
@@ -130,6 +145,11 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
         return;
     }
     RULE("9 (fence before deciding)", plan->fencing == fence_needed);
+    bool stale = false;
+    for (size_t i = 0; i < in->n_members; i++)
+        stale |= prop_stale_start(&in->members[i], E);
+    RULE("8 (a start left on a dead node is retracted before anything else: trace F1)",
+         plan->retracting == (!fence_needed && stale));
 
     const struct rss_plan_patch *seed = NULL;
     size_t n_seeds = 0, n_starts = 0;
@@ -145,8 +165,8 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
             continue;
         const struct rss_desired *d = &p->desired;
         RULE("4 (every desired carries our epoch)", d->epoch == E);
-        if (plan->fencing) {
-            RULE("9 (a fencing plan only fences)", d->action == RSS_ACTION_NONE);
+        if (plan->fencing || plan->retracting) {
+            RULE("9 (a fencing or retracting plan writes only none)", d->action == RSS_ACTION_NONE);
             continue;
         }
         if (d->action == RSS_ACTION_NONE)
@@ -179,7 +199,7 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
     for (size_t i = 0; i < plan->n_deletes; i++) {
         const struct rss_member_input *m = prop_member(in, plan->deletes[i].ordinal);
         RULE("a delete names an existing pod by uid",
-             m && m->pod_exists && !plan->fencing &&
+             m && m->pod_exists && !plan->fencing && !plan->retracting &&
                  ((!m->pod_uid && !plan->deletes[i].uid) ||
                   (m->pod_uid && plan->deletes[i].uid && !strcmp(m->pod_uid, plan->deletes[i].uid))));
     }
@@ -190,6 +210,8 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
     for (size_t i = 0; i < in->n_members; i++) {
         RULE("1 (no seed while any member runs or starts)", !prop_live(&in->members[i]));
         RULE("8 (no seed while any action is unresolved)", !prop_unresolved(&in->members[i], E));
+        RULE("8 (no seed while a dead node holds an unacknowledged start: trace F1)",
+             !prop_stale_start(&in->members[i], E));
     }
     if (in->force_seed) /* the admin's explicit exception to rules 2 and 3 */
         return;
