@@ -168,6 +168,7 @@ static void derive(struct ctx *c, struct member *m)
     m->running = m->current && !m->fenced_dead && role_running(m->role) && !m->pending;
     m->primary_up = m->running && m->role == RSS_ROLE_PRIMARY && m->node_alive;
     m->actionable = !m->deleting && m->node_alive && m->current && !m->unresolved && !m->pending;
+    m->outdated = pi->update_revision && in->revision && strcmp(in->revision, pi->update_revision) != 0;
     if (m->current) {
         m->has_seq = o->has_sequence;
         m->seq = o->sequence;
@@ -190,6 +191,7 @@ static void account(struct ctx *c, struct member *m)
         char id[48];
         rss_action_id_format(o->last.id, id, sizeof(id));
         m->failures++;
+        m->new_failure = true;
         m->counted = o->last.id;
         event(c, RSS_EVENT_WARNING, "ActionFailed", m,
               "%s: %s (action %s) %s, exit code %d%s%s; %u failure(s) in a row", m->pod,
@@ -212,6 +214,7 @@ static void account(struct ctx *c, struct member *m)
         rss_strbuf_item(&m->note, "its node was down while it ran: not counted as a failure");
     } else if (went_down && !outage) {
         m->failures++;
+        m->new_failure = true;
         m->crashed = true;
         event(c, RSS_EVENT_WARNING, "MemberCrashed", m,
               "%s was %s in generation %" PRIu64 " and is %s in generation %" PRIu64
@@ -221,6 +224,7 @@ static void account(struct ctx *c, struct member *m)
     } else if (!went_down && m->role == RSS_ROLE_FAILED &&
                !(m->prev_known && m->prev_role == RSS_ROLE_FAILED && m->prev_gen == o->generation)) {
         m->failures++;
+        m->new_failure = true;
         event(c, RSS_EVENT_WARNING, "MemberFailed", m,
               "%s: status hook exit code %d (failed); %u failure(s) in a row", m->pod, o->status_code,
               m->failures);
@@ -340,7 +344,8 @@ static bool joins(struct ctx *c, size_t slots)
     size_t nc = 0;
     for (size_t i = 0; i < c->n; i++) {
         struct member *m = &c->m[i];
-        if (m->exists && m->actionable && !m->decided && m->role == RSS_ROLE_STOPPED &&
+        /* A stopped member made from an older template is recreated first (rollout()), not started. */
+        if (m->exists && m->actionable && !m->decided && m->role == RSS_ROLE_STOPPED && !m->outdated &&
             (int)m->ordinal < c->target && m->failures < (unsigned)c->spec->max_failures && !hold_newer(c, m))
             cand[nc++] = m;
     }
@@ -441,8 +446,105 @@ static void scale_down(struct ctx *c)
     decision_msg(c, "stopping %s for scale down", v->pod);
 }
 
+/* An updated member that failed halts the rollout (rollout() stops no one while it is down): said once
+ * per failure, with the reason, so the admin sees why the other members stay on the old revision. */
+static void rollout_halted(struct ctx *c)
+{
+    const char *rev = c->in->update_revision;
+    if (!rev || c->sts != c->target)
+        return;
+    size_t n_outdated = 0;
+    for (int i = 0; i < c->target; i++)
+        n_outdated += c->m[i].exists && c->m[i].outdated;
+    for (int i = 0; i < c->target && n_outdated; i++) {
+        struct member *m = &c->m[i];
+        if (!m->exists || m->outdated || !m->in->revision || !m->new_failure)
+            continue;
+        event(c, RSS_EVENT_WARNING, "RolloutHalted", m,
+              "rolling update to revision %s halted: %s failed after its update (%u failure(s) in a row); "
+              "%zu member(s) stay on their revision until it runs again",
+              rev, m->pod, m->failures, n_outdated);
+        wait_msg(c, true, "RolloutHalted", "rolling update to revision %s halted: %s failed after its update",
+                 rev, m->pod);
+    }
+}
+
+/* Rolling update of the application (the StatefulSet is OnDelete, so only rssd replaces pods): one
+ * member at a time, secondaries first, then primaries, highest ordinal first. A member is stopped with
+ * its hook, then its pod is deleted (this incarnation only) and the StatefulSet recreates it from the new
+ * template; it then joins like any stopped member. Nothing is stopped unless every other member runs, so
+ * never more than one member is down, and another primary must stay up. An updated member that does not
+ * come back halts the rollout with a Warning until it runs again. */
+static void rollout(struct ctx *c)
+{
+    const char *rev = c->in->update_revision;
+    if (!rev || c->sts != c->target)
+        return;
+    size_t n_outdated = 0;
+    struct member *down = NULL, *halted = NULL, *next = NULL;
+    for (int i = 0; i < c->target; i++) {
+        struct member *m = &c->m[i];
+        n_outdated += m->exists && m->outdated;
+        if (m->exists && m->outdated && !m->decided && m->actionable && confirmed_stopped(m)) {
+            if (!down)
+                down = m;
+        } else if (!m->exists || m->deleting || !m->running || m->unresolved || m->pending) {
+            if (!halted)
+                halted = m;
+        }
+    }
+    if (!n_outdated)
+        return;
+    if (down) { /* stopped already (by us, or it crashed): recreating it takes no one else down */
+        delete_pod(c, down);
+        event(c, RSS_EVENT_NORMAL, "RollingUpdate", down,
+              "%s is stopped; deleting its pod so that the StatefulSet recreates it from revision %s "
+              "(%zu member(s) still on an older revision)",
+              down->pod, rev, n_outdated);
+        decision_msg(c, "rolling update: recreating %s from revision %s", down->pod, rev);
+        return;
+    }
+    if (halted) {
+        bool failed =
+            halted->exists && !halted->outdated && (halted->failures > 0 || halted->role == RSS_ROLE_FAILED);
+        wait_msg(c, failed, failed ? "RolloutHalted" : "RollingUpdate",
+                 "rolling update to revision %s%s: waiting for %s (%s)", rev, failed ? " halted" : "",
+                 halted->pod,
+                 !halted->exists       ? "no pod yet"
+                 : halted->node_silent ? "its node is silent"
+                 : failed ? "it failed after the update; fix the template or the member, the rollout resumes "
+                            "once it runs"
+                          : rss_role_name(halted->role));
+        return;
+    }
+    for (int pass = 0; pass < 2 && !next; pass++)
+        for (int i = c->target - 1; i >= 0 && !next; i--) {
+            struct member *m = &c->m[i];
+            if (m->outdated && (pass == 1 || m->role == RSS_ROLE_SECONDARY))
+                next = m;
+        }
+    if (!next->actionable || next->decided)
+        return;
+    if (next->role == RSS_ROLE_PRIMARY && c->n_primaries_up < 2) {
+        wait_msg(
+            c, false, "RollingUpdate",
+            "rolling update to revision %s waits: stopping %s would leave no primary running (delete the "
+            "pod by hand to update a single-primary RSS)",
+            rev, next->pod);
+        return;
+    }
+    _cleanup_free_ char *why =
+        rss_xasprintf("rolling update to revision %s: stop before the pod is recreated", rev);
+    issue(c, next, RSS_ACTION_STOP, NULL, 0, why);
+    event(c, RSS_EVENT_NORMAL, "RollingUpdate", next,
+          "stopping %s (%s) to recreate it from revision %s; %zu member(s) to go", next->pod,
+          rss_role_name(next->role), rev, n_outdated);
+    decision_msg(c, "rolling update: stopping %s", next->pod);
+}
+
 static void running_cluster(struct ctx *c)
 {
+    rollout_halted(c);
     bool inflight = false;
     size_t n_inflight = 0;
     const struct member *starting = NULL;
@@ -522,6 +624,11 @@ static void running_cluster(struct ctx *c)
             decision_msg(c, "stopping %s: too many primaries", last->pod);
         }
     }
+    bool decided = false;
+    for (size_t i = 0; i < c->n; i++)
+        decided |= c->m[i].decided;
+    if (!inflight && !stale && !joined && !decided)
+        rollout(c);
     scale_down(c);
 }
 

@@ -29,6 +29,7 @@ struct member {
     bool running;    /* primary or secondary on the current container */
     bool primary_up; /* running primary on a live node: a valid peer */
     bool actionable; /* may receive a new action now */
+    bool outdated;   /* made from an older StatefulSet template than update_revision: to be rolled */
     bool has_seq;
     uint64_t seq;
     const char *seq_error;
@@ -42,8 +43,9 @@ struct member {
     bool prev_known;
     const char *prev_uid; /* podUID of the incarnation the history belongs to (borrowed) */
     const char *prev_seq_error;
-    bool crashed;   /* detected in this plan */
-    bool node_down; /* its node went away while it ran (history "nodeDown"): not its fault */
+    bool crashed;     /* detected in this plan */
+    bool new_failure; /* a failure was counted in this plan */
+    bool node_down;   /* its node went away while it ran (history "nodeDown"): not its fault */
     /* Left out of a recovery that seeded without it (minimumMembers): until it rejoins, it may hold
      * writes the seed lacked, so it is not joined over them when its sequence is higher. */
     bool left_out;

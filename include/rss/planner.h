@@ -12,7 +12,8 @@
  *   4. repairs: a failed member is stopped; a member that failed max_failures times in a row is
  *      stopped and its pod deleted;
  *   5. a running cluster: joins one at a time (primaries up to spec.primaries, highest sequence
- *      first, then secondaries), failover of crashed members, scale down after `stop`;
+ *      first, then secondaries), failover of crashed members, scale down after `stop`, and the rolling
+ *      update of members made from an older template (stop, delete the pod, join; one at a time);
  *   6. nothing live, nothing unresolved: lights-out recovery -> at most one seed (rules 1, 2, 3, 8).
  *
  * Ownership: the input is borrowed. The plan owns everything in it; release with rss_plan_free().
@@ -48,6 +49,8 @@ struct rss_member_input {
     const char *container_id; /* the hook container's id from pod status ("containerd://..." is fine);
                                  NULL = unknown, then observed is not checked against it */
     int active_label;         /* current rss-active-member label: -1 absent, 0 "false", 1 "true" */
+    const char *revision;     /* the controller-revision-hash label: the StatefulSet template it was made
+                                 from (NULL = unknown: never rolled) */
 
     bool has_desired; /* the desired annotation decoded */
     struct rss_desired desired;
@@ -63,6 +66,9 @@ struct rss_plan_input {
     int statefulset_replicas; /* -1: the StatefulSet does not exist yet */
     const cJSON *prev_status; /* the RSS .status as last written (NULL on creation) */
     const char *force_seed;   /* the RSS's rss.clusterlabs.org/force-seed annotation (a pod name), or NULL */
+    const char *update_revision; /* StatefulSet status.updateRevision once the controller has observed the
+                                    current template (status.observedGeneration == metadata.generation),
+                                    else NULL: members whose revision differs are rolled one at a time */
     const struct rss_member_input *members;
     size_t n_members;
 };

@@ -535,6 +535,43 @@ sc_hook_env() {
     ensure_running
 }
 
+# ---- 2e'. rolling update of the application: a template change rolls one member at a time under rssd
+#           (stop, pod recreated by the OnDelete StatefulSet, join), the highest ordinal first; a member
+#           that fails after its update halts the rollout with a Warning until it runs again
+revisions_current() {
+    local want
+    want=$(k get sts "$(sts_name $R)" -n "$NS" -o jsonpath='{.status.updateRevision}')
+    [ -n "$want" ] && members_json $R | jq -e --arg w "$want" '(.items | length) == 3 and
+        all(.items[]; .metadata.labels["controller-revision-hash"] == $w and .metadata.deletionTimestamp == null)' >/dev/null
+}
+sc_rollout() {
+    ensure_running
+    local mark containers stops lines
+    [ "$(k get sts "$(sts_name $R)" -n "$NS" -o jsonpath='{.spec.updateStrategy.type}')" = OnDelete ] ||
+        fail "the StatefulSet is not OnDelete"
+    mark=$(now)
+    echo 1 >"$(claim_dir $R 2)/fail-primary" # the first member rolled will not come back
+    containers=$(rss_json $R | jq -c --arg v "$mark" '.spec.pod.containers | .[0].env = ((.[0].env // []) | map(select(.name != "ROLLOUT")) + [{name: "ROLLOUT", value: $v}])')
+    rss_patch "{\"spec\":{\"pod\":{\"containers\":$containers}}}"
+    halted() { events_since "$mark" RolloutHalted $R | grep -q "^Warning .*$(member $R 2) failed after its update"; }
+    wait_until 150 "a RolloutHalted Warning naming $(member $R 2)" halted
+    stops=$(hook_lines "$mark" $R stop | awk '{print $2}' | tr '\n' ' ')
+    [ "$stops" = "$(member $R 2) " ] || fail "while halted only $(member $R 2) may have stopped: '$stops'"
+    note "halted: $(events_since "$mark" RolloutHalted $R | head -1)"
+    rm -f "$(claim_dir $R 2)/fail-primary"
+    done_() { revisions_current && rss_running $R 3; }
+    wait_until 300 "every member on the new revision and running" done_
+    lines=$(hook_lines "$mark" $R stop primary secondary seed)
+    [ -z "$(grep ' seed ' <<<"$lines")" ] || fail "a seed during the rollout: $(grep ' seed ' <<<"$lines")"
+    stops=$(hook_lines "$mark" $R stop | awk '{print $2}' | tr '\n' ' ')
+    [ "$stops" = "$(member $R 2) $(member $R 1) $(member $R 0) " ] || fail "stop order: '$stops'"
+    # Never two members down: a member is down from its stop until its next successful start.
+    awk '$NF == "rc=0" { if ($3 == "stop") down[$2] = 1; else delete down[$2]; n = 0; for (d in down) n++;
+        if (n > 1) { print "two members down at " $1; bad = 1 } } END { exit bad }' <<<"$lines" ||
+        fail "more than one member down: $lines"
+    note "stops in order: $stops; $(count_lines "$(hook_lines "$mark" $R primary secondary)") starts (with the failed ones)"
+}
+
 # metrics NODE: the /metrics text of the rssd on NODE (its address is in its heartbeat Lease).
 metrics() {
     local addr
@@ -628,7 +665,7 @@ YAML
     k delete sts rss-other -n "$NS" >/dev/null
 }
 
-all=(late_node stays_off force_seed suspend hook_env metrics garbage_fixed noisy api_outage outage_after_lightsout outage_stopped partition huge_epoch keeps_failing invalid_spec foreign_sts
+all=(late_node stays_off force_seed suspend hook_env rollout metrics garbage_fixed noisy api_outage outage_after_lightsout outage_stopped partition huge_epoch keeps_failing invalid_spec foreign_sts
     reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
