@@ -90,6 +90,7 @@ static const struct obj_row sts_rows[] = {
     {"replicas from the plan", "", "", 7, "spec.replicas", "7"},
     {"serviceName", "", "", 3, "spec.serviceName", "\"db-svc\""},
     {"parallel", "", "", 3, "spec.podManagementPolicy", "\"Parallel\""},
+    {"OnDelete: rssd rolls the members", "", "", 3, "spec.updateStrategy", "{\"type\":\"OnDelete\"}"},
     {"selector", "", "", 3, "spec.selector.matchLabels", "{\"rss.clusterlabs.org/name\":\"db\"}"},
     {"template labels", "", "", 3, "spec.template.metadata.labels", "{\"rss.clusterlabs.org/name\":\"db\"}"},
     {"owner kind", "", "", 3, "metadata.ownerReferences[0].kind", "\"ReplicatedStatefulSet\""},
