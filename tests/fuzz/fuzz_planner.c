@@ -200,12 +200,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     snprintf(force, sizeof(force), "rss-db-%u", fuzz_below(&r, ORD_SPAN));
     bool use_force = fuzz_below(&r, 12) == 0;
     int sts = (int)fuzz_below(&r, 8) - 1;
+    /* Template revisions last, so older corpus entries keep their meaning: a rolling update. */
+    static const char *const revs[] = {NULL, "rev-a", "rev-b"};
+    for (size_t i = 0; i < n; i++)
+        m[i].revision = revs[fuzz_below(&r, 3)];
+    const char *update_revision = revs[fuzz_below(&r, 3)];
     struct rss_plan_input in = {.spec = &spec,
                                 .epoch = EPOCH,
                                 .now_ms = NOW,
                                 .statefulset_replicas = sts,
                                 .prev_status = prev,
                                 .force_seed = use_force ? force : NULL,
+                                .update_revision = update_revision,
                                 .members = m,
                                 .n_members = n};
     cJSON *status = NULL;

@@ -202,6 +202,9 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
              m && m->pod_exists && !plan->fencing && !plan->retracting &&
                  ((!m->pod_uid && !plan->deletes[i].uid) ||
                   (m->pod_uid && plan->deletes[i].uid && !strcmp(m->pod_uid, plan->deletes[i].uid))));
+        /* Deleting a pod kills whatever runs in it: only stopped, failed or unknown members (a repair, a
+         * rolling update after `stop`). */
+        RULE("no delete of a member that runs or starts", !prop_live(m));
     }
     RULE("1 (at most one seed)", n_seeds <= 1);
     if (!seed)
