@@ -242,6 +242,7 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
         .now_ms = now,
         .statefulset_replicas = replicas,
         .update_revision = update_revision,
+        .dead_after_ms = ctx->dead_after_ms,
         .prev_status = cJSON_GetObjectItemCaseSensitive(cr, "status"),
         .force_seed = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "metadata"), "annotations"),

@@ -243,6 +243,80 @@ static void account(struct ctx *c, struct member *m)
     }
 }
 
+/* ---- the journal: who went down while others ran on ---- */
+
+/* A member that stops running while others run on as primaries gets a record: when, its last known
+ * sequence, and who ran on, in which generation (they ran in the same generation at the previous plan
+ * too, so they were up when it went down). A witness is confirmed when it still runs as primary in that
+ * generation on a live node once the dead-node window, two status rounds and a status timeout have
+ * passed: a witness whose node had died, or whose application had crashed, before the member went down
+ * would show it by then (a dead node, a new generation). A witness that stops being so before it is
+ * confirmed is dropped; a confirmed one stays (its own later stop is the lights-out). A running member
+ * has no record. Reports from before this leader (not current) count as not running: a new leader may
+ * drop witnesses, never add one. */
+static void journal_update(struct ctx *c)
+{
+    const struct rss_spec *sp = c->spec;
+    int64_t window = c->in->dead_after_ms + 2 * (int64_t)sp->reconcile_interval_ms +
+                     (int64_t)sp->hooks[RSS_HOOK_STATUS].timeout_ms;
+    for (size_t i = 0; i < c->n; i++) {
+        struct member *m = &c->m[i];
+        if (m->running) {
+            m->j_has = false;
+            m->j_n = 0;
+            continue;
+        }
+        if (m->j_has) {
+            size_t k = 0;
+            for (size_t j = 0; j < m->j_n; j++) {
+                const struct member *y = &c->m[m->j_w[j].ordinal];
+                bool same = y->primary_up && y->in->observed.generation == m->j_w[j].generation;
+                if (!m->j_w[j].confirmed && !same)
+                    continue;
+                if (!m->j_w[j].confirmed && c->in->now_ms - m->j_down_ms >= window)
+                    m->j_w[j].confirmed = true;
+                m->j_w[k++] = m->j_w[j];
+            }
+            m->j_n = k;
+            continue;
+        }
+        if (!(m->prev_known && role_running(m->prev_role)))
+            continue;
+        m->j_has = true;
+        m->j_down_ms = c->in->now_ms;
+        m->j_has_seq = m->last_seq_known;
+        m->j_seq = m->last_seq;
+        m->j_n = 0;
+        for (size_t j = 0; j < c->n && m->j_n < PLANNER_JOURNAL_WITNESSES; j++) {
+            const struct member *y = &c->m[j];
+            if (y == m || !y->primary_up || !y->prev_known || !role_running(y->prev_role) ||
+                y->prev_gen != y->in->observed.generation)
+                continue;
+            m->j_w[m->j_n].ordinal = y->ordinal;
+            m->j_w[m->j_n].generation = y->prev_gen;
+            m->j_w[m->j_n].confirmed = false;
+            m->j_n++;
+        }
+    }
+}
+
+/* The journal's proof that a missing member is behind (docs/planner.md): the admin declared synchronous
+ * replication, the member went down while a confirmed witness ran on as primary, and that witness has
+ * reported in this recovery a sequence above the member's last known one. With synchronous replication
+ * every commit the member made was on the witness before the member went down, and the witness committed
+ * past it since. Returns the witness, or NULL. */
+static const struct member *proven_behind(const struct ctx *c, const struct member *m)
+{
+    if (!c->spec->replication_sync || !m->j_has || !m->j_has_seq)
+        return NULL;
+    for (size_t k = 0; k < m->j_n; k++) {
+        const struct member *y = &c->m[m->j_w[k].ordinal];
+        if (m->j_w[k].confirmed && !y->missing && y->has_seq && y->seq > m->j_seq)
+            return y;
+    }
+    return NULL;
+}
+
 /* ---- decisions ---- */
 
 static void peers_up(struct ctx *c, char ***peers, size_t *n)
@@ -650,59 +724,49 @@ static void recovery(struct ctx *c)
         wait_msg(c, false, "WaitingForMembers", "waiting for the StatefulSet to create the member pods");
         return;
     }
-    struct rss_strbuf missing = {0}, lost = {0}, all = {0};
-    size_t n_missing = 0, n_cand = 0;
+    struct rss_strbuf missing = {0}, lost = {0}, all = {0}, behind = {0};
+    size_t n_missing = 0, n_cand = 0, n_behind = 0;
     bool warn = false;
     struct member *best = NULL, *tie = NULL;
+    _cleanup_free_ char(*whys)[512] = rss_xcalloc((size_t)w + 1, sizeof(*whys));
     for (int i = 0; i < w; i++) {
         struct member *m = &c->m[i];
-        char why[512] = "";
+        char *why = whys[i];
         /* No running count of seconds here: this text is the status message and the wait Event,
          * which must not change (and be sent again) on every plan. */
         if (m->fenced_dead)
-            snprintf(why, sizeof(why),
+            snprintf(why, 512,
                      "node %s is down (silent past the fence timeout as this leader saw it); its data may be "
                      "the newest",
                      m->in->node);
         else if (!m->exists)
-            snprintf(why, sizeof(why), "pod does not exist");
+            snprintf(why, 512, "pod does not exist");
         else if (m->deleting)
-            snprintf(why, sizeof(why), "pod is being deleted");
+            snprintf(why, 512, "pod is being deleted");
         else if (!m->has_node)
-            snprintf(why, sizeof(why), "pod is not scheduled");
+            snprintf(why, 512, "pod is not scheduled");
         else if (m->node_silent)
-            snprintf(why, sizeof(why), "node %s silent", m->in->node);
+            snprintf(why, 512, "node %s silent", m->in->node);
         else if (!m->obs)
-            snprintf(why, sizeof(why), "%s%.400s",
+            snprintf(why, 512, "%s%.400s",
                      m->in->observed_error ? "unreadable report: " : "no report from its agent yet",
                      m->in->observed_error ? m->in->observed_error : "");
         else if (!m->fresh)
-            snprintf(why, sizeof(why), "report predates epoch %" PRIu64 "; waiting for its agent to re-probe",
+            snprintf(why, 512, "report predates epoch %" PRIu64 "; waiting for its agent to re-probe",
                      c->in->epoch);
         else if (!m->current)
-            snprintf(why, sizeof(why), "report is for an older container");
+            snprintf(why, 512, "report is for an older container");
         else if (m->role != RSS_ROLE_STOPPED)
-            snprintf(why, sizeof(why), "role %s", rss_role_name(m->role));
+            snprintf(why, 512, "role %s", rss_role_name(m->role));
         else if (m->failures >= (unsigned)c->spec->max_failures)
-            snprintf(why, sizeof(why), "failed %u times; being replaced", m->failures);
+            snprintf(why, 512, "failed %u times; being replaced", m->failures);
         else if (m->seq_error) {
-            snprintf(why, sizeof(why), "sequence error: %.400s", m->seq_error);
+            snprintf(why, 512, "sequence error: %.400s", m->seq_error);
             warn = true;
         } else if (!m->has_seq)
-            snprintf(why, sizeof(why), "no sequence reported yet");
+            snprintf(why, 512, "no sequence reported yet");
         if (why[0]) {
-            n_missing++;
-            rss_strbuf_item(&missing, "%s (%s)", m->pod, why);
-            rss_strbuf_item(&m->note, "not a seed candidate: %s", why);
             m->missing = true;
-            /* What going on without it may lose: its last sequence, if it ever reported one. */
-            if (m->exists && m->obs && m->in->observed.has_sequence) {
-                char ls[24];
-                fmt_seq(m->in->observed.sequence, ls, sizeof(ls));
-                rss_strbuf_item(&lost, "%s (last reported sequence %s)", m->pod, ls);
-            } else {
-                rss_strbuf_item(&lost, "%s (sequence never reported)", m->pod);
-            }
             continue;
         }
         n_cand++;
@@ -715,6 +779,39 @@ static void recovery(struct ctx *c)
             tie = NULL;
         } else if (m->seq == best->seq && !tie) {
             tie = m;
+        }
+    }
+    /* Second pass, once every candidate is known: a missing member is waited for unless the journal
+     * proves it behind a member that reported (spec.recovery.replication: Synchronous). */
+    for (int i = 0; i < w; i++) {
+        struct member *m = &c->m[i];
+        if (!m->missing)
+            continue;
+        const struct member *y = proven_behind(c, m);
+        char when[RSS_TIME_LEN], ys[24], ms[24];
+        if (y) {
+            m->behind = true;
+            n_behind++;
+            fmt_seq(y->seq, ys, sizeof(ys));
+            fmt_seq(m->j_seq, ms, sizeof(ms));
+            rss_strbuf_item(&behind,
+                            "%s (it went down at %s while %s ran on as primary; %s now has sequence %s, past "
+                            "its last sequence %s)",
+                            m->pod, rss_time_ms(when, m->j_down_ms), y->pod, y->pod, ys, ms);
+            rss_strbuf_item(&m->note, "not a seed candidate: %s; proven behind %s by the journal", whys[i],
+                            y->pod);
+            continue;
+        }
+        n_missing++;
+        rss_strbuf_item(&missing, "%s (%s)", m->pod, whys[i]);
+        rss_strbuf_item(&m->note, "not a seed candidate: %s", whys[i]);
+        /* What going on without it may lose: its last sequence, if it ever reported one. */
+        if (m->exists && m->obs && m->in->observed.has_sequence) {
+            char ls[24];
+            fmt_seq(m->in->observed.sequence, ls, sizeof(ls));
+            rss_strbuf_item(&lost, "%s (last reported sequence %s)", m->pod, ls);
+        } else {
+            rss_strbuf_item(&lost, "%s (sequence never reported)", m->pod);
         }
     }
     int min = c->spec->min_members;
@@ -749,6 +846,8 @@ static void recovery(struct ctx *c)
                               best->pod, bs, rss_strbuf_str(&all));
         if (tie && !bootstrap)
             rss_strbuf_printf(&why, " (tied with %s; the lowest ordinal wins)", tie->pod);
+        if (n_behind)
+            rss_strbuf_printf(&why, "; left out, proven behind by the journal: %s", rss_strbuf_str(&behind));
         issue(c, best, RSS_ACTION_SEED, NULL, 0, why.s);
         event(c, RSS_EVENT_NORMAL, bootstrap ? "Bootstrap" : "SeedChosen", best, "%s", why.s);
         cJSON_Delete(c->new_recovery);
@@ -760,7 +859,25 @@ static void recovery(struct ctx *c)
         cJSON_AddStringToObject(c->new_recovery, "time", rss_time_ms(when, c->in->now_ms));
         if (n_missing)
             cJSON_AddNumberToObject(c->new_recovery, "membersLeftOut", (double)n_missing);
+        if (n_behind)
+            cJSON_AddNumberToObject(c->new_recovery, "membersBehind", (double)n_behind);
         decision_msg(c, "%s", why.s);
+        for (int i = 0; i < w; i++) {
+            struct member *m = &c->m[i];
+            if (!m->behind)
+                continue;
+            char when[RSS_TIME_LEN], js[24], ys[24];
+            fmt_seq(m->j_seq, js, sizeof(js));
+            const struct member *y = proven_behind(c, m);
+            fmt_seq(y->seq, ys, sizeof(ys));
+            event(c, RSS_EVENT_NORMAL, "LeftOutBehind", m,
+                  "%s is left out of the recovery: it went down at %s while %s ran on as primary (confirmed "
+                  "later in the same generation); with synchronous replication (spec.recovery.replication) "
+                  "every commit of %s is on %s, whose sequence %s is past %s's last sequence %s",
+                  m->pod, rss_time_ms(when, m->j_down_ms), y->pod, m->pod, y->pod, ys, m->pod, js);
+            m->left_out = true;
+            m->left_out_seed_seq = best->seq;
+        }
         if (n_missing) {
             /* Rule 3: the admin's opt-in, never a dead node by itself; say what may be lost. */
             event(c, RSS_EVENT_WARNING, "MemberSkipped", NULL,
@@ -781,6 +898,7 @@ static void recovery(struct ctx *c)
     free(missing.s);
     free(lost.s);
     free(all.s);
+    free(behind.s);
 }
 
 /* The admin's override (rss.clusterlabs.org/force-seed=<pod>): seed that member although the policy
@@ -1154,11 +1272,19 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
     if (r >= 0) {
         out->epoch_claims = epoch_claims(&c);
         for (size_t i = 0; i < c.n; i++) {
-            planner_load_history(&c, &c.m[i]);
+            struct member *m = &c.m[i];
+            planner_load_history(&c, m);
+            planner_load_journal(&c, m);
+            if (m->has_seq) {
+                m->last_seq_known = true;
+                m->last_seq = m->seq;
+            }
             if (!c.spec->paused)
-                account(&c, &c.m[i]);
-            c.n_primaries_up += c.m[i].primary_up;
+                account(&c, m);
+            c.n_primaries_up += m->primary_up;
         }
+        if (!c.spec->paused)
+            journal_update(&c);
         if (c.n_primaries_up)
             c.pin = false; /* the recovery is over: a primary runs */
         if (!c.spec->paused) {

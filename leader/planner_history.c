@@ -55,10 +55,43 @@ void planner_load_history(struct ctx *c, struct member *m)
         m->running_since = 0;
     m->prev_seq_error = rss_json_str(p, "sequenceError");
     m->node_down = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "nodeDown"));
+    const char *last = rss_json_str(p, "lastSequence");
+    m->last_seq_known = last && rss_hook_parse_sequence(last, strlen(last), &m->last_seq, &ignored) == 0;
     const cJSON *lo = cJSON_GetObjectItemCaseSensitive(p, "leftOut");
     const char *lseq = rss_json_str(lo, "seedSequence");
     if (lseq && rss_hook_parse_sequence(lseq, strlen(lseq), &m->left_out_seed_seq, &ignored) == 0) {
         m->left_out = true;
         m->prev_held = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(lo, "held"));
+    }
+}
+
+void planner_load_journal(struct ctx *c, struct member *m)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(c->in->prev_status, "journal"))
+    {
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(e, "ordinal");
+        if (!cJSON_IsNumber(o) || o->valuedouble != (double)m->ordinal)
+            continue;
+        _cleanup_error_ rss_error_t ignored = NULL;
+        const char *down = rss_json_str(e, "downAt");
+        if (!down || rss_time_parse_ms(down, &m->j_down_ms, &ignored) < 0)
+            return; /* unreadable: no record, so no proof */
+        m->j_has = true;
+        const char *seq = rss_json_str(e, "lastSequence");
+        m->j_has_seq = seq && rss_hook_parse_sequence(seq, strlen(seq), &m->j_seq, &ignored) == 0;
+        const cJSON *w;
+        cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(e, "witnesses"))
+        {
+            const cJSON *wo = cJSON_GetObjectItemCaseSensitive(w, "ordinal");
+            if (m->j_n == PLANNER_JOURNAL_WITNESSES || !cJSON_IsNumber(wo) || wo->valuedouble < 0 ||
+                wo->valuedouble >= (double)c->n || wo->valuedouble == (double)m->ordinal)
+                continue;
+            m->j_w[m->j_n].ordinal = (unsigned)wo->valuedouble;
+            m->j_w[m->j_n].generation = planner_json_u64(w, "generation");
+            m->j_w[m->j_n].confirmed = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, "confirmed"));
+            m->j_n++;
+        }
+        return;
     }
 }

@@ -11,6 +11,9 @@
 
 /* ---- the derived view of one member ---- */
 
+/* Witnesses kept per journal record: any one suffices as proof. */
+#define PLANNER_JOURNAL_WITNESSES 8
+
 struct member {
     unsigned ordinal;
     const struct rss_member_input *in; /* NULL: no entry in the LIST */
@@ -50,9 +53,25 @@ struct member {
      * writes the seed lacked, so it is not joined over them when its sequence is higher. */
     bool left_out;
     uint64_t left_out_seed_seq;
-    bool prev_held; /* the previous plan held it back (its Warning was given then) */
-    bool held;      /* held back in this plan */
-    bool missing;   /* recovery(): not a seed candidate in this plan */
+    bool prev_held;      /* the previous plan held it back (its Warning was given then) */
+    bool last_seq_known; /* the last sequence it reported, kept while it runs (memberStatus.lastSequence) */
+    uint64_t last_seq;
+    bool held;    /* held back in this plan */
+    bool missing; /* recovery(): not a seed candidate in this plan */
+
+    /* The journal (status.journal): it went down at j_down_ms, when these members ran on as primaries in
+     * these generations; a witness is confirmed once it was still so well after (journal_update()). */
+    bool j_has;
+    int64_t j_down_ms;
+    bool j_has_seq;
+    uint64_t j_seq; /* its last known sequence then */
+    size_t j_n;
+    struct {
+        unsigned ordinal;
+        uint64_t generation;
+        bool confirmed;
+    } j_w[PLANNER_JOURNAL_WITNESSES];
+    bool behind; /* recovery(): missing, and proven behind by the journal */
 
     bool decided; /* a desired action or delete was issued to it in this plan */
     struct rss_strbuf note;
@@ -110,6 +129,9 @@ uint64_t planner_json_u64(const cJSON *obj, const char *key);
 /* Fills m's history fields (failures, counted action, runningSince, previous role/generation/sequence
  * error) from c->in->prev_status. */
 void planner_load_history(struct ctx *c, struct member *m);
+/* Fills m's journal record (j_*) from c->in->prev_status.journal; kept across pod incarnations (it is
+ * about the data on the member's volume). */
+void planner_load_journal(struct ctx *c, struct member *m);
 
 /* planner_status.c: renders c->out->status (rss-operator's members lists, memberStatus, conditions,
  * phase, recovery) from the decided context. */

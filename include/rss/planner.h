@@ -66,6 +66,8 @@ struct rss_plan_input {
     int statefulset_replicas; /* -1: the StatefulSet does not exist yet */
     const cJSON *prev_status; /* the RSS .status as last written (NULL on creation) */
     const char *force_seed;   /* the RSS's rss.clusterlabs.org/force-seed annotation (a pod name), or NULL */
+    int64_t dead_after_ms; /* the leader's dead-node window (fence timeout + margin): a node's heartbeat can
+                              look alive for at most this long after it died (the journal's bound) */
     const char *update_revision; /* StatefulSet status.updateRevision once the controller has observed the
                                     current template (status.observedGeneration == metadata.generation),
                                     else NULL: members whose revision differs are rolled one at a time */

@@ -338,6 +338,7 @@ static int parse_recovery(const cJSON *spec, struct rss_spec *s, rss_error_t *er
     s->min_members = 0;
     s->max_failures = 3;
     s->join_newer_late_members = false;
+    s->replication_sync = false;
     if (!rec)
         return 0;
     if (parse_int_field(rec, "minimumMembers", "spec.recovery.minimumMembers", 0, RSS_SPEC_ORDINAL_MAX + 1, 0,
@@ -356,6 +357,12 @@ static int parse_recovery(const cJSON *spec, struct rss_spec *s, rss_error_t *er
         return rss_error_make(err, RSS_E_INVALID, 0,
                               "spec.recovery.onNewerLateMember: expected Hold or Join");
     s->join_newer_late_members = late && !strcmp(late->valuestring, "Join");
+    const cJSON *repl = cJSON_GetObjectItemCaseSensitive(rec, "replication");
+    if (repl && !(cJSON_IsString(repl) &&
+                  (!strcmp(repl->valuestring, "Synchronous") || !strcmp(repl->valuestring, "Asynchronous"))))
+        return rss_error_make(err, RSS_E_INVALID, 0,
+                              "spec.recovery.replication: expected Synchronous or Asynchronous");
+    s->replication_sync = repl && !strcmp(repl->valuestring, "Synchronous");
     return 0;
 }
 

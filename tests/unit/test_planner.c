@@ -42,6 +42,7 @@ struct world {
     int uid_counter;
     const char *force_seed; /* the RSS's force-seed annotation */
     const char *update_revision;
+    int64_t dead_after; /* the leader's dead-node window */
 };
 
 /* ---- building worlds ---- */
@@ -229,6 +230,7 @@ static void world_init(struct world *w, const char *members, int primaries, bool
     memset(w, 0, sizeof(*w));
     w->now = NOW;
     w->epoch = EPOCH;
+    w->dead_after = 15000;
     char buf[256];
     snprintf(buf, sizeof(buf), "%s", members);
     unsigned o = 0;
@@ -265,6 +267,7 @@ static void run(struct world *w, struct rss_plan *p)
                                 .prev_status = w->prev,
                                 .force_seed = w->force_seed,
                                 .update_revision = w->update_revision,
+                                .dead_after_ms = w->dead_after,
                                 .members = w->m,
                                 .n_members = w->n};
     _cleanup_error_ rss_error_t err = NULL;
@@ -1391,6 +1394,117 @@ static void test_rollout_halted(void **state)
     world_free(&w);
 }
 
+/* ---- the journal: a missing member proven behind (spec.recovery.replication: Synchronous) ---- */
+
+/* Plans a series of worlds, each against the status the previous one wrote, at the given times (s after
+ * NOW); returns the last plan (caller frees). The spec's status timeout is 60 s and its reconcile interval
+ * 1 m: the witness window is 15 + 120 + 60 = 195 s. */
+struct jstep {
+    const char *members;
+    int64_t at_s;
+};
+
+static void journal_run(const struct jstep *steps, size_t n, bool sync, struct rss_plan *last)
+{
+    cJSON *prev = NULL;
+    for (size_t i = 0; i < n; i++) {
+        struct world w;
+        world_init(&w, steps[i].members, 0, false, 0);
+        w.spec.replication_sync = sync;
+        w.now = NOW + steps[i].at_s * 1000;
+        w.prev = prev;
+        struct rss_plan p;
+        run(&w, &p);
+        if (i + 1 == n) {
+            *last = p;
+            world_free(&w);
+            return;
+        }
+        prev = cJSON_Duplicate(p.status, true);
+        rss_plan_free(&p);
+        world_free(&w);
+    }
+}
+
+static const cJSON *journal_of(const struct rss_plan *p, unsigned ordinal)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(p->status, "journal"))
+    {
+        if (cJSON_GetObjectItem(e, "ordinal")->valuedouble == ordinal)
+            return e;
+    }
+    return NULL;
+}
+
+static void test_journal_proves_behind(void **state)
+{
+    (void)state;
+    /* Member 2 joined with sequence 40, ran, and its node died while 0 and 1 ran on (confirmed well
+     * after); then the rest went dark and reported 50 and 45: 2 is left out, 0 seeds. */
+    const struct jstep early[] = {
+        {"P P S40", 0}, {"P P P", 10}, {"P P D", 20}, {"P P D", 230}, {"S50 S45 D", 300}};
+    struct rss_plan p;
+    journal_run(early, 5, true, &p);
+    expect(&p, "0:seed", "lost early, synchronous");
+    const struct rss_plan_event *e = find_event(&p, "LeftOutBehind");
+    assert_non_null(e);
+    assert_int_equal(e->type, RSS_EVENT_NORMAL);
+    assert_non_null(strstr(e->message, "rss-db-2 is left out"));
+    assert_non_null(strstr(e->message, "last sequence 40"));
+    assert_null(find_event(&p, "MemberSkipped"));
+    const cJSON *j = journal_of(&p, 2);
+    assert_non_null(j);
+    assert_string_equal(cJSON_GetObjectItem(j, "lastSequence")->valuestring, "40");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "witnesses")), 2);
+    rss_plan_free(&p);
+
+    /* Refusals: each row must wait (no seed). */
+    static const struct {
+        const char *why;
+        struct jstep steps[5];
+        size_t n;
+        bool sync;
+    } waits[] = {
+        {"asynchronous replication: nothing proves it",
+         {{"P P S40", 0}, {"P P P", 10}, {"P P D", 20}, {"P P D", 230}, {"S50 S45 D", 300}},
+         5,
+         false},
+        {"witnesses never confirmed (dark too soon)",
+         {{"P P S40", 0}, {"P P P", 10}, {"P P D", 20}, {"S50 S45 D", 60}},
+         4,
+         true},
+        {"no witness committed past its last sequence",
+         {{"P P S40", 0}, {"P P P", 10}, {"P P D", 20}, {"P P D", 230}, {"S40 S39 D", 300}},
+         5,
+         true},
+        {"lost last: nobody ran on after it",
+         {{"P P S40", 0}, {"P P P", 10}, {"S50 S45 P", 20}, {"S50 S45 P", 230}, {"S50 S45 D", 300}},
+         5,
+         true},
+        {"its last sequence was never known",
+         {{"P P P", 0}, {"P P D", 20}, {"P P D", 230}, {"S50 S45 D", 300}},
+         4,
+         true},
+    };
+    for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
+        journal_run(waits[i].steps, waits[i].n, waits[i].sync, &p);
+        expect(&p, "", waits[i].why);
+        assert_null(find_event(&p, "LeftOutBehind"));
+        rss_plan_free(&p);
+    }
+    /* A witness that crashed before it was confirmed (new generation) is dropped; the other suffices. */
+    const struct jstep one[] = {
+        {"P P S40", 0}, {"P P P", 10}, {"P P D", 20}, {"P S45 D", 100}, {"P S45 D", 230}};
+    journal_run(one, 5, true, &p);
+    j = journal_of(&p, 2);
+    const cJSON *ws = cJSON_GetObjectItem(j, "witnesses");
+    assert_int_equal(cJSON_GetArraySize(ws), 1);
+    assert_int_equal((int)cJSON_GetObjectItem(cJSON_GetArrayItem(ws, 0), "ordinal")->valuedouble, 0);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(ws, 0), "confirmed")));
+    rss_plan_free(&p);
+}
+
 /* spec.joinConcurrency: up to K members start at once after the seed (1 keeps the one-at-a-time
  * default), highest sequence first, never more primaries than spec.primaries. */
 static void test_join_concurrency(void **state)
@@ -1919,6 +2033,7 @@ int main(void)
         cmocka_unit_test(test_suspend),
         cmocka_unit_test(test_rollout),
         cmocka_unit_test(test_rollout_halted),
+        cmocka_unit_test(test_journal_proves_behind),
         cmocka_unit_test(test_join_concurrency),
         cmocka_unit_test(test_create_and_scale_up),
         cmocka_unit_test(test_scale_down_table),

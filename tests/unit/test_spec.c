@@ -250,6 +250,8 @@ static const struct bad_row bad_rows[] = {
     {"{\"spec\":{\"recovery\":{\"minimumMembers\":4}}}", "spec.recovery.minimumMembers: 4 is more than"},
     {"{\"spec\":{\"recovery\":{\"minimumMembers\":-1}}}", "spec.recovery.minimumMembers: -1 is out of range"},
     {"{\"spec\":{\"recovery\":{\"maxFailures\":0}}}", "spec.recovery.maxFailures: 0 is out of range"},
+    {"{\"spec\":{\"recovery\":{\"replication\":\"sync\"}}}",
+     "spec.recovery.replication: expected Synchronous or Asynchronous"},
 };
 
 static void test_bad_rows(void **state)
