@@ -572,6 +572,60 @@ sc_rollout() {
     note "stops in order: $stops; $(count_lines "$(hook_lines "$mark" $R primary secondary)") starts (with the failed ones)"
 }
 
+# ---- 2f. the journal (spec.recovery.replication: Synchronous): a member lost early (its node died while
+#          the others ran on and wrote) is left out of the next lights-out recovery with the proof; one
+#          lost last is waited for
+journal_confirmed() { # journal_confirmed POD: its journal record has a confirmed witness
+    rss_json $R | jq -e --arg p "$1" '[.status.journal[]? | select(.member == $p) | .witnesses[]? |
+        select(.confirmed)] | length > 0' >/dev/null
+}
+sc_journal() {
+    ensure_running
+    local ln x=-1 i xn last mark seeds ev nodes01=()
+    ln=$(leader_node) || fail "no leader: $ln"
+    for i in 2 1 0; do [ "$(member_node $R $i)" != "$ln" ] && { x=$i; break; }; done
+    [ $x -ge 0 ] || fail "every member is on the leader's node"
+    last=$(rss_json $R | jq -r --arg p "$(member $R $x)" '.status.memberStatus[] | select(.name == $p) | .lastSequence // ""')
+    [ -n "$last" ] || fail "$(member $R $x) has no lastSequence in its memberStatus"
+    rss_patch '{"spec":{"recovery":{"replication":"Synchronous"}}}'
+    xn=$(member_node $R $x)
+    for i in 0 1 2; do [ $i = $x ] || nodes01+=("$i"); done
+    "$WORLD" power-off "$xn" >/dev/null 2>&1 || fail "power-off $xn"
+    wait_until 120 "a confirmed journal witness for $(member $R $x)" journal_confirmed "$(member $R $x)"
+    note "journal: $(rss_json $R | jq -c --arg p "$(member $R $x)" '.status.journal[] | select(.member == $p)')"
+    # The others wrote on; then they go dark too, and the lost member's node stays off.
+    for i in "${nodes01[@]}"; do "$WORLD" power-off "$(member_node $R $i)" >/dev/null 2>&1 || fail power-off; done
+    set_sequence $R "${nodes01[0]}" $((last + 10))
+    set_sequence $R "${nodes01[1]}" $((last + 5))
+    mark=$(now)
+    power_on_except "$xn"
+    seeded() { hook_lines "$mark" "$R" seed | grep -q .; }
+    wait_until 90 "a seed without $(member $R $x), proven behind" seeded
+    seeds=$(hook_lines "$mark" "$R" seed)
+    [[ $seeds == *" $(member $R "${nodes01[0]}") seed args=[] rc=0" && $(count_lines "$seeds") = 1 ]] ||
+        fail "$(member $R "${nodes01[0]}") ($((last + 10))) should seed once: $seeds"
+    ev=$(events_since "$mark" LeftOutBehind $R)
+    grep -q "^Normal .*$(member $R $x) is left out" <<<"$ev" || fail "no LeftOutBehind for $(member $R $x): $ev"
+    [ -z "$(events_since "$mark" MemberSkipped $R)" ] || fail "a MemberSkipped Warning: nothing was skipped on a guess"
+    note "$(head -1 <<<"$ev" | cut -c1-260)"
+    wait_until 60 "2 members running" rss_running_n 2
+    "$WORLD" power-on "$xn" >/dev/null 2>&1 || fail "power-on $xn"
+    ensure_running 120
+    # Lost last: two go dark, the third a moment later; the two come back, the third stays off: wait.
+    for i in "${nodes01[@]}"; do "$WORLD" power-off "$(member_node $R $i)" >/dev/null 2>&1 || fail power-off; done
+    sleep 3
+    "$WORLD" power-off "$xn" >/dev/null 2>&1 || fail "power-off $xn"
+    mark=$(now)
+    power_on_except "$xn"
+    sleep $((DEAD_S + 10))
+    [ -z "$(hook_lines "$mark" "$R" seed primary secondary)" ] || fail "started while the member lost last was missing"
+    [[ $(status_message) == *"$(member $R $x)"* ]] || fail "the status does not say it waits for $(member $R $x): $(status_message)"
+    note "waits: $(status_message | cut -c1-200)"
+    "$WORLD" power-on "$xn" >/dev/null 2>&1 || fail "power-on $xn"
+    ensure_running 120
+    rss_patch '{"spec":{"recovery":null}}'
+}
+
 # metrics NODE: the /metrics text of the rssd on NODE (its address is in its heartbeat Lease).
 metrics() {
     local addr
@@ -665,7 +719,7 @@ YAML
     k delete sts rss-other -n "$NS" >/dev/null
 }
 
-all=(late_node stays_off force_seed suspend hook_env rollout metrics garbage_fixed noisy api_outage outage_after_lightsout outage_stopped partition huge_epoch keeps_failing invalid_spec foreign_sts
+all=(late_node stays_off journal force_seed suspend hook_env rollout metrics garbage_fixed noisy api_outage outage_after_lightsout outage_stopped partition huge_epoch keeps_failing invalid_spec foreign_sts
     reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
