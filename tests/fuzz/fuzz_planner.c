@@ -205,6 +205,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < n; i++)
         m[i].revision = revs[fuzz_below(&r, 3)];
     const char *update_revision = revs[fuzz_below(&r, 3)];
+    /* The journal (spec.recovery.replication: Synchronous): random records in the previous status. */
+    spec.replication_sync = fuzz_bool(&r);
+    if (fuzz_bool(&r)) {
+        if (!prev)
+            prev = cJSON_CreateObject();
+        cJSON *jr = cJSON_AddArrayToObject(prev, "journal");
+        for (unsigned k = 0, nk = fuzz_below(&r, 3); k < nk; k++) {
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "ordinal", fuzz_below(&r, ORD_SPAN));
+            cJSON_AddStringToObject(e, "downAt", "2023-11-14T22:13:00.000Z");
+            char sq[24];
+            snprintf(sq, sizeof(sq), "%u", fuzz_below(&r, 9));
+            if (fuzz_below(&r, 4))
+                cJSON_AddStringToObject(e, "lastSequence", sq);
+            cJSON *ws = cJSON_AddArrayToObject(e, "witnesses");
+            for (unsigned q = 0, nq = fuzz_below(&r, 3); q < nq; q++) {
+                cJSON *w = cJSON_CreateObject();
+                cJSON_AddNumberToObject(w, "ordinal", fuzz_below(&r, ORD_SPAN));
+                cJSON_AddNumberToObject(w, "generation", fuzz_below(&r, 4));
+                cJSON_AddBoolToObject(w, "confirmed", fuzz_bool(&r));
+                cJSON_AddItemToArray(ws, w);
+            }
+            cJSON_AddItemToArray(jr, e);
+        }
+    }
     struct rss_plan_input in = {.spec = &spec,
                                 .epoch = EPOCH,
                                 .now_ms = NOW,

@@ -111,6 +111,40 @@ static inline bool prop_stale_start(const struct rss_member_input *m, uint64_t e
     return !acked && !voided;
 }
 
+/* The journal's proof, from the input (docs/planner.md): replication declared Synchronous; the previous
+ * status journals the member with a last sequence and a witness confirmed before this plan that reported in
+ * this one with a higher sequence. */
+static inline bool prop_journal_behind(const struct rss_plan_input *in, unsigned ordinal)
+{
+    if (!in->spec->replication_sync)
+        return false;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(in->prev_status, "journal"))
+    {
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(e, "ordinal");
+        const char *ls = rss_json_str(e, "lastSequence");
+        uint64_t last;
+        rss_error_t err = NULL;
+        if (!cJSON_IsNumber(o) || o->valuedouble != (double)ordinal || !ls ||
+            rss_hook_parse_sequence(ls, strlen(ls), &last, &err) < 0) {
+            rss_error_release(&err);
+            continue;
+        }
+        const cJSON *w;
+        cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(e, "witnesses"))
+        {
+            const cJSON *wo = cJSON_GetObjectItemCaseSensitive(w, "ordinal");
+            if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, "confirmed")) || !cJSON_IsNumber(wo) ||
+                wo->valuedouble == (double)ordinal)
+                continue;
+            const struct rss_member_input *y = prop_member(in, (unsigned)wo->valuedouble);
+            if (y && prop_reported(y, in->epoch) && y->observed.sequence > last)
+                return true;
+        }
+    }
+    return false;
+}
+
 /* check_seq_rule: false when a member's failure history (from prev_status) may exclude it from seeding
  * under minimumMembers, which the input alone cannot tell. */
 static inline void prop_check_plan(const struct rss_plan_input *in, const struct rss_plan *plan,
@@ -239,7 +273,8 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
     if (spec->min_members == 0) {
         for (int o = 0; o < w; o++) {
             const struct rss_member_input *m = prop_member(in, (unsigned)o);
-            RULE("3 (no seed before every member reported)", m && prop_reported(m, E));
+            RULE("3 (no seed before every member reported, or proven behind by the journal)",
+                 (m && prop_reported(m, E)) || prop_journal_behind(in, (unsigned)o));
         }
     } else {
         RULE("3 (minimumMembers reported before a seed)", reported >= (size_t)spec->min_members);
