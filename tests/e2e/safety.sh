@@ -107,6 +107,43 @@ sc_stays_off() {
 }
 rss_running_n() { rss_json "$R" | jq -e --argjson n "$1" '(.status.members.primary // []) | length == $n' >/dev/null; }
 
+# sim VERB QUERY: kubesim's fault injection (docs/kubesim.md), admin token, loopback only.
+sim() {
+    local ks=$RSS_WORLD_DIR/kubesim
+    curl -sS --max-time 5 --cacert "$ks/ca.crt" -H "Authorization: Bearer $(cat "$ks/token")" -X POST \
+        "https://127.0.0.1:$(cat "$ks/port")/_sim/$1${2:+?$2}" >/dev/null
+}
+
+# ---- 6b. the end of an API outage: the peers renew first and vouch "a peer reaches the API server, this
+#          node is cut off" while one agent's own renewals still fail; it asks the API server itself
+#          before stopping anything, and stops nothing (chaos seed 20261125, cycles 35 and 83)
+sc_outage_end() {
+    ensure_running
+    peers_current
+    local x=2 xn before after mark acts
+    [ "$(member_node $R $x)" != "$(leader_node)" ] || x=1
+    xn=$(member_node $R $x)
+    before=$(dummyd_pids) || fail "no dummyd pids"
+    mark=$(now)
+    # This node's heartbeat renewals fail from now until 2 s after the thaw (the rule also catches the
+    # renewals queued in the frozen server), while the others renew as soon as the API answers again.
+    sim fail "count=200&code=503&verb=PUT&path=/apis/coordination.k8s.io/v1/namespaces/$RSSD_NS/leases/rssd-node-$xn" ||
+        fail "/_sim/fail"
+    "$WORLD" api-freeze || fail "api-freeze"
+    sleep $((FENCE_S + 5))
+    "$WORLD" api-thaw || fail "api-thaw"
+    sleep 2
+    sim clear || fail "/_sim/clear"
+    ensure_running 90
+    acts=$(hook_lines "$mark" "$R" stop seed primary secondary)
+    [ -z "$acts" ] || fail "the end of the outage made rssd act on the members: $acts"
+    after=$(dummyd_pids) || fail "no dummyd pids after"
+    [ "$before" = "$after" ] || fail "an application restarted: before [$before] after [$after]"
+    grep -q "self-fencing of pod $NS/$(member $R $x) called off" "$RSS_WORLD_DIR"/nodes/"$xn"/kubelet/hostproc/*.log ||
+        fail "$xn's agent never got to the fence decision (the race was not reproduced)"
+    note "$(member $R $x) on $xn: renewals refused after the thaw, peers vouched 'cut off', its own look called the stop off"
+}
+
 # ---- 3. a pod annotated with a huge epoch: the leader ignores it, says why, and keeps managing
 sc_huge_epoch() {
     ensure_running
@@ -719,7 +756,7 @@ YAML
     k delete sts rss-other -n "$NS" >/dev/null
 }
 
-all=(late_node stays_off journal force_seed suspend hook_env rollout metrics garbage_fixed noisy api_outage outage_after_lightsout outage_stopped partition huge_epoch keeps_failing invalid_spec foreign_sts
+all=(late_node stays_off journal force_seed suspend hook_env rollout metrics garbage_fixed noisy api_outage outage_end outage_after_lightsout outage_stopped partition huge_epoch keeps_failing invalid_spec foreign_sts
     reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
