@@ -33,6 +33,10 @@ void planner_load_history(struct ctx *c, struct member *m)
     const cJSON *p = prev_member(c->in->prev_status, m->ordinal);
     if (!p)
         return;
+    /* Read before the uid check: it is about the incarnations after the one replaced. */
+    const cJSON *repl = cJSON_GetObjectItemCaseSensitive(p, "replacement");
+    if (cJSON_IsObject(repl))
+        m->repl_prev = repl;
     const char *uid = rss_json_str(p, "podUID");
     /* A new pod (the StatefulSet recreated it) starts with a clean record. The record of a pod that was
      * absent carries the uid of the last incarnation seen (planner_status.c), so a replacement is

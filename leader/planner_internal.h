@@ -51,6 +51,12 @@ struct member {
     bool prev_held; /* the previous plan held it back (its Warning was given then) */
     bool held;      /* held back in this plan */
     bool missing;   /* recovery(): not a seed candidate in this plan */
+    /* spec.nodeLossPolicy Replace: status.memberStatus[].replacement, from the plan that deleted the
+     * lost incarnation until a later one runs (it joined and copied the data). While it is pending
+     * the member never seeds (docs/node-loss.md). The record survives the pod's new uid. */
+    const cJSON *repl_prev; /* borrowed from the previous status */
+    cJSON *repl_new;        /* owned: recorded in this plan */
+    bool repl_pending;
 
     bool decided; /* a desired action or delete was issued to it in this plan */
     struct rss_strbuf note;
@@ -78,6 +84,8 @@ struct ctx {
     cJSON *suspended;           /* status.suspended, written once every member stopped (spec.suspend) */
     uint64_t pin_seq;
     size_t n_primaries_up;
+    const cJSON *last_replacement; /* status.lastReplacement as last written */
+    cJSON *new_replacement;        /* set when this plan replaces a member */
 };
 
 static inline bool is_start(enum rss_action a)
