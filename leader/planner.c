@@ -716,6 +716,9 @@ static void recovery(struct ctx *c)
             /* docs/node-loss.md: a replacement holds no data of its own until it has joined; it never
              * seeds, and does not block the others either. */
             rss_strbuf_item(&m->note, "a replacement that has not run yet: never seeds");
+            rss_strbuf_item(&missing,
+                            "%s (replaced a member lost with its node and has not run yet: never seeds)",
+                            m->pod);
             if (!repl || m->seq > repl->seq)
                 repl = m;
             continue;
@@ -743,10 +746,6 @@ static void recovery(struct ctx *c)
         wait_msg(c, warn, warn ? "SequenceError" : "WaitingForMembers",
                  "%s: waiting for %zu of %d member(s) to report a sequence: %s", what, n_missing, w,
                  rss_strbuf_str(&missing));
-    } else if (!best && repl) {
-        wait_msg(c, true, "WaitingForMembers",
-                 "%s: no member can seed: %s replaced a member lost with its node and never seeds%s%s", what,
-                 repl->pod, n_missing ? "; " : "", rss_strbuf_str(&missing));
     } else if (!best) {
         wait_msg(c, true, "WaitingForMembers", "%s: no member can seed: %s", what, rss_strbuf_str(&missing));
     } else if (repl && repl->seq > best->seq) {
