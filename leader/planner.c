@@ -516,9 +516,12 @@ static void replace_lost(struct ctx *c)
         char ls[24] = "never reported";
         if (m->obs && m->in->observed.has_sequence)
             fmt_seq(m->in->observed.sequence, ls, sizeof(ls));
-        /* Left out of a recovery with a higher sequence than the seed: the writes beyond it go. */
-        bool loses = m->left_out && m->obs && m->in->observed.has_sequence &&
+        /* Left out of a recovery with a higher sequence than the seed: with its claim deleted the writes
+         * beyond the seed go; with the claim kept the replacement has them and is held back like any
+         * late member newer than the seed (spec.recovery.onNewerLateMember). */
+        bool newer = m->left_out && m->obs && m->in->observed.has_sequence &&
                      m->in->observed.sequence > m->left_out_seed_seq;
+        bool loses = newer && claims;
         event(c, RSS_EVENT_WARNING, "ReplacingMember", m,
               "%s: node %s judged dead by the leader and %s; spec.nodeLossPolicy Replace: force-deleting the "
               "pod%s%s%s so that the StatefulSet recreates it on a live node, where it joins with `primary` "
@@ -527,7 +530,10 @@ static void replace_lost(struct ctx *c)
               oos ? "tainted node.kubernetes.io/out-of-service" : "the member's volume is not node-local",
               claims ? " and its node-local claim(s) " : "", claims ? rss_strbuf_str(&cl) : "",
               claims ? " (what happens to their volumes follows the PVs' reclaim policy)" : "", ls,
-              loses ? "; the writes it held beyond the running cluster's seed are lost" : "");
+              loses   ? "; the writes it held beyond the running cluster's seed are lost"
+              : newer ? "; it holds writes beyond the running cluster's seed and is held back like any late "
+                        "member (spec.recovery.onNewerLateMember)"
+                      : "");
         decision_msg(c, "replacing %s: node %s is dead", m->pod, node);
         rss_strbuf_item(&m->note, "replaced: node %s is dead", node);
         char when[RSS_TIME_LEN];
@@ -541,6 +547,11 @@ static void replace_lost(struct ctx *c)
         if (claims)
             cJSON_AddStringToObject(m->repl_new, "claimsDeleted", rss_strbuf_str(&cl));
         cJSON_AddStringToObject(m->repl_new, "lastSequence", ls);
+        if (m->left_out && !claims) {
+            char ss[24];
+            fmt_seq(m->left_out_seed_seq, ss, sizeof(ss));
+            cJSON_AddStringToObject(m->repl_new, "leftOutSeedSequence", ss);
+        }
         cJSON_AddStringToObject(m->repl_new, "time", when);
         m->repl_pending = true;
         cJSON_Delete(c->new_replacement);

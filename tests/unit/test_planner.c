@@ -1128,6 +1128,39 @@ static void test_replacement_never_seeds(void **state)
     }
 }
 
+/* A replacement that kept the claim of a member left out of a recovery has its data: newer than the seed,
+ * it is held back like the member itself would be (spec.recovery.onNewerLateMember). */
+static void test_replacement_keeps_left_out(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P P D60", 0, false, 0);
+    nl_spec(&w, true, 0);
+    find(&w, 2)->node_out_of_service = true;
+    find(&w, 2)->volume = RSS_VOLUME_UNKNOWN; /* the claim is kept */
+    _cleanup_free_ char *uid = rss_xstrdup(find(&w, 2)->pod_uid);
+    _cleanup_free_ char *prev =
+        rss_xasprintf("{\"lastRecovery\":{\"kind\":\"LightsOut\"},\"memberStatus\":[{"
+                      "\"ordinal\":2,\"podUID\":\"%s\",\"leftOut\":{\"seedSequence\":\"20\"}}]}",
+                      uid);
+    w.prev = cJSON_Parse(prev);
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "2:delete", "replaced");
+    assert_non_null(strstr(find_event(&p, "ReplacingMember")->message, "held back"));
+    cJSON_Delete(w.prev);
+    w.prev = cJSON_Duplicate(p.status, true);
+    rss_plan_free(&p);
+    /* The StatefulSet recreated it elsewhere with the same claim: sequence 60 > 20, held. */
+    remove_pod(&w, 2);
+    set_observed(add_pod(&w, 2), RSS_ROLE_STOPPED, GEN, true, 60, NULL);
+    run(&w, &p);
+    expect(&p, "", "held");
+    assert_non_null(find_event(&p, "NewerThanSeed"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 /* One replacement at a time: a dead member waits while an earlier replacement has not run. */
 static void test_replace_one_at_a_time(void **state)
 {
@@ -1969,6 +2002,7 @@ int main(void)
         cmocka_unit_test(test_node_loss_table),
         cmocka_unit_test(test_replacement_never_seeds),
         cmocka_unit_test(test_replace_one_at_a_time),
+        cmocka_unit_test(test_replacement_keeps_left_out),
         cmocka_unit_test(test_suspend),
         cmocka_unit_test(test_join_concurrency),
         cmocka_unit_test(test_create_and_scale_up),
