@@ -666,6 +666,7 @@ nl_message() { rss_json "$1" | jq -r '.status.message // ""'; }
 sc_node_replace() {
     local N=nl o victim node uid mark mark2 pvc data
     nl_setup $N
+    # shellcheck disable=SC2064 # expanded now on purpose: the locals are gone when the trap runs
     trap "nl_cleanup $N $node" EXIT
     pvc=$(k get pvc "data-$victim" -n "$NS" -o jsonpath='{.metadata.uid}')
     set_sequence $N "$o" 7 # data of its own, to find untouched on its volume afterwards
@@ -714,6 +715,7 @@ sc_node_replace() {
 sc_node_replace_highest() {
     local N=nlh o victim node uid mark i s=10 seeds
     nl_setup $N
+    # shellcheck disable=SC2064 # expanded now on purpose: the locals are gone when the trap runs
     trap "nl_cleanup $N $node" EXIT
     power_off_all
     for i in 0 1 2; do
