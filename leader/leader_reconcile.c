@@ -236,6 +236,7 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
     leader_snapshot_build(spec, pods, ctx->liveness, rss_clock_mono_ms(), ctx->dead_after_ms, &snap);
     for (size_t i = 0; i < snap.n_errors; i++)
         rss_log_debug("%s/%s: %s", spec->ns, spec->name, snap.errors[i]);
+    leader_replace_facts(ctx, spec, &snap);
     struct rss_plan_input in = {
         .spec = spec,
         .epoch = (uint64_t)ctx->epoch,

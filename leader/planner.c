@@ -83,6 +83,27 @@ static void delete_pod(struct ctx *c, struct member *m)
     m->decided = true;
 }
 
+/* spec.nodeLossPolicy Replace: the pod of a member on a dead node, without waiting for its kubelet (grace
+ * 0, as the pod GC does on an out-of-service node), and first its claims when their data is node-local:
+ * the StatefulSet then recreates pod and claims, and the scheduler places them on a live node. */
+static void force_delete_pod(struct ctx *c, struct member *m, bool claims)
+{
+    delete_pod(c, m);
+    struct rss_plan_delete *d = &c->out->deletes[c->out->n_deletes - 1];
+    d->force = true;
+    const cJSON *tpl;
+    size_t n = (size_t)cJSON_GetArraySize(c->spec->volume_claim_templates);
+    if (!claims || !n)
+        return;
+    d->claims = rss_xcalloc(n, sizeof(char *));
+    cJSON_ArrayForEach(tpl, c->spec->volume_claim_templates)
+    {
+        const char *name = rss_json_str(cJSON_GetObjectItemCaseSensitive(tpl, "metadata"), "name");
+        if (name)
+            d->claims[d->n_claims++] = rss_xasprintf("%s-%s", name, m->pod);
+    }
+}
+
 __attribute__((format(printf, 4, 5))) static void wait_msg(struct ctx *c, bool warning, const char *reason,
                                                            const char *fmt, ...)
 {
@@ -616,6 +637,105 @@ static void rollout(struct ctx *c)
     decision_msg(c, "rolling update: stopping %s", next->pod);
 }
 
+/* spec.nodeLossPolicy (docs/node-loss.md). Only here, while a primary runs on a live node: the replacement
+ * joins with `primary` and copies the data from the running members, so it never seeds, and what the lost
+ * member held is not needed (in a lights-out its data may be the newest: recovery() waits for it). The
+ * leader's own dead verdict (rule 3's clock) is necessary; sufficient only with the admin's taint
+ * node.kubernetes.io/out-of-service (the node is off: its volumes may move) or a volume that is known not
+ * to be node-local. One replacement at a time: the next waits until the previous one has run. */
+static void replace_lost(struct ctx *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        struct member *m = &c->m[i];
+        if (!m->exists || !m->fenced_dead || m->decided || (int)m->ordinal >= c->target)
+            continue;
+        const char *node = m->in->node;
+        if (!c->spec->node_loss_replace) {
+            rss_strbuf_item(&m->note, "node %s is dead: not replaced (spec.nodeLossPolicy: Wait)", node);
+            wait_msg(c, false, "MemberOnDeadNode",
+                     "%s: node %s is dead; waiting for it to come back (spec.nodeLossPolicy: Wait)", m->pod,
+                     node);
+            continue;
+        }
+        bool oos = m->in->node_out_of_service;
+        enum rss_volume_locality vol = m->in->volume;
+        if (!oos && vol != RSS_VOLUME_NETWORK) {
+            const char *what = vol == RSS_VOLUME_NODE_LOCAL ? "node-local" : "of unknown locality";
+            rss_strbuf_item(
+                &m->note,
+                "node %s is dead: replaced once it carries the taint node.kubernetes.io/out-of-service "
+                "(its volume is %s)",
+                node, what);
+            wait_msg(c, false, "MemberOnDeadNode",
+                     "%s: node %s is dead; spec.nodeLossPolicy Replace waits for the taint "
+                     "node.kubernetes.io/out-of-service on it (the volume is %s)",
+                     m->pod, node, what);
+            continue;
+        }
+        struct member *busy = NULL;
+        for (size_t k = 0; k < c->n && !busy; k++)
+            if (&c->m[k] != m && c->m[k].repl_pending && (int)k < c->target)
+                busy = &c->m[k];
+        if (busy) {
+            wait_msg(c, false, "MemberOnDeadNode",
+                     "%s: node %s is dead; replacing one member at a time, %s (replaced) has not run yet",
+                     m->pod, node, busy->pod);
+            continue;
+        }
+        bool claims = vol == RSS_VOLUME_NODE_LOCAL && cJSON_GetArraySize(c->spec->volume_claim_templates) > 0;
+        force_delete_pod(c, m, claims);
+        struct rss_plan_delete *d = &c->out->deletes[c->out->n_deletes - 1];
+        struct rss_strbuf cl = {0};
+        for (size_t k = 0; k < d->n_claims; k++)
+            rss_strbuf_item(&cl, "%s", d->claims[k]);
+        char ls[24] = "never reported";
+        if (m->obs && m->in->observed.has_sequence)
+            fmt_seq(m->in->observed.sequence, ls, sizeof(ls));
+        /* Left out of a recovery with a higher sequence than the seed: with its claim deleted the writes
+         * beyond the seed go; with the claim kept the replacement has them and is held back like any
+         * late member newer than the seed (spec.recovery.onNewerLateMember). */
+        bool newer = m->left_out && m->obs && m->in->observed.has_sequence &&
+                     m->in->observed.sequence > m->left_out_seed_seq;
+        bool loses = newer && claims;
+        event(c, RSS_EVENT_WARNING, "ReplacingMember", m,
+              "%s: node %s judged dead by the leader and %s; spec.nodeLossPolicy Replace: force-deleting the "
+              "pod%s%s%s so that the StatefulSet recreates it on a live node, where it joins with `primary` "
+              "(it never seeds); its last reported sequence: %s%s",
+              m->pod, node,
+              oos ? "tainted node.kubernetes.io/out-of-service" : "the member's volume is not node-local",
+              claims ? " and its node-local claim(s) " : "", claims ? rss_strbuf_str(&cl) : "",
+              claims ? " (what happens to their volumes follows the PVs' reclaim policy)" : "", ls,
+              loses   ? "; the writes it held beyond the running cluster's seed are lost"
+              : newer ? "; it holds writes beyond the running cluster's seed and is held back like any late "
+                        "member (spec.recovery.onNewerLateMember)"
+                      : "");
+        decision_msg(c, "replacing %s: node %s is dead", m->pod, node);
+        rss_strbuf_item(&m->note, "replaced: node %s is dead", node);
+        char when[RSS_TIME_LEN];
+        rss_time_ms(when, c->in->now_ms);
+        cJSON_Delete(m->repl_new);
+        m->repl_new = cJSON_CreateObject();
+        cJSON_AddStringToObject(m->repl_new, "fromNode", node);
+        cJSON_AddStringToObject(m->repl_new, "reason", oos ? "OutOfService" : "NetworkVolume");
+        if (m->in->pod_uid)
+            cJSON_AddStringToObject(m->repl_new, "podUID", m->in->pod_uid);
+        if (claims)
+            cJSON_AddStringToObject(m->repl_new, "claimsDeleted", rss_strbuf_str(&cl));
+        cJSON_AddStringToObject(m->repl_new, "lastSequence", ls);
+        if (m->left_out && !claims) {
+            char ss[24];
+            fmt_seq(m->left_out_seed_seq, ss, sizeof(ss));
+            cJSON_AddStringToObject(m->repl_new, "leftOutSeedSequence", ss);
+        }
+        cJSON_AddStringToObject(m->repl_new, "time", when);
+        m->repl_pending = true;
+        cJSON_Delete(c->new_replacement);
+        c->new_replacement = cJSON_Duplicate(m->repl_new, true);
+        cJSON_AddStringToObject(c->new_replacement, "member", m->pod);
+        free(cl.s);
+    }
+}
+
 static void running_cluster(struct ctx *c)
 {
     rollout_halted(c);
@@ -660,6 +780,7 @@ static void running_cluster(struct ctx *c)
             decision_msg(c, "no primary runs: stopping the remaining members for a new recovery");
         return;
     }
+    replace_lost(c);
     /* After a leader change every agent re-probes within moments; joining before they did would pick
      * the order (highest sequence first) from the members that happened to answer first. A member on a
      * node that went silent does not hold anyone up. */
@@ -727,7 +848,7 @@ static void recovery(struct ctx *c)
     struct rss_strbuf missing = {0}, lost = {0}, all = {0}, behind = {0};
     size_t n_missing = 0, n_cand = 0, n_behind = 0;
     bool warn = false;
-    struct member *best = NULL, *tie = NULL;
+    struct member *best = NULL, *tie = NULL, *repl = NULL;
     _cleanup_free_ char(*whys)[512] = rss_xcalloc((size_t)w + 1, sizeof(*whys));
     for (int i = 0; i < w; i++) {
         struct member *m = &c->m[i];
@@ -737,8 +858,12 @@ static void recovery(struct ctx *c)
         if (m->fenced_dead)
             snprintf(why, 512,
                      "node %s is down (silent past the fence timeout as this leader saw it); its data may be "
-                     "the newest",
-                     m->in->node);
+                     "the newest%s",
+                     m->in->node,
+                     c->spec->node_loss_replace
+                         ? "; spec.nodeLossPolicy Replace replaces a member only while "
+                           "a primary runs"
+                         : "");
         else if (!m->exists)
             snprintf(why, 512, "pod does not exist");
         else if (m->deleting)
@@ -767,6 +892,17 @@ static void recovery(struct ctx *c)
             snprintf(why, 512, "no sequence reported yet");
         if (why[0]) {
             m->missing = true;
+            continue;
+        }
+        if (m->repl_pending) {
+            /* docs/node-loss.md: a replacement holds no data of its own until it has joined; it never
+             * seeds, and does not block the others either. */
+            rss_strbuf_item(&m->note, "a replacement that has not run yet: never seeds");
+            rss_strbuf_item(&missing,
+                            "%s (replaced a member lost with its node and has not run yet: never seeds)",
+                            m->pod);
+            if (!repl || m->seq > repl->seq)
+                repl = m;
             continue;
         }
         n_cand++;
@@ -827,6 +963,14 @@ static void recovery(struct ctx *c)
                  rss_strbuf_str(&missing));
     } else if (!best) {
         wait_msg(c, true, "WaitingForMembers", "%s: no member can seed: %s", what, rss_strbuf_str(&missing));
+    } else if (repl && repl->seq > best->seq) {
+        /* Its volume followed it (not node-local): it may hold the newest data. Never a lower seed. */
+        char rs[24];
+        fmt_seq(repl->seq, rs, sizeof(rs));
+        wait_msg(c, true, "WaitingForMembers",
+                 "%s: %s (a replacement, never seeds) reports sequence %s above the best other member's %s "
+                 "(%s): refusing to seed the lower sequence; force-seed decides",
+                 what, repl->pod, rs, bs, best->pod);
     } else if (c->pin && best->seq < c->pin_seq) {
         /* Rule 2: a failed seed is retried on its member; never an automatic fallback to less data. */
         wait_msg(c, true, "SeedFallbackRefused",
@@ -1240,6 +1384,9 @@ static int setup(struct ctx *c, const struct rss_plan_input *in, rss_error_t *er
     const cJSON *ps = in->prev_status;
     c->seq = planner_json_u64(ps, "lastActionSeq");
     c->prev_message = rss_json_str(ps, "message");
+    c->last_replacement = cJSON_GetObjectItemCaseSensitive(ps, "lastReplacement");
+    if (!cJSON_IsObject(c->last_replacement))
+        c->last_replacement = NULL;
     c->last_recovery = cJSON_GetObjectItemCaseSensitive(ps, "lastRecovery");
     if (!cJSON_IsObject(c->last_recovery))
         c->last_recovery = NULL;
@@ -1281,6 +1428,7 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
             }
             if (!c.spec->paused)
                 account(&c, m);
+            m->repl_pending = m->repl_prev && !m->running;
             c.n_primaries_up += m->primary_up;
         }
         if (!c.spec->paused)
@@ -1313,7 +1461,9 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
     for (size_t i = 0; i < c.n; i++) {
         free(c.m[i].pod);
         free(c.m[i].note.s);
+        cJSON_Delete(c.m[i].repl_new);
     }
+    cJSON_Delete(c.new_replacement);
     cJSON_Delete(c.new_recovery);
     cJSON_Delete(c.suspended);
     free(c.m);
@@ -1334,6 +1484,9 @@ void rss_plan_free(struct rss_plan *plan)
     for (size_t i = 0; i < plan->n_deletes; i++) {
         free(plan->deletes[i].pod);
         free(plan->deletes[i].uid);
+        for (size_t k = 0; k < plan->deletes[i].n_claims; k++)
+            free(plan->deletes[i].claims[k]);
+        free(plan->deletes[i].claims);
     }
     free(plan->deletes);
     for (size_t i = 0; i < plan->n_events; i++) {
@@ -1374,8 +1527,12 @@ char *rss_plan_describe(const struct rss_plan *plan)
             rss_strbuf_printf(&b, "label %s %s=%s\n", p->pod, RSS_LABEL_ACTIVE,
                               p->set_active_label ? "true" : "false");
     }
-    for (size_t i = 0; i < plan->n_deletes; i++)
-        rss_strbuf_printf(&b, "delete %s\n", plan->deletes[i].pod);
+    for (size_t i = 0; i < plan->n_deletes; i++) {
+        const struct rss_plan_delete *d = &plan->deletes[i];
+        for (size_t k = 0; k < d->n_claims; k++)
+            rss_strbuf_printf(&b, "delete-claim %s\n", d->claims[k]);
+        rss_strbuf_printf(&b, "%s %s\n", d->force ? "force-delete" : "delete", d->pod);
+    }
     for (size_t i = 0; i < plan->n_events; i++)
         rss_strbuf_printf(&b, "event %s %s: %s\n",
                           plan->events[i].type == RSS_EVENT_WARNING ? "Warning" : "Normal",

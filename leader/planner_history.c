@@ -33,17 +33,26 @@ void planner_load_history(struct ctx *c, struct member *m)
     const cJSON *p = prev_member(c->in->prev_status, m->ordinal);
     if (!p)
         return;
+    _cleanup_error_ rss_error_t ignored = NULL;
+    /* Read before the uid check: it is about the incarnations after the one replaced. */
+    const cJSON *repl = cJSON_GetObjectItemCaseSensitive(p, "replacement");
+    if (cJSON_IsObject(repl))
+        m->repl_prev = repl;
     const char *uid = rss_json_str(p, "podUID");
     /* A new pod (the StatefulSet recreated it) starts with a clean record. The record of a pod that was
      * absent carries the uid of the last incarnation seen (planner_status.c), so a replacement is
      * recognised even when no plan saw both. */
     if (m->exists && m->in->pod_uid && (!uid || strcmp(uid, m->in->pod_uid) != 0)) {
         m->prev_uid = NULL;
+        /* A replacement that kept the claim (docs/node-loss.md) has the lost member's data: if that was
+         * left out of a recovery, it still may hold writes the cluster lacks. */
+        const char *lseq = rss_json_str(m->repl_prev, "leftOutSeedSequence");
+        if (lseq && rss_hook_parse_sequence(lseq, strlen(lseq), &m->left_out_seed_seq, &ignored) == 0)
+            m->left_out = true;
         return;
     }
     m->prev_uid = uid;
     m->failures = (unsigned)planner_json_u64(p, "failures");
-    _cleanup_error_ rss_error_t ignored = NULL;
     const char *counted = rss_json_str(p, "countedAction");
     if (counted && rss_action_id_parse(counted, &m->counted, &ignored) < 0)
         m->counted = (struct rss_action_id){0, 0};

@@ -72,6 +72,12 @@ struct member {
         bool confirmed;
     } j_w[PLANNER_JOURNAL_WITNESSES];
     bool behind; /* recovery(): missing, and proven behind by the journal */
+    /* spec.nodeLossPolicy Replace: status.memberStatus[].replacement, from the plan that deleted the
+     * lost incarnation until a later one runs (it joined and copied the data). While it is pending
+     * the member never seeds (docs/node-loss.md). The record survives the pod's new uid. */
+    const cJSON *repl_prev; /* borrowed from the previous status */
+    cJSON *repl_new;        /* owned: recorded in this plan */
+    bool repl_pending;
 
     bool decided; /* a desired action or delete was issued to it in this plan */
     struct rss_strbuf note;
@@ -99,6 +105,8 @@ struct ctx {
     cJSON *suspended;           /* status.suspended, written once every member stopped (spec.suspend) */
     uint64_t pin_seq;
     size_t n_primaries_up;
+    const cJSON *last_replacement; /* status.lastReplacement as last written */
+    cJSON *new_replacement;        /* set when this plan replaces a member */
 };
 
 static inline bool is_start(enum rss_action a)

@@ -142,6 +142,11 @@ static cJSON *member_status(const struct member *m)
         if (m->held)
             cJSON_AddTrueToObject(lo, "held");
     }
+    /* Kept until an incarnation after the replacement runs: until then it never seeds. */
+    if (m->repl_new)
+        cJSON_AddItemToObject(j, "replacement", cJSON_Duplicate(m->repl_new, true));
+    else if (m->repl_prev && m->repl_pending)
+        cJSON_AddItemToObject(j, "replacement", cJSON_Duplicate(m->repl_prev, true));
     if (m->note.len)
         cJSON_AddStringToObject(j, "message", m->note.s);
     return j;
@@ -274,6 +279,10 @@ void planner_build_status(struct ctx *c)
         cJSON_AddItemToObject(s, "lastRecovery", cJSON_Duplicate(c->new_recovery, true));
     else if (c->last_recovery)
         cJSON_AddItemToObject(s, "lastRecovery", cJSON_Duplicate(c->last_recovery, true));
+    if (c->new_replacement)
+        cJSON_AddItemToObject(s, "lastReplacement", cJSON_Duplicate(c->new_replacement, true));
+    else if (c->last_replacement)
+        cJSON_AddItemToObject(s, "lastReplacement", cJSON_Duplicate(c->last_replacement, true));
     cJSON_AddNumberToObject(s, "lastActionSeq", (double)c->seq);
     cJSON_AddNumberToObject(s, "epoch", (double)c->in->epoch);
     c->out->status = s;

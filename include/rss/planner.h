@@ -30,6 +30,14 @@
 #include "rss/error.h"
 #include "rss/spec.h"
 
+/* Where a member's data lives, as the leader learned it from its claims' PersistentVolumes
+ * (leader_replace.c). NODE_LOCAL: some claim is bound to a `local` or `hostPath` PV, or to one whose
+ * required nodeAffinity names kubernetes.io/hostname: the data cannot follow the pod to another node.
+ * NETWORK: every claim is bound to a PV with none of these. UNKNOWN: anything else (no claim, an
+ * unbound claim, a PV the leader could not read); it is treated as node-local for the decision, but
+ * its claims are never deleted. Only filled for members on nodes judged dead. */
+enum rss_volume_locality { RSS_VOLUME_UNKNOWN = 0, RSS_VOLUME_NODE_LOCAL, RSS_VOLUME_NETWORK };
+
 /* One member pod as the leader saw it in a single LIST (rule 8). Ordinals without an entry, below
  * max(spec.replicas, statefulset_replicas), are members whose pod does not exist. */
 struct rss_member_input {
@@ -57,6 +65,12 @@ struct rss_member_input {
     bool has_observed; /* the observed annotation decoded */
     struct rss_observed observed;
     const char *observed_error; /* observed present but undecodable: why (the member counts as silent) */
+
+    /* spec.nodeLossPolicy Replace only (docs/node-loss.md); the leader fills them for members on dead
+     * nodes. The node carries the node.kubernetes.io/out-of-service taint (the admin's word that it
+     * is shut down), and where the member's data lives. */
+    bool node_out_of_service;
+    enum rss_volume_locality volume;
 };
 
 struct rss_plan_input {
@@ -88,7 +102,10 @@ struct rss_plan_patch {
 struct rss_plan_delete {
     unsigned ordinal;
     char *pod;
-    char *uid; /* delete precondition: only this incarnation of the pod */
+    char *uid;     /* delete precondition: only this incarnation of the pod */
+    bool force;    /* gracePeriodSeconds 0: the pod is on a dead node whose kubelet never confirms */
+    char **claims; /* PersistentVolumeClaims to delete first (node-local data of a lost node) */
+    size_t n_claims;
 };
 
 enum rss_event_type { RSS_EVENT_NORMAL = 0, RSS_EVENT_WARNING };
