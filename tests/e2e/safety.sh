@@ -304,7 +304,14 @@ sc_noisy() {
     k get rss big -n "$NS" -o json | jq --slurpfile e "$E2E_TMP/env.json" '.spec.pod.containers[0].env = $e[0] | del(.metadata.resourceVersion)' \
         >"$E2E_TMP/big.json"
     note "RSS big: $(wc -c <"$E2E_TMP/big.json") bytes"
-    k replace -f "$E2E_TMP/big.json" >/dev/null || fail "replace RSS big with 1.4 MB"
+    # kubectl replace reads the object's resourceVersion first; the leader's status writes in between
+    # make that a conflict now and then: try again, as a user would.
+    local try
+    for try in 1 2 3 4 5; do
+        k replace -f "$E2E_TMP/big.json" >/dev/null 2>"$E2E_TMP/replace.err" && break
+        grep -q Conflict "$E2E_TMP/replace.err" && [ $try -lt 5 ] || fail "replace RSS big with 1.4 MB: $(head -c 300 "$E2E_TMP/replace.err")"
+        sleep 1
+    done
     big_sts() { k get sts rss-big -n "$NS" -o json | jq -e '.spec.template.spec.containers[0].env | length >= 1400' >/dev/null; }
     wait_until 60 "the leader to build the 1.4 MB StatefulSet" big_sts
     sleep 3
