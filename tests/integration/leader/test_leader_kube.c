@@ -234,6 +234,12 @@ static bool gone_obj(void *p)
     return !exists_obj(p);
 }
 
+static bool record_gone(void *p)
+{
+    _cleanup_json_ cJSON *o = get("v1", NS, "configmaps", (const char *)p);
+    return o == NULL;
+}
+
 struct epoch_arg {
     int64_t epoch;
 };
@@ -533,6 +539,14 @@ static void test_lights_out(void **state)
     rss_annotation_desired_clear(&d);
     assert_others_none(epoch, 2, N_PODS);
 
+    /* A record of a pod that does not exist (a member gone for good): the leader deletes it. */
+    {
+        _cleanup_json_ cJSON *cm = rss_record_new(APP_NS, "db", "rss-db-99");
+        _cleanup_free_ char *coll = rss_kube_path("v1", NS, "configmaps", NULL, NULL);
+        _cleanup_error_ rss_error_t err = NULL;
+        check(rss_kube_create(kube, coll, cm, NULL, &err), &err, "create an orphan record");
+        wait_for(record_gone, APP_NS ".rss-db-99", "the orphan record to be deleted");
+    }
     struct ev_arg ignored = {uid, "IgnoredAnnotation"};
     wait_for(event_seen, &ignored, "an IgnoredAnnotation event for pod 4");
     {
