@@ -440,7 +440,9 @@ sc_wiped() {
     cid=$("$WORLD" crictl "$node" find "$NS" "$(member "$R" 2)" mariadb) || fail "no container for member 2"
     mark=$(now)
     t0=$(now_ms)
-    "$WORLD" crictl "$node" exec "$cid" sh -c 'kill -KILL "$(cat /run/galera/mysqld.pid)"; sleep 1; rm -rf /data/mysql' >/dev/null 2>&1 ||
+    # Frozen (SIGSTOP) while its datadir goes, then killed: rssd reacts to the crash only once the
+    # datadir is gone, and never races the wipe with its own primary hook.
+    "$WORLD" crictl "$node" exec "$cid" sh -c 'p=$(cat /run/galera/mysqld.pid); kill -STOP "$p" && rm -rf /data/mysql && kill -KILL "$p"' >/dev/null 2>&1 ||
         fail "kill and wipe member 2"
     restarted() { hook_lines "$mark" "$R" primary | grep -q " $(member "$R" 2) primary .* rc=0$"; }
     wait_until 600 "member 2 rejoined by rssd" restarted

@@ -139,8 +139,8 @@ CNFEOF
 	mv -f "$CNF.new" "$CNF"
 }
 
-# alive PID: /proc/PID exists, is not a zombie (PID 1 is sleep and never reaps) and is mariadbd.
-alive() {
+# running PID: /proc/PID exists and is not a zombie (PID 1 is sleep and never reaps).
+running() {
 	case $1 in
 	'' | *[!0-9]*) return 1 ;;
 	esac
@@ -150,6 +150,12 @@ alive() {
 	case ${_st%% *} in
 	Z | X | x) return 1 ;;
 	esac
+	return 0
+}
+
+# alive PID: running and is mariadbd (a pid file may name a pid reused by something else).
+alive() {
+	running "$1" || return 1
 	case $(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null) in
 	*mariadbd*) return 0 ;;
 	esac
@@ -273,7 +279,9 @@ start_mariadbd() {
 	_np=0
 	_limit=$((${GALERA_START_TIMEOUT:-100} * 5))
 	while [ $_t -lt $_limit ]; do
-		if ! alive "$(cat "$RUN_DIR/started.pid")" && ! mysqld_pid >/dev/null; then
+		# running, not alive: until the child has exec'd mariadbd its cmdline is still this shell's (a
+		# loaded host once made seed report "mariadbd exited during start" for a mariadbd that was fine).
+		if ! running "$(cat "$RUN_DIR/started.pid")" && ! mysqld_pid >/dev/null; then
 			say "mariadbd exited during start; the end of $DATA_DIR/mysqld.err:"
 			tail -n 15 "$DATA_DIR/mysqld.err" >&2
 			return 1
