@@ -5,15 +5,18 @@
 # apps/galera/image/build.sh imported into every node's containerd, apps/galera/hooks mounted at /hooks
 # (RSS_WORLD_HOOKS). A writer on the host inserts one row at a time through ExecSync (mariadb client in
 # the member container, round robin over the members) and records the ids the database acknowledged.
-# Scenarios: create (seed + 2 joins); staggered (member 2's node dies first, rows go on through the
-# other two, then the rest go dark: member 2 has the lowest seqno and must not seed, and joins by IST);
-# lightsout (all nodes at once); killed (mariadbd SIGKILLed in one member: rssd restarts it, it rejoins by
-# IST); stays_off (a lights-out after which one node stays off: rssd waits, minimumMembers 2 lets it
-# seed the highest of two, the third joins when its node returns); api_outage (the API server hangs for
-# twice the fence timeout: nothing stops, writes go on); verify. After each: one seed with
-# the highest sequence, rows identical on all members (checksum), every acknowledged id present on
-# every member.
-# Prints image build time and size, import time, power-on -> Running and -> writable, rows acked/lost.
+# Scenarios: create (seed + 2 joins); staggered (member 0's node dies first, rows go on through the
+# other two, then the rest go dark: member 0 has the lowest seqno and must not seed, and joins by IST);
+# lightsout (all nodes at once, the default runs it 3 times); killed (mariadbd SIGKILLed in member 1
+# while survivor 2 stalls: rssd restarts member 1 and leaves the survivors alone); stays_off (a
+# lights-out after which one node stays off: rssd waits, minimumMembers 2 lets it seed the highest of
+# two, the third joins when its node returns); api_outage (the API server hangs for twice the fence
+# timeout: nothing stops, writes go on); verify. After each: one seed with the highest sequence, rows
+# identical on all members (checksum), every acknowledged id present on every member. For
+# tests/bench/bench_galera.sh only: load (GALERA_DATA_MB of rows), wiped (a member rejoins by full
+# SST), sts (the staggered dark recovered the plain-StatefulSet way, without rssd).
+# Prints image build time and size, import time, power-on -> Running and -> writable and where that
+# time went (container start, each hook, rssd), rows acked/lost.
 # Exit 77 (skip) without root or debootstrap.
 set -euo pipefail
 
