@@ -12,6 +12,8 @@
 #   GALERA_PORT_OFFSET    added to every loopback port (default 0), so two clusters can share a host
 #   GALERA_START_TIMEOUT  seconds seed/primary wait for Synced (default 100)
 #   GALERA_STOP_TIMEOUT   seconds stop waits before SIGKILL (default 60)
+#   GALERA_NONPRIMARY_GRACE  seconds a running member may stay outside a primary component before
+#                         status says failed (1) and seed/primary give up (default 60)
 #   GALERA_CLUSTER_NAME   wsrep_cluster_name (default rss-galera)
 
 DATA_DIR=${DATA_DIR:-/data}
@@ -34,6 +36,7 @@ galera_begin() {
 	GALERA_HOOK=$1
 	shift
 	GALERA_ARGS="$*"
+	GALERA_BEGIN=$(galera_now)
 }
 
 # galera_finish RC [OUT]: append this hook's line to DATA_DIR/hooks.log (apps/dummy's format), exit RC.
@@ -43,6 +46,12 @@ galera_finish() {
 		_line="$_line out=$(printf '%s' "$2" | tr '\n\t ' '___')"
 	fi
 	printf '%s rc=%s\n' "$_line" "$1" >>"$DATA_DIR/hooks.log" 2>/dev/null
+	# hooks.times: when each action hook began and ended, and how a join got its state (IST or SST):
+	# the benchmark (tests/bench/bench_galera.sh) splits the recovery time with it.
+	if [ "$GALERA_HOOK" != status ]; then
+		printf '%s %s %s %s rc=%s%s\n' "$GALERA_BEGIN" "$(galera_now)" "$POD" "$GALERA_HOOK" "$1" \
+			"${GALERA_XFER:+ transfer=$GALERA_XFER}" >>"$DATA_DIR/hooks.times" 2>/dev/null
+	fi
 	exit "$1"
 }
 
@@ -130,8 +139,8 @@ CNFEOF
 	mv -f "$CNF.new" "$CNF"
 }
 
-# alive PID: /proc/PID exists, is not a zombie (PID 1 is sleep and never reaps) and is mariadbd.
-alive() {
+# running PID: /proc/PID exists and is not a zombie (PID 1 is sleep and never reaps).
+running() {
 	case $1 in
 	'' | *[!0-9]*) return 1 ;;
 	esac
@@ -141,6 +150,12 @@ alive() {
 	case ${_st%% *} in
 	Z | X | x) return 1 ;;
 	esac
+	return 0
+}
+
+# alive PID: running and is mariadbd (a pid file may name a pid reused by something else).
+alive() {
+	running "$1" || return 1
 	case $(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null) in
 	*mariadbd*) return 0 ;;
 	esac
@@ -237,26 +252,58 @@ synced() {
 	return 1
 }
 
+# join_transfer: sets GALERA_XFER to how this start got its state, from what mariadbd logged since it
+# was started (_errsize): SST (the SST script copied the datadir: "rsync SST completed on joiner"; an
+# IST may follow for what was committed meanwhile), IST (the script only bypassed: "rsync IST
+# completed on joiner", then "IST received"), or nothing (a bootstrap, or a member already in step).
+join_transfer() {
+	GALERA_XFER=
+	_new=$(tail -c +$((${_errsize:-0} + 1)) "$DATA_DIR/mysqld.err" 2>/dev/null)
+	case $_new in
+	*"--wsrep-new-cluster"* | *"Bootstrapping"*) ;;
+	*"SST completed on joiner"*) GALERA_XFER=SST ;;
+	*"IST completed on joiner"* | *"IST received"*) GALERA_XFER=IST ;;
+	esac
+}
+
 # start_mariadbd ARGS...: start mariadbd detached and wait until it is Synced in a primary component.
 # ExecSync returns only when every holder of the hook's stdout/stderr closed them: new session and
 # every fd redirected, or the hook would hang as long as mariadbd runs.
 start_mariadbd() {
-	rm -f "$PIDFILE" "$RUN_DIR/stopped"
+	rm -f "$PIDFILE" "$RUN_DIR/stopped" "$RUN_DIR/unhealthy.since"
+	_errsize=$(wc -c <"$DATA_DIR/mysqld.err" 2>/dev/null || echo 0)
 	say "mariadbd $*"
 	setsid mariadbd --defaults-file="$CNF" "$@" </dev/null >>"$DATA_DIR/mysqld.out" 2>&1 &
 	echo $! >"$RUN_DIR/started.pid"
 	_t=0
+	_np=0
 	_limit=$((${GALERA_START_TIMEOUT:-100} * 5))
 	while [ $_t -lt $_limit ]; do
-		if ! alive "$(cat "$RUN_DIR/started.pid")" && ! mysqld_pid >/dev/null; then
+		# running, not alive: until the child has exec'd mariadbd its cmdline is still this shell's (a
+		# loaded host once made seed report "mariadbd exited during start" for a mariadbd that was fine).
+		if ! running "$(cat "$RUN_DIR/started.pid")" && ! mysqld_pid >/dev/null; then
 			say "mariadbd exited during start; the end of $DATA_DIR/mysqld.err:"
 			tail -n 15 "$DATA_DIR/mysqld.err" >&2
 			return 1
 		fi
 		if synced; then
-			say "Synced: size=$(status_var wsrep_cluster_size) uuid=$(status_var wsrep_cluster_state_uuid) last_committed=$(status_var wsrep_last_committed)"
+			join_transfer
+			say "Synced${GALERA_XFER:+ after $GALERA_XFER}: size=$(status_var wsrep_cluster_size) uuid=$(status_var wsrep_cluster_state_uuid) last_committed=$(status_var wsrep_last_committed)"
 			return 0
 		fi
+		# A joiner that waits in a non-primary component (its peers lost quorum) would hold rssd's start
+		# in flight for the whole GALERA_START_TIMEOUT: give up after GALERA_NONPRIMARY_GRACE instead.
+		case $_cs in
+		non-Primary | Disconnected)
+			_np=$((_np + 1))
+			if [ $((_np / 5)) -ge "${GALERA_NONPRIMARY_GRACE:-60}" ]; then
+				say "no primary component to join for ${GALERA_NONPRIMARY_GRACE:-60} s: stopping"
+				stop_mariadbd
+				return 1
+			fi
+			;;
+		*) _np=0 ;;
+		esac
 		sleep 0.2
 		_t=$((_t + 1))
 	done

@@ -199,12 +199,42 @@ bad=$(ss -Hltn | awk '{ print $4 }' | awk -F: -v o=$OFFSET '{ p = $NF } (p >= 13
 listening=$(ss -Hltn | awk '{ print $4 }' | awk -F: -v o=$OFFSET '{ p = $NF } (p >= 13306 + o && p < 13316 + o) || (p >= 14567 + o && p < 14600 + o)' | wc -l)
 expect "every member listener bound to 127.0.0.1 ($listening listening)" "" "$bad"
 
+# How each join got its state, from hooks.times: the first joins copied everything (SST), the joins
+# after the staggered dark caught up by IST.
+for i in 0 1 2; do
+	[ "$i" = "$best" ] && continue
+	expect "member $i: its last join recorded as IST in hooks.times" "rc=0 transfer=IST" \
+		"$(grep " primary " "$dir/data$i/hooks.times" | tail -n 1 | grep -o 'rc=.*')"
+done
+expect "member 2: its first join recorded as SST in hooks.times" "rc=0 transfer=SST" \
+	"$(grep " primary " "$dir/data2/hooks.times" | head -n 1 | grep -o 'rc=.*')"
+
+# A member outside any primary component is in a transition rssd must not act on (status 0, not 1)
+# until GALERA_NONPRIMARY_GRACE has passed: the survivor of two crashed peers goes non-Primary.
+surv=$best
+for i in 0 1 2; do
+	[ "$i" = "$surv" ] || x "$i" sh -c 'kill -KILL "$(cat /run/galera/mysqld.pid)"'
+done
+for _ in $(seq 1 60); do
+	q "$surv" "SHOW STATUS LIKE 'wsrep_cluster_status'"
+	[ "${out#*	}" = non-Primary ] && break
+	sleep 0.5
+done
+expect "the survivor's component after its two peers crashed" non-Primary "${out#*	}"
+x "$surv" /hooks/status
+expect "status of a member in a non-primary component, within the grace" 0 "$rc"
+hook_runs[surv]=$((hook_runs[surv] + 1))
+x "$surv" env GALERA_NONPRIMARY_GRACE=0 /hooks/status
+expect "status of a member non-Primary beyond the grace" 1 "$rc"
+x "$surv" sh -c 'grep -c "cluster .non-Primary." /data/status.log'
+expect "status.log explains both answers" 2 "$out"
+
 # Positions that cannot be told: an initialised datadir that never ran with wsrep, and one whose
 # InnoDB files are gone after a crash (grastate says -1).
 x 3 sh -c 'mkdir -p /data/mysql && chown mysql:mysql /data/mysql && mariadb-install-db --no-defaults --user=mysql --datadir=/data/mysql --skip-test-db >/dev/null 2>&1'
 x 3 /hooks/sequence "$(peer 0)"
 expect "sequence of a datadir without history: non-zero, no output" "1:" "$rc:$out"
-x 2 sh -c 'kill -KILL "$(cat /run/galera/mysqld.pid)"; sleep 1; rm -f /data/mysql/ibdata1 /data/mysql/ib_logfile0'
+x 2 sh -c 'kill -KILL "$(cat /run/galera/mysqld.pid)" 2>/dev/null; sleep 1; rm -f /data/mysql/ibdata1 /data/mysql/ib_logfile0'
 x 2 /hooks/sequence
 expect "sequence of a crashed datadir without InnoDB files: non-zero, no output" "1:" "$rc:$out"
 
