@@ -18,7 +18,8 @@ fail() {
     if [ -d "$RSS_WORLD_DIR" ] && [ -e "$RSS_WORLD_DIR/.rss-world" ]; then
         "$WORLD" status >&2 2>&1 || true
         local f
-        for f in "$RSS_WORLD_DIR"/*.log "$RSS_WORLD_DIR"/nodes/*/kubelet.log; do
+        # (the containers' own output too: a containerised rssd logs there)
+        for f in "$RSS_WORLD_DIR"/*.log "$RSS_WORLD_DIR"/nodes/*/kubelet.log "$RSS_WORLD_DIR"/nodes/*/kubelet/logs/*/*/*.log; do
             [ -s "$f" ] || continue
             echo "--- $f" >&2
             tail -n 25 "$f" >&2

@@ -85,7 +85,8 @@ ok "pid $pid: /usr/bin/rssd, uid 0, CapEff 0, NoNewPrivs 1, NODE_NAME=$node"
 
 # ---- healthy: /healthz and /readyz (API server and CRI socket reached, watches synced), and it leads
 healthy() { curl -fsS --max-time 2 "http://127.0.0.1:$port/readyz" && curl -fsS --max-time 2 "http://127.0.0.1:$port/healthz"; }
-wait_until 60 "rssd /readyz and /healthz answer 200 on port $port" healthy
+# (Ready needs the pod, record and RSS lists; 60 s was once too short on a loaded 2-core machine)
+wait_until 120 "rssd /readyz and /healthz answer 200 on port $port" healthy
 leads() {
     k -n rssd-system get lease rssd-leader -o jsonpath='{.spec.holderIdentity}' | grep -q .
 }
