@@ -450,6 +450,45 @@ sc_partition() {
     ensure_running 90
 }
 
+# ---- 9a. the same cut, and rssd on that node restarted (SIGKILL) while it is cut off (finding F3,
+#          docs/model.md): the new process resumes its predecessor's fence clock and tables from its
+#          state dir (rss/fencestate.h), so the member still stops within the leader's assumed bound
+#          (fence timeout + 5 s after the cut); before, the new process knew no member and never fenced
+sc_restart_cutoff() {
+    ensure_running
+    local v=2 node mark t0 m pid dt
+    node=$(member_node $R $v)
+    [ "$node" != "$(leader_node)" ] || { v=1; node=$(member_node $R $v); }
+    m=$(member $R $v)
+    pid=$(rssd_pid "$node") || fail "no rssd pid on $node"
+    mark=$(now)
+    "$WORLD" partition "$node" || fail "partition $node"
+    t0=$(now_ms)
+    sleep $((FENCE_S / 3 + 1))
+    kill -KILL "$pid"
+    # The pod's status cannot reach the API: the new process shows in the kubelet's log of rssd.
+    rssd_log_since() { cat "$RSS_WORLD_DIR/nodes/$node/kubelet/hostproc/"*_rssd.log | awk -v m="$mark" '$1 > m'; }
+    restarted() { rssd_log_since | grep -q "rssd starting"; }
+    wait_until $((FENCE_S + 10)) "rssd restarted on the partitioned $node" restarted
+    stopped() { hook_lines "$mark" "$R" stop | grep -q " $m stop "; }
+    wait_until $((FENCE_S + 20)) "$m to stop on the partitioned $node after its rssd restarted" stopped
+    dt=$(($(now_ms) - t0))
+    note "partitioned $node, its rssd killed after $((FENCE_S / 3 + 1)) s: $m stopped after $dt ms (bound $((FENCE_S + 5)) s)"
+    [ "$dt" -le $(((FENCE_S + 5) * 1000)) ] ||
+        fail "$m stopped after $dt ms: later than the leader may judge its node dead ($((FENCE_S + 5)) s)"
+    rssd_log_since | grep -q "fence clock continues" ||
+        fail "the restarted rssd did not resume the fence clock (no log line)"
+    sleep 3
+    local others
+    others=$(hook_lines "$mark" "$R" stop seed primary secondary | grep -v " $m " || true)
+    [ -z "$others" ] || fail "the members that kept their network were acted on: $others"
+    "$WORLD" heal "$node" || fail "heal $node"
+    rejoined() { hook_lines "$mark" "$R" primary | grep -q " $m primary .* rc=0$"; }
+    wait_until 90 "$m to rejoin with primary after heal" rejoined
+    [ -z "$(hook_lines "$mark" "$R" seed)" ] || fail "a seed after a partition: $(hook_lines "$mark" "$R" seed)"
+    ensure_running 90
+}
+
 # ---- 2b. the admin's override: force-seed a member while the policy waits; refused while members run
 sc_force_seed() {
     ensure_running
@@ -628,7 +667,7 @@ YAML
     k delete sts rss-other -n "$NS" >/dev/null
 }
 
-all=(late_node stays_off force_seed suspend hook_env metrics garbage_fixed noisy api_outage outage_after_lightsout outage_stopped partition huge_epoch keeps_failing invalid_spec foreign_sts
+all=(late_node stays_off force_seed suspend hook_env metrics garbage_fixed noisy api_outage outage_after_lightsout outage_stopped partition restart_cutoff huge_epoch keeps_failing invalid_spec foreign_sts
     reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")

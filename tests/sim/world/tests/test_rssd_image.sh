@@ -44,14 +44,15 @@ k wait --for=condition=Established --timeout=30s crd/replicatedstatefulsets.clus
     fail "CRD not Established"
 k create --dry-run=client -o json -f "$repo/deploy/daemonset.yaml" |
     jq --arg tag "$tag" --arg port "$port" --arg crid "$ndir/containerd" --arg ks "$RSS_WORLD_DIR/kubesim" \
-        --arg kc "$KUBECONFIG" '
+        --arg kc "$KUBECONFIG" --arg st "$RSS_WORLD_DIR/rssd-state" '
       .spec.template.spec.containers[0] |= (
         .image = $tag | .imagePullPolicy = "Never"
         | .args = [.args[] | sub("^--health-port=.*"; "--health-port=" + $port)]
         | .ports[0].containerPort = ($port | tonumber)
         | .env += [{name: "KUBECONFIG", value: $kc}]
         | .volumeMounts += [{name: "kubesim", mountPath: $ks, readOnly: true}])
-      | .spec.template.spec.volumes |= map(if .name == "cri-socket" then .hostPath.path = $crid else . end)
+      | .spec.template.spec.volumes |= map(if .name == "cri-socket" then .hostPath.path = $crid
+          elif .name == "state" then .hostPath.path = $st else . end)
       | .spec.template.spec.volumes += [{name: "kubesim", hostPath: {path: $ks, type: "Directory"}}]' \
         >"$RSS_WORLD_DIR/daemonset.json"
 k apply -f "$RSS_WORLD_DIR/daemonset.json" >/dev/null || fail "kubectl apply the DaemonSet"
