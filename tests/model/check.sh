@@ -4,7 +4,7 @@
 #   check.sh            the default checks: every safety property must hold (exit 1 on any error/trail)
 #   check.sh --mutants  each rule removed (-DNO_x) must make spin find a trace (exit 1 if one is not caught)
 #   check.sh --all      both
-#   check.sh --findings the traces the model finds in the code as it is (docs/model.md): must be found
+#   check.sh --findings the model's findings F1-F3 with their fix removed (docs/model.md): must be found
 #   check.sh --only NAME  one check or mutant by name
 #
 # Each check is one spin -a + gcc + ./pan run, bounded by its fault budget (the -D flags), by the search
@@ -41,6 +41,8 @@ default_checks=(
     "outage|-DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_OUTAGE=1|10000"
     "partition|-DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=2|10000"
     "delete|-DINITSEQ=112 -DMAXT=2 -DMAXACQ=2 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_DELETE=1 -DWRITES=0|10000"
+    "optin|-DOPTIN=1 -DPART_IDLE=2 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
+    "restart_cut|-DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
 )
 # name | flags (the rule removed + the scenario that needs it) | depth [| extra cc flags | extra pan flags]
 # (-DBITSTATE: a bitstate search, not exhaustive, where the exhaustive one takes minutes)
@@ -56,11 +58,14 @@ mutants=(
     "NO_SELFFENCE|-DNO_SELFFENCE=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
     "NO_PEERAPI|-DNO_PEERAPI=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=2|10000"
 )
-# known traces of the code as it is (docs/model.md, findings): they must still be found; --findings
+# the model's findings (docs/model.md), fixed in the code: each fix removed must give its trace again
+# (the default checks optin and restart_cut are the same scenarios with the fixes); --findings
 findings=(
-    "F1_DEADSEED|-DOPTIN=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
-    "F2_STALEDEAD|-DOPTIN=1 -DFIX_DEADUNRES=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
+    "F1_DEADSEED|-DNO_RETRACT=1 -DOPTIN=1 -DPART_IDLE=2 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
+    "F2_STALEDEAD|-DNO_REVIVE=1 -DOPTIN=1 -DPART_IDLE=2 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
     "F3_LATEFENCE|-DLATEFENCE=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
+    # open in the code: the optin scenario with the cut allowed while a start's hook runs
+    "F4_INFLIGHT|-DOPTIN=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
 )
 
 # run NAME FLAGS DEPTH [CCFLAGS PANFLAGS] -> sets r_errors r_states r_depth r_time r_trail r_complete; returns non-zero on a tool failure
