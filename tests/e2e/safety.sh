@@ -452,11 +452,14 @@ sc_partition() {
 
 # ---- 9a. the same cut, and rssd on that node restarted (SIGKILL) while it is cut off (finding F3,
 #          docs/model.md): the new process resumes its predecessor's fence clock and tables from its
-#          state dir (rss/fencestate.h), so the member still stops within the leader's assumed bound
-#          (fence timeout + 5 s after the cut); before, the new process knew no member and never fenced
+#          state dir (rss/fencestate.h) and stops the member within the restore grace (3 s) of its start;
+#          before, it knew no member while cut off and never stopped it. (The leader's own bound, fence
+#          timeout + 5 s after the cut, cannot be checked here: the world's kubelet restarts a container
+#          only after its API calls time out, 10 s each, so the new process starts about 20 s after the
+#          kill. The model checks that bound: check.sh restart_cut, F3_LATEFENCE.)
 sc_restart_cutoff() {
     ensure_running
-    local v=2 node mark t0 m pid dt
+    local v=2 node mark t0 m pid
     node=$(member_node $R $v)
     [ "$node" != "$(leader_node)" ] || { v=1; node=$(member_node $R $v); }
     m=$(member $R $v)
@@ -464,21 +467,23 @@ sc_restart_cutoff() {
     mark=$(now)
     "$WORLD" partition "$node" || fail "partition $node"
     t0=$(now_ms)
-    sleep $((FENCE_S / 3 + 1))
+    sleep 1
     kill -KILL "$pid"
     # The pod's status cannot reach the API: the new process shows in the kubelet's log of rssd.
     rssd_log_since() { cat "$RSS_WORLD_DIR/nodes/$node/kubelet/hostproc/"*_rssd.log | awk -v m="$mark" '$1 > m'; }
     restarted() { rssd_log_since | grep -q "rssd starting"; }
-    wait_until $((FENCE_S + 10)) "rssd restarted on the partitioned $node" restarted
+    wait_until $((FENCE_S + 40)) "rssd restarted on the partitioned $node" restarted
     stopped() { hook_lines "$mark" "$R" stop | grep -q " $m stop "; }
-    wait_until $((FENCE_S + 20)) "$m to stop on the partitioned $node after its rssd restarted" stopped
-    dt=$(($(now_ms) - t0))
-    note "partitioned $node, its rssd killed after $((FENCE_S / 3 + 1)) s: $m stopped after $dt ms (bound $((FENCE_S + 5)) s)"
-    [ "$dt" -le $(((FENCE_S + 5) * 1000)) ] ||
-        fail "$m stopped after $dt ms: later than the leader may judge its node dead ($((FENCE_S + 5)) s)"
+    wait_until 20 "$m to stop on the partitioned $node after its rssd restarted" stopped
+    local started stop_at dt
+    started=$(date -d "$(rssd_log_since | grep -m1 "rssd starting" | cut -d' ' -f1)" +%s%3N)
+    stop_at=$(date -d "$(hook_lines "$mark" "$R" stop | grep -m1 " $m stop " | cut -d' ' -f1)" +%s%3N)
+    dt=$((stop_at - started))
+    note "partitioned $node, its rssd killed 1 s later and restarted after $((started - t0)) ms: $m stopped $dt ms after the new rssd started"
     rssd_log_since | grep -q "fence clock continues" ||
         fail "the restarted rssd did not resume the fence clock (no log line)"
-    sleep 3
+    # The restore grace (3 s) and the `stop` hook; a new fence clock would wait the fence timeout (10 s).
+    [ "$dt" -le 6000 ] || fail "$m stopped $dt ms after the restarted rssd started: its fence clock did not resume"
     local others
     others=$(hook_lines "$mark" "$R" stop seed primary secondary | grep -v " $m " || true)
     [ -z "$others" ] || fail "the members that kept their network were acted on: $others"
