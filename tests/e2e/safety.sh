@@ -464,6 +464,10 @@ sc_restart_cutoff() {
     [ "$node" != "$(leader_node)" ] || { v=1; node=$(member_node $R $v); }
     m=$(member $R $v)
     pid=$(rssd_pid "$node") || fail "no rssd pid on $node"
+    # The agent saves its state after each acknowledged heartbeat (every 2 s): the member must be in it.
+    saved() { jq -e --arg m "$m" 'any(.pods[]; .metadata.name == $m) and (.rss | length) > 0' \
+        "$RSS_WORLD_DIR/rssd-state/fence-$node.json" >/dev/null; }
+    wait_until 20 "the fence state of $node to list $m" saved
     mark=$(now)
     "$WORLD" partition "$node" || fail "partition $node"
     t0=$(now_ms)

@@ -99,6 +99,9 @@
 #define PART_IDLE 0      /* 1: the partition starts only while every desired action was taken up and finished;
                             2: only while no start's hook is in flight (no write-ahead pending) */
 #endif
+#ifndef DELETE_LATE
+#define DELETE_LATE 0    /* 1: the Lease is deleted only once its holder's epoch is in status.epoch (finding F5 is the trace without) */
+#endif
 #ifndef LATEFENCE
 #define LATEFENCE 0      /* 1: an agent restarted while cut off starts a new fence clock (F3 unfixed) */
 #endif
@@ -795,7 +798,7 @@ end:
 #endif
 #if FAULT_DELETE
   /* the Lease is deleted (DaemonSet and Lease deleted, deploy/ applied again) */
-  :: d_step { !deleted && !lGone -> deleted = true; lGone = true; lHolder = NOHOLDER; lTrans = 0; lExpired = false;
+  :: d_step { !deleted && !lGone && (!DELETE_LATE || floorE >= lTrans) -> deleted = true; lGone = true; lHolder = NOHOLDER; lTrans = 0; lExpired = false;
               printf("@@ Lease DELETED\n") }
 #endif
 #if FAULT_OUTAGE
