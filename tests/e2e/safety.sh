@@ -499,6 +499,19 @@ sc_restart_cutoff() {
     rejoined() { hook_lines "$healed" "$R" primary | grep -q " $m primary .* rc=0$"; }
     wait_until 90 "$m to rejoin with primary after heal" rejoined
     [ -z "$(hook_lines "$mark" "$R" seed)" ] || fail "a seed after a partition: $(hook_lines "$mark" "$R" seed)"
+    # A request sent during the cut and answered after the heal stamps the fence clock with its send
+    # time, and the next one may hang for the client timeout (10 s): the agent can fence once more.
+    # Past that window, its heartbeat must be fresh again (the state file's CLOCK_BOOTTIME stamp
+    # against /proc/uptime, the same clock), and the member running.
+    sleep 12
+    hb_fresh() {
+        local up stamp
+        up=$(awk '{printf "%d", $1 * 1000}' /proc/uptime)
+        stamp=$(jq -r '.apiOkBootMs' "$RSS_WORLD_DIR/rssd-state/fence-$node.json")
+        echo "last acknowledged heartbeat $((up - stamp)) ms ago"
+        [ $((up - stamp)) -lt 4000 ]
+    }
+    wait_until 30 "the heartbeat of $node to be fresh" hb_fresh
     ensure_running 90
 }
 
