@@ -4,7 +4,9 @@
  * 3 members rss-x-0..2, member i on node i with node agent i; 2 leader candidates, candidate c running
  * on node c (c = 0, 1); one environment process injecting faults. The Kubernetes API server is a set
  * of linearizable shared variables (one d_step per API request). Every step names the function it
- * mirrors. A resourceVersion precondition (CAS) is a per-pod bit "written since the LIST" (pchg); the
+ * mirrors. A member's desired and observed records are one record per member with a version, wherever
+ * they are stored (pod annotations, or a per-member object in rssd's namespace: the same protocol).
+ * A resourceVersion precondition (CAS) is a per-member bit "written since the LIST" (pchg); the
  * agent's write-ahead CAS compares the desired it decided on with the stored one (only the leader writes it).
  *
  * Safety rules (ARCHITECTURE.md section 6) guarded by a switch each; -DNO_x removes rule x:
@@ -150,9 +152,9 @@
 #define RES_FINAL 2      /* ok, failed, rejected, interrupted: an acknowledgement */
 
 /* ---------------- API server ---------------- */
-/* pod annotation rss.clusterlabs.org/desired (written by the leader only) */
+/* the member's desired record (written by the leader only) */
 byte dEp[N], dAid[N], dAct[N], dGen[N];
-/* pod annotation rss.clusterlabs.org/observed (written by the member's agent only) */
+/* the member's observed record (written by the member's agent only) */
 byte oGen[N], oRole[N], oSeq[N], oLast[N], oLAct[N], oRes[N], oLE[N], oCtr[N];
 #define PACKD(k) (dEp[k] + 4 * dAid[k] + 64 * dAct[k] + 256 * dGen[k])
 #define PACKO(k) (oGen[k] + 16 * oRole[k] + 128 * oSeq[k] + 1024 * oLast[k] + 16384 * oRes[k] + \
@@ -349,7 +351,7 @@ end:
        :: else ->
 #if !NO_RULE8
             if
-            :: PACKD(i) == vD ->                        /* execute(): write-ahead CAS on the pod version */
+            :: PACKD(i) == vD ->                        /* execute(): write-ahead CAS on the record's version */
                  aLast = D_AID(vD); aLAct = D_ACT(vD); aRes = RES_PENDING;
                  if :: ISSTART(aLAct) -> aRole = R_STARTING :: else -> skip fi;
                  OBS_BEGIN(i);
@@ -436,7 +438,8 @@ end:
               if :: fdone -> weStopped = true; probed = false; fdone = false :: else -> skip fi }
 
 #if FAULT_AGENT
-  /* rssd restarts on this node: memory lost; the next instance reads its own annotation back */
+  /* rssd restarts on this node: memory lost; the next instance reads its own observed record back
+     and, from its state file, its fence clock (fence_persist.c; LATEFENCE: without) */
   :: d_step { arestarts < MAXAR -> arestarts++;
        printf("@@ A%d RESTARTS\n", i);
        lk = false; lv = 0;
@@ -716,7 +719,7 @@ end:
             ph = (fm != 0 -> P_FENCE : P_ACT)
        fi; LATE() }
 
-  /* apply_patches: fence patches desired {epoch, none}, each a CAS on the LIST's pod version */
+  /* apply_patches: fence patches desired {epoch, none}, each a CAS on the LIST's record version */
   :: d_step { isL && LAPI(c) && ph == P_FENCE ->
        h_k = 0;
        do
@@ -733,7 +736,7 @@ end:
        if :: ph != P_FENCE -> pchg[c] = 0 :: else -> skip fi;
        LATE() }
 
-  /* apply_patches: the decision, desired {epoch, id, action, generation}, CAS on the LIST's pod version */
+  /* apply_patches: the decision, desired {epoch, id, action, generation}, CAS on the LIST's record version */
   :: d_step { isL && LAPI(c) && ph == P_ACT && nextAid <= MAXAID ->
        if
        :: !BIT(pchg[c], pS) ->                                 /* CAS on the LIST's version */
