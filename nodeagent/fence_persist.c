@@ -37,6 +37,10 @@ void agent_fence_state_save(struct rss_agent *a, int64_t api_ok_mono_ms)
     struct rss_fencestate s = {.pods = cJSON_CreateArray(), .rss = cJSON_CreateArray()};
     snprintf(s.boot_id, sizeof(s.boot_id), "%s", a->boot_id);
     s.api_ok_boot_ms = rss_fencestate_boot_stamp(api_ok_mono_ms, rss_clock_boot_ms(), rss_clock_mono_ms());
+    /* The RSS objects go in by reference (no copy of a possibly 1.5 MB object every heartbeat): each
+     * one's spec is held (+1 ref) until the file is written, and spec->obj never changes once set. */
+    struct agent_spec **held = NULL;
+    size_t n_held = 0;
     pthread_mutex_lock(&a->lock);
     for (struct agent_member *m = a->members; m; m = m->next) {
         if (!m->rss || !m->container_name || !m->uid)
@@ -55,9 +59,13 @@ void agent_fence_state_save(struct rss_agent *a, int64_t api_ok_mono_ms)
             dup |= !strcmp(rss_json_str(md, "namespace") ?: "", m->ns) &&
                    !strcmp(rss_json_str(md, "name") ?: "", m->rss);
         }
-        if (!dup)
-            cJSON_AddItemToArray(s.rss, cJSON_Duplicate(spec->obj, true));
-        agent_spec_put(a, spec);
+        if (dup) {
+            agent_spec_put(a, spec);
+            continue;
+        }
+        cJSON_AddItemReferenceToArray(s.rss, spec->obj);
+        held = rss_xrealloc(held, (n_held + 1) * sizeof(*held));
+        held[n_held++] = spec;
     }
     pthread_mutex_unlock(&a->lock);
     s.peers = agent_peers_snapshot(a);
@@ -72,7 +80,12 @@ void agent_fence_state_save(struct rss_agent *a, int64_t api_ok_mono_ms)
         rss_log_info("fence state %s written again", a->state_path);
         a->state_failing = false;
     }
-    rss_fencestate_clear(&s);
+    rss_fencestate_clear(&s); /* frees the references, not the objects */
+    pthread_mutex_lock(&a->lock);
+    for (size_t i = 0; i < n_held; i++)
+        agent_spec_put(a, held[i]);
+    pthread_mutex_unlock(&a->lock);
+    free(held);
 }
 
 void agent_fence_state_restore(struct rss_agent *a)

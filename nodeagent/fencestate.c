@@ -17,14 +17,13 @@ void rss_fencestate_clear(struct rss_fencestate *s)
     *s = (struct rss_fencestate){0};
 }
 
-static void add_array(cJSON *o, const char *key, const cJSON *arr)
+/* By reference, not a copy: an RSS object may be 1.5 MB (etcd's limit), written every heartbeat. */
+static void add_array(cJSON *o, const char *key, cJSON *arr)
 {
-    cJSON *a = arr ? cJSON_Duplicate(arr, true) : NULL;
-    if (!cJSON_IsArray(a)) {
-        cJSON_Delete(a);
-        a = cJSON_CreateArray();
-    }
-    cJSON_AddItemToObject(o, key, a);
+    if (cJSON_IsArray(arr))
+        cJSON_AddItemReferenceToObject(o, key, arr);
+    else
+        cJSON_AddItemToObject(o, key, cJSON_CreateArray());
 }
 
 char *rss_fencestate_encode(const struct rss_fencestate *s)
