@@ -144,9 +144,15 @@ static int apply_deletes(const struct leader_ctx *ctx, const struct rss_spec *sp
         const struct rss_plan_delete *d = &plan->deletes[i];
         if (!leader_still_leading(ctx))
             return LEADER_LOST;
+        /* Claims first: the StatefulSet recreates the pod at once, and a claim still there would be
+         * reused, pinning the new pod to the lost node (docs/node-loss.md). */
+        int r = leader_delete_claims(ctx, spec, d, err);
+        if (r != LEADER_DONE)
+            return r;
         _cleanup_free_ char *path = rss_kube_path("v1", spec->ns, "pods", d->pod, NULL);
-        /* Only this incarnation: the replacement the StatefulSet made meanwhile is innocent. */
-        struct rss_kube_delete_opts opts = {.uid = d->uid};
+        /* Only this incarnation: the replacement the StatefulSet made meanwhile is innocent. A forced
+         * delete (grace 0) is for a dead node whose kubelet will never confirm the deletion. */
+        struct rss_kube_delete_opts opts = {.uid = d->uid, .set_grace = d->force, .grace_period_seconds = 0};
         if (rss_kube_delete(ctx->kube, path, &opts, NULL, err) < 0) {
             if (stale_view(*err)) {
                 rss_error_release(err);
@@ -154,7 +160,8 @@ static int apply_deletes(const struct leader_ctx *ctx, const struct rss_spec *sp
             }
             return rss_error_wrap(err, "delete pod %s", d->pod);
         }
-        rss_log_info("%s/%s: deleted pod %s (uid %s)", spec->ns, spec->name, d->pod, d->uid ? d->uid : "?");
+        rss_log_info("%s/%s: deleted pod %s (uid %s%s)", spec->ns, spec->name, d->pod, d->uid ? d->uid : "?",
+                     d->force ? ", forced" : "");
     }
     return LEADER_DONE;
 }

@@ -205,6 +205,23 @@ cJSON *leader_pod_patch(const struct rss_plan_patch *p);
  * (a merge patch would keep them otherwise). NULL when nothing would change. */
 cJSON *leader_status_patch(const cJSON *status, const cJSON *prev);
 
+/* --- leader_replace.c: spec.nodeLossPolicy Replace (docs/node-loss.md) --- */
+
+/* The Node carries node.kubernetes.io/out-of-service with effect NoExecute or NoSchedule. */
+bool leader_node_out_of_service(const cJSON *node);
+/* A PersistentVolume's locality: `local`/`hostPath`, or a required nodeAffinity on
+ * kubernetes.io/hostname (or metadata.name), is node-local; any other PV is network; no spec: unknown. */
+enum rss_volume_locality leader_pv_locality(const cJSON *pv);
+/* Under nodeLossPolicy Replace, for each member on a node this leader judged dead: reads the Node (its
+ * taint) and the member's claims and their PVs (its locality) into the snapshot. A read that fails leaves
+ * the safe side: no taint, unknown locality. Does nothing under Wait. */
+void leader_replace_facts(const struct leader_ctx *ctx, const struct rss_spec *spec,
+                          struct leader_snapshot *snap);
+/* Deletes the claims a plan delete names (before its pod); an absent claim is fine. Returns DONE, LOST,
+ * or negative on an API error. */
+int leader_delete_claims(const struct leader_ctx *ctx, const struct rss_spec *spec,
+                         const struct rss_plan_delete *d, rss_error_t *err);
+
 /* --- leader_reconcile.c: one RSS, from GET to applied plan --- */
 
 /* Reconciles one RSS (raw object `cr`) with the liveness view in ctx. Returns an outcome (DONE,

@@ -153,6 +153,9 @@ cJSON *leader_build_statefulset(const struct rss_spec *spec, const cJSON *cr, in
     /* Parallel: the order of starts is rssd's business (the hooks), not the StatefulSet's; an
      * OrderedReady set would never create pod 1 while pod 0's app is (deliberately) not started. */
     cJSON_AddStringToObject(s, "podManagementPolicy", "Parallel");
+    /* OnDelete: a template change replaces no pod by itself; the planner rolls the members one at a time
+     * (stop hook, delete, join), which a RollingUpdate that only waits for Ready containers cannot do. */
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(s, "updateStrategy"), "type", "OnDelete");
     cJSON *sel = cJSON_AddObjectToObject(s, "selector");
     cJSON_AddItemToObject(sel, "matchLabels", name_labels(spec));
 
@@ -188,6 +191,8 @@ cJSON *leader_build_statefulset(const struct rss_spec *spec, const cJSON *cr, in
      * replicas the planner owns. */
     cJSON *h = cJSON_CreateObject();
     cJSON_AddItemReferenceToObject(h, "template", tpl);
+    cJSON_AddItemReferenceToObject(h, "updateStrategy",
+                                   cJSON_GetObjectItemCaseSensitive(s, "updateStrategy"));
     cJSON *vct = cJSON_GetObjectItemCaseSensitive(s, "volumeClaimTemplates");
     if (vct)
         cJSON_AddItemReferenceToObject(h, "volumeClaimTemplates", vct);

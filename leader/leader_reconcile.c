@@ -153,7 +153,7 @@ static int ensure_service(const struct leader_ctx *ctx, const struct rss_spec *s
 /* GETs the StatefulSet: *replicas = spec.replicas or -1 when missing. Brings its pod template up to
  * the spec when the spec hash differs (replicas stay the planner's). */
 static int sync_statefulset(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
-                            int *replicas, rss_error_t *err)
+                            int *replicas, char **update_revision, rss_error_t *err)
 {
     _cleanup_free_ char *name = rss_spec_statefulset_name(spec);
     _cleanup_free_ char *path = rss_kube_path("apps/v1", spec->ns, "statefulsets", name, NULL);
@@ -170,6 +170,15 @@ static int sync_statefulset(const struct leader_ctx *ctx, const struct rss_spec 
     const cJSON *r =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(got, "spec"), "replicas");
     *replicas = cJSON_IsNumber(r) ? r->valueint : 1;
+    /* The rollout follows updateRevision only once the controller has seen the current template: before
+     * that it names the previous one, and members made from the new one would look outdated. */
+    const cJSON *gen =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(got, "metadata"), "generation");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(got, "status");
+    const cJSON *ogen = cJSON_GetObjectItemCaseSensitive(st, "observedGeneration");
+    const char *urev = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "updateRevision"));
+    if (cJSON_IsNumber(gen) && cJSON_IsNumber(ogen) && gen->valuedouble == ogen->valuedouble && urev && *urev)
+        *update_revision = rss_xstrdup(urev);
 
     _cleanup_json_ cJSON *want = leader_build_statefulset(spec, cr, *replicas);
     const cJSON *wmd = cJSON_GetObjectItemCaseSensitive(want, "metadata");
@@ -180,6 +189,8 @@ static int sync_statefulset(const struct leader_ctx *ctx, const struct rss_spec 
         cJSON_GetObjectItemCaseSensitive(gmd, "annotations"), RSS_ANNOTATION_SPEC_HASH));
     if (wh && gh && !strcmp(wh, gh))
         return LEADER_DONE;
+    free(*update_revision); /* about to change: the old revision says nothing about the new template */
+    *update_revision = NULL;
     if (!leader_still_leading(ctx))
         return LEADER_LOST;
     /* volumeClaimTemplates are immutable in a StatefulSet: only the template is updated. */
@@ -188,6 +199,11 @@ static int sync_statefulset(const struct leader_ctx *ctx, const struct rss_spec 
     cJSON_AddItemToObject(pmd, "annotations",
                           cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(wmd, "annotations"), true));
     cJSON *ps = cJSON_AddObjectToObject(patch, "spec");
+    cJSON_AddItemToObject(
+        ps, "updateStrategy",
+        cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(want, "spec"),
+                                                         "updateStrategy"),
+                        true));
     cJSON_AddItemToObject(ps, "template",
                           cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(
                                               cJSON_GetObjectItemCaseSensitive(want, "spec"), "template"),
@@ -202,7 +218,8 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
                       rss_error_t *err)
 {
     int replicas;
-    int r = sync_statefulset(ctx, spec, cr, &replicas, err);
+    _cleanup_free_ char *update_revision = NULL;
+    int r = sync_statefulset(ctx, spec, cr, &replicas, &update_revision, err);
     if (r != LEADER_DONE)
         return r;
     _cleanup_free_ char *coll = rss_kube_path("v1", spec->ns, "pods", NULL, NULL);
@@ -219,11 +236,14 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
     leader_snapshot_build(spec, pods, ctx->liveness, rss_clock_mono_ms(), ctx->dead_after_ms, &snap);
     for (size_t i = 0; i < snap.n_errors; i++)
         rss_log_debug("%s/%s: %s", spec->ns, spec->name, snap.errors[i]);
+    leader_replace_facts(ctx, spec, &snap);
     struct rss_plan_input in = {
         .spec = spec,
         .epoch = (uint64_t)ctx->epoch,
         .now_ms = now,
         .statefulset_replicas = replicas,
+        .update_revision = update_revision,
+        .dead_after_ms = ctx->dead_after_ms,
         .prev_status = cJSON_GetObjectItemCaseSensitive(cr, "status"),
         .force_seed = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "metadata"), "annotations"),

@@ -90,6 +90,10 @@ void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const
         const char *active = str_at(cJSON_GetObjectItemCaseSensitive(md, "labels"), RSS_LABEL_ACTIVE, NULL);
         /* Anything but "true"/"false" counts as absent, so the planner rewrites it. */
         m->active_label = !active ? -1 : !strcmp(active, "true") ? 1 : !strcmp(active, "false") ? 0 : -1;
+        /* Only compared with the StatefulSet's updateRevision; a forged value can at most get this one
+         * member stopped and its pod deleted while all others run, which pods/delete allows anyway. */
+        m->revision =
+            str_at(cJSON_GetObjectItemCaseSensitive(md, "labels"), "controller-revision-hash", NULL);
 
         const cJSON *ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
         const char *d = str_at(ann, RSS_ANNOTATION_DESIRED, NULL);

@@ -83,6 +83,27 @@ static void delete_pod(struct ctx *c, struct member *m)
     m->decided = true;
 }
 
+/* spec.nodeLossPolicy Replace: the pod of a member on a dead node, without waiting for its kubelet (grace
+ * 0, as the pod GC does on an out-of-service node), and first its claims when their data is node-local:
+ * the StatefulSet then recreates pod and claims, and the scheduler places them on a live node. */
+static void force_delete_pod(struct ctx *c, struct member *m, bool claims)
+{
+    delete_pod(c, m);
+    struct rss_plan_delete *d = &c->out->deletes[c->out->n_deletes - 1];
+    d->force = true;
+    const cJSON *tpl;
+    size_t n = (size_t)cJSON_GetArraySize(c->spec->volume_claim_templates);
+    if (!claims || !n)
+        return;
+    d->claims = rss_xcalloc(n, sizeof(char *));
+    cJSON_ArrayForEach(tpl, c->spec->volume_claim_templates)
+    {
+        const char *name = rss_json_str(cJSON_GetObjectItemCaseSensitive(tpl, "metadata"), "name");
+        if (name)
+            d->claims[d->n_claims++] = rss_xasprintf("%s-%s", name, m->pod);
+    }
+}
+
 __attribute__((format(printf, 4, 5))) static void wait_msg(struct ctx *c, bool warning, const char *reason,
                                                            const char *fmt, ...)
 {
@@ -168,6 +189,7 @@ static void derive(struct ctx *c, struct member *m)
     m->running = m->current && !m->fenced_dead && role_running(m->role) && !m->pending;
     m->primary_up = m->running && m->role == RSS_ROLE_PRIMARY && m->node_alive;
     m->actionable = !m->deleting && m->node_alive && m->current && !m->unresolved && !m->pending;
+    m->outdated = pi->update_revision && in->revision && strcmp(in->revision, pi->update_revision) != 0;
     if (m->current) {
         m->has_seq = o->has_sequence;
         m->seq = o->sequence;
@@ -190,6 +212,7 @@ static void account(struct ctx *c, struct member *m)
         char id[48];
         rss_action_id_format(o->last.id, id, sizeof(id));
         m->failures++;
+        m->new_failure = true;
         m->counted = o->last.id;
         event(c, RSS_EVENT_WARNING, "ActionFailed", m,
               "%s: %s (action %s) %s, exit code %d%s%s; %u failure(s) in a row", m->pod,
@@ -212,6 +235,7 @@ static void account(struct ctx *c, struct member *m)
         rss_strbuf_item(&m->note, "its node was down while it ran: not counted as a failure");
     } else if (went_down && !outage) {
         m->failures++;
+        m->new_failure = true;
         m->crashed = true;
         event(c, RSS_EVENT_WARNING, "MemberCrashed", m,
               "%s was %s in generation %" PRIu64 " and is %s in generation %" PRIu64
@@ -221,6 +245,7 @@ static void account(struct ctx *c, struct member *m)
     } else if (!went_down && m->role == RSS_ROLE_FAILED &&
                !(m->prev_known && m->prev_role == RSS_ROLE_FAILED && m->prev_gen == o->generation)) {
         m->failures++;
+        m->new_failure = true;
         event(c, RSS_EVENT_WARNING, "MemberFailed", m,
               "%s: status hook exit code %d (failed); %u failure(s) in a row", m->pod, o->status_code,
               m->failures);
@@ -237,6 +262,80 @@ static void account(struct ctx *c, struct member *m)
     } else {
         m->running_since = 0;
     }
+}
+
+/* ---- the journal: who went down while others ran on ---- */
+
+/* A member that stops running while others run on as primaries gets a record: when, its last known
+ * sequence, and who ran on, in which generation (they ran in the same generation at the previous plan
+ * too, so they were up when it went down). A witness is confirmed when it still runs as primary in that
+ * generation on a live node once the dead-node window, two status rounds and a status timeout have
+ * passed: a witness whose node had died, or whose application had crashed, before the member went down
+ * would show it by then (a dead node, a new generation). A witness that stops being so before it is
+ * confirmed is dropped; a confirmed one stays (its own later stop is the lights-out). A running member
+ * has no record. Reports from before this leader (not current) count as not running: a new leader may
+ * drop witnesses, never add one. */
+static void journal_update(struct ctx *c)
+{
+    const struct rss_spec *sp = c->spec;
+    int64_t window = c->in->dead_after_ms + 2 * (int64_t)sp->reconcile_interval_ms +
+                     (int64_t)sp->hooks[RSS_HOOK_STATUS].timeout_ms;
+    for (size_t i = 0; i < c->n; i++) {
+        struct member *m = &c->m[i];
+        if (m->running) {
+            m->j_has = false;
+            m->j_n = 0;
+            continue;
+        }
+        if (m->j_has) {
+            size_t k = 0;
+            for (size_t j = 0; j < m->j_n; j++) {
+                const struct member *y = &c->m[m->j_w[j].ordinal];
+                bool same = y->primary_up && y->in->observed.generation == m->j_w[j].generation;
+                if (!m->j_w[j].confirmed && !same)
+                    continue;
+                if (!m->j_w[j].confirmed && c->in->now_ms - m->j_down_ms >= window)
+                    m->j_w[j].confirmed = true;
+                m->j_w[k++] = m->j_w[j];
+            }
+            m->j_n = k;
+            continue;
+        }
+        if (!(m->prev_known && role_running(m->prev_role)))
+            continue;
+        m->j_has = true;
+        m->j_down_ms = c->in->now_ms;
+        m->j_has_seq = m->last_seq_known;
+        m->j_seq = m->last_seq;
+        m->j_n = 0;
+        for (size_t j = 0; j < c->n && m->j_n < PLANNER_JOURNAL_WITNESSES; j++) {
+            const struct member *y = &c->m[j];
+            if (y == m || !y->primary_up || !y->prev_known || !role_running(y->prev_role) ||
+                y->prev_gen != y->in->observed.generation)
+                continue;
+            m->j_w[m->j_n].ordinal = y->ordinal;
+            m->j_w[m->j_n].generation = y->prev_gen;
+            m->j_w[m->j_n].confirmed = false;
+            m->j_n++;
+        }
+    }
+}
+
+/* The journal's proof that a missing member is behind (docs/planner.md): the admin declared synchronous
+ * replication, the member went down while a confirmed witness ran on as primary, and that witness has
+ * reported in this recovery a sequence above the member's last known one. With synchronous replication
+ * every commit the member made was on the witness before the member went down, and the witness committed
+ * past it since. Returns the witness, or NULL. */
+static const struct member *proven_behind(const struct ctx *c, const struct member *m)
+{
+    if (!c->spec->replication_sync || !m->j_has || !m->j_has_seq)
+        return NULL;
+    for (size_t k = 0; k < m->j_n; k++) {
+        const struct member *y = &c->m[m->j_w[k].ordinal];
+        if (m->j_w[k].confirmed && !y->missing && y->has_seq && y->seq > m->j_seq)
+            return y;
+    }
+    return NULL;
 }
 
 /* ---- decisions ---- */
@@ -340,7 +439,8 @@ static bool joins(struct ctx *c, size_t slots)
     size_t nc = 0;
     for (size_t i = 0; i < c->n; i++) {
         struct member *m = &c->m[i];
-        if (m->exists && m->actionable && !m->decided && m->role == RSS_ROLE_STOPPED &&
+        /* A stopped member made from an older template is recreated first (rollout()), not started. */
+        if (m->exists && m->actionable && !m->decided && m->role == RSS_ROLE_STOPPED && !m->outdated &&
             (int)m->ordinal < c->target && m->failures < (unsigned)c->spec->max_failures && !hold_newer(c, m))
             cand[nc++] = m;
     }
@@ -441,8 +541,204 @@ static void scale_down(struct ctx *c)
     decision_msg(c, "stopping %s for scale down", v->pod);
 }
 
+/* An updated member that failed halts the rollout (rollout() stops no one while it is down): said once
+ * per failure, with the reason, so the admin sees why the other members stay on the old revision. */
+static void rollout_halted(struct ctx *c)
+{
+    const char *rev = c->in->update_revision;
+    if (!rev || c->sts != c->target)
+        return;
+    size_t n_outdated = 0;
+    for (int i = 0; i < c->target; i++)
+        n_outdated += c->m[i].exists && c->m[i].outdated;
+    for (int i = 0; i < c->target && n_outdated; i++) {
+        struct member *m = &c->m[i];
+        if (!m->exists || m->outdated || !m->in->revision || !m->new_failure)
+            continue;
+        event(c, RSS_EVENT_WARNING, "RolloutHalted", m,
+              "rolling update to revision %s halted: %s failed after its update (%u failure(s) in a row); "
+              "%zu member(s) stay on their revision until it runs again",
+              rev, m->pod, m->failures, n_outdated);
+        wait_msg(c, true, "RolloutHalted", "rolling update to revision %s halted: %s failed after its update",
+                 rev, m->pod);
+    }
+}
+
+/* Rolling update of the application (the StatefulSet is OnDelete, so only rssd replaces pods): one
+ * member at a time, secondaries first, then primaries, highest ordinal first. A member is stopped with
+ * its hook, then its pod is deleted (this incarnation only) and the StatefulSet recreates it from the new
+ * template; it then joins like any stopped member. Nothing is stopped unless every other member runs, so
+ * never more than one member is down, and another primary must stay up. An updated member that does not
+ * come back halts the rollout with a Warning until it runs again. */
+static void rollout(struct ctx *c)
+{
+    const char *rev = c->in->update_revision;
+    if (!rev || c->sts != c->target)
+        return;
+    size_t n_outdated = 0;
+    struct member *down = NULL, *halted = NULL, *next = NULL;
+    for (int i = 0; i < c->target; i++) {
+        struct member *m = &c->m[i];
+        n_outdated += m->exists && m->outdated;
+        if (m->exists && m->outdated && !m->decided && m->actionable && confirmed_stopped(m)) {
+            if (!down)
+                down = m;
+        } else if (!m->exists || m->deleting || !m->running || m->unresolved || m->pending) {
+            if (!halted)
+                halted = m;
+        }
+    }
+    if (!n_outdated)
+        return;
+    if (down) { /* stopped already (by us, or it crashed): recreating it takes no one else down */
+        delete_pod(c, down);
+        event(c, RSS_EVENT_NORMAL, "RollingUpdate", down,
+              "%s is stopped; deleting its pod so that the StatefulSet recreates it from revision %s "
+              "(%zu member(s) still on an older revision)",
+              down->pod, rev, n_outdated);
+        decision_msg(c, "rolling update: recreating %s from revision %s", down->pod, rev);
+        return;
+    }
+    if (halted) {
+        bool failed =
+            halted->exists && !halted->outdated && (halted->failures > 0 || halted->role == RSS_ROLE_FAILED);
+        wait_msg(c, failed, failed ? "RolloutHalted" : "RollingUpdate",
+                 "rolling update to revision %s%s: waiting for %s (%s)", rev, failed ? " halted" : "",
+                 halted->pod,
+                 !halted->exists       ? "no pod yet"
+                 : halted->node_silent ? "its node is silent"
+                 : failed ? "it failed after the update; fix the template or the member, the rollout resumes "
+                            "once it runs"
+                          : rss_role_name(halted->role));
+        return;
+    }
+    for (int pass = 0; pass < 2 && !next; pass++)
+        for (int i = c->target - 1; i >= 0 && !next; i--) {
+            struct member *m = &c->m[i];
+            if (m->outdated && (pass == 1 || m->role == RSS_ROLE_SECONDARY))
+                next = m;
+        }
+    if (!next->actionable || next->decided)
+        return;
+    if (next->role == RSS_ROLE_PRIMARY && c->n_primaries_up < 2) {
+        wait_msg(
+            c, false, "RollingUpdate",
+            "rolling update to revision %s waits: stopping %s would leave no primary running (delete the "
+            "pod by hand to update a single-primary RSS)",
+            rev, next->pod);
+        return;
+    }
+    _cleanup_free_ char *why =
+        rss_xasprintf("rolling update to revision %s: stop before the pod is recreated", rev);
+    issue(c, next, RSS_ACTION_STOP, NULL, 0, why);
+    event(c, RSS_EVENT_NORMAL, "RollingUpdate", next,
+          "stopping %s (%s) to recreate it from revision %s; %zu member(s) to go", next->pod,
+          rss_role_name(next->role), rev, n_outdated);
+    decision_msg(c, "rolling update: stopping %s", next->pod);
+}
+
+/* spec.nodeLossPolicy (docs/node-loss.md). Only here, while a primary runs on a live node: the replacement
+ * joins with `primary` and copies the data from the running members, so it never seeds, and what the lost
+ * member held is not needed (in a lights-out its data may be the newest: recovery() waits for it). The
+ * leader's own dead verdict (rule 3's clock) is necessary; sufficient only with the admin's taint
+ * node.kubernetes.io/out-of-service (the node is off: its volumes may move) or a volume that is known not
+ * to be node-local. One replacement at a time: the next waits until the previous one has run. */
+static void replace_lost(struct ctx *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        struct member *m = &c->m[i];
+        if (!m->exists || !m->fenced_dead || m->decided || (int)m->ordinal >= c->target)
+            continue;
+        const char *node = m->in->node;
+        if (!c->spec->node_loss_replace) {
+            rss_strbuf_item(&m->note, "node %s is dead: not replaced (spec.nodeLossPolicy: Wait)", node);
+            wait_msg(c, false, "MemberOnDeadNode",
+                     "%s: node %s is dead; waiting for it to come back (spec.nodeLossPolicy: Wait)", m->pod,
+                     node);
+            continue;
+        }
+        bool oos = m->in->node_out_of_service;
+        enum rss_volume_locality vol = m->in->volume;
+        if (!oos && vol != RSS_VOLUME_NETWORK) {
+            const char *what = vol == RSS_VOLUME_NODE_LOCAL ? "node-local" : "of unknown locality";
+            rss_strbuf_item(
+                &m->note,
+                "node %s is dead: replaced once it carries the taint node.kubernetes.io/out-of-service "
+                "(its volume is %s)",
+                node, what);
+            wait_msg(c, false, "MemberOnDeadNode",
+                     "%s: node %s is dead; spec.nodeLossPolicy Replace waits for the taint "
+                     "node.kubernetes.io/out-of-service on it (the volume is %s)",
+                     m->pod, node, what);
+            continue;
+        }
+        struct member *busy = NULL;
+        for (size_t k = 0; k < c->n && !busy; k++)
+            if (&c->m[k] != m && c->m[k].repl_pending && (int)k < c->target)
+                busy = &c->m[k];
+        if (busy) {
+            wait_msg(c, false, "MemberOnDeadNode",
+                     "%s: node %s is dead; replacing one member at a time, %s (replaced) has not run yet",
+                     m->pod, node, busy->pod);
+            continue;
+        }
+        bool claims = vol == RSS_VOLUME_NODE_LOCAL && cJSON_GetArraySize(c->spec->volume_claim_templates) > 0;
+        force_delete_pod(c, m, claims);
+        struct rss_plan_delete *d = &c->out->deletes[c->out->n_deletes - 1];
+        struct rss_strbuf cl = {0};
+        for (size_t k = 0; k < d->n_claims; k++)
+            rss_strbuf_item(&cl, "%s", d->claims[k]);
+        char ls[24] = "never reported";
+        if (m->obs && m->in->observed.has_sequence)
+            fmt_seq(m->in->observed.sequence, ls, sizeof(ls));
+        /* Left out of a recovery with a higher sequence than the seed: with its claim deleted the writes
+         * beyond the seed go; with the claim kept the replacement has them and is held back like any
+         * late member newer than the seed (spec.recovery.onNewerLateMember). */
+        bool newer = m->left_out && m->obs && m->in->observed.has_sequence &&
+                     m->in->observed.sequence > m->left_out_seed_seq;
+        bool loses = newer && claims;
+        event(c, RSS_EVENT_WARNING, "ReplacingMember", m,
+              "%s: node %s judged dead by the leader and %s; spec.nodeLossPolicy Replace: force-deleting the "
+              "pod%s%s%s so that the StatefulSet recreates it on a live node, where it joins with `primary` "
+              "(it never seeds); its last reported sequence: %s%s",
+              m->pod, node,
+              oos ? "tainted node.kubernetes.io/out-of-service" : "the member's volume is not node-local",
+              claims ? " and its node-local claim(s) " : "", claims ? rss_strbuf_str(&cl) : "",
+              claims ? " (what happens to their volumes follows the PVs' reclaim policy)" : "", ls,
+              loses   ? "; the writes it held beyond the running cluster's seed are lost"
+              : newer ? "; it holds writes beyond the running cluster's seed and is held back like any late "
+                        "member (spec.recovery.onNewerLateMember)"
+                      : "");
+        decision_msg(c, "replacing %s: node %s is dead", m->pod, node);
+        rss_strbuf_item(&m->note, "replaced: node %s is dead", node);
+        char when[RSS_TIME_LEN];
+        rss_time_ms(when, c->in->now_ms);
+        cJSON_Delete(m->repl_new);
+        m->repl_new = cJSON_CreateObject();
+        cJSON_AddStringToObject(m->repl_new, "fromNode", node);
+        cJSON_AddStringToObject(m->repl_new, "reason", oos ? "OutOfService" : "NetworkVolume");
+        if (m->in->pod_uid)
+            cJSON_AddStringToObject(m->repl_new, "podUID", m->in->pod_uid);
+        if (claims)
+            cJSON_AddStringToObject(m->repl_new, "claimsDeleted", rss_strbuf_str(&cl));
+        cJSON_AddStringToObject(m->repl_new, "lastSequence", ls);
+        if (m->left_out && !claims) {
+            char ss[24];
+            fmt_seq(m->left_out_seed_seq, ss, sizeof(ss));
+            cJSON_AddStringToObject(m->repl_new, "leftOutSeedSequence", ss);
+        }
+        cJSON_AddStringToObject(m->repl_new, "time", when);
+        m->repl_pending = true;
+        cJSON_Delete(c->new_replacement);
+        c->new_replacement = cJSON_Duplicate(m->repl_new, true);
+        cJSON_AddStringToObject(c->new_replacement, "member", m->pod);
+        free(cl.s);
+    }
+}
+
 static void running_cluster(struct ctx *c)
 {
+    rollout_halted(c);
     bool inflight = false;
     size_t n_inflight = 0;
     const struct member *starting = NULL;
@@ -484,6 +780,7 @@ static void running_cluster(struct ctx *c)
             decision_msg(c, "no primary runs: stopping the remaining members for a new recovery");
         return;
     }
+    replace_lost(c);
     /* After a leader change every agent re-probes within moments; joining before they did would pick
      * the order (highest sequence first) from the members that happened to answer first. A member on a
      * node that went silent does not hold anyone up. */
@@ -522,6 +819,11 @@ static void running_cluster(struct ctx *c)
             decision_msg(c, "stopping %s: too many primaries", last->pod);
         }
     }
+    bool decided = false;
+    for (size_t i = 0; i < c->n; i++)
+        decided |= c->m[i].decided;
+    if (!inflight && !stale && !joined && !decided)
+        rollout(c);
     scale_down(c);
 }
 
@@ -543,59 +845,64 @@ static void recovery(struct ctx *c)
         wait_msg(c, false, "WaitingForMembers", "waiting for the StatefulSet to create the member pods");
         return;
     }
-    struct rss_strbuf missing = {0}, lost = {0}, all = {0};
-    size_t n_missing = 0, n_cand = 0;
+    struct rss_strbuf missing = {0}, lost = {0}, all = {0}, behind = {0};
+    size_t n_missing = 0, n_cand = 0, n_behind = 0;
     bool warn = false;
-    struct member *best = NULL, *tie = NULL;
+    struct member *best = NULL, *tie = NULL, *repl = NULL;
+    _cleanup_free_ char(*whys)[512] = rss_xcalloc((size_t)w + 1, sizeof(*whys));
     for (int i = 0; i < w; i++) {
         struct member *m = &c->m[i];
-        char why[512] = "";
+        char *why = whys[i];
         /* No running count of seconds here: this text is the status message and the wait Event,
          * which must not change (and be sent again) on every plan. */
         if (m->fenced_dead)
-            snprintf(why, sizeof(why),
+            snprintf(why, 512,
                      "node %s is down (silent past the fence timeout as this leader saw it); its data may be "
-                     "the newest",
-                     m->in->node);
+                     "the newest%s",
+                     m->in->node,
+                     c->spec->node_loss_replace
+                         ? "; spec.nodeLossPolicy Replace replaces a member only while "
+                           "a primary runs"
+                         : "");
         else if (!m->exists)
-            snprintf(why, sizeof(why), "pod does not exist");
+            snprintf(why, 512, "pod does not exist");
         else if (m->deleting)
-            snprintf(why, sizeof(why), "pod is being deleted");
+            snprintf(why, 512, "pod is being deleted");
         else if (!m->has_node)
-            snprintf(why, sizeof(why), "pod is not scheduled");
+            snprintf(why, 512, "pod is not scheduled");
         else if (m->node_silent)
-            snprintf(why, sizeof(why), "node %s silent", m->in->node);
+            snprintf(why, 512, "node %s silent", m->in->node);
         else if (!m->obs)
-            snprintf(why, sizeof(why), "%s%.400s",
+            snprintf(why, 512, "%s%.400s",
                      m->in->observed_error ? "unreadable report: " : "no report from its agent yet",
                      m->in->observed_error ? m->in->observed_error : "");
         else if (!m->fresh)
-            snprintf(why, sizeof(why), "report predates epoch %" PRIu64 "; waiting for its agent to re-probe",
+            snprintf(why, 512, "report predates epoch %" PRIu64 "; waiting for its agent to re-probe",
                      c->in->epoch);
         else if (!m->current)
-            snprintf(why, sizeof(why), "report is for an older container");
+            snprintf(why, 512, "report is for an older container");
         else if (m->role != RSS_ROLE_STOPPED)
-            snprintf(why, sizeof(why), "role %s", rss_role_name(m->role));
+            snprintf(why, 512, "role %s", rss_role_name(m->role));
         else if (m->failures >= (unsigned)c->spec->max_failures)
-            snprintf(why, sizeof(why), "failed %u times; being replaced", m->failures);
+            snprintf(why, 512, "failed %u times; being replaced", m->failures);
         else if (m->seq_error) {
-            snprintf(why, sizeof(why), "sequence error: %.400s", m->seq_error);
+            snprintf(why, 512, "sequence error: %.400s", m->seq_error);
             warn = true;
         } else if (!m->has_seq)
-            snprintf(why, sizeof(why), "no sequence reported yet");
+            snprintf(why, 512, "no sequence reported yet");
         if (why[0]) {
-            n_missing++;
-            rss_strbuf_item(&missing, "%s (%s)", m->pod, why);
-            rss_strbuf_item(&m->note, "not a seed candidate: %s", why);
             m->missing = true;
-            /* What going on without it may lose: its last sequence, if it ever reported one. */
-            if (m->exists && m->obs && m->in->observed.has_sequence) {
-                char ls[24];
-                fmt_seq(m->in->observed.sequence, ls, sizeof(ls));
-                rss_strbuf_item(&lost, "%s (last reported sequence %s)", m->pod, ls);
-            } else {
-                rss_strbuf_item(&lost, "%s (sequence never reported)", m->pod);
-            }
+            continue;
+        }
+        if (m->repl_pending) {
+            /* docs/node-loss.md: a replacement holds no data of its own until it has joined; it never
+             * seeds, and does not block the others either. */
+            rss_strbuf_item(&m->note, "a replacement that has not run yet: never seeds");
+            rss_strbuf_item(&missing,
+                            "%s (replaced a member lost with its node and has not run yet: never seeds)",
+                            m->pod);
+            if (!repl || m->seq > repl->seq)
+                repl = m;
             continue;
         }
         n_cand++;
@@ -608,6 +915,39 @@ static void recovery(struct ctx *c)
             tie = NULL;
         } else if (m->seq == best->seq && !tie) {
             tie = m;
+        }
+    }
+    /* Second pass, once every candidate is known: a missing member is waited for unless the journal
+     * proves it behind a member that reported (spec.recovery.replication: Synchronous). */
+    for (int i = 0; i < w; i++) {
+        struct member *m = &c->m[i];
+        if (!m->missing)
+            continue;
+        const struct member *y = proven_behind(c, m);
+        char when[RSS_TIME_LEN], ys[24], ms[24];
+        if (y) {
+            m->behind = true;
+            n_behind++;
+            fmt_seq(y->seq, ys, sizeof(ys));
+            fmt_seq(m->j_seq, ms, sizeof(ms));
+            rss_strbuf_item(&behind,
+                            "%s (it went down at %s while %s ran on as primary; %s now has sequence %s, past "
+                            "its last sequence %s)",
+                            m->pod, rss_time_ms(when, m->j_down_ms), y->pod, y->pod, ys, ms);
+            rss_strbuf_item(&m->note, "not a seed candidate: %s; proven behind %s by the journal", whys[i],
+                            y->pod);
+            continue;
+        }
+        n_missing++;
+        rss_strbuf_item(&missing, "%s (%s)", m->pod, whys[i]);
+        rss_strbuf_item(&m->note, "not a seed candidate: %s", whys[i]);
+        /* What going on without it may lose: its last sequence, if it ever reported one. */
+        if (m->exists && m->obs && m->in->observed.has_sequence) {
+            char ls[24];
+            fmt_seq(m->in->observed.sequence, ls, sizeof(ls));
+            rss_strbuf_item(&lost, "%s (last reported sequence %s)", m->pod, ls);
+        } else {
+            rss_strbuf_item(&lost, "%s (sequence never reported)", m->pod);
         }
     }
     int min = c->spec->min_members;
@@ -623,6 +963,14 @@ static void recovery(struct ctx *c)
                  rss_strbuf_str(&missing));
     } else if (!best) {
         wait_msg(c, true, "WaitingForMembers", "%s: no member can seed: %s", what, rss_strbuf_str(&missing));
+    } else if (repl && repl->seq > best->seq) {
+        /* Its volume followed it (not node-local): it may hold the newest data. Never a lower seed. */
+        char rs[24];
+        fmt_seq(repl->seq, rs, sizeof(rs));
+        wait_msg(c, true, "WaitingForMembers",
+                 "%s: %s (a replacement, never seeds) reports sequence %s above the best other member's %s "
+                 "(%s): refusing to seed the lower sequence; force-seed decides",
+                 what, repl->pod, rs, bs, best->pod);
     } else if (c->pin && best->seq < c->pin_seq) {
         /* Rule 2: a failed seed is retried on its member; never an automatic fallback to less data. */
         wait_msg(c, true, "SeedFallbackRefused",
@@ -642,6 +990,8 @@ static void recovery(struct ctx *c)
                               best->pod, bs, rss_strbuf_str(&all));
         if (tie && !bootstrap)
             rss_strbuf_printf(&why, " (tied with %s; the lowest ordinal wins)", tie->pod);
+        if (n_behind)
+            rss_strbuf_printf(&why, "; left out, proven behind by the journal: %s", rss_strbuf_str(&behind));
         issue(c, best, RSS_ACTION_SEED, NULL, 0, why.s);
         event(c, RSS_EVENT_NORMAL, bootstrap ? "Bootstrap" : "SeedChosen", best, "%s", why.s);
         cJSON_Delete(c->new_recovery);
@@ -653,7 +1003,25 @@ static void recovery(struct ctx *c)
         cJSON_AddStringToObject(c->new_recovery, "time", rss_time_ms(when, c->in->now_ms));
         if (n_missing)
             cJSON_AddNumberToObject(c->new_recovery, "membersLeftOut", (double)n_missing);
+        if (n_behind)
+            cJSON_AddNumberToObject(c->new_recovery, "membersBehind", (double)n_behind);
         decision_msg(c, "%s", why.s);
+        for (int i = 0; i < w; i++) {
+            struct member *m = &c->m[i];
+            if (!m->behind)
+                continue;
+            char when[RSS_TIME_LEN], js[24], ys[24];
+            fmt_seq(m->j_seq, js, sizeof(js));
+            const struct member *y = proven_behind(c, m);
+            fmt_seq(y->seq, ys, sizeof(ys));
+            event(c, RSS_EVENT_NORMAL, "LeftOutBehind", m,
+                  "%s is left out of the recovery: it went down at %s while %s ran on as primary (confirmed "
+                  "later in the same generation); with synchronous replication (spec.recovery.replication) "
+                  "every commit of %s is on %s, whose sequence %s is past %s's last sequence %s",
+                  m->pod, rss_time_ms(when, m->j_down_ms), y->pod, m->pod, y->pod, ys, m->pod, js);
+            m->left_out = true;
+            m->left_out_seed_seq = best->seq;
+        }
         if (n_missing) {
             /* Rule 3: the admin's opt-in, never a dead node by itself; say what may be lost. */
             event(c, RSS_EVENT_WARNING, "MemberSkipped", NULL,
@@ -674,6 +1042,7 @@ static void recovery(struct ctx *c)
     free(missing.s);
     free(lost.s);
     free(all.s);
+    free(behind.s);
 }
 
 /* The admin's override (rss.clusterlabs.org/force-seed=<pod>): seed that member although the policy
@@ -1015,6 +1384,9 @@ static int setup(struct ctx *c, const struct rss_plan_input *in, rss_error_t *er
     const cJSON *ps = in->prev_status;
     c->seq = planner_json_u64(ps, "lastActionSeq");
     c->prev_message = rss_json_str(ps, "message");
+    c->last_replacement = cJSON_GetObjectItemCaseSensitive(ps, "lastReplacement");
+    if (!cJSON_IsObject(c->last_replacement))
+        c->last_replacement = NULL;
     c->last_recovery = cJSON_GetObjectItemCaseSensitive(ps, "lastRecovery");
     if (!cJSON_IsObject(c->last_recovery))
         c->last_recovery = NULL;
@@ -1047,11 +1419,20 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
     if (r >= 0) {
         out->epoch_claims = epoch_claims(&c);
         for (size_t i = 0; i < c.n; i++) {
-            planner_load_history(&c, &c.m[i]);
+            struct member *m = &c.m[i];
+            planner_load_history(&c, m);
+            planner_load_journal(&c, m);
+            if (m->has_seq) {
+                m->last_seq_known = true;
+                m->last_seq = m->seq;
+            }
             if (!c.spec->paused)
-                account(&c, &c.m[i]);
-            c.n_primaries_up += c.m[i].primary_up;
+                account(&c, m);
+            m->repl_pending = m->repl_prev && !m->running;
+            c.n_primaries_up += m->primary_up;
         }
+        if (!c.spec->paused)
+            journal_update(&c);
         if (c.n_primaries_up)
             c.pin = false; /* the recovery is over: a primary runs */
         if (!c.spec->paused) {
@@ -1080,7 +1461,9 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
     for (size_t i = 0; i < c.n; i++) {
         free(c.m[i].pod);
         free(c.m[i].note.s);
+        cJSON_Delete(c.m[i].repl_new);
     }
+    cJSON_Delete(c.new_replacement);
     cJSON_Delete(c.new_recovery);
     cJSON_Delete(c.suspended);
     free(c.m);
@@ -1101,6 +1484,9 @@ void rss_plan_free(struct rss_plan *plan)
     for (size_t i = 0; i < plan->n_deletes; i++) {
         free(plan->deletes[i].pod);
         free(plan->deletes[i].uid);
+        for (size_t k = 0; k < plan->deletes[i].n_claims; k++)
+            free(plan->deletes[i].claims[k]);
+        free(plan->deletes[i].claims);
     }
     free(plan->deletes);
     for (size_t i = 0; i < plan->n_events; i++) {
@@ -1141,8 +1527,12 @@ char *rss_plan_describe(const struct rss_plan *plan)
             rss_strbuf_printf(&b, "label %s %s=%s\n", p->pod, RSS_LABEL_ACTIVE,
                               p->set_active_label ? "true" : "false");
     }
-    for (size_t i = 0; i < plan->n_deletes; i++)
-        rss_strbuf_printf(&b, "delete %s\n", plan->deletes[i].pod);
+    for (size_t i = 0; i < plan->n_deletes; i++) {
+        const struct rss_plan_delete *d = &plan->deletes[i];
+        for (size_t k = 0; k < d->n_claims; k++)
+            rss_strbuf_printf(&b, "delete-claim %s\n", d->claims[k]);
+        rss_strbuf_printf(&b, "%s %s\n", d->force ? "force-delete" : "delete", d->pod);
+    }
     for (size_t i = 0; i < plan->n_events; i++)
         rss_strbuf_printf(&b, "event %s %s: %s\n",
                           plan->events[i].type == RSS_EVENT_WARNING ? "Warning" : "Normal",

@@ -11,6 +11,9 @@
 
 /* ---- the derived view of one member ---- */
 
+/* Witnesses kept per journal record: any one suffices as proof. */
+#define PLANNER_JOURNAL_WITNESSES 8
+
 struct member {
     unsigned ordinal;
     const struct rss_member_input *in; /* NULL: no entry in the LIST */
@@ -29,6 +32,7 @@ struct member {
     bool running;    /* primary or secondary on the current container */
     bool primary_up; /* running primary on a live node: a valid peer */
     bool actionable; /* may receive a new action now */
+    bool outdated;   /* made from an older StatefulSet template than update_revision: to be rolled */
     bool has_seq;
     uint64_t seq;
     const char *seq_error;
@@ -42,15 +46,38 @@ struct member {
     bool prev_known;
     const char *prev_uid; /* podUID of the incarnation the history belongs to (borrowed) */
     const char *prev_seq_error;
-    bool crashed;   /* detected in this plan */
-    bool node_down; /* its node went away while it ran (history "nodeDown"): not its fault */
+    bool crashed;     /* detected in this plan */
+    bool new_failure; /* a failure was counted in this plan */
+    bool node_down;   /* its node went away while it ran (history "nodeDown"): not its fault */
     /* Left out of a recovery that seeded without it (minimumMembers): until it rejoins, it may hold
      * writes the seed lacked, so it is not joined over them when its sequence is higher. */
     bool left_out;
     uint64_t left_out_seed_seq;
-    bool prev_held; /* the previous plan held it back (its Warning was given then) */
-    bool held;      /* held back in this plan */
-    bool missing;   /* recovery(): not a seed candidate in this plan */
+    bool prev_held;      /* the previous plan held it back (its Warning was given then) */
+    bool last_seq_known; /* the last sequence it reported, kept while it runs (memberStatus.lastSequence) */
+    uint64_t last_seq;
+    bool held;    /* held back in this plan */
+    bool missing; /* recovery(): not a seed candidate in this plan */
+
+    /* The journal (status.journal): it went down at j_down_ms, when these members ran on as primaries in
+     * these generations; a witness is confirmed once it was still so well after (journal_update()). */
+    bool j_has;
+    int64_t j_down_ms;
+    bool j_has_seq;
+    uint64_t j_seq; /* its last known sequence then */
+    size_t j_n;
+    struct {
+        unsigned ordinal;
+        uint64_t generation;
+        bool confirmed;
+    } j_w[PLANNER_JOURNAL_WITNESSES];
+    bool behind; /* recovery(): missing, and proven behind by the journal */
+    /* spec.nodeLossPolicy Replace: status.memberStatus[].replacement, from the plan that deleted the
+     * lost incarnation until a later one runs (it joined and copied the data). While it is pending
+     * the member never seeds (docs/node-loss.md). The record survives the pod's new uid. */
+    const cJSON *repl_prev; /* borrowed from the previous status */
+    cJSON *repl_new;        /* owned: recorded in this plan */
+    bool repl_pending;
 
     bool decided; /* a desired action or delete was issued to it in this plan */
     struct rss_strbuf note;
@@ -78,6 +105,8 @@ struct ctx {
     cJSON *suspended;           /* status.suspended, written once every member stopped (spec.suspend) */
     uint64_t pin_seq;
     size_t n_primaries_up;
+    const cJSON *last_replacement; /* status.lastReplacement as last written */
+    cJSON *new_replacement;        /* set when this plan replaces a member */
 };
 
 static inline bool is_start(enum rss_action a)
@@ -108,6 +137,9 @@ uint64_t planner_json_u64(const cJSON *obj, const char *key);
 /* Fills m's history fields (failures, counted action, runningSince, previous role/generation/sequence
  * error) from c->in->prev_status. */
 void planner_load_history(struct ctx *c, struct member *m);
+/* Fills m's journal record (j_*) from c->in->prev_status.journal; kept across pod incarnations (it is
+ * about the data on the member's volume). */
+void planner_load_journal(struct ctx *c, struct member *m);
 
 /* planner_status.c: renders c->out->status (rss-operator's members lists, memberStatus, conditions,
  * phase, recovery) from the decided context. */

@@ -47,6 +47,38 @@ static bool pick_failed(const struct ctx *c, const struct member *m)
            ((m->current && m->role == RSS_ROLE_FAILED) || m->failures >= (unsigned)c->spec->max_failures);
 }
 
+/* status.journal: one record per member that went down while others ran on (planner.c journal_update). */
+static void journal(const struct ctx *c, cJSON *s)
+{
+    cJSON *arr = NULL;
+    for (size_t i = 0; i < c->n; i++) {
+        const struct member *m = &c->m[i];
+        if (!m->j_has)
+            continue;
+        if (!arr)
+            arr = cJSON_AddArrayToObject(s, "journal");
+        cJSON *e = cJSON_CreateObject();
+        char buf[RSS_TIME_LEN > 24 ? RSS_TIME_LEN : 24];
+        cJSON_AddStringToObject(e, "member", m->pod);
+        cJSON_AddNumberToObject(e, "ordinal", m->ordinal);
+        cJSON_AddStringToObject(e, "downAt", rss_time_ms(buf, m->j_down_ms));
+        if (m->j_has_seq) {
+            fmt_seq(m->j_seq, buf, sizeof(buf));
+            cJSON_AddStringToObject(e, "lastSequence", buf);
+        }
+        cJSON *ws = cJSON_AddArrayToObject(e, "witnesses");
+        for (size_t k = 0; k < m->j_n; k++) {
+            cJSON *w = cJSON_CreateObject();
+            cJSON_AddStringToObject(w, "member", c->m[m->j_w[k].ordinal].pod);
+            cJSON_AddNumberToObject(w, "ordinal", m->j_w[k].ordinal);
+            cJSON_AddNumberToObject(w, "generation", (double)m->j_w[k].generation);
+            cJSON_AddBoolToObject(w, "confirmed", m->j_w[k].confirmed);
+            cJSON_AddItemToArray(ws, w);
+        }
+        cJSON_AddItemToArray(arr, e);
+    }
+}
+
 static cJSON *member_status(const struct member *m)
 {
     cJSON *j = cJSON_CreateObject();
@@ -88,6 +120,10 @@ static cJSON *member_status(const struct member *m)
         rss_action_id_format(l->id, buf, sizeof(buf));
         cJSON_AddStringToObject(j, "lastActionId", buf);
     }
+    if (m->last_seq_known) {
+        fmt_seq(m->last_seq, buf, sizeof(buf));
+        cJSON_AddStringToObject(j, "lastSequence", buf);
+    }
     cJSON_AddNumberToObject(j, "failures", m->failures);
     if (m->counted.epoch || m->counted.seq) {
         rss_action_id_format(m->counted, buf, sizeof(buf));
@@ -106,6 +142,11 @@ static cJSON *member_status(const struct member *m)
         if (m->held)
             cJSON_AddTrueToObject(lo, "held");
     }
+    /* Kept until an incarnation after the replacement runs: until then it never seeds. */
+    if (m->repl_new)
+        cJSON_AddItemToObject(j, "replacement", cJSON_Duplicate(m->repl_new, true));
+    else if (m->repl_prev && m->repl_pending)
+        cJSON_AddItemToObject(j, "replacement", cJSON_Duplicate(m->repl_prev, true));
     if (m->note.len)
         cJSON_AddStringToObject(j, "message", m->note.s);
     return j;
@@ -220,6 +261,7 @@ void planner_build_status(struct ctx *c)
               : c->sts < c->target ? "ScalingUp"
                                    : "ScalingDown",
               "");
+    journal(c, s);
     if (c->pin) {
         cJSON *r = cJSON_AddObjectToObject(s, "recovery");
         char buf[24];
@@ -237,6 +279,10 @@ void planner_build_status(struct ctx *c)
         cJSON_AddItemToObject(s, "lastRecovery", cJSON_Duplicate(c->new_recovery, true));
     else if (c->last_recovery)
         cJSON_AddItemToObject(s, "lastRecovery", cJSON_Duplicate(c->last_recovery, true));
+    if (c->new_replacement)
+        cJSON_AddItemToObject(s, "lastReplacement", cJSON_Duplicate(c->new_replacement, true));
+    else if (c->last_replacement)
+        cJSON_AddItemToObject(s, "lastReplacement", cJSON_Duplicate(c->last_replacement, true));
     cJSON_AddNumberToObject(s, "lastActionSeq", (double)c->seq);
     cJSON_AddNumberToObject(s, "epoch", (double)c->in->epoch);
     c->out->status = s;

@@ -33,14 +33,16 @@ struct agent_member {
     struct agent_member *next;
     /* (watch) */
     char *ns, *pod, *uid, *rss, *container_name;
-    char *rv;            /* the pod's resourceVersion */
-    char *desired_json;  /* the desired annotation as last seen, or NULL */
-    char *observed_json; /* the observed annotation as last seen, or NULL */
-    bool seen;           /* during a relist */
-    bool fence_done;     /* fence.c ran `stop` on it; the next job re-probes */
-    bool fence_started;  /* fence.c started `stop` in this cut-off period */
-    bool failsafe_kept;  /* fence.c kept it running in this cut-off period (logged once) */
-    bool gone;           /* deleted while a worker holds it: the worker frees it */
+    char *rv;              /* the pod's resourceVersion */
+    char *desired_json;    /* the desired annotation as last seen, or NULL */
+    char *observed_json;   /* the observed annotation as last seen, or NULL */
+    bool seen;             /* during a relist */
+    bool fence_done;       /* fence.c ran `stop` on it; the next job re-probes */
+    bool fence_started;    /* fence.c started `stop` in this cut-off period */
+    bool failsafe_kept;    /* fence.c kept it running in this cut-off period (logged once) */
+    int64_t vouch_lost_ms; /* monotonic: when the peers stopped vouching after having kept it, in this
+                              cut-off period (the end of a shared outage); 0 = not */
+    bool gone;             /* deleted while a worker holds it: the worker frees it */
     /* (loop) */
     bool busy;
     bool wake;

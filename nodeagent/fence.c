@@ -11,6 +11,7 @@ struct fence_job {
     struct rss_agent *a;
     char *ns, *pod, *uid, *cname;
     struct agent_spec *spec;
+    bool may_call_off; /* a shared outage just ended: a last look at the API server may call it off */
 };
 
 static void fence_job_free(struct fence_job *f)
@@ -22,19 +23,49 @@ static void fence_job_free(struct fence_job *f)
     free(f);
 }
 
-/* Runs `stop` in the member's container with CRI only: nothing here may wait for the API server. */
+/* How long the last look at the API server before a stop may take: it delays a true self-fence by at
+ * most this, within the leader's margin (LEADER_FENCE_MARGIN, 5 s) past the fence timeout. */
+#define FENCE_PROBE_MS 1000
+
+/* The end of an API outage races the fence decision: a peer may renew its heartbeat a moment before us,
+ * and then vouches "a peer reaches the API server, so this node is the one cut off" while our own
+ * renewal still waits out a retry. The 100-cycle chaos run (seed 20261125, cycles 35 and 83) stopped a
+ * healthy member 0.2-1.2 s after the thaw that way. So when the failsafe had kept the member in this
+ * cut-off period (a shared outage) and the peers only just stopped vouching, the last word is ours: one
+ * quorum read of our own heartbeat Lease, no retry, FENCE_PROBE_MS at most. An answer means the API
+ * server is back for us too; the heartbeat renews on its own. Only for half a fence timeout after the
+ * vouching stopped: the leader counts our silence from its own return, and a node whose heartbeat still
+ * does not renew by then must stop its members before the leader's dead verdict (fence timeout + 5 s). */
+static bool api_answers(struct rss_agent *a)
+{
+    _cleanup_free_ char *name = rss_xasprintf("%s%s", RSS_HEARTBEAT_PREFIX, a->node);
+    _cleanup_free_ char *path = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", name, NULL);
+    struct rss_kube_request req = {
+        .method = "GET", .path = path, .timeout_ms = FENCE_PROBE_MS, .attempts = 1};
+    _cleanup_json_ cJSON *out = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    return rss_kube_call(a->kube, &req, &out, &err) == 0;
+}
+
+/* Runs `stop` in the member's container with CRI only: nothing here may wait for the API server beyond
+ * api_answers()' bounded look. */
 static void *fence_member(void *arg)
 {
     struct fence_job *f = arg;
     struct rss_agent *a = f->a;
     _cleanup_free_ char *cid = NULL;
     _cleanup_error_ rss_error_t err = NULL;
-    if (agent_find_container(a, f->uid, f->cname, &cid, &err) < 0) {
+    bool called_off = f->may_call_off && api_answers(a);
+    if (called_off) {
+        rss_log_info("self-fencing of pod %s/%s called off: the API server answers this node again", f->ns,
+                     f->pod);
+    } else if (agent_find_container(a, f->uid, f->cname, &cid, &err) < 0) {
         rss_log_error(RSS_LOG_ERROR, &err, "self-fencing: pod %s/%s: cannot find its container", f->ns,
                       f->pod);
     } else if (!cid) {
         rss_log_info("self-fencing: pod %s/%s has no running container, nothing to stop", f->ns, f->pod);
     } else {
+        rss_metrics_inc(RSS_METRIC_FENCE_STOPS);
         _cleanup_free_ char *why = rss_xasprintf(
             "self-fencing: the API server has been unreachable for more than %ld ms and this agent is "
             "isolated from its peers",
@@ -46,7 +77,10 @@ static void *fence_member(void *arg)
     pthread_mutex_lock(&a->lock);
     for (struct agent_member *m = a->members; m; m = m->next)
         if (strcmp(m->ns, f->ns) == 0 && strcmp(m->pod, f->pod) == 0 && strcmp(m->uid, f->uid) == 0) {
-            m->fence_done = true;
+            if (called_off)
+                m->fence_started = false; /* decided again at the next check, unless the heartbeat renewed */
+            else
+                m->fence_done = true;
             m->wake = true;
         }
     agent_spec_put(a, f->spec);
@@ -58,7 +92,8 @@ static void *fence_member(void *arg)
 }
 
 /* Lock held. Starts `stop` for one member on a thread of its own. */
-static void fence_member_start(struct rss_agent *a, struct agent_member *m, struct agent_spec *spec)
+static void fence_member_start(struct rss_agent *a, struct agent_member *m, struct agent_spec *spec,
+                               int64_t now_ms)
 {
     struct fence_job *f = rss_xcalloc(1, sizeof(*f));
     *f = (struct fence_job){.a = a,
@@ -66,7 +101,9 @@ static void fence_member_start(struct rss_agent *a, struct agent_member *m, stru
                             .pod = rss_xstrdup(m->pod),
                             .uid = rss_xstrdup(m->uid),
                             .cname = rss_xstrdup(m->container_name),
-                            .spec = spec};
+                            .spec = spec,
+                            .may_call_off = m->failsafe_kept && m->vouch_lost_ms &&
+                                            now_ms - m->vouch_lost_ms < a->fence_timeout_ms / 2};
     _cleanup_error_ rss_error_t err = NULL;
     if (agent_start_worker(a, fence_member, f, &err) < 0) {
         rss_log_error(RSS_LOG_ERROR, &err, "self-fencing: pod %s/%s", m->ns, m->pod);
@@ -75,7 +112,6 @@ static void fence_member_start(struct rss_agent *a, struct agent_member *m, stru
         return;
     }
     m->fence_started = true;
-    rss_metrics_inc(RSS_METRIC_FENCE_STOPS);
 }
 
 /* Why: the leader counts a node as dead once it has seen its heartbeat unchanged for the fence timeout
@@ -105,6 +141,7 @@ void agent_fence_check(struct rss_agent *a, int64_t now_ms)
             m->wake = true;
             m->fence_started = false;
             m->failsafe_kept = false;
+            m->vouch_lost_ms = 0;
         }
     }
     if (!cut_off)
@@ -126,9 +163,11 @@ void agent_fence_check(struct rss_agent *a, int64_t now_ms)
             agent_spec_put(a, spec);
             continue;
         }
+        if (m->failsafe_kept && !m->vouch_lost_ms)
+            m->vouch_lost_ms = now_ms;
         rss_log_warn("self-fencing pod %s/%s: the API server has been unreachable for %lld ms and %s", m->ns,
                      m->pod, (long long)silent, why);
-        fence_member_start(a, m, spec); /* the job keeps the spec reference */
+        fence_member_start(a, m, spec, now_ms); /* the job keeps the spec reference */
     }
 }
 

@@ -12,7 +12,8 @@
  *   4. repairs: a failed member is stopped; a member that failed max_failures times in a row is
  *      stopped and its pod deleted;
  *   5. a running cluster: joins one at a time (primaries up to spec.primaries, highest sequence
- *      first, then secondaries), failover of crashed members, scale down after `stop`;
+ *      first, then secondaries), failover of crashed members, scale down after `stop`, and the rolling
+ *      update of members made from an older template (stop, delete the pod, join; one at a time);
  *   6. nothing live, nothing unresolved: lights-out recovery -> at most one seed (rules 1, 2, 3, 8).
  *
  * Ownership: the input is borrowed. The plan owns everything in it; release with rss_plan_free().
@@ -28,6 +29,14 @@
 #include "rss/annotation.h"
 #include "rss/error.h"
 #include "rss/spec.h"
+
+/* Where a member's data lives, as the leader learned it from its claims' PersistentVolumes
+ * (leader_replace.c). NODE_LOCAL: some claim is bound to a `local` or `hostPath` PV, or to one whose
+ * required nodeAffinity names kubernetes.io/hostname: the data cannot follow the pod to another node.
+ * NETWORK: every claim is bound to a PV with none of these. UNKNOWN: anything else (no claim, an
+ * unbound claim, a PV the leader could not read); it is treated as node-local for the decision, but
+ * its claims are never deleted. Only filled for members on nodes judged dead. */
+enum rss_volume_locality { RSS_VOLUME_UNKNOWN = 0, RSS_VOLUME_NODE_LOCAL, RSS_VOLUME_NETWORK };
 
 /* One member pod as the leader saw it in a single LIST (rule 8). Ordinals without an entry, below
  * max(spec.replicas, statefulset_replicas), are members whose pod does not exist. */
@@ -48,12 +57,20 @@ struct rss_member_input {
     const char *container_id; /* the hook container's id from pod status ("containerd://..." is fine);
                                  NULL = unknown, then observed is not checked against it */
     int active_label;         /* current rss-active-member label: -1 absent, 0 "false", 1 "true" */
+    const char *revision;     /* the controller-revision-hash label: the StatefulSet template it was made
+                                 from (NULL = unknown: never rolled) */
 
     bool has_desired; /* the desired annotation decoded */
     struct rss_desired desired;
     bool has_observed; /* the observed annotation decoded */
     struct rss_observed observed;
     const char *observed_error; /* observed present but undecodable: why (the member counts as silent) */
+
+    /* spec.nodeLossPolicy Replace only (docs/node-loss.md); the leader fills them for members on dead
+     * nodes. The node carries the node.kubernetes.io/out-of-service taint (the admin's word that it
+     * is shut down), and where the member's data lives. */
+    bool node_out_of_service;
+    enum rss_volume_locality volume;
 };
 
 struct rss_plan_input {
@@ -63,6 +80,11 @@ struct rss_plan_input {
     int statefulset_replicas; /* -1: the StatefulSet does not exist yet */
     const cJSON *prev_status; /* the RSS .status as last written (NULL on creation) */
     const char *force_seed;   /* the RSS's rss.clusterlabs.org/force-seed annotation (a pod name), or NULL */
+    int64_t dead_after_ms; /* the leader's dead-node window (fence timeout + margin): a node's heartbeat can
+                              look alive for at most this long after it died (the journal's bound) */
+    const char *update_revision; /* StatefulSet status.updateRevision once the controller has observed the
+                                    current template (status.observedGeneration == metadata.generation),
+                                    else NULL: members whose revision differs are rolled one at a time */
     const struct rss_member_input *members;
     size_t n_members;
 };
@@ -80,7 +102,10 @@ struct rss_plan_patch {
 struct rss_plan_delete {
     unsigned ordinal;
     char *pod;
-    char *uid; /* delete precondition: only this incarnation of the pod */
+    char *uid;     /* delete precondition: only this incarnation of the pod */
+    bool force;    /* gracePeriodSeconds 0: the pod is on a dead node whose kubelet never confirms */
+    char **claims; /* PersistentVolumeClaims to delete first (node-local data of a lost node) */
+    size_t n_claims;
 };
 
 enum rss_event_type { RSS_EVENT_NORMAL = 0, RSS_EVENT_WARNING };

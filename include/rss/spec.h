@@ -10,7 +10,9 @@
  *   hook timeout: sequence and status 60s, seed/primary/secondary/stop 10m (rss-operator's);
  *   spec.recovery.minimumMembers 0 = wait for every member (rssd extension);
  *   spec.recovery.maxFailures 3 consecutive failures before the pod is deleted (rssd extension);
- *   spec.recovery.onNewerLateMember Hold: a late member newer than the seed is not joined (rssd).
+ *   spec.recovery.onNewerLateMember Hold: a late member newer than the seed is not joined (rssd);
+ *   spec.recovery.replication Asynchronous: no member is left out on the journal's proof (rssd).
+ *   spec.nodeLossPolicy Wait: a member on a dead node is waited for, never replaced (rssd).
  */
 #ifndef RSS_SPEC_H
 #define RSS_SPEC_H
@@ -78,6 +80,15 @@ struct rss_spec {
      * writes (Join). */
     bool join_newer_late_members;
     int max_failures; /* spec.recovery.maxFailures; consecutive failures before the pod is deleted */
+    /* spec.recovery.replication: Synchronous (the admin declares that every commit is on every member
+     * of the primary component before it is acknowledged, as in Galera); default Asynchronous. Only
+     * then may a missing member that the journal proves behind be left out of a recovery. */
+    bool replication_sync;
+    /* spec.nodeLossPolicy: Replace; default Wait. Replace lets the leader delete the pod (and, for a
+     * node-local volume, its claims) of a member whose node it judged dead, once the node carries the
+     * node.kubernetes.io/out-of-service taint or the volume is known not to be node-local, so that the
+     * StatefulSet recreates it on a live node (docs/node-loss.md). */
+    bool node_loss_replace;
 };
 
 /* Parses the whole custom resource (apiVersion/kind/metadata/spec). On success fills *out, which

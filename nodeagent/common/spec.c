@@ -338,6 +338,7 @@ static int parse_recovery(const cJSON *spec, struct rss_spec *s, rss_error_t *er
     s->min_members = 0;
     s->max_failures = 3;
     s->join_newer_late_members = false;
+    s->replication_sync = false;
     if (!rec)
         return 0;
     if (parse_int_field(rec, "minimumMembers", "spec.recovery.minimumMembers", 0, RSS_SPEC_ORDINAL_MAX + 1, 0,
@@ -356,6 +357,12 @@ static int parse_recovery(const cJSON *spec, struct rss_spec *s, rss_error_t *er
         return rss_error_make(err, RSS_E_INVALID, 0,
                               "spec.recovery.onNewerLateMember: expected Hold or Join");
     s->join_newer_late_members = late && !strcmp(late->valuestring, "Join");
+    const cJSON *repl = cJSON_GetObjectItemCaseSensitive(rec, "replication");
+    if (repl && !(cJSON_IsString(repl) &&
+                  (!strcmp(repl->valuestring, "Synchronous") || !strcmp(repl->valuestring, "Asynchronous"))))
+        return rss_error_make(err, RSS_E_INVALID, 0,
+                              "spec.recovery.replication: expected Synchronous or Asynchronous");
+    s->replication_sync = repl && !strcmp(repl->valuestring, "Synchronous");
     return 0;
 }
 
@@ -411,6 +418,14 @@ static int parse_all(const cJSON *cr, struct rss_spec *s, rss_error_t *err)
     if (parse_bool_field(spec, "paused", "spec.paused", &s->paused, err) < 0 ||
         parse_bool_field(spec, "suspend", "spec.suspend", &s->suspend, err) < 0)
         return -1;
+    /* spec.nodeLossPolicy (rssd): Wait (default) keeps a member whose node died until the node returns;
+     * Replace lets the leader delete its pod (and a node-local claim) so it is recreated elsewhere. An
+     * unknown value is an error rather than Wait, so a typo never looks like the opt-in was taken. */
+    const cJSON *nlp = cJSON_GetObjectItemCaseSensitive(spec, "nodeLossPolicy");
+    if (nlp && !cJSON_IsNull(nlp) &&
+        !(cJSON_IsString(nlp) && (!strcmp(nlp->valuestring, "Wait") || !strcmp(nlp->valuestring, "Replace"))))
+        return rss_error_make(err, RSS_E_INVALID, 0, "spec.nodeLossPolicy: expected Wait or Replace");
+    s->node_loss_replace = cJSON_IsString(nlp) && !strcmp(nlp->valuestring, "Replace");
     s->reconcile_interval_ms = 60000;
     const cJSON *ri = cJSON_GetObjectItemCaseSensitive(spec, "reconcileInterval");
     if (ri && !cJSON_IsNull(ri) &&

@@ -2,8 +2,9 @@
 # rbac_minimal.sh -- least privilege you can show: for each rule of deploy/rbac.yaml (or, with --verbs,
 # each verb of each rule), a fresh 3-node world runs rssd with deploy/'s RBAC less that one rule and a
 # short scenario (rssd elects a leader, an RSS is created and reaches Running with Events on it,
-# lights-out, it is Running again). A rule is needed when the scenario then fails and kubesim denied rssd something (its log's
-# "403:" lines); a rule whose removal changes nothing is reported UNNEEDED.
+# lights-out, it is Running again, a member on a lost node is replaced under nodeLossPolicy Replace).
+# A rule is needed when the scenario then fails and kubesim denied rssd something (its log's "403:"
+# lines); a rule whose removal changes nothing is reported UNNEEDED.
 #
 # Not in tests/run.sh: about 70 s per rule (the failing wait times out), ~10 minutes in all (--verbs: ~40).
 # usage: tests/e2e/rbac_minimal.sh [--verbs] [RULE...]     (RULE: ClusterRole/rssd:N or Role/rssd-leases:N)
@@ -90,6 +91,20 @@ scenario() {
         recovered() { hook_lines "$mark" "$R" seed | grep -q . && [ "$(count_lines "$(hook_lines "$mark" "$R" primary secondary)")" -ge 2 ]; }
         wait_until "$T" "a seed and 2 joins after the lights-out" recovered
         wait_until "$T" "$R Running after the lights-out" rss_running "$R" 3
+        # nodeLossPolicy Replace (nodes/persistentvolumes get, persistentvolumeclaims get/delete): a node
+        # that is not the leader's is tainted out-of-service and powered off; its member's pod is replaced
+        # (it stays Pending: anti-affinity and 3 nodes; the rights are what this step shows).
+        echo "step: a member on a lost node replaced (nodeLossPolicy Replace)"
+        local o=0 ln vnode uid
+        ln=$(leader_node)
+        [ "$(member_node "$R" 0)" != "$ln" ] || o=1
+        vnode=$(member_node "$R" $o)
+        uid=$(member_uid "$R" $o)
+        k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"nodeLossPolicy":"Replace"}}' >/dev/null
+        k taint nodes "$vnode" node.kubernetes.io/out-of-service=nodeshutdown:NoExecute >/dev/null
+        "$WORLD" power-off "$vnode" >/dev/null 2>&1
+        replaced() { local u; u=$(member_uid "$R" $o); [ -n "$u" ] && [ "$u" != "$uid" ]; }
+        wait_until $((T + 40)) "$(member "$R" $o) replaced" replaced
         echo "step: done"
     ) >"$E2E_TMP/scenario.log" 2>&1
 }

@@ -107,6 +107,43 @@ sc_stays_off() {
 }
 rss_running_n() { rss_json "$R" | jq -e --argjson n "$1" '(.status.members.primary // []) | length == $n' >/dev/null; }
 
+# sim VERB QUERY: kubesim's fault injection (docs/kubesim.md), admin token, loopback only.
+sim() {
+    local ks=$RSS_WORLD_DIR/kubesim
+    curl -sS --max-time 5 --cacert "$ks/ca.crt" -H "Authorization: Bearer $(cat "$ks/token")" -X POST \
+        "https://127.0.0.1:$(cat "$ks/port")/_sim/$1${2:+?$2}" >/dev/null
+}
+
+# ---- 6b. the end of an API outage: the peers renew first and vouch "a peer reaches the API server, this
+#          node is cut off" while one agent's own renewals still fail; it asks the API server itself
+#          before stopping anything, and stops nothing (chaos seed 20261125, cycles 35 and 83)
+sc_outage_end() {
+    ensure_running
+    peers_current
+    local x=2 xn before after mark acts
+    [ "$(member_node $R $x)" != "$(leader_node)" ] || x=1
+    xn=$(member_node $R $x)
+    before=$(dummyd_pids) || fail "no dummyd pids"
+    mark=$(now)
+    # This node's heartbeat renewals fail from now until 2 s after the thaw (the rule also catches the
+    # renewals queued in the frozen server), while the others renew as soon as the API answers again.
+    sim fail "count=200&code=503&verb=PUT&path=/apis/coordination.k8s.io/v1/namespaces/$RSSD_NS/leases/rssd-node-$xn" ||
+        fail "/_sim/fail"
+    "$WORLD" api-freeze || fail "api-freeze"
+    sleep $((FENCE_S + 5))
+    "$WORLD" api-thaw || fail "api-thaw"
+    sleep 2
+    sim clear || fail "/_sim/clear"
+    ensure_running 90
+    acts=$(hook_lines "$mark" "$R" stop seed primary secondary)
+    [ -z "$acts" ] || fail "the end of the outage made rssd act on the members: $acts"
+    after=$(dummyd_pids) || fail "no dummyd pids after"
+    [ "$before" = "$after" ] || fail "an application restarted: before [$before] after [$after]"
+    grep -q "self-fencing of pod $NS/$(member $R $x) called off" "$RSS_WORLD_DIR"/nodes/"$xn"/kubelet/hostproc/*.log ||
+        fail "$xn's agent never got to the fence decision (the race was not reproduced)"
+    note "$(member $R $x) on $xn: renewals refused after the thaw, peers vouched 'cut off', its own look called the stop off"
+}
+
 # ---- 3. a pod annotated with a huge epoch: the leader ignores it, says why, and keeps managing
 sc_huge_epoch() {
     ensure_running
@@ -600,6 +637,97 @@ sc_hook_env() {
     ensure_running
 }
 
+# ---- 2e'. rolling update of the application: a template change rolls one member at a time under rssd
+#           (stop, pod recreated by the OnDelete StatefulSet, join), the highest ordinal first; a member
+#           that fails after its update halts the rollout with a Warning until it runs again
+revisions_current() {
+    local want
+    want=$(k get sts "$(sts_name $R)" -n "$NS" -o jsonpath='{.status.updateRevision}')
+    [ -n "$want" ] && members_json $R | jq -e --arg w "$want" '(.items | length) == 3 and
+        all(.items[]; .metadata.labels["controller-revision-hash"] == $w and .metadata.deletionTimestamp == null)' >/dev/null
+}
+sc_rollout() {
+    ensure_running
+    local mark containers stops lines
+    [ "$(k get sts "$(sts_name $R)" -n "$NS" -o jsonpath='{.spec.updateStrategy.type}')" = OnDelete ] ||
+        fail "the StatefulSet is not OnDelete"
+    mark=$(now)
+    echo 1 >"$(claim_dir $R 2)/fail-primary" # the first member rolled will not come back
+    containers=$(rss_json $R | jq -c --arg v "$mark" '.spec.pod.containers | .[0].env = ((.[0].env // []) | map(select(.name != "ROLLOUT")) + [{name: "ROLLOUT", value: $v}])')
+    rss_patch "{\"spec\":{\"pod\":{\"containers\":$containers}}}"
+    halted() { events_since "$mark" RolloutHalted $R | grep -q "^Warning .*$(member $R 2) failed after its update"; }
+    wait_until 150 "a RolloutHalted Warning naming $(member $R 2)" halted
+    stops=$(hook_lines "$mark" $R stop | awk '{print $2}' | tr '\n' ' ')
+    [ "$stops" = "$(member $R 2) " ] || fail "while halted only $(member $R 2) may have stopped: '$stops'"
+    note "halted: $(events_since "$mark" RolloutHalted $R | head -1)"
+    rm -f "$(claim_dir $R 2)/fail-primary"
+    done_() { revisions_current && rss_running $R 3; }
+    wait_until 300 "every member on the new revision and running" done_
+    lines=$(hook_lines "$mark" $R stop primary secondary seed)
+    [ -z "$(grep ' seed ' <<<"$lines")" ] || fail "a seed during the rollout: $(grep ' seed ' <<<"$lines")"
+    stops=$(hook_lines "$mark" $R stop | awk '{print $2}' | tr '\n' ' ')
+    [ "$stops" = "$(member $R 2) $(member $R 1) $(member $R 0) " ] || fail "stop order: '$stops'"
+    # Never two members down: a member is down from its stop until its next successful start.
+    awk '$NF == "rc=0" { if ($3 == "stop") down[$2] = 1; else delete down[$2]; n = 0; for (d in down) n++;
+        if (n > 1) { print "two members down at " $1; bad = 1 } } END { exit bad }' <<<"$lines" ||
+        fail "more than one member down: $lines"
+    note "stops in order: $stops; $(count_lines "$(hook_lines "$mark" $R primary secondary)") starts (with the failed ones)"
+}
+
+# ---- 2f. the journal (spec.recovery.replication: Synchronous): a member lost early (its node died while
+#          the others ran on and wrote) is left out of the next lights-out recovery with the proof; one
+#          lost last is waited for
+journal_confirmed() { # journal_confirmed POD: its journal record has a confirmed witness
+    rss_json $R | jq -e --arg p "$1" '[.status.journal[]? | select(.member == $p) | .witnesses[]? |
+        select(.confirmed)] | length > 0' >/dev/null
+}
+sc_journal() {
+    ensure_running
+    local ln x=-1 i xn last mark seeds ev nodes01=()
+    ln=$(leader_node) || fail "no leader: $ln"
+    for i in 2 1 0; do [ "$(member_node $R $i)" != "$ln" ] && { x=$i; break; }; done
+    [ $x -ge 0 ] || fail "every member is on the leader's node"
+    last=$(rss_json $R | jq -r --arg p "$(member $R $x)" '.status.memberStatus[] | select(.name == $p) | .lastSequence // ""')
+    [ -n "$last" ] || fail "$(member $R $x) has no lastSequence in its memberStatus"
+    rss_patch '{"spec":{"recovery":{"replication":"Synchronous"}}}'
+    xn=$(member_node $R $x)
+    for i in 0 1 2; do [ $i = $x ] || nodes01+=("$i"); done
+    "$WORLD" power-off "$xn" >/dev/null 2>&1 || fail "power-off $xn"
+    wait_until 120 "a confirmed journal witness for $(member $R $x)" journal_confirmed "$(member $R $x)"
+    note "journal: $(rss_json $R | jq -c --arg p "$(member $R $x)" '.status.journal[] | select(.member == $p)')"
+    # The others wrote on; then they go dark too, and the lost member's node stays off.
+    for i in "${nodes01[@]}"; do "$WORLD" power-off "$(member_node $R $i)" >/dev/null 2>&1 || fail power-off; done
+    set_sequence $R "${nodes01[0]}" $((last + 10))
+    set_sequence $R "${nodes01[1]}" $((last + 5))
+    mark=$(now)
+    power_on_except "$xn"
+    seeded() { hook_lines "$mark" "$R" seed | grep -q .; }
+    wait_until 90 "a seed without $(member $R $x), proven behind" seeded
+    seeds=$(hook_lines "$mark" "$R" seed)
+    [[ $seeds == *" $(member $R "${nodes01[0]}") seed args=[] rc=0" && $(count_lines "$seeds") = 1 ]] ||
+        fail "$(member $R "${nodes01[0]}") ($((last + 10))) should seed once: $seeds"
+    ev=$(events_since "$mark" LeftOutBehind $R)
+    grep -q "^Normal .*$(member $R $x) is left out" <<<"$ev" || fail "no LeftOutBehind for $(member $R $x): $ev"
+    [ -z "$(events_since "$mark" MemberSkipped $R)" ] || fail "a MemberSkipped Warning: nothing was skipped on a guess"
+    note "$(head -1 <<<"$ev" | cut -c1-260)"
+    wait_until 60 "2 members running" rss_running_n 2
+    "$WORLD" power-on "$xn" >/dev/null 2>&1 || fail "power-on $xn"
+    ensure_running 120
+    # Lost last: two go dark, the third a moment later; the two come back, the third stays off: wait.
+    for i in "${nodes01[@]}"; do "$WORLD" power-off "$(member_node $R $i)" >/dev/null 2>&1 || fail power-off; done
+    sleep 3
+    "$WORLD" power-off "$xn" >/dev/null 2>&1 || fail "power-off $xn"
+    mark=$(now)
+    power_on_except "$xn"
+    sleep $((DEAD_S + 10))
+    [ -z "$(hook_lines "$mark" "$R" seed primary secondary)" ] || fail "started while the member lost last was missing"
+    [[ $(status_message) == *"$(member $R $x)"* ]] || fail "the status does not say it waits for $(member $R $x): $(status_message)"
+    note "waits: $(status_message | cut -c1-200)"
+    "$WORLD" power-on "$xn" >/dev/null 2>&1 || fail "power-on $xn"
+    ensure_running 120
+    rss_patch '{"spec":{"recovery":null}}'
+}
+
 # metrics NODE: the /metrics text of the rssd on NODE (its address is in its heartbeat Lease).
 metrics() {
     local addr
@@ -693,7 +821,131 @@ YAML
     k delete sts rss-other -n "$NS" >/dev/null
 }
 
-all=(late_node stays_off force_seed suspend hook_env metrics garbage_fixed noisy api_outage outage_after_lightsout outage_stopped partition restart_cutoff huge_epoch keeps_failing invalid_spec foreign_sts
+# ---- 8. spec.nodeLossPolicy (docs/node-loss.md): a member's node dies and stays off. Each part runs on an
+#         RSS of its own without anti-affinity (the world has 3 nodes: the replacement shares a live one).
+OOS=node.kubernetes.io/out-of-service
+# nl_setup RSS: the RSS Running; sets o, victim, node, uid: a member alone on its node, not the leader's if
+# possible (powering that off would cost an election first).
+nl_setup() {
+    local ln n i best=
+    rss_manifest "$1" 3 false | k apply -n "$NS" -f - >/dev/null || fail "apply RSS $1"
+    wait_until 120 "$1 Running with 3 primaries" rss_running "$1" 3
+    ln=$(leader_node || true)
+    for i in 0 1 2; do
+        n=$(member_node "$1" $i)
+        [ "$(members_json "$1" | jq --arg n "$n" '[.items[] | select(.spec.nodeName == $n)] | length')" = 1 ] || continue
+        [ -n "$best" ] || best=$i
+        if [ "$n" != "$ln" ]; then
+            best=$i
+            break
+        fi
+    done
+    o=${best:-2}
+    victim=$(member "$1" "$o")
+    node=$(member_node "$1" "$o")
+    uid=$(member_uid "$1" "$o")
+}
+# nl_cleanup RSS NODE: the node back on and untainted, the RSS gone (also when the scenario failed).
+nl_cleanup() {
+    k taint nodes "$2" "$OOS-" >/dev/null 2>&1 || true
+    "$WORLD" power-on "$2" >/dev/null 2>&1 || true
+    k delete rss "$1" -n "$NS" --wait=false >/dev/null 2>&1 || true
+}
+nl_message() { rss_json "$1" | jq -r '.status.message // ""'; }
+
+# (a) Wait (the default): not replaced, rssd says why; (b) Replace waits for the out-of-service taint (the
+# world's claims have no PV, so their locality is unknown), then the member is recreated on a live node,
+# joins with `primary`, never seeds, and its claim and data are untouched.
+sc_node_replace() {
+    local N=nl o victim node uid mark mark2 pvc data
+    nl_setup $N
+    # shellcheck disable=SC2064 # expanded now on purpose: the locals are gone when the trap runs
+    trap "nl_cleanup $N $node" EXIT
+    pvc=$(k get pvc "data-$victim" -n "$NS" -o jsonpath='{.metadata.uid}')
+    set_sequence $N "$o" 7 # data of its own, to find untouched on its volume afterwards
+    data=$(md5sum <"$(claim_dir $N "$o")/writes")
+    mark=$(now)
+    "$WORLD" power-off "$node" >/dev/null 2>&1 || fail "power-off $node"
+    said() { nl_message $N | grep -q "$victim: node $node is dead; waiting for it to come back (spec.nodeLossPolicy: Wait)"; }
+    wait_until 90 "the status to say $victim waits for $node (Wait)" said
+    events_since "$mark" MemberOnDeadNode $N | grep -q "$victim" || fail "no MemberOnDeadNode Event"
+    sleep 5
+    [ "$(member_uid $N "$o")" = "$uid" ] && [ "$(member_node $N "$o")" = "$node" ] || fail "replaced under Wait"
+    note "Wait: $(nl_message $N | cut -c1-160)"
+    k patch rss $N -n "$NS" --type merge -p '{"spec":{"nodeLossPolicy":"Replace"}}' >/dev/null || fail "patch"
+    taint_said() { nl_message $N | grep -q "$victim: node $node is dead; spec.nodeLossPolicy Replace waits for the taint $OOS"; }
+    wait_until 30 "the status to say Replace waits for the taint" taint_said
+    sleep 3
+    [ "$(member_uid $N "$o")" = "$uid" ] || fail "replaced without the taint"
+    mark2=$(now)
+    k taint nodes "$node" "$OOS=nodeshutdown:NoExecute" >/dev/null || fail "kubectl taint"
+    replaced() {
+        local u n
+        u=$(member_uid $N "$o")
+        n=$(member_node $N "$o")
+        [ -n "$u" ] && [ "$u" != "$uid" ] && [ -n "$n" ] && [ "$n" != "$node" ]
+    }
+    wait_until 60 "$victim recreated on a live node" replaced
+    joined() { hook_lines "$mark2" $N primary | grep -q " $victim primary .* rc=0$"; }
+    wait_until 90 "$victim to join with primary" joined
+    wait_until 60 "$N Running with 3 primaries" rss_running $N 3
+    [ -z "$(hook_lines "$mark" $N seed)" ] || fail "a seed ran: $(hook_lines "$mark" $N seed)"
+    events_since "$mark2" ReplacingMember $N | grep -q "^Warning .*$victim: node $node" ||
+        fail "no ReplacingMember Warning: $(events_since "$mark2" ReplacingMember $N)"
+    rss_json $N | jq -e --arg v "$victim" --arg n "$node" \
+        '.status.lastReplacement.member == $v and .status.lastReplacement.fromNode == $n' >/dev/null ||
+        fail "status.lastReplacement: $(rss_json $N | jq -c .status.lastReplacement)"
+    [ "$(k get pvc "data-$victim" -n "$NS" -o jsonpath='{.metadata.uid}')" = "$pvc" ] ||
+        fail "the claim was replaced although its locality is unknown"
+    [ "$(md5sum <"$(claim_dir $N "$o")/writes")" = "$data" ] || fail "the member's data changed"
+    note "$(events_since "$mark2" ReplacingMember $N | head -1 | cut -c1-220)"
+}
+
+# (c) the dead node's member held the highest sequence during a lights-out: not replaced under Wait nor
+# under Replace with the taint (nothing runs: its data may be needed); once the admin allows going on
+# (minimumMembers 2) the survivors' highest seeds, the lost member is replaced, never seeds, and the
+# replacement (same claim: the newer data) is held back like any late member newer than the seed.
+sc_node_replace_highest() {
+    local N=nlh o victim node uid mark i s=10 seeds
+    nl_setup $N
+    # shellcheck disable=SC2064 # expanded now on purpose: the locals are gone when the trap runs
+    trap "nl_cleanup $N $node" EXIT
+    power_off_all
+    for i in 0 1 2; do
+        if [ "$i" = "$o" ]; then set_sequence $N "$i" 60; else set_sequence $N "$i" $s && s=$((s + 10)); fi
+    done
+    mark=$(now)
+    power_on_except "$node"
+    sleep $((DEAD_S + 5))
+    [ -z "$(hook_lines "$mark" $N seed primary secondary)" ] || fail "started while $victim was missing (Wait)"
+    k patch rss $N -n "$NS" --type merge -p '{"spec":{"nodeLossPolicy":"Replace"}}' >/dev/null || fail "patch"
+    k taint nodes "$node" "$OOS=nodeshutdown:NoExecute" >/dev/null || fail "kubectl taint"
+    said() { nl_message $N | grep -q "$victim (node $node is down.*Replace replaces a member only while a primary runs"; }
+    wait_until 30 "the status to say why $victim is not replaced" said
+    sleep 5
+    [ -z "$(hook_lines "$mark" $N seed primary secondary)" ] || fail "started while $victim was missing (Replace)"
+    [ "$(member_uid $N "$o")" = "$uid" ] || fail "replaced during the lights-out"
+    k patch rss $N -n "$NS" --type merge -p '{"spec":{"recovery":{"minimumMembers":2}}}' >/dev/null || fail "patch"
+    replaced() { local u; u=$(member_uid $N "$o"); [ -n "$u" ] && [ "$u" != "$uid" ]; }
+    wait_until 90 "$victim replaced once a primary runs" replaced
+    held() { events_since "$mark" NewerThanSeed $N | grep -q "^Warning .*$victim"; }
+    wait_until 60 "the replacement (sequence 60) held back" held
+    seeds=$(hook_lines "$mark" $N seed)
+    [ "$(count_lines "$seeds")" = 1 ] && [[ $seeds == *" rc=0" ]] && [[ $seeds != *" $victim "* ]] &&
+        [ "$(wc -l <"$(claim_dir $N "$(awk '{print $2}' <<<"$seeds" | sed 's/.*-//')")/writes")" = 20 ] ||
+        fail "one seed, on the survivor with 20: $seeds"
+    events_since "$mark" ReplacingMember $N | grep -q "^Warning .*$victim: node $node" ||
+        fail "ReplacingMember: $(events_since "$mark" ReplacingMember $N)"
+    # The admin gives up the newer writes: it joins with primary, still never seeds.
+    k patch rss $N -n "$NS" --type merge -p '{"spec":{"recovery":{"onNewerLateMember":"Join"}}}' >/dev/null
+    joined() { hook_lines "$mark" $N primary | grep -q " $victim primary .* rc=0$"; }
+    wait_until 60 "$victim to join with primary" joined
+    [ -z "$(hook_lines "$mark" $N seed | grep " $victim ")" ] || fail "the replacement seeded"
+    [ "$(wc -l <"$(claim_dir $N "$o")/writes")" = 60 ] || fail "the volume changed"
+    note "seed: $seeds"
+}
+
+all=(late_node stays_off journal force_seed suspend hook_env rollout metrics garbage_fixed noisy api_outage outage_end outage_after_lightsout outage_stopped partition restart_cutoff huge_epoch keeps_failing node_replace node_replace_highest invalid_spec foreign_sts
     reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")

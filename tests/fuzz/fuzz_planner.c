@@ -1,7 +1,7 @@
 /* fuzz_planner.c -- structured fuzzing of the pure planner (rss_planner_plan): the input bytes build a
- * random snapshot (spec: replicas, primaries, hooks, minimumMembers, paused/suspend; StatefulSet
- * replicas; up to 10 member pods with random desired/observed annotations, epochs, generations, roles,
- * sequences, sequence errors, pending/acknowledged actions, node liveness, container ids; a previous
+ * random snapshot (spec: replicas, primaries, hooks, minimumMembers, paused/suspend, nodeLossPolicy;
+ * StatefulSet replicas; up to 10 member pods with random desired/observed annotations, epochs, generations,
+ * roles, sequences, sequence errors, pending/acknowledged actions, node liveness, container ids; a previous
  * status with a recovery pin; sometimes a force-seed), plans it, then plans again from the plan's own
  * status. Asserts beyond "no crash" the safety rules of ARCHITECTURE section 6 on every plan
  * (planner_props.h): at most one seed and never next to another start; no seed while any member runs or
@@ -60,6 +60,9 @@ static void member(struct fuzz_reader *r, unsigned ord, struct rss_member_input 
     snprintf(s->cid, sizeof(s->cid), "containerd://c%u", ord);
     m->container_id = cid == 0 ? NULL : s->cid;
     m->active_label = (int)fuzz_below(r, 3) - 1;
+    uint8_t nl = fuzz_u8(r); /* nodeLossPolicy's facts, as leader_replace.c fills them */
+    m->node_out_of_service = nl & 1;
+    m->volume = (enum rss_volume_locality)((nl >> 1) % 3);
 
     m->has_desired = fuzz_below(r, 5) != 0;
     if (m->has_desired) {
@@ -122,6 +125,19 @@ static cJSON *make_prev(struct fuzz_reader *r)
         cJSON *last = cJSON_AddObjectToObject(p, "lastRecovery");
         cJSON_AddStringToObject(last, "kind", "LightsOut");
     }
+    if (fuzz_below(r, 3) == 0) { /* a member replaced after its node was lost (nodeLossPolicy) */
+        unsigned o = fuzz_below(r, ORD_SPAN);
+        cJSON *ms = cJSON_AddArrayToObject(p, "memberStatus"), *e = cJSON_CreateObject();
+        cJSON_AddNumberToObject(e, "ordinal", o);
+        char uid[32];
+        snprintf(uid, sizeof(uid), fuzz_bool(r) ? "uid-%u" : "old-%u", o);
+        cJSON_AddStringToObject(e, "podUID", uid);
+        cJSON *rep = cJSON_AddObjectToObject(e, "replacement");
+        cJSON_AddStringToObject(rep, "fromNode", "node-9");
+        if (fuzz_bool(r))
+            cJSON_AddStringToObject(rep, "leftOutSeedSequence", "3");
+        cJSON_AddItemToArray(ms, e);
+    }
     return p;
 }
 
@@ -132,15 +148,16 @@ static bool make_spec(struct fuzz_reader *r, struct rss_spec *spec)
     int min = fuzz_below(r, 3) == 0 ? (int)fuzz_below(r, (unsigned)replicas + 1) : 0;
     uint8_t f = fuzz_u8(r);
     bool seed_hook = fuzz_bool(r), secondary_hook = fuzz_bool(r); /* read in order, not as arguments */
+    bool replace = fuzz_bool(r);
     _cleanup_free_ char *json = rss_xasprintf(
         "{\"metadata\":{\"name\":\"db\",\"uid\":\"u\",\"generation\":2},\"spec\":{\"replicas\":%d,"
-        "\"primaries\":%d,\"paused\":%s,\"suspend\":%s,\"joinConcurrency\":%d,"
+        "\"primaries\":%d,\"paused\":%s,\"suspend\":%s,\"joinConcurrency\":%d,\"nodeLossPolicy\":\"%s\","
         "\"recovery\":{\"minimumMembers\":%d,\"onNewerLateMember\":\"%s\"},\"pod\":{\"commands\":{"
         "\"sequence\":{\"command\":[\"/seq\"]},%s\"primary\":{\"command\":[\"/start\"]},%s"
         "\"status\":{\"command\":[\"/check\"]},\"stop\":{\"command\":[\"/stop\"]}},"
         "\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}}",
         replicas, primaries, (f & 0x7) == 0 ? "true" : "false", (f & 0x38) == 0 ? "true" : "false",
-        1 + ((f >> 6) & 1), min, f & 0x80 ? "Join" : "Hold",
+        1 + ((f >> 6) & 1), replace ? "Replace" : "Wait", min, f & 0x80 ? "Join" : "Hold",
         seed_hook ? "\"seed\":{\"command\":[\"/seed\"]}," : "",
         secondary_hook ? "\"secondary\":{\"command\":[\"/replica\"]}," : "");
     cJSON *cr = cJSON_Parse(json);
@@ -200,12 +217,43 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     snprintf(force, sizeof(force), "rss-db-%u", fuzz_below(&r, ORD_SPAN));
     bool use_force = fuzz_below(&r, 12) == 0;
     int sts = (int)fuzz_below(&r, 8) - 1;
+    /* Template revisions last, so older corpus entries keep their meaning: a rolling update. */
+    static const char *const revs[] = {NULL, "rev-a", "rev-b"};
+    for (size_t i = 0; i < n; i++)
+        m[i].revision = revs[fuzz_below(&r, 3)];
+    const char *update_revision = revs[fuzz_below(&r, 3)];
+    /* The journal (spec.recovery.replication: Synchronous): random records in the previous status. */
+    spec.replication_sync = fuzz_bool(&r);
+    if (fuzz_bool(&r)) {
+        if (!prev)
+            prev = cJSON_CreateObject();
+        cJSON *jr = cJSON_AddArrayToObject(prev, "journal");
+        for (unsigned k = 0, nk = fuzz_below(&r, 3); k < nk; k++) {
+            cJSON *e = cJSON_CreateObject();
+            cJSON_AddNumberToObject(e, "ordinal", fuzz_below(&r, ORD_SPAN));
+            cJSON_AddStringToObject(e, "downAt", "2023-11-14T22:13:00.000Z");
+            char sq[24];
+            snprintf(sq, sizeof(sq), "%u", fuzz_below(&r, 9));
+            if (fuzz_below(&r, 4))
+                cJSON_AddStringToObject(e, "lastSequence", sq);
+            cJSON *ws = cJSON_AddArrayToObject(e, "witnesses");
+            for (unsigned q = 0, nq = fuzz_below(&r, 3); q < nq; q++) {
+                cJSON *w = cJSON_CreateObject();
+                cJSON_AddNumberToObject(w, "ordinal", fuzz_below(&r, ORD_SPAN));
+                cJSON_AddNumberToObject(w, "generation", fuzz_below(&r, 4));
+                cJSON_AddBoolToObject(w, "confirmed", fuzz_bool(&r));
+                cJSON_AddItemToArray(ws, w);
+            }
+            cJSON_AddItemToArray(jr, e);
+        }
+    }
     struct rss_plan_input in = {.spec = &spec,
                                 .epoch = EPOCH,
                                 .now_ms = NOW,
                                 .statefulset_replicas = sts,
                                 .prev_status = prev,
                                 .force_seed = use_force ? force : NULL,
+                                .update_revision = update_revision,
                                 .members = m,
                                 .n_members = n};
     cJSON *status = NULL;

@@ -91,6 +91,19 @@ static inline bool prop_pin(const cJSON *prev, uint64_t *seq)
     return true;
 }
 
+/* The previous status records a replacement (nodeLossPolicy Replace) for this ordinal. */
+static inline bool prop_replacement(const cJSON *prev, unsigned ordinal)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(prev, "memberStatus"))
+    {
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(e, "ordinal");
+        if (cJSON_IsNumber(o) && o->valuedouble == (double)ordinal)
+            return cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(e, "replacement"));
+    }
+    return false;
+}
+
 static inline bool prop_is_start(enum rss_action a)
 {
     return a == RSS_ACTION_SEED || a == RSS_ACTION_PRIMARY || a == RSS_ACTION_SECONDARY;
@@ -109,6 +122,40 @@ static inline bool prop_stale_start(const struct rss_member_input *m, uint64_t e
                  o->last.result != RSS_RESULT_PENDING;
     bool voided = m->has_observed && o->generation > d->generation;
     return !acked && !voided;
+}
+
+/* The journal's proof, from the input (docs/planner.md): replication declared Synchronous; the previous
+ * status journals the member with a last sequence and a witness confirmed before this plan that reported in
+ * this one with a higher sequence. */
+static inline bool prop_journal_behind(const struct rss_plan_input *in, unsigned ordinal)
+{
+    if (!in->spec->replication_sync)
+        return false;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(in->prev_status, "journal"))
+    {
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(e, "ordinal");
+        const char *ls = rss_json_str(e, "lastSequence");
+        uint64_t last;
+        rss_error_t err = NULL;
+        if (!cJSON_IsNumber(o) || o->valuedouble != (double)ordinal || !ls ||
+            rss_hook_parse_sequence(ls, strlen(ls), &last, &err) < 0) {
+            rss_error_release(&err);
+            continue;
+        }
+        const cJSON *w;
+        cJSON_ArrayForEach(w, cJSON_GetObjectItemCaseSensitive(e, "witnesses"))
+        {
+            const cJSON *wo = cJSON_GetObjectItemCaseSensitive(w, "ordinal");
+            if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, "confirmed")) || !cJSON_IsNumber(wo) ||
+                wo->valuedouble == (double)ordinal)
+                continue;
+            const struct rss_member_input *y = prop_member(in, (unsigned)wo->valuedouble);
+            if (y && prop_reported(y, in->epoch) && y->observed.sequence > last)
+                return true;
+        }
+    }
+    return false;
 }
 
 /* check_seq_rule: false when a member's failure history (from prev_status) may exclude it from seeding
@@ -196,16 +243,30 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
             seed = p;
         }
     }
+    size_t n_forced = 0;
     for (size_t i = 0; i < plan->n_deletes; i++) {
-        const struct rss_member_input *m = prop_member(in, plan->deletes[i].ordinal);
+        const struct rss_plan_delete *d = &plan->deletes[i];
+        const struct rss_member_input *m = prop_member(in, d->ordinal);
         RULE("a delete names an existing pod by uid",
              m && m->pod_exists && !plan->fencing && !plan->retracting &&
-                 ((!m->pod_uid && !plan->deletes[i].uid) ||
-                  (m->pod_uid && plan->deletes[i].uid && !strcmp(m->pod_uid, plan->deletes[i].uid))));
+                 ((!m->pod_uid && !d->uid) || (m->pod_uid && d->uid && !strcmp(m->pod_uid, d->uid))));
+        if (d->force) {
+            n_forced++;
+            RULE("node loss: a forced delete only under Replace, of a member on a dead node, tainted "
+                 "out-of-service or on a network volume",
+                 spec->node_loss_replace && prop_fenced_dead(m) && (int)m->ordinal < spec->replicas &&
+                     (m->node_out_of_service || m->volume == RSS_VOLUME_NETWORK));
+        }
+        RULE("node loss: claims deleted only for a node-local volume",
+             d->n_claims == 0 || (d->force && m->volume == RSS_VOLUME_NODE_LOCAL));
+        /* Deleting a pod kills whatever runs in it: only stopped, failed or unknown members (a repair, a
+         * rolling update after `stop`), or one on a node judged dead (node loss). */
+        RULE("no delete of a member that runs or starts", !prop_live(m));
     }
     RULE("1 (at most one seed)", n_seeds <= 1);
     if (!seed)
         return;
+    RULE("node loss: never a replacement in a plan that seeds (it needs a running primary)", n_forced == 0);
     RULE("1 (a seed is never next to another start)", n_starts == 1);
     for (size_t i = 0; i < in->n_members; i++) {
         RULE("1 (no seed while any member runs or starts)", !prop_live(&in->members[i]));
@@ -215,6 +276,8 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
     }
     if (in->force_seed) /* the admin's explicit exception to rules 2 and 3 */
         return;
+    RULE("node loss: a replacement that has not run never seeds",
+         !prop_replacement(in->prev_status, seed->ordinal));
     const struct rss_member_input *s = prop_member(in, seed->ordinal);
     RULE("2 (the seed reported a sequence)", prop_reported(s, E));
     RULE("seed has no peers", seed->desired.n_peers == 0);
@@ -236,7 +299,8 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
     if (spec->min_members == 0) {
         for (int o = 0; o < w; o++) {
             const struct rss_member_input *m = prop_member(in, (unsigned)o);
-            RULE("3 (no seed before every member reported)", m && prop_reported(m, E));
+            RULE("3 (no seed before every member reported, or proven behind by the journal)",
+                 (m && prop_reported(m, E)) || prop_journal_behind(in, (unsigned)o));
         }
     } else {
         RULE("3 (minimumMembers reported before a seed)", reported >= (size_t)spec->min_members);

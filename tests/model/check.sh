@@ -33,7 +33,7 @@ else
     work=$(mktemp -d /tmp/rss-model.XXXXXX); trap 'rm -rf "$work"' EXIT
 fi
 
-# name | spin -D flags | pan depth bound
+# name | spin -D flags | pan depth bound   (names journal* check journal.pml, the others rss.pml)
 # The scenarios split the fault model so that each search is exhaustive within its budget.
 default_checks=(
     "leader|-DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
@@ -46,6 +46,7 @@ default_checks=(
     "restart_cut|-DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
     "optin_leader|-DOPTIN=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
     "optin_ctr|-DOPTIN=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0|10000"
+    "journal|-DTMAX=4 -DMAXSEQ=2 -DLAG=3|10000"
 )
 # Scenarios that are the base of a mutant but too slow for the default checks (about 1 min each): run
 # with --mutants, and must pass like a default check.
@@ -68,6 +69,9 @@ mutants=(
     "NO_FAILSAFE|-DNO_FAILSAFE=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_OUTAGE=1|10000" # outage
     "NO_SELFFENCE|-DNO_SELFFENCE=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000" # partition
     "NO_PEERAPI|-DNO_PEERAPI=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=2|10000"     # partition
+    "journal_NO_CONFIRM|-DNO_CONFIRM -DTMAX=4 -DMAXSEQ=2 -DLAG=3|10000"
+    "journal_SHORT_WINDOW|-DWINDOW=1 -DTMAX=4 -DMAXSEQ=2 -DLAG=3|10000"
+    "journal_ASYNC|-DASYNC -DTMAX=4 -DMAXSEQ=2 -DLAG=3|10000"
 )
 # Rules the model shows redundant within its bounds (docs/model.md gives the argument): their mutant
 # must find NO trace, in the scenario where a trace would have to show (--mutants; a trace fails it).
@@ -84,14 +88,17 @@ findings=(
     "F4_INFLIGHT|-DOPTIN=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
 )
 
+model_of() { case $1 in journal*) echo journal.pml ;; *) echo rss.pml ;; esac; }
+
 # run NAME FLAGS DEPTH [CCFLAGS PANFLAGS] -> sets r_errors r_states r_depth r_time r_trail r_complete; returns non-zero on a tool failure
 run() {
     local name=$1 flags=$2 depth=$3 cc=${4:-} pf=${5:-} d="$work/$1"
-    local comp=-DCOLLAPSE
+    local comp=-DCOLLAPSE model
+    model=$(model_of "$name")
     case $cc in *BITSTATE*) comp= ;; esac
-    rm -rf "$d"; mkdir -p "$d"; cp "$here/rss.pml" "$d/"
+    rm -rf "$d"; mkdir -p "$d"; cp "$here/$model" "$d/"
     # shellcheck disable=SC2086
-    (cd "$d" && spin $flags -a rss.pml >spin.out 2>&1) || { cat "$d/spin.out" >&2; return 1; }
+    (cd "$d" && spin $flags -a "$model" >spin.out 2>&1) || { cat "$d/spin.out" >&2; return 1; }
     # shellcheck disable=SC2086
     (cd "$d" && gcc -O1 -DSAFETY $comp -DMEMLIM="$memlim" $cc ${RSS_MODEL_CFLAGS:-} -o pan pan.c >gcc.out 2>&1) ||
         { cat "$d/gcc.out" >&2; return 1; }
@@ -105,7 +112,7 @@ run() {
     r_states=$(awk '/states, stored/ { print $1 }' "$d/pan.out" | tail -1)
     r_depth=$(sed -n 's/.*depth reached \([0-9]*\).*/\1/p' "$d/pan.out" | tail -1)
     r_trail=no
-    [ -e "$d/rss.pml.trail" ] && r_trail=yes
+    [ -e "$d/$model.trail" ] && r_trail=yes
     r_complete=yes
     grep -qE "max search depth too small|Search not completed|out of memory" "$d/pan.out" && r_complete=no
     [ -n "$r_errors" ] || { tail -20 "$d/pan.out" >&2; return 1; }
@@ -116,7 +123,7 @@ run() {
 trail_summary() {
     local d="$work/$1" flags=$2
     # shellcheck disable=SC2086
-    (cd "$d" && spin $flags -t rss.pml 2>&1) >"$d/trail.txt" || true
+    (cd "$d" && spin $flags -t "$(model_of "$1")" 2>&1) >"$d/trail.txt" || true
     local what
     what=$(grep -m1 -o 'text of failed assertion.*' "$d/trail.txt" || grep -m1 -oE 'invalid end state.*' "$d/trail.txt" || echo "?")
     echo "      $what"

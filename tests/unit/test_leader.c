@@ -90,6 +90,7 @@ static const struct obj_row sts_rows[] = {
     {"replicas from the plan", "", "", 7, "spec.replicas", "7"},
     {"serviceName", "", "", 3, "spec.serviceName", "\"db-svc\""},
     {"parallel", "", "", 3, "spec.podManagementPolicy", "\"Parallel\""},
+    {"OnDelete: rssd rolls the members", "", "", 3, "spec.updateStrategy", "{\"type\":\"OnDelete\"}"},
     {"selector", "", "", 3, "spec.selector.matchLabels", "{\"rss.clusterlabs.org/name\":\"db\"}"},
     {"template labels", "", "", 3, "spec.template.metadata.labels", "{\"rss.clusterlabs.org/name\":\"db\"}"},
     {"owner kind", "", "", 3, "metadata.ownerReferences[0].kind", "\"ReplicatedStatefulSet\""},
@@ -798,6 +799,65 @@ static void test_keyset(void **state)
     leader_keyset_clear(&s);
 }
 
+/* nodeLossPolicy Replace: the out-of-service taint, and which PersistentVolumes pin a member to its node. */
+static void test_replace_facts(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *node;
+        bool oos;
+    } nodes[] = {
+        {"{}", false},
+        {"{\"spec\":{\"taints\":[]}}", false},
+        {"{\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/out-of-service\",\"value\":\"nodeshutdown\","
+         "\"effect\":\"NoExecute\"}]}}",
+         true},
+        {"{\"spec\":{\"taints\":[{\"key\":\"x\",\"effect\":\"NoExecute\"},{\"key\":\"node.kubernetes.io/"
+         "out-of-service\",\"effect\":\"NoSchedule\"}]}}",
+         true},
+        {"{\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/"
+         "out-of-service\",\"effect\":\"PreferNoSchedule\"}]}}",
+         false},
+        {"{\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/unreachable\",\"effect\":\"NoExecute\"}]}}",
+         false},
+    };
+    for (size_t i = 0; i < sizeof(nodes) / sizeof(nodes[0]); i++) {
+        _cleanup_json_ cJSON *n = cJSON_Parse(nodes[i].node);
+        assert_non_null(n);
+        if (leader_node_out_of_service(n) != nodes[i].oos)
+            fail_msg("node row %zu: %s", i, nodes[i].node);
+    }
+    static const struct {
+        const char *pv;
+        enum rss_volume_locality want;
+    } pvs[] = {
+        {"{}", RSS_VOLUME_UNKNOWN},
+        {"{\"spec\":{\"local\":{\"path\":\"/mnt/disks/a\"},\"nodeAffinity\":{}}}", RSS_VOLUME_NODE_LOCAL},
+        {"{\"spec\":{\"hostPath\":{\"path\":\"/data\"}}}", RSS_VOLUME_NODE_LOCAL},
+        {"{\"spec\":{\"csi\":{\"driver\":\"topolvm.io\"},\"nodeAffinity\":{\"required\":{"
+         "\"nodeSelectorTerms\":[{"
+         "\"matchExpressions\":[{\"key\":\"kubernetes.io/"
+         "hostname\",\"operator\":\"In\",\"values\":[\"n1\"]}]}]}}}}",
+         RSS_VOLUME_NODE_LOCAL},
+        {"{\"spec\":{\"csi\":{\"driver\":\"x\"},\"nodeAffinity\":{\"required\":{\"nodeSelectorTerms\":[{"
+         "\"matchFields\":[{\"key\":\"metadata.name\",\"operator\":\"In\",\"values\":[\"n1\"]}]}]}}}}",
+         RSS_VOLUME_NODE_LOCAL},
+        /* a zonal cloud disk follows the pod within its zone */
+        {"{\"spec\":{\"csi\":{\"driver\":\"pd.csi.storage.gke.io\"},\"nodeAffinity\":{\"required\":{"
+         "\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"topology.kubernetes.io/"
+         "zone\",\"operator\":"
+         "\"In\",\"values\":[\"z1\"]}]}]}}}}",
+         RSS_VOLUME_NETWORK},
+        {"{\"spec\":{\"nfs\":{\"server\":\"s\",\"path\":\"/x\"}}}", RSS_VOLUME_NETWORK},
+    };
+    for (size_t i = 0; i < sizeof(pvs) / sizeof(pvs[0]); i++) {
+        _cleanup_json_ cJSON *pv = cJSON_Parse(pvs[i].pv);
+        assert_non_null(pv);
+        if (leader_pv_locality(pv) != pvs[i].want)
+            fail_msg("pv row %zu: %s", i, pvs[i].pv);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -818,6 +878,7 @@ int main(void)
         cmocka_unit_test(test_pod_patch),
         cmocka_unit_test(test_status_patch_table),
         cmocka_unit_test(test_apply_not_leading),
+        cmocka_unit_test(test_replace_facts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

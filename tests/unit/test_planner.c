@@ -41,6 +41,8 @@ struct world {
     cJSON *prev;
     int uid_counter;
     const char *force_seed; /* the RSS's force-seed annotation */
+    const char *update_revision;
+    int64_t dead_after; /* the leader's dead-node window */
 };
 
 /* ---- building worlds ---- */
@@ -228,6 +230,7 @@ static void world_init(struct world *w, const char *members, int primaries, bool
     memset(w, 0, sizeof(*w));
     w->now = NOW;
     w->epoch = EPOCH;
+    w->dead_after = 15000;
     char buf[256];
     snprintf(buf, sizeof(buf), "%s", members);
     unsigned o = 0;
@@ -263,6 +266,8 @@ static void run(struct world *w, struct rss_plan *p)
                                 .statefulset_replicas = w->sts,
                                 .prev_status = w->prev,
                                 .force_seed = w->force_seed,
+                                .update_revision = w->update_revision,
+                                .dead_after_ms = w->dead_after,
                                 .members = w->m,
                                 .n_members = w->n};
     _cleanup_error_ rss_error_t err = NULL;
@@ -991,6 +996,193 @@ static void test_replacement_starts_clean(void **state)
     world_free(&w);
 }
 
+/* ---- spec.nodeLossPolicy (docs/node-loss.md) ---- */
+
+/* The spec of world_init with nodeLossPolicy and a claim template `data`. */
+static void nl_spec(struct world *w, bool replace, int min_members)
+{
+    rss_spec_clear(&w->spec);
+    _cleanup_free_ char *json = rss_xasprintf(
+        "{\"metadata\":{\"name\":\"db\",\"generation\":2},\"spec\":{\"replicas\":%d,\"nodeLossPolicy\":\"%"
+        "s\","
+        "\"recovery\":{\"minimumMembers\":%d},\"pod\":{\"commands\":{"
+        "\"sequence\":{\"command\":[\"/seq\"]},\"seed\":{\"command\":[\"/seed\"]},"
+        "\"primary\":{\"command\":[\"/start\"]},\"status\":{\"command\":[\"/check\"]},"
+        "\"stop\":{\"command\":[\"/stop\"]}},\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}],"
+        "\"volumeClaimTemplates\":[{\"metadata\":{\"name\":\"data\"}}]}}}",
+        w->sts, replace ? "Replace" : "Wait", min_members);
+    _cleanup_json_ cJSON *cr = cJSON_Parse(json);
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_spec_parse(cr, &w->spec, &err), 0);
+}
+
+struct nl_row {
+    const char *what;
+    const char *members; /* the last member is the one whose node died (or not) */
+    bool replace;        /* nodeLossPolicy Replace */
+    bool oos;            /* its node carries node.kubernetes.io/out-of-service */
+    enum rss_volume_locality vol;
+    int min_members;
+    const char *want;  /* the whole plan summary */
+    const char *event; /* an event that must be present */
+    int claims;        /* -1: no delete; else the delete must be forced with this many claims */
+};
+
+static const struct nl_row nl_rows[] = {
+    /* Wait (the default) never replaces, and says why */
+    {"wait", "P P D5", false, true, RSS_VOLUME_NETWORK, 0, "", "MemberOnDeadNode", -1},
+    /* Replace needs the taint unless the volume is known not to be node-local */
+    {"no taint", "P P D5", true, false, RSS_VOLUME_UNKNOWN, 0, "", "MemberOnDeadNode", -1},
+    {"no taint, local", "P P D5", true, false, RSS_VOLUME_NODE_LOCAL, 0, "", "MemberOnDeadNode", -1},
+    {"taint, unknown", "P P D5", true, true, RSS_VOLUME_UNKNOWN, 0, "2:delete", "ReplacingMember", 0},
+    {"taint, local", "P P D5", true, true, RSS_VOLUME_NODE_LOCAL, 0, "2:delete", "ReplacingMember", 1},
+    {"network", "P P D5", true, false, RSS_VOLUME_NETWORK, 0, "2:delete", "ReplacingMember", 0},
+    {"taint, network", "P P D5", true, true, RSS_VOLUME_NETWORK, 0, "2:delete", "ReplacingMember", 0},
+    /* a stuck Terminating pod on the dead node is force-deleted too */
+    {"joins go on", "P S3 D5", true, true, RSS_VOLUME_NODE_LOCAL, 0, "1:primary(0) 2:delete",
+     "ReplacingMember", 1},
+    /* only the leader's own dead verdict counts: a silent node is not dead yet */
+    {"silent", "P P L5", true, true, RSS_VOLUME_NETWORK, 0, "", NULL, -1},
+    /* rule 3: in a lights-out the dead member's data may be the newest: never replaced, waited for... */
+    {"lights-out", "S1 S2 D5", true, true, RSS_VOLUME_NETWORK, 0, "", "WaitingForMembers", -1},
+    {"lights-out, highest", "S1 S2 D900", true, true, RSS_VOLUME_NODE_LOCAL, 0, "", "WaitingForMembers", -1},
+    /* ... unless minimumMembers says otherwise: the survivors' highest seeds (Warning), no replacement yet */
+    {"lights-out, minimumMembers", "S1 S2 D900", true, true, RSS_VOLUME_NODE_LOCAL, 2, "1:seed",
+     "MemberSkipped", -1},
+    /* no primary runs: not replaced */
+    {"no primary", "T S1 D5", true, true, RSS_VOLUME_NETWORK, 0, "", "WaitingForStart", -1},
+};
+
+static void test_node_loss_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(nl_rows) / sizeof(nl_rows[0]); i++) {
+        const struct nl_row *r = &nl_rows[i];
+        struct world w;
+        world_init(&w, r->members, 0, false, 0);
+        nl_spec(&w, r->replace, r->min_members);
+        struct rss_member_input *m = find(&w, (unsigned)w.sts - 1);
+        m->node_out_of_service = r->oos;
+        m->volume = r->vol;
+        if (r->what[0] == 'j')
+            m->deleting = true;
+        struct rss_plan p;
+        run(&w, &p);
+        char row[96];
+        snprintf(row, sizeof(row), "node loss row %zu (%s)", i, r->what);
+        expect(&p, r->want, row);
+        if (r->event && !find_event(&p, r->event)) {
+            _cleanup_free_ char *d = rss_plan_describe(&p);
+            fail_msg("%s: no %s event\n%s", row, r->event, d);
+        }
+        if (r->claims < 0) {
+            assert_int_equal(p.n_deletes, 0);
+        } else {
+            assert_int_equal(p.n_deletes, 1);
+            assert_true(p.deletes[0].force);
+            assert_int_equal(p.deletes[0].n_claims, (size_t)r->claims);
+            if (r->claims)
+                assert_string_equal(p.deletes[0].claims[0], "data-rss-db-2");
+            assert_int_equal(find_event(&p, "ReplacingMember")->type, RSS_EVENT_WARNING);
+            const cJSON *rep = cJSON_GetObjectItem(member_status(&p, 2), "replacement");
+            assert_non_null(rep);
+            assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(rep, "fromNode")), "node-2");
+            assert_non_null(cJSON_GetObjectItem(p.status, "lastReplacement"));
+        }
+        rss_plan_free(&p);
+        world_free(&w);
+    }
+}
+
+/* A replacement never seeds while it has not run: it neither seeds nor blocks the others; alone it waits;
+ * reporting more than the others (its volume followed it) it waits for force-seed; once it runs, the record
+ * goes. The record survives the new pod uid. */
+static void test_replacement_never_seeds(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *members;
+        int min_members;
+        const char *want;
+        bool keeps; /* memberStatus[2].replacement is still there */
+    } rows[] = {
+        {"S5 S3 S0", 0, "0:seed", true},       /* excluded, not waited for */
+        {"D5 D3 S0", 1, "", true},             /* the only reporter: waits, never seeds an empty member */
+        {"S1 S2 S9", 0, "", true},             /* above the others: no lower seed either */
+        {"P P S0", 0, "2:primary(0,1)", true}, /* it joins with primary */
+        {"P P P", 0, "", false},               /* it ran: the record goes */
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct world w;
+        world_init(&w, rows[i].members, 0, false, 0);
+        nl_spec(&w, true, rows[i].min_members);
+        w.prev = cJSON_Parse("{\"lastRecovery\":{\"kind\":\"LightsOut\"},\"memberStatus\":[{\"ordinal\":2,"
+                             "\"podUID\":\"old-uid\",\"replacement\":{\"fromNode\":\"node-9\"}}]}");
+        struct rss_plan p;
+        run(&w, &p);
+        char row[64];
+        snprintf(row, sizeof(row), "replacement row %zu", i);
+        expect(&p, rows[i].want, row);
+        const cJSON *ms = member_status(&p, 2);
+        assert_int_equal(cJSON_GetObjectItem(ms, "replacement") != NULL, rows[i].keeps);
+        if ((i == 1 || i == 2) && !strstr(status_str(&p, "message"), "rss-db-2 (a replacement") &&
+            !strstr(status_str(&p, "message"), "rss-db-2 (replaced"))
+            fail_msg("%s: message '%s'", row, status_str(&p, "message"));
+        rss_plan_free(&p);
+        world_free(&w);
+    }
+}
+
+/* A replacement that kept the claim of a member left out of a recovery has its data: newer than the seed,
+ * it is held back like the member itself would be (spec.recovery.onNewerLateMember). */
+static void test_replacement_keeps_left_out(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P P D60", 0, false, 0);
+    nl_spec(&w, true, 0);
+    find(&w, 2)->node_out_of_service = true;
+    find(&w, 2)->volume = RSS_VOLUME_UNKNOWN; /* the claim is kept */
+    _cleanup_free_ char *uid = rss_xstrdup(find(&w, 2)->pod_uid);
+    _cleanup_free_ char *prev =
+        rss_xasprintf("{\"lastRecovery\":{\"kind\":\"LightsOut\"},\"memberStatus\":[{"
+                      "\"ordinal\":2,\"podUID\":\"%s\",\"leftOut\":{\"seedSequence\":\"20\"}}]}",
+                      uid);
+    w.prev = cJSON_Parse(prev);
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "2:delete", "replaced");
+    assert_non_null(strstr(find_event(&p, "ReplacingMember")->message, "held back"));
+    cJSON_Delete(w.prev);
+    w.prev = cJSON_Duplicate(p.status, true);
+    rss_plan_free(&p);
+    /* The StatefulSet recreated it elsewhere with the same claim: sequence 60 > 20, held. */
+    remove_pod(&w, 2);
+    set_observed(add_pod(&w, 2), RSS_ROLE_STOPPED, GEN, true, 60, NULL);
+    run(&w, &p);
+    expect(&p, "", "held");
+    assert_non_null(find_event(&p, "NewerThanSeed"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* One replacement at a time: a dead member waits while an earlier replacement has not run. */
+static void test_replace_one_at_a_time(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P ? D5", 0, false, 0);
+    nl_spec(&w, true, 0);
+    find(&w, 2)->node_out_of_service = true;
+    w.prev = cJSON_Parse("{\"memberStatus\":[{\"ordinal\":1,\"podUID\":\"old\",\"replacement\":{}}]}");
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "", "second replacement waits");
+    assert_non_null(strstr(status_str(&p, "message"), "one member at a time"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 /* A member whose node lost power while the others ran is not a crashed member: no failure is counted,
  * and its restart is a join, not a failover. */
 static void test_node_outage_is_no_crash(void **state)
@@ -1285,6 +1477,219 @@ static void test_suspend(void **state)
     expect(&p, "replicas=3", "resume");
     rss_plan_free(&p);
     world_free(&w);
+}
+
+/* Rolling update (StatefulSet OnDelete): one member at a time, secondaries first, then primaries from the
+ * highest ordinal: stop, delete the pod, join the recreated one; never a second member down, never a seed.
+ * Revisions: o = made from the old template, n = the StatefulSet's updateRevision, - = no pod. */
+static void set_revisions(struct world *w, const char *revs)
+{
+    for (unsigned i = 0; revs[2 * i]; i++) {
+        struct rss_member_input *m = find(w, i);
+        if (m)
+            m->revision = revs[2 * i] == 'n' ? "rev-new" : "rev-old";
+        if (!revs[2 * i + 1])
+            break;
+    }
+    w->update_revision = "rev-new";
+}
+
+static void test_rollout(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *members, *revs, *want, *event;
+    } steps[] = {
+        {"P Y P", "o o o", "1:stop", "RollingUpdate"},      /* the secondary first */
+        {"P S5 P", "o o o", "1:delete", "RollingUpdate"},   /* stopped: recreated, not restarted */
+        {"P - P", "o - o", "", NULL},                       /* waits for the new pod */
+        {"P ? P", "o n o", "", NULL},                       /* ... and its first report */
+        {"P S5 P", "o n o", "1:secondary(0,2)", "Joining"}, /* it joins like any stopped member */
+        {"P T P", "o n o", "", NULL},                       /* one at a time: nothing while it starts */
+        {"P Y P", "o n o", "2:stop", "RollingUpdate"},      /* then the primaries, highest ordinal first */
+        {"P Y S5", "o n o", "2:delete", "RollingUpdate"},
+        {"P Y S5", "o n n", "2:primary(0)", "Joining"},
+        {"P Y P", "o n n", "0:stop", "RollingUpdate"}, /* another primary stays up */
+        {"S5 Y P", "o n n", "0:delete", "RollingUpdate"},
+        {"S5 Y P", "n n n", "0:primary(2)", "Joining"},
+        {"P Y P", "n n n", "", NULL},                         /* done: nothing more */
+        {"P S5 P", "o n o", "1:secondary(0,2)", "Joining"},   /* an updated member that stopped rejoins */
+        {"P F P", "o n o", "1:stop", "StoppingFailedMember"}, /* a failed updated one is repaired first */
+        {"S5 Y P", "o n o", "0:delete", "RollingUpdate"},     /* an outdated one already down: recreated */
+    };
+    for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+        struct world w;
+        world_init(&w, steps[i].members, 2, true, 0);
+        set_revisions(&w, steps[i].revs);
+        struct rss_plan p;
+        run(&w, &p);
+        _cleanup_free_ char *row = rss_xasprintf("%s [%s]", steps[i].members, steps[i].revs);
+        expect(&p, steps[i].want, row);
+        if (steps[i].event && !find_event(&p, steps[i].event))
+            fail_msg("%s: no %s event", row, steps[i].event);
+        for (size_t k = 0; k < p.n_patches; k++)
+            assert_int_not_equal(p.patches[k].desired.action, RSS_ACTION_SEED);
+        rss_plan_free(&p);
+        world_free(&w);
+    }
+    /* Without a known updateRevision (the controller has not seen the new template yet), nothing rolls. */
+    struct world w;
+    world_init(&w, "P Y P", 2, true, 0);
+    set_revisions(&w, "o o o");
+    w.update_revision = NULL;
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "", "no updateRevision");
+    rss_plan_free(&p);
+    world_free(&w);
+    /* A single primary is never stopped for a rollout: the admin deletes its pod. */
+    world_init(&w, "P", 1, false, 0);
+    set_revisions(&w, "o");
+    run(&w, &p);
+    expect(&p, "", "single primary");
+    assert_non_null(strstr(status_str(&p, "message"), "would leave no primary running"));
+    rss_plan_free(&p);
+    world_free(&w);
+    /* A member silent on its node holds the rollout: no second member goes down. */
+    world_init(&w, "P L Y", 2, true, 0);
+    set_revisions(&w, "o n o");
+    run(&w, &p);
+    expect(&p, "", "silent member");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* An updated member that fails halts the rollout with a Warning naming it. */
+static void test_rollout_halted(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P S5 P", 2, true, 0);
+    set_revisions(&w, "o n o");
+    struct rss_member_input *m1 = find(&w, 1);
+    set_last(m1, RSS_ACTION_SECONDARY, EPOCH, 9, RSS_RESULT_FAILED);
+    struct rss_plan p;
+    run(&w, &p);
+    const struct rss_plan_event *e = find_event(&p, "RolloutHalted");
+    assert_non_null(e);
+    assert_int_equal(e->type, RSS_EVENT_WARNING);
+    assert_non_null(strstr(e->message, "rss-db-1 failed after its update"));
+    /* No member of the old revision is stopped meanwhile. */
+    for (unsigned o = 0; o < 3; o += 2)
+        assert_true(!patch_of(&p, o) || !patch_of(&p, o)->set_desired);
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* ---- the journal: a missing member proven behind (spec.recovery.replication: Synchronous) ---- */
+
+/* Plans a series of worlds, each against the status the previous one wrote, at the given times (s after
+ * NOW); returns the last plan (caller frees). The spec's status timeout is 60 s and its reconcile interval
+ * 1 m: the witness window is 15 + 120 + 60 = 195 s. */
+struct jstep {
+    const char *members;
+    int64_t at_s;
+};
+
+static void journal_run(const struct jstep *steps, size_t n, bool sync, struct rss_plan *last)
+{
+    cJSON *prev = NULL;
+    for (size_t i = 0; i < n; i++) {
+        struct world w;
+        world_init(&w, steps[i].members, 0, false, 0);
+        w.spec.replication_sync = sync;
+        w.now = NOW + steps[i].at_s * 1000;
+        w.prev = prev;
+        struct rss_plan p;
+        run(&w, &p);
+        if (i + 1 == n) {
+            *last = p;
+            world_free(&w);
+            return;
+        }
+        prev = cJSON_Duplicate(p.status, true);
+        rss_plan_free(&p);
+        world_free(&w);
+    }
+}
+
+static const cJSON *journal_of(const struct rss_plan *p, unsigned ordinal)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItem(p->status, "journal"))
+    {
+        if (cJSON_GetObjectItem(e, "ordinal")->valuedouble == ordinal)
+            return e;
+    }
+    return NULL;
+}
+
+static void test_journal_proves_behind(void **state)
+{
+    (void)state;
+    /* Member 2 joined with sequence 40, ran, and its node died while 0 and 1 ran on (confirmed well
+     * after); then the rest went dark and reported 50 and 45: 2 is left out, 0 seeds. */
+    const struct jstep early[] = {
+        {"P P S40", 0}, {"P P P", 10}, {"P P D", 20}, {"P P D", 230}, {"S50 S45 D", 300}};
+    struct rss_plan p;
+    journal_run(early, 5, true, &p);
+    expect(&p, "0:seed", "lost early, synchronous");
+    const struct rss_plan_event *e = find_event(&p, "LeftOutBehind");
+    assert_non_null(e);
+    assert_int_equal(e->type, RSS_EVENT_NORMAL);
+    assert_non_null(strstr(e->message, "rss-db-2 is left out"));
+    assert_non_null(strstr(e->message, "last sequence 40"));
+    assert_null(find_event(&p, "MemberSkipped"));
+    const cJSON *j = journal_of(&p, 2);
+    assert_non_null(j);
+    assert_string_equal(cJSON_GetObjectItem(j, "lastSequence")->valuestring, "40");
+    assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(j, "witnesses")), 2);
+    rss_plan_free(&p);
+
+    /* Refusals: each row must wait (no seed). */
+    static const struct {
+        const char *why;
+        struct jstep steps[5];
+        size_t n;
+        bool sync;
+    } waits[] = {
+        {"asynchronous replication: nothing proves it",
+         {{"P P S40", 0}, {"P P P", 10}, {"P P D", 20}, {"P P D", 230}, {"S50 S45 D", 300}},
+         5,
+         false},
+        {"witnesses never confirmed (dark too soon)",
+         {{"P P S40", 0}, {"P P P", 10}, {"P P D", 20}, {"S50 S45 D", 60}},
+         4,
+         true},
+        {"no witness committed past its last sequence",
+         {{"P P S40", 0}, {"P P P", 10}, {"P P D", 20}, {"P P D", 230}, {"S40 S39 D", 300}},
+         5,
+         true},
+        {"lost last: nobody ran on after it",
+         {{"P P S40", 0}, {"P P P", 10}, {"S50 S45 P", 20}, {"S50 S45 P", 230}, {"S50 S45 D", 300}},
+         5,
+         true},
+        {"its last sequence was never known",
+         {{"P P P", 0}, {"P P D", 20}, {"P P D", 230}, {"S50 S45 D", 300}},
+         4,
+         true},
+    };
+    for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
+        journal_run(waits[i].steps, waits[i].n, waits[i].sync, &p);
+        expect(&p, "", waits[i].why);
+        assert_null(find_event(&p, "LeftOutBehind"));
+        rss_plan_free(&p);
+    }
+    /* A witness that crashed before it was confirmed (new generation) is dropped; the other suffices. */
+    const struct jstep one[] = {
+        {"P P S40", 0}, {"P P P", 10}, {"P P D", 20}, {"P S45 D", 100}, {"P S45 D", 230}};
+    journal_run(one, 5, true, &p);
+    j = journal_of(&p, 2);
+    const cJSON *ws = cJSON_GetObjectItem(j, "witnesses");
+    assert_int_equal(cJSON_GetArraySize(ws), 1);
+    assert_int_equal((int)cJSON_GetObjectItem(cJSON_GetArrayItem(ws, 0), "ordinal")->valuedouble, 0);
+    assert_true(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetArrayItem(ws, 0), "confirmed")));
+    rss_plan_free(&p);
 }
 
 /* spec.joinConcurrency: up to K members start at once after the seed (1 keeps the one-at-a-time
@@ -1812,7 +2217,14 @@ int main(void)
         cmocka_unit_test(test_newer_late_member_held),
         cmocka_unit_test(test_bootstrap_then_recovery),
         cmocka_unit_test(test_force_seed),
+        cmocka_unit_test(test_node_loss_table),
+        cmocka_unit_test(test_replacement_never_seeds),
+        cmocka_unit_test(test_replace_one_at_a_time),
+        cmocka_unit_test(test_replacement_keeps_left_out),
         cmocka_unit_test(test_suspend),
+        cmocka_unit_test(test_rollout),
+        cmocka_unit_test(test_rollout_halted),
+        cmocka_unit_test(test_journal_proves_behind),
         cmocka_unit_test(test_join_concurrency),
         cmocka_unit_test(test_create_and_scale_up),
         cmocka_unit_test(test_scale_down_table),

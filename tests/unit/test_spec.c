@@ -125,6 +125,7 @@ static void test_defaults(void **state)
     assert_int_equal(s.reconcile_interval_ms, 60000);
     assert_false(s.anti_affinity);
     assert_false(s.paused);
+    assert_false(s.node_loss_replace); /* nodeLossPolicy Wait */
     assert_false(s.hooks[RSS_HOOK_SEED].present);
     assert_int_equal(s.hooks[RSS_HOOK_SEQUENCE].timeout_ms, 60000);
     assert_int_equal(s.hooks[RSS_HOOK_STATUS].timeout_ms, 60000);
@@ -250,7 +251,26 @@ static const struct bad_row bad_rows[] = {
     {"{\"spec\":{\"recovery\":{\"minimumMembers\":4}}}", "spec.recovery.minimumMembers: 4 is more than"},
     {"{\"spec\":{\"recovery\":{\"minimumMembers\":-1}}}", "spec.recovery.minimumMembers: -1 is out of range"},
     {"{\"spec\":{\"recovery\":{\"maxFailures\":0}}}", "spec.recovery.maxFailures: 0 is out of range"},
+    {"{\"spec\":{\"recovery\":{\"replication\":\"sync\"}}}",
+     "spec.recovery.replication: expected Synchronous or Asynchronous"},
+    {"{\"spec\":{\"nodeLossPolicy\":\"replace\"}}", "spec.nodeLossPolicy: expected Wait or Replace"},
+    {"{\"spec\":{\"nodeLossPolicy\":true}}", "spec.nodeLossPolicy: expected Wait or Replace"},
 };
+
+static void test_node_loss_policy(void **state)
+{
+    (void)state;
+    const char *rows[] = {"{\"spec\":{\"nodeLossPolicy\":\"Wait\"}}", "{\"spec\":{\"nodeLossPolicy\":null}}",
+                          "{\"spec\":{\"nodeLossPolicy\":\"Replace\"}}"};
+    for (size_t i = 0; i < 3; i++) {
+        _cleanup_json_ cJSON *cr = patched(minimal, rows[i]);
+        _cleanup_error_ rss_error_t err = NULL;
+        struct rss_spec s;
+        assert_int_equal(rss_spec_parse(cr, &s, &err), 0);
+        assert_int_equal(s.node_loss_replace, i == 2);
+        rss_spec_clear(&s);
+    }
+}
 
 static void test_bad_rows(void **state)
 {
@@ -392,6 +412,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_good_rows),
         cmocka_unit_test(test_bad_rows),
+        cmocka_unit_test(test_node_loss_policy),
         cmocka_unit_test(test_not_an_object),
         cmocka_unit_test(test_duplicate_hook_key),
         cmocka_unit_test(test_names),

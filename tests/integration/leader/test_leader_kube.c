@@ -615,10 +615,128 @@ static void test_lights_out(void **state)
     wait_for(gone_obj, sts_arg, "the StatefulSet to be collected");
 }
 
+/* nodeLossPolicy Replace against the API (docs/node-loss.md): a running member on a node whose heartbeat
+ * stops, tainted out-of-service, with its claim bound to a local PV: once the leader judged the node dead
+ * (fence timeout 2 s + 5 s), it deletes the claim, then the pod (grace 0), says so in a Warning and in
+ * status. The other members' pods are untouched. */
+static bool nl_gone(void *p)
+{
+    const char **a = p;
+    _cleanup_json_ cJSON *pvc = get("v1", APP_NS, "persistentvolumeclaims", a[0]);
+    _cleanup_json_ cJSON *pod = get("v1", APP_NS, "pods", a[1]);
+    return !pvc && !pod;
+}
+
+static void test_node_loss_replace(void **state)
+{
+    (void)state;
+    make_world();
+    create("v1", NULL, "nodes",
+           "{\"metadata\":{\"name\":\"node-9\"},\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/"
+           "out-of-service\",\"value\":\"nodeshutdown\",\"effect\":\"NoExecute\"}]}}");
+    char renew[RSS_TIME_LEN];
+    rss_time_micro(renew, NULL);
+    _cleanup_free_ char *hb = rss_xasprintf("{\"metadata\":{\"name\":\"rssd-node-node-9\"},\"spec\":{"
+                                            "\"holderIdentity\":\"node-9\",\"leaseDurationSeconds\":1,"
+                                            "\"renewTime\":\"%s\"}}",
+                                            renew);
+    create("coordination.k8s.io/v1", NS, "leases", hb);
+    create(
+        "v1", NULL, "persistentvolumes",
+        "{\"metadata\":{\"name\":\"pv-9\"},\"spec\":{\"local\":{\"path\":\"/mnt/disks/a\"},\"nodeAffinity\":{"
+        "\"required\":{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"kubernetes.io/hostname\","
+        "\"operator\":\"In\",\"values\":[\"node-9\"]}]}]}}}}");
+    create("v1", APP_NS, "persistentvolumeclaims",
+           "{\"metadata\":{\"name\":\"data-rss-nl-2\"},\"spec\":{\"volumeName\":\"pv-9\"}}");
+    create("v1", APP_NS, "persistentvolumeclaims",
+           "{\"metadata\":{\"name\":\"data-rss-nl-1\"},\"spec\":{\"volumeName\":\"pv-9\"}}");
+    const char *nodes[] = {"node-1", "node-2", "node-9"};
+    for (unsigned i = 0; i < 3; i++) {
+        _cleanup_free_ char *pod = rss_xasprintf(
+            "{\"metadata\":{\"name\":\"rss-nl-%u\",\"labels\":{\"rss.clusterlabs.org/name\":\"nl\"}},"
+            "\"spec\":{\"nodeName\":\"%s\",\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}",
+            i, nodes[i]);
+        create("v1", APP_NS, "pods", pod);
+    }
+    create(
+        "clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets",
+        "{\"apiVersion\":\"clusterlabs.org/v1alpha1\",\"kind\":\"ReplicatedStatefulSet\",\"metadata\":{"
+        "\"name\":\"nl\"},\"spec\":{\"replicas\":3,\"nodeLossPolicy\":\"Replace\",\"reconcileInterval\":"
+        "\"2s\","
+        "\"pod\":{\"commands\":{\"sequence\":{\"command\":[\"/seq\"]},\"primary\":{\"command\":[\"/start\"]},"
+        "\"status\":{\"command\":[\"/check\"]},\"stop\":{\"command\":[\"/stop\"]}},"
+        "\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}],\"volumeClaimTemplates\":[{\"metadata\":{"
+        "\"name\":\"data\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"]}}]}}}");
+    _cleanup_json_ cJSON *rss = get("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "nl");
+    const char *uid = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rss, "metadata"), "uid"));
+    assert_non_null(uid);
+    struct term t;
+    term_start(&t);
+    /* Running: every member reports primary under our epoch, once fenced. */
+    for (unsigned i = 0; i < 3; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "rss-nl-%u", i);
+        for (int tries = 0;; tries++) {
+            _cleanup_json_ cJSON *p = get("v1", APP_NS, "pods", name);
+            const char *s = ann(p, RSS_ANNOTATION_DESIRED);
+            if (s && strstr(s, "\"none\""))
+                break;
+            if (tries > 600)
+                fail_msg("%s never fenced", name);
+            simfix_sleep_ms(50);
+        }
+        _cleanup_free_ char *obs = rss_xasprintf(
+            "{\"containerId\":\"\",\"generation\":1,\"role\":\"primary\",\"status\":8,\"sequence\":\"5\","
+            "\"leaseEpoch\":%lld,\"time\":\"%s\"}",
+            (long long)t.epoch, renew);
+        _cleanup_json_ cJSON *patch = cJSON_CreateObject();
+        cJSON *a = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations");
+        cJSON_AddStringToObject(a, RSS_ANNOTATION_OBSERVED, obs);
+        _cleanup_free_ char *path = rss_kube_path("v1", APP_NS, "pods", name, NULL);
+        _cleanup_error_ rss_error_t err = NULL;
+        check(rss_kube_merge_patch(kube, path, patch, NULL, &err), &err, "write observed");
+    }
+    const char *gone[] = {"data-rss-nl-2", "rss-nl-2"};
+    wait_for(nl_gone, (void *)gone, "the lost member's claim and pod deleted");
+    struct ev_arg ev = {uid, "ReplacingMember"};
+    wait_for(event_seen, &ev, "a ReplacingMember Warning");
+    {
+        _cleanup_json_ cJSON *evs = rss_events(uid);
+        const cJSON *e = find_event(evs, "ReplacingMember");
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type")), "Warning");
+        const char *msg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message"));
+        assert_non_null(strstr(msg, "node-9"));
+        assert_non_null(strstr(msg, "data-rss-nl-2"));
+    }
+    /* The others are untouched: their pods and the other claim stay. */
+    _cleanup_json_ cJSON *p0 = get("v1", APP_NS, "pods", "rss-nl-0");
+    _cleanup_json_ cJSON *p1 = get("v1", APP_NS, "pods", "rss-nl-1");
+    _cleanup_json_ cJSON *c1 = get("v1", APP_NS, "persistentvolumeclaims", "data-rss-nl-1");
+    assert_non_null(p0);
+    assert_non_null(p1);
+    assert_non_null(c1);
+    for (int tries = 0;; tries++) {
+        _cleanup_json_ cJSON *r = get("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "nl");
+        const cJSON *lr = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "status"),
+                                                           "lastReplacement");
+        const char *cl = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(lr, "claimsDeleted"));
+        if (cl && !strcmp(cl, "data-rss-nl-2"))
+            break;
+        if (tries > 600)
+            fail_msg("status.lastReplacement never recorded the claim");
+        simfix_sleep_ms(50);
+    }
+    atomic_store(&t.stop, true);
+    wait_for(leader_returned, &t, "the leader to return on the stop flag");
+    term_join(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_lights_out, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_node_loss_replace, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -103,6 +103,8 @@ static const struct builtin builtins[] = {
      node_cols},
     {"", "v1", "persistentvolumeclaims", "persistentvolumeclaim", "PersistentVolumeClaim", true, KS_STATUS,
      "pvc", false, NULL, pvc_cols},
+    {"", "v1", "persistentvolumes", "persistentvolume", "PersistentVolume", false, KS_STATUS, "pv", false,
+     NULL, pvc_cols},
     {"apps", "v1", "statefulsets", "statefulset", "StatefulSet", true, KS_STATUS | KS_GENERATION | KS_SCALE,
      "sts", true, NULL, sts_cols},
     {"apps", "v1", "daemonsets", "daemonset", "DaemonSet", true, KS_STATUS | KS_GENERATION, "ds", true, NULL,

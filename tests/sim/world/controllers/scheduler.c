@@ -129,10 +129,51 @@ static size_t pods_on(const char *node, const cJSON **pods, size_t npods)
     return n;
 }
 
+/* The TaintToleration filter: a toleration matches a taint by effect (empty = any), key (empty with
+ * Exists = every taint) and, for operator Equal (the default), value. */
+static bool tolerates(const cJSON *pod, const cJSON *taint)
+{
+    const char *key = rss_json_str(taint, "key"), *value = rss_json_str(taint, "value");
+    const char *effect = rss_json_str(taint, "effect");
+    const cJSON *tol;
+    cJSON_ArrayForEach(tol, rss_json_path(pod, "spec.tolerations"))
+    {
+        const char *tk = rss_json_str(tol, "key"), *op = rss_json_str(tol, "operator");
+        const char *tv = rss_json_str(tol, "value"), *te = rss_json_str(tol, "effect");
+        bool exists = op && !strcmp(op, "Exists");
+        if (te && *te && strcmp(te, effect ? effect : ""))
+            continue;
+        if (!tk || !*tk) {
+            if (exists)
+                return true;
+            continue;
+        }
+        if (strcmp(tk, key ? key : ""))
+            continue;
+        if (exists || !strcmp(tv ? tv : "", value ? value : ""))
+            return true;
+    }
+    return false;
+}
+
+/* A NoSchedule or NoExecute taint of the node the pod does not tolerate (PreferNoSchedule only
+ * scores in the real scheduler). */
+static const cJSON *untolerated_taint(const cJSON *pod, const cJSON *node)
+{
+    const cJSON *t;
+    cJSON_ArrayForEach(t, rss_json_path(node, "spec.taints"))
+    {
+        const char *effect = rss_json_str(t, "effect");
+        if (effect && (!strcmp(effect, "NoSchedule") || !strcmp(effect, "NoExecute")) && !tolerates(pod, t))
+            return t;
+    }
+    return NULL;
+}
+
 long ctl_sched_pick(const cJSON *pod, const cJSON **nodes, const bool *usable, size_t nnodes,
                     const cJSON **pods, size_t npods, char **why)
 {
-    size_t not_ready = 0, selector = 0, anti = 0;
+    size_t not_ready = 0, selector = 0, anti = 0, tainted = 0;
     long best = -1;
     size_t best_load = 0;
     for (size_t i = 0; i < nnodes; i++) {
@@ -143,6 +184,10 @@ long ctl_sched_pick(const cJSON *pod, const cJSON **nodes, const bool *usable, s
         if (!ctl_node_selector_matches(rss_json_path(pod, "spec.nodeSelector"),
                                        rss_json_path(nodes[i], "metadata.labels"))) {
             selector++;
+            continue;
+        }
+        if (untolerated_taint(pod, nodes[i])) {
+            tainted++;
             continue;
         }
         if (anti_affinity_conflict(pod, nodes[i], nodes, nnodes, pods, npods)) {
@@ -165,6 +210,9 @@ long ctl_sched_pick(const cJSON *pod, const cJSON **nodes, const bool *usable, s
             len +=
                 (size_t)snprintf(parts + len, sizeof(parts) - len,
                                  "%s%zu node(s) didn't match Pod's node selector", len ? ", " : "", selector);
+        if (tainted && len < sizeof(parts))
+            len += (size_t)snprintf(parts + len, sizeof(parts) - len, "%s%zu node(s) had untolerated taints",
+                                    len ? ", " : "", tainted);
         if (anti && len < sizeof(parts))
             len +=
                 (size_t)snprintf(parts + len, sizeof(parts) - len,

@@ -142,6 +142,37 @@ static void test_anti_affinity_expressions_and_symmetry(void **state)
     assert_int_equal(ctl_sched_pick(plain, nodes, usable, 3, pods2, 1, NULL), 1);
 }
 
+/* Taints (kubectl taint): NoSchedule/NoExecute keep untolerating pods off; tolerations by key/value/effect.
+ */
+static void test_taints(void **state)
+{
+    (void)state;
+    _cleanup_json_ cJSON *n1 = J("{'metadata':{'name':'n1'},'spec':{'taints':[{'key':'node.kubernetes.io/"
+                                 "out-of-service','value':'nodeshutdown','effect':'NoExecute'}]}}");
+    _cleanup_json_ cJSON *n2 =
+        J("{'metadata':{'name':'n2'},'spec':{'taints':[{'key':'a','effect':'NoSchedule'},"
+          "{'key':'b','effect':'PreferNoSchedule'}]}}");
+    const cJSON *nodes[] = {n1, n2};
+    bool usable[] = {true, true};
+    _cleanup_json_ cJSON *plain = J("{'metadata':{'name':'p','namespace':'ns'},'spec':{}}");
+    _cleanup_free_ char *why = NULL;
+    assert_int_equal(ctl_sched_pick(plain, nodes, usable, 2, NULL, 0, &why), -1);
+    assert_non_null(strstr(why, "2 node(s) had untolerated taints"));
+    _cleanup_json_ cJSON *tol_a = J("{'metadata':{'name':'p','namespace':'ns'},'spec':{'tolerations':["
+                                    "{'key':'a','operator':'Exists'}]}}");
+    assert_int_equal(ctl_sched_pick(tol_a, nodes, usable, 2, NULL, 0, NULL), 1);
+    _cleanup_json_ cJSON *wrong_value = J("{'metadata':{'name':'p','namespace':'ns'},'spec':{'tolerations':["
+                                          "{'key':'node.kubernetes.io/out-of-service','value':'x'}]}}");
+    assert_int_equal(ctl_sched_pick(wrong_value, nodes, usable, 2, NULL, 0, NULL), -1);
+    _cleanup_json_ cJSON *oos = J("{'metadata':{'name':'p','namespace':'ns'},'spec':{'tolerations':["
+                                  "{'key':'node.kubernetes.io/out-of-service','value':'nodeshutdown',"
+                                  "'effect':'NoExecute'}]}}");
+    assert_int_equal(ctl_sched_pick(oos, nodes, usable, 2, NULL, 0, NULL), 0);
+    _cleanup_json_ cJSON *all = J("{'metadata':{'name':'p','namespace':'ns'},'spec':{'tolerations':["
+                                  "{'operator':'Exists'}]}}");
+    assert_int_equal(ctl_sched_pick(all, nodes, usable, 2, NULL, 0, NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -150,6 +181,7 @@ int main(void)
         cmocka_unit_test(test_node_selector),
         cmocka_unit_test(test_anti_affinity),
         cmocka_unit_test(test_anti_affinity_expressions_and_symmetry),
+        cmocka_unit_test(test_taints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
