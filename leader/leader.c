@@ -9,6 +9,7 @@
 #include "rss/cleanup.h"
 #include "rss/kube.h"
 #include "rss/log.h"
+#include "rss/record.h"
 
 #define WAKE_MS     200   /* the loop re-checks stop and the election at least this often */
 #define RETRY_MS    1000  /* after an API error, the RSS is tried again this soon */
@@ -26,6 +27,7 @@ struct rss_leader {
     struct leader_events events;
     struct leader_liveness liveness; /* the loop thread's only */
     struct leader_keyset services;   /* the loop thread's only: Services checked this term */
+    struct leader_keyset ignored;    /* the loop thread's only: pods warned about (IgnoredAnnotation) */
 
     /* Shared with the watch threads, under mu. */
     pthread_mutex_t mu;
@@ -73,6 +75,7 @@ void rss_leader_free(struct rss_leader *l)
     leader_liveness_clear(&l->liveness);
     leader_events_clear(&l->events);
     leader_keyset_clear(&l->services);
+    leader_keyset_clear(&l->ignored);
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv);
     free(l->ns);
@@ -133,6 +136,22 @@ static int on_member(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_err
         l->all_dirty = true;
     else if (obj && ev != RSS_KUBE_SYNC_BEGIN)
         mark_locked(l, md_str(obj, "namespace"), owner_label(obj));
+    pthread_cond_signal(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+    return 0;
+}
+
+/* Member records: the RSS named by their labels (a new `observed` is news for the plan). */
+static int on_record(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
+{
+    (void)err;
+    struct rss_leader *l = ud;
+    const char *ns, *rss, *pod;
+    pthread_mutex_lock(&l->mu);
+    if (ev == RSS_KUBE_SYNC_END)
+        l->all_dirty = true;
+    else if (obj && ev != RSS_KUBE_SYNC_BEGIN && rss_record_member(obj, &ns, &rss, &pod))
+        mark_locked(l, ns, rss);
     pthread_cond_signal(&l->cv);
     pthread_mutex_unlock(&l->mu);
     return 0;
@@ -201,6 +220,52 @@ static int list_leases(struct rss_leader *l, cJSON **leases, rss_error_t *err)
     return rss_kube_list(l->kube, path, NULL, leases, err);
 }
 
+/* The records of RSSs that no longer exist (a full pass saw `rsss`, every RSS): deleted, only the
+ * version listed. The per-RSS reconcile drops those of gone pods; this catches a deleted RSS. Best
+ * effort. */
+static int drop_records_of_deleted(struct rss_leader *l, const struct leader_ctx *ctx, const cJSON *rsss)
+{
+    _cleanup_error_ rss_error_t err = NULL;
+    _cleanup_free_ char *coll = rss_kube_path("v1", l->ns, "configmaps", NULL, NULL);
+    struct rss_kube_list_opts lo = {.label_selector = RSS_LABEL_RECORD_MEMBER};
+    _cleanup_json_ cJSON *records = NULL;
+    if (rss_kube_list(l->kube, coll, &lo, &records, &err) < 0) {
+        rss_log_error(RSS_LOG_WARN, &err, "list member records");
+        return LEADER_DONE;
+    }
+    const cJSON *cm;
+    cJSON_ArrayForEach(cm, cJSON_GetObjectItemCaseSensitive(records, "items"))
+    {
+        const char *ns, *rss, *pod;
+        if (!rss_record_member(cm, &ns, &rss, &pod))
+            continue;
+        bool exists = false;
+        const cJSON *cr;
+        cJSON_ArrayForEach(cr, cJSON_GetObjectItemCaseSensitive(rsss, "items"))
+        {
+            const char *cns = md_str(cr, "namespace"), *cname = md_str(cr, "name");
+            exists |= cns && cname && !strcmp(cns, ns) && !strcmp(cname, rss);
+        }
+        if (exists)
+            continue;
+        if (!leader_still_leading(ctx))
+            return LEADER_LOST;
+        const char *name = md_str(cm, "name");
+        _cleanup_free_ char *path = rss_kube_path("v1", l->ns, "configmaps", name, NULL);
+        struct rss_kube_delete_opts o = {.uid = md_str(cm, "uid"),
+                                         .resource_version = md_str(cm, "resourceVersion")};
+        if (name && rss_kube_delete(l->kube, path, &o, NULL, &err) < 0) {
+            if (rss_error_code(err) != RSS_E_NOT_FOUND && rss_error_code(err) != RSS_E_CONFLICT)
+                rss_log_error(RSS_LOG_WARN, &err, "deleting the record %s of deleted RSS %s/%s", name, ns,
+                              rss);
+            rss_error_release(&err);
+            continue;
+        }
+        rss_log_info("deleted the record %s (RSS %s/%s no longer exists)", name, ns, rss);
+    }
+    return LEADER_DONE;
+}
+
 /* One pass: every RSS (all) or the dirty ones. Returns DONE or LOST. */
 static int run_pass(struct rss_leader *l, const struct leader_ctx *ctx, bool all, char **keys, size_t n_keys,
                     struct pass *ps)
@@ -229,7 +294,7 @@ static int run_pass(struct rss_leader *l, const struct leader_ctx *ctx, bool all
             if (r == LEADER_LOST)
                 return r;
         }
-        return LEADER_DONE;
+        return drop_records_of_deleted(l, ctx, list);
     }
     for (size_t i = 0; i < n_keys; i++) {
         if (!leader_still_leading(ctx))
@@ -310,10 +375,13 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
                              .identity = rss_election_identity(l->election),
                              .events = &l->events,
                              .liveness = &l->liveness,
-                             .dead_after_ms = dead_after};
+                             .dead_after_ms = dead_after,
+                             .rssd_ns = l->ns,
+                             .ignored = &l->ignored};
     rss_log_info("leading with epoch %lld: fencing every member before deciding", (long long)epoch);
 
     leader_keyset_clear(&l->services); /* a new term checks every Service again */
+    leader_keyset_clear(&l->ignored);
     pthread_mutex_lock(&l->mu);
     clear_dirty(l);
     l->all_dirty = true; /* rule 9: every RSS is fenced first, so every RSS is planned at once */
@@ -322,7 +390,7 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
 
     /* A new term knows nothing of any node: every node's clock starts now (client-go's rule). */
     leader_liveness_start(&l->liveness, rss_clock_mono_ms());
-    struct watch_arg w[3] = {
+    struct watch_arg w[4] = {
         {.l = l,
          .path = rss_kube_path(RSS_CRD_GROUP_VERSION, NULL, RSS_CRD_PLURAL, NULL, NULL),
          .fn = on_rss},
@@ -334,8 +402,12 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
          .path = rss_kube_path("apps/v1", NULL, "statefulsets", NULL, NULL),
          .label_selector = RSS_LABEL_NAME,
          .fn = on_member},
+        {.l = l,
+         .path = rss_kube_path("v1", l->ns, "configmaps", NULL, NULL),
+         .label_selector = RSS_LABEL_RECORD_MEMBER,
+         .fn = on_record},
     };
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < 4; i++) {
         int e = pthread_create(&w[i].thread, NULL, watch_main, &w[i]);
         if (e)
             rss_log_warn("leader: cannot start a watch thread (%s): periodic passes only", strerror(e));
@@ -397,7 +469,7 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
     }
 
     atomic_store(&l->wstop, true);
-    for (size_t i = 0; i < 3; i++) {
+    for (size_t i = 0; i < 4; i++) {
         if (w[i].started)
             pthread_join(w[i].thread, NULL);
         free(w[i].path);

@@ -10,6 +10,7 @@
 #include "rss/kube.h"
 #include "rss/log.h"
 #include "rss/metrics.h"
+#include "rss/record.h"
 
 bool leader_still_leading(const struct leader_ctx *ctx)
 {
@@ -17,22 +18,30 @@ bool leader_still_leading(const struct leader_ctx *ctx)
     return rss_election_leading(ctx->election, &e) && e == ctx->epoch;
 }
 
+cJSON *leader_record_patch(const struct rss_plan_patch *p)
+{
+    if (!p->set_desired)
+        return NULL;
+    cJSON *patch = cJSON_CreateObject();
+    /* The CAS (rule 9): the record must still be the version the decision was made from. */
+    if (p->resource_version)
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(patch, "metadata"), "resourceVersion",
+                                p->resource_version);
+    _cleanup_free_ char *d = rss_annotation_desired_encode(&p->desired);
+    cJSON *data = cJSON_AddObjectToObject(patch, "data");
+    cJSON_AddStringToObject(data, RSS_RECORD_DESIRED, d);
+    /* Written with the decision, so it never applies to another incarnation of the pod. */
+    cJSON_AddStringToObject(data, RSS_RECORD_DESIRED_FOR, p->pod_uid ? p->pod_uid : "");
+    return patch;
+}
+
 cJSON *leader_pod_patch(const struct rss_plan_patch *p)
 {
+    if (p->set_active_label < 0)
+        return NULL;
     cJSON *patch = cJSON_CreateObject();
-    cJSON *md = cJSON_AddObjectToObject(patch, "metadata");
-    /* The CAS (rule 9): the pod must still be the version the decision was made from. */
-    if (p->resource_version)
-        cJSON_AddStringToObject(md, "resourceVersion", p->resource_version);
-    if (p->set_desired) {
-        _cleanup_free_ char *d = rss_annotation_desired_encode(&p->desired);
-        cJSON *ann = cJSON_AddObjectToObject(md, "annotations");
-        cJSON_AddStringToObject(ann, RSS_ANNOTATION_DESIRED, d);
-    }
-    if (p->set_active_label >= 0) {
-        cJSON *labels = cJSON_AddObjectToObject(md, "labels");
-        cJSON_AddStringToObject(labels, RSS_LABEL_ACTIVE, p->set_active_label ? "true" : "false");
-    }
+    cJSON *labels = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "labels");
+    cJSON_AddStringToObject(labels, RSS_LABEL_ACTIVE, p->set_active_label ? "true" : "false");
     return patch;
 }
 
@@ -75,6 +84,29 @@ static bool stale_view(rss_error_t err)
     return c == RSS_E_CONFLICT || c == RSS_E_NOT_FOUND || c == RSS_E_EXISTS;
 }
 
+/* Writes desired into the member's record: a merge patch with the CAS, or, when the plan saw no record,
+ * a create (which fails if one appeared meanwhile: the same CAS for "absent"). */
+static int write_desired(const struct leader_ctx *ctx, const struct rss_spec *spec,
+                         const struct rss_plan_patch *p, rss_error_t *err)
+{
+    _cleanup_json_ cJSON *patch = leader_record_patch(p);
+    if (!patch)
+        return 0;
+    if (p->resource_version) {
+        _cleanup_free_ char *path = rss_record_path(ctx->rssd_ns, spec->ns, p->pod);
+        if (!path)
+            return rss_error_make(err, RSS_E_INVALID, 0, "no record name fits %s/%s", spec->ns, p->pod);
+        return rss_kube_merge_patch(ctx->kube, path, patch, NULL, err);
+    }
+    _cleanup_json_ cJSON *cm = rss_record_new(spec->ns, spec->name, p->pod);
+    if (!cm)
+        return rss_error_make(err, RSS_E_INVALID, 0, "no record name fits %s/%s", spec->ns, p->pod);
+    cJSON_ReplaceItemInObjectCaseSensitive(
+        cm, "data", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(patch, "data"), true));
+    _cleanup_free_ char *coll = rss_kube_path("v1", ctx->rssd_ns, "configmaps", NULL, NULL);
+    return rss_kube_create(ctx->kube, coll, cm, NULL, err);
+}
+
 static int apply_patches(const struct leader_ctx *ctx, const struct rss_spec *spec,
                          const struct rss_plan *plan, rss_error_t *err)
 {
@@ -82,21 +114,34 @@ static int apply_patches(const struct leader_ctx *ctx, const struct rss_spec *sp
         const struct rss_plan_patch *p = &plan->patches[i];
         if (!leader_still_leading(ctx))
             return LEADER_LOST;
-        _cleanup_json_ cJSON *patch = leader_pod_patch(p);
-        _cleanup_free_ char *path = rss_kube_path("v1", spec->ns, "pods", p->pod, NULL);
-        if (rss_kube_merge_patch(ctx->kube, path, patch, NULL, err) < 0) {
+        if (write_desired(ctx, spec, p, err) < 0) {
             if (stale_view(*err)) {
-                rss_log_error(RSS_LOG_INFO, err, "%s/%s: pod %s changed under the plan, re-planning",
-                              spec->ns, spec->name, p->pod);
+                rss_log_error(RSS_LOG_INFO, err,
+                              "%s/%s: the record of %s changed under the plan, re-planning", spec->ns,
+                              spec->name, p->pod);
                 return LEADER_REPLAN;
             }
-            return rss_error_wrap(err, "patch pod %s", p->pod);
+            return rss_error_wrap(err, "write desired of %s", p->pod);
         }
         if (p->set_desired)
             rss_log_info("%s/%s: %s desired %s (epoch %llu, generation %llu)%s%s", spec->ns, spec->name,
                          p->pod, rss_action_name(p->desired.action), (unsigned long long)p->desired.epoch,
                          (unsigned long long)p->desired.generation, p->desired.reason ? ": " : "",
                          p->desired.reason ? p->desired.reason : "");
+        /* The label is for client Services only (rssd never reads it back as a fact): no CAS. */
+        _cleanup_json_ cJSON *label = leader_pod_patch(p);
+        if (!label)
+            continue;
+        if (!leader_still_leading(ctx))
+            return LEADER_LOST;
+        _cleanup_free_ char *path = rss_kube_path("v1", spec->ns, "pods", p->pod, NULL);
+        if (rss_kube_merge_patch(ctx->kube, path, label, NULL, err) < 0) {
+            if (stale_view(*err)) {
+                rss_error_release(err);
+                return LEADER_REPLAN;
+            }
+            return rss_error_wrap(err, "label pod %s", p->pod);
+        }
     }
     return LEADER_DONE;
 }

@@ -72,12 +72,14 @@ void leader_liveness_failed(struct leader_liveness *lv);
  * alive/dead verdict changed since the previous update. */
 bool leader_liveness_update(struct leader_liveness *lv, const cJSON *leases, int64_t now_ms,
                             int64_t max_gap_ms, int64_t dead_after_ms);
-/* A LIST of member pods at now_ms: a pod whose `observed` report changed since this leader last saw it
+/* A LIST of member pods and one of their records at now_ms: a pod whose `observed` report (in its
+ * record, for its uid) changed since this leader last saw it
  * was written by its node's agent just now, which is a sign of life as good as a heartbeat change (the
  * node's clock restarts). Without it, a node back from a partition whose agent reported before its next
  * heartbeat still looked dead, and its member's fresh report was ignored (model trace F2). A pod seen
  * for the first time proves nothing: its report may be old. */
-void leader_liveness_reports(struct leader_liveness *lv, const cJSON *pods, int64_t now_ms);
+void leader_liveness_reports(struct leader_liveness *lv, const cJSON *pods, const cJSON *records,
+                             int64_t now_ms);
 /* The verdict for `node` at now_ms: alive = its heartbeat changed within its lease duration as
  * observed; dead = unchanged for dead_after_ms as observed; *silent_ms = how long (0 when alive). A
  * node never seen is neither alive nor dead. */
@@ -87,17 +89,26 @@ void leader_liveness_node(const struct leader_liveness *lv, const char *node, in
 /* --- leader_snapshot.c: one LIST of pods + the liveness view -> planner input --- */
 
 struct leader_snapshot {
-    struct rss_member_input *members; /* borrow strings from the pod list; decoded annotations owned */
+    struct rss_member_input *members; /* borrow strings from the lists; decoded records owned */
     size_t n_members;
     char **errors; /* why pods were skipped (not a member name, duplicate), for logs */
     size_t n_errors;
+    const cJSON **ignored; /* member pods that carry a desired/observed annotation (ignored) */
+    size_t n_ignored;
 };
 
-/* Fills *snap from a pod List (items[]) and the liveness view at monotonic now_ms. Pods whose name
- * is not rss-<name>-<ordinal> are skipped (noted in errors). Strings point into `pods`, which must
- * outlive the snapshot. Never fails. */
-void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const struct leader_liveness *lv,
-                           int64_t now_ms, int64_t dead_after_ms, struct leader_snapshot *snap);
+/* The record in a ConfigMap List (items[]) whose member label is `pod`, or NULL. */
+const cJSON *leader_record_find(const cJSON *records, const char *pod);
+
+/* Fills *snap from a pod List (items[]), the List of the RSS's member records (rss/record.h; NULL =
+ * none) and the liveness view at monotonic now_ms. Pods whose name is not rss-<name>-<ordinal> are
+ * skipped (noted in errors). desired/observed come from the pod's record, only when written for the
+ * pod's uid; its resourceVersion is the CAS precondition. The pods' own annotations are never read as
+ * protocol (they are listed in `ignored`). Strings point into the lists, which must outlive the
+ * snapshot. Never fails. */
+void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const cJSON *records,
+                           const struct leader_liveness *lv, int64_t now_ms, int64_t dead_after_ms,
+                           struct leader_snapshot *snap);
 void leader_snapshot_clear(struct leader_snapshot *snap);
 
 /* --- leader_events.c: Event building and per-RSS dedupe --- */
@@ -174,6 +185,10 @@ struct leader_ctx {
      * event otherwise); a full pass (full) checks them all again. NULL: always check. */
     struct leader_keyset *services;
     bool full;
+    const char *rssd_ns; /* rssd's namespace: the member records live there */
+    /* Pod incarnations ("ns/pod/uid") already warned about for carrying the old protocol
+     * annotations this term (IgnoredAnnotation, once each). NULL: warn every time. */
+    struct leader_keyset *ignored;
 };
 
 enum leader_outcome {
@@ -197,7 +212,11 @@ int leader_apply(const struct leader_ctx *ctx, const struct rss_spec *spec, cons
 int leader_apply_events(const struct leader_ctx *ctx, const struct rss_spec *spec,
                         const struct rss_plan *plan);
 
-/* The merge patch of one pod for a plan patch (CAS on its resourceVersion). */
+/* The merge patch of a member record for a plan patch: data.desired + data.desiredFor, with the CAS on
+ * the record's resourceVersion when the plan saw one. NULL when the patch sets no desired. */
+cJSON *leader_record_patch(const struct rss_plan_patch *p);
+/* The merge patch of the pod for a plan patch: the active label only (no CAS: nothing trusts it).
+ * NULL when the label does not change. */
 cJSON *leader_pod_patch(const struct rss_plan_patch *p);
 
 /* The /status merge patch: the planner's status, plus `primaries` (the count of members.primary,

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "leader_internal.h"
+#include "rss/record.h"
 #include "rss/cleanup.h"
 
 /* Why not renewTime: renewTime is another machine's wall clock, and a heartbeat that did not change
@@ -140,15 +141,18 @@ static void forget_old_reports(struct leader_liveness *lv, int64_t now_ms)
     lv->n_r = k;
 }
 
-void leader_liveness_reports(struct leader_liveness *lv, const cJSON *pods, int64_t now_ms)
+void leader_liveness_reports(struct leader_liveness *lv, const cJSON *pods, const cJSON *records,
+                             int64_t now_ms)
 {
     const cJSON *it;
     cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(pods, "items"))
     {
         const cJSON *meta = cJSON_GetObjectItemCaseSensitive(it, "metadata");
         const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "uid"));
-        const char *rep = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-            cJSON_GetObjectItemCaseSensitive(meta, "annotations"), RSS_ANNOTATION_OBSERVED));
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(meta, "name"));
+        const char *rep = name ? rss_record_value(leader_record_find(records, name), RSS_RECORD_OBSERVED,
+                                                  RSS_RECORD_OBSERVED_FOR, uid)
+                               : NULL;
         const char *node = cJSON_GetStringValue(
             cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(it, "spec"), "nodeName"));
         if (!uid || !rep)

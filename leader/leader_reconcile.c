@@ -6,6 +6,7 @@
 #include "rss/cleanup.h"
 #include "rss/kube.h"
 #include "rss/log.h"
+#include "rss/record.h"
 
 /* Rounds of "apply, then re-LIST and re-plan" in one reconcile: fencing takes one, each lost CAS
  * another. Beyond that the next event or timer tries again. */
@@ -214,6 +215,79 @@ static int sync_statefulset(const struct leader_ctx *ctx, const struct rss_spec 
     return LEADER_DONE;
 }
 
+/* A pod that carries the old protocol's annotations (a user's forgery, or an old rssd's): they are
+ * ignored; its RSS gets a Warning Event once per pod incarnation and term. */
+static int warn_ignored(const struct leader_ctx *ctx, const struct rss_spec *spec,
+                        const struct leader_snapshot *snap)
+{
+    for (size_t i = 0; i < snap->n_ignored; i++) {
+        const cJSON *md = cJSON_GetObjectItemCaseSensitive(snap->ignored[i], "metadata");
+        const char *pod = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
+        const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "uid"));
+        _cleanup_free_ char *key = rss_xasprintf("%s/%s/%s", spec->ns, pod ? pod : "", uid ? uid : "");
+        if (ctx->ignored && leader_keyset_has(ctx->ignored, key))
+            continue;
+        _cleanup_free_ char *msg = rss_xasprintf(
+            "pod %s carries a %s or %s annotation: ignored. rssd keeps that state in member records in its "
+            "own "
+            "namespace, which users of this namespace cannot write; whoever set it may be trying to steer "
+            "rssd (docs/security.md)",
+            pod ? pod : "?", RSS_ANNOTATION_DESIRED, RSS_ANNOTATION_OBSERVED);
+        struct rss_plan_event ev = {
+            .type = RSS_EVENT_WARNING, .reason = "IgnoredAnnotation", .message = msg, .pod = (char *)pod};
+        struct rss_plan only = {.events = &ev, .n_events = 1, .set_replicas = -1};
+        int r = leader_apply_events(ctx, spec, &only);
+        if (r != LEADER_DONE)
+            return r;
+        if (ctx->ignored)
+            leader_keyset_add(ctx->ignored, key);
+    }
+    return LEADER_DONE;
+}
+
+/* Deletes the records of members whose pod the LIST did not show (cross-namespace ownerReferences do
+ * not exist, so no garbage collector does it). Only that version of each: a record the agent or
+ * another write touched meanwhile waits for the next round. Best effort: a failure is logged. */
+static int drop_orphan_records(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *pods,
+                               const cJSON *records)
+{
+    const cJSON *cm;
+    cJSON_ArrayForEach(cm, cJSON_GetObjectItemCaseSensitive(records, "items"))
+    {
+        const char *ns, *rss, *pod;
+        if (!rss_record_member(cm, &ns, &rss, &pod))
+            continue;
+        bool exists = false;
+        const cJSON *p;
+        cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(pods, "items"))
+        {
+            const char *name = cJSON_GetStringValue(
+                cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p, "metadata"), "name"));
+            exists |= name && !strcmp(name, pod);
+        }
+        if (exists)
+            continue;
+        if (!leader_still_leading(ctx))
+            return LEADER_LOST;
+        const cJSON *md = cJSON_GetObjectItemCaseSensitive(cm, "metadata");
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
+        struct rss_kube_delete_opts o = {
+            .uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "uid")),
+            .resource_version =
+                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "resourceVersion"))};
+        _cleanup_free_ char *path = rss_kube_path("v1", ctx->rssd_ns, "configmaps", name, NULL);
+        _cleanup_error_ rss_error_t e = NULL;
+        if (name && rss_kube_delete(ctx->kube, path, &o, NULL, &e) < 0) {
+            if (rss_error_code(e) != RSS_E_NOT_FOUND && rss_error_code(e) != RSS_E_CONFLICT)
+                rss_log_error(RSS_LOG_WARN, &e, "%s/%s: deleting the record of gone pod %s", spec->ns,
+                              spec->name, pod);
+            continue;
+        }
+        rss_log_info("%s/%s: deleted the record of pod %s (the pod is gone)", spec->ns, spec->name, pod);
+    }
+    return LEADER_DONE;
+}
+
 static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
                       rss_error_t *err)
 {
@@ -229,11 +303,25 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
     /* One consistent LIST (rule 8): every decision of this plan comes from the same snapshot. */
     if (rss_kube_list(ctx->kube, coll, &lo, &pods, err) < 0)
         return rss_error_wrap(err, "list pods of %s/%s", spec->ns, spec->name);
+    /* The records second: every desired/observed the plan uses comes from this one LIST, and each write
+     * of the plan is a CAS on the record version it saw (rule 9). A pod fact (node, container, phase)
+     * that changed since the pod LIST is caught by the agent's generation check (rule 7). */
+    _cleanup_free_ char *rcoll = rss_kube_path("v1", ctx->rssd_ns, "configmaps", NULL, NULL);
+    _cleanup_free_ char *rsel =
+        rss_xasprintf(RSS_LABEL_RECORD_NS "=%s," RSS_LABEL_RECORD_RSS "=%s", spec->ns, spec->name);
+    struct rss_kube_list_opts rlo = {.label_selector = rsel};
+    _cleanup_json_ cJSON *records = NULL;
+    if (rss_kube_list(ctx->kube, rcoll, &rlo, &records, err) < 0)
+        return rss_error_wrap(err, "list member records of %s/%s", spec->ns, spec->name);
 
     int64_t now = rss_clock_wall_ms();
     struct leader_snapshot snap;
-    leader_liveness_reports(ctx->liveness, pods, rss_clock_mono_ms());
-    leader_snapshot_build(spec, pods, ctx->liveness, rss_clock_mono_ms(), ctx->dead_after_ms, &snap);
+    leader_liveness_reports(ctx->liveness, pods, records, rss_clock_mono_ms());
+    leader_snapshot_build(spec, pods, records, ctx->liveness, rss_clock_mono_ms(), ctx->dead_after_ms, &snap);
+    if ((r = warn_ignored(ctx, spec, &snap)) != LEADER_DONE) {
+        leader_snapshot_clear(&snap);
+        return r;
+    }
     for (size_t i = 0; i < snap.n_errors; i++)
         rss_log_debug("%s/%s: %s", spec->ns, spec->name, snap.errors[i]);
     leader_replace_facts(ctx, spec, &snap);
@@ -265,6 +353,8 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
     r = leader_apply(ctx, spec, cr, &plan, err);
     rss_plan_free(&plan);
     leader_snapshot_clear(&snap);
+    if (r == LEADER_DONE)
+        r = drop_orphan_records(ctx, spec, pods, records);
     return r;
 }
 

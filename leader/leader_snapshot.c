@@ -1,4 +1,5 @@
-/* leader_snapshot.c -- turns one LIST of member pods plus the leader's liveness view into planner input. */
+/* leader_snapshot.c -- turns one LIST of member pods, one of their records and the leader's liveness view
+ * into planner input. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -6,6 +7,7 @@
 #include "rss/annotation.h"
 #include "rss/cleanup.h"
 #include "rss/kube.h"
+#include "rss/record.h"
 
 static const char *str_at(const cJSON *obj, const char *a, const char *b)
 {
@@ -45,8 +47,21 @@ static int by_ordinal(const void *a, const void *b)
     return x->ordinal < y->ordinal ? -1 : x->ordinal > y->ordinal;
 }
 
-void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const struct leader_liveness *lv,
-                           int64_t now_ms, int64_t dead_after_ms, struct leader_snapshot *snap)
+const cJSON *leader_record_find(const cJSON *records, const char *pod)
+{
+    const cJSON *cm;
+    cJSON_ArrayForEach(cm, cJSON_GetObjectItemCaseSensitive(records, "items"))
+    {
+        const char *ns, *rss, *member;
+        if (rss_record_member(cm, &ns, &rss, &member) && !strcmp(member, pod))
+            return cm;
+    }
+    return NULL;
+}
+
+void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const cJSON *records,
+                           const struct leader_liveness *lv, int64_t now_ms, int64_t dead_after_ms,
+                           struct leader_snapshot *snap)
 {
     memset(snap, 0, sizeof(*snap));
     const cJSON *items = cJSON_GetObjectItemCaseSensitive(pods, "items");
@@ -76,7 +91,8 @@ void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const
         m->ordinal = ord;
         m->pod_exists = true;
         m->pod_uid = str_at(md, "uid", NULL);
-        m->resource_version = str_at(md, "resourceVersion", NULL);
+        const cJSON *rec = leader_record_find(records, name);
+        m->resource_version = rec ? str_at(rec, "metadata", "resourceVersion") : NULL;
         m->phase = str_at(pod, "status", "phase");
         const cJSON *del = cJSON_GetObjectItemCaseSensitive(md, "deletionTimestamp");
         m->deleting = del && !cJSON_IsNull(del);
@@ -95,8 +111,14 @@ void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const
         m->revision =
             str_at(cJSON_GetObjectItemCaseSensitive(md, "labels"), "controller-revision-hash", NULL);
 
+        /* The old protocol's annotations: anyone who can patch the pod may have written them. */
         const cJSON *ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
-        const char *d = str_at(ann, RSS_ANNOTATION_DESIRED, NULL);
+        if (cJSON_HasObjectItem(ann, RSS_ANNOTATION_DESIRED) ||
+            cJSON_HasObjectItem(ann, RSS_ANNOTATION_OBSERVED)) {
+            snap->ignored = rss_xrealloc(snap->ignored, (snap->n_ignored + 1) * sizeof(*snap->ignored));
+            snap->ignored[snap->n_ignored++] = pod;
+        }
+        const char *d = rss_record_value(rec, RSS_RECORD_DESIRED, RSS_RECORD_DESIRED_FOR, m->pod_uid);
         if (d) {
             if (rss_annotation_desired_decode(d, &m->desired, &err) == 0) {
                 m->has_desired = true;
@@ -107,7 +129,7 @@ void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const
                 note(snap, rss_xasprintf("pod %s: desired ignored: %s", name, why));
             }
         }
-        const char *o = str_at(ann, RSS_ANNOTATION_OBSERVED, NULL);
+        const char *o = rss_record_value(rec, RSS_RECORD_OBSERVED, RSS_RECORD_OBSERVED_FOR, m->pod_uid);
         if (o) {
             if (rss_annotation_observed_decode(o, &m->observed, &err) == 0) {
                 m->has_observed = true;
@@ -136,5 +158,6 @@ void leader_snapshot_clear(struct leader_snapshot *snap)
     for (size_t i = 0; i < snap->n_errors; i++)
         free(snap->errors[i]);
     free(snap->errors);
+    free(snap->ignored);
     memset(snap, 0, sizeof(*snap));
 }

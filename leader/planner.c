@@ -45,6 +45,7 @@ static struct rss_plan_patch *patch_for(struct ctx *c, struct member *m)
     p->ordinal = m->ordinal;
     p->pod = rss_xstrdup(m->pod);
     p->resource_version = m->in && m->in->resource_version ? rss_xstrdup(m->in->resource_version) : NULL;
+    p->pod_uid = m->in && m->in->pod_uid ? rss_xstrdup(m->in->pod_uid) : NULL;
     p->set_active_label = -1;
     return p;
 }
@@ -1478,6 +1479,7 @@ void rss_plan_free(struct rss_plan *plan)
     for (size_t i = 0; i < plan->n_patches; i++) {
         free(plan->patches[i].pod);
         free(plan->patches[i].resource_version);
+        free(plan->patches[i].pod_uid);
         rss_annotation_desired_clear(&plan->patches[i].desired);
     }
     free(plan->patches);

@@ -60,6 +60,7 @@ void rss_agent_free(struct rss_agent *a)
         a->members = m->next;
         agent_member_free(m);
     }
+    agent_records_clear(a);
     for (size_t i = 0; i < a->n_specs; i++)
         agent_spec_put(a, a->specs[i]);
     free(a->specs);
@@ -89,7 +90,7 @@ int rss_agent_busy_workers(struct rss_agent *a)
 bool rss_agent_ready(struct rss_agent *a)
 {
     pthread_mutex_lock(&a->lock);
-    bool r = a->lease_read && a->pods_synced && a->specs_synced && !a->fenced;
+    bool r = a->lease_read && a->pods_synced && a->specs_synced && a->records_synced && !a->fenced;
     pthread_mutex_unlock(&a->lock);
     return r;
 }
@@ -124,6 +125,7 @@ static void dispatch(struct rss_agent *a, struct agent_member *m, int64_t now)
                             .desired_json = dup_or_null(m->desired_json),
                             .observed_json = dup_or_null(m->observed_json),
                             .uid = rss_xstrdup(m->uid),
+                            .rss = rss_xstrdup(m->rss),
                             .cname = rss_xstrdup(m->container_name),
                             .lease_known = a->lease_known,
                             .lease_epoch = a->lease_epoch,
@@ -141,6 +143,7 @@ static void dispatch(struct rss_agent *a, struct agent_member *m, int64_t now)
         free(j->desired_json);
         free(j->observed_json);
         free(j->uid);
+        free(j->rss);
         free(j->cname);
         free(j);
     }
@@ -160,8 +163,8 @@ int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err
 {
     a->stop = stop;
     agent_fence_state_restore(a);
-    void *(*fns[])(void *) = {agent_watch_lease, agent_watch_pods, agent_watch_specs, agent_heartbeat,
-                              agent_peers_prober};
+    void *(*fns[])(void *) = {agent_watch_lease,   agent_watch_pods, agent_watch_specs,
+                              agent_watch_records, agent_heartbeat,  agent_peers_prober};
     enum { N = sizeof(fns) / sizeof(fns[0]) };
     pthread_t th[N];
     size_t started = 0;
@@ -184,8 +187,9 @@ int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err
         for (struct agent_member *m = a->members; m; m = m->next)
             n_members++;
         rss_metrics_set(RSS_METRIC_MEMBERS, n_members);
-        /* Rule 10: nothing is dispatched before the Lease GET answered and the pod list arrived. */
-        if (a->lease_read && a->pods_synced)
+        /* Rule 10: nothing is dispatched before the Lease GET answered and the pod and record lists
+         * arrived (a member without its record would probe as if it had never reported). */
+        if (a->lease_read && a->pods_synced && a->records_synced)
             for (struct agent_member *m = a->members; m; m = m->next)
                 dispatch(a, m, now);
         struct timespec ts = rss_clock_mono_after(LOOP_TICK_MS);

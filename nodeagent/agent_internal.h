@@ -33,9 +33,10 @@ struct agent_member {
     struct agent_member *next;
     /* (watch) */
     char *ns, *pod, *uid, *rss, *container_name;
-    char *rv;              /* the pod's resourceVersion */
-    char *desired_json;    /* the desired annotation as last seen, or NULL */
-    char *observed_json;   /* the observed annotation as last seen, or NULL */
+    /* From the member's record (rss/record.h), kept in step by agent_member_sync: */
+    char *rv;              /* the record's resourceVersion, NULL while it has none */
+    char *desired_json;    /* its desired, when written for this pod uid, or NULL */
+    char *observed_json;   /* its observed, when about this pod uid, or NULL */
     bool seen;             /* during a relist */
     bool fence_done;       /* fence.c ran `stop` on it; the next job re-probes */
     bool fence_started;    /* fence.c started `stop` in this cut-off period */
@@ -56,6 +57,15 @@ struct agent_member {
     bool dirty;            /* obs differs from what was published */
     int64_t status_due_ms; /* monotonic: next periodic `status` */
     char *last_skip;       /* last skip/reject reason logged, to log a decision once */
+};
+
+/* A member record ConfigMap in rssd's namespace as last seen by the record watch (under agent.lock).
+ * Records of every member in the cluster are kept, since a record may arrive before its pod does. */
+struct agent_record {
+    struct agent_record *next;
+    char *ns, *pod, *rv;
+    cJSON *cm; /* the whole object */
+    bool seen; /* during a relist */
 };
 
 /* A peer agent, learned from its heartbeat Lease (agent_peers.c; under peers_lock). */
@@ -83,7 +93,8 @@ struct rss_agent {
     bool lease_known;
     bool lease_read; /* the first GET answered (found or not) */
     uint64_t lease_epoch;
-    bool pods_synced, specs_synced;
+    struct agent_record *records;
+    bool pods_synced, specs_synced, records_synced;
     bool fenced;
     int workers;
 
@@ -143,6 +154,12 @@ char *agent_one_line(const char *s, size_t len);
 void agent_member_ingest(struct rss_agent *a, const cJSON *pod);
 void agent_member_delete(struct rss_agent *a, const char *ns, const char *name);
 void agent_member_free(struct agent_member *m);
+/* The member records (rss/record.h): ingest/delete a record, and copy a member's record into it. */
+void agent_record_ingest(struct rss_agent *a, const cJSON *cm);
+void agent_record_delete(struct rss_agent *a, const cJSON *cm);
+void agent_records_clear(struct rss_agent *a);
+void agent_records_sweep(struct rss_agent *a); /* drops those not `seen` in a relist */
+void agent_member_sync(struct rss_agent *a, struct agent_member *m);
 struct agent_spec *agent_spec_get(struct rss_agent *a, const char *ns, const char *name); /* +1 ref */
 void agent_spec_put(struct rss_agent *a, struct agent_spec *s);                           /* -1 ref */
 void agent_spec_set(struct rss_agent *a, const cJSON *cr);
@@ -155,6 +172,7 @@ int agent_find_container(struct rss_agent *a, const char *uid, const char *cname
 void *agent_watch_pods(void *arg);
 void *agent_watch_specs(void *arg);
 void *agent_watch_lease(void *arg);
+void *agent_watch_records(void *arg);
 
 /* agent_reconcile.c: one job of a member's worker (thread entry; arg = struct agent_job *). */
 struct agent_job {
@@ -162,7 +180,7 @@ struct agent_job {
     struct agent_member *m;
     struct agent_spec *spec; /* +1 ref */
     char *rv, *desired_json, *observed_json;
-    char *uid, *cname; /* the pod's, copied at dispatch: the pod watch may replace the member's */
+    char *uid, *cname, *rss; /* the pod's, copied at dispatch: the pod watch may replace the member's */
     bool lease_known;
     uint64_t lease_epoch;
     bool fenced;
@@ -170,11 +188,13 @@ struct agent_job {
 };
 void *agent_job_run(void *arg);
 
-/* agent_publish.c: merge-patches the observed annotation of the pod. resource_version != NULL makes it
- * a CAS (RSS_E_CONFLICT when the pod changed). *new_rv and *new_desired (may be NULL) get the pod's
- * resourceVersion and desired annotation after the write. */
-int agent_publish(struct rss_agent *a, const char *ns, const char *pod, const struct rss_observed *o,
-                  const char *resource_version, char **new_rv, char **new_desired, rss_error_t *err);
+/* agent_publish.c: merge-patches `observed` (with observedFor = uid) into the member's record, creating
+ * the record (labelled with `rss`) when there is none yet. resource_version != NULL makes it a CAS
+ * (RSS_E_CONFLICT when the record changed, RSS_E_NOT_FOUND when it is gone). *new_rv and *new_desired
+ * (may be NULL) get the record's resourceVersion and its desired for this uid after the write. */
+int agent_publish(struct rss_agent *a, const char *ns, const char *pod, const char *uid, const char *rss,
+                  const struct rss_observed *o, const char *resource_version, char **new_rv,
+                  char **new_desired, rss_error_t *err);
 
 /* agent_peers.c: the failsafe. init/free with the agent; the annotation for our heartbeat Lease (caller
  * frees; NULL while we have no address); refresh (heartbeat thread, after a successful renew: LISTs the

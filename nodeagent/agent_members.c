@@ -6,6 +6,7 @@
 #include "rss/cleanup.h"
 #include "rss/json.h"
 #include "rss/log.h"
+#include "rss/record.h"
 #include "agent_internal.h"
 
 static char *dup_or_null(const char *s)
@@ -75,10 +76,8 @@ void agent_member_ingest(struct rss_agent *a, const cJSON *pod)
     const cJSON *meta = rss_json_obj(pod, "metadata");
     const char *ns = rss_json_str(meta, "namespace"), *name = rss_json_str(meta, "name"),
                *uid = rss_json_str(meta, "uid");
-    const char *rv = rss_json_str(meta, "resourceVersion");
     const char *rss =
         rss_json_str(cJSON_GetObjectItemCaseSensitive(rss_json_obj(meta, "labels"), RSS_LABEL_NAME), "");
-    const cJSON *ann = rss_json_obj(meta, "annotations");
     const cJSON *containers = cJSON_GetObjectItemCaseSensitive(rss_json_obj(pod, "spec"), "containers");
     const char *cname = rss_json_str(cJSON_GetArrayItem(containers, 0), "name");
     if (!ns || !name)
@@ -109,13 +108,113 @@ void agent_member_ingest(struct rss_agent *a, const cJSON *pod)
     }
     set_str(&m->rss, rss);
     set_str(&m->container_name, cname);
-    set_str(&m->rv, rv);
-    set_str(&m->desired_json,
-            rss_json_str(cJSON_GetObjectItemCaseSensitive(ann, RSS_ANNOTATION_DESIRED), ""));
-    set_str(&m->observed_json,
-            rss_json_str(cJSON_GetObjectItemCaseSensitive(ann, RSS_ANNOTATION_OBSERVED), ""));
+    /* The pod's own annotations are not read: anyone who can patch the pod could have written them. */
+    agent_member_sync(a, m);
     m->seen = true;
     m->wake = true;
+}
+
+/* --- member records -------------------------------------------------------------------------------- */
+
+static struct agent_record **find_record(struct rss_agent *a, const char *ns, const char *pod)
+{
+    for (struct agent_record **p = &a->records; *p; p = &(*p)->next)
+        if (strcmp((*p)->ns, ns) == 0 && strcmp((*p)->pod, pod) == 0)
+            return p;
+    return NULL;
+}
+
+void agent_member_sync(struct rss_agent *a, struct agent_member *m)
+{
+    struct agent_record **p = find_record(a, m->ns, m->pod);
+    const cJSON *cm = p ? (*p)->cm : NULL;
+    set_str(&m->rv, p ? (*p)->rv : NULL);
+    /* Only what was written for this incarnation of the pod counts (rss/record.h). */
+    set_str(&m->desired_json, rss_record_value(cm, RSS_RECORD_DESIRED, RSS_RECORD_DESIRED_FOR, m->uid));
+    set_str(&m->observed_json, rss_record_value(cm, RSS_RECORD_OBSERVED, RSS_RECORD_OBSERVED_FOR, m->uid));
+}
+
+static void sync_member_of(struct rss_agent *a, const char *ns, const char *pod)
+{
+    struct agent_member **mp = find_member(a, ns, pod);
+    if (mp) {
+        agent_member_sync(a, *mp);
+        (*mp)->wake = true;
+    }
+}
+
+static void record_free(struct agent_record *r)
+{
+    free(r->ns);
+    free(r->pod);
+    free(r->rv);
+    cJSON_Delete(r->cm);
+    free(r);
+}
+
+void agent_record_ingest(struct rss_agent *a, const cJSON *cm)
+{
+    const char *ns, *rss, *pod;
+    const char *rv = rss_json_str(cm, "metadata.resourceVersion");
+    if (!rss_record_member(cm, &ns, &rss, &pod) || !rv)
+        return;
+    struct agent_record **p = find_record(a, ns, pod);
+    struct agent_record *r;
+    if (p) {
+        r = *p;
+        cJSON_Delete(r->cm);
+        free(r->rv);
+    } else {
+        r = rss_xcalloc(1, sizeof(*r));
+        r->ns = rss_xstrdup(ns);
+        r->pod = rss_xstrdup(pod);
+        r->next = a->records;
+        a->records = r;
+    }
+    r->rv = rss_xstrdup(rv);
+    r->cm = cJSON_Duplicate(cm, true);
+    r->seen = true;
+    sync_member_of(a, ns, pod);
+}
+
+void agent_record_delete(struct rss_agent *a, const cJSON *cm)
+{
+    const char *ns, *rss, *pod;
+    if (!rss_record_member(cm, &ns, &rss, &pod))
+        return;
+    struct agent_record **p = find_record(a, ns, pod);
+    if (!p)
+        return;
+    struct agent_record *r = *p;
+    *p = r->next;
+    record_free(r);
+    sync_member_of(a, ns, pod);
+}
+
+void agent_records_clear(struct rss_agent *a)
+{
+    while (a->records) {
+        struct agent_record *r = a->records;
+        a->records = r->next;
+        record_free(r);
+    }
+}
+
+/* Lock held: drops the records a relist did not show. */
+void agent_records_sweep(struct rss_agent *a)
+{
+    struct agent_record **p = &a->records;
+    while (*p) {
+        struct agent_record *r = *p;
+        if (r->seen) {
+            p = &r->next;
+            continue;
+        }
+        *p = r->next;
+        _cleanup_free_ char *ns = rss_xstrdup(r->ns), *pod = rss_xstrdup(r->pod);
+        record_free(r);
+        sync_member_of(a, ns, pod);
+    }
 }
 
 /* --- specs ----------------------------------------------------------------------------------------- */

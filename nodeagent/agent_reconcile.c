@@ -89,7 +89,7 @@ static int publish(struct agent_job *j, const char *cas_rv, rss_error_t *err)
         m->obs.lease_epoch = j->lease_epoch;
     m->obs.time_ms = rss_clock_wall_ms();
     _cleanup_free_ char *rv = NULL, *desired = NULL;
-    if (agent_publish(j->a, m->ns, m->pod, &m->obs, cas_rv, &rv, &desired, err) < 0)
+    if (agent_publish(j->a, m->ns, m->pod, j->uid, j->rss, &m->obs, cas_rv, &rv, &desired, err) < 0)
         return -1;
     m->dirty = false;
     bool same =
@@ -121,8 +121,8 @@ static void probe(struct agent_job *j, const char *cid, char *const *peers, size
         if (rss_annotation_observed_decode(j->observed_json, o, &err) == 0)
             m->have_obs = true;
         else
-            rss_log_error(RSS_LOG_WARN, &err,
-                          "pod %s/%s: own observed annotation unreadable, starting afresh", m->ns, m->pod);
+            rss_log_error(RSS_LOG_WARN, &err, "pod %s/%s: own observed record unreadable, starting afresh",
+                          m->ns, m->pod);
     }
     if (!o->container_id)
         o->container_id = rss_xstrdup("");
@@ -415,6 +415,7 @@ void *agent_job_run(void *arg)
     free(j->desired_json);
     free(j->observed_json);
     free(j->uid);
+    free(j->rss);
     free(j->cname);
     free(j);
     return NULL;

@@ -1,10 +1,12 @@
-/* agent_watch.c -- the agent's three watches: the leader Lease (rule 10), pods on this node, RSS objects. */
+/* agent_watch.c -- the agent's watches: the leader Lease (rule 10), pods on this node, RSS objects, and
+ * the member records in rssd's namespace. */
 #include <string.h>
 #include <unistd.h>
 
 #include "rss/cleanup.h"
 #include "rss/json.h"
 #include "rss/log.h"
+#include "rss/record.h"
 #include "agent_internal.h"
 
 static void sleep_unless_stopped(struct rss_agent *a, long ms)
@@ -121,6 +123,44 @@ void *agent_watch_specs(void *arg)
     struct rss_agent *a = arg;
     struct rss_kube_watch_opts o = {.stop = a->stop};
     watch_forever(a, "ReplicatedStatefulSets", RSS_CRD_PATH, &o, on_spec);
+    return NULL;
+}
+
+/* --- member records in rssd's namespace (rss/record.h) ------------------------------------------- */
+
+static int on_record(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
+{
+    struct rss_agent *a = ud;
+    (void)err;
+    pthread_mutex_lock(&a->lock);
+    switch (ev) {
+    case RSS_KUBE_SYNC_BEGIN:
+        for (struct agent_record *r = a->records; r; r = r->next)
+            r->seen = false;
+        break;
+    case RSS_KUBE_SYNC_END:
+        agent_records_sweep(a);
+        a->records_synced = true;
+        break;
+    case RSS_KUBE_ADDED:
+    case RSS_KUBE_MODIFIED:
+        agent_record_ingest(a, obj);
+        break;
+    case RSS_KUBE_DELETED:
+        agent_record_delete(a, obj);
+        break;
+    }
+    pthread_cond_broadcast(&a->cond);
+    pthread_mutex_unlock(&a->lock);
+    return 0;
+}
+
+void *agent_watch_records(void *arg)
+{
+    struct rss_agent *a = arg;
+    _cleanup_free_ char *coll = rss_kube_path("v1", a->ns, "configmaps", NULL, NULL);
+    struct rss_kube_watch_opts o = {.label_selector = RSS_LABEL_RECORD_MEMBER, .stop = a->stop};
+    watch_forever(a, "member records", coll, &o, on_record);
     return NULL;
 }
 

@@ -44,7 +44,9 @@ struct rss_member_input {
     unsigned ordinal;
     bool pod_exists;
     const char *pod_uid;          /* metadata.uid */
-    const char *resource_version; /* the CAS precondition of every write to this pod (rule 9) */
+    const char *resource_version; /* the member record's resourceVersion (rss/record.h): the CAS
+                                     precondition of every desired write (rule 9); NULL = no record
+                                     yet, the write creates it (and fails if one appeared) */
     const char *phase;            /* status.phase: "Pending", "Running", ... (NULL = unknown) */
     bool deleting;                /* metadata.deletionTimestamp is set */
     const char *node;             /* spec.nodeName, NULL when unscheduled */
@@ -89,11 +91,13 @@ struct rss_plan_input {
     size_t n_members;
 };
 
-/* One merge patch of one pod, a CAS on resource_version (the leader never blind-writes a pod). */
+/* One change of one member: desired goes to its record, a CAS on resource_version (the leader never
+ * blind-writes desired); the active label goes to the pod. */
 struct rss_plan_patch {
     unsigned ordinal;
     char *pod;
     char *resource_version; /* NULL when the input had none */
+    char *pod_uid;          /* the incarnation desired is written for (desiredFor) */
     bool set_desired;
     struct rss_desired desired; /* valid when set_desired */
     int set_active_label;       /* -1 no change, 0 set "false", 1 set "true" */

@@ -10,7 +10,7 @@
 #   hooks        the hooks' own run time on the critical path: seed + its status check, then per join
 #                primary (+ its status check, but for the last join), as rssd measured each ExecSync (its
 #                log's "hook X exited ... after M ms")
-#   overhead     total - hooks: election, watches, leader planning, annotation round trips
+#   overhead     total - hooks: election, watches, leader planning, member record round trips
 #   lease_wait   last report -> new leader (Lease acquireTime): after a power cut every candidate first
 #                waits one lease duration (3 s in this world) on the dead leader's record
 #   overhead_leading  overhead once a leader leads: (last join - max(last report, acquire)) - hooks

@@ -281,13 +281,32 @@ events_since() {
         and ((.lastTimestamp // .eventTime // .metadata.creationTimestamp // "") | sub("\\.[0-9]+"; "")) >= $m)
         | "\(.type) \(.reason) \(.message)"'
 }
-# observed POD / desired POD: the member's protocol annotations as JSON ({} when absent).
-observed() { k get pod "$1" -n "$NS" -o json | jq -c '.metadata.annotations["rss.clusterlabs.org/observed"] // "{}" | fromjson'; }
-desired() { k get pod "$1" -n "$NS" -o json | jq -c '.metadata.annotations["rss.clusterlabs.org/desired"] // "{}" | fromjson'; }
+# The member records (docs/protocol.md): ConfigMap "$NS.<pod>" in rssd-system holds desired/observed,
+# each with the pod uid it was written for. A value for another uid belongs to an older pod: absent.
+# record POD: the record as JSON ({} when there is none).
+record() { k get cm "$NS.$1" -n "$RSSD_NS" -o json 2>/dev/null || echo '{}'; }
+# record_field POD KEY: data.KEY of the pod's record as JSON, when data.KEYFor is the pod's uid ({} else).
+record_field() {
+    local uid
+    uid=$(k get pod "$1" -n "$NS" -o jsonpath='{.metadata.uid}' 2>/dev/null || true)
+    record "$1" | jq -c --arg u "$uid" --arg k "$2" \
+        'if $u != "" and .data[$k + "For"] == $u then (.data[$k] // "{}" | fromjson) else {} end'
+}
+# observed POD / desired POD: the member's protocol records as JSON ({} when absent).
+observed() { record_field "$1" observed; }
+desired() { record_field "$1" desired; }
+# records_json RSS: the List of the RSS's member records.
+records_json() {
+    k get cm -n "$RSSD_NS" -l "rss.clusterlabs.org/namespace=$NS,rss.clusterlabs.org/rss=$1" -o json
+}
 # last_action_ids RSS: "pod id result" of every member's observed lastAction, sorted.
 last_action_ids() {
-    members_json "$1" | jq -r '.items[] | .metadata.name + " " + ((.metadata.annotations["rss.clusterlabs.org/observed"]
-        // "{}") | fromjson | (.lastAction.id // "-") + " " + (.lastAction.result // "-"))' | sort
+    local recs
+    recs=$(records_json "$1")
+    members_json "$1" | jq -r --argjson recs "$recs" '.items[] | .metadata as $m
+        | ([$recs.items[] | select(.metadata.labels["rss.clusterlabs.org/member"] == $m.name
+            and .data.observedFor == $m.uid) | .data.observed][0] // "{}") | fromjson
+        | $m.name + " " + (.lastAction.id // "-") + " " + (.lastAction.result // "-")' | sort
 }
 # power_off_all / power_on_all: a lights-out in two halves, so a test can change the data in between.
 power_off_all() { local n; for n in $("$WORLD" nodes); do "$WORLD" power-off "$n" >/dev/null 2>&1 || fail "power-off $n"; done; }

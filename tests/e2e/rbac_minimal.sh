@@ -7,7 +7,7 @@
 # lines); a rule whose removal changes nothing is reported UNNEEDED.
 #
 # Not in tests/run.sh: about 70 s per rule (the failing wait times out), ~10 minutes in all (--verbs: ~40).
-# usage: tests/e2e/rbac_minimal.sh [--verbs] [RULE...]     (RULE: ClusterRole/rssd:N or Role/rssd-leases:N)
+# usage: tests/e2e/rbac_minimal.sh [--verbs] [RULE...]     (RULE: ClusterRole/rssd:N, Role/rssd-leases:N or Role/rssd-records:N)
 # Environment: RSS_BUILD_DIR as for the other e2e tests; RBAC_MIN_TIMEOUT (s, default 60) per wait.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)

@@ -144,16 +144,18 @@ sc_outage_end() {
     note "$(member $R $x) on $xn: renewals refused after the thaw, peers vouched 'cut off', its own look called the stop off"
 }
 
-# ---- 3. a pod annotated with a huge epoch: the leader ignores it, says why, and keeps managing
+# ---- 3. a member record claiming a huge epoch (a broken or older rssd; namespace users cannot write the
+#         records, see forgery): the leader ignores it, says why, and keeps managing
 sc_huge_epoch() {
     ensure_running
-    local mark lt victim
+    local mark lt victim vuid
     mark=$(now)
     lt=$(lease_transitions)
     victim=$(member $R 1)
-    k annotate pod "$victim" -n "$NS" --overwrite \
-        "rss.clusterlabs.org/desired={\"epoch\":1099511627776,\"action\":\"stop\",\"id\":\"1099511627776-1\",\"generation\":0,\"peers\":[]}" \
-        >/dev/null || fail "annotate"
+    vuid=$(member_uid $R 1)
+    k patch cm "$NS.$victim" -n "$RSSD_NS" --type merge -p "$(jq -cn --arg u "$vuid" '{data: {desiredFor: $u,
+        desired: "{\"epoch\":1099511627776,\"action\":\"stop\",\"id\":\"1099511627776-1\",\"generation\":0,\"peers\":[]}"}}')" \
+        >/dev/null || fail "patch the record of $victim"
     warned() { events_since "$mark" InvalidEpoch "$R" | grep -q "^Warning .*$victim"; }
     wait_until 30 "an InvalidEpoch Warning" warned
     overwritten() { desired "$victim" | jq -e --argjson e "$lt" '.epoch == $e' >/dev/null; }
@@ -169,6 +171,100 @@ sc_huge_epoch() {
     ensure_running
     [ "$(member_uid $R 2)" != "$uid" ] || fail "the pod was not replaced"
     note "$(events_since "$mark" InvalidEpoch "$R" | head -1 | cut -c1-200)"
+}
+
+# ---- 3b. item 3 of the trust issue: a user with an edit-like Role in the application namespace (can patch
+#          pods, cannot touch rssd-system) tries each forgery of the old annotation protocol. Nothing runs,
+#          the right member seeds, rssd says why (IgnoredAnnotation), and the records answer 403.
+ku() { kubectl --kubeconfig "$KC" --cache-dir "$E2E_TMP/kcache-mallory" --request-timeout=15s --token mallory-token "$@"; }
+attacker_setup() {
+    k apply -f - >/dev/null <<YAML || fail "the attacker's Role"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: edit, namespace: $NS}
+rules:
+- apiGroups: [""]
+  resources: [pods, services, configmaps, persistentvolumeclaims]
+  verbs: [create, delete, deletecollection, get, list, patch, update, watch]
+- apiGroups: [apps]
+  resources: [statefulsets, statefulsets/scale]
+  verbs: [create, delete, deletecollection, get, list, patch, update, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: {name: mallory-edit, namespace: $NS}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: edit}
+subjects: [{kind: User, name: mallory, apiGroup: rbac.authorization.k8s.io}]
+YAML
+    grep -q '^mallory-token,' "$RSS_WORLD_DIR/kubesim/tokens" 2>/dev/null ||
+        echo 'mallory-token,mallory,uid-mallory' >>"$RSS_WORLD_DIR/kubesim/tokens"
+    can() { [ "$(ku auth can-i "$@" 2>/dev/null)" = yes ]; }
+    wait_until 10 "the attacker to be able to patch pods in $NS" can patch pods -n "$NS"
+    ! can patch configmaps -n "$RSSD_NS" || fail "the attacker may patch configmaps in $RSSD_NS"
+}
+ignored_for() { events_since "$1" IgnoredAnnotation "$R" | grep -q "^Warning .*pod $2 carries"; }
+sc_forgery() {
+    ensure_running
+    attacker_setup
+    local mark lt victim other first gen out
+    mark=$(now)
+    lt=$(lease_transitions)
+    first=$(member $R 0)
+    victim=$(member $R 1)
+    other=$(member $R 2)
+    gen=$(observed "$victim" | jq -r '.generation // 0')
+    # (a) a stop at the current epoch and generation on a running member; (b) peers that would be
+    # appended to every periodic status/sequence run.
+    ku annotate pod "$victim" -n "$NS" --overwrite \
+        "rss.clusterlabs.org/desired={\"epoch\":$lt,\"action\":\"stop\",\"id\":\"$lt-900\",\"generation\":$gen,\"peers\":[]}" \
+        >/dev/null || fail "the attacker could not annotate $victim (the fixture is wrong)"
+    ku annotate pod "$other" -n "$NS" --overwrite \
+        "rss.clusterlabs.org/desired={\"epoch\":$lt,\"action\":\"none\",\"peers\":[\"attacker.example.com\",\"x;reboot\"]}" \
+        >/dev/null || fail "annotate $other"
+    # (d) the records themselves: 403 for every write, and no read either.
+    local w
+    for w in "patch cm $NS.$victim -n $RSSD_NS --type merge -p {\"data\":{\"desired\":\"x\"}}" \
+        "create cm $NS.rss-evil-0 -n $RSSD_NS --from-literal=desired=x" \
+        "delete cm $NS.$victim -n $RSSD_NS" "get cm $NS.$victim -n $RSSD_NS"; do
+        # shellcheck disable=SC2086
+        out=$(ku $w 2>&1) && fail "the attacker could: kubectl $w"
+        grep -qi forbidden <<<"$out" || fail "kubectl $w: not a 403: $out"
+    done
+    note "record writes in $RSSD_NS: 403 (patch, create, delete, get)"
+    wait_until 30 "an IgnoredAnnotation Warning for $victim" ignored_for "$mark" "$victim"
+    wait_until 30 "an IgnoredAnnotation Warning for $other" ignored_for "$mark" "$other"
+    # Past a reconcileInterval (10 s): every member ran its periodic status with the leader's peers.
+    sleep 12
+    [ -z "$(hook_lines "$mark" "$R" stop)" ] || fail "the forged stop ran: $(hook_lines "$mark" "$R" stop)"
+    ! hooks_since "$mark" "$R" | grep -q attacker.example.com ||
+        fail "the forged peers reached a hook: $(hooks_since "$mark" "$R" | grep attacker.example.com | head -2)"
+    hooks_since "$mark" "$R" | grep -q " status " || fail "no periodic status ran in 12 s (the check above proves nothing)"
+    rss_running "$R" 3 || fail "not Running with 3 primaries after the forgeries"
+    [ "$(lease_transitions)" = "$lt" ] || fail "leadership changed ($lt -> $(lease_transitions))"
+    # (c) a forged observed in a lights-out: $first claims the highest sequence; $other really has it.
+    power_off_all
+    set_sequence $R 0 10
+    set_sequence $R 1 20
+    set_sequence $R 2 60
+    local fake
+    fake=$(jq -cn --argjson e "$lt" '{containerId: "", generation: 1, role: "stopped", status: 7, sequence: "999999",
+        leaseEpoch: $e, time: (now | strftime("%Y-%m-%dT%H:%M:%SZ"))}')
+    mark=$(now)
+    ku annotate pod "$first" -n "$NS" --overwrite "rss.clusterlabs.org/observed=$fake" >/dev/null || fail "annotate $first"
+    power_on_all
+    seeded() { hook_lines "$mark" "$R" seed | grep -q .; }
+    wait_until 120 "a seed after the lights-out" seeded
+    local seeds
+    seeds=$(hook_lines "$mark" "$R" seed)
+    [ "$(count_lines "$seeds")" = 1 ] && [[ $seeds == *" $other seed args=[] rc=0" ]] ||
+        fail "$other (sequence 60) should seed, not the forged $first: $seeds"
+    ensure_running 120
+    [ "$(wc -l <"$(claim_dir $R 2)/writes")" = 60 ] || fail "the seed's data changed"
+    wait_until 30 "an IgnoredAnnotation Warning for $first" ignored_for "$mark" "$first"
+    note "$(events_since "$mark" IgnoredAnnotation "$R" | head -1 | cut -c1-220)"
+    for w in "$first" "$victim" "$other"; do
+        k annotate pod "$w" -n "$NS" rss.clusterlabs.org/desired- rss.clusterlabs.org/observed- >/dev/null || true
+    done
 }
 
 # ---- 4. a member that keeps failing: stopped, then replaced once; the replacement starts clean
@@ -304,7 +400,14 @@ sc_noisy() {
     k get rss big -n "$NS" -o json | jq --slurpfile e "$E2E_TMP/env.json" '.spec.pod.containers[0].env = $e[0] | del(.metadata.resourceVersion)' \
         >"$E2E_TMP/big.json"
     note "RSS big: $(wc -c <"$E2E_TMP/big.json") bytes"
-    k replace -f "$E2E_TMP/big.json" >/dev/null || fail "replace RSS big with 1.4 MB"
+    # kubectl replace reads the object's resourceVersion first; the leader's status writes in between
+    # make that a conflict now and then: try again, as a user would.
+    local try
+    for try in 1 2 3 4 5; do
+        k replace -f "$E2E_TMP/big.json" >/dev/null 2>"$E2E_TMP/replace.err" && break
+        grep -q Conflict "$E2E_TMP/replace.err" && [ $try -lt 5 ] || fail "replace RSS big with 1.4 MB: $(head -c 300 "$E2E_TMP/replace.err")"
+        sleep 1
+    done
     big_sts() { k get sts rss-big -n "$NS" -o json | jq -e '.spec.template.spec.containers[0].env | length >= 1400' >/dev/null; }
     wait_until 60 "the leader to build the 1.4 MB StatefulSet" big_sts
     sleep 3
@@ -945,7 +1048,7 @@ sc_node_replace_highest() {
     note "seed: $seeds"
 }
 
-all=(late_node stays_off journal force_seed suspend hook_env rollout metrics garbage_fixed noisy api_outage outage_end outage_after_lightsout outage_stopped partition restart_cutoff huge_epoch keeps_failing node_replace node_replace_highest invalid_spec foreign_sts
+all=(late_node stays_off journal force_seed suspend hook_env rollout metrics garbage_fixed noisy api_outage outage_end outage_after_lightsout outage_stopped partition restart_cutoff huge_epoch forgery keeps_failing node_replace node_replace_highest invalid_spec foreign_sts
     reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")

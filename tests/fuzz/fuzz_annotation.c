@@ -1,8 +1,8 @@
-/* fuzz_annotation.c -- the coordination-state decoders: the `desired` and `observed` member annotations
- * (rss_annotation_{desired,observed}_decode; the first input byte picks which, the rest is the JSON).
- * Asserts beyond "no crash": a failure leaves *out zeroed with an RSS_E_INVALID message; a success
- * round-trips: decode -> encode -> decode gives an equal struct, and encoding that again gives the same
- * bytes; decoded values respect the documented caps (peers, text lengths, epochs/generations <= 2^53);
+/* fuzz_annotation.c -- the coordination-state decoders: `desired` and `observed` as read from the member
+ * records (rss/record.h; rss_annotation_{desired,observed}_decode; the first input byte picks which, the rest
+ * is the JSON). Asserts beyond "no crash": a failure leaves *out zeroed with an RSS_E_INVALID message; a
+ * success round-trips: decode -> encode -> decode gives an equal struct, and encoding that again gives the
+ * same bytes; decoded values respect the documented caps (peers, text lengths, epochs/generations <= 2^53);
  * a deep copy of a desired equals it. */
 #include "fuzz.h"
 #include "rss/annotation.h"

@@ -1,13 +1,18 @@
-/* fuzz_snapshot.c -- the member pod LIST as the leader decodes it (leader_snapshot_build: pod names to
- * ordinals, deletionTimestamp, node, container status, the desired/observed annotations as JSON text)
- * and the planner on the result, with an arbitrary previous status (the List's "prevStatus" key, a test
- * convenience) and a fixed liveness view (node-0 alive, node-1 dead, node-2 alive with a long lease,
- * others never seen). Input = a JSON pod List. Asserts beyond "no crash": the snapshot has unique
+/* fuzz_snapshot.c -- the member pod LIST and the member record LIST as the leader decodes them
+ * (leader_snapshot_build: pod names to ordinals, deletionTimestamp, node, container status, the records'
+ * desired/observed JSON text tied to pod uids) and the planner on the result, with an arbitrary previous
+ * status (the List's "prevStatus" key, a test convenience) and a fixed liveness view (node-0 alive,
+ * node-1 dead, node-2 alive with a long lease, others never seen). Input = a JSON pod List; its
+ * "records" key (a ConfigMap List) is the record LIST, to which a record is added for every pod that
+ * carries the old protocol annotations (their text, written for the pod's uid), so the seed corpus of
+ * annotated pods keeps reaching the decoders. Asserts beyond "no crash": the snapshot has unique
  * ordinals, sorted, each a pod that exists, within RSS_SPEC_ORDINAL_MAX; the planner accepts it; and
  * every plan (minimumMembers 0 and 2) satisfies the safety rules of planner_props.h. */
 #include <cjson/cJSON.h>
 
 #include "fuzz.h"
+#include "rss/protocol.h"
+#include "rss/record.h"
 #include "leader_internal.h"
 #include "planner_props.h"
 
@@ -58,6 +63,43 @@ static void init_once(void)
     cJSON_Delete(l);
 }
 
+/* The record LIST: the input's "records" items, plus one record per annotated pod. */
+static cJSON *records_of(const cJSON *pods)
+{
+    cJSON *list = cJSON_CreateObject();
+    cJSON *items = cJSON_AddArrayToObject(list, "items");
+    const cJSON *it;
+    cJSON_ArrayForEach(
+        it, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pods, "records"), "items"))
+    {
+        cJSON_AddItemToArray(items, cJSON_Duplicate(it, true));
+    }
+    cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(pods, "items"))
+    {
+        const cJSON *md = cJSON_GetObjectItemCaseSensitive(it, "metadata");
+        const cJSON *ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
+        const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "uid"));
+        const char *d = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ann, RSS_ANNOTATION_DESIRED));
+        const char *o = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ann, RSS_ANNOTATION_OBSERVED));
+        cJSON *cm = name && uid && (d || o) ? rss_record_new("ns", "db", name) : NULL;
+        if (!cm)
+            continue;
+        cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(cm, "metadata"), "resourceVersion", "7");
+        cJSON *data = cJSON_GetObjectItemCaseSensitive(cm, "data");
+        if (d) {
+            cJSON_AddStringToObject(data, RSS_RECORD_DESIRED, d);
+            cJSON_AddStringToObject(data, RSS_RECORD_DESIRED_FOR, uid);
+        }
+        if (o) {
+            cJSON_AddStringToObject(data, RSS_RECORD_OBSERVED, o);
+            cJSON_AddStringToObject(data, RSS_RECORD_OBSERVED_FOR, uid);
+        }
+        cJSON_AddItemToArray(items, cm);
+    }
+    return list;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     init_once();
@@ -67,9 +109,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!pods)
         return 0;
     const cJSON *prev = cJSON_GetObjectItemCaseSensitive(pods, "prevStatus");
+    cJSON *records = records_of(pods);
     for (int i = 0; i < 2; i++) {
         struct leader_snapshot snap;
-        leader_snapshot_build(&specs[i], pods, &lv, T1, DEAD, &snap);
+        leader_snapshot_build(&specs[i], pods, records, &lv, T1, DEAD, &snap);
         for (size_t k = 0; k < snap.n_members; k++) {
             FUZZ_CHECK(snap.members[k].pod_exists && snap.members[k].ordinal <= RSS_SPEC_ORDINAL_MAX);
             if (k)
@@ -90,6 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rss_plan_free(&plan);
         leader_snapshot_clear(&snap);
     }
+    cJSON_Delete(records);
     cJSON_Delete(pods);
     return 0;
 }

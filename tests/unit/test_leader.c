@@ -14,6 +14,7 @@
 #include "rss/election.h"
 #include "rss/kube.h"
 #include "rss/cleanup.h"
+#include "rss/record.h"
 
 #define NOW 1700000000000LL /* 2023-11-14T22:13:20Z */
 
@@ -274,17 +275,29 @@ static void test_liveness_dead_node(void **state)
     leader_liveness_clear(&lv);
 }
 
-static cJSON *pod_list(const char *uid, const char *node, const char *observed)
+/* A List of the one pod rss-db-0 (uid, node); the forged annotation on it must change nothing. */
+static cJSON *pod_list(const char *uid, const char *node)
 {
     cJSON *list = cJSON_CreateObject();
     cJSON *p = cJSON_CreateObject();
     cJSON *md = cJSON_AddObjectToObject(p, "metadata");
+    cJSON_AddStringToObject(md, "name", "rss-db-0");
     cJSON_AddStringToObject(md, "uid", uid);
-    if (observed)
-        cJSON_AddStringToObject(cJSON_AddObjectToObject(md, "annotations"), RSS_ANNOTATION_OBSERVED,
-                                observed);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(md, "annotations"), RSS_ANNOTATION_OBSERVED, uid);
     cJSON_AddStringToObject(cJSON_AddObjectToObject(p, "spec"), "nodeName", node);
     cJSON_AddItemToArray(cJSON_AddArrayToObject(list, "items"), p);
+    return list;
+}
+
+/* A List of the record of rss-db-0 with `observed` about pod uid `for_uid`. */
+static cJSON *record_list(const char *for_uid, const char *observed)
+{
+    cJSON *list = cJSON_CreateObject();
+    cJSON *cm = rss_record_new("ns", "db", "rss-db-0");
+    cJSON *data = cJSON_GetObjectItemCaseSensitive(cm, "data");
+    cJSON_AddStringToObject(data, RSS_RECORD_OBSERVED, observed);
+    cJSON_AddStringToObject(data, RSS_RECORD_OBSERVED_FOR, for_uid);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(list, "items"), cm);
     return list;
 }
 
@@ -297,19 +310,25 @@ static void test_liveness_report_revives(void **state)
     leader_liveness_init(&lv);
     leader_liveness_start(&lv, T0);
     _cleanup_json_ cJSON *l = lease_list("n1", "2023-11-14T22:13:15.000000Z", 10);
-    _cleanup_json_ cJSON *p1 = pod_list("u1", "n1", "{\"role\":\"primary\",\"generation\":3}");
-    leader_liveness_reports(&lv, p1, T0);
+    _cleanup_json_ cJSON *p1 = pod_list("u1", "n1");
+    _cleanup_json_ cJSON *r1 = record_list("u1", "{\"role\":\"primary\",\"generation\":3}");
+    leader_liveness_reports(&lv, p1, r1, T0);
     poll_same(&lv, l, T0, T0 + 36000);
-    leader_liveness_reports(&lv, p1, T0 + 36000); /* the same report: no sign of life */
+    leader_liveness_reports(&lv, p1, r1, T0 + 36000); /* the same report: no sign of life */
     assert_true(judge(&lv, "n1", T0 + 36000).dead);
-    _cleanup_json_ cJSON *p2 = pod_list("u1", "n1", "{\"role\":\"primary\",\"generation\":4}");
-    leader_liveness_reports(&lv, p2, T0 + 37000);
+    /* A new report about another incarnation of the pod is not this pod's: still dead. */
+    _cleanup_json_ cJSON *r2old = record_list("u0", "{\"role\":\"primary\",\"generation\":4}");
+    leader_liveness_reports(&lv, p1, r2old, T0 + 36500);
+    assert_true(judge(&lv, "n1", T0 + 36500).dead);
+    _cleanup_json_ cJSON *r2 = record_list("u1", "{\"role\":\"primary\",\"generation\":4}");
+    leader_liveness_reports(&lv, p1, r2, T0 + 37000);
     struct verdict v = judge(&lv, "n1", T0 + 37000);
     assert_true(v.alive && !v.dead);
     /* A pod first seen (another uid) with a report proves nothing: n1 goes dead again on schedule. */
-    _cleanup_json_ cJSON *p3 = pod_list("u2", "n1", "{\"role\":\"primary\"}");
+    _cleanup_json_ cJSON *p3 = pod_list("u2", "n1");
+    _cleanup_json_ cJSON *r3 = record_list("u2", "{\"role\":\"primary\"}");
     poll_same(&lv, l, T0 + 38000, T0 + 72000);
-    leader_liveness_reports(&lv, p3, T0 + 72000);
+    leader_liveness_reports(&lv, p3, r3, T0 + 72000);
     assert_true(judge(&lv, "n1", T0 + 72000).dead);
     leader_liveness_clear(&lv);
 }
@@ -379,25 +398,47 @@ static const char *pods_json =
     "{\"items\":["
     /* 10 before 2 in the list: the snapshot sorts by ordinal as a number */
     "{\"metadata\":{\"name\":\"rss-db-10\",\"uid\":\"u10\",\"resourceVersion\":\"110\","
-    " \"labels\":{\"rss-active-member\":\"true\"},"
-    " \"annotations\":{\"rss.clusterlabs.org/desired\":\"{\\\"epoch\\\":4,\\\"action\\\":\\\"none\\\"}\","
-    "  \"rss.clusterlabs.org/observed\":\"{\\\"containerId\\\":\\\"abc\\\",\\\"generation\\\":2,\\\"role\\\":"
-    "\\\"stopped\\\",\\\"status\\\":7,\\\"sequence\\\":\\\"50\\\",\\\"leaseEpoch\\\":4,\\\"time\\\":"
-    "\\\"2023-11-14T22:13:00Z\\\"}\"}},"
+    " \"labels\":{\"rss-active-member\":\"true\"}},"
     " \"spec\":{\"nodeName\":\"n1\"},"
     " \"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"name\":\"side\",\"containerID\":"
     "\"containerd://"
     "zzz\"},{\"name\":\"app\",\"containerID\":\"containerd://abc\"}]}},"
     "{\"metadata\":{\"name\":\"rss-db-2\",\"uid\":\"u2\",\"resourceVersion\":\"102\","
-    " \"deletionTimestamp\":\"2023-11-14T22:13:00Z\",\"labels\":{\"rss-active-member\":\"yes\"},"
-    " \"annotations\":{\"rss.clusterlabs.org/desired\":\"not json\","
-    "  \"rss.clusterlabs.org/observed\":\"{\\\"role\\\":\\\"dancing\\\"}\"}},"
+    " \"deletionTimestamp\":\"2023-11-14T22:13:00Z\",\"labels\":{\"rss-active-member\":\"yes\"}},"
     " \"spec\":{\"nodeName\":\"n2\"},\"status\":{\"phase\":\"Pending\"}},"
+    /* rss-db-0 carries a user's forged annotations: ignored (listed for the Warning) */
     "{\"metadata\":{\"name\":\"rss-db-0\",\"uid\":\"u0\",\"resourceVersion\":\"100\","
-    " \"labels\":{\"rss-active-member\":\"false\"}},\"spec\":{},\"status\":{}},"
+    " \"labels\":{\"rss-active-member\":\"false\"},"
+    " \"annotations\":{\"rss.clusterlabs.org/desired\":\"{\\\"epoch\\\":4,\\\"action\\\":\\\"stop\\\","
+    "\\\"id\\\":\\\"4-1\\\",\\\"generation\\\":0}\"}},\"spec\":{},\"status\":{}},"
     "{\"metadata\":{\"name\":\"rss-db-02\",\"uid\":\"bad\"}},"
     "{\"metadata\":{\"name\":\"rss-other-1\",\"uid\":\"other\"}},"
     "{\"metadata\":{\"name\":\"rss-db-0\",\"uid\":\"dup\"}}"
+    "]}";
+
+/* The member records (rss/record.h): rss-db-10's is about its pod; rss-db-2's is unreadable; rss-db-0's
+ * was written for an older incarnation of the pod (uid u0-old), so it counts as none. */
+static const char *records_json =
+    "{\"items\":["
+    "{\"metadata\":{\"name\":\"ns.rss-db-10\",\"resourceVersion\":\"510\",\"labels\":{"
+    " \"rss.clusterlabs.org/namespace\":\"ns\",\"rss.clusterlabs.org/rss\":\"db\","
+    " \"rss.clusterlabs.org/member\":\"rss-db-10\"}},"
+    " \"data\":{\"desired\":\"{\\\"epoch\\\":4,\\\"action\\\":\\\"none\\\"}\",\"desiredFor\":\"u10\","
+    "  \"observed\":\"{\\\"containerId\\\":\\\"abc\\\",\\\"generation\\\":2,\\\"role\\\":"
+    "\\\"stopped\\\",\\\"status\\\":7,\\\"sequence\\\":\\\"50\\\",\\\"leaseEpoch\\\":4,\\\"time\\\":"
+    "\\\"2023-11-14T22:13:00Z\\\"}\",\"observedFor\":\"u10\"}},"
+    "{\"metadata\":{\"name\":\"ns.rss-db-2\",\"resourceVersion\":\"502\",\"labels\":{"
+    " \"rss.clusterlabs.org/namespace\":\"ns\",\"rss.clusterlabs.org/rss\":\"db\","
+    " \"rss.clusterlabs.org/member\":\"rss-db-2\"}},"
+    " \"data\":{\"desired\":\"not json\",\"desiredFor\":\"u2\","
+    "  \"observed\":\"{\\\"role\\\":\\\"dancing\\\"}\",\"observedFor\":\"u2\"}},"
+    "{\"metadata\":{\"name\":\"ns.rss-db-0\",\"resourceVersion\":\"500\",\"labels\":{"
+    " \"rss.clusterlabs.org/namespace\":\"ns\",\"rss.clusterlabs.org/rss\":\"db\","
+    " \"rss.clusterlabs.org/member\":\"rss-db-0\"}},"
+    " \"data\":{\"desired\":\"{\\\"epoch\\\":4,\\\"action\\\":\\\"none\\\"}\",\"desiredFor\":\"u0-old\","
+    "  \"observed\":\"{\\\"containerId\\\":\\\"abc\\\",\\\"generation\\\":2,\\\"role\\\":"
+    "\\\"stopped\\\",\\\"status\\\":7,\\\"leaseEpoch\\\":4,\\\"time\\\":"
+    "\\\"2023-11-14T22:13:00Z\\\"}\",\"observedFor\":\"u0-old\"}}"
     "]}";
 
 struct snap_row {
@@ -410,9 +451,9 @@ struct snap_row {
 };
 
 static const struct snap_row snap_rows[] = {
-    {0, 0, "u0", "100", NULL, NULL, NULL, false, false, 0, false, false, false},
-    {1, 2, "u2", "102", "Pending", "n2", NULL, true, false, -1, false, false, true},
-    {2, 10, "u10", "110", "Running", "n1", "containerd://abc", false, true, 1, true, true, false},
+    {0, 0, "u0", "500", NULL, NULL, NULL, false, false, 0, false, false, false},
+    {1, 2, "u2", "502", "Pending", "n2", NULL, true, false, -1, false, false, true},
+    {2, 10, "u10", "510", "Running", "n1", "containerd://abc", false, true, 1, true, true, false},
 };
 
 static void test_snapshot_table(void **state)
@@ -422,19 +463,24 @@ static void test_snapshot_table(void **state)
     _cleanup_json_ cJSON *cr = NULL;
     parse_spec("", "", &spec, &cr);
     _cleanup_json_ cJSON *pods = cJSON_Parse(pods_json);
+    _cleanup_json_ cJSON *records = cJSON_Parse(records_json);
     assert_non_null(pods);
+    assert_non_null(records);
     _cleanup_json_ cJSON *leases = lease_list("n1", "2023-11-14T22:13:15Z", 10);
     struct leader_liveness lv;
     leader_liveness_init(&lv);
     leader_liveness_start(&lv, T0);
     leader_liveness_update(&lv, leases, T0, GAP_MS, DEAD_MS);
     struct leader_snapshot snap;
-    leader_snapshot_build(&spec, pods, &lv, T0 + 5000, DEAD_MS, &snap);
+    leader_snapshot_build(&spec, pods, records, &lv, T0 + 5000, DEAD_MS, &snap);
     leader_liveness_clear(&lv);
     assert_int_equal(snap.n_members, 3);
     /* skipped: rss-db-02 (leading zero), rss-other-1, the duplicate rss-db-0; noted: bad desired, bad
      * observed */
     assert_int_equal(snap.n_errors, 5);
+    /* the pod with the forged annotation, once (the duplicate rss-db-0 was skipped before) */
+    assert_int_equal(snap.n_ignored, 1);
+    assert_string_equal(cJSON_GetStringValue(at((cJSON *)snap.ignored[0], "metadata.uid")), "u0");
     for (size_t i = 0; i < sizeof(snap_rows) / sizeof(snap_rows[0]); i++) {
         const struct snap_row *r = &snap_rows[i];
         const struct rss_member_input *m = &snap.members[r->idx];
@@ -606,11 +652,13 @@ static void test_pod_patch(void **state)
                                            .peers = peers,
                                            .n_peers = 1},
                                .set_active_label = -1};
-    _cleanup_json_ cJSON *j = leader_pod_patch(&p);
+    p.pod_uid = "u10";
+    assert_null(leader_pod_patch(&p)); /* no label change: the pod is not written */
+    _cleanup_json_ cJSON *j = leader_record_patch(&p);
     expect_at(j, "metadata.resourceVersion", "\"42\"", "patch");
     expect_at(j, "metadata.labels", "<absent>", "patch");
-    _cleanup_json_ cJSON *d =
-        cJSON_Parse(cJSON_GetStringValue(at(j, "metadata.annotations.rss|clusterlabs|org/desired")));
+    expect_at(j, "data.desiredFor", "\"u10\"", "patch");
+    _cleanup_json_ cJSON *d = cJSON_Parse(cJSON_GetStringValue(at(j, "data.desired")));
     expect_at(d, "action", "\"primary\"", "desired");
     expect_at(d, "peers", "[\"rss-db-2.db-svc\"]", "desired");
     expect_at(d, "id", "\"6-3\"", "desired");
@@ -619,6 +667,8 @@ static void test_pod_patch(void **state)
     _cleanup_json_ cJSON *k = leader_pod_patch(&q);
     expect_at(k, "metadata.labels", "{\"rss-active-member\":\"false\"}", "label");
     expect_at(k, "metadata.annotations", "<absent>", "label");
+    expect_at(k, "metadata.resourceVersion", "<absent>", "label"); /* the label is not trusted: no CAS */
+    assert_null(leader_record_patch(&q));                          /* no desired: the record is not written */
 }
 
 struct status_row {

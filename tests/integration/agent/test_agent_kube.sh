@@ -3,8 +3,9 @@
 #
 # Usage: test_agent_kube.sh KUBESIM RSSD AGENT_POD CRI_TOOL SOURCE_DIR
 # The test plays the leader by hand: it holds the Lease rssd-leader itself (so rssd never leads) and
-# writes `desired` annotations; the ground truth is the dummy app's /data/hooks.log and the observed
-# annotation. Synchronisation is on rssd's own log lines and annotations, never on sleeps.
+# writes `desired` into the member records (ConfigMaps <ns>.<pod> in rssd-system, docs/protocol.md); the
+# ground truth is the dummy app's /data/hooks.log and the observed report in the record. Synchronisation is
+# on rssd's own log lines and the records, never on sleeps.
 set -euo pipefail
 
 kubesim=$1 rssd=$2 agent_pod=$3 cri_tool=$4 top=$5
@@ -110,9 +111,27 @@ seq 1 42 >"$tmp/data/writes"
 ids=$("$agent_pod" "$CRI_ENDPOINT" rss-dummy-0 default "$uid" dummy "$top/apps/dummy/hooks" "$tmp/data")
 cid=${ids#* }
 
-# Rule 5: two pods rssd must never touch, each with a real container and a seed waiting for it: a
-# member of the RSS scheduled on another node, and a pod on this node whose RSS does not exist. Had
-# rssd taken either for its member, its probe alone would write to that pod's hooks.log.
+# desire_for POD RSS JSON: writes desired (for the pod's current uid) into the pod's record, as the leader
+# does; creates the record when there is none.
+desire_for() {
+	local uid
+	uid=$(k get pod "$1" -o jsonpath='{.metadata.uid}')
+	local data
+	data=$(jq -cn --arg d "$3" --arg u "$uid" '{data: {desired: $d, desiredFor: $u}}')
+	if ! k get cm -n rssd-system "default.$1" >/dev/null 2>&1; then
+		jq -n --arg p "$1" --arg r "$2" --argjson d "$data" '{apiVersion: "v1", kind: "ConfigMap",
+			metadata: {name: ("default." + $p), namespace: "rssd-system", labels: {
+				"rss.clusterlabs.org/namespace": "default", "rss.clusterlabs.org/rss": $r,
+				"rss.clusterlabs.org/member": $p}}} + $d' | k create -f - >/dev/null
+	else
+		k patch cm -n rssd-system "default.$1" --type merge -p "$data" >/dev/null
+	fi
+}
+
+# Rule 5: two pods rssd must never touch, each with a real container and a seed waiting for it (in its
+# record, and forged on the pod too): a member of the RSS scheduled on another node, and a pod on this
+# node whose RSS does not exist. Had rssd taken either for its member, its probe alone would write to
+# that pod's hooks.log.
 foreign() { # foreign POD NODE RSS DATA_DIR
 	mkdir -p "$4"
 	k apply -f - >/dev/null <<YAML
@@ -132,6 +151,7 @@ spec:
 YAML
 	"$agent_pod" "$CRI_ENDPOINT" "$1" default "$(k get pod "$1" -o jsonpath='{.metadata.uid}')" dummy \
 		"$top/apps/dummy/hooks" "$4" >/dev/null || fail "container for $1"
+	desire_for "$1" "$3" '{"epoch":2,"action":"seed","id":"2-99","generation":1,"peers":[]}'
 }
 foreign rss-dummy-1 node2 dummy "$tmp/data-node2"
 foreign stranger-0 node1 nosuch "$tmp/data-stranger"
@@ -159,10 +179,14 @@ stop_rssd() {
 	rssd_pid=
 	[ "$rc" = 0 ] || fail "rssd exited $rc on SIGTERM"
 }
-observed() { k get pod rss-dummy-0 -o jsonpath='{.metadata.annotations.rss\.clusterlabs\.org/observed}'; }
+# The report in rss-dummy-0's record, only when it is about the pod's current uid.
+observed() {
+	k get cm -n rssd-system default.rss-dummy-0 -o json 2>/dev/null |
+		jq -r --arg u "$uid" 'if .data.observedFor == $u then .data.observed // "" else "" end'
+}
 obs() { observed | jq -r "$1"; }
 obs_is() { [ "$(obs "$1")" = "$2" ]; }
-desire() { k annotate --overwrite pod rss-dummy-0 "rss.clusterlabs.org/desired=$1" >/dev/null; }
+desire() { desire_for rss-dummy-0 dummy "$1"; }
 hooks() { cut -d' ' -f3 "$tmp/data/hooks.log" | tr '\n' ' '; }
 count() { grep -c " $1 " "$tmp/data/hooks.log" || true; }
 
@@ -281,7 +305,7 @@ for f in "$tmp/data-node2" "$tmp/data-stranger"; do
 	[ ! -e "$f/hooks.log" ] || fail "a hook ran in a pod that is not this node's member: $(cat "$f/hooks.log")"
 done
 for p in rss-dummy-1 stranger-0; do
-	[ -z "$(k get pod "$p" -o jsonpath='{.metadata.annotations.rss\.clusterlabs\.org/observed}')" ] ||
+	[ -z "$(k get cm -n rssd-system "default.$p" -o jsonpath='{.data.observed}')" ] ||
 		fail "rssd reported on $p, which is not its member"
 done
 ok "rule 5: no hook and no report for a member on another node, nor for a pod whose RSS does not exist"

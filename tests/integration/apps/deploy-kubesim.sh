@@ -41,6 +41,8 @@ run "ClusterRole rssd exists" k get clusterrole rssd
 run "ClusterRoleBinding rssd exists" k get clusterrolebinding rssd
 run "Role rssd-leases exists" k -n rssd-system get role rssd-leases
 run "RoleBinding rssd-leases exists" k -n rssd-system get rolebinding rssd-leases
+run "Role rssd-records exists" k -n rssd-system get role rssd-records
+run "RoleBinding rssd-records exists" k -n rssd-system get rolebinding rssd-records
 ds_file=$(k create --dry-run=client -o json -f "$top/deploy/daemonset.yaml")
 ds_srv=$(k -n rssd-system get daemonset rssd -o json)
 has_json "DaemonSet stored as written" "$(jq .spec <<<"$ds_file")" "$(jq .spec <<<"$ds_srv")"

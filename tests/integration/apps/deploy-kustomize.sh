@@ -77,7 +77,9 @@ CustomResourceDefinition -/replicatedstatefulsets.clusterlabs.org
 DaemonSet rssd-system/rssd
 Namespace -/rssd-system
 Role rssd-system/rssd-leases
+Role rssd-system/rssd-records
 RoleBinding rssd-system/rssd-leases
+RoleBinding rssd-system/rssd-records
 ServiceAccount rssd-system/rssd" "$(objects "$tmp/cluster.yaml")"
 expect "cluster: the Namespace comes first in the rendered output" Namespace \
 	"$(k create --dry-run=client -o json -f "$tmp/cluster.yaml" | jq -rs '[.[] | if .kind == "List" then .items[] else . end][0].kind')"
@@ -122,16 +124,18 @@ CustomResourceDefinition -/replicatedstatefulsets.clusterlabs.org
 DaemonSet databases/rssd
 Role databases/rssd
 Role databases/rssd-leases
+Role databases/rssd-records
 RoleBinding databases/rssd
 RoleBinding databases/rssd-leases
+RoleBinding databases/rssd-records
 ServiceAccount databases/rssd" "$(objects "$tmp/namespace.yaml")"
 # `kubectl create namespace` would send protobuf, which kubesim does not read: the same object as JSON.
 run "namespace: the user creates the namespace" k apply -f - <<<'{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"databases"}}'
 run "namespace: kubectl apply -k" k apply -k "$top/deploy/overlays/namespace"
 exist namespace "$tmp/namespace.yaml"
 expect "namespace: the DaemonSet runs the base's image" "$image IfNotPresent" "$(ds_image databases)"
-expect "namespace: every binding's subject is the ServiceAccount in databases" "databases/rssd databases/rssd databases/rssd" \
-	"$(for b in "rolebinding -n databases rssd" "rolebinding -n databases rssd-leases" "clusterrolebinding rssd-read"; do
+expect "namespace: every binding's subject is the ServiceAccount in databases" "databases/rssd databases/rssd databases/rssd databases/rssd" \
+	"$(for b in "rolebinding -n databases rssd" "rolebinding -n databases rssd-leases" "rolebinding -n databases rssd-records" "clusterrolebinding rssd-read"; do
 		# shellcheck disable=SC2086
 		k get $b -o jsonpath='{.subjects[0].namespace}/{.subjects[0].name}{" "}'
 	done | sed 's/ $//')"

@@ -1,6 +1,6 @@
 /* test_leader_kube.c -- the leader against kubesim alone (no runtime, no agents): objects, fencing, a
- * lights-out recovery driven by hand-written `observed` annotations, status, Events, and silence after losing
- * the Lease.
+ * lights-out recovery driven by hand-written `observed` reports in the member records (rss/record.h),
+ * status, Events, a forged pod annotation ignored, and silence after losing the Lease.
  *
  * The test plays every agent: it creates the member Pods (labels, nodeName) and the node heartbeat Leases
  * itself, and acknowledges actions by writing `observed`. Waits poll the API with a generous deadline;
@@ -24,6 +24,7 @@
 #include "rss/election.h"
 #include "rss/kube.h"
 #include "rss/leader.h"
+#include "rss/record.h"
 #include "simfix.h"
 
 #define NS        "rssd-system"
@@ -71,11 +72,10 @@ static cJSON *get_pod(unsigned ord)
     return p;
 }
 
-static const char *ann(const cJSON *obj, const char *key)
+static const char *pod_uid_of(const cJSON *pod)
 {
-    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "annotations"),
-        key));
+    return cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(pod, "metadata"), "uid"));
 }
 
 static const char *label(const cJSON *obj, const char *key)
@@ -84,17 +84,41 @@ static const char *label(const cJSON *obj, const char *key)
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "labels"), key));
 }
 
-/* The pod's desired annotation decoded; false when absent. */
+/* The pod's desired from its record (for its uid) decoded; false when absent. */
 static bool pod_desired(unsigned ord, struct rss_desired *d)
 {
     _cleanup_json_ cJSON *p = get_pod(ord);
-    const char *s = ann(p, RSS_ANNOTATION_DESIRED);
+    _cleanup_free_ char *name = rss_xasprintf(APP_NS ".rss-db-%u", ord);
+    _cleanup_json_ cJSON *rec = get("v1", NS, "configmaps", name);
+    const char *s = rss_record_value(rec, RSS_RECORD_DESIRED, RSS_RECORD_DESIRED_FOR, pod_uid_of(p));
     memset(d, 0, sizeof(*d));
     if (!s)
         return false;
     _cleanup_error_ rss_error_t err = NULL;
     check(rss_annotation_desired_decode(s, d, &err), &err, s);
     return true;
+}
+
+/* Writes data[key] (and key_for = the pod's uid) into the pod's record, as its agent or a leader would,
+ * creating the record when there is none. */
+static void write_record(unsigned ord, const char *key, const char *key_for, const char *value)
+{
+    _cleanup_json_ cJSON *pod = get_pod(ord);
+    _cleanup_json_ cJSON *patch = cJSON_CreateObject();
+    cJSON *data = cJSON_AddObjectToObject(patch, "data");
+    cJSON_AddStringToObject(data, key, value);
+    cJSON_AddStringToObject(data, key_for, pod_uid_of(pod));
+    _cleanup_free_ char *pod_name = rss_xasprintf("rss-db-%u", ord);
+    _cleanup_free_ char *path = rss_record_path(NS, APP_NS, pod_name);
+    _cleanup_error_ rss_error_t err = NULL;
+    if (rss_kube_merge_patch(kube, path, patch, NULL, &err) == 0)
+        return;
+    assert_int_equal(rss_error_code(err), RSS_E_NOT_FOUND);
+    rss_error_release(&err);
+    _cleanup_json_ cJSON *cm = rss_record_new(APP_NS, "db", pod_name);
+    cJSON_ReplaceItemInObjectCaseSensitive(cm, "data", cJSON_Duplicate(data, true));
+    _cleanup_free_ char *coll = rss_kube_path("v1", NS, "configmaps", NULL, NULL);
+    check(rss_kube_create(kube, coll, cm, NULL, &err), &err, "create record");
 }
 
 static void write_observed(unsigned ord, uint64_t epoch, uint64_t gen, const char *role, int status,
@@ -107,14 +131,7 @@ static void write_observed(unsigned ord, uint64_t epoch, uint64_t gen, const cha
         "\"leaseEpoch\":%llu,\"time\":\"%s\"%s%s}",
         (unsigned long long)gen, role, status, sequence, (unsigned long long)epoch, now, last_json ? "," : "",
         last_json ? last_json : "");
-    _cleanup_json_ cJSON *patch = cJSON_CreateObject();
-    cJSON *a = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations");
-    cJSON_AddStringToObject(a, RSS_ANNOTATION_OBSERVED, obs);
-    char name[32];
-    snprintf(name, sizeof(name), "rss-db-%u", ord);
-    _cleanup_free_ char *path = rss_kube_path("v1", APP_NS, "pods", name, NULL);
-    _cleanup_error_ rss_error_t err = NULL;
-    check(rss_kube_merge_patch(kube, path, patch, NULL, &err), &err, "write observed");
+    write_record(ord, RSS_RECORD_OBSERVED, RSS_RECORD_OBSERVED_FOR, obs);
 }
 
 static const char *seq_of(unsigned ord)
@@ -215,6 +232,12 @@ static bool exists_obj(void *p)
 static bool gone_obj(void *p)
 {
     return !exists_obj(p);
+}
+
+static bool record_gone(void *p)
+{
+    _cleanup_json_ cJSON *o = get("v1", NS, "configmaps", (const char *)p);
+    return o == NULL;
 }
 
 struct epoch_arg {
@@ -441,7 +464,8 @@ static void test_lights_out(void **state)
     assert_int_equal(t.epoch, PRE_EPOCH + 1);
     const int64_t epoch = t.epoch;
 
-    /* Member pods as the StatefulSet would make them; pod 4 still carries a deposed leader's seed. */
+    /* Member pods as the StatefulSet would make them; pod 4's record still carries a deposed leader's
+     * seed, and pod 4 itself a user's copy of the old protocol annotation (ignored, with a Warning). */
     for (unsigned i = 0; i < N_PODS; i++) {
         _cleanup_free_ char *pod = rss_xasprintf(
             "{\"metadata\":{\"name\":\"rss-db-%u\",\"labels\":{\"rss.clusterlabs.org/name\":\"db\"}%s},"
@@ -454,6 +478,8 @@ static void test_lights_out(void **state)
             i % 3 + 1);
         create("v1", APP_NS, "pods", pod);
     }
+    write_record(4, RSS_RECORD_DESIRED, RSS_RECORD_DESIRED_FOR,
+                 "{\"epoch\":5,\"action\":\"seed\",\"id\":\"5-1\",\"generation\":1}");
     create("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", rss_json);
     _cleanup_json_ cJSON *rss = get("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db");
     const char *uid = cJSON_GetStringValue(
@@ -513,6 +539,23 @@ static void test_lights_out(void **state)
     rss_annotation_desired_clear(&d);
     assert_others_none(epoch, 2, N_PODS);
 
+    /* A record of a pod that does not exist (a member gone for good): the leader deletes it. */
+    {
+        _cleanup_json_ cJSON *cm = rss_record_new(APP_NS, "db", "rss-db-99");
+        _cleanup_free_ char *coll = rss_kube_path("v1", NS, "configmaps", NULL, NULL);
+        _cleanup_error_ rss_error_t err = NULL;
+        check(rss_kube_create(kube, coll, cm, NULL, &err), &err, "create an orphan record");
+        wait_for(record_gone, APP_NS ".rss-db-99", "the orphan record to be deleted");
+    }
+    struct ev_arg ignored = {uid, "IgnoredAnnotation"};
+    wait_for(event_seen, &ignored, "an IgnoredAnnotation event for pod 4");
+    {
+        _cleanup_json_ cJSON *evs = rss_events(uid);
+        const cJSON *e = find_event(evs, "IgnoredAnnotation");
+        assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type")), "Warning");
+        assert_non_null(
+            strstr(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "message")), "rss-db-4"));
+    }
     struct ev_arg chosen = {uid, "SeedChosen"};
     wait_for(event_seen, &chosen, "a SeedChosen event");
     _cleanup_json_ cJSON *rss2 = get("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db");
@@ -679,7 +722,9 @@ static void test_node_loss_replace(void **state)
         snprintf(name, sizeof(name), "rss-nl-%u", i);
         for (int tries = 0;; tries++) {
             _cleanup_json_ cJSON *p = get("v1", APP_NS, "pods", name);
-            const char *s = ann(p, RSS_ANNOTATION_DESIRED);
+            _cleanup_free_ char *rn = rss_xasprintf(APP_NS ".%s", name);
+            _cleanup_json_ cJSON *rec = get("v1", NS, "configmaps", rn);
+            const char *s = rss_record_value(rec, RSS_RECORD_DESIRED, RSS_RECORD_DESIRED_FOR, pod_uid_of(p));
             if (s && strstr(s, "\"none\""))
                 break;
             if (tries > 600)
@@ -690,10 +735,13 @@ static void test_node_loss_replace(void **state)
             "{\"containerId\":\"\",\"generation\":1,\"role\":\"primary\",\"status\":8,\"sequence\":\"5\","
             "\"leaseEpoch\":%lld,\"time\":\"%s\"}",
             (long long)t.epoch, renew);
+        /* As the member's agent: observed (for the pod's uid) in its record, which fencing created. */
+        _cleanup_json_ cJSON *p = get("v1", APP_NS, "pods", name);
         _cleanup_json_ cJSON *patch = cJSON_CreateObject();
-        cJSON *a = cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations");
-        cJSON_AddStringToObject(a, RSS_ANNOTATION_OBSERVED, obs);
-        _cleanup_free_ char *path = rss_kube_path("v1", APP_NS, "pods", name, NULL);
+        cJSON *data = cJSON_AddObjectToObject(patch, "data");
+        cJSON_AddStringToObject(data, RSS_RECORD_OBSERVED, obs);
+        cJSON_AddStringToObject(data, RSS_RECORD_OBSERVED_FOR, pod_uid_of(p));
+        _cleanup_free_ char *path = rss_record_path(NS, APP_NS, name);
         _cleanup_error_ rss_error_t err = NULL;
         check(rss_kube_merge_patch(kube, path, patch, NULL, &err), &err, "write observed");
     }

@@ -1,0 +1,43 @@
+/* record.h -- the member record: where `desired` and `observed` (rss/annotation.h) live.
+ *
+ * One ConfigMap per member pod in rssd's own namespace, named "<namespace>.<pod>", where users of the
+ * application namespace have no rights (docs/protocol.md, docs/security.md). Its data keys:
+ *   desired, desiredFor    the leader's decision and the pod uid it was made for
+ *   observed, observedFor  the member's agent's report and the pod uid it is about
+ * Each pair is written together in one write, so a record never mixes incarnations: a reader uses a
+ * value only when its *For key equals the uid of the pod it is looking at (a recreated pod starts
+ * empty, as it did with annotations). Labels let the leader LIST an RSS's records.
+ */
+#ifndef RSS_RECORD_H
+#define RSS_RECORD_H
+
+#include <stdbool.h>
+#include <cjson/cJSON.h>
+
+#define RSS_RECORD_DESIRED      "desired"
+#define RSS_RECORD_DESIRED_FOR  "desiredFor"
+#define RSS_RECORD_OBSERVED     "observed"
+#define RSS_RECORD_OBSERVED_FOR "observedFor"
+
+/* Labels of a record: the member's namespace, RSS and pod (label values, at most 63 characters). */
+#define RSS_LABEL_RECORD_NS     "rss.clusterlabs.org/namespace"
+#define RSS_LABEL_RECORD_RSS    "rss.clusterlabs.org/rss"
+#define RSS_LABEL_RECORD_MEMBER "rss.clusterlabs.org/member"
+
+/* "<ns>.<pod>" (a namespace has no dot, so the split is unambiguous), or NULL when either is empty
+ * or the name would exceed 253 characters. Caller frees. */
+char *rss_record_name(const char *ns, const char *pod);
+
+/* The API path of the record of pod `ns`/`pod` in rssd's namespace `rssd_ns` (NULL as above). */
+char *rss_record_path(const char *rssd_ns, const char *ns, const char *pod);
+
+/* A new record object (name, labels, empty data) for a create. NULL as rss_record_name. */
+cJSON *rss_record_new(const char *ns, const char *rss, const char *pod);
+
+/* data[key] of a record when data[key_for] equals pod_uid, else NULL (borrowed from cm). */
+const char *rss_record_value(const cJSON *cm, const char *key, const char *key_for, const char *pod_uid);
+
+/* The member a record is about, from its labels (borrowed); false when a label is missing. */
+bool rss_record_member(const cJSON *cm, const char **ns, const char **rss, const char **pod);
+
+#endif
