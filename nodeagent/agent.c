@@ -40,6 +40,8 @@ int rss_agent_new(const struct rss_agent_config *cfg, struct rss_agent **ret, rs
     pthread_cond_init(&a->cond, &ca);
     pthread_condattr_destroy(&ca);
     atomic_store(&a->api_ok_ms, rss_clock_mono_ms());
+    if (cfg->state_dir && *cfg->state_dir)
+        a->state_path = rss_xasprintf("%s/fence-%s.json", cfg->state_dir, a->node);
     atomic_store(&a->loop_tick_ms, rss_clock_mono_ms());
     if (agent_peers_init(a, err) < 0) {
         rss_agent_free(a);
@@ -68,6 +70,7 @@ void rss_agent_free(struct rss_agent *a)
     free(a->node);
     free(a->ns);
     free(a->identity);
+    free(a->state_path);
     free(a);
 }
 
@@ -159,6 +162,7 @@ int agent_start_worker(struct rss_agent *a, void *(*fn)(void *), void *arg, rss_
 int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err)
 {
     a->stop = stop;
+    agent_fence_state_restore(a);
     void *(*fns[])(void *) = {agent_watch_lease,   agent_watch_pods, agent_watch_specs,
                               agent_watch_records, agent_heartbeat,  agent_peers_prober};
     enum { N = sizeof(fns) / sizeof(fns[0]) };

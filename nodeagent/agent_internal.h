@@ -10,6 +10,7 @@
 #include "rss/agent.h"
 #include "rss/annotation.h"
 #include "rss/clock.h"
+#include "rss/fencestate.h"
 #include "rss/hook.h"
 #include "rss/spec.h"
 
@@ -22,6 +23,7 @@ struct agent_spec {
     struct rss_spec spec;
     char **nodes; /* the nodes of its members, from .status.memberStatus (the failsafe's peers) */
     size_t n_nodes;
+    cJSON *obj; /* the RSS object as read (no managedFields), for the fence state (fence_persist.c) */
 };
 
 /* One pod on this node carrying the member label. Fields marked (watch) are written by the pod
@@ -102,6 +104,12 @@ struct rss_agent {
      * delivers watch events). Stamped with the send time, never the reply time, so the fence deadline
      * derived from it never falls after the leader's window for this node opens. */
     atomic_llong api_ok_ms;
+
+    /* The fence state file (fence_persist.c), NULL = none kept; the heartbeat thread writes it. */
+    char *state_path;
+    char boot_id[RSS_FENCESTATE_BOOT_LEN];
+    bool state_failing;    /* heartbeat thread only: the last write failed (logged once) */
+    int64_t fence_from_ms; /* monotonic: no self-fencing before (the restored peers get probed first) */
 
     /* The failsafe (agent_peers.c). */
     void *peer_key;     /* EVP_PKEY *: this process's Ed25519 key */
@@ -204,8 +212,17 @@ void *agent_peers_prober(void *arg);
 bool agent_peers_verify(const unsigned char key[32], const char *node, const char *nonce, const char *answer,
                         long long *age_ms);
 bool agent_peers_vouch(struct rss_agent *a, char *const *nodes, size_t n_nodes, char *why, size_t size);
+/* The known peers as [{"node","address","key"}] (caller deletes), and back (fence_persist.c). */
+cJSON *agent_peers_snapshot(struct rss_agent *a);
+void agent_peers_restore(struct rss_agent *a, const cJSON *peers);
 /* agent_members.c (takes the lock): does `node` host a member of an RSS that has members here? */
 bool agent_peer_wanted(struct rss_agent *a, const char *node);
+
+/* fence_persist.c: the fence state across an rssd restart (rss/fencestate.h). restore: at start, before
+ * the threads (the fence clock, members, specs and peers of the previous process of this boot); save:
+ * the heartbeat thread, after each acknowledged renewal, with the send time it stamped. */
+void agent_fence_state_restore(struct rss_agent *a);
+void agent_fence_state_save(struct rss_agent *a, int64_t api_ok_mono_ms);
 
 /* heartbeat.c: the heartbeat thread (renews Lease rssd-node-<node>; stamps api_ok_ms). */
 void *agent_heartbeat(void *arg);

@@ -254,6 +254,7 @@ void agent_spec_put(struct rss_agent *a, struct agent_spec *s)
     for (size_t i = 0; i < s->n_nodes; i++)
         free(s->nodes[i]);
     free(s->nodes);
+    cJSON_Delete(s->obj);
     free(s->key);
     free(s);
 }
@@ -303,6 +304,9 @@ void agent_spec_set(struct rss_agent *a, const cJSON *cr)
             s->nodes[s->n_nodes++] = rss_xstrdup(node);
         }
     }
+    s->obj = cJSON_Duplicate(cr, true);
+    cJSON_DeleteItemFromObjectCaseSensitive(cJSON_GetObjectItemCaseSensitive(s->obj, "metadata"),
+                                            "managedFields");
     size_t i;
     if (find_spec(a, s->key, &i))
         drop_spec(a, i);

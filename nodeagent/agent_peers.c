@@ -212,6 +212,40 @@ static bool peer_known(struct rss_agent *a, const char *node)
     return known;
 }
 
+/* Valid (an address we may put in a URL, a 32-byte key), or false. */
+static bool peer_fields(const char *addr, const char *key, unsigned char k[32])
+{
+    return addr && key && strlen(addr) <= 300 && !strpbrk(addr, "/?#@ ") && decode_b64(key, k, 32);
+}
+
+/* Records a peer's address and key (a new process there when they changed). */
+static void set_peer(struct rss_agent *a, const char *node, const char *addr, const unsigned char k[32])
+{
+    pthread_mutex_lock(&a->peers_lock);
+    struct agent_peer *p = NULL;
+    for (size_t i = 0; i < a->n_peers && !p; i++)
+        if (!strcmp(a->peers[i].node, node))
+            p = &a->peers[i];
+    if (!p) {
+        if (a->n_peers >= 4096) {
+            pthread_mutex_unlock(&a->peers_lock);
+            return;
+        }
+        a->peers = rss_xrealloc(a->peers, (a->n_peers + 1) * sizeof(*a->peers));
+        p = &a->peers[a->n_peers++];
+        *p = (struct agent_peer){.node = rss_xstrdup(node)};
+    }
+    _cleanup_free_ char *url = rss_xasprintf("http://%s/peer", addr);
+    if (!p->url || strcmp(p->url, url) || memcmp(p->key, k, 32)) {
+        rss_log_info("failsafe: the agent on %s answers at %s", p->node, url);
+        free(p->url);
+        p->url = TAKE_PTR(url);
+        memcpy(p->key, k, 32);
+        p->reached_ms = 0; /* a new process there: nothing it said before counts */
+    }
+    pthread_mutex_unlock(&a->peers_lock);
+}
+
 /* Takes a peer's address and key from its heartbeat Lease. */
 static void learn_peer(struct rss_agent *a, const cJSON *it)
 {
@@ -224,33 +258,45 @@ static void learn_peer(struct rss_agent *a, const cJSON *it)
     if (!name || strncmp(name, RSS_HEARTBEAT_PREFIX, plen) || !ann || !strcmp(name + plen, a->node))
         return;
     _cleanup_json_ cJSON *pj = cJSON_Parse(ann);
-    const char *addr = rss_json_str(pj, "address"), *key = rss_json_str(pj, "key");
     unsigned char k[32];
-    if (!addr || !key || strlen(addr) > 300 || strpbrk(addr, "/?#@ ") || !decode_b64(key, k, sizeof(k)))
+    if (!peer_fields(rss_json_str(pj, "address"), rss_json_str(pj, "key"), k))
         return;
+    set_peer(a, name + plen, rss_json_str(pj, "address"), k);
+}
+
+cJSON *agent_peers_snapshot(struct rss_agent *a)
+{
+    cJSON *arr = cJSON_CreateArray();
+    const size_t pre = strlen("http://"), post = strlen("/peer");
     pthread_mutex_lock(&a->peers_lock);
-    struct agent_peer *p = NULL;
-    for (size_t i = 0; i < a->n_peers && !p; i++)
-        if (!strcmp(a->peers[i].node, name + plen))
-            p = &a->peers[i];
-    if (!p) {
-        if (a->n_peers >= 4096) {
-            pthread_mutex_unlock(&a->peers_lock);
-            return;
-        }
-        a->peers = rss_xrealloc(a->peers, (a->n_peers + 1) * sizeof(*a->peers));
-        p = &a->peers[a->n_peers++];
-        *p = (struct agent_peer){.node = rss_xstrdup(name + plen)};
-    }
-    _cleanup_free_ char *url = rss_xasprintf("http://%s/peer", addr);
-    if (!p->url || strcmp(p->url, url) || memcmp(p->key, k, sizeof(k))) {
-        rss_log_info("failsafe: the agent on %s answers at %s", p->node, url);
-        free(p->url);
-        p->url = TAKE_PTR(url);
-        memcpy(p->key, k, sizeof(k));
-        p->reached_ms = 0; /* a new process there: nothing it said before counts */
+    for (size_t i = 0; i < a->n_peers; i++) {
+        const struct agent_peer *p = &a->peers[i];
+        size_t n = p->url ? strlen(p->url) : 0;
+        if (n <= pre + post)
+            continue;
+        cJSON *o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "node", p->node);
+        _cleanup_free_ char *addr = rss_xstrdup(p->url + pre);
+        addr[n - pre - post] = '\0';
+        cJSON_AddStringToObject(o, "address", addr);
+        _cleanup_free_ char *k = b64(p->key, sizeof(p->key));
+        cJSON_AddStringToObject(o, "key", k);
+        cJSON_AddItemToArray(arr, o);
     }
     pthread_mutex_unlock(&a->peers_lock);
+    return arr;
+}
+
+void agent_peers_restore(struct rss_agent *a, const cJSON *peers)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, peers)
+    {
+        const char *node = rss_json_str(it, "node"), *addr = rss_json_str(it, "address");
+        unsigned char k[32];
+        if (node && *node && strcmp(node, a->node) && peer_fields(addr, rss_json_str(it, "key"), k))
+            set_peer(a, node, addr, k);
+    }
 }
 
 /* Reads the heartbeat Leases of the peers this agent needs (the nodes of the RSS that have members

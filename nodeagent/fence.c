@@ -124,7 +124,9 @@ static void fence_member_start(struct rss_agent *a, struct agent_member *m, stru
 void agent_fence_check(struct rss_agent *a, int64_t now_ms)
 {
     int64_t silent = now_ms - atomic_load(&a->api_ok_ms);
-    bool cut_off = silent > a->fence_timeout_ms;
+    /* fence_from_ms: after a restart that resumed an old fence clock, the restored peers get a probe
+     * round first, or a control-plane outage would stop members before anyone could vouch. */
+    bool cut_off = silent > a->fence_timeout_ms && now_ms >= a->fence_from_ms;
     if (cut_off != a->fenced) {
         a->fenced = cut_off;
         rss_metrics_set(RSS_METRIC_CUT_OFF, cut_off);

@@ -107,6 +107,7 @@ void *agent_heartbeat(void *arg)
         if (renew(a, coll, item, name, &last, &err) == 0) {
             atomic_store(&a->api_ok_ms, sent);
             agent_peers_refresh(a);
+            agent_fence_state_save(a, sent);
             if (failing)
                 rss_log_info("heartbeat Lease %s/%s renewed again", a->ns, name);
             failing = false;

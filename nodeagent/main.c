@@ -22,7 +22,7 @@
 #define EXIT_USAGE 2
 
 struct opts {
-    const char *node, *ns, *kubeconfig, *cri_endpoint, *health_address, *peer_address;
+    const char *node, *ns, *kubeconfig, *cri_endpoint, *health_address, *peer_address, *state_dir;
     int health_port;
     long lease_duration_ms, renew_deadline_ms, retry_period_ms, fence_timeout_ms;
     long hook_output_max;
@@ -49,6 +49,9 @@ static void usage(FILE *f)
                "  --renew-deadline D      leader renew deadline (default 10s)\n"
                "  --retry-period D        leader retry period (default 2s)\n"
                "  --fence-timeout D       API unreachable this long -> stop local members (default 30s)\n"
+               "  --state-dir DIR         node-local directory (a tmpfs such as /run/rssd) where the\n"
+               "                          fence clock and what fencing needs survive an rssd restart\n"
+               "                          (default $RSSD_STATE_DIR; unset or none = not kept)\n"
                "  --hook-output-max BYTES the most output (stdout + stderr) one hook may print; more is\n"
                "                          reported as \"output too large\" and never used (default 1048576)\n"
                "  --log-level LEVEL       error, warn, info or debug (default info, or $RSS_LOG_LEVEL)\n"
@@ -101,6 +104,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         O_RD,
         O_RP,
         O_FT,
+        O_SD,
         O_HOM,
         O_LOG,
         O_HELP
@@ -116,6 +120,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                                        {"renew-deadline", required_argument, NULL, O_RD},
                                        {"retry-period", required_argument, NULL, O_RP},
                                        {"fence-timeout", required_argument, NULL, O_FT},
+                                       {"state-dir", required_argument, NULL, O_SD},
                                        {"hook-output-max", required_argument, NULL, O_HOM},
                                        {"log-level", required_argument, NULL, O_LOG},
                                        {"help", no_argument, NULL, O_HELP},
@@ -130,6 +135,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                        .renew_deadline_ms = 10000,
                        .retry_period_ms = 2000,
                        .fence_timeout_ms = 30000,
+                       .state_dir = getenv("RSSD_STATE_DIR"),
                        .hook_output_max = 1048576};
     opterr = 0;
     int c;
@@ -176,6 +182,9 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         case O_RP:
             if (parse_ms("--retry-period", optarg, &o->retry_period_ms) < 0)
                 return -1;
+            break;
+        case O_SD:
+            o->state_dir = optarg;
             break;
         case O_FT:
             if (parse_ms("--fence-timeout", optarg, &o->fence_timeout_ms) < 0)
@@ -311,7 +320,9 @@ int main(int argc, char **argv)
                                   .ns = ns,
                                   .identity = identity,
                                   .fence_timeout_ms = o.fence_timeout_ms,
-                                  .hook_output_max = (size_t)o.hook_output_max};
+                                  .hook_output_max = (size_t)o.hook_output_max,
+                                  .state_dir =
+                                      o.state_dir && strcmp(o.state_dir, "none") ? o.state_dir : NULL};
     struct rss_leader_config lc = {.ns = ns, .fence_timeout_ms = o.fence_timeout_ms};
     int rc = 1;
     if (rss_election_new(&ec, &el, &err) < 0 || rss_agent_new(&ac, &agent, &err) < 0) {

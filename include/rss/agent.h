@@ -33,6 +33,7 @@ struct rss_agent_config {
     long fence_timeout_ms;  /* API unreachable this long -> stop local members; 0 = 30000 */
     long heartbeat_ms;      /* heartbeat renew period; 0 = 2000 */
     size_t hook_output_max; /* for messages: the hook output limit the CRI client enforces (bytes) */
+    const char *state_dir;  /* node-local dir (tmpfs) for the fence state (rss/fencestate.h); NULL none */
 };
 
 /* Validates cfg and creates an agent (copies the strings). Errors: RSS_E_INVALID. */

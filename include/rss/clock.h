@@ -16,6 +16,10 @@
 /* Milliseconds of CLOCK_MONOTONIC (for durations) and of CLOCK_REALTIME (for timestamps). */
 int64_t rss_clock_mono_ms(void);
 int64_t rss_clock_wall_ms(void);
+/* Milliseconds of CLOCK_BOOTTIME: like CLOCK_MONOTONIC, plus time suspended. The one clock the same
+ * across processes of one boot that also counts a suspend, for stamps that outlive a process
+ * (rss/fencestate.h). */
+int64_t rss_clock_boot_ms(void);
 /* CLOCK_MONOTONIC in nanoseconds (stall detectors, jitter seeds). */
 int64_t rss_clock_mono_ns(void);
 

@@ -17,6 +17,11 @@ int64_t rss_clock_mono_ms(void)
     return clock_ms(CLOCK_MONOTONIC);
 }
 
+int64_t rss_clock_boot_ms(void)
+{
+    return clock_ms(CLOCK_BOOTTIME);
+}
+
 int64_t rss_clock_wall_ms(void)
 {
     return clock_ms(CLOCK_REALTIME);

@@ -131,7 +131,10 @@ daemonset_for_world() {
     grep -q -- '--renew-deadline' <<<"$help" && extra+=("--renew-deadline=${E2E_RENEW}")
     grep -q -- '--retry-period' <<<"$help" && extra+=("--retry-period=${E2E_RETRY}")
     [ -z "${E2E_FENCE:-}" ] || extra+=("--fence-timeout=${E2E_FENCE}")
-    local a sedargs=(-e '/--cri-endpoint=/d' -e 's/--health-port=8476/--health-port=0/')
+    # --state-dir: the host processes share one /run; each world keeps its agents' fence state in its
+    # own directory (the file names carry the node).
+    local a sedargs=(-e '/--cri-endpoint=/d' -e 's/--health-port=8476/--health-port=0/'
+        -e "s|--state-dir=/run/rssd|--state-dir=$RSS_WORLD_DIR/rssd-state|")
     for a in "${extra[@]}"; do
         sedargs+=(-e "/--health-port=/a\\        - $a")
     done

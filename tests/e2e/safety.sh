@@ -590,6 +590,71 @@ sc_partition() {
     ensure_running 90
 }
 
+# ---- 9a. the same cut, and rssd on that node restarted (SIGKILL) while it is cut off (finding F3,
+#          docs/model.md): the new process resumes its predecessor's fence clock and tables from its
+#          state dir (rss/fencestate.h) and stops the member within the restore grace (3 s) of its start;
+#          before, it knew no member while cut off and never stopped it. (The leader's own bound, fence
+#          timeout + 5 s after the cut, cannot be checked here: the world's kubelet restarts a container
+#          only after its API calls time out, 10 s each, so the new process starts about 20 s after the
+#          kill. The model checks that bound: check.sh restart_cut, F3_LATEFENCE.)
+sc_restart_cutoff() {
+    ensure_running
+    local v=2 node mark t0 m pid
+    node=$(member_node $R $v)
+    [ "$node" != "$(leader_node)" ] || { v=1; node=$(member_node $R $v); }
+    m=$(member $R $v)
+    pid=$(rssd_pid "$node") || fail "no rssd pid on $node"
+    # The agent saves its state after each acknowledged heartbeat (every 2 s): the member must be in it.
+    saved() { jq -e --arg m "$m" 'any(.pods[]; .metadata.name == $m) and (.rss | length) > 0' \
+        "$RSS_WORLD_DIR/rssd-state/fence-$node.json" >/dev/null; }
+    wait_until 20 "the fence state of $node to list $m" saved
+    mark=$(now)
+    "$WORLD" partition "$node" || fail "partition $node"
+    t0=$(now_ms)
+    sleep 1
+    kill -KILL "$pid"
+    # The pod's status cannot reach the API: the new process shows in the kubelet's log of rssd.
+    rssd_log_since() { cat "$RSS_WORLD_DIR/nodes/$node/kubelet/hostproc/"*_rssd.log | awk -v m="$mark" '$1 > m'; }
+    restarted() { rssd_log_since | grep -q "rssd starting"; }
+    wait_until $((FENCE_S + 40)) "rssd restarted on the partitioned $node" restarted
+    stopped() { hook_lines "$mark" "$R" stop | grep -q " $m stop "; }
+    wait_until 20 "$m to stop on the partitioned $node after its rssd restarted" stopped
+    local started stop_at dt
+    started=$(date -d "$(rssd_log_since | grep -m1 "rssd starting" | cut -d' ' -f1)" +%s%3N)
+    stop_at=$(date -d "$(hook_lines "$mark" "$R" stop | grep -m1 " $m stop " | cut -d' ' -f1)" +%s%3N)
+    dt=$((stop_at - started))
+    note "partitioned $node, its rssd killed 1 s later and restarted after $((started - t0)) ms: $m stopped $dt ms after the new rssd started"
+    rssd_log_since | grep -q "fence clock continues" ||
+        fail "the restarted rssd did not resume the fence clock (no log line)"
+    # The restore grace (3 s) and the `stop` hook; a new fence clock would wait the fence timeout (10 s).
+    [ "$dt" -le 6000 ] || fail "$m stopped $dt ms after the restarted rssd started: its fence clock did not resume"
+    local others
+    others=$(hook_lines "$mark" "$R" stop seed primary secondary | grep -v " $m " || true)
+    [ -z "$others" ] || fail "the members that kept their network were acted on: $others"
+    local healed
+    healed=$(now)
+    "$WORLD" heal "$node" || fail "heal $node"
+    # From the heal on: the first requests after it can hang for the client timeout (10 s) and fence
+    # once more; the next scenario must start with the member back for good.
+    rejoined() { hook_lines "$healed" "$R" primary | grep -q " $m primary .* rc=0$"; }
+    wait_until 90 "$m to rejoin with primary after heal" rejoined
+    [ -z "$(hook_lines "$mark" "$R" seed)" ] || fail "a seed after a partition: $(hook_lines "$mark" "$R" seed)"
+    # A request sent during the cut and answered after the heal stamps the fence clock with its send
+    # time, and the next one may hang for the client timeout (10 s): the agent can fence once more.
+    # Past that window, its heartbeat must be fresh again (the state file's CLOCK_BOOTTIME stamp
+    # against /proc/uptime, the same clock), and the member running.
+    sleep 12
+    hb_fresh() {
+        local up stamp
+        up=$(awk '{printf "%d", $1 * 1000}' /proc/uptime)
+        stamp=$(jq -r '.apiOkBootMs' "$RSS_WORLD_DIR/rssd-state/fence-$node.json")
+        echo "last acknowledged heartbeat $((up - stamp)) ms ago"
+        [ $((up - stamp)) -lt 4000 ]
+    }
+    wait_until 30 "the heartbeat of $node to be fresh" hb_fresh
+    ensure_running 90
+}
+
 # ---- 2b. the admin's override: force-seed a member while the policy waits; refused while members run
 sc_force_seed() {
     ensure_running
@@ -983,7 +1048,7 @@ sc_node_replace_highest() {
     note "seed: $seeds"
 }
 
-all=(late_node stays_off journal force_seed suspend hook_env rollout metrics garbage_fixed noisy api_outage outage_end outage_after_lightsout outage_stopped partition huge_epoch forgery keeps_failing node_replace node_replace_highest invalid_spec foreign_sts
+all=(late_node stays_off journal force_seed suspend hook_env rollout metrics garbage_fixed noisy api_outage outage_end outage_after_lightsout outage_stopped partition restart_cutoff huge_epoch forgery keeps_failing node_replace node_replace_highest invalid_spec foreign_sts
     reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")

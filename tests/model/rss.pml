@@ -4,7 +4,9 @@
  * 3 members rss-x-0..2, member i on node i with node agent i; 2 leader candidates, candidate c running
  * on node c (c = 0, 1); one environment process injecting faults. The Kubernetes API server is a set
  * of linearizable shared variables (one d_step per API request). Every step names the function it
- * mirrors. A resourceVersion precondition (CAS) is a per-pod bit "written since the LIST" (pchg); the
+ * mirrors. A member's desired and observed records are one record per member with a version, wherever
+ * they are stored (pod annotations, or a per-member object in rssd's namespace: the same protocol).
+ * A resourceVersion precondition (CAS) is a per-member bit "written since the LIST" (pchg); the
  * agent's write-ahead CAS compares the desired it decided on with the stored one (only the leader writes it).
  *
  * Safety rules (ARCHITECTURE.md section 6) guarded by a switch each; -DNO_x removes rule x:
@@ -19,9 +21,13 @@
  *   NO_SELFFENCE never fence (fence.c)
  *   NO_FRESH    the leader trusts reports made under any epoch (planner.c derive(), design.md "differs")
  *   NO_PEERAPI  the failsafe ignores that a reached peer still talks to the API (agent_peers.c)
+ * The fixes of the model's findings (docs/model.md), each removable the same way:
+ *   NO_RETRACT  F1: no retraction of an unacknowledged start on a dead node (planner.c retract())
+ *   NO_REVIVE   F2: a changed observed report does not revive a dead node (leader_liveness.c
+ *               leader_liveness_reports)
+ *   LATEFENCE   F3: an agent restarted while cut off starts a new fence clock (fence_persist.c absent)
  * Options: OPTIN (spec.recovery.minimumMembers = 2: rules 2 and 3 not checked, rule 1 is),
  *   faults FAULT_LEADER, FAULT_AGENT, FAULT_CTR, FAULT_DELETE, FAULT_OUTAGE, FAULT_PART (0/1/2),
- *   LATEFENCE (an agent restarted while cut off starts a new fence clock, as agent.c does: finding F3),
  *   FIX_DEADUNRES (NOT the code: a dead node's unresolved action keeps blocking seeds), PART_IDLE,
  *   bounds MAXT MAXACQ MAXCRASH MAXAR MAXSEQ MAXAID, INITSEQ=abc (initial sequences), WRITES.
  * Properties: rule 1 and rule 2 in HOOK, rule 3 in PLAN, the outage rule in the agent's fence step,
@@ -64,6 +70,12 @@
 #ifndef NO_PEERAPI
 #define NO_PEERAPI 0
 #endif
+#ifndef NO_RETRACT
+#define NO_RETRACT 0
+#endif
+#ifndef NO_REVIVE
+#define NO_REVIVE 0
+#endif
 #ifndef FAULT_LEADER
 #define FAULT_LEADER 1   /* leader crash / renew deadline between any two writes, lease expiry, overlap */
 #endif
@@ -86,10 +98,14 @@
 #define FIX_DEADUNRES 0  /* NOT the code: a dead node's unresolved action still blocks a seed (docs/model.md, finding 1) */
 #endif
 #ifndef PART_IDLE
-#define PART_IDLE 0      /* 1: the partition starts only while every desired action was taken up and finished */
+#define PART_IDLE 0      /* 1: the partition starts only while every desired action was taken up and finished;
+                            2: only while no start's hook is in flight (no write-ahead pending) */
+#endif
+#ifndef DELETE_LATE
+#define DELETE_LATE 0    /* 1: the Lease is deleted only once its holder's epoch is in status.epoch (finding F5 is the trace without) */
 #endif
 #ifndef LATEFENCE
-#define LATEFENCE 0      /* 1: an agent restarted while cut off starts a new fence clock (fence.c) */
+#define LATEFENCE 0      /* 1: an agent restarted while cut off starts a new fence clock (F3 unfixed) */
 #endif
 
 /* ---- bounds ---- */
@@ -136,9 +152,9 @@
 #define RES_FINAL 2      /* ok, failed, rejected, interrupted: an acknowledgement */
 
 /* ---------------- API server ---------------- */
-/* pod annotation rss.clusterlabs.org/desired (written by the leader only) */
+/* the member's desired record (written by the leader only) */
 byte dEp[N], dAid[N], dAct[N], dGen[N];
-/* pod annotation rss.clusterlabs.org/observed (written by the member's agent only) */
+/* the member's observed record (written by the member's agent only) */
 byte oGen[N], oRole[N], oSeq[N], oLast[N], oLAct[N], oRes[N], oLE[N], oCtr[N];
 #define PACKD(k) (dEp[k] + 4 * dAid[k] + 64 * dAct[k] + 256 * dGen[k])
 #define PACKO(k) (oGen[k] + 16 * oRole[k] + 128 * oSeq[k] + 1024 * oLast[k] + 16384 * oRes[k] + \
@@ -193,8 +209,22 @@ byte pchg[2];
 
 hidden byte h_k, h_j, h_t, h_best, h_nc, h_nm, h_x;
 hidden byte h_keep, h_api, h_claim;
-hidden byte mObs, mFresh, mCur, mPend, mLive, mUncl, mUnres, mInfl, mRun, mPrimUp, mAct, mAlive, mDead;
+hidden byte mStale, mObs, mFresh, mCur, mPend, mLive, mUncl, mUnres, mInfl, mRun, mPrimUp, mAct, mAlive, mDead;
 #define BIT(m, k) (((m) >> (k)) & 1)
+
+/* leader_liveness.c leader_liveness_reports: bit k of orep[c] = member k's observed report changed
+   since candidate c's last LIST of the pods (a sign of life of node k). Only with partitions, where
+   liveness is modelled; only while c leads (its baseline starts with its term). */
+byte orep[2];
+hidden int h_o;
+#if FAULT_PART
+#define OBS_BEGIN(i) h_o = PACKO(i)
+#define OBS_END(i) if :: h_o != PACKO(i) && isLG[0] -> orep[0] = orep[0] | (1 << (i)) :: else -> skip fi; \
+                   if :: h_o != PACKO(i) && isLG[1] -> orep[1] = orep[1] | (1 << (i)) :: else -> skip fi
+#else
+#define OBS_BEGIN(i) skip
+#define OBS_END(i) skip
+#endif
 
 /* =========================== the hooks (reality) =========================== */
 /* Rule properties live here: what a hook does to real data is what the rules are about. */
@@ -300,8 +330,10 @@ end:
        aSeq = (aRole == R_STOPPED -> seq[i] : NOSEQ);                               /* do_sequence */
        if :: h_keep -> aRes = RES_FINAL :: else -> skip fi;                         /* "interrupted" */
        myCtr = ctr[i]; weStopped = false; probed = true; fdone = false;
+       OBS_BEGIN(i);
        oGen[i] = aGen; oRole[i] = aRole; oSeq[i] = aSeq; oLast[i] = aLast; oLAct[i] = aLAct;
        oRes[i] = aRes; oCtr[i] = aCtr; oLE[i] = (lk -> lv : 0); dirty = false; TOUCH(i); /* publish */
+       OBS_END(i);
        assert(aGen < 15)
      }
 
@@ -312,16 +344,20 @@ end:
 #if !NO_RULE7
        :: D_GEN(vD) != aGen ->                          /* rule 7: stale target generation: reject() */
             aLast = D_AID(vD); aLAct = D_ACT(vD); aRes = RES_FINAL;
-            oLast[i] = aLast; oLAct[i] = aLAct; oRes[i] = aRes; oLE[i] = lv; TOUCH(i)
+            OBS_BEGIN(i);
+            oLast[i] = aLast; oLAct[i] = aLAct; oRes[i] = aRes; oLE[i] = lv; TOUCH(i);
+            OBS_END(i)
 #endif
        :: else ->
 #if !NO_RULE8
             if
-            :: PACKD(i) == vD ->                        /* execute(): write-ahead CAS on the pod version */
+            :: PACKD(i) == vD ->                        /* execute(): write-ahead CAS on the record's version */
                  aLast = D_AID(vD); aLAct = D_ACT(vD); aRes = RES_PENDING;
                  if :: ISSTART(aLAct) -> aRole = R_STARTING :: else -> skip fi;
+                 OBS_BEGIN(i);
                  oGen[i] = aGen; oRole[i] = aRole; oSeq[i] = aSeq; oLast[i] = aLast; oLAct[i] = aLAct;
                  oRes[i] = aRes; oCtr[i] = aCtr; oLE[i] = lv; TOUCH(i);
+                 OBS_END(i);
                  hAct = aLAct; hCtr = myCtr
             :: else -> skip                             /* 409: the hook does not run */
             fi
@@ -364,8 +400,10 @@ end:
 
   /* publish_or_log(): merge patch of observed (no CAS); also when the Lease view is newer than the report */
   :: d_step { AAPI(i) && hAct == 0 && probed && (dirty || (lk && oLE[i] != lv)) ->
+       OBS_BEGIN(i);
        oGen[i] = aGen; oRole[i] = aRole; oSeq[i] = aSeq; oLast[i] = aLast; oLAct[i] = aLAct;
-       oRes[i] = aRes; oCtr[i] = aCtr; oLE[i] = (lk -> lv : 0); dirty = false; TOUCH(i) }
+       oRes[i] = aRes; oCtr[i] = aCtr; oLE[i] = (lk -> lv : 0); dirty = false; TOUCH(i);
+       OBS_END(i) }
 
   /* fence.c agent_fence_check + agent_peers.c rss_agent_failsafe_keep: past the fence timeout, stop
      the member unless this agent reaches a strict majority of the agents hosting the RSS and none of
@@ -400,7 +438,8 @@ end:
               if :: fdone -> weStopped = true; probed = false; fdone = false :: else -> skip fi }
 
 #if FAULT_AGENT
-  /* rssd restarts on this node: memory lost; the next instance reads its own annotation back */
+  /* rssd restarts on this node: memory lost; the next instance reads its own observed record back
+     and, from its state file, its fence clock (fence_persist.c; LATEFENCE: without) */
   :: d_step { arestarts < MAXAR -> arestarts++;
        printf("@@ A%d RESTARTS\n", i);
        lk = false; lv = 0;
@@ -437,7 +476,12 @@ inline LEADER_RESET() {
 inline PLAN() {
   mObs = 0; mFresh = 0; mCur = 0; mPend = 0; mLive = 0; mUncl = 0; mUnres = 0; mInfl = 0;
   mRun = 0; mPrimUp = 0; mAct = 0; mAlive = 0; mDead = 0;
-  h_claim = false; fm = 0;
+  h_claim = false; fm = 0; mStale = 0;
+#if FAULT_PART && !NO_REVIVE
+  /* leader_liveness_reports on this LIST: a changed report revives its node (finding F2's fix) */
+  lsil = lsil & ~orep[c]; ldead = ldead & ~orep[c];
+#endif
+  orep[c] = 0;
   h_k = 0;
   do
   :: h_k < N ->
@@ -472,6 +516,13 @@ inline PLAN() {
           !(BIT(mObs, h_k) && oGen[h_k] > dGen[h_k]) -> mUnres = mUnres | h_x
        :: else -> skip
        fi;
+       /* derive(): stale_start, an unacknowledged start on a dead node (finding F1's fix: retract()) */
+       if
+       :: dEp[h_k] == ep && ISSTART(dAct[h_k]) && BIT(mDead, h_k) &&
+          !(BIT(mObs, h_k) && oLast[h_k] == dAid[h_k] && oRes[h_k] != RES_PENDING) &&
+          !(BIT(mObs, h_k) && oGen[h_k] > dGen[h_k]) -> mStale = mStale | h_x
+       :: else -> skip
+       fi;
        if
        :: (BIT(mUnres, h_k) && ISSTART(dAct[h_k])) || (BIT(mLive, h_k) && oRole[h_k] == R_STARTING) ||
           (BIT(mPend, h_k) && ISSTART(oLAct[h_k])) -> mInfl = mInfl | h_x
@@ -492,6 +543,11 @@ inline PLAN() {
   od;
 #if NO_RULE9
   fm = 0;
+#endif
+#if !NO_RETRACT && !FIX_DEADUNRES
+  /* retract(): desired {epoch, none} on each stale start, a CAS like a fencing patch (the same write),
+     and nothing else decided in this plan (plan.retracting: LEADER_REPLAN) */
+  if :: fm == 0 && mStale != 0 -> fm = mStale; printf("@@ L%d retracts starts on dead nodes %d\n", c, mStale) :: else -> skip fi;
 #endif
   claim = h_claim; pAct = A_NONE;
   if
@@ -612,7 +668,7 @@ end:
 #if FAULT_DELETE
             maxT = (h_t > maxT -> h_t : maxT);
 #endif
-            lsil = 0; ldead = 0;                               /* leader_liveness_start: a new term */
+            lsil = 0; ldead = 0; orep[c] = 0;                  /* leader_liveness_start: a new term */
             printf("@@ L%d ACQUIRES: epoch %d (floor %d)\n", c, ep, floorE)
        :: else -> skip
        fi }
@@ -663,7 +719,7 @@ end:
             ph = (fm != 0 -> P_FENCE : P_ACT)
        fi; LATE() }
 
-  /* apply_patches: fence patches desired {epoch, none}, each a CAS on the LIST's pod version */
+  /* apply_patches: fence patches desired {epoch, none}, each a CAS on the LIST's record version */
   :: d_step { isL && LAPI(c) && ph == P_FENCE ->
        h_k = 0;
        do
@@ -680,7 +736,7 @@ end:
        if :: ph != P_FENCE -> pchg[c] = 0 :: else -> skip fi;
        LATE() }
 
-  /* apply_patches: the decision, desired {epoch, id, action, generation}, CAS on the LIST's pod version */
+  /* apply_patches: the decision, desired {epoch, id, action, generation}, CAS on the LIST's record version */
   :: d_step { isL && LAPI(c) && ph == P_ACT && nextAid <= MAXAID ->
        if
        :: !BIT(pchg[c], pS) ->                                 /* CAS on the LIST's version */
@@ -699,7 +755,10 @@ end:
 }
 
 /* ============================== environment ============================== */
-#if PART_IDLE
+#if PART_IDLE == 2
+/* no hook in flight: no write-ahead still pending (finding F4 is the trace without this) */
+#define PARTOK (oRes[0] != RES_PENDING && oRes[1] != RES_PENDING && oRes[2] != RES_PENDING)
+#elif PART_IDLE
 #define SETTLED(k) (oRes[k] != RES_PENDING && (dAct[k] == A_NONE || oLast[k] == dAid[k]))
 #define PARTOK (SETTLED(0) && SETTLED(1) && SETTLED(2) && lph[0] == 0 && lph[1] == 0)
 #else
@@ -742,7 +801,7 @@ end:
 #endif
 #if FAULT_DELETE
   /* the Lease is deleted (DaemonSet and Lease deleted, deploy/ applied again) */
-  :: d_step { !deleted && !lGone -> deleted = true; lGone = true; lHolder = NOHOLDER; lTrans = 0; lExpired = false;
+  :: d_step { !deleted && !lGone && (!DELETE_LATE || floorE >= lTrans) -> deleted = true; lGone = true; lHolder = NOHOLDER; lTrans = 0; lExpired = false;
               printf("@@ Lease DELETED\n") }
 #endif
 #if FAULT_OUTAGE

@@ -83,6 +83,15 @@ char *kl_pod_kubeconfig(struct kl *kl, const cJSON *pod, rss_error_t *err)
         cJSON_AddStringToObject(ref, "uid", uid);
         _cleanup_json_ cJSON *resp = NULL;
         if (rss_kube_create(kl->kube, path, req, &resp, err) < 0) {
+            /* A container restarted while the API server is unreachable: the real kubelet's projected
+             * volume still holds the token it mounted before (valid for an hour), so the container
+             * starts; so here, with this pod's token and kubeconfig of its previous start. */
+            if (access(tok_p, R_OK) == 0 && access(cfg_p, R_OK) == 0) {
+                rss_log_error(RSS_LOG_WARN, err,
+                              "token of ServiceAccount %s/%s: keeping the one mounted before", ns, sa);
+                rss_error_release(err);
+                return rss_xstrdup(cfg_p);
+            }
             rss_error_wrap(err, "token of ServiceAccount %s/%s", ns, sa);
             return NULL;
         }

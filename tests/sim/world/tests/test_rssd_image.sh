@@ -44,14 +44,15 @@ k wait --for=condition=Established --timeout=30s crd/replicatedstatefulsets.clus
     fail "CRD not Established"
 k create --dry-run=client -o json -f "$repo/deploy/daemonset.yaml" |
     jq --arg tag "$tag" --arg port "$port" --arg crid "$ndir/containerd" --arg ks "$RSS_WORLD_DIR/kubesim" \
-        --arg kc "$KUBECONFIG" '
+        --arg kc "$KUBECONFIG" --arg st "$RSS_WORLD_DIR/rssd-state" '
       .spec.template.spec.containers[0] |= (
         .image = $tag | .imagePullPolicy = "Never"
         | .args = [.args[] | sub("^--health-port=.*"; "--health-port=" + $port)]
         | .ports[0].containerPort = ($port | tonumber)
         | .env += [{name: "KUBECONFIG", value: $kc}]
         | .volumeMounts += [{name: "kubesim", mountPath: $ks, readOnly: true}])
-      | .spec.template.spec.volumes |= map(if .name == "cri-socket" then .hostPath.path = $crid else . end)
+      | .spec.template.spec.volumes |= map(if .name == "cri-socket" then .hostPath.path = $crid
+          elif .name == "state" then .hostPath.path = $st else . end)
       | .spec.template.spec.volumes += [{name: "kubesim", hostPath: {path: $ks, type: "Directory"}}]' \
         >"$RSS_WORLD_DIR/daemonset.json"
 k apply -f "$RSS_WORLD_DIR/daemonset.json" >/dev/null || fail "kubectl apply the DaemonSet"
@@ -70,7 +71,7 @@ ok "rssd runs in container ${cid:0:12} (not a host process)"
 # securityContext, passed by the kubelet to CRI), the node's name from the downward API.
 pid=$(ctr --address "$sock" -n k8s.io tasks ls | awk -v c="$cid" '$1 == c {print $2}')
 if [ -z "$pid" ] || [ ! -d "/proc/$pid" ]; then fail "no task for container $cid"; fi
-[ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" = "/usr/bin/rssd --health-port=$port " ] ||
+[ "$(tr '\0' ' ' <"/proc/$pid/cmdline")" = "/usr/bin/rssd --health-port=$port --state-dir=/run/rssd " ] ||
     fail "the container runs '$(tr '\0' ' ' <"/proc/$pid/cmdline")'"
 grep -q '^Uid:[[:space:]]*0[[:space:]]' "/proc/$pid/status" || fail "rssd is not uid 0: $(grep ^Uid "/proc/$pid/status")"
 grep -q '^CapEff:[[:space:]]*0000000000000000$' "/proc/$pid/status" ||
@@ -103,4 +104,10 @@ wait_until 90 "rss-dummy-0 was seeded" ran seed
 primary() { k get rss dummy -o json | jq -e '.status.primaries == 1' >/dev/null; }
 wait_until 60 "the RSS reports 1 primary" primary
 ok "hooks ran from the containerised rssd: $(tr '\n' ' ' <"$hooks" | cut -c1-200)"
+# The fence state (a hostPath, writable under the read-only root): written after heartbeats, naming
+# the member it would have to fence after a restart while cut off.
+state=$RSS_WORLD_DIR/rssd-state/fence-$node.json
+saved() { jq -e 'any(.pods[]; .metadata.name == "rss-dummy-0")' "$state" >/dev/null; }
+wait_until 30 "the fence state $state to list rss-dummy-0" saved
+ok "fence state kept in the hostPath: $(jq -c '{bootId, apiOkBootMs, pods: (.pods | length), rss: (.rss | length)}' "$state")"
 ok "rssd from its image: container, securityContext, healthy, leader, hooks"

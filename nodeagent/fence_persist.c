@@ -1,0 +1,137 @@
+/* fence_persist.c -- the agent's fence state across an rssd restart: what it saves after each
+ * acknowledged heartbeat and restores at start (rss/fencestate.h says why; finding F3, docs/model.md). */
+#include <errno.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "rss/cleanup.h"
+#include "rss/json.h"
+#include "rss/log.h"
+#include "rss/protocol.h"
+#include "agent_internal.h"
+
+/* After a restart that resumed an old fence clock: one probe round of the restored peers (their
+ * probes time out after 800 ms each, agent_peers.c) before the failsafe may decide. Within the
+ * leader's margin (5 s) past the fence timeout: the verdict still comes after the stop. */
+#define RESTORE_GRACE_MS 3000
+
+/* The least of a pod the pod watch needs to make it a member again (agent_member_ingest). */
+static cJSON *pod_of(const struct agent_member *m)
+{
+    cJSON *pod = cJSON_CreateObject();
+    cJSON *meta = cJSON_AddObjectToObject(pod, "metadata");
+    cJSON_AddStringToObject(meta, "namespace", m->ns);
+    cJSON_AddStringToObject(meta, "name", m->pod);
+    cJSON_AddStringToObject(meta, "uid", m->uid);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(meta, "labels"), RSS_LABEL_NAME, m->rss);
+    cJSON *c = cJSON_CreateObject();
+    cJSON_AddStringToObject(c, "name", m->container_name);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(cJSON_AddObjectToObject(pod, "spec"), "containers"), c);
+    return pod;
+}
+
+void agent_fence_state_save(struct rss_agent *a, int64_t api_ok_mono_ms)
+{
+    if (!a->state_path || !a->boot_id[0])
+        return;
+    struct rss_fencestate s = {.pods = cJSON_CreateArray(), .rss = cJSON_CreateArray()};
+    snprintf(s.boot_id, sizeof(s.boot_id), "%s", a->boot_id);
+    s.api_ok_boot_ms = rss_fencestate_boot_stamp(api_ok_mono_ms, rss_clock_boot_ms(), rss_clock_mono_ms());
+    /* The RSS objects go in by reference (no copy of a possibly 1.5 MB object every heartbeat): each
+     * one's spec is held (+1 ref) until the file is written, and spec->obj never changes once set. */
+    struct agent_spec **held = NULL;
+    size_t n_held = 0;
+    pthread_mutex_lock(&a->lock);
+    for (struct agent_member *m = a->members; m; m = m->next) {
+        if (!m->rss || !m->container_name || !m->uid)
+            continue;
+        struct agent_spec *spec = agent_spec_get(a, m->ns, m->rss);
+        if (!spec || !spec->obj) {
+            agent_spec_put(a, spec);
+            continue; /* fence.c leaves a member without a valid spec alone anyway */
+        }
+        cJSON_AddItemToArray(s.pods, pod_of(m));
+        bool dup = false;
+        const cJSON *it;
+        cJSON_ArrayForEach(it, s.rss)
+        {
+            const cJSON *md = rss_json_obj(it, "metadata");
+            dup |= !strcmp(rss_json_str(md, "namespace") ?: "", m->ns) &&
+                   !strcmp(rss_json_str(md, "name") ?: "", m->rss);
+        }
+        if (dup) {
+            agent_spec_put(a, spec);
+            continue;
+        }
+        cJSON_AddItemReferenceToArray(s.rss, spec->obj);
+        held = rss_xrealloc(held, (n_held + 1) * sizeof(*held));
+        held[n_held++] = spec;
+    }
+    pthread_mutex_unlock(&a->lock);
+    s.peers = agent_peers_snapshot(a);
+    _cleanup_error_ rss_error_t err = NULL;
+    /* A tmpfs write of a few KiB: it cannot hold up the next renewal for long. A failure only costs the
+     * restart case (the fence clock then starts at the new process's start, as before). */
+    if (rss_fencestate_save(a->state_path, &s, &err) < 0) {
+        if (!a->state_failing)
+            rss_log_error(RSS_LOG_WARN, &err, "fence state (a restart while cut off would fence late)");
+        a->state_failing = true;
+    } else if (a->state_failing) {
+        rss_log_info("fence state %s written again", a->state_path);
+        a->state_failing = false;
+    }
+    rss_fencestate_clear(&s); /* frees the references, not the objects */
+    pthread_mutex_lock(&a->lock);
+    for (size_t i = 0; i < n_held; i++)
+        agent_spec_put(a, held[i]);
+    pthread_mutex_unlock(&a->lock);
+    free(held);
+}
+
+void agent_fence_state_restore(struct rss_agent *a)
+{
+    if (!a->state_path) {
+        rss_log_info("no --state-dir: a restart of rssd while this node is cut off starts a new fence clock");
+        return;
+    }
+    _cleanup_error_ rss_error_t err = NULL;
+    if (rss_fencestate_boot_id(a->boot_id, &err) < 0) {
+        rss_log_error(RSS_LOG_WARN, &err, "fence state not kept (no boot id)");
+        a->boot_id[0] = '\0';
+        return;
+    }
+    _cleanup_free_ char *dir = rss_xstrdup(a->state_path);
+    *strrchr(dir, '/') = '\0';
+    if (*dir && mkdir(dir, 0700) < 0 && errno != EEXIST)
+        rss_log_warn("fence state: cannot create %s: %s", dir, strerror(errno));
+    struct rss_fencestate s = {0};
+    bool have = rss_fencestate_load(a->state_path, &s, &err) == 0;
+    if (!have) {
+        /* Missing is the normal first start of this boot; garbled is logged and ignored (safe: the
+         * clock starts now, the rule before the file). */
+        if (rss_error_code(err) != RSS_E_NOT_FOUND)
+            rss_log_error(RSS_LOG_WARN, &err, "fence state ignored");
+        rss_error_release(&err);
+    }
+    int64_t mono = rss_clock_mono_ms();
+    const char *why;
+    int64_t ok = rss_fencestate_resume(have ? &s : NULL, a->boot_id, rss_clock_boot_ms(), mono, &why);
+    atomic_store(&a->api_ok_ms, ok);
+    if (ok < mono) {
+        pthread_mutex_lock(&a->lock);
+        const cJSON *it;
+        cJSON_ArrayForEach(it, s.rss) agent_spec_set(a, it);
+        cJSON_ArrayForEach(it, s.pods) agent_member_ingest(a, it);
+        size_t n = 0;
+        for (struct agent_member *m = a->members; m; m = m->next)
+            n++;
+        pthread_mutex_unlock(&a->lock);
+        agent_peers_restore(a, s.peers);
+        a->fence_from_ms = mono + RESTORE_GRACE_MS;
+        rss_log_info("%s (%lld ms ago; %zu member(s), %d peer(s) restored until the API answers)", why,
+                     (long long)(mono - ok), n, cJSON_GetArraySize(s.peers));
+    } else {
+        rss_log_info("%s", why);
+    }
+    rss_fencestate_clear(&s);
+}

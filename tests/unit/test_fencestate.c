@@ -1,0 +1,368 @@
+/* test_fencestate.c -- the fence state across an rssd restart (finding F3): the file's codec, the clock
+ * arithmetic, the atomic write, and an agent restarted while cut off resuming its fence clock, its
+ * members, specs and peers, and fencing right after the restore grace (not a fence timeout later). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rss/agent.h"
+#include "rss/cleanup.h"
+#include "rss/cri.h"
+#include "rss/fencestate.h"
+#include "rss/json.h"
+#include "rss/kube.h"
+#include "agent_internal.h"
+
+static char *mkdtemp_dir(void)
+{
+    char *d = rss_xstrdup("/tmp/rss-fencestate.XXXXXX");
+    assert_non_null(mkdtemp(d));
+    return d;
+}
+
+static void rm_rf(const char *d)
+{
+    _cleanup_free_ char *cmd = rss_xasprintf("rm -rf '%s'", d);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_codec_roundtrip(void **state)
+{
+    (void)state;
+    struct rss_fencestate s = {.api_ok_boot_ms = 123456789012LL,
+                               .pods = cJSON_Parse("[{\"metadata\":{\"name\":\"p\"}}]"),
+                               .rss = NULL,
+                               .peers = cJSON_Parse("[{\"node\":\"n2\"}]")};
+    snprintf(s.boot_id, sizeof(s.boot_id), "%s", "0b1c2d3e-aaaa-bbbb-cccc-000000000001");
+    _cleanup_free_ char *text = rss_fencestate_encode(&s);
+    struct rss_fencestate d = {0};
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_fencestate_decode(text, &d, &err), 0);
+    assert_string_equal(d.boot_id, s.boot_id);
+    assert_true(d.api_ok_boot_ms == 123456789012LL);
+    assert_int_equal(cJSON_GetArraySize(d.pods), 1);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItem(
+                            cJSON_GetObjectItem(cJSON_GetArrayItem(d.pods, 0), "metadata"), "name")),
+                        "p");
+    assert_int_equal(cJSON_GetArraySize(d.rss), 0); /* NULL is written as [] */
+    assert_int_equal(cJSON_GetArraySize(d.peers), 1);
+    rss_fencestate_clear(&d);
+    rss_fencestate_clear(&s);
+}
+
+static void test_codec_garbage(void **state)
+{
+    (void)state;
+    static const char *const bad[] = {
+        "",
+        "not json",
+        "[]",
+        "{\"version\":2,\"bootId\":\"b\",\"apiOkBootMs\":1,\"pods\":[],\"rss\":[],\"peers\":[]}",
+        "{\"bootId\":\"b\",\"apiOkBootMs\":1,\"pods\":[],\"rss\":[],\"peers\":[]}",
+        "{\"version\":1,\"apiOkBootMs\":1,\"pods\":[],\"rss\":[],\"peers\":[]}",
+        "{\"version\":1,\"bootId\":\"\",\"apiOkBootMs\":1,\"pods\":[],\"rss\":[],\"peers\":[]}",
+        "{\"version\":1,\"bootId\":7,\"apiOkBootMs\":1,\"pods\":[],\"rss\":[],\"peers\":[]}",
+        "{\"version\":1,\"bootId\":\"b\",\"apiOkBootMs\":-1,\"pods\":[],\"rss\":[],\"peers\":[]}",
+        "{\"version\":1,\"bootId\":\"b\",\"apiOkBootMs\":1.5,\"pods\":[],\"rss\":[],\"peers\":[]}",
+        "{\"version\":1,\"bootId\":\"b\",\"apiOkBootMs\":\"1\",\"pods\":[],\"rss\":[],\"peers\":[]}",
+        "{\"version\":1,\"bootId\":\"b\",\"apiOkBootMs\":1e300,\"pods\":[],\"rss\":[],\"peers\":[]}",
+        "{\"version\":1,\"bootId\":\"b\",\"apiOkBootMs\":1,\"pods\":{},\"rss\":[],\"peers\":[]}",
+        "{\"version\":1,\"bootId\":\"b\",\"apiOkBootMs\":1,\"pods\":[],\"peers\":[]}",
+        "{\"version\":1,\"bootId\":\"b\",\"apiOkBootMs\":1,\"pods\":[],\"rss\":[],\"peers\":null}",
+        "{\"version\":1,\"bootId\":\"b\",\"apiOkBootMs\":1,\"pods\":[],\"rss\":[],\"peers\":[]",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct rss_fencestate d = {0};
+        _cleanup_error_ rss_error_t err = NULL;
+        if (rss_fencestate_decode(bad[i], &d, &err) == 0)
+            fail_msg("decoded garbage #%zu: %s", i, bad[i]);
+        assert_int_equal(rss_error_code(err), RSS_E_INVALID);
+        assert_null(d.pods);
+        rss_fencestate_clear(&d);
+    }
+    /* an overlong boot id */
+    char big[200];
+    memset(big, 'x', sizeof(big));
+    big[sizeof(big) - 1] = '\0';
+    _cleanup_free_ char *t = rss_xasprintf(
+        "{\"version\":1,\"bootId\":\"%s\",\"apiOkBootMs\":1,\"pods\":[],\"rss\":[],\"peers\":[]}", big);
+    struct rss_fencestate d = {0};
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_true(rss_fencestate_decode(t, &d, &err) < 0);
+}
+
+struct resume_row {
+    const char *name;
+    bool have;
+    const char *saved_boot, *boot;
+    int64_t stamp, boot_now, mono_now, want;
+};
+
+static void test_resume(void **state)
+{
+    (void)state;
+    static const struct resume_row rows[] = {
+        /* The fix: the clock continues from the saved stamp (60 s ago on the boot clock). */
+        {"same boot, 60 s ago", true, "b1", "b1", 940000, 1000000, 5000000, 4940000},
+        {"same boot, just now", true, "b1", "b1", 1000000, 1000000, 5000000, 5000000},
+        {"same boot, older than this process's clock", true, "b1", "b1", 0, 1000000, 500, 500 - 1000000},
+        /* Everything not provably from this boot: the clock starts now (never earlier). */
+        {"no file", false, "", "b1", 0, 1000000, 5000000, 5000000},
+        {"another boot", true, "b0", "b1", 940000, 1000000, 5000000, 5000000},
+        {"no boot id now", true, "b1", NULL, 940000, 1000000, 5000000, 5000000},
+        {"a stamp in the future", true, "b1", "b1", 1000001, 1000000, 5000000, 5000000},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        const struct resume_row *r = &rows[i];
+        struct rss_fencestate s = {.api_ok_boot_ms = r->stamp};
+        snprintf(s.boot_id, sizeof(s.boot_id), "%s", r->saved_boot);
+        const char *why = NULL;
+        int64_t got = rss_fencestate_resume(r->have ? &s : NULL, r->boot, r->boot_now, r->mono_now, &why);
+        if (got != r->want)
+            fail_msg("%s: got %lld, want %lld", r->name, (long long)got, (long long)r->want);
+        assert_non_null(why);
+        /* never earlier than the saved stamp */
+        if (r->have && got < r->mono_now)
+            assert_true(r->boot_now - (r->mono_now - got) == r->stamp);
+    }
+    /* boot_stamp is the inverse */
+    int64_t st = rss_fencestate_boot_stamp(4940000, 1000000, 5000000);
+    assert_true(st == 940000);
+}
+
+static void test_save_load(void **state)
+{
+    (void)state;
+    _cleanup_free_ char *dir = mkdtemp_dir();
+    _cleanup_free_ char *path = rss_xasprintf("%s/fence-n1.json", dir);
+    _cleanup_free_ char *tmp = rss_xasprintf("%s.tmp", path);
+    struct rss_fencestate s = {.api_ok_boot_ms = 42, .pods = cJSON_Parse("[1,2]")};
+    snprintf(s.boot_id, sizeof(s.boot_id), "%s", "bootid-1");
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_fencestate d = {0};
+    assert_true(rss_fencestate_load(path, &d, &err) < 0);
+    assert_int_equal(rss_error_code(err), RSS_E_NOT_FOUND);
+    rss_error_release(&err);
+    assert_int_equal(rss_fencestate_save(path, &s, &err), 0);
+    assert_int_equal(access(tmp, F_OK), -1); /* renamed, not left behind */
+    s.api_ok_boot_ms = 43;
+    assert_int_equal(rss_fencestate_save(path, &s, &err), 0); /* over the old one */
+    assert_int_equal(rss_fencestate_load(path, &d, &err), 0);
+    assert_true(d.api_ok_boot_ms == 43);
+    assert_int_equal(cJSON_GetArraySize(d.pods), 2);
+    rss_fencestate_clear(&d);
+    /* a garbled file is RSS_E_INVALID (the agent then starts its clock now) */
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"version\":1,\"bootId\":\"bootid-1\",\"apiOk", f);
+    fclose(f);
+    assert_true(rss_fencestate_load(path, &d, &err) < 0);
+    assert_int_equal(rss_error_code(err), RSS_E_INVALID);
+    rss_error_release(&err);
+    /* an unwritable place fails cleanly */
+    _cleanup_free_ char *nodir = rss_xasprintf("%s/missing/fence.json", dir);
+    assert_true(rss_fencestate_save(nodir, &s, &err) < 0);
+    rss_error_release(&err);
+    rss_fencestate_clear(&s);
+    rm_rf(dir);
+}
+
+/* --- the agent: restart while cut off ------------------------------------------------------------- */
+
+static const char rss_obj[] =
+    "{\"kind\":\"ReplicatedStatefulSet\",\"metadata\":{\"name\":\"db\",\"namespace\":\"ns1\",\"uid\":\"u-1\","
+    "\"generation\":7},\"spec\":{\"pod\":{\"commands\":{\"sequence\":{\"command\":[\"/seq\"]},"
+    "\"primary\":{\"command\":[\"/start\",\"--join\"]},\"status\":{\"command\":[\"/check\"]},"
+    "\"stop\":{\"command\":[\"/stop\"]}},\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}},"
+    "\"status\":{\"memberStatus\":[{\"node\":\"n1\"},{\"node\":\"n2\"},{\"node\":\"n3\"}]}}";
+
+struct world {
+    char *dir;
+    struct rss_kube *kube;
+    struct rss_cri *cri;
+    struct rss_agent *a;
+};
+
+static struct rss_agent *new_agent(struct world *w)
+{
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_agent_config cfg = {.kube = w->kube,
+                                   .cri = w->cri,
+                                   .node = "n1",
+                                   .ns = "rssd",
+                                   .fence_timeout_ms = 30000,
+                                   .state_dir = w->dir};
+    struct rss_agent *a = NULL;
+    if (rss_agent_new(&cfg, &a, &err) < 0)
+        fail_msg("rss_agent_new failed");
+    return a;
+}
+
+static int world_setup(void **state)
+{
+    struct world *w = rss_xcalloc(1, sizeof(*w));
+    w->dir = mkdtemp_dir();
+    _cleanup_free_ char *kc = rss_xasprintf("%s/kubeconfig", w->dir);
+    FILE *f = fopen(kc, "w");
+    assert_non_null(f);
+    fputs("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: http://127.0.0.1:9\n"
+          "contexts:\n- name: x\n  context:\n    cluster: c\n    user: u\n    namespace: rssd\n"
+          "current-context: x\nusers:\n- name: u\n  user:\n    token: t\n",
+          f);
+    fclose(f);
+    _cleanup_error_ rss_error_t err = NULL;
+    if (rss_kube_new(kc, &w->kube, &err) < 0) {
+        _cleanup_free_ char *m = rss_error_string(err);
+        fail_msg("kube: %s", m);
+    }
+    _cleanup_free_ char *sock = rss_xasprintf("unix://%s/no-cri.sock", w->dir);
+    assert_int_equal(rss_cri_new(sock, NULL, &w->cri, &err), 0);
+    *state = w;
+    return 0;
+}
+
+static int world_teardown(void **state)
+{
+    struct world *w = *state;
+    rss_cri_free(w->cri);
+    rss_kube_free(w->kube);
+    rm_rf(w->dir);
+    free(w->dir);
+    free(w);
+    unsetenv("RSS_BOOT_ID");
+    return 0;
+}
+
+static size_t n_members(struct rss_agent *a)
+{
+    size_t n = 0;
+    for (struct agent_member *m = a->members; m; m = m->next)
+        n++;
+    return n;
+}
+
+/* The state the previous process left: its last acknowledged renewal `age_ms` ago, on this boot. */
+static void write_state(struct world *w, const char *boot, int64_t age_ms)
+{
+    struct rss_fencestate s = {
+        .api_ok_boot_ms = rss_clock_boot_ms() - age_ms,
+        .pods = cJSON_Parse("[{\"metadata\":{\"namespace\":\"ns1\",\"name\":\"db-0\",\"uid\":\"uid-0\","
+                            "\"labels\":{\"" RSS_LABEL_NAME "\":\"db\"}},\"spec\":{\"containers\":[{\"name\":"
+                            "\"app\"}]}}]"),
+        .rss = cJSON_CreateArray(),
+        .peers = cJSON_Parse("[{\"node\":\"n2\",\"address\":\"127.0.0.1:9\",\"key\":"
+                             "\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\"}]")};
+    cJSON_AddItemToArray(s.rss, cJSON_Parse(rss_obj));
+    snprintf(s.boot_id, sizeof(s.boot_id), "%s", boot);
+    _cleanup_free_ char *path = rss_xasprintf("%s/fence-n1.json", w->dir);
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_fencestate_save(path, &s, &err), 0);
+    rss_fencestate_clear(&s);
+}
+
+static void wait_workers(struct rss_agent *a)
+{
+    for (int i = 0; i < 200 && rss_agent_busy_workers(a) > 0; i++)
+        usleep(50 * 1000);
+    assert_int_equal(rss_agent_busy_workers(a), 0);
+}
+
+/* F3: the previous process last heard the API 60 s ago (fence timeout 30 s); the new one, still cut
+ * off, must resume that clock and its tables and fence after the restore grace, not 30 s later. */
+static void test_restart_cut_off_fences(void **state)
+{
+    struct world *w = *state;
+    setenv("RSS_BOOT_ID", "boot-aaaaaaaa", 1);
+    write_state(w, "boot-aaaaaaaa", 60000);
+    struct rss_agent *a = new_agent(w);
+    agent_fence_state_restore(a);
+    int64_t now = rss_clock_mono_ms();
+    int64_t age = now - atomic_load(&a->api_ok_ms);
+    assert_true(age >= 60000 && age < 65000);
+    assert_int_equal(n_members(a), 1);
+    struct agent_spec *spec = agent_spec_get(a, "ns1", "db");
+    assert_non_null(spec);
+    assert_int_equal(spec->n_nodes, 3);
+    agent_spec_put(a, spec);
+    assert_int_equal(a->n_peers, 1);
+    assert_string_equal(a->peers[0].url, "http://127.0.0.1:9/peer");
+    /* the grace: no fencing before the restored peers were probed once */
+    pthread_mutex_lock(&a->lock);
+    agent_fence_check(a, now);
+    assert_false(a->fenced);
+    /* then fenced at once, and `stop` is started for the restored member (no peer vouched) */
+    agent_fence_check(a, a->fence_from_ms);
+    assert_true(a->fenced);
+    assert_true(a->members->fence_started);
+    pthread_mutex_unlock(&a->lock);
+    wait_workers(a);
+    /* what it saves is what it restored, with the stamp it is given */
+    int64_t ok = atomic_load(&a->api_ok_ms);
+    agent_fence_state_save(a, ok);
+    rss_agent_free(a);
+    _cleanup_free_ char *path = rss_xasprintf("%s/fence-n1.json", w->dir);
+    struct rss_fencestate s = {0};
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_fencestate_load(path, &s, &err), 0);
+    assert_string_equal(s.boot_id, "boot-aaaaaaaa");
+    int64_t saved_age = rss_clock_boot_ms() - s.api_ok_boot_ms;
+    assert_true(saved_age >= 60000 && saved_age < 65000);
+    assert_int_equal(cJSON_GetArraySize(s.pods), 1);
+    assert_int_equal(cJSON_GetArraySize(s.rss), 1);
+    assert_null(rss_json_obj(cJSON_GetArrayItem(s.rss, 0), "metadata.managedFields"));
+    assert_int_equal(cJSON_GetArraySize(s.peers), 1);
+    assert_string_equal(rss_json_str(cJSON_GetArrayItem(s.peers, 0), "address"), "127.0.0.1:9");
+    rss_fencestate_clear(&s);
+}
+
+/* After a reboot (another boot id) or with a garbled file: the clock starts now and nothing is restored
+ * (the containers the file names are gone with the boot). */
+static void test_restart_other_boot(void **state)
+{
+    struct world *w = *state;
+    setenv("RSS_BOOT_ID", "boot-bbbbbbbb", 1);
+    write_state(w, "boot-aaaaaaaa", 60000);
+    struct rss_agent *a = new_agent(w);
+    agent_fence_state_restore(a);
+    int64_t now = rss_clock_mono_ms();
+    assert_true(now - atomic_load(&a->api_ok_ms) < 5000);
+    assert_int_equal(n_members(a), 0);
+    assert_int_equal(a->n_peers, 0);
+    pthread_mutex_lock(&a->lock);
+    agent_fence_check(a, now);
+    assert_false(a->fenced);
+    pthread_mutex_unlock(&a->lock);
+    rss_agent_free(a);
+
+    _cleanup_free_ char *path = rss_xasprintf("%s/fence-n1.json", w->dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("garbage", f);
+    fclose(f);
+    a = new_agent(w);
+    agent_fence_state_restore(a);
+    assert_true(rss_clock_mono_ms() - atomic_load(&a->api_ok_ms) < 5000);
+    assert_int_equal(n_members(a), 0);
+    rss_agent_free(a);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_codec_roundtrip),
+        cmocka_unit_test(test_codec_garbage),
+        cmocka_unit_test(test_resume),
+        cmocka_unit_test(test_save_load),
+        cmocka_unit_test_setup_teardown(test_restart_cut_off_fences, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_restart_other_boot, world_setup, world_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
