@@ -887,6 +887,9 @@ static void test_threads(void **state)
     }
     struct rec r;
     rec_start(&r, kube, "w=mt", NULL, 0);
+    /* The writers start once the watch has listed: a writer done before the LIST would show its last
+     * value as ADDED, never as MODIFIED (seen once on a loaded machine). */
+    rec_wait(&r, "SYNC_END - -", 1);
     for (int i = 0; i < 4; i++)
         assert_int_equal(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
     for (int i = 0; i < 4; i++) {
