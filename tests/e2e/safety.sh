@@ -756,25 +756,59 @@ sc_rollout() {
         fail "the StatefulSet is not OnDelete"
     mark=$(now)
     echo 1 >"$(claim_dir $R 2)/fail-primary" # the first member rolled will not come back
-    containers=$(rss_json $R | jq -c --arg v "$mark" '.spec.pod.containers | .[0].env = ((.[0].env // []) | map(select(.name != "ROLLOUT")) + [{name: "ROLLOUT", value: $v}])')
-    rss_patch "{\"spec\":{\"pod\":{\"containers\":$containers}}}"
+    start_rollout "$mark"
     halted() { events_since "$mark" RolloutHalted $R | grep -q "^Warning .*$(member $R 2) failed after its update"; }
     wait_until 150 "a RolloutHalted Warning naming $(member $R 2)" halted
     stops=$(hook_lines "$mark" $R stop | awk '{print $2}' | tr '\n' ' ')
     [ "$stops" = "$(member $R 2) " ] || fail "while halted only $(member $R 2) may have stopped: '$stops'"
     note "halted: $(events_since "$mark" RolloutHalted $R | head -1)"
     rm -f "$(claim_dir $R 2)/fail-primary"
+    rollout_finished "$mark"
+}
+# start_rollout MARK: a change of the pod template (an env var), which rolls every member.
+start_rollout() {
+    local containers
+    containers=$(rss_json $R | jq -c --arg v "$1" '.spec.pod.containers | .[0].env = ((.[0].env // []) | map(select(.name != "ROLLOUT")) + [{name: "ROLLOUT", value: $v}])')
+    rss_patch "{\"spec\":{\"pod\":{\"containers\":$containers}}}"
+}
+# rollout_finished MARK: waits for the rollout started at MARK to end, then judges it from the hook logs:
+# no seed, the highest ordinal stopped first, never two members down at once.
+rollout_finished() {
+    local lines stops
     done_() { revisions_current && rss_running $R 3; }
     wait_until 300 "every member on the new revision and running" done_
-    lines=$(hook_lines "$mark" $R stop primary secondary seed)
+    lines=$(hook_lines "$1" $R stop primary secondary seed)
     [ -z "$(grep ' seed ' <<<"$lines")" ] || fail "a seed during the rollout: $(grep ' seed ' <<<"$lines")"
-    stops=$(hook_lines "$mark" $R stop | awk '{print $2}' | tr '\n' ' ')
+    stops=$(hook_lines "$1" $R stop | awk '{print $2}' | tr '\n' ' ')
     [ "$stops" = "$(member $R 2) $(member $R 1) $(member $R 0) " ] || fail "stop order: '$stops'"
     # Never two members down: a member is down from its stop until its next successful start.
     awk '$NF == "rc=0" { if ($3 == "stop") down[$2] = 1; else delete down[$2]; n = 0; for (d in down) n++;
         if (n > 1) { print "two members down at " $1; bad = 1 } } END { exit bad }' <<<"$lines" ||
         fail "more than one member down: $lines"
-    note "stops in order: $stops; $(count_lines "$(hook_lines "$mark" $R primary secondary)") starts (with the failed ones)"
+    note "stops in order: $stops; $(count_lines "$(hook_lines "$1" $R primary secondary)") starts (with the failed ones)"
+}
+
+# ---- 2e''. an API outage in the middle of a rolling update, right after the first member's stop: the
+#            others keep running through it (no stop, no restart), and the rollout ends afterwards as usual
+sc_rollout_outage() {
+    ensure_running
+    peers_current
+    local mark t_thaw stopped others before after
+    mark=$(now)
+    start_rollout "outage-$mark"
+    stopped() { hook_lines "$mark" $R stop | grep -q "$(member $R 2) stop .*rc=0"; }
+    wait_until 120 "the rollout's first stop ($(member $R 2))" stopped
+    before=$(dummyd_pids | grep -v "^$(member $R 2) " || true)
+    "$WORLD" api-freeze || fail "api-freeze"
+    sleep $((2 * FENCE_S + 5))
+    t_thaw=$(now)
+    "$WORLD" api-thaw || fail "api-thaw"
+    others=$(hook_lines "$mark" $R stop seed primary secondary | awk -v t="$t_thaw" '$1 < t && $2 != "'"$(member $R 2)"'"')
+    [ -z "$others" ] || fail "the outage made rssd act on the members still running: $others"
+    after=$(dummyd_pids | grep -v "^$(member $R 2) " || true)
+    [ "$before" = "$after" ] || fail "an application restarted in the outage: before [$before] after [$after]"
+    note "API frozen $((2 * FENCE_S + 5)) s after $(member $R 2)'s stop: the others kept running (pids $(awk '{print $2}' <<<"$after" | tr '\n' ' '))"
+    rollout_finished "$mark"
 }
 
 # ---- 2f. the journal (spec.recovery.replication: Synchronous): a member lost early (its node died while
@@ -1048,7 +1082,7 @@ sc_node_replace_highest() {
     note "seed: $seeds"
 }
 
-all=(late_node stays_off journal force_seed suspend hook_env rollout metrics garbage_fixed noisy api_outage outage_end outage_after_lightsout outage_stopped partition restart_cutoff huge_epoch forgery keeps_failing node_replace node_replace_highest invalid_spec foreign_sts
+all=(late_node stays_off journal force_seed suspend hook_env rollout rollout_outage metrics garbage_fixed noisy api_outage outage_end outage_after_lightsout outage_stopped partition restart_cutoff huge_epoch forgery keeps_failing node_replace node_replace_highest invalid_spec foreign_sts
     reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
