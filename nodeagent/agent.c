@@ -139,13 +139,7 @@ static void dispatch(struct rss_agent *a, struct agent_member *m, int64_t now)
         m->busy = false;
         m->next_due_ms = now + 1000;
         agent_spec_put(a, spec);
-        free(j->rv);
-        free(j->desired_json);
-        free(j->observed_json);
-        free(j->uid);
-        free(j->rss);
-        free(j->cname);
-        free(j);
+        agent_job_free(j);
     }
 }
 

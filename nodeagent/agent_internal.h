@@ -187,6 +187,8 @@ struct agent_job {
     bool fence_done;
 };
 void *agent_job_run(void *arg);
+/* Frees a job's copies (not its spec reference: the caller puts that back under the lock). */
+void agent_job_free(struct agent_job *j);
 
 /* agent_publish.c: merge-patches `observed` (with observedFor = uid) into the member's record, creating
  * the record (labelled with `rss`) when there is none yet. resource_version != NULL makes it a CAS

@@ -411,6 +411,12 @@ void *agent_job_run(void *arg)
     a->workers--;
     pthread_cond_broadcast(&a->cond);
     pthread_mutex_unlock(&a->lock);
+    agent_job_free(j);
+    return NULL;
+}
+
+void agent_job_free(struct agent_job *j)
+{
     free(j->rv);
     free(j->desired_json);
     free(j->observed_json);
@@ -418,5 +424,4 @@ void *agent_job_run(void *arg)
     free(j->rss);
     free(j->cname);
     free(j);
-    return NULL;
 }
