@@ -788,26 +788,50 @@ rollout_finished() {
     note "stops in order: $stops; $(count_lines "$(hook_lines "$1" $R primary secondary)") starts (with the failed ones)"
 }
 
-# ---- 2e''. an API outage in the middle of a rolling update, right after the first member's stop: the
-#            others keep running through it (no stop, no restart), and the rollout ends afterwards as usual
+# ---- 2e''. an API outage in the middle of a rolling update, between the first member's stop and its pod's
+#            deletion: the others keep running through it (no stop, no restart), and the rollout ends
+#            afterwards as usual
 sc_rollout_outage() {
     ensure_running
     peers_current
-    local mark t_thaw stopped others before after
+    local mark t_freeze t_thaw m2 before after acts
+    m2=$(member $R 2)
+    echo 4 >"$(claim_dir $R 2)/delay-stop" # the stop ends inside the outage, before anyone can report it
     mark=$(now)
     start_rollout "outage-$mark"
-    stopped() { hook_lines "$mark" $R stop | grep -q "$(member $R 2) stop .*rc=0"; }
-    wait_until 120 "the rollout's first stop ($(member $R 2))" stopped
-    before=$(dummyd_pids | grep -v "^$(member $R 2) " || true)
+    local node2 id2
+    node2=$(member_node $R 2)
+    id2=$("$WORLD" crictl "$node2" find "$NS" "$m2" dummy) || fail "no container of $m2"
+    stop_runs() { "$WORLD" crictl "$node2" exec "$id2" ps -o args 2>/dev/null | grep -q '/hooks/stop'; }
+    wait_until 60 "$m2's stop hook to run" stop_runs
+    # The others' application pids, read through CRI only (the API is frozen when they are read again).
+    local i ids=()
+    for i in 0 1; do
+        ids+=("$(member_node $R $i) $("$WORLD" crictl "$(member_node $R $i)" find "$NS" "$(member $R $i)" dummy)") ||
+            fail "no container of $(member $R $i)"
+    done
+    app_pids() {
+        local n c
+        for i in 0 1; do
+            read -r n c <<<"${ids[$i]}"
+            echo "$(member $R $i) $("$WORLD" crictl "$n" exec "$c" cat /run/dummy/pid 2>/dev/null)"
+        done
+    }
+    before=$(app_pids)
+    [ "$(grep -cE ' [0-9]+$' <<<"$before")" = 2 ] || fail "the others run no application: $before"
+    t_freeze=$(now)
     "$WORLD" api-freeze || fail "api-freeze"
     sleep $((2 * FENCE_S + 5))
+    after=$(app_pids)
     t_thaw=$(now)
     "$WORLD" api-thaw || fail "api-thaw"
-    others=$(hook_lines "$mark" $R stop seed primary secondary | awk -v t="$t_thaw" '$1 < t && $2 != "'"$(member $R 2)"'"')
-    [ -z "$others" ] || fail "the outage made rssd act on the members still running: $others"
-    after=$(dummyd_pids | grep -v "^$(member $R 2) " || true)
+    rm -f "$(claim_dir $R 2)/delay-stop"
+    hook_lines "$t_freeze" $R stop | awk -v t="$t_thaw" '$1 < t' | grep -q " $m2 stop .*rc=0" ||
+        fail "$m2's stop did not end inside the outage: $(hook_lines "$mark" $R stop)"
+    acts=$(hook_lines "$mark" $R stop seed primary secondary | awk -v t="$t_thaw" -v m="$m2" '$1 < t && $2 != m')
+    [ -z "$acts" ] || fail "the outage made rssd act on the members still running: $acts"
     [ "$before" = "$after" ] || fail "an application restarted in the outage: before [$before] after [$after]"
-    note "API frozen $((2 * FENCE_S + 5)) s after $(member $R 2)'s stop: the others kept running (pids $(awk '{print $2}' <<<"$after" | tr '\n' ' '))"
+    note "API frozen $((2 * FENCE_S + 5)) s while $m2's stop ran: the others kept running (pids $(awk '{print $2}' <<<"$after" | tr '\n' ' '))"
     rollout_finished "$mark"
 }
 

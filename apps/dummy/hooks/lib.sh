@@ -60,10 +60,18 @@ dummy_finish() {
 # dummy_begin HOOK ARGS...: remember who we are and apply the test knobs.
 #   DATA_DIR/hang-HOOK  : log rc=hang, then sleep forever (exec, so killing the hook kills the sleep)
 #   DATA_DIR/fail-HOOK  : do nothing and exit with the file's number (default 1)
+#   DATA_DIR/delay-HOOK : sleep the file's number of seconds first, then run as usual
 dummy_begin() {
 	DUMMY_HOOK=$1
 	shift
 	DUMMY_ARGS="$*"
+	if [ -e "$DATA_DIR/delay-$DUMMY_HOOK" ]; then
+		_s=$(cat "$DATA_DIR/delay-$DUMMY_HOOK" 2>/dev/null)
+		case $_s in
+		'' | *[!0-9]*) _s=1 ;;
+		esac
+		sleep "$_s"
+	fi
 	if [ -e "$DATA_DIR/hang-$DUMMY_HOOK" ]; then
 		dummy_log hang
 		exec sleep infinity
