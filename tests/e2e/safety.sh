@@ -411,6 +411,65 @@ sc_reinstall() {
     note "epoch before $epoch0, after reinstall $lt"
 }
 
+# ---- 5a. issue 10 item 4: an upgrade from the annotation era. The pods carry the old rssd's `desired` and
+#          `observed` annotations and there are no member records; the new rssd ignores the annotations,
+#          probes every member (status) before anything else, keeps the running members running, and says so
+#          with one Warning IgnoredAnnotation per pod (in one leader term, however many passes).
+ignored_count() { # ignored_count POD: the count of the IgnoredAnnotation Event(s) naming POD since the mark
+    local m=${1%.*}
+    k get events -n "$NS" -o json | jq --arg p "$2" --arg m "${m%Z}Z" '[.items[] | select(.reason == "IgnoredAnnotation"
+        and (.message | startswith("pod " + $p + " carries"))
+        and ((.lastTimestamp // .eventTime // .metadata.creationTimestamp // "") | sub("\\.[0-9]+"; "")) >= $m)
+        | (.count // 1)] | add // 0'
+}
+sc_annotation_upgrade() {
+    ensure_running
+    local mark lt i m first2 n
+    k delete -f "$E2E_TMP/daemonset.yaml" --wait=false >/dev/null || fail "delete DaemonSet"
+    gone() { [ "$(rssd_pods_json | jq '.items | length')" = 0 ]; }
+    wait_until 60 "every rssd pod gone" gone
+    # What the annotation-era rssd left: its last desired and observed on each pod, no records.
+    for i in 0 1 2; do
+        m=$(member $R $i)
+        k annotate pod "$m" -n "$NS" --overwrite "rss.clusterlabs.org/desired=$(desired "$m")" \
+            "rss.clusterlabs.org/observed=$(observed "$m")" >/dev/null || fail "annotate $m"
+    done
+    k delete cm -n "$RSSD_NS" -l "rss.clusterlabs.org/namespace=$NS,rss.clusterlabs.org/rss=$R" >/dev/null ||
+        fail "delete the records"
+    lt=$(lease_transitions)
+    mark=$(now)
+    k apply -f "$E2E_TMP/daemonset.yaml" >/dev/null || fail "apply DaemonSet"
+    wait_until 60 "3 rssd pods Running" rssd_pods_ready 3
+    ensure_running 90
+    # Probe first: each member's first hook since the upgrade is its status (a running member needs no
+    # sequence), and no hook starts or stops anything.
+    for i in 0 1 2; do
+        m=$(member $R $i)
+        first2=$(hooks_since "$mark" $R | awk -v p="$m" '$2 == p {print $3}' | head -1)
+        [ "$first2" = status ] || fail "$m: first hook after the upgrade: '$first2'"
+    done
+    [ -z "$(hook_lines "$mark" $R stop seed primary secondary)" ] ||
+        fail "a running member was stopped or started: $(hook_lines "$mark" $R stop seed primary secondary)"
+    # Past a reconcileInterval (10 s): more passes, still one Warning per pod.
+    sleep 12
+    if [ "$(lease_transitions)" = $((lt + 1)) ]; then
+        for i in 0 1 2; do
+            n=$(ignored_count "$mark" "$(member $R $i)")
+            [ "$n" = 1 ] || fail "$(member $R $i): $n IgnoredAnnotation Warnings, want 1"
+        done
+        note "one IgnoredAnnotation per pod: $(events_since "$mark" IgnoredAnnotation $R | head -1 | cut -c1-160)"
+    else
+        for i in 0 1 2; do
+            [ "$(ignored_count "$mark" "$(member $R $i)")" -ge 1 ] || fail "no IgnoredAnnotation for $(member $R $i)"
+        done
+        note "leadership changed hands during the start ($lt -> $(lease_transitions)): one Warning per pod and term not counted"
+    fi
+    rss_running "$R" 3 >/dev/null || fail "not Running after the upgrade"
+    for i in 0 1 2; do
+        k annotate pod "$(member $R $i)" -n "$NS" rss.clusterlabs.org/desired- rss.clusterlabs.org/observed- >/dev/null || true
+    done
+}
+
 # ---- 5b. a garbage sequence, then fixed data: the member is asked again within reconcileInterval (10 s
 #          in apps/dummy/rss.yaml) and the recovery proceeds, without anyone restarting its container
 sc_garbage_fixed() {
@@ -1126,7 +1185,7 @@ sc_node_replace_highest() {
     note "seed: $seeds"
 }
 
-all=(late_node stays_off journal force_seed suspend hook_env rollout metrics garbage_fixed noisy api_outage outage_end outage_after_lightsout outage_stopped partition restart_cutoff huge_epoch forgery namespaced keeps_failing node_replace node_replace_highest invalid_spec foreign_sts
+all=(late_node stays_off journal force_seed suspend hook_env rollout metrics garbage_fixed noisy api_outage outage_end outage_after_lightsout outage_stopped partition restart_cutoff huge_epoch forgery namespaced annotation_upgrade keeps_failing node_replace node_replace_highest invalid_spec foreign_sts
     reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
