@@ -316,13 +316,14 @@ sc_namespaced() {
     # The other namespace's RSS first: by the time rss-apps' runs, rssd would long have acted on it.
     rss_manifest dummy 2 false | k apply -n $other -f - >/dev/null || fail "apply the RSS in $other"
     rss_manifest dummy 2 false | k apply -n $apps -f - >/dev/null || fail "apply the RSS in $apps"
-    (
-        NS=$apps
-        wait_until 120 "$apps/dummy Running with 2 primaries" rss_running dummy 2
-        lines=$(hook_lines "$mark" dummy seed primary)
-        [ "$(count_lines "$(grep ' seed ' <<<"$lines")")" = 1 ] || fail "$apps: expected one seed: $lines"
-        note "$apps/dummy: $(count_lines "$lines") start hooks ran ($(awk '{print $2 "/" $3}' <<<"$lines" | tr '\n' ' '))"
-    ) || exit 1
+    # The lib's helpers read $NS: point them at rss-apps for these checks.
+    local ns0=$NS
+    NS=$apps
+    wait_until 120 "$apps/dummy Running with 2 primaries" rss_running dummy 2
+    lines=$(hook_lines "$mark" dummy seed primary)
+    [ "$(count_lines "$(grep ' seed ' <<<"$lines")")" = 1 ] || fail "$apps: expected one seed: $lines"
+    note "$apps/dummy: $(count_lines "$lines") start hooks ran ($(awk '{print $2 "/" $3}' <<<"$lines" | tr '\n' ' '))"
+    NS=$ns0
     [ -z "$(k get sts -n $other -o name 2>/dev/null)" ] || fail "a StatefulSet in $other: $(k get sts -n $other -o name)"
     [ -z "$(k get svc -n $other -o name 2>/dev/null)" ] || fail "a Service in $other"
     [ -z "$(cat "$RSS_WORLD_DIR/pv/$other"/*/hooks.log 2>/dev/null)" ] || fail "a hook ran in $other"
