@@ -797,8 +797,9 @@ static void test_node_loss_replace(void **state)
 }
 
 /* --namespaces: the leader manages the RSSs of "prod" and "second" and never asks about "other", whose
- * RSS is left alone (no Service, StatefulSet, status or record). Ground truth is kubesim's request
- * counts by namespace for the leader's own User-Agent, not what the leader says it did. */
+ * RSS is left alone (no Service, StatefulSet, status or record), nor deletes a record of "other". Ground
+ * truth is kubesim's request counts by namespace for the leader's own User-Agent, not what the leader says it
+ * did. */
 static bool status_written(void *p)
 {
     const char **a = p; /* namespace, name */
@@ -843,6 +844,14 @@ static void test_namespaces_scoped(void **state)
         check(rss_kube_merge_patch(kube, path, patch, NULL, &err), &err, "status of other/theirs");
     }
 
+    /* The record of a member of "other", left by an earlier cluster-wide install: not this leader's to
+     * collect (its RSS list does not cover "other", so it cannot tell that RSS from a deleted one). */
+    {
+        _cleanup_json_ cJSON *cm = rss_record_new("other", "gone", "rss-gone-0");
+        _cleanup_free_ char *coll = rss_kube_path("v1", NS, "configmaps", NULL, NULL);
+        _cleanup_error_ rss_error_t e = NULL;
+        check(rss_kube_create(kube, coll, cm, NULL, &e), &e, "the record of other/rss-gone-0");
+    }
     struct rss_kube *lk = NULL;
     _cleanup_error_ rss_error_t err = NULL;
     check(rss_kube_new(sim.kubeconfig, &lk, &err), &err, "the leader's client");
@@ -877,6 +886,8 @@ static void test_namespaces_scoped(void **state)
     assert_null(osts);
     assert_null(osvc);
     assert_null(orec);
+    _cleanup_json_ cJSON *kept = get("v1", NS, "configmaps", "other.rss-gone-0");
+    assert_non_null(kept);
 
     /* The request counts of the leader's client: nothing in "other", no LIST or WATCH across every
      * namespace, and (so the check can fail) watches in each managed namespace. */
