@@ -23,6 +23,7 @@ struct rss_leader {
     struct rss_kube *kube;
     struct rss_election *election;
     char *ns;
+    struct rss_namespaces managed; /* a copy of cfg->namespaces; n == 0: every namespace */
     long fence_ms;
     struct leader_events events;
     struct leader_liveness liveness; /* the loop thread's only */
@@ -46,6 +47,12 @@ int rss_leader_new(const struct rss_leader_config *cfg, struct rss_leader **ret,
     l->kube = cfg->kube;
     l->election = cfg->election;
     l->ns = rss_xstrdup(cfg->ns);
+    if (cfg->namespaces && cfg->namespaces->n) {
+        l->managed.names = rss_xcalloc(cfg->namespaces->n, sizeof(char *));
+        for (size_t i = 0; i < cfg->namespaces->n; i++)
+            l->managed.names[i] = rss_xstrdup(cfg->namespaces->names[i]);
+        l->managed.n = cfg->namespaces->n;
+    }
     l->fence_ms = cfg->fence_timeout_ms > 0 ? cfg->fence_timeout_ms : 30000;
     leader_events_init(&l->events, 1024);
     pthread_mutex_init(&l->mu, NULL);
@@ -79,6 +86,7 @@ void rss_leader_free(struct rss_leader *l)
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv);
     free(l->ns);
+    rss_namespaces_clear(&l->managed);
     free(l);
 }
 
@@ -237,7 +245,8 @@ static int drop_records_of_deleted(struct rss_leader *l, const struct leader_ctx
     cJSON_ArrayForEach(cm, cJSON_GetObjectItemCaseSensitive(records, "items"))
     {
         const char *ns, *rss, *pod;
-        if (!rss_record_member(cm, &ns, &rss, &pod))
+        /* A namespace rssd does not manage is not its to judge (its RSS list does not cover it). */
+        if (!rss_record_member(cm, &ns, &rss, &pod) || !rss_namespaces_contains(&l->managed, ns))
             continue;
         bool exists = false;
         const cJSON *cr;
@@ -278,9 +287,9 @@ static int run_pass(struct rss_leader *l, const struct leader_ctx *ctx, bool all
     if (all)
         leader_keyset_clear(&l->services); /* refilled by this pass: deleted RSSs drop out */
     if (all) {
-        _cleanup_free_ char *path = rss_kube_path(RSS_CRD_GROUP_VERSION, NULL, RSS_CRD_PLURAL, NULL, NULL);
         _cleanup_json_ cJSON *list = NULL;
-        if (rss_kube_list(l->kube, path, NULL, &list, &err) < 0) {
+        if (rss_namespaces_list(l->kube, &l->managed, RSS_CRD_GROUP_VERSION, RSS_CRD_PLURAL, NULL, &list,
+                                &err) < 0) {
             rss_log_error(RSS_LOG_WARN, &err, "list replicatedstatefulsets");
             ps->retry = true;
             return LEADER_DONE;
@@ -336,11 +345,12 @@ static bool poll_liveness(struct rss_leader *l, int64_t dead_after)
     return leader_liveness_update(&l->liveness, leases, rss_clock_mono_ms(), MAX_GAP_MS, dead_after);
 }
 
-int rss_leader_epoch_floor(void *kube, int64_t *floor, rss_error_t *err)
+int rss_leader_epoch_floor(void *scope, int64_t *floor, rss_error_t *err)
 {
-    _cleanup_free_ char *path = rss_kube_path(RSS_CRD_GROUP_VERSION, NULL, RSS_CRD_PLURAL, NULL, NULL);
+    const struct rss_leader_scope *sc = scope;
     _cleanup_json_ cJSON *list = NULL;
-    if (rss_kube_list(kube, path, NULL, &list, err) < 0) {
+    if (rss_namespaces_list(sc->kube, sc->namespaces, RSS_CRD_GROUP_VERSION, RSS_CRD_PLURAL, NULL, &list,
+                            err) < 0) {
         if (rss_error_code(*err) != RSS_E_NOT_FOUND)
             return rss_error_wrap(err, "reading the epoch floor from the RSS status");
         rss_error_release(err); /* no CRD yet: no RSS, no floor */
@@ -390,24 +400,30 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
 
     /* A new term knows nothing of any node: every node's clock starts now (client-go's rule). */
     leader_liveness_start(&l->liveness, rss_clock_mono_ms());
-    struct watch_arg w[4] = {
-        {.l = l,
-         .path = rss_kube_path(RSS_CRD_GROUP_VERSION, NULL, RSS_CRD_PLURAL, NULL, NULL),
-         .fn = on_rss},
-        {.l = l,
-         .path = rss_kube_path("v1", NULL, "pods", NULL, NULL),
-         .label_selector = RSS_LABEL_NAME,
-         .fn = on_member},
-        {.l = l,
-         .path = rss_kube_path("apps/v1", NULL, "statefulsets", NULL, NULL),
-         .label_selector = RSS_LABEL_NAME,
-         .fn = on_member},
-        {.l = l,
-         .path = rss_kube_path("v1", l->ns, "configmaps", NULL, NULL),
-         .label_selector = RSS_LABEL_RECORD_MEMBER,
-         .fn = on_record},
-    };
-    for (size_t i = 0; i < 4; i++) {
+    /* RSS objects, member pods and StatefulSets: cluster-wide, or one watch each per managed
+     * namespace; then the member records in rssd's namespace. */
+    size_t n_scopes = l->managed.n ? l->managed.n : 1, n_w = 3 * n_scopes + 1;
+    struct watch_arg *w = rss_xcalloc(n_w, sizeof(*w));
+    for (size_t k = 0; k < n_scopes; k++) {
+        const char *sns = l->managed.n ? l->managed.names[k] : NULL;
+        w[3 * k] =
+            (struct watch_arg){.l = l,
+                               .path = rss_kube_path(RSS_CRD_GROUP_VERSION, sns, RSS_CRD_PLURAL, NULL, NULL),
+                               .fn = on_rss};
+        w[3 * k + 1] = (struct watch_arg){.l = l,
+                                          .path = rss_kube_path("v1", sns, "pods", NULL, NULL),
+                                          .label_selector = RSS_LABEL_NAME,
+                                          .fn = on_member};
+        w[3 * k + 2] = (struct watch_arg){.l = l,
+                                          .path = rss_kube_path("apps/v1", sns, "statefulsets", NULL, NULL),
+                                          .label_selector = RSS_LABEL_NAME,
+                                          .fn = on_member};
+    }
+    w[n_w - 1] = (struct watch_arg){.l = l,
+                                    .path = rss_kube_path("v1", l->ns, "configmaps", NULL, NULL),
+                                    .label_selector = RSS_LABEL_RECORD_MEMBER,
+                                    .fn = on_record};
+    for (size_t i = 0; i < n_w; i++) {
         int e = pthread_create(&w[i].thread, NULL, watch_main, &w[i]);
         if (e)
             rss_log_warn("leader: cannot start a watch thread (%s): periodic passes only", strerror(e));
@@ -469,11 +485,12 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
     }
 
     atomic_store(&l->wstop, true);
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < n_w; i++) {
         if (w[i].started)
             pthread_join(w[i].thread, NULL);
         free(w[i].path);
     }
+    free(w);
     rss_log_info("stopped leading epoch %lld (%s)", (long long)epoch,
                  atomic_load(stop) ? "stop requested" : "the Lease is not ours any more");
     return 0;

@@ -33,6 +33,20 @@ int rss_agent_new(const struct rss_agent_config *cfg, struct rss_agent **ret, rs
     a->fence_timeout_ms = cfg->fence_timeout_ms ? cfg->fence_timeout_ms : 30000;
     a->heartbeat_ms = cfg->heartbeat_ms ? cfg->heartbeat_ms : 2000;
     a->hook_output_max = cfg->hook_output_max;
+    if (cfg->namespaces && cfg->namespaces->n) {
+        a->managed.names = rss_xcalloc(cfg->namespaces->n, sizeof(char *));
+        for (size_t i = 0; i < cfg->namespaces->n; i++)
+            a->managed.names[i] = rss_xstrdup(cfg->namespaces->names[i]);
+        a->managed.n = cfg->namespaces->n;
+    }
+    a->n_scopes = a->managed.n ? a->managed.n : 1;
+    a->pod_scopes = rss_xcalloc(a->n_scopes, sizeof(*a->pod_scopes));
+    a->spec_scopes = rss_xcalloc(a->n_scopes, sizeof(*a->spec_scopes));
+    for (size_t i = 0; i < a->n_scopes; i++) {
+        const char *ns = a->managed.n ? a->managed.names[i] : NULL;
+        a->pod_scopes[i] = (struct agent_scope){.a = a, .ns = ns};
+        a->spec_scopes[i] = (struct agent_scope){.a = a, .ns = ns};
+    }
     pthread_mutex_init(&a->lock, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
@@ -71,6 +85,9 @@ void rss_agent_free(struct rss_agent *a)
     free(a->ns);
     free(a->identity);
     free(a->state_path);
+    free(a->pod_scopes);
+    free(a->spec_scopes);
+    rss_namespaces_clear(&a->managed);
     free(a);
 }
 
@@ -157,14 +174,26 @@ int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err
 {
     a->stop = stop;
     agent_fence_state_restore(a);
-    void *(*fns[])(void *) = {agent_watch_lease,   agent_watch_pods, agent_watch_specs,
-                              agent_watch_records, agent_heartbeat,  agent_peers_prober};
-    enum { N = sizeof(fns) / sizeof(fns[0]) };
-    pthread_t th[N];
+    /* The pod and RSS watches: one each per managed namespace (or one cluster-wide). */
+    size_t n = 4 + 2 * a->n_scopes;
+    void *(**fns)(void *) = rss_xcalloc(n, sizeof(*fns));
+    void **args = rss_xcalloc(n, sizeof(*args));
+    void *(*fixed[])(void *) = {agent_watch_lease, agent_watch_records, agent_heartbeat, agent_peers_prober};
+    for (size_t i = 0; i < 4; i++) {
+        fns[i] = fixed[i];
+        args[i] = a;
+    }
+    for (size_t i = 0; i < a->n_scopes; i++) {
+        fns[4 + 2 * i] = agent_watch_pods;
+        args[4 + 2 * i] = &a->pod_scopes[i];
+        fns[5 + 2 * i] = agent_watch_specs;
+        args[5 + 2 * i] = &a->spec_scopes[i];
+    }
+    pthread_t *th = rss_xcalloc(n, sizeof(*th));
     size_t started = 0;
     int r = 0;
-    for (; started < N; started++) {
-        int e = pthread_create(&th[started], NULL, fns[started], a);
+    for (; started < n; started++) {
+        int e = pthread_create(&th[started], NULL, fns[started], args[started]);
         if (e != 0) {
             r = rss_error_errno(err, e, "agent: starting a thread");
             break;
@@ -192,6 +221,9 @@ int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err
     pthread_mutex_unlock(&a->lock);
     for (size_t i = 0; i < started; i++)
         pthread_join(th[i], NULL);
+    free(th);
+    free(fns);
+    free(args);
     /* Members keep running; only wait briefly for hooks in flight so their results get published. */
     int64_t end = rss_clock_mono_ms() + SHUTDOWN_GRACE_MS;
     int busy;

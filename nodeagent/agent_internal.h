@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "rss/agent.h"
+#include "rss/namespaces.h"
 #include "rss/annotation.h"
 #include "rss/clock.h"
 #include "rss/fencestate.h"
@@ -77,6 +78,14 @@ struct agent_peer {
     long long api_age_ms; /* what it said: ms since its last successful API call */
 };
 
+/* One namespace's pod or RSS watch (ns NULL: cluster-wide). Its re-lists judge only its namespace's
+ * members or specs as gone, so one namespace's relist never drops another's. */
+struct agent_scope {
+    struct rss_agent *a;
+    const char *ns; /* borrowed from rss_agent.managed */
+    bool synced;    /* under agent.lock */
+};
+
 struct rss_agent {
     struct rss_kube *kube;
     struct rss_cri *cri;
@@ -84,6 +93,10 @@ struct rss_agent {
     long fence_timeout_ms, heartbeat_ms;
     size_t hook_output_max;
     const atomic_bool *stop;
+    struct rss_namespaces managed;   /* --namespaces; n == 0: every namespace */
+    struct agent_scope *pod_scopes;  /* one per managed namespace (or one cluster-wide) */
+    struct agent_scope *spec_scopes; /* same */
+    size_t n_scopes;
 
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -169,8 +182,8 @@ int agent_find_container(struct rss_agent *a, const char *uid, const char *cname
                          rss_error_t *err);
 
 /* agent_watch.c: the three watch threads. */
-void *agent_watch_pods(void *arg);
-void *agent_watch_specs(void *arg);
+void *agent_watch_pods(void *arg);  /* arg = struct agent_scope * */
+void *agent_watch_specs(void *arg); /* arg = struct agent_scope * */
 void *agent_watch_lease(void *arg);
 void *agent_watch_records(void *arg);
 

@@ -1,5 +1,6 @@
 /* agent_watch.c -- the agent's watches: the leader Lease (rule 10), pods on this node, RSS objects, and
  * the member records in rssd's namespace. */
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,12 +18,12 @@ static void sleep_unless_stopped(struct rss_agent *a, long ms)
 
 /* Runs one watch until stop; a watch that gives up (bad request: e.g. the CRD is not installed yet)
  * is retried, since rssd can do nothing better than wait for the cluster to be set up. */
-static void watch_forever(struct rss_agent *a, const char *what, const char *path,
+static void watch_forever(struct rss_agent *a, void *ud, const char *what, const char *path,
                           struct rss_kube_watch_opts *o, rss_kube_watch_fn fn)
 {
     while (!atomic_load(a->stop)) {
         _cleanup_error_ rss_error_t err = NULL;
-        if (rss_kube_watch(a->kube, path, o, fn, a, &err) == 0)
+        if (rss_kube_watch(a->kube, path, o, fn, ud, &err) == 0)
             break;
         rss_log_error(RSS_LOG_WARN, &err, "watch of %s failed, retrying in 2 s", what);
         sleep_unless_stopped(a, 2000);
@@ -32,25 +33,43 @@ static void watch_forever(struct rss_agent *a, const char *what, const char *pat
 
 /* --- pods ---------------------------------------------------------------------------------------- */
 
+/* True when namespace ns belongs to the watch of scope sc. */
+static bool in_scope(const struct agent_scope *sc, const char *ns)
+{
+    return !sc->ns || (ns && !strcmp(sc->ns, ns));
+}
+
+/* Every scope listed once (lock held). */
+static bool all_synced(const struct agent_scope *scopes, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!scopes[i].synced)
+            return false;
+    return true;
+}
+
 static int on_pod(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
 {
-    struct rss_agent *a = ud;
+    struct agent_scope *sc = ud;
+    struct rss_agent *a = sc->a;
     (void)err;
     pthread_mutex_lock(&a->lock);
     switch (ev) {
     case RSS_KUBE_SYNC_BEGIN:
         for (struct agent_member *m = a->members; m; m = m->next)
-            m->seen = false;
+            if (in_scope(sc, m->ns))
+                m->seen = false;
         break;
     case RSS_KUBE_SYNC_END: {
         struct agent_member *m = a->members;
         while (m) {
             struct agent_member *next = m->next;
-            if (!m->seen)
+            if (!m->seen && in_scope(sc, m->ns))
                 agent_member_delete(a, m->ns, m->pod);
             m = next;
         }
-        a->pods_synced = true;
+        sc->synced = true;
+        a->pods_synced = all_synced(a->pod_scopes, a->n_scopes);
         break;
     }
     case RSS_KUBE_ADDED:
@@ -72,34 +91,48 @@ static int on_pod(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_
 
 void *agent_watch_pods(void *arg)
 {
-    struct rss_agent *a = arg;
+    struct agent_scope *sc = arg;
+    struct rss_agent *a = sc->a;
     _cleanup_free_ char *fs = rss_xasprintf("spec.nodeName=%s", a->node);
+    _cleanup_free_ char *path = rss_kube_path("v1", sc->ns, "pods", NULL, NULL);
     struct rss_kube_watch_opts o = {.field_selector = fs, .label_selector = RSS_LABEL_NAME, .stop = a->stop};
-    watch_forever(a, "pods", "/api/v1/pods", &o, on_pod);
+    watch_forever(a, sc, "pods", path, &o, on_pod);
     return NULL;
 }
 
 /* --- RSS objects ----------------------------------------------------------------------------------- */
 
+/* The namespace part of a spec key "ns/name" (into buf). */
+static const char *key_ns(const char *key, char *buf, size_t n)
+{
+    size_t len = strcspn(key, "/");
+    snprintf(buf, n, "%.*s", (int)(len < n ? len : n - 1), key);
+    return buf;
+}
+
 static int on_spec(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
 {
-    struct rss_agent *a = ud;
+    struct agent_scope *sc = ud;
+    struct rss_agent *a = sc->a;
+    char nsbuf[254];
     (void)err;
     pthread_mutex_lock(&a->lock);
     switch (ev) {
     case RSS_KUBE_SYNC_BEGIN:
         for (size_t i = 0; i < a->n_specs; i++)
-            a->specs[i]->seen = false;
+            if (in_scope(sc, key_ns(a->specs[i]->key, nsbuf, sizeof(nsbuf))))
+                a->specs[i]->seen = false;
         break;
     case RSS_KUBE_SYNC_END:
         for (size_t i = a->n_specs; i-- > 0;)
-            if (!a->specs[i]->seen) {
+            if (!a->specs[i]->seen && in_scope(sc, key_ns(a->specs[i]->key, nsbuf, sizeof(nsbuf)))) {
                 _cleanup_free_ char *key = rss_xstrdup(a->specs[i]->key);
                 char *slash = strchr(key, '/');
                 *slash = '\0';
                 agent_spec_delete(a, key, slash + 1);
             }
-        a->specs_synced = true;
+        sc->synced = true;
+        a->specs_synced = all_synced(a->spec_scopes, a->n_scopes);
         break;
     case RSS_KUBE_ADDED:
     case RSS_KUBE_MODIFIED:
@@ -120,9 +153,11 @@ static int on_spec(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error
 
 void *agent_watch_specs(void *arg)
 {
-    struct rss_agent *a = arg;
+    struct agent_scope *sc = arg;
+    struct rss_agent *a = sc->a;
+    _cleanup_free_ char *path = rss_kube_path(RSS_CRD_GROUP_VERSION, sc->ns, RSS_CRD_PLURAL, NULL, NULL);
     struct rss_kube_watch_opts o = {.stop = a->stop};
-    watch_forever(a, "ReplicatedStatefulSets", RSS_CRD_PATH, &o, on_spec);
+    watch_forever(a, sc, "ReplicatedStatefulSets", path, &o, on_spec);
     return NULL;
 }
 
@@ -160,7 +195,7 @@ void *agent_watch_records(void *arg)
     struct rss_agent *a = arg;
     _cleanup_free_ char *coll = rss_kube_path("v1", a->ns, "configmaps", NULL, NULL);
     struct rss_kube_watch_opts o = {.label_selector = RSS_LABEL_RECORD_MEMBER, .stop = a->stop};
-    watch_forever(a, "member records", coll, &o, on_record);
+    watch_forever(a, a, "member records", coll, &o, on_record);
     return NULL;
 }
 
@@ -228,6 +263,6 @@ void *agent_watch_lease(void *arg)
     }
     _cleanup_free_ char *fs = rss_xasprintf("metadata.name=%s", RSS_LEADER_LEASE);
     struct rss_kube_watch_opts o = {.field_selector = fs, .resource_version = rv, .stop = a->stop};
-    watch_forever(a, "the leader Lease", coll, &o, on_lease);
+    watch_forever(a, a, "the leader Lease", coll, &o, on_lease);
     return NULL;
 }

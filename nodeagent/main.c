@@ -17,6 +17,7 @@
 #include "rss/kube.h"
 #include "rss/leader.h"
 #include "rss/log.h"
+#include "rss/namespaces.h"
 #include "rss/spec.h"
 
 #define EXIT_USAGE 2
@@ -26,6 +27,7 @@ struct opts {
     int health_port;
     long lease_duration_ms, renew_deadline_ms, retry_period_ms, fence_timeout_ms;
     long hook_output_max;
+    struct rss_namespaces managed; /* --namespaces; n == 0: every namespace */
 };
 
 static void usage(FILE *f)
@@ -37,6 +39,9 @@ static void usage(FILE *f)
                "  --node NAME             this node (default $NODE_NAME)\n"
                "  --namespace NS          rssd's own namespace for its Leases (default $POD_NAMESPACE,\n"
                "                          else the kube client's namespace)\n"
+               "  --namespaces NS[,NS...] manage the ReplicatedStatefulSets of these namespaces only:\n"
+               "                          rssd lists and watches nothing outside them (default: every\n"
+               "                          namespace; docs/deploy.md, the namespace overlay)\n"
                "  --kubeconfig FILE       kubeconfig (default $KUBECONFIG, else in-cluster config)\n"
                "  --cri-endpoint EP       CRI socket, e.g. unix:///run/containerd/containerd.sock\n"
                "                          (default $CONTAINER_RUNTIME_ENDPOINT, else auto-detect)\n"
@@ -107,6 +112,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         O_SD,
         O_HOM,
         O_LOG,
+        O_NSS,
         O_HELP
     };
     static const struct option lo[] = {{"node", required_argument, NULL, O_NODE},
@@ -123,6 +129,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                                        {"state-dir", required_argument, NULL, O_SD},
                                        {"hook-output-max", required_argument, NULL, O_HOM},
                                        {"log-level", required_argument, NULL, O_LOG},
+                                       {"namespaces", required_argument, NULL, O_NSS},
                                        {"help", no_argument, NULL, O_HELP},
                                        {NULL, 0, NULL, 0}};
     *o = (struct opts){.node = getenv("NODE_NAME"),
@@ -210,6 +217,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             else
                 return bad("--log-level: '%s' is not one of error, warn, info, debug", optarg);
             break;
+        case O_NSS: {
+            _cleanup_error_ rss_error_t err = NULL;
+            rss_namespaces_clear(&o->managed);
+            if (rss_namespaces_parse(optarg, &o->managed, &err) < 0) {
+                _cleanup_free_ char *msg = rss_error_string(err);
+                return bad("%s", msg);
+            }
+            break;
+        }
         case O_HELP:
             usage(stdout);
             exit(0);
@@ -294,6 +310,8 @@ int main(int argc, char **argv)
     _cleanup_free_ char *identity = rss_election_make_identity(o.node);
     rss_log_info("rssd starting: node %s, namespace %s, API %s, CRI %s, identity %s", o.node, ns,
                  rss_kube_server(kube), rss_cri_endpoint(cri), identity);
+    for (size_t i = 0; i < o.managed.n; i++)
+        rss_log_info("managing namespace %s only (--namespaces)", o.managed.names[i]);
 
     atomic_bool quit = false;
     struct rss_leader_terms *terms = rss_leader_terms_new();
@@ -301,6 +319,7 @@ int main(int argc, char **argv)
     struct rss_election *el = NULL;
     struct rss_agent *agent = NULL;
     struct rss_health *health = NULL;
+    struct rss_leader_scope floor_scope = {.kube = kube, .namespaces = &o.managed};
     struct rss_election_config ec = {.kube = kube,
                                      .ns = ns,
                                      .name = RSS_LEADER_LEASE,
@@ -313,7 +332,7 @@ int main(int argc, char **argv)
                                      .on_new_leader = on_new_leader,
                                      .userdata = terms,
                                      .epoch_floor = rss_leader_epoch_floor,
-                                     .floor_userdata = kube};
+                                     .floor_userdata = &floor_scope};
     struct rss_agent_config ac = {.kube = kube,
                                   .cri = cri,
                                   .node = o.node,
@@ -321,9 +340,11 @@ int main(int argc, char **argv)
                                   .identity = identity,
                                   .fence_timeout_ms = o.fence_timeout_ms,
                                   .hook_output_max = (size_t)o.hook_output_max,
+                                  .namespaces = &o.managed,
                                   .state_dir =
                                       o.state_dir && strcmp(o.state_dir, "none") ? o.state_dir : NULL};
-    struct rss_leader_config lc = {.ns = ns, .fence_timeout_ms = o.fence_timeout_ms};
+    struct rss_leader_config lc = {
+        .ns = ns, .namespaces = &o.managed, .fence_timeout_ms = o.fence_timeout_ms};
     int rc = 1;
     if (rss_election_new(&ec, &el, &err) < 0 || rss_agent_new(&ac, &agent, &err) < 0) {
         rss_log_error(RSS_LOG_ERROR, &err, "configuration");
@@ -382,6 +403,7 @@ out:
     rss_election_free(el);
     rss_cri_free(cri);
     rss_kube_free(kube);
+    rss_namespaces_clear(&o.managed);
     if (rc == 0)
         rss_log_info("rssd stopped");
     return rc;

@@ -20,6 +20,7 @@
 #include "rss/cri.h"
 #include "rss/error.h"
 #include "rss/kube.h"
+#include "rss/namespaces.h"
 #include "rss/protocol.h"
 
 struct rss_agent;
@@ -34,6 +35,7 @@ struct rss_agent_config {
     long heartbeat_ms;      /* heartbeat renew period; 0 = 2000 */
     size_t hook_output_max; /* for messages: the hook output limit the CRI client enforces (bytes) */
     const char *state_dir;  /* node-local dir (tmpfs) for the fence state (rss/fencestate.h); NULL none */
+    const struct rss_namespaces *namespaces; /* the managed namespaces (copied); NULL or empty = all */
 };
 
 /* Validates cfg and creates an agent (copies the strings). Errors: RSS_E_INVALID. */

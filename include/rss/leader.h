@@ -1,7 +1,8 @@
 /* leader.h -- the leader role: owns each RSS's Service and StatefulSet, plans and applies.
  *
  * While this instance leads (rss_election_leading() true with the same epoch) the leader watches
- * RSS objects and member pods cluster-wide, StatefulSets, and the node heartbeat Leases
+ * RSS objects, member pods and StatefulSets cluster-wide (or in each managed namespace only, with
+ * rss_leader_config.namespaces), and the node heartbeat Leases
  * `rssd-node-<node>` in `ns`. On every relevant event (and at least every spec.reconcileInterval)
  * it takes one consistent LIST of the member pods of each RSS, runs the pure planner
  * (rss_planner_plan) and applies the plan in order: fencing first (rule 9), then desired
@@ -19,16 +20,19 @@
 #include "rss/election.h"
 #include "rss/error.h"
 #include "rss/kube.h"
+#include "rss/namespaces.h"
 
 struct rss_leader;
 
 struct rss_leader_config {
-    struct rss_kube *kube;         /* borrowed; must outlive the leader */
-    struct rss_election *election; /* borrowed; consulted before every write */
-    const char *ns;                /* rssd's own namespace: node heartbeat Leases live here */
-    long fence_timeout_ms;         /* the agents' self-fencing timeout; 0 = 30000. A node whose
-                                      heartbeat expired longer ago than this plus a margin counts as
-                                      dead (its members must have self-fenced). */
+    struct rss_kube *kube;                   /* borrowed; must outlive the leader */
+    struct rss_election *election;           /* borrowed; consulted before every write */
+    const char *ns;                          /* rssd's own namespace: node heartbeat Leases live here */
+    const struct rss_namespaces *namespaces; /* borrowed; the managed namespaces (--namespaces);
+                                                NULL or empty = every namespace */
+    long fence_timeout_ms;                   /* the agents' self-fencing timeout; 0 = 30000. A node whose
+                                                heartbeat expired longer ago than this plus a margin counts as
+                                                dead (its members must have self-fenced). */
 };
 
 /* Creates a leader (copies the strings). Does no I/O. Errors: RSS_E_INVALID (missing kube,
@@ -42,8 +46,14 @@ int rss_leader_new(const struct rss_leader_config *cfg, struct rss_leader **ret,
  * sent once leadership is lost. Call again for a new term. */
 int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop, rss_error_t *err);
 
-/* The epoch floor for rss_election_config.epoch_floor (floor_userdata = the struct rss_kube *): the
- * highest status.epoch of any RSS in the cluster (0 when none). The status subresource survives a
+/* What rss_leader_epoch_floor reads: the client and the managed namespaces (NULL = every one). */
+struct rss_leader_scope {
+    struct rss_kube *kube;
+    const struct rss_namespaces *namespaces;
+};
+
+/* The epoch floor for rss_election_config.epoch_floor (floor_userdata = a struct rss_leader_scope *):
+ * the highest status.epoch of any RSS rssd manages (0 when none). The status subresource survives a
  * deleted Lease and a reinstall of rssd, and namespace users cannot write it with the built-in roles;
  * pods' annotations are not consulted (they can be forged, rule 4). */
 int rss_leader_epoch_floor(void *kube, int64_t *floor, rss_error_t *err);

@@ -267,6 +267,85 @@ sc_forgery() {
     done
 }
 
+# ---- 3c. issue 10: the namespace overlay. rssd runs with deploy/overlays/namespace's RBAC (a Role in
+#          rss-apps, no cluster-wide grant but the two node-loss gets) and --namespaces=rss-apps: an RSS
+#          there is created and runs; an RSS in another namespace, created first, is left alone (no
+#          StatefulSet, no hook, no record, no status), and kubesim counted no request of rssd in that
+#          namespace nor any LIST/WATCH across every namespace. Then the cluster-wide install comes back.
+ns_overlay_rbac() { # the overlay's own RBAC objects (its Role, RoleBinding, ClusterRole and binding), as JSON
+    k kustomize "$repo/deploy/overlays/namespace" | k create --dry-run=client -o json -f - |
+        jq -c 'if .kind == "List" then .items[] else . end | select((.kind | test("Role")) and
+            (.metadata.name == "rssd-apps" or .metadata.name == "rssd-node-loss"))'
+}
+rssd_args_are() { # rssd_args_are yes|no: 3 Ready rssd pods, each with (or without) --namespaces=rss-apps
+    local n
+    n=$(rssd_pods_json | jq --arg w "$1" '[.items[] | select(.metadata.deletionTimestamp == null and
+        .status.phase == "Running" and any(.status.conditions[]?; .type == "Ready" and .status == "True")
+        and ((.spec.containers[0].args | index("--namespaces=rss-apps")) != null) == ($w == "yes"))] | length')
+    echo "rssd pods as wanted: $n"
+    [ "$n" = 3 ]
+}
+ns_restore() {
+    set +e
+    k delete rss dummy -n rss-apps --wait=false >/dev/null 2>&1
+    k delete rss dummy -n rss-elsewhere --wait=false >/dev/null 2>&1
+    k apply -f "$E2E_RBAC" >/dev/null 2>&1
+    ns_overlay_rbac | k delete -f - --ignore-not-found >/dev/null 2>&1
+    k apply -f "$E2E_TMP/daemonset.yaml" >/dev/null 2>&1
+    set -e
+}
+sc_namespaced() {
+    ensure_running
+    trap ns_restore EXIT # this scenario runs in a subshell: the trap is its own
+    local mark apps=rss-apps other=rss-elsewhere stats bad lines n
+    for n in $apps $other; do
+        k apply -f - <<<"{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"$n\"}}" >/dev/null ||
+            fail "namespace $n"
+    done
+    # The overlay's rights replace the base's cluster-wide ones (the ClusterRoleBinding rssd goes).
+    ns_overlay_rbac | k apply -f - >/dev/null || fail "apply the namespace overlay's RBAC"
+    k delete clusterrolebinding rssd >/dev/null || fail "delete the base's ClusterRoleBinding rssd"
+    sed '/--health-port=/a\        - --namespaces=rss-apps' "$E2E_TMP/daemonset.yaml" >"$E2E_TMP/daemonset-ns.yaml"
+    k apply -f "$E2E_TMP/daemonset-ns.yaml" >/dev/null || fail "apply the DaemonSet with --namespaces"
+    wait_until 120 "every rssd restarted with --namespaces=rss-apps" rssd_args_are yes
+    wait_until 60 "a leader" leader_node
+    # Count from here, and end every watch so that each is made again within the count.
+    sim stats-reset || fail "kubesim stats-reset"
+    sim watch-cut || fail "kubesim watch-cut"
+    mark=$(now)
+    # The other namespace's RSS first: by the time rss-apps' runs, rssd would long have acted on it.
+    rss_manifest dummy 2 false | k apply -n $other -f - >/dev/null || fail "apply the RSS in $other"
+    rss_manifest dummy 2 false | k apply -n $apps -f - >/dev/null || fail "apply the RSS in $apps"
+    # The lib's helpers read $NS: point them at rss-apps for these checks.
+    local ns0=$NS
+    NS=$apps
+    wait_until 120 "$apps/dummy Running with 2 primaries" rss_running dummy 2
+    lines=$(hook_lines "$mark" dummy seed primary)
+    [ "$(count_lines "$(grep ' seed ' <<<"$lines")")" = 1 ] || fail "$apps: expected one seed: $lines"
+    note "$apps/dummy: $(count_lines "$lines") start hooks ran ($(awk '{print $2 "/" $3}' <<<"$lines" | tr '\n' ' '))"
+    NS=$ns0
+    [ -z "$(k get sts -n $other -o name 2>/dev/null)" ] || fail "a StatefulSet in $other: $(k get sts -n $other -o name)"
+    [ -z "$(k get svc -n $other -o name 2>/dev/null)" ] || fail "a Service in $other"
+    [ -z "$(cat "$RSS_WORLD_DIR/pv/$other"/*/hooks.log 2>/dev/null)" ] || fail "a hook ran in $other"
+    [ "$(k get rss dummy -n $other -o json | jq -c '.status // {}')" = "{}" ] || fail "rssd wrote the status in $other"
+    [ -z "$(k get cm -n "$RSSD_NS" -l rss.clusterlabs.org/namespace=$other -o name)" ] || fail "records for $other"
+    stats=$(curl -sS --max-time 5 --cacert "$RSS_WORLD_DIR/kubesim/ca.crt" \
+        -H "Authorization: Bearer $(cat "$RSS_WORLD_DIR/kubesim/token")" \
+        "https://127.0.0.1:$(cat "$RSS_WORLD_DIR/kubesim/port")/_sim/stats") || fail "kubesim stats"
+    bad=$(jq -c --arg o "$other" '[.byNamespace[] | select((.client | startswith("rssd/")) and (.namespace == $o or
+        (.namespace == "" and (.verb == "LIST" or .verb == "WATCH") and .resource != "discovery")))]' <<<"$stats")
+    [ "$bad" = "[]" ] || fail "rssd asked outside $apps: $bad"
+    jq -e --arg a "$apps" 'any(.byNamespace[]; (.client | startswith("rssd/")) and .namespace == $a and .verb == "WATCH")' \
+        <<<"$stats" >/dev/null || fail "no WATCH of rssd in $apps counted (the check above would prove nothing)"
+    note "no request of rssd in $other, none across namespaces; $(jq '[.byNamespace[] | select((.client |
+        startswith("rssd/")) and .namespace == "rss-apps") | .count] | add' <<<"$stats") in $apps"
+    trap - EXIT
+    ns_restore
+    wait_until 120 "every rssd back to the cluster-wide install" rssd_args_are no
+    k delete namespace $apps $other --wait=false >/dev/null 2>&1 || true
+    ensure_running 90
+}
+
 # ---- 4. a member that keeps failing: stopped, then replaced once; the replacement starts clean
 sc_keeps_failing() {
     ensure_running
@@ -331,6 +410,65 @@ sc_reinstall() {
     wait_until 90 "$m restarted by the new leader" restarted
     ensure_running
     note "epoch before $epoch0, after reinstall $lt"
+}
+
+# ---- 5a. issue 10 item 4: an upgrade from the annotation era. The pods carry the old rssd's `desired` and
+#          `observed` annotations and there are no member records; the new rssd ignores the annotations,
+#          probes every member (status) before anything else, keeps the running members running, and says so
+#          with one Warning IgnoredAnnotation per pod (in one leader term, however many passes).
+ignored_count() { # ignored_count POD: the count of the IgnoredAnnotation Event(s) naming POD since the mark
+    local m=${1%.*}
+    k get events -n "$NS" -o json | jq --arg p "$2" --arg m "${m%Z}Z" '[.items[] | select(.reason == "IgnoredAnnotation"
+        and (.message | startswith("pod " + $p + " carries"))
+        and ((.lastTimestamp // .eventTime // .metadata.creationTimestamp // "") | sub("\\.[0-9]+"; "")) >= $m)
+        | (.count // 1)] | add // 0'
+}
+sc_annotation_upgrade() {
+    ensure_running
+    local mark lt i m first2 n
+    k delete -f "$E2E_TMP/daemonset.yaml" --wait=false >/dev/null || fail "delete DaemonSet"
+    gone() { [ "$(rssd_pods_json | jq '.items | length')" = 0 ]; }
+    wait_until 60 "every rssd pod gone" gone
+    # What the annotation-era rssd left: its last desired and observed on each pod, no records.
+    for i in 0 1 2; do
+        m=$(member $R $i)
+        k annotate pod "$m" -n "$NS" --overwrite "rss.clusterlabs.org/desired=$(desired "$m")" \
+            "rss.clusterlabs.org/observed=$(observed "$m")" >/dev/null || fail "annotate $m"
+    done
+    k delete cm -n "$RSSD_NS" -l "rss.clusterlabs.org/namespace=$NS,rss.clusterlabs.org/rss=$R" >/dev/null ||
+        fail "delete the records"
+    lt=$(lease_transitions)
+    mark=$(now)
+    k apply -f "$E2E_TMP/daemonset.yaml" >/dev/null || fail "apply DaemonSet"
+    wait_until 60 "3 rssd pods Running" rssd_pods_ready 3
+    ensure_running 90
+    # Probe first: each member's first hook since the upgrade is its status (a running member needs no
+    # sequence), and no hook starts or stops anything.
+    for i in 0 1 2; do
+        m=$(member $R $i)
+        first2=$(hooks_since "$mark" $R | awk -v p="$m" '$2 == p {print $3}' | head -1)
+        [ "$first2" = status ] || fail "$m: first hook after the upgrade: '$first2'"
+    done
+    [ -z "$(hook_lines "$mark" $R stop seed primary secondary)" ] ||
+        fail "a running member was stopped or started: $(hook_lines "$mark" $R stop seed primary secondary)"
+    # Past a reconcileInterval (10 s): more passes, still one Warning per pod.
+    sleep 12
+    if [ "$(lease_transitions)" = $((lt + 1)) ]; then
+        for i in 0 1 2; do
+            n=$(ignored_count "$mark" "$(member $R $i)")
+            [ "$n" = 1 ] || fail "$(member $R $i): $n IgnoredAnnotation Warnings, want 1"
+        done
+        note "one IgnoredAnnotation per pod: $(events_since "$mark" IgnoredAnnotation $R | head -1 | cut -c1-160)"
+    else
+        for i in 0 1 2; do
+            [ "$(ignored_count "$mark" "$(member $R $i)")" -ge 1 ] || fail "no IgnoredAnnotation for $(member $R $i)"
+        done
+        note "leadership changed hands during the start ($lt -> $(lease_transitions)): one Warning per pod and term not counted"
+    fi
+    rss_running "$R" 3 >/dev/null || fail "not Running after the upgrade"
+    for i in 0 1 2; do
+        k annotate pod "$(member $R $i)" -n "$NS" rss.clusterlabs.org/desired- rss.clusterlabs.org/observed- >/dev/null || true
+    done
 }
 
 # ---- 5b. a garbage sequence, then fixed data: the member is asked again within reconcileInterval (10 s
@@ -1106,7 +1244,7 @@ sc_node_replace_highest() {
     note "seed: $seeds"
 }
 
-all=(late_node stays_off journal force_seed suspend hook_env rollout rollout_outage metrics garbage_fixed noisy api_outage outage_end outage_after_lightsout outage_stopped partition restart_cutoff huge_epoch forgery keeps_failing node_replace node_replace_highest invalid_spec foreign_sts
+all=(late_node stays_off journal force_seed suspend hook_env rollout rollout_outage metrics garbage_fixed noisy api_outage outage_end outage_after_lightsout outage_stopped partition restart_cutoff huge_epoch forgery namespaced annotation_upgrade keeps_failing node_replace node_replace_highest invalid_spec foreign_sts
     reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")

@@ -2,6 +2,7 @@
 # test_agent_kube.sh -- one real rssd against kubesim and a real containerd, without the world.
 #
 # Usage: test_agent_kube.sh KUBESIM RSSD AGENT_POD CRI_TOOL SOURCE_DIR
+# Step 10 runs it with --namespaces and checks kubesim's request counts by namespace.
 # The test plays the leader by hand: it holds the Lease rssd-leader itself (so rssd never leads) and
 # writes `desired` into the member records (ConfigMaps <ns>.<pod> in rssd-system, docs/protocol.md); the
 # ground truth is the dummy app's /data/hooks.log and the observed report in the record. Synchronisation is
@@ -310,4 +311,43 @@ for p in rss-dummy-1 stranger-0; do
 		fail "rssd reported on $p, which is not its member"
 done
 ok "rule 5: no hook and no report for a member on another node, nor for a pod whose RSS does not exist"
+
+# --- 10. --namespaces: a member in a namespace rssd does not manage is never seen, never asked about --
+# Same node, real container, a seed waiting in its record: with --namespaces default, rssd must neither
+# run a hook there nor send kubesim a single request in that namespace or across every namespace
+# (kubesim's request counts by namespace, for rssd's User-Agent, are the ground truth).
+printf 'apiVersion: v1\nkind: Namespace\nmetadata: {name: other}\n' | k apply -f - >/dev/null
+sed 's/namespace: default/namespace: other/' "$tmp/rss.yaml" | k apply -f - >/dev/null
+sed 's/namespace: default/namespace: other/' "$tmp/pod.yaml" | k apply -f - >/dev/null
+ouid=$(k get pod -n other rss-dummy-0 -o jsonpath='{.metadata.uid}')
+mkdir -p "$tmp/data-other"
+"$agent_pod" "$CRI_ENDPOINT" rss-dummy-0 other "$ouid" dummy "$top/apps/dummy/hooks" "$tmp/data-other" >/dev/null ||
+	fail "container for other/rss-dummy-0"
+jq -n --arg u "$ouid" '{apiVersion: "v1", kind: "ConfigMap",
+	metadata: {name: "other.rss-dummy-0", namespace: "rssd-system", labels: {
+		"rss.clusterlabs.org/namespace": "other", "rss.clusterlabs.org/rss": "dummy",
+		"rss.clusterlabs.org/member": "rss-dummy-0"}},
+	data: {desired: "{\"epoch\":2,\"action\":\"seed\",\"id\":\"2-77\",\"generation\":1,\"peers\":[]}",
+		desiredFor: $u}}' | k create -f - >/dev/null
+sim() { curl -sf --cacert "$KS_DIR/ca.crt" -H "Authorization: Bearer $KS_TOKEN" "$@"; }
+sim -X POST "https://127.0.0.1:$KS_PORT/_sim/stats-reset" >/dev/null || fail "stats-reset"
+start_rssd "$tmp/rssd4.log" 0 --namespaces default
+wait_for "the default member probed" grep -q "probed container" "$tmp/rssd4.log"
+grep -q "managing namespace default only" "$tmp/rssd4.log" || fail "no 'managing namespace default only' line"
+# The probe and the seed would have started together had rssd seen the other member; give a second more.
+sleep 1
+stop_rssd
+[ ! -e "$tmp/data-other/hooks.log" ] || fail "a hook ran in other/rss-dummy-0: $(cat "$tmp/data-other/hooks.log")"
+[ -z "$(k get cm -n rssd-system other.rss-dummy-0 -o jsonpath='{.data.observed}')" ] ||
+	fail "rssd reported on other/rss-dummy-0"
+sim "https://127.0.0.1:$KS_PORT/_sim/stats" >"$tmp/stats.json" || fail "stats"
+mine='.byNamespace[] | select(.client == "rssd/0.1 (node1)")'
+bad=$(jq -c "[$mine | select(.namespace == \"other\" or (.namespace == \"\" and
+	(.resource == \"pods\" or .resource == \"replicatedstatefulsets\" or .resource == \"statefulsets\")))]" \
+	"$tmp/stats.json")
+[ "$bad" = "[]" ] || fail "rssd --namespaces default asked outside it: $bad"
+watched=$(jq "[$mine | select(.namespace == \"default\" and .verb == \"WATCH\" and
+	(.resource == \"pods\" or .resource == \"replicatedstatefulsets\"))] | length" "$tmp/stats.json")
+[ "$watched" = 2 ] || fail "expected WATCHes of pods and RSSs in default, got $watched kinds: $(cat "$tmp/stats.json")"
+ok "--namespaces default: other/rss-dummy-0 (same node, seed waiting) untouched; no request in other or across namespaces"
 echo "all $checks checks passed"

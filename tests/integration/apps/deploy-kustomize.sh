@@ -5,8 +5,10 @@
 # Checks: kubectl has kustomize built in; `kubectl kustomize` of each overlay is stable (same bytes twice)
 # and yields exactly the expected objects; after `apply -k` they exist with the image the base names;
 # an upgrade (an overlay on top setting another tag) changes only the image; `delete -k` removes what
-# the overlay made and, for the namespace overlay, leaves the user's namespace alone; the namespace
-# overlay's Role carries exactly the base ClusterRole's namespaced rules (rssd-read its cluster-scoped one).
+# the overlay made and, for the namespace overlay, leaves the user's application namespace alone; the
+# namespace overlay keeps rssd, its Leases and records in rssd-system, passes --namespaces=rss-apps, and its
+# Role in rss-apps carries exactly the base ClusterRole's namespaced rules (rssd-node-loss the two
+# cluster-scoped gets, and nothing else cluster-wide).
 set -euo pipefail
 
 NAME=deploy-kustomize
@@ -116,44 +118,60 @@ expect "cluster: the upgrade kept the DaemonSet (same uid: a rolling update, not
 run "cluster: kubectl delete -k" k delete -k "$top/deploy/overlays/cluster" --ignore-not-found
 gone cluster "$tmp/cluster.yaml"
 
-echo "# overlays/namespace: rssd and its databases in one namespace, writes only there"
+echo "# overlays/namespace: rssd in rssd-system, only rss-apps managed, Roles there"
 render namespace
-expect "namespace: the objects" "ClusterRole -/rssd-read
-ClusterRoleBinding -/rssd-read
+expect "namespace: the objects" "ClusterRole -/rssd-node-loss
+ClusterRoleBinding -/rssd-node-loss
 CustomResourceDefinition -/replicatedstatefulsets.clusterlabs.org
-DaemonSet databases/rssd
-Role databases/rssd
-Role databases/rssd-leases
-Role databases/rssd-records
-RoleBinding databases/rssd
-RoleBinding databases/rssd-leases
-RoleBinding databases/rssd-records
-ServiceAccount databases/rssd" "$(objects "$tmp/namespace.yaml")"
+DaemonSet rssd-system/rssd
+Namespace -/rssd-system
+Role rss-apps/rssd-apps
+Role rssd-system/rssd-leases
+Role rssd-system/rssd-records
+RoleBinding rss-apps/rssd-apps
+RoleBinding rssd-system/rssd-leases
+RoleBinding rssd-system/rssd-records
+ServiceAccount rssd-system/rssd" "$(objects "$tmp/namespace.yaml")"
+# The one place naming the application namespace is the --namespaces argument; the Role follows it.
+ds_args() { k create --dry-run=client -o json -f "$1" | jq -c 'if .kind == "List" then .items[] else . end |
+	select(.kind == "DaemonSet") | .spec.template.spec.containers[0].args'; }
+expect "namespace: the DaemonSet passes --namespaces=rss-apps" \
+	'["--health-port=8476","--state-dir=/run/rssd","--namespaces=rss-apps"]' "$(ds_args "$tmp/namespace.yaml")"
+mkdir -p "$tmp/other-ns"
+cp "$top/deploy/overlays/namespace/rbac.yaml" "$tmp/other-ns/"
+sed 's|value: --namespaces=rss-apps|value: --namespaces=team-db|; s|\.\./\.\./base|'"$(realpath --relative-to="$tmp/other-ns" "$top/deploy/base")"'|' \
+	"$top/deploy/overlays/namespace/kustomization.yaml" >"$tmp/other-ns/kustomization.yaml"
+k kustomize "$tmp/other-ns" -o "$tmp/other-ns.yaml" 2>"$tmp/out" || bad "kustomize of a copy naming team-db: $(cat "$tmp/out")"
+expect "namespace: changing the one --namespaces value moves the Role and RoleBinding with it" \
+	"Role team-db/rssd-apps RoleBinding team-db/rssd-apps" \
+	"$(objects "$tmp/other-ns.yaml" | grep -E '^Role(Binding)? .*/rssd-apps$' | tr '\n' ' ' | sed 's/ $//')"
+expect "namespace: the placeholder namespace never reaches the output" 0 \
+	"$(grep -c set-from-namespaces-flag "$tmp/namespace.yaml" "$tmp/other-ns.yaml" | awk -F: '{s += $2} END {print s}')"
 # `kubectl create namespace` would send protobuf, which kubesim does not read: the same object as JSON.
-run "namespace: the user creates the namespace" k apply -f - <<<'{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"databases"}}'
+run "namespace: the user creates the application namespace" k apply -f - <<<'{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"rss-apps"}}'
 run "namespace: kubectl apply -k" k apply -k "$top/deploy/overlays/namespace"
 exist namespace "$tmp/namespace.yaml"
-expect "namespace: the DaemonSet runs the base's image" "$image IfNotPresent" "$(ds_image databases)"
-expect "namespace: every binding's subject is the ServiceAccount in databases" "databases/rssd databases/rssd databases/rssd databases/rssd" \
-	"$(for b in "rolebinding -n databases rssd" "rolebinding -n databases rssd-leases" "rolebinding -n databases rssd-records" "clusterrolebinding rssd-read"; do
+expect "namespace: the DaemonSet runs the base's image" "$image IfNotPresent" "$(ds_image rssd-system)"
+expect "namespace: every binding's subject is the ServiceAccount in rssd-system" "rssd-system/rssd rssd-system/rssd rssd-system/rssd rssd-system/rssd" \
+	"$(for b in "rolebinding -n rss-apps rssd-apps" "rolebinding -n rssd-system rssd-leases" "rolebinding -n rssd-system rssd-records" "clusterrolebinding rssd-node-loss"; do
 		# shellcheck disable=SC2086
 		k get $b -o jsonpath='{.subjects[0].namespace}/{.subjects[0].name}{" "}'
 	done | sed 's/ $//')"
 base_all=$(k create --dry-run=client -o json -f "$top/deploy/base/rbac.yaml" |
 	jq -S 'if .kind == "List" then .items[] else . end | select(.kind == "ClusterRole") | .rules')
 # Cluster-scoped resources (nodeLossPolicy's gets on nodes and PVs) cannot be granted by a Role: the
-# overlay's rssd-read ClusterRole carries that rule instead.
+# overlay's rssd-node-loss ClusterRole carries that rule instead, and nothing else.
 cluster_scoped='["nodes","persistentvolumes"]'
 base_rules=$(jq -S --argjson c "$cluster_scoped" 'map(select((.resources - $c) | length > 0))' <<<"$base_all")
-expect "namespace: Role rssd has exactly the base ClusterRole's namespaced rules" "$base_rules" \
-	"$(k -n databases get role rssd -o json | jq -S .rules)"
-expect "namespace: ClusterRole rssd-read has the base's cluster-scoped rule" \
+expect "namespace: Role rssd-apps has exactly the base ClusterRole's namespaced rules" "$base_rules" \
+	"$(k -n rss-apps get role rssd-apps -o json | jq -S .rules)"
+expect "namespace: ClusterRole rssd-node-loss is exactly the base's cluster-scoped rule" \
 	"$(jq -c --argjson c "$cluster_scoped" 'map(select((.resources - $c) | length == 0))' <<<"$base_all")" \
-	"$(k get clusterrole rssd-read -o json | jq -c --argjson c "$cluster_scoped" '[.rules[] | select((.resources - $c) | length == 0)]')"
-expect "namespace: ClusterRole rssd-read only reads" '["get","list","watch"]' \
-	"$(k get clusterrole rssd-read -o json | jq -c '[.rules[].verbs[]] | unique')"
+	"$(k get clusterrole rssd-node-loss -o json | jq -c .rules)"
+expect "namespace: no other ClusterRole or ClusterRoleBinding of rssd" "clusterrole.rbac.authorization.k8s.io/rssd-node-loss clusterrolebinding.rbac.authorization.k8s.io/rssd-node-loss" \
+	"$(k get clusterroles,clusterrolebindings -l app.kubernetes.io/name=rssd -o name | sort | tr '\n' ' ' | sed 's/ $//')"
 run "namespace: kubectl delete -k" k delete -k "$top/deploy/overlays/namespace" --ignore-not-found
 gone namespace "$tmp/namespace.yaml"
-run "namespace: the user's namespace stays" k get namespace databases
+run "namespace: the user's application namespace stays" k get namespace rss-apps
 
 checks_done

@@ -1,6 +1,7 @@
 /* test_leader_kube.c -- the leader against kubesim alone (no runtime, no agents): objects, fencing, a
  * lights-out recovery driven by hand-written `observed` reports in the member records (rss/record.h),
- * status, Events, a forged pod annotation ignored, and silence after losing the Lease.
+ * status, Events, a forged pod annotation ignored, and silence after losing the Lease; with
+ * --namespaces (rss_leader_config.namespaces), an RSS elsewhere untouched and never asked about.
  *
  * The test plays every agent: it creates the member Pods (labels, nodeName) and the node heartbeat Leases
  * itself, and acknowledges actions by writing `observed`. Waits poll the API with a generous deadline;
@@ -24,6 +25,7 @@
 #include "rss/election.h"
 #include "rss/kube.h"
 #include "rss/leader.h"
+#include "rss/namespaces.h"
 #include "rss/record.h"
 #include "simfix.h"
 
@@ -188,22 +190,36 @@ static bool is_leading(void *p)
     return rss_election_leading(t->el, &t->epoch);
 }
 
-static void term_start(struct term *t)
+/* client: the leader's and the election's (NULL: the test's own); scope: as --namespaces (NULL: all). */
+static void term_start_in(struct term *t, struct rss_kube *client, const struct rss_leader_scope *scope)
 {
     memset(t, 0, sizeof(*t));
-    struct rss_election_config ec = {.kube = kube,
+    if (!client)
+        client = kube;
+    struct rss_election_config ec = {.kube = client,
                                      .ns = NS,
                                      .name = "rssd-leader",
                                      .lease_duration_ms = 3000,
                                      .renew_deadline_ms = 2000,
-                                     .retry_period_ms = 500};
+                                     .retry_period_ms = 500,
+                                     .epoch_floor = scope ? rss_leader_epoch_floor : NULL,
+                                     .floor_userdata = (void *)scope};
     _cleanup_error_ rss_error_t err = NULL;
     check(rss_election_new(&ec, &t->el, &err), &err, "election");
-    struct rss_leader_config lc = {.kube = kube, .election = t->el, .ns = NS, .fence_timeout_ms = 2000};
+    struct rss_leader_config lc = {.kube = client,
+                                   .election = t->el,
+                                   .ns = NS,
+                                   .namespaces = scope ? scope->namespaces : NULL,
+                                   .fence_timeout_ms = 2000};
     check(rss_leader_new(&lc, &t->leader, &err), &err, "leader");
     assert_int_equal(pthread_create(&t->el_thread, NULL, election_main, t), 0);
     wait_for(is_leading, t, "the election");
     assert_int_equal(pthread_create(&t->leader_thread, NULL, leader_main, t), 0);
+}
+
+static void term_start(struct term *t)
+{
+    term_start_in(t, NULL, NULL);
 }
 
 static bool leader_returned(void *p)
@@ -780,11 +796,141 @@ static void test_node_loss_replace(void **state)
     term_join(&t);
 }
 
+/* --namespaces: the leader manages the RSSs of "prod" and "second" and never asks about "other", whose
+ * RSS is left alone (no Service, StatefulSet, status or record), nor deletes a record of "other". Ground
+ * truth is kubesim's request counts by namespace for the leader's own User-Agent, not what the leader says it
+ * did. */
+static bool status_written(void *p)
+{
+    const char **a = p; /* namespace, name */
+    _cleanup_json_ cJSON *r = get("clusterlabs.org/v1alpha1", a[0], "replicatedstatefulsets", a[1]);
+    return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "status"), "epoch") != NULL;
+}
+
+static void small_rss(const char *ns, const char *name)
+{
+    _cleanup_free_ char *json = rss_xasprintf(
+        "{\"apiVersion\":\"clusterlabs.org/v1alpha1\",\"kind\":\"ReplicatedStatefulSet\",\"metadata\":{"
+        "\"name\":\"%s\"},\"spec\":{\"replicas\":1,\"reconcileInterval\":\"1s\",\"pod\":{\"commands\":{"
+        "\"sequence\":{\"command\":[\"/seq\"]},\"primary\":{\"command\":[\"/start\"]},"
+        "\"status\":{\"command\":[\"/check\"]},\"stop\":{\"command\":[\"/stop\"]}},"
+        "\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}}",
+        name);
+    create("clusterlabs.org/v1alpha1", ns, "replicatedstatefulsets", json);
+    /* A member pod as the StatefulSet would make it, so that pods are there to be listed. */
+    _cleanup_free_ char *pod = rss_xasprintf(
+        "{\"metadata\":{\"name\":\"rss-%s-0\",\"labels\":{\"rss.clusterlabs.org/name\":\"%s\"}},"
+        "\"spec\":{\"nodeName\":\"node-1\",\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}",
+        name, name);
+    create("v1", ns, "pods", pod);
+}
+
+static void test_namespaces_scoped(void **state)
+{
+    (void)state;
+    make_world();
+    create("v1", NULL, "namespaces", "{\"metadata\":{\"name\":\"second\"}}");
+    create("v1", NULL, "namespaces", "{\"metadata\":{\"name\":\"other\"}}");
+    small_rss(APP_NS, "db");
+    small_rss("second", "db2");
+    small_rss("other", "theirs");
+    /* A status epoch above ours in the unmanaged namespace: the floor must not read it (it is not
+     * ours to count), so our epoch stays PRE_EPOCH + 1. */
+    {
+        _cleanup_free_ char *path =
+            rss_kube_path("clusterlabs.org/v1alpha1", "other", "replicatedstatefulsets", "theirs", "status");
+        _cleanup_json_ cJSON *patch = cJSON_Parse("{\"status\":{\"epoch\":1000}}");
+        _cleanup_error_ rss_error_t err = NULL;
+        check(rss_kube_merge_patch(kube, path, patch, NULL, &err), &err, "status of other/theirs");
+    }
+
+    /* The record of a member of "other", left by an earlier cluster-wide install: not this leader's to
+     * collect (its RSS list does not cover "other", so it cannot tell that RSS from a deleted one). */
+    {
+        _cleanup_json_ cJSON *cm = rss_record_new("other", "gone", "rss-gone-0");
+        _cleanup_free_ char *coll = rss_kube_path("v1", NS, "configmaps", NULL, NULL);
+        _cleanup_error_ rss_error_t e = NULL;
+        check(rss_kube_create(kube, coll, cm, NULL, &e), &e, "the record of other/rss-gone-0");
+    }
+    struct rss_kube *lk = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    check(rss_kube_new(sim.kubeconfig, &lk, &err), &err, "the leader's client");
+    rss_kube_set_user_agent(lk, "leader-under-test");
+    struct rss_namespaces nss;
+    check(rss_namespaces_parse(APP_NS ",second", &nss, &err), &err, "--namespaces");
+    struct rss_leader_scope scope = {.kube = lk, .namespaces = &nss};
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/stats-reset", NULL, NULL), 0);
+    struct term t;
+    term_start_in(&t, lk, &scope);
+    assert_int_equal(t.epoch, PRE_EPOCH + 1);
+
+    const char *sts1[] = {"apps/v1", "statefulsets", "rss-db"};
+    wait_for(exists_obj, sts1, "the StatefulSet in prod");
+    const char *st2[] = {"second", "db2"};
+    wait_for(status_written, st2, "the status of second/db2");
+    {
+        _cleanup_json_ cJSON *sts2 = get("apps/v1", "second", "statefulsets", "rss-db2");
+        assert_non_null(sts2);
+    }
+    /* Several full passes (reconcileInterval 1 s) later, the RSS in "other" is still untouched. */
+    simfix_sleep_ms(3000);
+    _cleanup_json_ cJSON *theirs =
+        get("clusterlabs.org/v1alpha1", "other", "replicatedstatefulsets", "theirs");
+    assert_int_equal(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(theirs, "status"), "epoch")
+            ->valueint,
+        1000);
+    _cleanup_json_ cJSON *osts = get("apps/v1", "other", "statefulsets", "rss-theirs");
+    _cleanup_json_ cJSON *osvc = get("v1", "other", "services", "theirs-svc");
+    _cleanup_json_ cJSON *orec = get("v1", NS, "configmaps", "other.rss-theirs-0");
+    assert_null(osts);
+    assert_null(osvc);
+    assert_null(orec);
+    _cleanup_json_ cJSON *kept = get("v1", NS, "configmaps", "other.rss-gone-0");
+    assert_non_null(kept);
+
+    /* The request counts of the leader's client: nothing in "other", no LIST or WATCH across every
+     * namespace, and (so the check can fail) watches in each managed namespace. */
+    _cleanup_json_ cJSON *st = NULL;
+    assert_int_equal(simfix_ctl(kube, "GET", "/_sim/stats", NULL, &st), 0);
+    int watched_prod = 0, watched_second = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(st, "byNamespace"))
+    {
+        const char *client = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "client"));
+        const char *verb = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "verb"));
+        const char *res = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "resource"));
+        const char *ns = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "namespace"));
+        if (!client || strcmp(client, "leader-under-test"))
+            continue;
+        if (!strcmp(ns, "other"))
+            fail_msg("the leader sent %s %s in namespace other", verb, res);
+        bool namespaced = !strcmp(res, "pods") || !strcmp(res, "statefulsets") ||
+                          !strcmp(res, "replicatedstatefulsets") || !strcmp(res, "services") ||
+                          !strcmp(res, "configmaps") || !strcmp(res, "events");
+        if (namespaced && !*ns)
+            fail_msg("the leader sent %s %s across every namespace", verb, res);
+        if (!strcmp(verb, "WATCH") && !strcmp(res, "pods") && !strcmp(ns, APP_NS))
+            watched_prod++;
+        if (!strcmp(verb, "WATCH") && !strcmp(res, "pods") && !strcmp(ns, "second"))
+            watched_second++;
+    }
+    assert_true(watched_prod > 0);
+    assert_true(watched_second > 0);
+
+    atomic_store(&t.stop, true);
+    wait_for(leader_returned, &t, "the leader to return on the stop flag");
+    term_join(&t);
+    rss_namespaces_clear(&nss);
+    rss_kube_free(lk);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_lights_out, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_loss_replace, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_namespaces_scoped, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

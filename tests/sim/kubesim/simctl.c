@@ -26,9 +26,9 @@ struct rule {
 static const char *const verbs[] = {"GET", "LIST", "WATCH", "POST", "PUT", "PATCH", "DELETE"};
 #define NVERBS (sizeof(verbs) / sizeof(verbs[0]))
 
-/* One counter of requests by client (User-Agent), verb and resource. */
+/* One counter of requests by client (User-Agent), verb and resource (and namespace, in by_ns). */
 struct by_key {
-    char *client, *verb, *resource;
+    char *client, *verb, *resource, *ns;
     unsigned long count;
     struct by_key *next;
 };
@@ -40,7 +40,8 @@ static struct {
     unsigned cut_gen;
     unsigned long counts[NVERBS];
     unsigned long total;
-    struct by_key *by; /* counts by client, verb and resource */
+    struct by_key *by;    /* counts by client, verb and resource */
+    struct by_key *by_ns; /* the same split by the namespace in the path ("" = none: cluster-wide) */
 } sim;
 
 bool ks_sim_paused(void)
@@ -54,9 +55,11 @@ unsigned ks_sim_cut_gen(void)
 }
 
 /* The resource a request path names: "pods", "pods/status", "leases", "replicatedstatefulsets";
- * "discovery" for /api, /apis, /version, /openapi and the like. */
-static void resource_of(const char *path, char *buf, size_t n)
+ * "discovery" for /api, /apis, /version, /openapi and the like. The namespace in the path goes to
+ * nsbuf ("" when there is none: a cluster-scoped object, or a LIST/WATCH of every namespace). */
+static void resource_of(const char *path, char *buf, size_t n, char *nsbuf, size_t nsn)
 {
+    snprintf(nsbuf, nsn, "%s", "");
     const char *rest = NULL;
     if (!strncmp(path, "/api/v1/", 8)) {
         rest = path + 8;
@@ -78,18 +81,40 @@ static void resource_of(const char *path, char *buf, size_t n)
             p++;
     }
     size_t i = 0;
-    if (k >= 3 && !strcmp(segs[0], "namespaces"))
+    if (k >= 3 && !strcmp(segs[0], "namespaces")) {
         i = 2; /* namespaces/NS/RESOURCE[/NAME[/SUB]] */
+        snprintf(nsbuf, nsn, "%s", segs[1]);
+    }
     if (k - i >= 3)
         snprintf(buf, n, "%.120s/%.120s", segs[i], segs[i + 2]);
     else
         snprintf(buf, n, "%.120s", segs[i]);
 }
 
+/* Adds one to the counter of (client, verb, res, ns) in *list (ks_lock held); ns NULL: not split. */
+static void count_in(struct by_key **list, const char *client, const char *verb, const char *res,
+                     const char *ns)
+{
+    struct by_key *b = *list;
+    while (b && (strcmp(b->client, client) || strcmp(b->verb, verb) || strcmp(b->resource, res) ||
+                 (ns && strcmp(b->ns, ns))))
+        b = b->next;
+    if (!b) {
+        b = rss_xcalloc(1, sizeof(*b));
+        b->client = rss_xstrdup(client);
+        b->verb = rss_xstrdup(verb);
+        b->resource = rss_xstrdup(res);
+        b->ns = ns ? rss_xstrdup(ns) : NULL;
+        b->next = *list;
+        *list = b;
+    }
+    b->count++;
+}
+
 void ks_sim_count(const char *verb, const char *path, const char *client)
 {
-    char res[256];
-    resource_of(path ? path : "", res, sizeof(res));
+    char res[256], ns[128];
+    resource_of(path ? path : "", res, sizeof(res), ns, sizeof(ns));
     if (!client || !*client)
         client = "-";
     ks_lock();
@@ -98,31 +123,28 @@ void ks_sim_count(const char *verb, const char *path, const char *client)
             sim.counts[i]++;
     }
     sim.total++;
-    struct by_key *b = sim.by;
-    while (b && (strcmp(b->client, client) || strcmp(b->verb, verb) || strcmp(b->resource, res)))
-        b = b->next;
-    if (!b) {
-        b = rss_xcalloc(1, sizeof(*b));
-        b->client = rss_xstrdup(client);
-        b->verb = rss_xstrdup(verb);
-        b->resource = rss_xstrdup(res);
-        b->next = sim.by;
-        sim.by = b;
-    }
-    b->count++;
+    count_in(&sim.by, client, verb, res, NULL);
+    count_in(&sim.by_ns, client, verb, res, ns);
     ks_unlock();
+}
+
+static void list_free(struct by_key **list)
+{
+    while (*list) {
+        struct by_key *next = (*list)->next;
+        free((*list)->client);
+        free((*list)->verb);
+        free((*list)->resource);
+        free((*list)->ns);
+        free(*list);
+        *list = next;
+    }
 }
 
 static void by_free(void)
 {
-    while (sim.by) {
-        struct by_key *next = sim.by->next;
-        free(sim.by->client);
-        free(sim.by->verb);
-        free(sim.by->resource);
-        free(sim.by);
-        sim.by = next;
-    }
+    list_free(&sim.by);
+    list_free(&sim.by_ns);
 }
 
 static bool rule_matches(const struct rule *r, const char *method, const char *alt, const char *path)
@@ -229,6 +251,16 @@ static cJSON *stats(void)
         cJSON_AddStringToObject(e, "resource", b->resource);
         cJSON_AddNumberToObject(e, "count", (double)b->count);
         cJSON_AddItemToArray(by, e);
+    }
+    cJSON *by_ns = cJSON_AddArrayToObject(o, "byNamespace");
+    for (const struct by_key *b = sim.by_ns; b; b = b->next) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "client", b->client);
+        cJSON_AddStringToObject(e, "verb", b->verb);
+        cJSON_AddStringToObject(e, "resource", b->resource);
+        cJSON_AddStringToObject(e, "namespace", b->ns);
+        cJSON_AddNumberToObject(e, "count", (double)b->count);
+        cJSON_AddItemToArray(by_ns, e);
     }
     ks_unlock();
     return o;
