@@ -273,7 +273,8 @@ int leader_apply_events(const struct leader_ctx *ctx, const struct rss_spec *spe
     return LEADER_DONE;
 }
 
-static const char *status_rv(const cJSON *cr, int64_t *floor)
+/* The epoch floor recorded in the RSS (0: none) and the resourceVersion it was read at. */
+static const char *floor_and_rv(const cJSON *cr, int64_t *floor)
 {
     const cJSON *e =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "status"), "epoch");
@@ -305,7 +306,7 @@ static int raise_epoch_floor(const struct leader_ctx *ctx, const struct rss_spec
     _cleanup_json_ cJSON *fresh = NULL;
     for (int attempt = 0; attempt < 3; attempt++) {
         int64_t floor;
-        const char *rv = status_rv(cr, &floor);
+        const char *rv = floor_and_rv(cr, &floor);
         if (floor >= ctx->epoch) {
             _cleanup_free_ char *why = rss_xasprintf(
                 "%s/%s: its epoch floor (status.epoch) is %lld, not raised by this term (epoch %lld): "
