@@ -495,6 +495,22 @@ int rss_election_verify(struct rss_election *el, int64_t epoch, rss_error_t *err
     return 0;
 }
 
+void rss_election_resign(struct rss_election *el, int64_t epoch, const char *why)
+{
+    int64_t now_epoch;
+    if (!rss_election_leading(el, &now_epoch) || now_epoch != epoch)
+        return;
+    rss_log_warn("election: stepping down from epoch %lld: %s", (long long)epoch, why ? why : "");
+    /* As in rss_election_verify: rss_election_leading turns false now; the election thread runs
+     * on_stopped_leading and, as a candidate again, takes its own Lease over with a new epoch above
+     * the floor (try_acquire_or_renew: a Lease under our identity is a new term, never a renewal). */
+    atomic_store(&el->resigned, true);
+    atomic_store(&el->deadline_ns, 0);
+    char c = 1;
+    ssize_t w = write(el->wake[1], &c, 1);
+    (void)w;
+}
+
 static void stop_leading(struct rss_election *el, const char *why)
 {
     if (!atomic_load(&el->leading))

@@ -29,6 +29,7 @@ struct rss_leader {
     struct leader_liveness liveness; /* the loop thread's only */
     struct leader_keyset services;   /* the loop thread's only: Services checked this term */
     struct leader_keyset ignored;    /* the loop thread's only: pods warned about (IgnoredAnnotation) */
+    struct leader_keyset floors;     /* the loop thread's only: RSSs whose epoch floor this term raised */
 
     /* Shared with the watch threads, under mu. */
     pthread_mutex_t mu;
@@ -83,6 +84,7 @@ void rss_leader_free(struct rss_leader *l)
     leader_events_clear(&l->events);
     leader_keyset_clear(&l->services);
     leader_keyset_clear(&l->ignored);
+    leader_keyset_clear(&l->floors);
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv);
     free(l->ns);
@@ -387,11 +389,13 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
                              .liveness = &l->liveness,
                              .dead_after_ms = dead_after,
                              .rssd_ns = l->ns,
-                             .ignored = &l->ignored};
+                             .ignored = &l->ignored,
+                             .floors = &l->floors};
     rss_log_info("leading with epoch %lld: fencing every member before deciding", (long long)epoch);
 
     leader_keyset_clear(&l->services); /* a new term checks every Service again */
     leader_keyset_clear(&l->ignored);
+    leader_keyset_clear(&l->floors); /* a new epoch: every floor is raised again */
     pthread_mutex_lock(&l->mu);
     clear_dirty(l);
     l->all_dirty = true; /* rule 9: every RSS is fenced first, so every RSS is planned at once */

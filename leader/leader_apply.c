@@ -50,21 +50,29 @@ cJSON *leader_status_patch(const cJSON *status, const cJSON *prev)
     if (!status)
         return NULL;
     cJSON *next = cJSON_Duplicate(status, true);
+    /* status.epoch is the epoch floor: only raise_epoch_floor writes it, as a CAS. A plain merge patch
+     * carrying it could lower it: a deposed leader's late status write after its successor raised it
+     * (finding F5's second shape, docs/model.md). */
+    cJSON_DeleteItemFromObjectCaseSensitive(next, "epoch");
     /* The printer column "Primaries" needs a number; the planner lists names. */
     const cJSON *prim =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(status, "members"), "primary");
     cJSON_DeleteItemFromObjectCaseSensitive(next, "primaries");
     cJSON_AddNumberToObject(next, "primaries", cJSON_IsArray(prim) ? cJSON_GetArraySize(prim) : 0);
-    if (cJSON_IsObject(prev) && cJSON_Compare(next, prev, true)) {
-        cJSON_Delete(next);
-        return NULL; /* no write: a status write wakes our own RSS watch */
+    if (cJSON_IsObject(prev)) {
+        _cleanup_json_ cJSON *cmp = cJSON_Duplicate(prev, true);
+        cJSON_DeleteItemFromObjectCaseSensitive(cmp, "epoch");
+        if (cJSON_Compare(next, cmp, true)) {
+            cJSON_Delete(next);
+            return NULL; /* no write: a status write wakes our own RSS watch */
+        }
     }
     /* A merge patch keeps keys it does not mention: remove what the planner dropped (e.g. the
      * recovery pin once a primary runs). */
     const cJSON *k;
     cJSON_ArrayForEach(k, prev)
     {
-        if (k->string && !cJSON_HasObjectItem(next, k->string))
+        if (k->string && strcmp(k->string, "epoch") && !cJSON_HasObjectItem(next, k->string))
             cJSON_AddNullToObject(next, k->string);
     }
     cJSON *patch = cJSON_CreateObject();
@@ -265,27 +273,81 @@ int leader_apply_events(const struct leader_ctx *ctx, const struct rss_spec *spe
     return LEADER_DONE;
 }
 
-/* Rule 11 across reinstalls: the RSS status records this term's epoch before any pod of the RSS
- * carries it, so the floor read at the next acquisition (rss_leader_epoch_floor) is never below an
- * epoch some pod holds, even after the Lease was deleted. */
-static int ensure_epoch_floor(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
-                              const struct rss_plan *plan, rss_error_t *err)
+/* The epoch floor recorded in the RSS (0: none) and the resourceVersion it was read at. */
+static const char *floor_and_rv(const cJSON *cr, int64_t *floor)
 {
-    if (!plan->n_patches)
-        return LEADER_DONE;
     const cJSON *e =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "status"), "epoch");
-    if (cJSON_IsNumber(e) && e->valuedouble >= (double)ctx->epoch)
+    *floor = cJSON_IsNumber(e) && e->valuedouble > 0 && e->valuedouble <= 9007199254740992.0
+                 ? (int64_t)e->valuedouble
+                 : 0;
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cr, "metadata"), "resourceVersion"));
+}
+
+/* Rule 11 across reinstalls, and finding F5 (docs/model.md): before this term acts on an RSS, it raises
+ * the RSS's status.epoch (the epoch floor) to its own epoch with a compare-and-swap (the resourceVersion
+ * the floor was read at), and only from strictly below. So the floor read at the next acquisition
+ * (rss_leader_epoch_floor) is never below an epoch some pod holds, even after the Lease was deleted;
+ * and of two leaders holding the same epoch (the Lease deleted and re-created before the first one
+ * wrote the floor) exactly one wins the CAS: the other finds the floor at its epoch without having
+ * raised it, writes nothing and steps down, and its next acquisition takes an epoch above the floor.
+ * No other write carries status.epoch (leader_status_patch), so the floor never goes down. Once per
+ * RSS per term (ctx->floors). */
+static int raise_epoch_floor(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
+                             const struct rss_plan *plan, rss_error_t *err)
+{
+    if (!plan->n_patches && !plan->n_deletes && !plan->create_statefulset && plan->set_replicas < 0)
         return LEADER_DONE;
-    if (!leader_still_leading(ctx))
-        return LEADER_LOST;
-    _cleanup_json_ cJSON *patch = cJSON_CreateObject();
-    cJSON_AddNumberToObject(cJSON_AddObjectToObject(patch, "status"), "epoch", (double)ctx->epoch);
+    _cleanup_free_ char *key = rss_xasprintf("%s/%s/%s", spec->ns, spec->name, spec->uid ? spec->uid : "");
+    if (ctx->floors && leader_keyset_has(ctx->floors, key))
+        return LEADER_DONE;
     _cleanup_free_ char *path = item_path(spec);
-    if (rss_kube_merge_patch_status(ctx->kube, path, patch, NULL, err) < 0)
-        return rss_error_wrap(err, "recording epoch %lld in the status of %s/%s", (long long)ctx->epoch,
-                              spec->ns, spec->name);
-    return LEADER_DONE;
+    _cleanup_json_ cJSON *fresh = NULL;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        int64_t floor;
+        const char *rv = floor_and_rv(cr, &floor);
+        if (floor >= ctx->epoch) {
+            _cleanup_free_ char *why = rss_xasprintf(
+                "%s/%s: its epoch floor (status.epoch) is %lld, not raised by this term (epoch %lld): "
+                "another leader holds this epoch or a newer one",
+                spec->ns, spec->name, (long long)floor, (long long)ctx->epoch);
+            rss_election_resign(ctx->election, ctx->epoch, why);
+            return LEADER_LOST;
+        }
+        if (!leader_still_leading(ctx))
+            return LEADER_LOST;
+        _cleanup_json_ cJSON *patch = cJSON_CreateObject();
+        if (rv)
+            cJSON_AddStringToObject(cJSON_AddObjectToObject(patch, "metadata"), "resourceVersion", rv);
+        cJSON_AddNumberToObject(cJSON_AddObjectToObject(patch, "status"), "epoch", (double)ctx->epoch);
+        if (rss_kube_merge_patch_status(ctx->kube, path, patch, NULL, err) == 0) {
+            if (ctx->floors)
+                leader_keyset_add(ctx->floors, key);
+            return LEADER_DONE;
+        }
+        enum rss_errc c = rss_error_code(*err);
+        if (c == RSS_E_NOT_FOUND) { /* the RSS is gone; its objects follow (GC) */
+            rss_error_release(err);
+            return LEADER_DONE;
+        }
+        if (c != RSS_E_CONFLICT)
+            return rss_error_wrap(err, "raising the epoch floor of %s/%s to %lld", spec->ns, spec->name,
+                                  (long long)ctx->epoch);
+        /* Written meanwhile (a status write of ours, or another leader's floor): read it again. */
+        rss_error_release(err);
+        cJSON_Delete(fresh);
+        fresh = NULL;
+        if (rss_kube_get(ctx->kube, path, &fresh, err) < 0) {
+            if (rss_error_code(*err) == RSS_E_NOT_FOUND) {
+                rss_error_release(err);
+                return LEADER_DONE;
+            }
+            return rss_error_wrap(err, "re-reading %s/%s for its epoch floor", spec->ns, spec->name);
+        }
+        cr = fresh;
+    }
+    return LEADER_REPLAN;
 }
 
 static int apply_status(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
@@ -356,7 +418,7 @@ int leader_apply(const struct leader_ctx *ctx, const struct rss_spec *spec, cons
         if (v == 0)
             return LEADER_LOST;
     }
-    int r = ensure_epoch_floor(ctx, spec, cr, plan, err);
+    int r = raise_epoch_floor(ctx, spec, cr, plan, err);
     if (r != LEADER_DONE)
         return r;
     r = apply_patches(ctx, spec, plan, err);

@@ -189,6 +189,9 @@ struct leader_ctx {
     /* Pod incarnations ("ns/pod/uid") already warned about for carrying the old protocol
      * annotations this term (IgnoredAnnotation, once each). NULL: warn every time. */
     struct leader_keyset *ignored;
+    /* RSSs ("ns/name/uid") whose epoch floor this term raised (leader_apply.c raise_epoch_floor). NULL:
+     * none remembered, the floor is raised (or found taken) at every plan that acts. */
+    struct leader_keyset *floors;
 };
 
 enum leader_outcome {

@@ -185,6 +185,24 @@ static void derive(struct ctx *c, struct member *m)
         else
             m->unresolved = !acked && !voided;
     }
+    /* Finding F4: the last report is the write-ahead of a start, and then the node was judged dead (cut
+     * off while the hook ran). Retracting the desired (retract()) does not stop a hook already running:
+     * a seed hook there would bootstrap a second cluster beside one seeded elsewhere. Its agent fences
+     * and stops the member once the hook returns, so after the hook's timeout and the stop's (from the
+     * write-ahead's time, plus the dead verdict's margin for clock skew between nodes) the member is
+     * stopped for sure; until then no seed goes ahead without it. */
+    if (m->fenced_dead && m->pending && is_start(o->last.action)) {
+        const struct rss_spec *sp = c->spec;
+        enum rss_hook_kind k = rss_hook_for_action(sp, o->last.action);
+        int64_t hook = k < RSS_HOOK_KIND_COUNT ? (int64_t)sp->hooks[k].timeout_ms : 0;
+        m->dead_start = true;
+        m->dead_start_until =
+            o->time_ms > 0
+                ? o->time_ms + hook + (int64_t)sp->hooks[RSS_HOOK_STOP].timeout_ms + pi->dead_after_ms
+                : INT64_MAX;
+        if (pi->now_ms >= m->dead_start_until)
+            m->dead_start = false;
+    }
     m->start_inflight = (m->unresolved && is_start(in->desired.action)) ||
                         (m->live && m->role == RSS_ROLE_STARTING) || (m->pending && is_start(o->last.action));
     m->running = m->current && !m->fenced_dead && role_running(m->role) && !m->pending;
@@ -1206,21 +1224,24 @@ static void decide(struct ctx *c)
         decision_msg(c, "scaling up to %d", c->target);
     }
     repairs(c);
-    bool live = false, unclear = false, unresolved = false, decided = false;
+    bool live = false, unclear = false, unresolved = false, decided = false, dead_start = false;
     for (size_t i = 0; i < c->n; i++) {
         live |= c->m[i].live;
         unclear |= c->m[i].unclear;
         unresolved |= c->m[i].unresolved;
         decided |= c->m[i].decided;
+        dead_start |= c->m[i].dead_start;
     }
-    if (c->in->force_seed && force_seed(c, unresolved || decided))
+    /* Not even the admin's force-seed goes ahead while a start may still run on a dead node (F4). */
+    if (c->in->force_seed && force_seed(c, unresolved || decided || dead_start))
         return;
     if (live) {
         running_cluster(c);
         return;
     }
-    if (unclear || unresolved || decided) {
-        /* Rule 8: no seed while anything issued is unresolved or any member's state is unclear. */
+    if (unclear || unresolved || decided || dead_start) {
+        /* Rule 8: no seed while anything issued is unresolved or any member's state is unclear; nor
+         * while a start may still run on a dead node (finding F4). */
         for (size_t i = 0; i < c->n; i++) {
             struct member *m = &c->m[i];
             if (m->decided)
@@ -1233,6 +1254,17 @@ static void decide(struct ctx *c)
             } else if (m->unclear) {
                 wait_msg(c, m->role == RSS_ROLE_UNKNOWN, "WaitingForMembers", "waiting for %s: role %s",
                          m->pod, rss_role_name(m->role));
+            } else if (m->dead_start) {
+                char id[48], until[RSS_TIME_LEN];
+                rss_action_id_format(m->in->observed.last.id, id, sizeof(id));
+                if (m->dead_start_until == INT64_MAX)
+                    snprintf(until, sizeof(until), "it reports again");
+                else
+                    rss_time_ms(until, m->dead_start_until);
+                wait_msg(c, true, "WaitingForStart",
+                         "%s's %s (%s) may still be running on node %s, judged dead while it started: no "
+                         "seed before %s (its hook timeout and the stop timeout after the write-ahead)",
+                         m->pod, rss_action_name(m->in->observed.last.action), id, m->in->node, until);
             }
         }
         return;

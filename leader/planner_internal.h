@@ -29,6 +29,11 @@ struct member {
     bool unresolved;
     bool stale_start; /* an unresolved start on a node judged dead: retracted before anything else */
     bool start_inflight;
+    /* A start written ahead (observed {starting, pending}) when its node was judged dead: its hook may
+     * still run there (finding F4, docs/model.md). No seed elsewhere before dead_start_until (wall ms,
+     * INT64_MAX when the write-ahead has no time): the hook's timeout and the stop's after it. */
+    bool dead_start;
+    int64_t dead_start_until;
     bool running;    /* primary or secondary on the current container */
     bool primary_up; /* running primary on a live node: a valid peer */
     bool actionable; /* may receive a new action now */

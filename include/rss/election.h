@@ -86,6 +86,13 @@ bool rss_election_leading(struct rss_election *el, int64_t *epoch);
  * who is deposed, never a pod (which any namespace user can annotate). */
 int rss_election_verify(struct rss_election *el, int64_t epoch, rss_error_t *err);
 
+/* Stops leading `epoch` at once, like rss_election_verify finding the Lease not ours (no-op when this
+ * instance does not lead that epoch any more). The leader calls it when an RSS's epoch floor already
+ * holds its epoch and this term did not raise it: another leader holds the same epoch (a Lease deleted
+ * and re-created before the floor was written, finding F5 in docs/model.md). The next acquisition takes
+ * a new epoch above the floor, so stepping down ends the tie. `why` is logged. */
+void rss_election_resign(struct rss_election *el, int64_t epoch, const char *why);
+
 /* The identity this instance writes into holderIdentity. */
 const char *rss_election_identity(const struct rss_election *el);
 

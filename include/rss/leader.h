@@ -56,7 +56,7 @@ struct rss_leader_scope {
  * the highest status.epoch of any RSS rssd manages (0 when none). The status subresource survives a
  * deleted Lease and a reinstall of rssd, and namespace users cannot write it with the built-in roles;
  * pods' annotations are not consulted (they can be forged, rule 4). */
-int rss_leader_epoch_floor(void *kube, int64_t *floor, rss_error_t *err);
+int rss_leader_epoch_floor(void *scope, int64_t *floor, rss_error_t *err);
 
 /* Frees it. Accepts NULL. rss_leader_run must have returned. */
 void rss_leader_free(struct rss_leader *l);

@@ -124,6 +124,23 @@ static inline bool prop_stale_start(const struct rss_member_input *m, uint64_t e
     return !acked && !voided;
 }
 
+/* Model trace F4: the member's last report is the write-ahead of a start and its node was judged dead
+ * (cut off while the hook ran). The hook may still run there until its timeout and the stop's after the
+ * write-ahead, plus the dead-node margin; forever when the report has no time. */
+static inline bool prop_dead_start(const struct rss_plan_input *in, const struct rss_member_input *m)
+{
+    const struct rss_observed *o = &m->observed;
+    if (!m->pod_exists || !m->has_observed || !prop_fenced_dead(m) || !o->last.present ||
+        o->last.result != RSS_RESULT_PENDING || !prop_is_start(o->last.action))
+        return false;
+    if (o->time_ms <= 0)
+        return true;
+    enum rss_hook_kind k = rss_hook_for_action(in->spec, o->last.action);
+    int64_t until = o->time_ms + (int64_t)in->spec->hooks[k].timeout_ms +
+                    (int64_t)in->spec->hooks[RSS_HOOK_STOP].timeout_ms + in->dead_after_ms;
+    return in->now_ms < until;
+}
+
 /* The journal's proof, from the input (docs/planner.md): replication declared Synchronous; the previous
  * status journals the member with a last sequence and a witness confirmed before this plan that reported in
  * this one with a higher sequence. */
@@ -273,6 +290,8 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
         RULE("8 (no seed while any action is unresolved)", !prop_unresolved(&in->members[i], E));
         RULE("8 (no seed while a dead node holds an unacknowledged start: trace F1)",
              !prop_stale_start(&in->members[i], E));
+        RULE("1 (no seed while a start written ahead may still run on a dead node: trace F4)",
+             !prop_dead_start(in, &in->members[i]));
     }
     if (in->force_seed) /* the admin's explicit exception to rules 2 and 3 */
         return;

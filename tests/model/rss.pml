@@ -26,10 +26,16 @@
  *   NO_REVIVE   F2: a changed observed report does not revive a dead node (leader_liveness.c
  *               leader_liveness_reports)
  *   LATEFENCE   F3: an agent restarted while cut off starts a new fence clock (fence_persist.c absent)
+ *   NO_DEADSTART F4: a start written ahead on a node judged dead does not hold up a seed elsewhere
+ *               (planner.c derive() dead_start, decide())
+ *   NO_FLOORCAS F5: the floor is raised without a CAS and a floor already at this epoch is taken as
+ *               ours (leader_apply.c raise_epoch_floor before the fix)
+ *   STATUSEPOCH F5's second shape: the status write carries status.epoch (leader_status_patch before
+ *               the fix), so a deposed leader's late status write lowers the floor
  * Options: OPTIN (spec.recovery.minimumMembers = 2: rules 2 and 3 not checked, rule 1 is),
  *   faults FAULT_LEADER, FAULT_AGENT, FAULT_CTR, FAULT_DELETE, FAULT_OUTAGE, FAULT_PART (0/1/2),
  *   FIX_DEADUNRES (NOT the code: a dead node's unresolved action keeps blocking seeds), PART_IDLE,
- *   bounds MAXT MAXACQ MAXCRASH MAXAR MAXSEQ MAXAID, INITSEQ=abc (initial sequences), WRITES.
+ *   bounds MAXT MAXACQ MAXCRASH MAXAR MAXSEQ MAXAID MAXDEL, INITSEQ=abc (initial sequences), WRITES.
  * Properties: rule 1 and rule 2 in HOOK, rule 3 in PLAN, the outage rule in the agent's fence step,
  *   the dead-node premise in the leader's liveness step. docs/model.md has the results.
  */
@@ -101,8 +107,18 @@
 #define PART_IDLE 0      /* 1: the partition starts only while every desired action was taken up and finished;
                             2: only while no start's hook is in flight (no write-ahead pending) */
 #endif
+#ifndef NO_DEADSTART
+#define NO_DEADSTART 0
+#endif
+#ifndef NO_FLOORCAS
+#define NO_FLOORCAS 0
+#endif
+#ifndef STATUSEPOCH
+#define STATUSEPOCH 0
+#endif
 #ifndef DELETE_LATE
-#define DELETE_LATE 0    /* 1: the Lease is deleted only once its holder's epoch is in status.epoch (finding F5 is the trace without) */
+#define DELETE_LATE 0    /* 1: the Lease is deleted only once its holder's epoch is in status.epoch (with NO_FLOORCAS,
+                            finding F5 is the trace without; the NO_FLOOR mutant uses it) */
 #endif
 #ifndef LATEFENCE
 #define LATEFENCE 0      /* 1: an agent restarted while cut off starts a new fence clock (F3 unfixed) */
@@ -126,6 +142,9 @@
 #endif
 #ifndef MAXAID
 #define MAXAID 7         /* action ids (globally unique here) */
+#endif
+#ifndef MAXDEL
+#define MAXDEL 1         /* Lease deletions (FAULT_DELETE) */
 #endif
 #ifndef WRITES
 #define WRITES 1         /* client writes into a running cluster */
@@ -188,7 +207,7 @@ bool fev[N];             /* agent i ran its fence check after its fence timeout 
 /* ---------------- budgets and ghosts ---------------- */
 byte crashes = 0, arestarts = 0;
 bool faulted = false;    /* the one outage / partition was used */
-bool deleted = false;
+byte deleted = 0;        /* Lease deletions so far (at most MAXDEL) */
 bool isLG[2];            /* ghost: candidate c believes it leads */
 bool dl[2];              /* candidate c's renew deadline passed while it led: at most the one write it
                             checked before (rss_election_leading) may still reach the API, then it stops */
@@ -209,13 +228,16 @@ byte pchg[2];
 
 hidden byte h_k, h_j, h_t, h_best, h_nc, h_nm, h_x;
 hidden byte h_keep, h_api, h_claim;
-hidden byte mStale, mObs, mFresh, mCur, mPend, mLive, mUncl, mUnres, mInfl, mRun, mPrimUp, mAct, mAlive, mDead;
+hidden byte mDst, mStale, mObs, mFresh, mCur, mPend, mLive, mUncl, mUnres, mInfl, mRun, mPrimUp, mAct, mAlive, mDead;
 #define BIT(m, k) (((m) >> (k)) & 1)
 
 /* leader_liveness.c leader_liveness_reports: bit k of orep[c] = member k's observed report changed
    since candidate c's last LIST of the pods (a sign of life of node k). Only with partitions, where
    liveness is modelled; only while c leads (its baseline starts with its term). */
 byte orep[2];
+/* finding F4: bit k of hfl = agent k runs a start's hook (ghost: reality); bit k of htmo = the start's
+   hook timeout and the stop's have passed since member k's last write-ahead (the planner's clock) */
+byte hfl = 0, htmo = 0;
 hidden int h_o;
 #if FAULT_PART
 #define OBS_BEGIN(i) h_o = PACKO(i)
@@ -358,12 +380,15 @@ end:
                  oGen[i] = aGen; oRole[i] = aRole; oSeq[i] = aSeq; oLast[i] = aLast; oLAct[i] = aLAct;
                  oRes[i] = aRes; oCtr[i] = aCtr; oLE[i] = lv; TOUCH(i);
                  OBS_END(i);
-                 hAct = aLAct; hCtr = myCtr
+                 hAct = aLAct; hCtr = myCtr;
+                 htmo = htmo & ~(1 << i);
+                 if :: ISSTART(hAct) -> hfl = hfl | (1 << i) :: else -> skip fi
             :: else -> skip                             /* 409: the hook does not run */
             fi
 #else
             aLast = D_AID(vD); aLAct = D_ACT(vD); aRes = RES_PENDING;  /* mutant: memory only */
-            hAct = aLAct; hCtr = myCtr
+            hAct = aLAct; hCtr = myCtr;
+            if :: ISSTART(hAct) -> hfl = hfl | (1 << i) :: else -> skip fi
 #endif
        fi
      }
@@ -384,7 +409,7 @@ end:
             aRole = (dbrun[i] -> R_PRIMARY : R_STOPPED);
             aSeq = (aRole == R_STOPPED -> seq[i] : NOSEQ)
        fi;
-       aRes = RES_FINAL; hAct = 0; hCtr = 0; dirty = true; ok = 0; assert(aGen < 15) }
+       aRes = RES_FINAL; hAct = 0; hCtr = 0; dirty = true; ok = 0; hfl = hfl & ~(1 << i); assert(aGen < 15) }
 
   /* agent_reconcile.c: the periodic status (every reconcileInterval, and at a new epoch) of a member not stopped */
   :: d_step { hAct == 0 && probed && myCtr == ctr[i] && aRole != R_STOPPED && aRole != R_NONE ->
@@ -447,7 +472,7 @@ end:
        vD = 0;
 #endif
        probed = false; myCtr = 0; weStopped = false; fst = false; fdone = false;
-       dirty = false; hAct = 0; hCtr = 0;
+       dirty = false; hAct = 0; hCtr = 0; hfl = hfl & ~(1 << i);
        aGen = oGen[i]; aRole = oRole[i]; aSeq = oSeq[i]; aLast = oLast[i]; aLAct = oLAct[i];
        aRes = oRes[i]; aCtr = oCtr[i];
        if :: cutT[i] != 0 && LATEFENCE -> cutT[i] = 3; fev[i] = false :: else -> skip fi }
@@ -460,14 +485,14 @@ end:
 #define P_APPLY 1        /* plan made: verify the Lease if a pod claims a newer epoch, the floor */
 #define P_FENCE 2        /* fencing patches */
 #define P_ACT 3          /* the one desired patch */
-#if FAULT_DELETE
-#define P_STATUS 4       /* status written (carries status.epoch) */
+#if FAULT_DELETE && (NO_FLOORCAS || STATUSEPOCH)
+#define P_STATUS 4       /* status written (carries status.epoch: the code before F5's fix) */
 #else
-#define P_STATUS P_IDLE  /* status.epoch matters only after a deletion */
+#define P_STATUS P_IDLE  /* the status write does not carry status.epoch (leader_status_patch) */
 #endif
 
 inline LEADER_RESET() {
-  isL = false; isLG[c] = false; dl[c] = false; ep = 0; ph = P_IDLE; claim = false; fm = 0;
+  isL = false; isLG[c] = false; dl[c] = false; ep = 0; ph = P_IDLE; claim = false; fm = 0; flr = false;
   pAct = 0; pS = 0; pGen = 0; pchg[c] = 0;
   lsil = 0; ldead = 0
 }
@@ -476,7 +501,7 @@ inline LEADER_RESET() {
 inline PLAN() {
   mObs = 0; mFresh = 0; mCur = 0; mPend = 0; mLive = 0; mUncl = 0; mUnres = 0; mInfl = 0;
   mRun = 0; mPrimUp = 0; mAct = 0; mAlive = 0; mDead = 0;
-  h_claim = false; fm = 0; mStale = 0;
+  h_claim = false; fm = 0; mStale = 0; mDst = 0;
 #if FAULT_PART && !NO_REVIVE
   /* leader_liveness_reports on this LIST: a changed report revives its node (finding F2's fix) */
   lsil = lsil & ~orep[c]; ldead = ldead & ~orep[c];
@@ -521,6 +546,13 @@ inline PLAN() {
        :: dEp[h_k] == ep && ISSTART(dAct[h_k]) && BIT(mDead, h_k) &&
           !(BIT(mObs, h_k) && oLast[h_k] == dAid[h_k] && oRes[h_k] != RES_PENDING) &&
           !(BIT(mObs, h_k) && oGen[h_k] > dGen[h_k]) -> mStale = mStale | h_x
+       :: else -> skip
+       fi;
+       /* derive(): dead_start, a start written ahead on a node judged dead whose hook may still run
+          (finding F4's fix): until its hook timeout and the stop's have passed, no seed */
+       if
+       :: BIT(mDead, h_k) && BIT(mObs, h_k) && oRes[h_k] == RES_PENDING && ISSTART(oLAct[h_k]) &&
+          !BIT(htmo, h_k) && !NO_DEADSTART -> mDst = mDst | h_x
        :: else -> skip
        fi;
        if
@@ -590,8 +622,8 @@ inline PLAN() {
                  :: else -> skip
                  fi
             fi
-       :: mLive == 0 && (mUncl != 0 || mUnres != 0) -> skip   /* rule 8: wait for every action to resolve */
-       :: mLive == 0 && mUncl == 0 && mUnres == 0 ->           /* recovery() */
+       :: mLive == 0 && (mUncl != 0 || mUnres != 0 || mDst != 0) -> skip   /* rule 8: wait for every action to resolve (F4: and a dead node's start) */
+       :: mLive == 0 && mUncl == 0 && mUnres == 0 && mDst == 0 ->           /* recovery() */
             h_nc = 0; h_nm = 0; h_best = N; h_k = 0;
             do
             :: h_k < N ->
@@ -639,6 +671,7 @@ proctype Leader(byte c)
   byte fm = 0;           /* pods to fence */
   byte pAct = 0, pS = 0, pGen = 0;
   byte lsil = 0, ldead = 0;   /* leader_liveness.c: nodes seen silent / dead on this leader's clock */
+  bool flr = false;      /* leader.c floors: this term raised the RSS's epoch floor */
 end:
   do
 #if FAULT_DELETE
@@ -664,7 +697,7 @@ end:
        if
        :: h_t <= MAXT ->
             acqs++; lTrans = h_t; lHolder = ID(c); lExpired = false; lGone = false;
-            isL = true; isLG[c] = true; ep = h_t; ph = P_IDLE;
+            isL = true; isLG[c] = true; ep = h_t; ph = P_IDLE; flr = false;
 #if FAULT_DELETE
             maxT = (h_t > maxT -> h_t : maxT);
 #endif
@@ -708,13 +741,26 @@ end:
   :: d_step { isL && !dl[c] && LAPI(c) && ph == P_IDLE -> PLAN() }
 
   /* leader_apply.c leader_apply: rss_election_verify when a pod claims a newer epoch, then
-     ensure_epoch_floor (status.epoch before any pod carries this epoch) */
+     raise_epoch_floor: once per term, status.epoch raised to this epoch by a CAS, only from below,
+     before any pod carries this epoch; a floor already at (or above) this epoch that this term did
+     not raise means another leader of this epoch: write nothing, step down (rss_election_resign;
+     modelled as the Lease expiring: the code's own re-acquisition is one of the allowed successors) */
   :: d_step { isL && LAPI(c) && ph == P_APPLY ->
        if
        :: claim && !(lHolder == ID(c) && lTrans == ep && !lGone) -> printf("@@ L%d deposed (verify)\n", c); LEADER_RESET()
+#if FAULT_DELETE && !NO_FLOORCAS
+       :: !(claim && !(lHolder == ID(c) && lTrans == ep && !lGone)) && !flr && floorE >= ep ->
+            printf("@@ L%d floor %d taken: steps down\n", c, floorE);
+            if :: !lGone && lHolder == ID(c) && lTrans == ep -> lExpired = true :: else -> skip fi;
+            LEADER_RESET()
+#endif
        :: else ->
 #if FAULT_DELETE
+#if NO_FLOORCAS
             if :: floorE < ep -> floorE = ep :: else -> skip fi;   /* the floor matters only after a deletion */
+#else
+            if :: !flr -> floorE = ep; flr = true :: else -> skip fi;   /* the CAS (floorE < ep here) */
+#endif
 #endif
             ph = (fm != 0 -> P_FENCE : P_ACT)
        fi; LATE() }
@@ -747,8 +793,8 @@ end:
        fi;
        pAct = 0; pS = 0; pGen = 0; pchg[c] = 0; LATE() }
 
-  /* apply_status: the status carries status.epoch = this leader's epoch (planner_status.c) */
-#if FAULT_DELETE
+  /* apply_status before F5's fix: the status carried status.epoch = this leader's epoch */
+#if FAULT_DELETE && (NO_FLOORCAS || STATUSEPOCH)
   :: d_step { isL && LAPI(c) && ph == P_STATUS -> floorE = ep; ph = P_IDLE; LATE() }
 #endif
   od
@@ -756,7 +802,8 @@ end:
 
 /* ============================== environment ============================== */
 #if PART_IDLE == 2
-/* no hook in flight: no write-ahead still pending (finding F4 is the trace without this) */
+/* no hook in flight: no write-ahead still pending (with NO_DEADSTART, finding F4 is the trace without
+   this; F1 and F2 are checked with it, so that their traces are their own) */
 #define PARTOK (oRes[0] != RES_PENDING && oRes[1] != RES_PENDING && oRes[2] != RES_PENDING)
 #elif PART_IDLE
 #define SETTLED(k) (oRes[k] != RES_PENDING && (dAct[k] == A_NONE || oLast[k] == dAid[k]))
@@ -801,7 +848,7 @@ end:
 #endif
 #if FAULT_DELETE
   /* the Lease is deleted (DaemonSet and Lease deleted, deploy/ applied again) */
-  :: d_step { !deleted && !lGone && (!DELETE_LATE || floorE >= lTrans) -> deleted = true; lGone = true; lHolder = NOHOLDER; lTrans = 0; lExpired = false;
+  :: d_step { deleted < MAXDEL && !lGone && (!DELETE_LATE || floorE >= lTrans) -> deleted++; lGone = true; lHolder = NOHOLDER; lTrans = 0; lExpired = false;
               printf("@@ Lease DELETED\n") }
 #endif
 #if FAULT_OUTAGE
@@ -836,6 +883,21 @@ end:
        if :: cutT[0] == 3 -> cutT[0] = 2 :: else -> skip fi;
        if :: cutT[1] == 3 -> cutT[1] = 2 :: else -> skip fi;
        if :: cutT[2] == 3 -> cutT[2] = 2 :: else -> skip fi }
+  /* the start's hook timeout and the stop timeout pass since member k's write-ahead (planner.c
+     dead_start_until). What the code assumes of that time: by then the hook is over (the runtime
+     enforces its timeout) and a fenced agent has stopped the member again, so this event comes only
+     when that holds in reality (no start's hook in flight, the member not running). */
+  :: d_step { (cut[0] != 0 || cut[1] != 0 || cut[2] != 0) ->
+       h_k = 0;
+       do
+       :: h_k < N ->
+            if
+            :: oRes[h_k] == RES_PENDING && ISSTART(oLAct[h_k]) && !BIT(htmo, h_k) && !BIT(hfl, h_k) &&
+               !dbrun[h_k] -> htmo = htmo | (1 << h_k)
+            :: else -> skip
+            fi; h_k++
+       :: else -> break
+       od; h_k = 0 }
   /* the partition heals */
   :: d_step { (cut[0] != 0 || cut[1] != 0 || cut[2] != 0) ->
        cut[0] = 0; cut[1] = 0; cut[2] = 0;

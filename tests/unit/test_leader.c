@@ -685,6 +685,14 @@ static const struct status_row status_rows[] = {
      "0}",
      "{\"status\":{\"phase\":\"Running\",\"members\":{\"primary\":[]},\"primaries\":0,\"recovery\":null}}"},
     {"no members", "{\"phase\":\"Stopped\"}", "{}", "{\"status\":{\"phase\":\"Stopped\",\"primaries\":0}}"},
+    /* F5's second shape (docs/model.md): status.epoch is the epoch floor, written only by the floor's
+     * CAS. A deposed leader's late status write (its epoch 1, the floor already 2) must not lower it,
+     * nor null it, and an otherwise equal status is no write. */
+    {"epoch never written", "{\"phase\":\"Running\",\"epoch\":1}",
+     "{\"phase\":\"Recovering\",\"epoch\":2,\"primaries\":0}",
+     "{\"status\":{\"phase\":\"Running\",\"primaries\":0}}"},
+    {"epoch only differs: no write", "{\"phase\":\"Running\",\"epoch\":1}",
+     "{\"phase\":\"Running\",\"epoch\":2,\"primaries\":0}", NULL},
 };
 
 static void test_status_patch_table(void **state)

@@ -6,6 +6,8 @@
  *   F    failed (status exit 1)     U  role unknown                 -  no pod               ?  pod, no report
  *   C<n> report for an older container (stale)    X<n> pod being deleted
  *   D<n> node dead (as the leader observed it)    L<n> node silent, not yet dead      H<n> no heartbeat ever
+ *   W<n> node dead, its last report the write-ahead of a seed a minute ago (the hook may still run; the
+ *        desired already retracted)     V<n> the same, the write-ahead an hour ago (hook and stop timed out)
  * (D/L/H without a number: no sequence.) Plans are summarised as "<ordinal>:<action>(<peer ordinals>)"
  * tokens, then "<ordinal>:delete", then "replicas=N", so a row pins down the WHOLE set of actions.
  */
@@ -213,6 +215,15 @@ static void member_token(struct world *w, unsigned ordinal, const char *tok)
         set_observed(m, RSS_ROLE_STOPPED, GEN, true, n, NULL);
         m->deleting = true;
         break;
+    case 'W':
+    case 'V':
+        set_observed(m, RSS_ROLE_STARTING, GEN, has_num, n, NULL);
+        set_desired(m, w->epoch, RSS_ACTION_NONE, 0, 0);
+        set_last(m, RSS_ACTION_SEED, w->epoch, 900 + ordinal, RSS_RESULT_PENDING);
+        m->observed.time_ms = NOW - (kind == 'W' ? 60000 : 3600000);
+        m->node_alive = false;
+        m->node_dead = true;
+        break;
     case 'D':
     case 'L':
     case 'H':
@@ -397,6 +408,14 @@ static const struct row recovery_rows[] = {
     /* ... with minimumMembers the admin opted in: it goes on, with a Warning naming what may be lost */
     {"3", "S1 D60 S20", 0, false, 2, NO_PIN, 0, "2:seed", "MemberSkipped", true},
     {"3", "D S1 S2", 0, false, 2, NO_PIN, 0, "2:seed", "MemberSkipped", true},
+    /* finding F4 (docs/model.md): a start written ahead on a node judged dead may still run there (the
+     * retraction does not stop a running hook); no seed elsewhere until its hook timeout and the stop
+     * timeout after the write-ahead have passed (plus the dead-node margin), opt-in or not */
+    {"F4", "S1 W60 S20", 0, false, 2, NO_PIN, 0, "", "WaitingForStart", true},
+    {"F4", "S1 W60 S20", 0, false, 0, NO_PIN, 0, "", "WaitingForStart", true},
+    {"F4", "W S1 S2", 0, false, 2, NO_PIN, 0, "", "WaitingForStart", true},
+    {"F4", "S1 V60 S20", 0, false, 2, NO_PIN, 0, "2:seed", "MemberSkipped", true},
+    {"F4", "S1 V60 S20", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
     /* rule 3: ... or the admin opted in with minimumMembers (Warning) */
     {"3", "? S1 S2", 0, false, 2, NO_PIN, 0, "2:seed", "MemberSkipped", true},
     {"3", "S7 - S2", 0, false, 2, NO_PIN, 0, "0:seed", "MemberSkipped", true},
@@ -1251,6 +1270,49 @@ static void test_dead_node_start_retracted(void **state)
     run(&w, &p);
     expect(&p, "", "a stale primary is retracted too");
     assert_non_null(find_event(&p, "ActionRetracted"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* Finding F4 (docs/model.md): node 1 was cut off while its seed hook ran (its last report is the
+ * write-ahead) and judged dead; the unacknowledged seed was retracted. Under minimumMembers the plan
+ * seeded member 2 at once, while the hook on node 1 could still bootstrap a second cluster. Now it waits
+ * until the seed hook's timeout and the stop's have passed since the write-ahead, plus the dead-node
+ * margin (clock skew between the agent and the leader), and says so in a Warning. */
+static void test_dead_node_start_in_flight(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S1 W60 S20", 0, false, 2);
+    struct rss_member_input *m = find(&w, 1);
+    const int64_t until = m->observed.time_ms + 600000 + 600000 + w.dead_after;
+    struct rss_plan p;
+    w.now = until - 1;
+    run(&w, &p);
+    expect(&p, "", "the seed hook on the dead node may still run");
+    const struct rss_plan_event *e = find_event(&p, "WaitingForStart");
+    assert_non_null(e);
+    assert_int_equal(e->type, RSS_EVENT_WARNING);
+    if (!strstr(e->message, "rss-db-1's seed (5-901) may still be running on node") ||
+        !strstr(e->message, "no seed before"))
+        fail_msg("message: %s", e->message);
+    rss_plan_free(&p);
+    w.now = until;
+    run(&w, &p);
+    expect(&p, "2:seed", "the hook and the stop timed out: the admin's opt-in applies");
+    assert_non_null(find_event(&p, "MemberSkipped"));
+    rss_plan_free(&p);
+    /* A write-ahead without a time cannot be bounded: it waits, and so does the admin's force-seed
+     * (until the node reports again). */
+    m->observed.time_ms = 0;
+    w.now = NOW + 36000000;
+    run(&w, &p);
+    expect(&p, "", "no time: wait");
+    assert_non_null(find_event(&p, "WaitingForStart"));
+    rss_plan_free(&p);
+    w.force_seed = "rss-db-2";
+    run(&w, &p);
+    expect(&p, "", "no force-seed while the start may run");
     rss_plan_free(&p);
     world_free(&w);
 }
@@ -2214,6 +2276,7 @@ int main(void)
         cmocka_unit_test(test_node_outage_is_no_crash),
         cmocka_unit_test(test_ordinal_above_replicas),
         cmocka_unit_test(test_dead_node_start_retracted),
+        cmocka_unit_test(test_dead_node_start_in_flight),
         cmocka_unit_test(test_newer_late_member_held),
         cmocka_unit_test(test_bootstrap_then_recovery),
         cmocka_unit_test(test_force_seed),

@@ -925,12 +925,81 @@ static void test_namespaces_scoped(void **state)
     rss_kube_free(lk);
 }
 
+/* Finding F5 (docs/model.md): the Lease was deleted and re-created before its holder wrote the epoch floor,
+ * so two leaders hold the same epoch. Here the other one already raised the floor (status.epoch) to the
+ * epoch this leader acquires. This leader must not act under that epoch: it finds the floor at its epoch
+ * without having raised it, writes no record, steps down, and its election takes the next epoch above
+ * the floor; only that term fences the members and raises the floor. Without the floor's CAS the leader
+ * took status.epoch >= its epoch as its own and fenced every member under the shared epoch. */
+static bool floor_is(void *p)
+{
+    _cleanup_json_ cJSON *rss = get("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db");
+    const cJSON *e =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rss, "status"), "epoch");
+    return cJSON_IsNumber(e) && (int64_t)e->valuedouble == *(int64_t *)p;
+}
+
+static bool leading_epoch(void *p)
+{
+    struct term *t = p;
+    int64_t e;
+    return rss_election_leading(t->el, &e) && e == PRE_EPOCH + 2;
+}
+
+static void test_floor_taken(void **state)
+{
+    (void)state;
+    make_world();
+    for (unsigned i = 0; i < N_PODS; i++) {
+        _cleanup_free_ char *pod = rss_xasprintf(
+            "{\"metadata\":{\"name\":\"rss-db-%u\",\"labels\":{\"rss.clusterlabs.org/name\":\"db\"}},"
+            "\"spec\":{\"nodeName\":\"node-%u\",\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}",
+            i, i % 3 + 1);
+        create("v1", APP_NS, "pods", pod);
+    }
+    create("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", rss_json);
+    /* The other leader of epoch PRE_EPOCH + 1 raised the floor first. */
+    _cleanup_json_ cJSON *patch = cJSON_Parse("{\"status\":{\"epoch\":6}}");
+    _cleanup_free_ char *path =
+        rss_kube_path("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db", NULL);
+    _cleanup_error_ rss_error_t err = NULL;
+    check(rss_kube_merge_patch_status(kube, path, patch, NULL, &err), &err, "status.epoch");
+    int64_t shared = PRE_EPOCH + 1, next = PRE_EPOCH + 2;
+    assert_true(floor_is(&shared));
+
+    struct term t;
+    term_start(&t);
+    assert_int_equal(t.epoch, shared);
+    wait_for(leader_returned, &t, "the leader of the shared epoch to step down");
+    wait_for(leading_epoch, &t, "the election to take the next epoch");
+    for (unsigned i = 0; i < N_PODS; i++) {
+        struct rss_desired d;
+        if (pod_desired(i, &d))
+            fail_msg("rss-db-%u has a desired of epoch %llu written under the shared epoch", i,
+                     (unsigned long long)d.epoch);
+    }
+    assert_true(floor_is(&shared));
+
+    /* The next term (what rssd's on_started does): raises the floor, then fences. */
+    pthread_join(t.leader_thread, NULL);
+    atomic_store(&t.leader_done, false);
+    t.epoch = next;
+    assert_int_equal(pthread_create(&t.leader_thread, NULL, leader_main, &t), 0);
+    struct epoch_arg ea = {next};
+    wait_for(all_fenced, &ea, "every pod fenced with the next epoch");
+    assert_true(floor_is(&next));
+    atomic_store(&t.stop, true);
+    wait_for(leader_returned, &t, "the leader to return on the stop flag");
+    term_join(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_lights_out, setup, teardown),
         cmocka_unit_test_setup_teardown(test_node_loss_replace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_namespaces_scoped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_floor_taken, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
