@@ -560,16 +560,24 @@ static void scale_down(struct ctx *c)
     decision_msg(c, "stopping %s for scale down", v->pod);
 }
 
+/* The members a rolling update still has to replace: 0 when none runs (no new revision known yet, or
+ * the StatefulSet is being scaled). */
+static size_t rolling(const struct ctx *c)
+{
+    if (!c->in->update_revision || c->sts != c->target)
+        return 0;
+    size_t n = 0;
+    for (int i = 0; i < c->target; i++)
+        n += c->m[i].exists && c->m[i].outdated;
+    return n;
+}
+
 /* An updated member that failed halts the rollout (rollout() stops no one while it is down): said once
  * per failure, with the reason, so the admin sees why the other members stay on the old revision. */
 static void rollout_halted(struct ctx *c)
 {
     const char *rev = c->in->update_revision;
-    if (!rev || c->sts != c->target)
-        return;
-    size_t n_outdated = 0;
-    for (int i = 0; i < c->target; i++)
-        n_outdated += c->m[i].exists && c->m[i].outdated;
+    size_t n_outdated = rolling(c);
     for (int i = 0; i < c->target && n_outdated; i++) {
         struct member *m = &c->m[i];
         if (!m->exists || m->outdated || !m->in->revision || !m->new_failure)
@@ -592,13 +600,12 @@ static void rollout_halted(struct ctx *c)
 static void rollout(struct ctx *c)
 {
     const char *rev = c->in->update_revision;
-    if (!rev || c->sts != c->target)
+    size_t n_outdated = rolling(c);
+    if (!n_outdated)
         return;
-    size_t n_outdated = 0;
     struct member *down = NULL, *halted = NULL, *next = NULL;
     for (int i = 0; i < c->target; i++) {
         struct member *m = &c->m[i];
-        n_outdated += m->exists && m->outdated;
         if (m->exists && m->outdated && !m->decided && m->actionable && confirmed_stopped(m)) {
             if (!down)
                 down = m;
@@ -607,8 +614,6 @@ static void rollout(struct ctx *c)
                 halted = m;
         }
     }
-    if (!n_outdated)
-        return;
     if (down) { /* stopped already (by us, or it crashed): recreating it takes no one else down */
         delete_pod(c, down);
         event(c, RSS_EVENT_NORMAL, "RollingUpdate", down,

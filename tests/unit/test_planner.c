@@ -1619,6 +1619,19 @@ static void test_rollout(void **state)
     expect(&p, "", "silent member");
     rss_plan_free(&p);
     world_free(&w);
+    /* A member on a dead node (nodeLossPolicy Wait) holds it too, named in the status, whether it is
+     * outdated itself or not: its pod is not deleted (its data may be the newest) and no other member
+     * goes down beside it. */
+    static const char *const dead_revs[] = {"o o o", "n n o", "o o n"};
+    for (size_t i = 0; i < 3; i++) {
+        world_init(&w, "P Y D5", 2, true, 0);
+        set_revisions(&w, dead_revs[i]);
+        run(&w, &p);
+        expect(&p, "", dead_revs[i]);
+        assert_non_null(strstr(status_str(&p, "message"), "rss-db-2"));
+        rss_plan_free(&p);
+        world_free(&w);
+    }
 }
 
 /* An updated member that fails halts the rollout with a Warning naming it. */
