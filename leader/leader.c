@@ -261,18 +261,9 @@ static int drop_records_of_deleted(struct rss_leader *l, const struct leader_ctx
             continue;
         if (!leader_still_leading(ctx))
             return LEADER_LOST;
-        const char *name = md_str(cm, "name");
-        _cleanup_free_ char *path = rss_kube_path("v1", l->ns, "configmaps", name, NULL);
-        struct rss_kube_delete_opts o = {.uid = md_str(cm, "uid"),
-                                         .resource_version = md_str(cm, "resourceVersion")};
-        if (name && rss_kube_delete(l->kube, path, &o, NULL, &err) < 0) {
-            if (rss_error_code(err) != RSS_E_NOT_FOUND && rss_error_code(err) != RSS_E_CONFLICT)
-                rss_log_error(RSS_LOG_WARN, &err, "deleting the record %s of deleted RSS %s/%s", name, ns,
-                              rss);
-            rss_error_release(&err);
-            continue;
-        }
-        rss_log_info("deleted the record %s (RSS %s/%s no longer exists)", name, ns, rss);
+        _cleanup_free_ char *why =
+            rss_xasprintf("the record %s (RSS %s/%s no longer exists)", md_str(cm, "name"), ns, rss);
+        leader_record_drop(l->kube, l->ns, cm, why);
     }
     return LEADER_DONE;
 }

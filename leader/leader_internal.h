@@ -203,6 +203,11 @@ enum leader_outcome {
 
 /* True while the election says we lead this epoch (the check before every write). */
 bool leader_still_leading(const struct leader_ctx *ctx);
+/* leader_reconcile.c: deletes one member record (a ConfigMap of the list in rssd's namespace NS) with
+ * its uid and resourceVersion as preconditions, so a record written meanwhile waits for the next round.
+ * WHY says whose record it was and why it goes, for the log. Best effort: a failure is logged (a
+ * conflict or a record already gone silently). */
+void leader_record_drop(struct rss_kube *kube, const char *ns, const cJSON *cm, const char *why);
 
 /* Applies `plan` for the RSS (`cr` its raw object) in order: pod patches, StatefulSet create or
  * replicas, pod deletes, Events, /status. Returns an outcome >= 0, or negative on an API error

@@ -269,23 +269,30 @@ static int drop_orphan_records(const struct leader_ctx *ctx, const struct rss_sp
             continue;
         if (!leader_still_leading(ctx))
             return LEADER_LOST;
-        const cJSON *md = cJSON_GetObjectItemCaseSensitive(cm, "metadata");
-        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
-        struct rss_kube_delete_opts o = {
-            .uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "uid")),
-            .resource_version =
-                cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "resourceVersion"))};
-        _cleanup_free_ char *path = rss_kube_path("v1", ctx->rssd_ns, "configmaps", name, NULL);
-        _cleanup_error_ rss_error_t e = NULL;
-        if (name && rss_kube_delete(ctx->kube, path, &o, NULL, &e) < 0) {
-            if (rss_error_code(e) != RSS_E_NOT_FOUND && rss_error_code(e) != RSS_E_CONFLICT)
-                rss_log_error(RSS_LOG_WARN, &e, "%s/%s: deleting the record of gone pod %s", spec->ns,
-                              spec->name, pod);
-            continue;
-        }
-        rss_log_info("%s/%s: deleted the record of pod %s (the pod is gone)", spec->ns, spec->name, pod);
+        _cleanup_free_ char *why =
+            rss_xasprintf("%s/%s: the record of pod %s (the pod is gone)", spec->ns, spec->name, pod);
+        leader_record_drop(ctx->kube, ctx->rssd_ns, cm, why);
     }
     return LEADER_DONE;
+}
+
+void leader_record_drop(struct rss_kube *kube, const char *ns, const cJSON *cm, const char *why)
+{
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(cm, "metadata");
+    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
+    if (!name)
+        return;
+    struct rss_kube_delete_opts o = {
+        .uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "uid")),
+        .resource_version = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "resourceVersion"))};
+    _cleanup_free_ char *path = rss_kube_path("v1", ns, "configmaps", name, NULL);
+    _cleanup_error_ rss_error_t err = NULL;
+    if (rss_kube_delete(kube, path, &o, NULL, &err) < 0) {
+        if (rss_error_code(err) != RSS_E_NOT_FOUND && rss_error_code(err) != RSS_E_CONFLICT)
+            rss_log_error(RSS_LOG_WARN, &err, "deleting %s", why);
+        return;
+    }
+    rss_log_info("deleted %s", why);
 }
 
 static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
