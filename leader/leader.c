@@ -261,8 +261,9 @@ static int drop_records_of_deleted(struct rss_leader *l, const struct leader_ctx
             continue;
         if (!leader_still_leading(ctx))
             return LEADER_LOST;
+        const char *name = md_str(cm, "name");
         _cleanup_free_ char *why =
-            rss_xasprintf("the record %s (RSS %s/%s no longer exists)", md_str(cm, "name"), ns, rss);
+            rss_xasprintf("the record %s (RSS %s/%s no longer exists)", name ? name : "?", ns, rss);
         leader_record_drop(l->kube, l->ns, cm, why);
     }
     return LEADER_DONE;
