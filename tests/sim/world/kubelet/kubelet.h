@@ -38,9 +38,10 @@ struct kl {
     const char *cri_endpoint;
     const char *pv_dir;
     const char *state_dir;
-    const char *boot_id;   /* --boot-id: this power-on's boot id, given to host processes; NULL = none */
-    const char *host_root; /* --host-root: the node's own "/" for hostPath volumes; NULL = the host's */
-    const char *node_ip;   /* --node-ip: the node's InternalIP, also every pod's IP (host network) */
+    const char *boot_id;       /* --boot-id: this power-on's boot id, given to host processes; NULL = none */
+    const char *host_root;     /* --host-root: the node's own "/" for hostPath volumes; NULL = the host's */
+    const char *node_ip;       /* --node-ip: the node's InternalIP, also every pod's IP (host network) */
+    const char *cgroup_parent; /* --cgroup-parent: the node's cgroup; each pod gets <it>/pod<uid> */
     struct kl_hostmap *hostmaps;
     size_t n_hostmaps;
     struct rss_cri_mount *extra_mounts; /* --extra-mount: in every runtime container (e.g. /hooks) */

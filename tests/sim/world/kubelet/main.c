@@ -2,11 +2,13 @@
  *
  * world-kubelet --kubeconfig PATH --node NAME --cri-endpoint unix://... --pv-dir DIR --state-dir DIR
  *               [--host-process IMAGE=BINARY]... [--extra-mount /HOST:/CONTAINER[:ro]]... [--boot-id ID]
- *               [--host-root DIR] [--node-ip ADDR]
+ *               [--host-root DIR] [--node-ip ADDR] [--cgroup-parent /PATH]
  *
  * --host-root is the node's own "/" for hostPath volumes (the simulated nodes share one host, and a
  * DaemonSet's hostPath /run/containerd must be each node's own runtime); --node-ip is the node's
- * InternalIP (a loopback address of its own, e.g. 127.0.1.2), which every pod on it has as its IP.
+ * InternalIP (a loopback address of its own, e.g. 127.0.1.2), which every pod on it has as its IP;
+ * --cgroup-parent puts every pod's containers under the node's cgroup (as the kubelet's kubepods),
+ * so that `world partition` cuts them with the node.
  *
  * --boot-id stands for the node's kernel boot id, which the simulated nodes cannot have apart: the world
  * sets a new one at every power-on and hands it to host processes as RSS_BOOT_ID (rssd's election uses
@@ -29,7 +31,7 @@ static void usage(FILE *f)
     fprintf(f, "usage: world-kubelet --kubeconfig PATH --node NAME --cri-endpoint unix://SOCK --pv-dir DIR\n"
                "                     --state-dir DIR [--host-process IMAGE=BINARY]... [--extra-mount "
                "/HOST:/CTR[:ro]]... [--boot-id ID]\n"
-               "                     [--host-root DIR] [--node-ip ADDR]\n");
+               "                     [--host-root DIR] [--node-ip ADDR] [--cgroup-parent /PATH]\n");
 }
 
 int main(int argc, char **argv)
@@ -45,6 +47,7 @@ int main(int argc, char **argv)
         {"boot-id", required_argument, NULL, 'b'},
         {"host-root", required_argument, NULL, 'r'},
         {"node-ip", required_argument, NULL, 'i'},
+        {"cgroup-parent", required_argument, NULL, 'g'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -76,6 +79,13 @@ int main(int argc, char **argv)
                 return 2;
             }
             kl.host_root = optarg;
+            break;
+        case 'g':
+            if (optarg[0] != '/') {
+                fprintf(stderr, "world-kubelet: --cgroup-parent wants an absolute path, got %s\n", optarg);
+                return 2;
+            }
+            kl.cgroup_parent = optarg;
             break;
         case 'i': {
             struct in_addr a;

@@ -178,6 +178,7 @@ static struct rss_cri_map kvs_map(const struct kvs *m)
 struct sandbox_cfg {
     struct kvs labels, annotations;
     char *log_dir;
+    char *cgroup_parent;
     struct rss_cri_sandbox_config cfg;
 };
 
@@ -192,12 +193,16 @@ static void sandbox_cfg_init(struct worker *w, uint32_t attempt, struct sandbox_
     kvs_add(&s->labels, KL_LABEL_POD_UID, w->p->uid);
     kvs_add_json(&s->annotations, rss_json_path(meta, "annotations"));
     s->log_dir = rss_xasprintf("%s/logs/%s_%s_%s", w->kl->state_dir, w->p->ns, w->p->name, w->p->uid);
+    /* As the kubelet's pod cgroups (kubepods/pod<uid>), below the node's cgroup. */
+    s->cgroup_parent =
+        w->kl->cgroup_parent ? rss_xasprintf("%s/pod%s", w->kl->cgroup_parent, w->p->uid) : NULL;
     s->cfg = (struct rss_cri_sandbox_config){
         .name = w->p->name,
         .namespace = w->p->ns,
         .uid = w->p->uid,
         .attempt = attempt,
         .log_directory = s->log_dir,
+        .cgroup_parent = s->cgroup_parent,
         .labels = kvs_map(&s->labels),
         .annotations = kvs_map(&s->annotations),
     };
@@ -208,6 +213,7 @@ static void sandbox_cfg_clear(struct sandbox_cfg *s)
     free(s->labels.items);
     free(s->annotations.items);
     free(s->log_dir);
+    free(s->cgroup_parent);
 }
 
 static void remove_sandbox(struct worker *w, const char *id)

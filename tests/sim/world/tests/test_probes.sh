@@ -72,3 +72,17 @@ wait_until 60 "web's container restarted by its liveness probe" restarted
 wait_until 30 "web Ready after the restart" pod_ready web
 grep -q "failed liveness probe" "$RSS_WORLD_DIR/nodes/node-2/kubelet.log" || fail "the kubelet did not log the liveness failure"
 ok "liveness: the container was restarted ($(pod_get web | jq -c '.status.containerStatuses[0] | {restartCount, containerID}'))"
+
+# ---- a partition cuts the node's containers too (their cgroups are below the node's, --cgroup-parent)
+if command -v iptables >/dev/null && [ -d /sys/fs/cgroup/unified ]; then
+    kport=$(cat "$RSS_WORLD_DIR/kubesim/port")
+    reach() { cri_exec web nc -w 2 127.0.0.1 "$kport" </dev/null; }
+    reach || fail "web cannot reach the API server before the partition"
+    "$WORLD" partition node-2 >/dev/null 2>&1 || fail "partition node-2"
+    ! reach 2>/dev/null || fail "web reaches the API server although node-2 is partitioned"
+    "$WORLD" heal node-2 >/dev/null 2>&1 || fail "heal node-2"
+    reach || fail "web cannot reach the API server after the heal"
+    ok "partition: node-2's container is cut off with its node, and reaches the API server again after the heal"
+else
+    echo "skip: partition (no iptables or no cgroup v2 hierarchy at /sys/fs/cgroup/unified)"
+fi
