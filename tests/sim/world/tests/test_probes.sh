@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_probes.sh -- the world kubelet's node address, httpGet probes and projected ServiceAccount volume, on a busybox httpd pod.
 #
-# Each node has a loopback address of its own (127.0.1.N) as InternalIP, and every pod on it (host
+# Each node has a loopback address of its own (127.A.B.N, A.B from the world) as InternalIP, and every pod on it (host
 # network) that address as podIP. Readiness follows an httpGet probe (Ready goes False when the page
 # answers 404 and True again when it is back); failing liveness restarts the container (restartCount
 # and a new container id from the node's runtime). Every runtime container gets the ServiceAccount
@@ -11,11 +11,12 @@ source "$(dirname "$0")/lib.sh"
 world_up --nodes 2
 
 # ---- node addresses
-for i in 1 2; do
-    ip=$(api GET /api/v1/nodes/node-$i | jq -r '.status.addresses[] | select(.type == "InternalIP") | .address')
-    [ "$ip" = "127.0.1.$i" ] || fail "node-$i InternalIP is '$ip', want 127.0.1.$i"
-done
-ok "nodes have InternalIPs 127.0.1.1 and 127.0.1.2"
+node_ip() { api GET "/api/v1/nodes/$1" | jq -r '.status.addresses[] | select(.type == "InternalIP") | .address'; }
+ip1=$(node_ip node-1)
+ip2=$(node_ip node-2)
+[[ $ip1 =~ ^127\.[0-9]+\.[0-9]+\.1$ ]] && [ "$ip2" = "${ip1%.1}.2" ] || fail "node InternalIPs are '$ip1' and '$ip2'"
+[ "$ip1" != 127.0.0.1 ] || fail "node-1 has the shared 127.0.0.1"
+ok "nodes have InternalIPs $ip1 and $ip2 (loopback addresses of their own)"
 
 port=$((20000 + RANDOM % 30000))
 # The pod serves /w on its pod IP; /w/ready.html and /w/live.html are what the probes ask for.
@@ -31,9 +32,9 @@ api POST /api/v1/namespaces/default/pods "$(jq -n --arg image "$IMAGE" --argjson
     fail "create pod web"
 wait_until 60 "web Ready" pod_ready web
 ip=$(pod_get web | jq -r .status.podIP)
-[ "$ip" = 127.0.1.2 ] || fail "web's podIP is '$ip', want node-2's 127.0.1.2"
-curl -fsS --max-time 2 "http://127.0.1.2:$port/ready.html" >/dev/null || fail "httpd does not answer on the pod IP"
-! curl -fsS --max-time 2 "http://127.0.1.1:$port/ready.html" >/dev/null 2>&1 || fail "httpd answers on node-1's address"
+[ "$ip" = "$ip2" ] || fail "web's podIP is '$ip', want node-2's $ip2"
+curl -fsS --max-time 2 "http://$ip2:$port/ready.html" >/dev/null || fail "httpd does not answer on the pod IP"
+! curl -fsS --max-time 2 "http://$ip1:$port/ready.html" >/dev/null 2>&1 || fail "httpd answers on node-1's address"
 ok "web Ready through its readiness probe, serving on its pod IP $ip:$port only"
 
 # ---- the projected ServiceAccount volume and the kubernetes service env

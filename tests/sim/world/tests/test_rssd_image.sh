@@ -57,9 +57,11 @@ all_ready() {
 wait_until 120 "both rssd pods run containerd containers and are Ready (readiness probe)" all_ready
 ok "rssd runs in a container on both nodes, Ready by its readiness probe"
 
+node_ip() { k get node "$1" -o jsonpath='{.status.addresses[?(@.type=="InternalIP")].address}'; }
 for i in 1 2; do
     node=node-$i
-    ip=127.0.1.$i
+    ip=$(node_ip $node)
+    [[ $ip == 127.* ]] || fail "$node has InternalIP '$ip', not a loopback address"
     pj=$(rssd_pods | jq --arg n "$node" '.items[] | select(.spec.nodeName == $n)')
     [ "$(jq -r .status.podIP <<<"$pj")" = "$ip" ] || fail "rssd on $node has podIP $(jq -r .status.podIP <<<"$pj")"
     cid=$(jq -r '.status.containerStatuses[0].containerID' <<<"$pj")
@@ -96,11 +98,11 @@ peers() {
     for i in 1 2; do
         a=$(k -n rssd-system get lease rssd-node-node-$i -o json |
             jq -r '.metadata.annotations["rss.clusterlabs.org/peer"] // "{}" | fromjson | .address // ""')
-        [ "$a" = "127.0.1.$i:8476" ] || return 1
+        [ "$a" = "$(node_ip node-$i):8476" ] || return 1
     done
 }
 wait_until 60 "both heartbeat Leases to publish the pod IP as the peer address" peers
-ok "leader $(k -n rssd-system get lease rssd-leader -o jsonpath='{.spec.holderIdentity}'); peers at 127.0.1.1:8476 and 127.0.1.2:8476"
+ok "leader $(k -n rssd-system get lease rssd-leader -o jsonpath='{.spec.holderIdentity}'); peers at $(node_ip node-1):8476 and $(node_ip node-2):8476"
 
 # ---- it runs hooks: a 2-member dummy RSS (one member per node: each rssd execs through its own runtime)
 k create --dry-run=client -o json -f "$repo/apps/dummy/rss.yaml" | jq '.spec.replicas = 2' | k apply -f - >/dev/null ||
