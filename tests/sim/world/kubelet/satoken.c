@@ -8,12 +8,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "kubelet.h"
 #include "rss/cleanup.h"
 #include "rss/json.h"
 #include "rss/log.h"
+
+#define TOKEN_SECONDS 3607 /* the kubelet's default for projected tokens */
 
 static int write_file(const char *path, const char *text, rss_error_t *err)
 {
@@ -91,12 +95,19 @@ char *kl_pod_sa_dir(struct kl *kl, const cJSON *pod, bool *none, rss_error_t *er
     if (kl_mkdir_p(dir, err) < 0)
         return NULL;
     _cleanup_free_ char *tok_p = rss_xasprintf("%s/token", dir);
+    /* As the kubelet's token manager: a token is requested again only when 80 % of its lifetime has
+     * passed, so a container restarted while the API server is slow or cut off starts at once. */
+    struct stat st;
+    _cleanup_free_ char *ns_p0 = rss_xasprintf("%s/namespace", dir);
+    if (stat(tok_p, &st) == 0 && access(ns_p0, R_OK) == 0 &&
+        time(NULL) - st.st_mtime < TOKEN_SECONDS * 8 / 10)
+        return TAKE_PTR(dir);
     _cleanup_free_ char *path = rss_xasprintf("/api/v1/namespaces/%s/serviceaccounts/%s/token", ns, sa);
     _cleanup_json_ cJSON *req = cJSON_CreateObject();
     cJSON_AddStringToObject(req, "apiVersion", "authentication.k8s.io/v1");
     cJSON_AddStringToObject(req, "kind", "TokenRequest");
     cJSON *spec = cJSON_AddObjectToObject(req, "spec");
-    cJSON_AddNumberToObject(spec, "expirationSeconds", 3607);
+    cJSON_AddNumberToObject(spec, "expirationSeconds", TOKEN_SECONDS);
     cJSON *ref = cJSON_AddObjectToObject(spec, "boundObjectRef");
     cJSON_AddStringToObject(ref, "kind", "Pod");
     cJSON_AddStringToObject(ref, "apiVersion", "v1");
