@@ -30,7 +30,7 @@ echo "== the rssd image (deploy/image/build.sh; cached under /var/cache/rssd-ima
 t0=$(date +%s)
 bash "$top/deploy/image/build.sh" --out "$build/rssd-image.oci.tar" >"$build/image-build.log" 2>&1 ||
     { tail -n 40 "$build/image-build.log" >&2; echo "run.sh: the image build failed" >&2; exit 1; }
-echo "   ($(($(date +%s) - t0)) s; world_rssd_image runs rssd from it)"
+echo "   ($(($(date +%s) - t0)) s; every world runs rssd from it)"
 
 echo "== house rules (format, string functions, public prefix)"
 bash "$top/tests/lib/house_rules.sh" "$build"
@@ -56,8 +56,9 @@ if [ "${RSS_SKIP_ASAN:-0}" != 1 ]; then
   # Every report of any process goes to a file under $san; one file fails the run.
   san=$(mktemp -d /tmp/rss-sanitizers.XXXXXX)
   t0=$(date +%s)
-  ASAN_OPTIONS="log_path=$san/asan:detect_leaks=1" UBSAN_OPTIONS="log_path=$san/ubsan:print_stacktrace=1" \
-    LSAN_OPTIONS="log_path=$san/lsan" ctest --test-dir "$build-asan" --output-on-failure -R '^e2e_rssd$'
+  # rssd as a host process (the world's fallback): the sanitized binary is the host's, not the image's.
+  RSS_WORLD_RSSD=host-process ASAN_OPTIONS="log_path=$san/asan:detect_leaks=1" \
+    UBSAN_OPTIONS="log_path=$san/ubsan:print_stacktrace=1" LSAN_OPTIONS="log_path=$san/lsan" ctest --test-dir "$build-asan" --output-on-failure -R '^e2e_rssd$'
   if compgen -G "$san/*" >/dev/null; then
     head -n 40 "$san"/* >&2
     echo "run.sh: sanitizer reports from the running daemons (above)" >&2

@@ -61,6 +61,7 @@ struct rss_cri_sandbox_config {
     const char *uid;
     uint32_t attempt;
     const char *log_directory; /* NULL: none */
+    const char *cgroup_parent; /* NULL: the runtime's default; else e.g. "/kubepods/pod<uid>" (cgroupfs) */
     struct rss_cri_map labels;
     struct rss_cri_map annotations;
 };

@@ -147,6 +147,8 @@ static void sandbox_config_build(struct sandbox_config_buf *b, const struct rss_
     b->ns.ipc = RUNTIME__V1__NAMESPACE_MODE__POD;
     b->sec.namespace_options = &b->ns;
     b->linux_config.security_context = &b->sec;
+    if (c->cgroup_parent)
+        b->linux_config.cgroup_parent = (char *)c->cgroup_parent;
     b->config.linux_config = &b->linux_config;
 }
 

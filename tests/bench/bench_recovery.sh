@@ -65,7 +65,7 @@ for n in "${sizes[@]}"; do
     njoins=$(count_lines "$joins")
     # The hooks' own run time on the critical path, as rssd measured each ExecSync ("hook X exited N
     # after M ms" in its logs): every seed/primary/secondary, plus the status that checks its result.
-    hooks=$(cat "$RSS_WORLD_DIR"/nodes/*/kubelet/hostproc/*_rssd.log | awk -v m="$mark" '$1 > m' | sort -s -k1,1 | awk '
+    hooks=$(rssd_logs | awk -v m="$mark" '$1 > m' | sort -s -k1,1 | awk '
         { pod = ""; for (i = 1; i <= NF; i++) if ($i == "pod") { pod = $(i + 1); break } }
         /because checking the result of the action/ { pend[pod] = 1 }
         / hook (seed|primary|secondary) exited / { for (i = 1; i <= NF; i++) if ($i == "after") sum += $(i + 1) }

@@ -81,7 +81,7 @@ fig_rss() {
         echo "- - - - 0"
         return
     fi
-    hooks=$(cat "$RSS_WORLD_DIR"/nodes/*/kubelet/hostproc/*_rssd.log | awk -v m="$mark" '$1 > m' | sort -s -k1,1 | awk -v p="default/rss-$r-" '
+    hooks=$(rssd_logs | awk -v m="$mark" '$1 > m' | sort -s -k1,1 | awk -v p="default/rss-$r-" '
         { pod = ""; for (i = 1; i <= NF; i++) if ($i == "pod") { pod = $(i + 1); break } }
         index(pod, p) != 1 { next }
         /because checking the result of the action/ { pend[pod] = 1 }

@@ -118,7 +118,13 @@ sc_agent_restart() {
 }
 
 # ---- 3. DaemonSet rollout: rssd restarted node by node, leader included; members never stop
+# (rssd as a container: a real image swap v1 -> v2 by the DaemonSet's RollingUpdate; as host processes,
+# the pods deleted one by one)
 sc_rollout() {
+    if [ "$(rssd_mode)" = container ]; then
+        sc_rollout_image
+        return
+    fi
     ensure_running
     local mark ids_before lt_before leader0 n old
     mark=$(now)
@@ -176,6 +182,68 @@ sc_rollout() {
     note "status lines during rollout: $(count_lines "$(hook_lines "$mark" "$R" status)") (all rc=8); leader was $leader0, now $(leader_node)"
     note "handover: $handover; lease duration ${E2E_LEASE}"
     [ "$(lease_transitions)" -gt "$lt_before" ] || fail "leaseTransitions $lt_before -> $(lease_transitions)"
+}
+
+# The image rollout: localhost/rss/rssd:dev (v1, as deployed) -> :v2 (the same archive under a second
+# tag: a new image reference is what a release changes), applied with `kubectl set image`; the
+# world's DaemonSet controller replaces one pod at a time once the previous one is Ready (its
+# readiness probe on /readyz). Timings are printed, not asserted.
+sc_rollout_image() {
+    ensure_running
+    local mark ids_before lt_before holder0 leader0 v2=localhost/rss/rssd:v2
+    mark=$(now)
+    ids_before=$(last_action_ids "$R")
+    lt_before=$(lease_transitions)
+    holder0=$(leader_holder)
+    leader0=$(leader_node) || fail "no leader"
+    "$WORLD" tag-image localhost/rss/rssd:dev "$v2" || fail "world tag-image"
+    local t0 n done_at=() order=() all
+    t0=$(now_ms)
+    k set image -n "$RSSD_NS" ds/rssd "rssd=$v2" >/dev/null || fail "kubectl set image"
+    # Each node's new pod: running v2 and Ready; recorded in the order the nodes finish.
+    while :; do
+        all=$(rssd_pods_json) || all='{"items":[]}'
+        for n in $("$WORLD" nodes); do
+            [[ " ${order[*]} " == *" $n "* ]] && continue
+            if jq -e --arg n "$n" --arg img "$v2" 'any(.items[]; .spec.nodeName == $n and .metadata.deletionTimestamp == null
+                and .spec.containers[0].image == $img and .status.containerStatuses[0].image == $img
+                and any(.status.conditions[]?; .type == "Ready" and .status == "True"))' <<<"$all" >/dev/null; then
+                order+=("$n")
+                done_at+=("$(($(now_ms) - t0))")
+            fi
+        done
+        [ "${#order[@]}" = "$("$WORLD" nodes | wc -l)" ] && break
+        [ $(($(now_ms) - t0)) -lt 240000 ] || fail "the rollout to $v2 did not finish in 240 s (done: ${order[*]})"
+        sleep 0.2
+    done
+    local total=$(($(now_ms) - t0)) i steps=""
+    for i in "${!order[@]}"; do steps="${steps:+$steps, }${order[$i]} ${done_at[$i]} ms"; done
+    # The pods were replaced, not restarted in place: only v2 pods remain, all Ready.
+    rssd_pods_json | jq -e --arg img "$v2" '[.items[] | select(.spec.containers[0].image != $img)] | length == 0' >/dev/null ||
+        fail "pods of the old image remain"
+    # Leadership moved by release: the old holder emptied the Lease before another acquired it.
+    local log rel
+    log=$(k get --raw /_sim/leases-log) || fail "GET /_sim/leases-log"
+    rel=$(jq -r --arg h "$holder0" '[.[] | select(.name == "rssd-leader")] as $l
+        | ($l | map(.holderIdentity == $h) | rindex(true)) as $i
+        | if $i == null or $i + 1 >= ($l | length) then "none"
+          else ($l[$i + 1:] | map(select(.holderIdentity != "" )) | first) as $acq
+          | ($l[$i + 1:] | map(select(.holderIdentity == "")) | first) as $rel
+          | if $rel == null or $acq == null then "none"
+            else "release->acquire \((($acq.monoNs - $rel.monoNs) / 1e6 | floor)) ms" end end' <<<"$log")
+    [ "$rel" != none ] || fail "no Lease release by $holder0 in /_sim/leases-log: $(jq -c '[.[] | select(.name == "rssd-leader")][-4:]' <<<"$log")"
+    [ "$(lease_transitions)" -gt "$lt_before" ] || fail "leaseTransitions $lt_before -> $(lease_transitions)"
+    [ "$(leader_holder)" != "$holder0" ] || fail "the leader's pod was replaced but $holder0 still holds the Lease"
+    sleep 2
+    ensure_running 30
+    local again st
+    again=$(hook_lines "$mark" "$R" seed primary secondary stop)
+    [ -z "$again" ] || fail "hooks ran during the rollout: $again"
+    st=$(hook_lines "$mark" "$R" status | grep -v ' rc=8$' || true)
+    [ -z "$st" ] || fail "a member was not running as primary during the rollout: $st"
+    [ "$ids_before" = "$(last_action_ids "$R")" ] || fail "lastAction changed: before [$ids_before] after [$(last_action_ids "$R")]"
+    note "image rollout dev -> v2 (RollingUpdate, maxUnavailable 1): $total ms in all; Ready on v2 at: $steps"
+    note "leader was $leader0 ($holder0), now $(leader_node); handover $rel; leaseTransitions $lt_before -> $(lease_transitions); status lines during rollout: $(count_lines "$(hook_lines "$mark" "$R" status)") (all rc=8)"
 }
 
 # ---- 4. delete a member pod -> failover back to Running

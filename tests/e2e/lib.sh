@@ -84,7 +84,7 @@ diagnostics() {
         echo "  -- hooks logs (last 30 lines, all members, by time):"
         hooks_all | tail -n 30 | sed 's/^/  /'
         local f
-        for f in "$RSS_WORLD_DIR"/nodes/*/kubelet/hostproc/*.log; do
+        for f in "$RSS_WORLD_DIR"/nodes/*/kubelet/hostproc/*.log "$RSS_WORLD_DIR"/nodes/*/kubelet/logs/"${RSSD_NS}"_*/rssd/*.log; do
             [ -s "$f" ] || continue
             echo "  -- ${f#"$RSS_WORLD_DIR"/} (last 15)"
             tail -n 15 "$f" | cut -c1-300 | sed 's/^/    /'
@@ -119,11 +119,17 @@ wait_until() {
 
 rssd_binary() { echo "$RSS_BUILD_DIR/nodeagent/rssd"; }
 
-# daemonset_for_world FILE: deploy/daemonset.yaml adapted to the world, written to FILE. The world runs
-# rssd as a host process (docs/testing.md): the kubelet passes the node's CONTAINER_RUNTIME_ENDPOINT, so
-# the manifest's --cri-endpoint (a path on a real node) goes; all agents share the host's network, so
-# the fixed health port would collide: each gets port 0 (any free port) when rssd accepts it. The
-# election timings are shortened when rssd has the flags, so lights-outs do not wait out 15 s leases.
+# rssd_mode: how the world runs rssd (tests/sim/world/world rssd-mode): container (from its image, as
+# on a cluster) or host-process (the fallback: $RSS_BUILD_DIR/nodeagent/rssd on the host).
+rssd_mode() { cat "$RSS_WORLD_DIR/rssd-mode" 2>/dev/null || echo host-process; }
+
+# daemonset_for_world FILE: deploy/daemonset.yaml adapted to the world, written to FILE. The election
+# timings are shortened when rssd has the flags, so lights-outs do not wait out 15 s leases. In
+# container mode nothing else changes (the world kubelet resolves the hostPaths in each node's own
+# root, and each node has an address of its own for the health port). As host processes (the
+# fallback, docs/testing.md) the kubelet passes the node's CONTAINER_RUNTIME_ENDPOINT, so a manifest's
+# --cri-endpoint goes; the agents share the host's /run, so the fence state goes to a directory of the
+# world's, and the health port is 0 (any free port) as before.
 daemonset_for_world() {
     local out=$1 help extra=()
     help=$("$(rssd_binary)" --help 2>&1 || true)
@@ -133,7 +139,8 @@ daemonset_for_world() {
     [ -z "${E2E_FENCE:-}" ] || extra+=("--fence-timeout=${E2E_FENCE}")
     # --state-dir: the host processes share one /run; each world keeps its agents' fence state in its
     # own directory (the file names carry the node).
-    local a sedargs=(-e '/--cri-endpoint=/d' -e 's/--health-port=8476/--health-port=0/'
+    local a sedargs=(-e '/--cri-endpoint=/d')
+    [ "$(rssd_mode)" = container ] || sedargs+=(-e 's/--health-port=8476/--health-port=0/'
         -e "s|--state-dir=/run/rssd|--state-dir=$RSS_WORLD_DIR/rssd-state|")
     for a in "${extra[@]}"; do
         sedargs+=(-e "/--health-port=/a\\        - $a")
@@ -149,8 +156,10 @@ e2e_up() {
         { cat "$E2E_TMP/world-up.log" >&2; fail "world up --nodes $nodes"; }
     KC=$("$WORLD" kubeconfig)
     export KUBECONFIG=$KC
-    grep -q "localhost/rss/rssd:dev=" "$RSS_WORLD_DIR/nodes/node-1/kubelet.args" ||
-        fail "the world did not map localhost/rss/rssd:dev to rssd (kubelet.args)"
+    if [ "$(rssd_mode)" = host-process ]; then
+        grep -q "localhost/rss/rssd:dev=" "$RSS_WORLD_DIR/nodes/node-1/kubelet.args" ||
+            fail "the world did not map localhost/rss/rssd:dev to rssd (kubelet.args)"
+    fi
     daemonset_for_world "$E2E_TMP/daemonset.yaml"
     k apply -f "$repo/deploy/namespace.yaml" -f "$repo/deploy/crd.yaml" -f "$E2E_RBAC" \
         -f "$E2E_TMP/daemonset.yaml" >"$E2E_TMP/apply.log" 2>&1 ||
@@ -176,14 +185,43 @@ heartbeats_are() {
     echo "heartbeat leases: $n"
     [ "$n" -ge "$1" ]
 }
-# rssd_pod NODE: the rssd pod on NODE; rssd_pid NODE: its host process pid.
+# rssd_pod NODE: the rssd pod on NODE; rssd_pid NODE: the pid of its rssd process on the host (the
+# host process, or the container's task, rssd being its PID 1).
 rssd_pod() { rssd_pods_json | jq -r --arg n "$1" '.items[] | select(.spec.nodeName == $n and .metadata.deletionTimestamp == null) | .metadata.name' | head -1; }
 rssd_pid() {
     local id
     id=$(rssd_pods_json | jq -r --arg n "$1" '.items[] | select(.spec.nodeName == $n and .metadata.deletionTimestamp == null)
         | .status.containerStatuses[0].containerID // ""' | head -1)
-    [[ $id == hostprocess://* ]] || return 1
-    echo "${id#hostprocess://}"
+    case $id in
+    hostprocess://*) echo "${id#hostprocess://}" ;;
+    containerd://*)
+        ctr --address "$RSS_WORLD_DIR/nodes/$1/containerd/containerd.sock" -n k8s.io tasks ls 2>/dev/null |
+            awk -v c="${id#containerd://}" '$1 == c && $3 == "RUNNING" {print $2; f = 1} END {exit !f}'
+        ;;
+    *) return 1 ;;
+    esac
+}
+# rssd_state NODE: the fence state file of the rssd on NODE (its --state-dir on the host).
+rssd_state() {
+    if [ "$(rssd_mode)" = container ]; then
+        echo "$RSS_WORLD_DIR/nodes/$1/root/run/rssd/fence-$1.json"
+    else
+        echo "$RSS_WORLD_DIR/rssd-state/fence-$1.json"
+    fi
+}
+# rssd_logs [NODE]: what the rssd on NODE (every node without argument) logged, every instance, as
+# rssd wrote it (a container's CRI log prefix "TIME STREAM TAG " removed).
+rssd_logs() {
+    local n f
+    for n in ${1:-$("$WORLD" nodes)}; do
+        for f in "$RSS_WORLD_DIR/nodes/$n/kubelet/hostproc/"*_rssd.log; do
+            [ -e "$f" ] && cat "$f"
+        done
+        for f in "$RSS_WORLD_DIR/nodes/$n/kubelet/logs/${RSSD_NS}_"*/rssd/*.log; do
+            [ -e "$f" ] && sed -E 's/^[^ ]+ (stdout|stderr) [FP] //' "$f"
+        done
+    done
+    return 0
 }
 rssd_pids() { local n; for n in $("$WORLD" nodes); do rssd_pid "$n" || true; done; }
 lease_json() { k get lease rssd-leader -n "$RSSD_NS" -o json 2>/dev/null; }

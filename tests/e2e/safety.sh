@@ -139,7 +139,7 @@ sc_outage_end() {
     [ -z "$acts" ] || fail "the end of the outage made rssd act on the members: $acts"
     after=$(dummyd_pids) || fail "no dummyd pids after"
     [ "$before" = "$after" ] || fail "an application restarted: before [$before] after [$after]"
-    grep -q "self-fencing of pod $NS/$(member $R $x) called off" "$RSS_WORLD_DIR"/nodes/"$xn"/kubelet/hostproc/*.log ||
+    rssd_logs "$xn" | grep -q "self-fencing of pod $NS/$(member $R $x) called off" ||
         fail "$xn's agent never got to the fence decision (the race was not reproduced)"
     note "$(member $R $x) on $xn: renewals refused after the thaw, peers vouched 'cut off', its own look called the stop off"
 }
@@ -575,8 +575,9 @@ peers_learned() {
     local n m f last missing=""
     declare -A log st
     for n in $("$WORLD" nodes); do
-        f=$(ls -t "$RSS_WORLD_DIR/nodes/$n/kubelet/hostproc/"*_rssd.log 2>/dev/null | head -1)
-        [ -n "$f" ] || {
+        f=$E2E_TMP/rssd-$n.log
+        rssd_logs "$n" | sort -s -k1,1 >"$f"
+        [ -s "$f" ] || {
             echo "no rssd log on $n"
             return 1
         }
@@ -619,7 +620,7 @@ sc_api_outage() {
     after=$(dummyd_pids) || fail "no dummyd pids after"
     [ "$before" = "$after" ] || fail "an application restarted: before [$before] after [$after]"
     local kept
-    kept=$(cat "$RSS_WORLD_DIR"/nodes/*/kubelet/hostproc/*.log | grep -c "keeps running although the API server" || true)
+    kept=$(rssd_logs | grep -c "keeps running although the API server" || true)
     [ "$kept" -ge 3 ] || fail "the agents did not say why they kept their members ($kept lines)"
     note "API frozen $((2 * FENCE_S + 5)) s: no action, same pids ($(tr '\n' ' ' <<<"$after"))"
 }
@@ -744,7 +745,7 @@ sc_restart_cutoff() {
     pid=$(rssd_pid "$node") || fail "no rssd pid on $node"
     # The agent saves its state after each acknowledged heartbeat (every 2 s): the member must be in it.
     saved() { jq -e --arg m "$m" 'any(.pods[]; .metadata.name == $m) and (.rss | length) > 0' \
-        "$RSS_WORLD_DIR/rssd-state/fence-$node.json" >/dev/null; }
+        "$(rssd_state "$node")" >/dev/null; }
     wait_until 20 "the fence state of $node to list $m" saved
     mark=$(now)
     "$WORLD" partition "$node" || fail "partition $node"
@@ -752,7 +753,7 @@ sc_restart_cutoff() {
     sleep 1
     kill -KILL "$pid"
     # The pod's status cannot reach the API: the new process shows in the kubelet's log of rssd.
-    rssd_log_since() { cat "$RSS_WORLD_DIR/nodes/$node/kubelet/hostproc/"*_rssd.log | awk -v m="$mark" '$1 > m'; }
+    rssd_log_since() { rssd_logs "$node" | awk -v m="$mark" '$1 > m'; }
     restarted() { rssd_log_since | grep -q "rssd starting"; }
     wait_until $((FENCE_S + 40)) "rssd restarted on the partitioned $node" restarted
     stopped() { hook_lines "$mark" "$R" stop | grep -q " $m stop "; }
@@ -785,7 +786,7 @@ sc_restart_cutoff() {
     hb_fresh() {
         local up stamp
         up=$(awk '{printf "%d", $1 * 1000}' /proc/uptime)
-        stamp=$(jq -r '.apiOkBootMs' "$RSS_WORLD_DIR/rssd-state/fence-$node.json")
+        stamp=$(jq -r '.apiOkBootMs' "$(rssd_state "$node")")
         echo "last acknowledged heartbeat $((up - stamp)) ms ago"
         [ $((up - stamp)) -lt 4000 ]
     }

@@ -38,7 +38,10 @@ struct kl {
     const char *cri_endpoint;
     const char *pv_dir;
     const char *state_dir;
-    const char *boot_id; /* --boot-id: this power-on's boot id, given to host processes; NULL = none */
+    const char *boot_id;       /* --boot-id: this power-on's boot id, given to host processes; NULL = none */
+    const char *host_root;     /* --host-root: the node's own "/" for hostPath volumes; NULL = the host's */
+    const char *node_ip;       /* --node-ip: the node's InternalIP, also every pod's IP (host network) */
+    const char *cgroup_parent; /* --cgroup-parent: the node's cgroup; each pod gets <it>/pod<uid> */
     struct kl_hostmap *hostmaps;
     size_t n_hostmaps;
     struct rss_cri_mount *extra_mounts; /* --extra-mount: in every runtime container (e.g. /hooks) */
@@ -92,9 +95,12 @@ struct kl_env {
     char **keys;
     char **values;
 };
-/* Resolves a container's env (plain values, downward-API fieldRefs, $(VAR) references). */
-int kl_env_resolve(const cJSON *pod, const cJSON *container, const char *node, struct kl_env *ret,
-                   rss_error_t *err);
+/* Resolves a container's env (plain values, downward-API fieldRefs, $(VAR) references); node_ip is
+ * status.podIP and status.hostIP (the world's pods share the node's network). */
+int kl_env_resolve(const cJSON *pod, const cJSON *container, const char *node, const char *node_ip,
+                   struct kl_env *ret, rss_error_t *err);
+/* The value of key in env, or NULL. */
+const char *kl_env_get(const struct kl_env *env, const char *key);
 void kl_env_add(struct kl_env *env, const char *key, const char *value);
 void kl_env_clear(struct kl_env *env);
 /* Expands $(VAR) references in s against env (kubelet semantics: $$ escapes, unknown refs stay). */
@@ -105,7 +111,8 @@ struct kl_mounts {
     struct rss_cri_mount *items; /* strings owned here */
 };
 /* Resolves a container's volumeMounts into host directories (creating PVC, emptyDir and
- * DirectoryOrCreate directories), plus the node's extra mounts at paths the container leaves free. */
+ * DirectoryOrCreate directories), plus the node's extra mounts at paths the container leaves free.
+ * A hostPath P is <host_root>/P when the node has a host root (each simulated node its own tree). */
 int kl_mounts_resolve(struct kl *kl, const cJSON *pod, const cJSON *container, struct kl_mounts *ret,
                       rss_error_t *err);
 void kl_mounts_clear(struct kl_mounts *m);
@@ -152,6 +159,15 @@ void kl_hostproc_reap_orphans(struct kl *kl, bool (*keep)(struct kl *kl, const c
  * TokenRequest API, in <state_dir>/pods/<uid>/serviceaccount/; none when the pod opts out of
  * automountServiceAccountToken. */
 char *kl_pod_kubeconfig(struct kl *kl, const cJSON *pod, rss_error_t *err);
+/* satoken.c: the projected ServiceAccount volume of a runtime container, as the kubelet mounts it at
+ * /var/run/secrets/kubernetes.io/serviceaccount: a directory (caller frees) with token, ca.crt and
+ * namespace. *none is set (and NULL returned) when the pod opts out of automountServiceAccountToken. */
+char *kl_pod_sa_dir(struct kl *kl, const cJSON *pod, bool *none, rss_error_t *err);
+#define KL_SA_MOUNT "/var/run/secrets/kubernetes.io/serviceaccount"
+
+/* probe.c: one httpGet probe: GET http://host:port/path within timeout_ms. Returns the HTTP status,
+ * or -1 (err set) when nothing answered. The kubelet counts 200-399 as success. */
+int kl_probe_http(const char *host, int port, const char *path, long timeout_ms, rss_error_t *err);
 
 /* util */
 int64_t kl_now_ns(void);

@@ -2,11 +2,19 @@
  *
  * world-kubelet --kubeconfig PATH --node NAME --cri-endpoint unix://... --pv-dir DIR --state-dir DIR
  *               [--host-process IMAGE=BINARY]... [--extra-mount /HOST:/CONTAINER[:ro]]... [--boot-id ID]
+ *               [--host-root DIR] [--node-ip ADDR] [--cgroup-parent /PATH]
+ *
+ * --host-root is the node's own "/" for hostPath volumes (the simulated nodes share one host, and a
+ * DaemonSet's hostPath /run/containerd must be each node's own runtime); --node-ip is the node's
+ * InternalIP (a loopback address of its own, e.g. 127.0.1.2), which every pod on it has as its IP;
+ * --cgroup-parent puts every pod's containers under the node's cgroup (as the kubelet's kubepods),
+ * so that `world partition` cuts them with the node.
  *
  * --boot-id stands for the node's kernel boot id, which the simulated nodes cannot have apart: the world
  * sets a new one at every power-on and hands it to host processes as RSS_BOOT_ID (rssd's election uses
  * it to recognise a Lease holder from before the node rebooted).
  */
+#include <arpa/inet.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,7 +30,8 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: world-kubelet --kubeconfig PATH --node NAME --cri-endpoint unix://SOCK --pv-dir DIR\n"
                "                     --state-dir DIR [--host-process IMAGE=BINARY]... [--extra-mount "
-               "/HOST:/CTR[:ro]]... [--boot-id ID]\n");
+               "/HOST:/CTR[:ro]]... [--boot-id ID]\n"
+               "                     [--host-root DIR] [--node-ip ADDR] [--cgroup-parent /PATH]\n");
 }
 
 int main(int argc, char **argv)
@@ -36,6 +45,9 @@ int main(int argc, char **argv)
         {"host-process", required_argument, NULL, 'H'},
         {"extra-mount", required_argument, NULL, 'm'},
         {"boot-id", required_argument, NULL, 'b'},
+        {"host-root", required_argument, NULL, 'r'},
+        {"node-ip", required_argument, NULL, 'i'},
+        {"cgroup-parent", required_argument, NULL, 'g'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -61,6 +73,29 @@ int main(int argc, char **argv)
         case 'b':
             kl.boot_id = optarg;
             break;
+        case 'r':
+            if (optarg[0] != '/') {
+                fprintf(stderr, "world-kubelet: --host-root wants an absolute path, got %s\n", optarg);
+                return 2;
+            }
+            kl.host_root = optarg;
+            break;
+        case 'g':
+            if (optarg[0] != '/') {
+                fprintf(stderr, "world-kubelet: --cgroup-parent wants an absolute path, got %s\n", optarg);
+                return 2;
+            }
+            kl.cgroup_parent = optarg;
+            break;
+        case 'i': {
+            struct in_addr a;
+            if (inet_pton(AF_INET, optarg, &a) != 1) {
+                fprintf(stderr, "world-kubelet: --node-ip wants an IPv4 address, got %s\n", optarg);
+                return 2;
+            }
+            kl.node_ip = optarg;
+            break;
+        }
         case 'H': {
             const char *eq = strchr(optarg, '=');
             if (!eq || eq == optarg || eq[1] != '/') {
@@ -108,6 +143,8 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+    if (!kl.node_ip)
+        kl.node_ip = "127.0.0.1";
     _cleanup_free_ char *component = rss_xasprintf("kubelet/%s", kl.node);
     rss_log_set_component(component);
 

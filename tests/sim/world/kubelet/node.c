@@ -103,7 +103,7 @@ static int patch_status(struct kl *kl, const char *since, rss_error_t *err)
     cJSON *addrs = cJSON_AddArrayToObject(st, "addresses");
     cJSON *a = cJSON_CreateObject();
     cJSON_AddStringToObject(a, "type", "InternalIP");
-    cJSON_AddStringToObject(a, "address", "127.0.0.1");
+    cJSON_AddStringToObject(a, "address", kl->node_ip);
     cJSON_AddItemToArray(addrs, a);
     a = cJSON_CreateObject();
     cJSON_AddStringToObject(a, "type", "Hostname");

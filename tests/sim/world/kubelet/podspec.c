@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "kubelet.h"
 #include "rss/json.h"
@@ -32,6 +33,14 @@ void kl_env_clear(struct kl_env *env)
     free(env->keys);
     free(env->values);
     *env = (struct kl_env){0};
+}
+
+const char *kl_env_get(const struct kl_env *env, const char *key)
+{
+    for (size_t i = 0; i < env->n; i++)
+        if (!strcmp(env->keys[i], key))
+            return env->values[i];
+    return NULL;
 }
 
 static const char *env_get(const struct kl_env *env, const char *key, size_t keylen)
@@ -86,7 +95,7 @@ char *kl_env_expand(const struct kl_env *env, const char *s)
 }
 
 /* The downward API fields the test world supports (those rssd's hooks and manifests use). */
-static char *field_ref(const cJSON *pod, const char *node, const char *path)
+static char *field_ref(const cJSON *pod, const char *node, const char *node_ip, const char *path)
 {
     const cJSON *meta = cJSON_GetObjectItemCaseSensitive(pod, "metadata");
     const char *v = NULL;
@@ -101,7 +110,7 @@ static char *field_ref(const cJSON *pod, const char *node, const char *path)
     else if (!strcmp(path, "spec.serviceAccountName"))
         v = rss_json_str(pod, "spec.serviceAccountName");
     else if (!strcmp(path, "status.podIP") || !strcmp(path, "status.hostIP"))
-        v = "127.0.0.1"; /* host network: the pod's IP is the node's */
+        v = node_ip ? node_ip : "127.0.0.1"; /* host network: the pod's IP is the node's */
     else if (!strncmp(path, "metadata.labels['", 17) || !strncmp(path, "metadata.annotations['", 22)) {
         bool labels = path[9] == 'l';
         const char *k = path + (labels ? 17 : 22);
@@ -119,8 +128,8 @@ static char *field_ref(const cJSON *pod, const char *node, const char *path)
     return rss_xstrdup(v ? v : "");
 }
 
-int kl_env_resolve(const cJSON *pod, const cJSON *container, const char *node, struct kl_env *ret,
-                   rss_error_t *err)
+int kl_env_resolve(const cJSON *pod, const cJSON *container, const char *node, const char *node_ip,
+                   struct kl_env *ret, rss_error_t *err)
 {
     struct kl_env env = {0};
     const cJSON *e;
@@ -133,7 +142,7 @@ int kl_env_resolve(const cJSON *pod, const cJSON *container, const char *node, s
         const cJSON *from = cJSON_GetObjectItemCaseSensitive(e, "valueFrom");
         if (from) {
             const char *path = rss_json_str(from, "fieldRef.fieldPath");
-            _cleanup_free_ char *v = path ? field_ref(pod, node, path) : NULL;
+            _cleanup_free_ char *v = path ? field_ref(pod, node, node_ip, path) : NULL;
             if (!v) {
                 kl_env_clear(&env);
                 return rss_error_make(err, RSS_E_INVALID, 0,
@@ -219,9 +228,17 @@ static int volume_host_dir(struct kl *kl, const cJSON *pod, const cJSON *vol, ch
         const char *path = rss_json_str(hp, "path"), *type = rss_json_str(hp, "type");
         if (!path || path[0] != '/')
             return rss_error_make(err, RSS_E_INVALID, 0, "volume %s: hostPath needs an absolute path", vname);
-        dir = rss_xstrdup(path);
+        if (strstr(path, "/../") || (strlen(path) >= 3 && !strcmp(path + strlen(path) - 3, "/..")))
+            return rss_error_make(err, RSS_E_INVALID, 0, "volume %s: hostPath with '..'", vname);
+        /* The simulated nodes share one host: each has its own tree for hostPaths (the world puts
+         * the node's containerd socket directory at <root>/run/containerd). */
+        dir = kl->host_root ? rss_xasprintf("%s%s", kl->host_root, path) : rss_xstrdup(path);
         if (type && !strcmp(type, "DirectoryOrCreate") && kl_mkdir_p(dir, err) < 0)
             return rss_error_wrap(err, "volume %s", vname);
+        struct stat st;
+        if (type && !strcmp(type, "Directory") && (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)))
+            return rss_error_make(err, RSS_E_NOT_FOUND, 0,
+                                  "volume %s: hostPath type check failed: %s is not a directory", vname, dir);
     } else if (cJSON_GetObjectItemCaseSensitive(vol, "emptyDir")) {
         if (!safe_component(uid) || !safe_component(vname))
             return rss_error_make(err, RSS_E_INVALID, 0, "volume %s: bad name", vname ? vname : "?");

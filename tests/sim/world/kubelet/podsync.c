@@ -43,6 +43,11 @@ struct ctr {
     /* host process */
     struct kl_hostproc hp;
     bool adopt_tried;
+    /* probes of the current (runtime) container */
+    char *probed_id; /* the container the state below is about */
+    bool ready;      /* readiness: false until the probe succeeds (true without a probe) */
+    int ready_ok, ready_fail, live_fail;
+    int64_t next_ready_ns, next_live_ns;
 };
 
 struct worker {
@@ -83,6 +88,7 @@ static void ctr_clear(struct ctr *c)
     cJSON_Delete(c->last_term);
     free(c->wait_reason);
     free(c->wait_message);
+    free(c->probed_id);
 }
 
 static void set_waiting(struct ctr *c, const char *reason, const char *message)
@@ -172,6 +178,7 @@ static struct rss_cri_map kvs_map(const struct kvs *m)
 struct sandbox_cfg {
     struct kvs labels, annotations;
     char *log_dir;
+    char *cgroup_parent;
     struct rss_cri_sandbox_config cfg;
 };
 
@@ -186,12 +193,16 @@ static void sandbox_cfg_init(struct worker *w, uint32_t attempt, struct sandbox_
     kvs_add(&s->labels, KL_LABEL_POD_UID, w->p->uid);
     kvs_add_json(&s->annotations, rss_json_path(meta, "annotations"));
     s->log_dir = rss_xasprintf("%s/logs/%s_%s_%s", w->kl->state_dir, w->p->ns, w->p->name, w->p->uid);
+    /* As the kubelet's pod cgroups (kubepods/pod<uid>), below the node's cgroup. */
+    s->cgroup_parent =
+        w->kl->cgroup_parent ? rss_xasprintf("%s/pod%s", w->kl->cgroup_parent, w->p->uid) : NULL;
     s->cfg = (struct rss_cri_sandbox_config){
         .name = w->p->name,
         .namespace = w->p->ns,
         .uid = w->p->uid,
         .attempt = attempt,
         .log_directory = s->log_dir,
+        .cgroup_parent = s->cgroup_parent,
         .labels = kvs_map(&s->labels),
         .annotations = kvs_map(&s->annotations),
     };
@@ -202,6 +213,7 @@ static void sandbox_cfg_clear(struct sandbox_cfg *s)
     free(s->labels.items);
     free(s->annotations.items);
     free(s->log_dir);
+    free(s->cgroup_parent);
 }
 
 static void remove_sandbox(struct worker *w, const char *id)
@@ -354,6 +366,41 @@ static const char *const *security_context(const struct worker *w, const struct 
     return n ? drop : NULL;
 }
 
+/* The kubelet's service env of the `kubernetes` Service in every container: where the API server is
+ * (kubesim, on the loopback the containers share). A container's own env wins. */
+static void add_service_env(struct kl *kl, struct kl_env *env)
+{
+    const char *server = rss_kube_server(kl->kube);
+    const char *hp = server && !strncmp(server, "https://", 8) ? server + 8 : NULL;
+    const char *colon = hp ? strrchr(hp, ':') : NULL;
+    if (!colon)
+        return;
+    _cleanup_free_ char *host = strndup(hp, (size_t)(colon - hp));
+    _cleanup_free_ char *port = rss_xstrdup(colon + 1);
+    port[strcspn(port, "/")] = '\0';
+    if (!kl_env_get(env, "KUBERNETES_SERVICE_HOST"))
+        kl_env_add(env, "KUBERNETES_SERVICE_HOST", host);
+    if (!kl_env_get(env, "KUBERNETES_SERVICE_PORT"))
+        kl_env_add(env, "KUBERNETES_SERVICE_PORT", port);
+}
+
+/* The projected ServiceAccount token volume (kube-api-access-*), read-only, unless the pod opts out
+ * or the container mounts something else there. */
+static int add_sa_mount(struct worker *w, struct kl_mounts *m, rss_error_t *err)
+{
+    for (size_t i = 0; i < m->n; i++)
+        if (!strcmp(m->items[i].container_path, KL_SA_MOUNT))
+            return 0;
+    bool none = false;
+    char *dir = kl_pod_sa_dir(w->kl, w->pod, &none, err);
+    if (!dir)
+        return none ? 0 : rss_error_wrap(err, "projected ServiceAccount volume");
+    m->items = rss_xrealloc(m->items, (m->n + 1) * sizeof(*m->items));
+    m->items[m->n++] = (struct rss_cri_mount){
+        .container_path = rss_xstrdup(KL_SA_MOUNT), .host_path = dir, .readonly = true};
+    return 0;
+}
+
 static int create_container(struct worker *w, struct ctr *c, uint32_t attempt, rss_error_t *err)
 {
     struct kl_env env = {0};
@@ -366,9 +413,13 @@ static int create_container(struct worker *w, struct ctr *c, uint32_t attempt, r
     char *id = NULL;
     _cleanup_free_ char *log_path = rss_xasprintf("%s/%u.log", c->name, attempt);
     _cleanup_free_ char *log_sub = rss_xasprintf("%s/%s", sb.log_dir, c->name);
-    int r = kl_env_resolve(w->pod, c->spec, w->kl->node, &env, err);
+    int r = kl_env_resolve(w->pod, c->spec, w->kl->node, w->kl->node_ip, &env, err);
+    if (r == 0)
+        add_service_env(w->kl, &env);
     if (r == 0)
         r = kl_mounts_resolve(w->kl, w->pod, c->spec, &mounts, err);
+    if (r == 0)
+        r = add_sa_mount(w, &mounts, err);
     if (r == 0)
         r = kl_mkdir_p(log_sub, err);
     if (r == 0) {
@@ -445,6 +496,101 @@ static void create_failed(struct worker *w, struct ctr *c, const char *reason, r
     c->backoff_ms = c->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : c->backoff_ms * 2;
 }
 
+/* --- probes ------------------------------------------------------------------------------------ */
+
+static long probe_num(const cJSON *probe, const char *key, long dflt)
+{
+    const cJSON *v = rss_json_path(probe, key);
+    return cJSON_IsNumber(v) ? (long)v->valuedouble : dflt;
+}
+
+/* One httpGet probe of container c: true on 200-399. Other probe kinds are not simulated (they pass). */
+static bool probe_once(struct worker *w, struct ctr *c, const cJSON *probe, const char *what)
+{
+    const cJSON *hg = rss_json_path(probe, "httpGet");
+    if (!hg)
+        return true;
+    const cJSON *port = rss_json_path(hg, "port");
+    int pn = cJSON_IsNumber(port) ? port->valueint : 0;
+    if (cJSON_IsString(port)) { /* a named port of the container */
+        const cJSON *p;
+        cJSON_ArrayForEach(p, rss_json_path(c->spec, "ports"))
+        {
+            const char *n = rss_json_str(p, "name");
+            const cJSON *cp = rss_json_path(p, "containerPort");
+            if (n && !strcmp(n, port->valuestring) && cJSON_IsNumber(cp))
+                pn = cp->valueint;
+        }
+    }
+    const char *host = rss_json_str(hg, "host");
+    if (!host || !*host)
+        host = w->kl->node_ip ? w->kl->node_ip : "127.0.0.1"; /* the pod's IP */
+    const char *path = rss_json_str(hg, "path");
+    _cleanup_error_ rss_error_t err = NULL;
+    int code = kl_probe_http(host, pn, path ? path : "/", probe_num(probe, "timeoutSeconds", 1) * 1000, &err);
+    if (code >= 200 && code < 400)
+        return true;
+    if (code < 0)
+        rss_log_error(RSS_LOG_INFO, &err, LOG_PREFIX "%s probe of %s failed", w->p->ns, w->p->name, what,
+                      c->name);
+    else
+        rss_log_info(LOG_PREFIX "%s probe of %s failed: HTTP %d", w->p->ns, w->p->name, what, c->name, code);
+    return false;
+}
+
+static void probe_schedule(struct worker *w, int64_t *next, int64_t now, const cJSON *probe)
+{
+    *next = now + probe_num(probe, "periodSeconds", 10) * 1000000000LL;
+    if (!w->wake_ns || *next < w->wake_ns)
+        w->wake_ns = *next;
+}
+
+/* The kubelet's prober for a running container: readiness decides the container's ready (and so the
+ * pod's Ready condition); failureThreshold liveness failures in a row restart the container. */
+static void run_probes(struct worker *w, struct ctr *c)
+{
+    const cJSON *rp = rss_json_path(c->spec, "readinessProbe"), *lp = rss_json_path(c->spec, "livenessProbe");
+    int64_t now = kl_now_ns();
+    if (!c->probed_id || strcmp(c->probed_id, c->id)) {
+        set_str(&c->probed_id, c->id);
+        int64_t base = c->started_at > 0 ? c->started_at : now;
+        c->ready = rp == NULL;
+        c->ready_ok = c->ready_fail = c->live_fail = 0;
+        c->next_ready_ns = base + probe_num(rp, "initialDelaySeconds", 0) * 1000000000LL;
+        c->next_live_ns = base + probe_num(lp, "initialDelaySeconds", 0) * 1000000000LL;
+    }
+    if (rp && now >= c->next_ready_ns) {
+        if (probe_once(w, c, rp, "readiness")) {
+            c->ready_fail = 0;
+            if (++c->ready_ok >= probe_num(rp, "successThreshold", 1))
+                c->ready = true;
+        } else {
+            c->ready_ok = 0;
+            if (++c->ready_fail >= probe_num(rp, "failureThreshold", 3))
+                c->ready = false;
+        }
+        probe_schedule(w, &c->next_ready_ns, now, rp);
+    }
+    if (lp && now >= c->next_live_ns) {
+        if (probe_once(w, c, lp, "liveness")) {
+            c->live_fail = 0;
+        } else if (++c->live_fail >= probe_num(lp, "failureThreshold", 3)) {
+            rss_log_info(LOG_PREFIX "container %s failed liveness probe, will be restarted", w->p->ns,
+                         w->p->name, c->name);
+            _cleanup_error_ rss_error_t err = NULL;
+            const cJSON *g = rss_json_path(rss_json_path(w->pod, "spec"), "terminationGracePeriodSeconds");
+            if (rss_cri_stop_container(w->kl->cri, c->id,
+                                       cJSON_IsNumber(g) ? (int64_t)g->valuedouble : DEFAULT_GRACE_S,
+                                       &err) < 0)
+                rss_log_error(RSS_LOG_WARN, &err, LOG_PREFIX "stopping %s", w->p->ns, w->p->name, c->name);
+            c->live_fail = 0;
+            c->running = c->ready = false;
+            return;
+        }
+        probe_schedule(w, &c->next_live_ns, now, lp);
+    }
+}
+
 static void sync_runtime_container(struct worker *w, struct ctr *c, const struct rss_cri_container_list *all)
 {
     const struct rss_cri_container *cur = NULL, *prev = NULL;
@@ -479,9 +625,11 @@ static void sync_runtime_container(struct worker *w, struct ctr *c, const struct
         c->attempt = cur->attempt;
         c->running = true;
         set_waiting(c, NULL, NULL);
+        run_probes(w, c);
         return;
     }
     c->running = false;
+    c->ready = false;
     if (cur && cur->state == RSS_CRI_CONTAINER_CREATED) {
         /* created by a kubelet that died before starting it */
         if (rss_cri_start_container(w->kl->cri, cur->id, &err) == 0) {
@@ -583,7 +731,7 @@ static void sync_host_container(struct worker *w, struct ctr *c)
     uint32_t attempt = next_attempt(w, c);
     struct kl_env env = {0};
     char **cmd = NULL, **args = NULL;
-    int r = kl_env_resolve(w->pod, c->spec, w->kl->node, &env, &err);
+    int r = kl_env_resolve(w->pod, c->spec, w->kl->node, w->kl->node_ip, &env, &err);
     /* As the kubelet's projected ServiceAccount token volume: the process talks to the API server
      * as its pod's ServiceAccount, never with the kubelet's credentials. */
     _cleanup_free_ char *kubeconfig = r == 0 ? kl_pod_kubeconfig(w->kl, w->pod, &err) : NULL;
@@ -643,11 +791,11 @@ static cJSON *condition(const char *type, bool status, const char *since)
     return c;
 }
 
-static cJSON *ip_list(void)
+static cJSON *ip_list(const char *ip)
 {
     cJSON *a = cJSON_CreateArray();
     cJSON *o = cJSON_CreateObject();
-    cJSON_AddStringToObject(o, "ip", "127.0.0.1");
+    cJSON_AddStringToObject(o, "ip", ip);
     cJSON_AddItemToArray(a, o);
     return a;
 }
@@ -673,7 +821,8 @@ static void report_status(struct worker *w)
                 rss_xasprintf("%s://%s", c->hostbin ? "hostprocess" : "containerd", c->id);
             cJSON_AddStringToObject(cs, "containerID", cid);
         }
-        cJSON_AddBoolToObject(cs, "ready", c->running);
+        bool ready = c->running && (c->hostbin || c->ready);
+        cJSON_AddBoolToObject(cs, "ready", ready);
         cJSON_AddBoolToObject(cs, "started", c->running);
         cJSON_AddNumberToObject(cs, "restartCount", c->id ? c->attempt : 0);
         cJSON *state = cJSON_AddObjectToObject(cs, "state");
@@ -692,7 +841,7 @@ static void report_status(struct worker *w)
         if (c->last_term && (c->running || c->wait_reason))
             cJSON_AddItemToObject(last, "terminated", cJSON_Duplicate(c->last_term, true));
         cJSON_AddItemToArray(css, cs);
-        all_running = all_running && c->running;
+        all_running = all_running && ready;
         pending = pending || (!c->running && !c->last_term);
     }
     if (all_running != w->ready) {
@@ -706,10 +855,12 @@ static void report_status(struct worker *w)
     cJSON_AddItemToArray(conds, condition("Ready", all_running, w->ready_since));
     cJSON_AddItemToArray(conds, condition("ContainersReady", all_running, w->ready_since));
     cJSON_AddItemToArray(conds, condition("PodScheduled", true, w->start_time));
-    cJSON_AddStringToObject(st, "hostIP", "127.0.0.1");
-    cJSON_AddItemToObject(st, "hostIPs", ip_list());
-    cJSON_AddStringToObject(st, "podIP", "127.0.0.1");
-    cJSON_AddItemToObject(st, "podIPs", ip_list());
+    /* The world has no pod network: every pod shares its node's, so its IP is the node's. */
+    const char *ip = w->kl->node_ip ? w->kl->node_ip : "127.0.0.1";
+    cJSON_AddStringToObject(st, "hostIP", ip);
+    cJSON_AddItemToObject(st, "hostIPs", ip_list(ip));
+    cJSON_AddStringToObject(st, "podIP", ip);
+    cJSON_AddItemToObject(st, "podIPs", ip_list(ip));
     cJSON_AddStringToObject(st, "startTime", w->start_time);
     cJSON_AddItemToObject(st, "containerStatuses", css);
     cJSON_AddStringToObject(st, "qosClass", "BestEffort");

@@ -77,12 +77,12 @@ static void test_env_resolve(void **state)
         "{\"name\":\"FQDN\",\"value\":\"$(POD_NAME).$(SERVICE_NAME)\"}]}");
     struct kl_env env = {0};
     rss_error_t err = NULL;
-    assert_int_equal(kl_env_resolve(pod, ctr, "node-1", &env, &err), 0);
+    assert_int_equal(kl_env_resolve(pod, ctr, "node-1", "127.0.1.1", &env, &err), 0);
     assert_null(err);
     assert_string_equal(env_value(&env, "POD_NAME"), "db-1");
     assert_string_equal(env_value(&env, "NS"), "prod");
     assert_string_equal(env_value(&env, "NODE"), "node-1"); /* the kubelet's own node */
-    assert_string_equal(env_value(&env, "IP"), "127.0.0.1");
+    assert_string_equal(env_value(&env, "IP"), "127.0.1.1");
     assert_string_equal(env_value(&env, "APP"), "db");
     assert_string_equal(env_value(&env, "ANN"), "x y");
     assert_string_equal(env_value(&env, "NONE"), "");
@@ -91,12 +91,12 @@ static void test_env_resolve(void **state)
 
     _cleanup_json_ cJSON *bad =
         parse("{\"env\":[{\"name\":\"S\",\"valueFrom\":{\"secretKeyRef\":{\"name\":\"s\",\"key\":\"k\"}}}]}");
-    assert_true(kl_env_resolve(pod, bad, "node-1", &env, &err) < 0);
+    assert_true(kl_env_resolve(pod, bad, "node-1", NULL, &env, &err) < 0);
     assert_int_equal(rss_error_code(err), RSS_E_INVALID);
     rss_error_release(&err);
     _cleanup_json_ cJSON *badpath =
         parse("{\"env\":[{\"name\":\"S\",\"valueFrom\":{\"fieldRef\":{\"fieldPath\":\"spec.nope\"}}}]}");
-    assert_true(kl_env_resolve(pod, badpath, "node-1", &env, &err) < 0);
+    assert_true(kl_env_resolve(pod, badpath, "node-1", NULL, &env, &err) < 0);
     rss_error_release(&err);
 }
 
@@ -186,6 +186,36 @@ static void test_mounts(void **state)
               "[{\"name\":\"d\",\"persistentVolumeClaim\":{\"claimName\":\"../x\"}}]}}");
     _cleanup_json_ cJSON *d = parse("{\"volumeMounts\":[{\"name\":\"d\",\"mountPath\":\"/d\"}]}");
     assert_true(kl_mounts_resolve(&kl, badpod, d, &m, &err) < 0);
+    rss_error_release(&err);
+
+    /* With a host root (each simulated node its own tree), hostPath P is <root>/P: created for
+     * DirectoryOrCreate, required for Directory, never escaping by "..". */
+    _cleanup_free_ char *root = rss_xasprintf("%s/root", tmpl);
+    kl.host_root = root;
+    _cleanup_json_ cJSON *hpod =
+        parse("{\"metadata\":{\"namespace\":\"p\",\"uid\":\"u\"},\"spec\":{\"volumes\":["
+              "{\"name\":\"st\",\"hostPath\":{\"path\":\"/run/rssd\",\"type\":\"DirectoryOrCreate\"}},"
+              "{\"name\":\"sock\",\"hostPath\":{\"path\":\"/run/containerd\",\"type\":\"Directory\"}},"
+              "{\"name\":\"up\",\"hostPath\":{\"path\":\"/run/../../etc\"}}]}}");
+    _cleanup_json_ cJSON *hst = parse("{\"volumeMounts\":[{\"name\":\"st\",\"mountPath\":\"/run/rssd\"}]}");
+    _cleanup_json_ cJSON *hsock =
+        parse("{\"volumeMounts\":[{\"name\":\"sock\",\"mountPath\":\"/run/containerd\"}]}");
+    _cleanup_json_ cJSON *hup = parse("{\"volumeMounts\":[{\"name\":\"up\",\"mountPath\":\"/e\"}]}");
+    assert_int_equal(kl_mounts_resolve(&kl, hpod, hst, &m, &err), 0);
+    _cleanup_free_ char *rssd_dir = rss_xasprintf("%s/run/rssd", root);
+    assert_string_equal(find_mount(&m, "/run/rssd")->host_path, rssd_dir);
+    assert_int_equal(stat(rssd_dir, &st), 0);
+    kl_mounts_clear(&m);
+    assert_true(kl_mounts_resolve(&kl, hpod, hsock, &m, &err) < 0); /* type Directory: must exist */
+    assert_int_equal(rss_error_code(err), RSS_E_NOT_FOUND);
+    rss_error_release(&err);
+    _cleanup_free_ char *ctd = rss_xasprintf("%s/run/containerd", root);
+    assert_int_equal(mkdir(ctd, 0755), 0);
+    assert_int_equal(kl_mounts_resolve(&kl, hpod, hsock, &m, &err), 0);
+    assert_string_equal(find_mount(&m, "/run/containerd")->host_path, ctd);
+    kl_mounts_clear(&m);
+    assert_true(kl_mounts_resolve(&kl, hpod, hup, &m, &err) < 0);
+    assert_int_equal(rss_error_code(err), RSS_E_INVALID);
     rss_error_release(&err);
     assert_int_equal(kl_rm_rf(tmpl), 0);
 }
