@@ -68,7 +68,7 @@ expect "example: container image kept" quay.io/beekhof/dummy:latest "$(jq -r '.s
 
 echo "# apps/dummy/rss.yaml"
 check_rss dummy "$top/apps/dummy/rss.yaml"
-expect "dummy: container command kept" '["/bin/sleep","infinity"]' "$(jq -c '.spec.pod.containers[0].command' <<<"$RSS_JSON")"
+expect "dummy: container command kept" '["/bin/sh","-c","trap '"'"'exit 0'"'"' TERM; sleep 2147483647 & wait"]' "$(jq -c '.spec.pod.containers[0].command' <<<"$RSS_JSON")"
 expect "dummy: volumeMount kept" /data "$(jq -r '.spec.pod.containers[0].volumeMounts[0].mountPath' <<<"$RSS_JSON")"
 expect "dummy: claim template metadata kept" data "$(jq -r '.spec.pod.volumeClaimTemplates[0].metadata.name' <<<"$RSS_JSON")"
 expect "dummy: claim template storage kept" 64Mi "$(jq -r '.spec.pod.volumeClaimTemplates[0].spec.resources.requests.storage' <<<"$RSS_JSON")"

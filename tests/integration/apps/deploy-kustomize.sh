@@ -136,7 +136,7 @@ ServiceAccount rssd-system/rssd" "$(objects "$tmp/namespace.yaml")"
 ds_args() { k create --dry-run=client -o json -f "$1" | jq -c 'if .kind == "List" then .items[] else . end |
 	select(.kind == "DaemonSet") | .spec.template.spec.containers[0].args'; }
 expect "namespace: the DaemonSet passes --namespaces=rss-apps" \
-	'["--health-port=8476","--state-dir=/run/rssd","--namespaces=rss-apps"]' "$(ds_args "$tmp/namespace.yaml")"
+	'["--namespaces=rss-apps","--health-port=8476","--health-address=$(POD_IP)","--state-dir=/run/rssd"]' "$(ds_args "$tmp/namespace.yaml")"
 mkdir -p "$tmp/other-ns"
 cp "$top/deploy/overlays/namespace/rbac.yaml" "$tmp/other-ns/"
 sed 's|value: --namespaces=rss-apps|value: --namespaces=team-db|; s|\.\./\.\./base|'"$(realpath --relative-to="$tmp/other-ns" "$top/deploy/base")"'|' \
