@@ -56,16 +56,22 @@ if [ "${RSS_SKIP_ASAN:-0}" != 1 ]; then
   # Every report of any process goes to a file under $san; one file fails the run.
   san=$(mktemp -d /tmp/rss-sanitizers.XXXXXX)
   t0=$(date +%s)
-  # rssd as a host process (the world's fallback): the sanitized binary is the host's, not the image's.
-  RSS_WORLD_RSSD=host-process ASAN_OPTIONS="log_path=$san/asan:detect_leaks=1" \
-    UBSAN_OPTIONS="log_path=$san/ubsan:print_stacktrace=1" LSAN_OPTIONS="log_path=$san/lsan" ctest --test-dir "$build-asan" --output-on-failure -R '^e2e_rssd$'
+  # rssd runs from an image of its own, built from the same sources with ASan+UBSan; kubesim and the
+  # world are the host's build-asan binaries. The e2e lib gives the rssd pods their sanitizer options
+  # (reports into $san too) and stops them through SIGTERM before the world goes (LeakSanitizer).
+  bash "$top/deploy/image/build.sh" --sanitize --out "$build-asan/rssd-image-asan.oci.tar" \
+    >"$build-asan/image-build.log" 2>&1 ||
+    { tail -n 40 "$build-asan/image-build.log" >&2; echo "run.sh: the sanitized image build failed" >&2; exit 1; }
+  RSS_WORLD_RSSD=container RSS_IMAGE_ARCHIVE="$build-asan/rssd-image-asan.oci.tar" RSS_E2E_SANITIZER_DIR=$san \
+    ASAN_OPTIONS="log_path=$san/asan:detect_leaks=1" UBSAN_OPTIONS="log_path=$san/ubsan:print_stacktrace=1" \
+    LSAN_OPTIONS="log_path=$san/lsan" ctest --test-dir "$build-asan" --output-on-failure -R '^e2e_rssd$'
   if compgen -G "$san/*" >/dev/null; then
     head -n 40 "$san"/* >&2
     echo "run.sh: sanitizer reports from the running daemons (above)" >&2
     exit 1
   fi
   rm -rf "$san"
-  echo "   (sanitized e2e: $(($(date +%s) - t0)) s, no report)"
+  echo "   (sanitized image and e2e: $(($(date +%s) - t0)) s, no report)"
   echo "== unit tests under valgrind"
   ctest --test-dir "$build" -L unit -T memcheck --output-on-failure
 fi

@@ -2,7 +2,7 @@
 # build.sh -- builds the rssd image from deploy/image/Dockerfile with buildah on a locally debootstrapped Debian base, exports it as an OCI archive.
 #
 # Usage (as root, on Debian bookworm): deploy/image/build.sh [--tag REF]... [--out FILE] [--import SOCKET]
-#                                      [--no-cache] [--refresh-base]
+#                                      [--no-cache] [--refresh-base] [--sanitize]
 #   No registry needed: the bases the Dockerfile names (debian:bookworm, debian:bookworm-slim) are made
 #   here with `debootstrap --variant=minbase` and imported into a private containers-storage under
 #   $RSSD_IMAGE_CACHE (default /var/cache/rssd-image), keyed by the suite's package index (so by the
@@ -14,6 +14,10 @@
 #   --import SOCKET  also import the archive into the containerd at SOCKET (namespace k8s.io)
 #   --no-cache       rebuild every Dockerfile layer (the bases stay cached)
 #   --refresh-base   debootstrap the bases again even if the cached ones match
+#   --sanitize       rssd built with ASan+UBSan (RSS_SANITIZE, with debug info, not stripped) and the
+#                    sanitizers' runtimes installed: the image of tests/run.sh's sanitized e2e run,
+#                    never a release (default tag localhost/rss/rssd:asan, default out
+#                    build/rssd-image-asan.oci.tar)
 # The Dockerfile's RUN steps call apt-get, so the build reaches Debian's mirror (as debootstrap does).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -26,11 +30,12 @@ suite=bookworm
 # 150 s for the same cached build, 2.5 GB on disk). RSSD_IMAGE_STORAGE_DRIVER forces one.
 driver=${RSSD_IMAGE_STORAGE_DRIVER:-}
 version=$(sed -n 's/^project(rssd VERSION \([0-9.]*\).*/\1/p' "$top/CMakeLists.txt")
-out=$top/build/rssd-image.oci.tar
+out=
 tags=()
 import_sock=
 no_cache=()
 refresh=0
+sanitize=0
 while [ $# -gt 0 ]; do
     case $1 in
     --tag) tags+=("$2"); shift ;;
@@ -38,13 +43,23 @@ while [ $# -gt 0 ]; do
     --import) import_sock=$2; shift ;;
     --no-cache) no_cache=(--no-cache) ;;
     --refresh-base) refresh=1 ;;
+    --sanitize) sanitize=1 ;;
     -h | --help) awk 'NR >= 4 && !/^#/ {exit} NR >= 4 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
     *) echo "build.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
     esac
     shift
 done
 # The first tag is the one the archive carries: the version, which deploy/base/kustomization.yaml names.
+# Without --sanitize no build argument differs from the Dockerfile's defaults: the release image.
+bargs=()
+if [ "$sanitize" = 1 ]; then
+    [ ${#tags[@]} -gt 0 ] || tags=(localhost/rss/rssd:asan)
+    [ -n "$out" ] || out=$top/build/rssd-image-asan.oci.tar
+    bargs=(--build-arg "RSS_CMAKE_OPTS=-DRSS_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo" --build-arg STRIP=true
+        --build-arg "RUNTIME_EXTRA_PACKAGES=libasan8 libubsan1 libatomic1")
+fi
 [ ${#tags[@]} -gt 0 ] || tags=("localhost/rss/rssd:$version" localhost/rss/rssd:dev)
+[ -n "$out" ] || out=$top/build/rssd-image.oci.tar
 if [ "$(id -u)" != 0 ]; then
     echo "build.sh: run as root (debootstrap and buildah's chroot isolation need it)" >&2
     exit 1
@@ -172,7 +187,7 @@ import_base "$slim_tar" docker.io/library/debian:bookworm-slim
 step "buildah bud -f deploy/image/Dockerfile ${tags[*]}"
 targs=()
 for t in "${tags[@]}"; do targs+=(--tag "$t"); done
-"${B[@]}" bud --pull=never --isolation chroot --layers "${no_cache[@]}" --build-arg JOBS=2 \
+"${B[@]}" bud --pull=never --isolation chroot --layers "${no_cache[@]}" --build-arg JOBS=2 "${bargs[@]}" \
     -f "$top/deploy/image/Dockerfile" "${targs[@]}" "$top" >"$cache/bud.log" 2>&1 || {
     tail -n 30 "$cache/bud.log" >&2
     echo "build.sh: buildah bud failed (log: $cache/bud.log)" >&2

@@ -26,6 +26,12 @@ E2E_BG_PIDS=()
 E2E_LEASE=${E2E_LEASE:-3s}
 E2E_RENEW=${E2E_RENEW:-2s}
 E2E_RETRY=${E2E_RETRY:-500ms}
+# RSS_E2E_SANITIZER_DIR: set by tests/run.sh's sanitized stage, whose rssd image is built with
+# ASan+UBSan (deploy/image/build.sh --sanitize). The containerized rssd does not see the host's
+# ASAN_OPTIONS, so the DaemonSet gets its own, writing reports into this host directory (mounted in
+# every container at /rss-sanitizers); at teardown the agents are stopped through SIGTERM, so they
+# exit through their normal path and LeakSanitizer reports before the world goes.
+RSS_E2E_SANITIZER_DIR=${RSS_E2E_SANITIZER_DIR:-}
 # The agents' fence timeout (--fence-timeout); empty = rssd's default (30 s).
 E2E_FENCE=${E2E_FENCE:-}
 
@@ -50,6 +56,7 @@ e2e_teardown() {
         return $rc
     fi
     if [ -e "$RSS_WORLD_DIR/.rss-world" ]; then
+        [ -z "$RSS_E2E_SANITIZER_DIR" ] || [ -z "$KC" ] || stop_rssd_gracefully
         "$WORLD" down >/dev/null 2>&1 || "$WORLD" down || true
     fi
     rmdir "$RSS_WORLD_DIR" 2>/dev/null || true
@@ -145,14 +152,40 @@ daemonset_for_world() {
     for a in "${extra[@]}"; do
         sedargs+=(-e "/--health-port=/a\\        - $a")
     done
+    if [ -n "$RSS_E2E_SANITIZER_DIR" ] && [ "$(rssd_mode)" = container ]; then
+        # One file per pod (the sanitizers append the PID, 1 in every container; a later rssd of the
+        # same pod name overwrites an earlier report, but any file fails the run). One log_path in
+        # all three: they share it in one process, the last options parsed (LSAN_OPTIONS) winning.
+        # shellcheck disable=SC2016 # $(POD_NAME) is for the kubelet to expand
+        sedargs+=(-e '/^          value: "2"$/a\        - name: ASAN_OPTIONS\n          value: "log_path=/rss-sanitizers/$(POD_NAME):detect_leaks=1"\n        - name: UBSAN_OPTIONS\n          value: "log_path=/rss-sanitizers/$(POD_NAME):print_stacktrace=1"\n        - name: LSAN_OPTIONS\n          value: "log_path=/rss-sanitizers/$(POD_NAME)"')
+    fi
     sed "${sedargs[@]}" "$repo/deploy/daemonset.yaml" >"$out"
+}
+
+# stop_rssd_gracefully: (sanitized run) every rssd pod deleted with its grace period, the DaemonSet
+# orphaning them first so none comes back: the world kubelet stops each container with SIGTERM, and
+# rssd exits through its normal path (LeakSanitizer runs at exit). `world down` alone would remove the
+# sandboxes, which kills the containers. An rssd still running at the end of the grace period
+# (30 s) is killed and LeakSanitizer never runs: that leaves a note in the reports' directory, so
+# the sanitized run fails rather than passing with its leak check skipped.
+stop_rssd_gracefully() {
+    local t0 took
+    t0=$(date +%s)
+    k delete daemonset rssd -n "$RSSD_NS" --cascade=orphan >/dev/null 2>&1 || true
+    k delete pods -n "$RSSD_NS" -l app.kubernetes.io/name=rssd --timeout=90s >/dev/null 2>&1 || true
+    took=$(($(date +%s) - t0))
+    [ "$took" -lt 30 ] ||
+        echo "e2e: stopping the rssd pods took ${took} s (grace 30 s): some rssd did not exit on SIGTERM, so their exit-time (leak) reports are missing" |
+        tee "$RSS_E2E_SANITIZER_DIR/rssd-stop-$(date +%s).note" >&2
 }
 
 # e2e_up NODES: a world with rssd on every node, deploy/ applied as docs/deploy.md says.
 e2e_up() {
     local nodes=$1
     [ -x "$(rssd_binary)" ] || fail "rssd is not built ($(rssd_binary)); build it or set RSS_BUILD_DIR"
-    timeout 180 "$WORLD" up --nodes "$nodes" --node-grace 3 >"$E2E_TMP/world-up.log" 2>&1 ||
+    local san=()
+    [ -z "$RSS_E2E_SANITIZER_DIR" ] || san=(--extra-mount "$RSS_E2E_SANITIZER_DIR:/rss-sanitizers")
+    timeout 180 "$WORLD" up --nodes "$nodes" --node-grace 3 "${san[@]}" >"$E2E_TMP/world-up.log" 2>&1 ||
         { cat "$E2E_TMP/world-up.log" >&2; fail "world up --nodes $nodes"; }
     KC=$("$WORLD" kubeconfig)
     export KUBECONFIG=$KC
