@@ -160,6 +160,10 @@ daemonset_for_world() {
         sedargs+=(-e '/^          value: "2"$/a\        - name: ASAN_OPTIONS\n          value: "log_path=/rss-sanitizers/$(POD_NAME):detect_leaks=1"\n        - name: UBSAN_OPTIONS\n          value: "log_path=/rss-sanitizers/$(POD_NAME):print_stacktrace=1"\n        - name: LSAN_OPTIONS\n          value: "log_path=/rss-sanitizers/$(POD_NAME)"')
     fi
     sed "${sedargs[@]}" "$repo/deploy/daemonset.yaml" >"$out"
+    # The anchor above is MALLOC_ARENA_MAX's value: if the manifest changes, say so rather than run a
+    # sanitized rssd whose reports go nowhere.
+    [ -z "$RSS_E2E_SANITIZER_DIR" ] || [ "$(rssd_mode)" != container ] || grep -q ASAN_OPTIONS "$out" ||
+        fail "could not add the sanitizer options to the DaemonSet (anchor 'value: \"2\"' not found)"
 }
 
 # stop_rssd_gracefully: (sanitized run) every rssd pod deleted with its grace period, the DaemonSet
