@@ -117,6 +117,34 @@ sc_agent_restart() {
     note "killed rssd $pid on $node; it came back, re-probed $m (status only), actions unchanged"
 }
 
+# released_by HOLDER: "release->acquire N ms" from kubesim's Lease write log: HOLDER emptied the leader
+# Lease (a release) before the next holder acquired it. Fails the scenario when there was no release.
+released_by() {
+    local log rel
+    log=$(k get --raw /_sim/leases-log) || fail "GET /_sim/leases-log"
+    rel=$(jq -r --arg h "$1" '[.[] | select(.name == "rssd-leader")] as $l
+        | ($l | map(.holderIdentity == $h) | rindex(true)) as $i
+        | if $i == null or $i + 1 >= ($l | length) then "none"
+          else ($l[$i + 1:] | map(select(.holderIdentity != "" )) | first) as $acq
+          | ($l[$i + 1:] | map(select(.holderIdentity == "")) | first) as $rel
+          | if $rel == null or $acq == null then "none"
+            else "release->acquire \((($acq.monoNs - $rel.monoNs) / 1e6 | floor)) ms" end end' <<<"$log")
+    [ "$rel" != none ] || fail "no Lease release by $1 in /_sim/leases-log: $(jq -c '[.[] | select(.name == "rssd-leader")][-4:]' <<<"$log")"
+    echo "$rel"
+}
+# members_untouched MARK IDS_BEFORE: after an rssd rollout, the members ran on as primaries: no hook but
+# status ran since MARK, every status said running (rc=8), and no member's lastAction changed.
+members_untouched() {
+    local again st
+    sleep 2
+    ensure_running 30
+    again=$(hook_lines "$1" "$R" seed primary secondary stop)
+    [ -z "$again" ] || fail "hooks ran during the rollout: $again"
+    st=$(hook_lines "$1" "$R" status | grep -v ' rc=8$' || true)
+    [ -z "$st" ] || fail "a member was not running as primary during the rollout: $st"
+    [ "$2" = "$(last_action_ids "$R")" ] || fail "lastAction changed: before [$2] after [$(last_action_ids "$R")]"
+}
+
 # ---- 3. DaemonSet rollout: rssd restarted node by node, leader included; members never stop
 # (rssd as a container: a real image swap v1 -> v2 by the DaemonSet's RollingUpdate; as host processes,
 # the pods deleted one by one)
@@ -156,28 +184,11 @@ sc_rollout() {
             handover="${handover:+$handover | }$n: $(($(now_ms) - t0)) ms from the delete to a new holder ($(leader_holder)), leaseTransitions $lt0 -> $(lease_transitions)"
             [ "$(lease_transitions)" -gt "$lt0" ] || fail "leaseTransitions did not grow ($lt0)"
             # The old leader released (holderIdentity emptied by an update) before the new one acquired.
-            local log rel
-            log=$(k get --raw /_sim/leases-log) || fail "GET /_sim/leases-log"
-            rel=$(jq -r --arg h "$holder0" '[.[] | select(.name == "rssd-leader")] as $l
-                | ($l | map(.holderIdentity == $h) | rindex(true)) as $i
-                | if $i == null or $i + 1 >= ($l | length) then "none"
-                  else ($l[$i + 1:] | map(select(.holderIdentity != "" )) | first) as $acq
-                  | ($l[$i + 1:] | map(select(.holderIdentity == "")) | first) as $rel
-                  | if $rel == null then "none"
-                    else "release->acquire \((($acq.monoNs - $rel.monoNs) / 1e6 | floor)) ms" end end' <<<"$log")
-            [ "$rel" != none ] || fail "no Lease release by $holder0 in /_sim/leases-log: $(jq -c '[.[] | select(.name == "rssd-leader")][-4:]' <<<"$log")"
-            handover="$handover; $rel"
+            handover="$handover; $(released_by "$holder0")"
         fi
         wait_until 60 "a new rssd pod Ready on $n" replaced
     done
-    sleep 2
-    ensure_running 30
-    local again st
-    again=$(hook_lines "$mark" "$R" seed primary secondary stop)
-    [ -z "$again" ] || fail "hooks ran during the rollout: $again"
-    st=$(hook_lines "$mark" "$R" status | grep -v ' rc=8$' || true)
-    [ -z "$st" ] || fail "a member was not running as primary during the rollout: $st"
-    [ "$ids_before" = "$(last_action_ids "$R")" ] || fail "lastAction changed: before [$ids_before] after [$(last_action_ids "$R")]"
+    members_untouched "$mark" "$ids_before"
     [ -n "$handover" ] || fail "the leader ($leader0) was never restarted"
     note "status lines during rollout: $(count_lines "$(hook_lines "$mark" "$R" status)") (all rc=8); leader was $leader0, now $(leader_node)"
     note "handover: $handover; lease duration ${E2E_LEASE}"
@@ -222,26 +233,11 @@ sc_rollout_image() {
     rssd_pods_json | jq -e --arg img "$v2" '[.items[] | select(.spec.containers[0].image != $img)] | length == 0' >/dev/null ||
         fail "pods of the old image remain"
     # Leadership moved by release: the old holder emptied the Lease before another acquired it.
-    local log rel
-    log=$(k get --raw /_sim/leases-log) || fail "GET /_sim/leases-log"
-    rel=$(jq -r --arg h "$holder0" '[.[] | select(.name == "rssd-leader")] as $l
-        | ($l | map(.holderIdentity == $h) | rindex(true)) as $i
-        | if $i == null or $i + 1 >= ($l | length) then "none"
-          else ($l[$i + 1:] | map(select(.holderIdentity != "" )) | first) as $acq
-          | ($l[$i + 1:] | map(select(.holderIdentity == "")) | first) as $rel
-          | if $rel == null or $acq == null then "none"
-            else "release->acquire \((($acq.monoNs - $rel.monoNs) / 1e6 | floor)) ms" end end' <<<"$log")
-    [ "$rel" != none ] || fail "no Lease release by $holder0 in /_sim/leases-log: $(jq -c '[.[] | select(.name == "rssd-leader")][-4:]' <<<"$log")"
+    local rel
+    rel=$(released_by "$holder0")
     [ "$(lease_transitions)" -gt "$lt_before" ] || fail "leaseTransitions $lt_before -> $(lease_transitions)"
     [ "$(leader_holder)" != "$holder0" ] || fail "the leader's pod was replaced but $holder0 still holds the Lease"
-    sleep 2
-    ensure_running 30
-    local again st
-    again=$(hook_lines "$mark" "$R" seed primary secondary stop)
-    [ -z "$again" ] || fail "hooks ran during the rollout: $again"
-    st=$(hook_lines "$mark" "$R" status | grep -v ' rc=8$' || true)
-    [ -z "$st" ] || fail "a member was not running as primary during the rollout: $st"
-    [ "$ids_before" = "$(last_action_ids "$R")" ] || fail "lastAction changed: before [$ids_before] after [$(last_action_ids "$R")]"
+    members_untouched "$mark" "$ids_before"
     note "image rollout dev -> v2 (RollingUpdate, maxUnavailable 1): $total ms in all; Ready on v2 at: $steps"
     note "leader was $leader0 ($holder0), now $(leader_node); handover $rel; leaseTransitions $lt_before -> $(lease_transitions); status lines during rollout: $(count_lines "$(hook_lines "$mark" "$R" status)") (all rc=8)"
 }
