@@ -102,6 +102,11 @@ void rss_spec_clear(struct rss_spec *spec);
 /* "sequence", "seed", ... for a hook kind; "?" when out of range. */
 const char *rss_spec_hook_name(enum rss_hook_kind kind);
 
+/* Whether the LEN bytes at S are a DNS-1123 label (at most 63 of a-z, 0-9 and '-', starting and ending
+ * with a letter or digit): what the API server accepts as a namespace name, and the shape of an RSS
+ * name (which rss_spec_parse further limits to RSS_SPEC_NAME_MAX). */
+bool rss_spec_dns_label(const char *s, size_t len);
+
 /* Parses a duration: a bare non-negative integer of seconds ("45"), or one or more <integer><unit>
  * terms with units ms, s, m, h, d (or D, as rss-operator), e.g. "30s", "2m", "1h30m". Zero and
  * results over 366 days are rejected. */

@@ -4,20 +4,7 @@
 
 #include "rss/cleanup.h"
 #include "rss/namespaces.h"
-
-/* RFC 1123 label, what the API server accepts as a namespace name. */
-static bool dns_label(const char *s, size_t len)
-{
-    if (len == 0 || len > 63)
-        return false;
-    for (size_t i = 0; i < len; i++) {
-        char c = s[i];
-        bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-        if (!alnum && !(c == '-' && i > 0 && i < len - 1))
-            return false;
-    }
-    return true;
-}
+#include "rss/spec.h"
 
 void rss_namespaces_clear(struct rss_namespaces *nss)
 {
@@ -51,7 +38,7 @@ int rss_namespaces_parse(const char *csv, struct rss_namespaces *out, rss_error_
     struct rss_namespaces nss = {0};
     for (const char *p = csv;;) {
         size_t len = strcspn(p, ",");
-        if (!dns_label(p, len)) {
+        if (!rss_spec_dns_label(p, len)) {
             rss_namespaces_clear(&nss);
             if (len == 0)
                 return rss_error_make(err, RSS_E_INVALID, 0, "--namespaces '%s': an empty name", csv);

@@ -161,19 +161,23 @@ static const cJSON *optional_object(const cJSON *obj, const char *key, const cha
     return v;
 }
 
-/* DNS-1123 label: lowercase alphanumerics and '-', starting and ending alphanumeric. */
-static bool valid_name(const char *s)
+bool rss_spec_dns_label(const char *s, size_t len)
 {
-    size_t n = strlen(s);
-    if (n == 0 || n > RSS_SPEC_NAME_MAX)
+    if (len == 0 || len > 63)
         return false;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < len; i++) {
         char c = s[i];
         bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-        if (!alnum && !(c == '-' && i > 0 && i + 1 < n))
+        if (!alnum && !(c == '-' && i > 0 && i + 1 < len))
             return false;
     }
     return true;
+}
+
+static bool valid_name(const char *s)
+{
+    size_t n = strlen(s);
+    return n <= RSS_SPEC_NAME_MAX && rss_spec_dns_label(s, n);
 }
 
 static int parse_hook(const cJSON *v, enum rss_hook_kind kind, struct rss_hook_spec *h, rss_error_t *err)

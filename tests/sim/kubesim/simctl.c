@@ -235,6 +235,22 @@ static void add_rule(const struct ks_req *req, enum rule_kind kind, struct ks_re
     ks_reply_json(reply, 200, ks_status_new(200, NULL, "ok"));
 }
 
+/* Lock held. One array NAME of {client, verb, resource[, namespace], count}. */
+static void add_counts(cJSON *o, const char *name, const struct by_key *list, bool with_ns)
+{
+    cJSON *arr = cJSON_AddArrayToObject(o, name);
+    for (const struct by_key *b = list; b; b = b->next) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "client", b->client);
+        cJSON_AddStringToObject(e, "verb", b->verb);
+        cJSON_AddStringToObject(e, "resource", b->resource);
+        if (with_ns)
+            cJSON_AddStringToObject(e, "namespace", b->ns);
+        cJSON_AddNumberToObject(e, "count", (double)b->count);
+        cJSON_AddItemToArray(arr, e);
+    }
+}
+
 static cJSON *stats(void)
 {
     cJSON *o = cJSON_CreateObject();
@@ -243,25 +259,8 @@ static cJSON *stats(void)
     for (size_t i = 0; i < NVERBS; i++)
         cJSON_AddNumberToObject(req, verbs[i], (double)sim.counts[i]);
     cJSON_AddNumberToObject(o, "total", (double)sim.total);
-    cJSON *by = cJSON_AddArrayToObject(o, "by");
-    for (const struct by_key *b = sim.by; b; b = b->next) {
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddStringToObject(e, "client", b->client);
-        cJSON_AddStringToObject(e, "verb", b->verb);
-        cJSON_AddStringToObject(e, "resource", b->resource);
-        cJSON_AddNumberToObject(e, "count", (double)b->count);
-        cJSON_AddItemToArray(by, e);
-    }
-    cJSON *by_ns = cJSON_AddArrayToObject(o, "byNamespace");
-    for (const struct by_key *b = sim.by_ns; b; b = b->next) {
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddStringToObject(e, "client", b->client);
-        cJSON_AddStringToObject(e, "verb", b->verb);
-        cJSON_AddStringToObject(e, "resource", b->resource);
-        cJSON_AddStringToObject(e, "namespace", b->ns);
-        cJSON_AddNumberToObject(e, "count", (double)b->count);
-        cJSON_AddItemToArray(by_ns, e);
-    }
+    add_counts(o, "by", sim.by, false);
+    add_counts(o, "byNamespace", sim.by_ns, true);
     ks_unlock();
     return o;
 }
