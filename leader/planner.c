@@ -603,12 +603,15 @@ static void rollout(struct ctx *c)
     size_t n_outdated = rolling(c);
     if (!n_outdated)
         return;
-    struct member *down = NULL, *halted = NULL, *next = NULL;
+    struct member *down = NULL, *halted = NULL, *next = NULL, *unstarted = NULL;
     for (int i = 0; i < c->target; i++) {
         struct member *m = &c->m[i];
         if (m->exists && m->outdated && !m->decided && m->actionable && confirmed_stopped(m)) {
             if (!down)
                 down = m;
+        } else if (planner_rollout_recreatable(m)) {
+            if (!unstarted)
+                unstarted = m;
         } else if (!m->exists || m->deleting || !m->running || m->unresolved || m->pending) {
             if (!halted)
                 halted = m;
@@ -621,6 +624,26 @@ static void rollout(struct ctx *c)
               "(%zu member(s) still on an older revision)",
               down->pod, rev, n_outdated);
         decision_msg(c, "rolling update: recreating %s from revision %s", down->pod, rev);
+        return;
+    }
+    if (unstarted) { /* a pod of an older template that never started (a fixed typo): see planner_rollout.c */
+        const char *why = planner_rollout_stuck(unstarted);
+        delete_pod(c, unstarted);
+        event(
+            c, RSS_EVENT_NORMAL, "RollingUpdate", unstarted,
+            "%s never started a container (%s) and its template changed since; deleting its pod so that the "
+            "StatefulSet recreates it from revision %s",
+            unstarted->pod, why ? why : "Pending", rev);
+        decision_msg(c, "rolling update: recreating %s (never started) from revision %s", unstarted->pod,
+                     rev);
+        return;
+    }
+    const char *stuck = halted && !halted->outdated ? planner_rollout_stuck(halted) : NULL;
+    if (stuck) {
+        wait_msg(c, true, "RolloutHalted",
+                 "rolling update to revision %s halted: the pod of %s cannot start (%s); fix the template "
+                 "(spec.pod), and rssd recreates the pod from the fixed one",
+                 rev, halted->pod, stuck);
         return;
     }
     if (halted) {

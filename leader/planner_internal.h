@@ -150,4 +150,11 @@ void planner_load_journal(struct ctx *c, struct member *m);
  * phase, recovery) from the decided context. */
 void planner_build_status(struct ctx *c);
 
+/* planner_rollout.c: the rolling update's pods that cannot start. planner_rollout_stuck: the reason a
+ * member's pod will not start without a change of the template (a waiting reason such as ErrImagePull,
+ * or "Unschedulable"), NULL when it is not stuck. planner_rollout_recreatable: an outdated member whose
+ * pod never started a container and was issued nothing: deleting it stops nothing. */
+const char *planner_rollout_stuck(const struct member *m);
+bool planner_rollout_recreatable(const struct member *m);
+
 #endif

@@ -37,9 +37,13 @@ bool rss_agent_failsafe_keep(size_t hosting, size_t reached, bool peer_has_api)
      * the leader will judge this node dead and may fail over, so our members must stop. */
     if (peer_has_api)
         return false;
-    /* A strict majority of the agents hosting members of this RSS, this one included, are together:
-     * a control-plane outage, not our own isolation (Patroni's failsafe mode). */
-    return hosting > 0 && 2 * reached > hosting;
+    /* Every agent hosting a member of this RSS, this one included, must be together. A majority is not
+     * enough: the leader may sit on the minority side with the API server, see the majority silent for
+     * the dead window, take that as "fenced" and start a member on its side (a partial partition with
+     * one primary and minimumMembers gave two primaries). Only when no hosting agent is missing is
+     * there no side where a member could be started: the leader's "silent means fenced" stays true for
+     * every node it could fail over to. Patroni's failsafe requires all members for the same reason. */
+    return hosting > 0 && reached == hosting;
 }
 
 static char *b64(const unsigned char *data, size_t len)

@@ -61,6 +61,14 @@ struct rss_member_input {
     int active_label;         /* current rss-active-member label: -1 absent, 0 "false", 1 "true" */
     const char *revision;     /* the controller-revision-hash label: the StatefulSet template it was made
                                  from (NULL = unknown: never rolled) */
+    /* From the pod's status (leader_snapshot.c), for a rollout's pods that cannot start
+     * (planner_rollout.c): never_started = Pending (or no phase) and no container of it was ever
+     * created; waiting_reason = a container's waiting reason other than ContainerCreating /
+     * PodInitializing (ErrImagePull, ImagePullBackOff, ...; NULL: none); unschedulable = its
+     * PodScheduled condition is False with reason Unschedulable. */
+    bool never_started;
+    const char *waiting_reason;
+    bool unschedulable;
 
     bool has_desired; /* the desired annotation decoded */
     struct rss_desired desired;

@@ -486,6 +486,26 @@ static int create_container(struct worker *w, struct ctr *c, uint32_t attempt, r
     return 0;
 }
 
+/* The waiting reason of a container that could not be created. The world never pulls (images are
+ * imported or tagged into each node's runtime), so an image the runtime does not have is what a real
+ * kubelet reports after a failed pull: ErrImageNeverPull under imagePullPolicy Never, else ErrImagePull
+ * at the first attempt and ImagePullBackOff while it backs off (the real kubelet alternates the two;
+ * here a later failed attempt says ImagePullBackOff). Anything else stays CreateContainerError. */
+static const char *create_reason(const struct ctr *c, rss_error_t err)
+{
+    _cleanup_free_ char *msg = rss_error_string(err);
+    bool no_image = msg && strstr(msg, "image") && (strstr(msg, "not found") || strstr(msg, "no such image"));
+    if (!no_image)
+        return "CreateContainerError";
+    const char *policy = rss_json_str(c->spec, "imagePullPolicy");
+    if (policy && !strcmp(policy, "Never"))
+        return "ErrImageNeverPull";
+    return c->wait_reason &&
+                   (!strcmp(c->wait_reason, "ErrImagePull") || !strcmp(c->wait_reason, "ImagePullBackOff"))
+               ? "ImagePullBackOff"
+               : "ErrImagePull";
+}
+
 /* After a failed create/start: wait (backoff) and say why in the status. */
 static void create_failed(struct worker *w, struct ctr *c, const char *reason, rss_error_t *err)
 {
@@ -686,7 +706,7 @@ static void sync_runtime_container(struct worker *w, struct ctr *c, const struct
         rss_error_release(&err);
     }
     if (create_container(w, c, next_attempt(w, c), &err) < 0)
-        create_failed(w, c, "CreateContainerError", &err);
+        create_failed(w, c, create_reason(c, err), &err);
 }
 
 static void sync_host_container(struct worker *w, struct ctr *c)
