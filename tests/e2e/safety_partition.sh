@@ -124,7 +124,58 @@ sc_split_brain() {
     wait_until 90 "$R's pods to go" gone
 }
 
-all=(split_brain)
+# ---- 2. a typo in the image tag during a rolling update: the new pod never starts. rssd says so with a
+#         Warning (not only a Normal "waiting"), stops no one else, and once the template is fixed it
+#         recreates the stuck pod from it (the StatefulSet is OnDelete: nobody else would).
+sc_image_typo() {
+    local R=rt mark stuck uid0 stops reason others
+    sp_manifest $R | sed 's/^      imagePullPolicy: Never$/      imagePullPolicy: IfNotPresent/' |
+        k apply -n "$NS" -f - >/dev/null || fail "apply $R"
+    wait_until 120 "$R Running with one primary" one_primary $R
+    mark=$(now)
+    k patch rss $R -n "$NS" --type json \
+        -p '[{"op":"replace","path":"/spec/pod/containers/0/image","value":"localhost/rss/busybox:no-such-tag"}]' \
+        >/dev/null || fail "patch the image"
+    # The first member to roll: the highest-ordinal secondary. Its new pod stays Pending.
+    stuck_pod() {
+        members_json $R | jq -r '.items[] | select(.status.phase == "Pending" and .metadata.deletionTimestamp == null)
+            | "\(.metadata.name) \(.metadata.uid) \([.status.containerStatuses[]?.state.waiting.reason // empty] | join(","))"' |
+            grep .
+    }
+    wait_until 90 "a member's new pod to stay Pending on the missing image" stuck_pod
+    read -r stuck uid0 reason <<<"$(stuck_pod | head -1)"
+    image_reason() { stuck_pod | grep -E "^$stuck .*(ErrImagePull|ImagePullBackOff)"; }
+    # The world's kubelet reports it as a real one does: ErrImagePull, then ImagePullBackOff.
+    wait_until 30 "the kubelet to report ErrImagePull/ImagePullBackOff for $stuck" image_reason
+    warned() { events_since "$mark" RolloutHalted $R | grep "^Warning .*$stuck.*cannot start"; }
+    # Before the fix only Normal RollingUpdate "waiting for ... (unknown)" came: this waits in vain.
+    wait_until 60 "a Warning that $stuck cannot start" warned
+    note "$(events_since "$mark" RolloutHalted $R | head -1 | cut -c1-220)"
+    sleep 10
+    stops=$(hook_lines "$mark" $R stop seed primary secondary)
+    [ "$(count_lines "$stops")" = 1 ] && [[ $stops == *" $stuck stop "* ]] ||
+        fail "only $stuck should have been stopped while its pod cannot start: $stops"
+    # The admin fixes the template.
+    k patch rss $R -n "$NS" --type json \
+        -p '[{"op":"replace","path":"/spec/pod/containers/0/image","value":"localhost/rss/busybox:1"}]' \
+        >/dev/null || fail "patch the image back"
+    recreated() { local u; u=$(k get pod "$stuck" -n "$NS" -o jsonpath='{.metadata.uid}' 2>/dev/null) && [ -n "$u" ] && [ "$u" != "$uid0" ]; }
+    # Before the fix the Pending pod stayed for good (4 minutes seen), the admin had to delete it.
+    wait_until 60 "$stuck to be recreated from the fixed template" recreated
+    events_since "$mark" RollingUpdate $R | grep -q "$stuck never started a container" ||
+        fail "no RollingUpdate event says why $stuck was deleted"
+    joined() { hook_lines "$mark" $R secondary primary | grep -q " $stuck \(secondary\|primary\) .* rc=0$"; }
+    wait_until 60 "$stuck to join again" joined
+    wait_until 120 "$R Running with one primary" one_primary $R
+    [ -z "$(hook_lines "$mark" $R seed)" ] || fail "a seed during a rollout: $(hook_lines "$mark" $R seed)"
+    others=$(hook_lines "$mark" $R stop | grep -v " $stuck " || true)
+    [ -z "$others" ] || fail "members stopped beside $stuck: $others"
+    k delete rss $R -n "$NS" --wait=false >/dev/null || true
+    gone() { [ "$(members_json $R | jq '.items | length')" = 0 ]; }
+    wait_until 90 "$R's pods to go" gone
+}
+
+all=(split_brain image_typo)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
 

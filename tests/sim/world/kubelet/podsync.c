@@ -40,6 +40,7 @@ struct ctr {
     cJSON *last_term;
     char *wait_reason;
     char *wait_message;
+    bool create_failed; /* the last attempt failed to create or start it (not an exit) */
     /* host process */
     struct kl_hostproc hp;
     bool adopt_tried;
@@ -310,7 +311,12 @@ static bool backoff_pending(struct worker *w, struct ctr *c)
         return false;
     if (!w->wake_ns || c->next_start_ns < w->wake_ns)
         w->wake_ns = c->next_start_ns;
-    set_waiting(c, "CrashLoopBackOff", "back-off restarting failed container");
+    /* A create that failed keeps its own reason through the back-off, as with the real kubelet: a failed
+     * pull backs off as ImagePullBackOff, a CreateContainerError stays one; only an exit is a crash loop. */
+    if (!c->create_failed)
+        set_waiting(c, "CrashLoopBackOff", "back-off restarting failed container");
+    else if (c->wait_reason && !strcmp(c->wait_reason, "ErrImagePull"))
+        set_str(&c->wait_reason, "ImagePullBackOff");
     return true;
 }
 
@@ -476,6 +482,7 @@ static int create_container(struct worker *w, struct ctr *c, uint32_t attempt, r
     free(id);
     c->attempt = attempt;
     c->running = true;
+    c->create_failed = false;
     c->started_at = kl_now_ns();
     c->any = true;
     if (attempt > c->max_attempt)
@@ -512,6 +519,7 @@ static void create_failed(struct worker *w, struct ctr *c, const char *reason, r
     _cleanup_free_ char *msg = rss_error_string(*err);
     rss_log_error(RSS_LOG_WARN, err, LOG_PREFIX "container %s", w->p->ns, w->p->name, c->name);
     set_waiting(c, reason, msg);
+    c->create_failed = true;
     c->next_start_ns = kl_now_ns() + c->backoff_ms * 1000000LL;
     c->backoff_ms = c->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : c->backoff_ms * 2;
 }
