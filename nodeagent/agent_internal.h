@@ -227,6 +227,10 @@ void *agent_peers_prober(void *arg);
 bool agent_peers_verify(const unsigned char key[32], const char *node, const char *nonce, const char *answer,
                         long long *age_ms);
 bool agent_peers_vouch(struct rss_agent *a, char *const *nodes, size_t n_nodes, char *why, size_t size);
+/* This process's private key, base64 (caller frees; NULL if it cannot be read), and the adoption of a
+ * predecessor's (fence_persist.c, same boot): false, and the key kept, when it is not a valid one. */
+char *agent_peers_private(struct rss_agent *a);
+bool agent_peers_adopt(struct rss_agent *a, const char *b64);
 /* The known peers as [{"node","address","key"}] (caller deletes), and back (fence_persist.c). */
 cJSON *agent_peers_snapshot(struct rss_agent *a);
 void agent_peers_restore(struct rss_agent *a, const cJSON *peers);

@@ -69,6 +69,9 @@ void agent_fence_state_save(struct rss_agent *a, int64_t api_ok_mono_ms)
     }
     pthread_mutex_unlock(&a->lock);
     s.peers = agent_peers_snapshot(a);
+    _cleanup_free_ char *key = agent_peers_private(a);
+    if (key)
+        snprintf(s.key, sizeof(s.key), "%s", key);
     _cleanup_error_ rss_error_t err = NULL;
     /* A tmpfs write of a few KiB: it cannot hold up the next renewal for long. A failure only costs the
      * restart case (the fence clock then starts at the new process's start, as before). */
@@ -112,6 +115,15 @@ void agent_fence_state_restore(struct rss_agent *a)
         if (rss_error_code(err) != RSS_E_NOT_FOUND)
             rss_log_error(RSS_LOG_WARN, &err, "fence state ignored");
         rss_error_release(&err);
+    }
+    /* The failsafe's key of this boot's previous process: its public half is what the peers read from
+     * our heartbeat Lease, and a process restarted while the API server is gone cannot publish a new
+     * one; with a new key no peer could verify it, and every agent of its RSSs would fence. */
+    if (have && s.key[0] && !strcmp(s.boot_id, a->boot_id)) {
+        if (agent_peers_adopt(a, s.key))
+            rss_log_info("failsafe: the signing key of this node's previous rssd is kept (same boot)");
+        else
+            rss_log_warn("fence state: its signing key is not valid; a new one is used");
     }
     int64_t mono = rss_clock_mono_ms();
     const char *why;
