@@ -1,4 +1,5 @@
-/* test_planner_rollout.c -- the planner's rolling update with pods that cannot start, in tables.
+/* test_planner_rollout.c -- the rolling update with pods that cannot start: the planner in tables, and the
+ * pod facts it reads.
  *
  * One primary with secondaries (spec.primaries 1), the shape whose rollout stalled for good on an image
  * tag that does not exist. A world is one token per member, ordinal 0 first:
@@ -19,6 +20,7 @@
 
 #include "rss/cleanup.h"
 #include "rss/planner.h"
+#include "leader_internal.h"
 
 #define MAXM  8
 #define EPOCH 5
@@ -252,10 +254,72 @@ static void test_rollout_stuck_table(void **state)
     }
 }
 
+/* What the leader reads from a member pod's status for the rows above (leader_snapshot.c): a pod
+ * never started while Pending with no container ever created; the reason that says why. */
+static void test_snapshot_start_facts(void **state)
+{
+    (void)state;
+    static const char pods_json[] =
+        "{\"items\":["
+        /* 0: the typo: Pending, waiting ErrImagePull, no containerID */
+        "{\"metadata\":{\"name\":\"rss-db-0\",\"uid\":\"u0\"},\"spec\":{\"nodeName\":\"n1\"},"
+        " \"status\":{\"phase\":\"Pending\",\"containerStatuses\":[{\"name\":\"app\",\"restartCount\":0,"
+        "  \"state\":{\"waiting\":{\"reason\":\"ErrImagePull\",\"message\":\"not found\"}}}]}},"
+        /* 1: no node fits: Pending, PodScheduled False Unschedulable, no container statuses */
+        "{\"metadata\":{\"name\":\"rss-db-1\",\"uid\":\"u1\"},\"spec\":{},"
+        " \"status\":{\"phase\":\"Pending\",\"conditions\":[{\"type\":\"PodScheduled\",\"status\":"
+        "  \"False\",\"reason\":\"Unschedulable\"}]}},"
+        /* 2: running */
+        "{\"metadata\":{\"name\":\"rss-db-2\",\"uid\":\"u2\"},\"spec\":{\"nodeName\":\"n1\"},"
+        " \"status\":{\"phase\":\"Running\",\"containerStatuses\":[{\"name\":\"app\",\"restartCount\":0,"
+        "  \"containerID\":\"containerd://abc\",\"state\":{\"running\":{}}}]}},"
+        /* 3: Pending again after a container ran (a crash loop): it started once */
+        "{\"metadata\":{\"name\":\"rss-db-3\",\"uid\":\"u3\"},\"spec\":{\"nodeName\":\"n1\"},"
+        " \"status\":{\"phase\":\"Pending\",\"containerStatuses\":[{\"name\":\"app\",\"restartCount\":2,"
+        "  \"state\":{\"waiting\":{\"reason\":\"CrashLoopBackOff\"}},\"lastState\":{\"terminated\":"
+        "  {\"exitCode\":1}}}]}},"
+        /* 4: being created, the normal way */
+        "{\"metadata\":{\"name\":\"rss-db-4\",\"uid\":\"u4\"},\"spec\":{\"nodeName\":\"n1\"},"
+        " \"status\":{\"phase\":\"Pending\",\"containerStatuses\":[{\"name\":\"app\",\"restartCount\":0,"
+        "  \"state\":{\"waiting\":{\"reason\":\"ContainerCreating\"}}}]}}"
+        "]}";
+    static const struct {
+        bool never_started, unschedulable;
+        const char *reason;
+    } want[] = {
+        {true, false, "ErrImagePull"},      {true, true, NULL},  {false, false, NULL},
+        {false, false, "CrashLoopBackOff"}, {true, false, NULL},
+    };
+    struct world w;
+    world_init(&w, "P Y P Y P", "n n n n n", NULL);
+    _cleanup_json_ cJSON *pods = cJSON_Parse(pods_json);
+    _cleanup_json_ cJSON *records = cJSON_Parse("{\"items\":[]}");
+    assert_non_null(pods);
+    struct leader_liveness lv;
+    leader_liveness_init(&lv);
+    struct leader_snapshot snap;
+    leader_snapshot_build(&w.spec, pods, records, &lv, NOW, 15000, &snap);
+    assert_int_equal(snap.n_members, 5);
+    for (size_t i = 0; i < 5; i++) {
+        const struct rss_member_input *m = &snap.members[i];
+        assert_int_equal(m->ordinal, i);
+        if (m->never_started != want[i].never_started || m->unschedulable != want[i].unschedulable)
+            fail_msg("pod %zu: never_started %d unschedulable %d", i, m->never_started, m->unschedulable);
+        if (want[i].reason)
+            assert_string_equal(m->waiting_reason, want[i].reason);
+        else
+            assert_null(m->waiting_reason);
+    }
+    leader_snapshot_clear(&snap);
+    leader_liveness_clear(&lv);
+    world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rollout_stuck_table),
+        cmocka_unit_test(test_snapshot_start_facts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
