@@ -565,32 +565,23 @@ dummyd_pids() {
     done
 }
 FENCE_S=${E2E_FENCE%s}
-# peers_learned: every agent knows where the two others answer now. Agents re-list the peers' Leases
-# every 10 s (every 2 s while one is unknown); a peer that restarted has a new port and key, which an
-# agent learns at its next listing. So: every current address seen, then one more listing period.
-# Every agent learned each other agent's current address: a line "the agent on M answers at" in its
-# log newer than both its own and M's last start ("rssd starting"); a restarted peer has a new port,
-# which the others learn within their 30 s listing period, so older lines do not count.
+# peers_learned: every agent knows where the two others answer now, and with which key: what each
+# agent saved of its peers in its fence state file (written after every acknowledged heartbeat) equals
+# what each peer publishes in its heartbeat Lease. (Log lines "answers at" are not enough: an rssd
+# restarted in the same boot keeps its key, and on the same port its peers have nothing new to learn.)
 peers_learned() {
-    local n m f last missing=""
-    declare -A log st
-    for n in $("$WORLD" nodes); do
-        f=$E2E_TMP/rssd-$n.log
-        rssd_logs "$n" | sort -s -k1,1 >"$f"
-        [ -s "$f" ] || {
-            echo "no rssd log on $n"
-            return 1
-        }
-        log[$n]=$f
-        st[$n]=$(grep "rssd starting" "$f" | tail -1 | cut -d' ' -f1)
+    local n m f have missing=""
+    declare -A want
+    for m in $("$WORLD" nodes); do
+        want[$m]=$(k get lease "rssd-node-$m" -n "$RSSD_NS" -o json 2>/dev/null |
+            jq -r '.metadata.annotations["rss.clusterlabs.org/peer"] // "{}" | fromjson | "\(.address) \(.key)"')
     done
-    for n in "${!log[@]}"; do
-        for m in "${!log[@]}"; do
+    for n in "${!want[@]}"; do
+        f=$(rssd_state "$n")
+        for m in "${!want[@]}"; do
             [ "$n" != "$m" ] || continue
-            last=$(grep "failsafe: the agent on $m answers at" "${log[$n]}" | tail -1 | cut -d' ' -f1)
-            if [ -z "$last" ] || [[ $last < ${st[$m]} ]] || [[ $last < ${st[$n]} ]]; then
-                missing="$missing $n->$m"
-            fi
+            have=$(jq -r --arg m "$m" '[.peers[]? | select(.node == $m) | "\(.address) \(.key)"][0] // ""' "$f" 2>/dev/null)
+            [ -n "$have" ] && [ "$have" = "${want[$m]}" ] || missing="$missing $n->$m"
         done
     done
     echo "peer addresses not yet current:${missing:- none}"
