@@ -19,7 +19,7 @@
 #include "fake_cri.h"
 #include "rss/cleanup.h"
 #include "rss/cri.h"
-#include "rss/cri_lifecycle.h"
+#include "cri_lifecycle.h"
 
 /* --- pure functions --------------------------------------------------------------------------- */
 
