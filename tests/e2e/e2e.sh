@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# e2e.sh -- rssd end to end on one 3-node test world: every scenario of issue 5 item 5, in sequence.
+# e2e.sh -- rssd end to end on one 3-node test world: create, lights-outs, failures, the rssd DaemonSet
+# rollout, in sequence.
 #
 # Usage: e2e.sh [SCENARIO...]   (default: all, in the order below; names as printed)
 # Environment: RSS_BUILD_DIR (the build with nodeagent/rssd), E2E_KEEP=1 leaves the world up.
