@@ -888,7 +888,7 @@ revisions_current() {
     [ -n "$want" ] && members_json $R | jq -e --arg w "$want" '(.items | length) == 3 and
         all(.items[]; .metadata.labels["controller-revision-hash"] == $w and .metadata.deletionTimestamp == null)' >/dev/null
 }
-sc_rollout() {
+sc_app_rollout() {
     ensure_running
     local mark containers stops lines
     [ "$(k get sts "$(sts_name $R)" -n "$NS" -o jsonpath='{.spec.updateStrategy.type}')" = OnDelete ] ||
@@ -930,7 +930,7 @@ rollout_finished() {
 # ---- 2e''. an API outage in the middle of a rolling update, between the first member's stop and its pod's
 #            deletion: the others keep running through it (no stop, no restart), and the rollout ends
 #            afterwards as usual
-sc_rollout_outage() {
+sc_app_rollout_outage() {
     ensure_running
     peers_current
     local mark t_freeze t_thaw m2 before after acts
@@ -1245,7 +1245,7 @@ sc_node_replace_highest() {
     note "seed: $seeds"
 }
 
-all=(late_node stays_off journal force_seed suspend hook_env rollout rollout_outage metrics garbage_fixed noisy api_outage outage_end outage_after_lightsout outage_stopped partition restart_cutoff huge_epoch forgery namespaced annotation_upgrade keeps_failing node_replace node_replace_highest invalid_spec foreign_sts
+all=(late_node stays_off journal force_seed suspend hook_env app_rollout app_rollout_outage metrics garbage_fixed noisy api_outage outage_end outage_after_lightsout outage_stopped partition restart_cutoff huge_epoch forgery namespaced annotation_upgrade keeps_failing node_replace node_replace_highest invalid_spec foreign_sts
     reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
