@@ -123,6 +123,7 @@ struct rss_agent {
     char boot_id[RSS_FENCESTATE_BOOT_LEN];
     bool state_failing;    /* heartbeat thread only: the last write failed (logged once) */
     int64_t fence_from_ms; /* monotonic: no self-fencing before (the restored peers get probed first) */
+    int state_lock_fd;     /* the node's agent lock in --state-dir (fence_persist.c), -1 = none held */
 
     /* The failsafe (agent_peers.c). */
     void *peer_key;     /* EVP_PKEY *: this process's Ed25519 key */
@@ -241,6 +242,11 @@ bool agent_peer_wanted(struct rss_agent *a, const char *node);
  * the threads (the fence clock, members, specs and peers of the previous process of this boot); save:
  * the heartbeat thread, after each acknowledged renewal, with the send time it stamped. */
 void agent_fence_state_restore(struct rss_agent *a);
+/* One agent per node and state directory: waits (polling every 500 ms, ticking the loop clock so that
+ * the liveness probe does not restart a process that only waits) for an exclusive flock on
+ * <state-dir>/fence-<node>.lock, held until the agent is freed. False when *stop was set first. Without
+ * --state-dir there is nothing to share and nothing to lock. */
+bool agent_state_lock(struct rss_agent *a, const atomic_bool *stop);
 void agent_fence_state_save(struct rss_agent *a, int64_t api_ok_mono_ms);
 
 /* heartbeat.c: the heartbeat thread (renews Lease rssd-node-<node>; stamps api_ok_ms). */

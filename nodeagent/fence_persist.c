@@ -1,8 +1,11 @@
 /* fence_persist.c -- the agent's fence state across an rssd restart: what it saves after each
  * acknowledged heartbeat and restores at start (rss/fencestate.h says why; finding F3, docs/model.md). */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "rss/cleanup.h"
 #include "rss/json.h"
@@ -89,6 +92,55 @@ void agent_fence_state_save(struct rss_agent *a, int64_t api_ok_mono_ms)
         agent_spec_put(a, held[i]);
     pthread_mutex_unlock(&a->lock);
     free(held);
+}
+
+/* Why one agent per node: two rssd processes on one node (a DaemonSet with maxSurge, two installs
+ * sharing the hostPath) each count their own member generations, take actions for the same pods and
+ * overwrite each other's fence state (and, since the file keeps it, signing key). The second one waits
+ * here until the first exits; the kernel drops the lock with the process, so a killed rssd never
+ * leaves a stale one. */
+bool agent_state_lock(struct rss_agent *a, const atomic_bool *stop)
+{
+    if (!a->state_path)
+        return true;
+    _cleanup_free_ char *path = rss_xstrdup(a->state_path);
+    size_t n = strlen(path);
+    if (n > 5 && !strcmp(path + n - 5, ".json"))
+        path[n - 5] = '\0';
+    _cleanup_free_ char *lock = rss_xasprintf("%s.lock", path);
+    _cleanup_free_ char *dir = rss_xstrdup(lock);
+    *strrchr(dir, '/') = '\0';
+    if (*dir && mkdir(dir, 0700) < 0 && errno != EEXIST)
+        rss_log_warn("agent lock: cannot create %s: %s", dir, strerror(errno));
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        /* A directory we cannot write: the fence state fails the same way and says so; not a reason to
+         * stay down. */
+        rss_log_warn("agent lock %s: %s; not checking for another rssd on this node", lock, strerror(errno));
+        return true;
+    }
+    bool said = false;
+    while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            rss_log_warn("agent lock %s: %s; not checking for another rssd on this node", lock,
+                         strerror(errno));
+            close(fd);
+            return true;
+        }
+        if (!said)
+            rss_log_warn("another rssd on this node holds %s: waiting for it to exit before acting", lock);
+        said = true;
+        if (atomic_load(stop)) {
+            close(fd);
+            return false;
+        }
+        atomic_store(&a->loop_tick_ms, rss_clock_mono_ms());
+        usleep(500 * 1000);
+    }
+    if (said)
+        rss_log_info("the other rssd on this node is gone: this one takes over");
+    a->state_lock_fd = fd;
+    return true;
 }
 
 void agent_fence_state_restore(struct rss_agent *a)

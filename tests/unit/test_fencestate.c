@@ -8,6 +8,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -407,6 +408,52 @@ static void test_restart_keeps_key(void **state)
     rss_fencestate_clear(&s);
 }
 
+/* One agent per node and state directory: a second rssd (a DaemonSet with maxSurge, two installs sharing
+ * the hostPath) waits until the first exits instead of acting on the same pods with its own generations
+ * and overwriting the first's fence state and key. */
+struct lock_try {
+    struct rss_agent *a;
+    atomic_bool *stop;
+    atomic_bool done, got;
+};
+
+static void *try_lock(void *arg)
+{
+    struct lock_try *t = arg;
+    atomic_store(&t->got, agent_state_lock(t->a, t->stop));
+    atomic_store(&t->done, true);
+    return NULL;
+}
+
+static void test_one_agent_per_node(void **state)
+{
+    struct world *w = *state;
+    setenv("RSS_BOOT_ID", "boot-aaaaaaaa", 1);
+    atomic_bool stop = false;
+    struct rss_agent *first = new_agent(w);
+    assert_true(agent_state_lock(first, &stop));
+    assert_true(first->state_lock_fd >= 0);
+    struct rss_agent *second = new_agent(w);
+    struct lock_try t = {.a = second, .stop = &stop};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, try_lock, &t), 0);
+    usleep(800 * 1000);
+    assert_false(atomic_load(&t.done)); /* waits while the first runs */
+    rss_agent_free(first);              /* the first exits: its lock goes with it */
+    for (int i = 0; i < 40 && !atomic_load(&t.done); i++)
+        usleep(100 * 1000);
+    pthread_join(th, NULL);
+    assert_true(atomic_load(&t.got));
+    assert_true(second->state_lock_fd >= 0);
+    /* a third one asked to stop while it waits gives up without the lock */
+    struct rss_agent *third = new_agent(w);
+    atomic_store(&stop, true);
+    assert_false(agent_state_lock(third, &stop));
+    assert_int_equal(third->state_lock_fd, -1);
+    rss_agent_free(third);
+    rss_agent_free(second);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -417,6 +464,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_restart_cut_off_fences, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_restart_other_boot, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_restart_keeps_key, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_one_agent_per_node, world_setup, world_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
