@@ -257,7 +257,9 @@ static int drop_records_of_deleted(struct rss_leader *l, const struct leader_ctx
             const char *cns = md_str(cr, "namespace"), *cname = md_str(cr, "name");
             exists |= cns && cname && !strcmp(cns, ns) && !strcmp(cname, rss);
         }
-        if (exists)
+        /* Rule 14: a held member's record outlives its RSS, so a re-created RSS finds the hold; the
+         * admin deletes the record to give the member's data up. */
+        if (exists || leader_record_holds(cm))
             continue;
         if (!leader_still_leading(ctx))
             return LEADER_LOST;
