@@ -285,7 +285,8 @@ static const char *floor_and_rv(const cJSON *cr, int64_t *floor)
 {
     const cJSON *e =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "status"), "epoch");
-    *floor = cJSON_IsNumber(e) && e->valuedouble > 0 && e->valuedouble <= 9007199254740992.0
+    /* An invalid floor (above what a Lease can carry) counts as none: the CAS overwrites it. */
+    *floor = cJSON_IsNumber(e) && e->valuedouble > 0 && leader_epoch_valid(e->valuedouble)
                  ? (int64_t)e->valuedouble
                  : 0;
     return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(

@@ -201,6 +201,13 @@ enum leader_outcome {
     LEADER_FOREIGN,  /* the RSS's StatefulSet or Service belongs to someone else: reported, nothing done */
 };
 
+/* An epoch floor (status.epoch) that a leader can have written: epochs are Lease leaseTransitions
+ * (int32), and the next leader takes floor + 1, which must fit too. */
+static inline bool leader_epoch_valid(double e)
+{
+    return e >= 0 && e < 2147483647.0;
+}
+
 /* True while the election says we lead this epoch (the check before every write). */
 bool leader_still_leading(const struct leader_ctx *ctx);
 /* leader_reconcile.c: deletes one member record (a ConfigMap of the list in rssd's namespace NS) with

@@ -15,7 +15,10 @@ source "$(dirname "$0")/lib.sh"
 R=dummy
 H=2 # the ordinal left out and held
 held_pod() { member $R $H; }
-ensure_running() { wait_until "${2:-90}" "$R Running with ${1:-3} primaries" rss_running "$R" "${1:-3}"; }
+ensure_running() { wait_until 90 "$R Running with 3 primaries" rss_running "$R" 3; }
+# primaries_n N: N members run as primaries (the phase stays Degraded while the held one is out).
+primaries_n() { rss_json "$R" | jq -e --argjson n "$1" '(.status.members.primary // []) | length == $n' >/dev/null; }
+two_primaries() { wait_until 90 "2 members running as primaries" primaries_n 2; }
 rss_patch() { k patch rss "$R" -n "$NS" --type merge -p "$1" >/dev/null || fail "kubectl patch rss $1"; }
 writes() { wc -l <"$(claim_dir $R "$1")/writes"; }
 power_on_except() {
@@ -58,7 +61,7 @@ make_held() {
     seeded() { hook_lines "$mark" "$R" seed | grep -q .; }
     wait_until 90 "a seed under minimumMembers 2 without $(held_pod)" seeded
     events_since "$mark" MemberSkipped "$R" | grep -q "^Warning .*$(held_pod)" || fail "no MemberSkipped Warning"
-    ensure_running 2
+    two_primaries
     # The running cluster acknowledges 5 writes: on both members, as a replicated write is.
     seq 101 105 >>"$(claim_dir $R 0)/writes"
     seq 101 105 >>"$(claim_dir $R 1)/writes"
@@ -89,7 +92,7 @@ sc_second_lightsout() {
     local o
     o=$(awk '{print $2}' <<<"$seeds" | sed 's/.*-//')
     [ "$(writes "$o")" = 105 ] || fail "the seed $(member $R "$o") should hold the 105 acknowledged writes: $(writes "$o")"
-    ensure_running 2
+    two_primaries
     still_held "$mark"
     note "seed: $seeds"
 }
@@ -140,7 +143,7 @@ sc_recreate_rss() {
     sleep 5
     seeds=$(hook_lines "$mark" "$R" seed)
     [[ $seeds != *" $(held_pod) "* ]] || fail "the held member seeded the re-created RSS: $seeds"
-    ensure_running 2
+    two_primaries
     still_held "$mark"
     wait_until 60 "a NewerThanSeed Warning for $(held_pod) after the re-creation" held_warning "$mark"
     note "seed: $seeds"
@@ -161,7 +164,7 @@ sc_suspend_resume() {
     sleep 5
     seeds=$(hook_lines "$mark" "$R" seed)
     [[ $seeds != *" $(held_pod) "* ]] || fail "the held member seeded the resume: $seeds"
-    ensure_running 2
+    two_primaries
     still_held "$mark"
     rss_patch '{"spec":{"suspend":null}}'
 }
@@ -177,7 +180,7 @@ sc_release() {
     wait_until 60 "$(held_pod) to join once released" joined
     events_since "$mark" HoldReleased $R | grep -q "^Warning .*$(held_pod)" || fail "no HoldReleased Warning"
     [ -z "$(hook_lines "$mark" $R seed)" ] || fail "a seed on release: $(hook_lines "$mark" $R seed)"
-    ensure_running 3
+    ensure_running
     unannotated() { [ "$(rss_json $R | jq -r '.metadata.annotations["rss.clusterlabs.org/release-hold"] // ""')" = "" ]; }
     wait_until 30 "the release-hold annotation removed" unannotated
     nohold() { ! hold_in_record; }
