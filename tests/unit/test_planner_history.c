@@ -593,6 +593,15 @@ static void test_force_seed_of_held_member(void **state)
     assert_string_equal(left_out_seq(&p, 2), "");
     rss_plan_free(&p);
     world_free(&w);
+    /* A force-seed of another member (130) while the held one cannot report: it stays marked at its first
+     * divergence point (100), not at 130, which its 120 would look "behind" and be joined over. */
+    world_init(&w, "S130 S130 E", 0, false, 0);
+    prev_left_out(&w, 2, "100", NULL, true);
+    w.force_seed = "rss-db-0";
+    expect_plan(&w, &p, "0:seed");
+    assert_string_equal(left_out_seq(&p, 2), "100");
+    rss_plan_free(&p);
+    world_free(&w);
 }
 
 int main(void)
