@@ -613,7 +613,9 @@ static void rollout(struct ctx *c)
                  : halted->node_silent ? "its node is silent"
                  : failed ? "it failed after the update; fix the template or the member, the rollout resumes "
                             "once it runs"
-                          : rss_role_name(halted->role));
+                 : halted->held ? "held back: left out of a recovery, it may hold writes the cluster lacks; "
+                                  "its NewerThanSeed Warning says how to release it"
+                                : rss_role_name(halted->role));
         return;
     }
     for (int pass = 0; pass < 2 && !next; pass++)

@@ -466,6 +466,27 @@ static void test_hold_survives_new_pod(void **state)
     world_free(&w);
 }
 
+/* A rolling update recreated the held member's pod first: it stays held, and the rollout waits for it
+ * (taking another member down would leave two out) and says why. */
+static void test_rollout_waits_for_held(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P P S120", 0, false, 0);
+    prev_left_out(&w, 2, "100", "uid-before-the-rollout", true);
+    w.update_revision = "new";
+    find(&w, 0)->revision = "old";
+    find(&w, 1)->revision = "old";
+    find(&w, 2)->revision = "new";
+    struct rss_plan p;
+    expect_plan(&w, &p, "");
+    const struct rss_plan_event *e = find_event(&p, "RollingUpdate");
+    assert_non_null(e);
+    assert_non_null(strstr(e->message, "waiting for rss-db-2 (held back"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 /* The RSS was deleted and created again: no status, the record's copy of the hold remains. */
 static void test_hold_from_record(void **state)
 {
@@ -613,6 +634,7 @@ int main(void)
         cmocka_unit_test(test_second_recovery_keeps_divergence_point),
         cmocka_unit_test(test_held_sequence_error_stays_held),
         cmocka_unit_test(test_hold_survives_new_pod),
+        cmocka_unit_test(test_rollout_waits_for_held),
         cmocka_unit_test(test_hold_from_record),
         cmocka_unit_test(test_hold_written_ahead_of_seed),
         cmocka_unit_test(test_hold_clears_once_joined),
