@@ -134,7 +134,10 @@ sc_recreate_rss() {
     k delete rss $R -n "$NS" --wait=false >/dev/null || fail "delete rss"
     gone() { [ "$(members_json $R | jq '.items | length')" = 0 ]; }
     wait_until 120 "the members' pods to go with the RSS" gone
-    sleep 3
+    # The leader's full pass (at least once a minute) drops the records of RSSs that no longer exist:
+    # once the others' are gone, the held member's must still be there.
+    dropped() { [ "$(record "$(member $R 0)")" = "{}" ]; }
+    wait_until 90 "the other members' records dropped with the RSS" dropped
     hold_in_record || fail "the record with the hold was dropped with the RSS"
     mark=$(now)
     k apply -n "$NS" -f "$repo/apps/dummy/rss.yaml" >/dev/null || fail "apply apps/dummy/rss.yaml"
