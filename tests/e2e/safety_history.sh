@@ -35,6 +35,8 @@ started_since() { hook_lines "$1" $R seed primary secondary | grep " $(member $R
 # reported POD: the agent reported a sequence (or a sequence error) for the pod's current incarnation.
 reported() { observed "$1" | jq -e 'has("sequence") or has("sequenceError")' >/dev/null; }
 hold_in_record() { record "$(held_pod)" | jq -e '.data.leftOut // "" | length > 0' >/dev/null; }
+# new_pod_judged MARK: the held member's new pod reported its sequence, or was (wrongly) started since MARK.
+new_pod_judged() { reported "$(held_pod)" || [ -n "$(started_since "$1" $H)" ]; }
 held_warning() { events_since "$1" NewerThanSeed $R | grep -q "^Warning .*$(held_pod)"; }
 
 # The held member must be untouched since MARK: no start hook, its 120 writes as they were.
@@ -104,7 +106,7 @@ sc_delete_pod() {
     mark=$(now)
     uid=$(member_uid $R $H)
     k delete pod "$(held_pod)" -n "$NS" --wait=false >/dev/null || fail "delete pod"
-    recreated() { local u; u=$(member_uid $R $H); [ -n "$u" ] && [ "$u" != "$uid" ] && reported "$(held_pod)"; }
+    recreated() { local u; u=$(member_uid $R $H); [ -n "$u" ] && [ "$u" != "$uid" ] && new_pod_judged "$mark"; }
     wait_until 90 "$(held_pod) recreated and reporting" recreated
     sleep 10
     still_held "$mark"
@@ -120,7 +122,7 @@ sc_rollout() {
     uid=$(member_uid $R $H)
     containers=$(rss_json $R | jq -c --arg v "$mark" '.spec.pod.containers | .[0].env = ((.[0].env // []) | map(select(.name != "ROLLOUT")) + [{name: "ROLLOUT", value: $v}])')
     rss_patch "{\"spec\":{\"pod\":{\"containers\":$containers}}}"
-    recreated() { local u; u=$(member_uid $R $H); [ -n "$u" ] && [ "$u" != "$uid" ] && reported "$(held_pod)"; }
+    recreated() { local u; u=$(member_uid $R $H); [ -n "$u" ] && [ "$u" != "$uid" ] && new_pod_judged "$mark"; }
     wait_until 120 "the rollout to recreate $(held_pod)" recreated
     sleep 10
     still_held "$mark"
