@@ -77,7 +77,7 @@ ensure_held() {
 
 # ---- 1. a second lights-out with every member back: the held member (120) never seeds; the members with
 #         the 5 acknowledged writes (105) do, and the held one stays held
-sc_second_lightsout() {
+sc_held_second_lightsout() {
     make_held
     hold_in_record || fail "the hold is not in $(held_pod)'s record (rssd-system)"
     power_off_all
@@ -100,7 +100,7 @@ sc_second_lightsout() {
 }
 
 # ---- 2. kubectl delete pod of the held member: the new pod is held as the old one was
-sc_delete_pod() {
+sc_held_delete_pod() {
     ensure_held
     local mark uid
     mark=$(now)
@@ -115,7 +115,7 @@ sc_delete_pod() {
 }
 
 # ---- 3. a rolling update (a template change) recreates the held member's pod first: still held
-sc_rollout() {
+sc_held_rollout() {
     ensure_held
     local mark uid containers
     mark=$(now)
@@ -130,7 +130,7 @@ sc_rollout() {
 
 # ---- 4. the RSS is deleted and created again (its status is gone): the hold lives in the member's
 #         record in rssd-system; the recovery of the re-created RSS seeds 105, never the held 120
-sc_recreate_rss() {
+sc_held_recreate_rss() {
     ensure_held
     local mark seeds
     k delete rss $R -n "$NS" --wait=false >/dev/null || fail "delete rss"
@@ -156,7 +156,7 @@ sc_recreate_rss() {
 
 # ---- 5. suspend and resume: every pod goes and comes back; the resume's recovery never seeds the held
 #         member and it stays held
-sc_suspend_resume() {
+sc_held_suspend_resume() {
     ensure_held
     local mark seeds
     rss_patch '{"spec":{"suspend":true}}'
@@ -176,7 +176,7 @@ sc_suspend_resume() {
 
 # ---- 6. the admin releases the hold (annotation, audited by a Warning): it joins, the annotation is
 #         used once, and the hold goes from the record once it runs
-sc_release() {
+sc_held_release() {
     ensure_held
     local mark
     mark=$(now)
@@ -193,7 +193,7 @@ sc_release() {
     rss_patch '{"spec":{"recovery":null}}'
 }
 
-all=(second_lightsout delete_pod rollout recreate_rss suspend_resume release)
+all=(held_second_lightsout held_delete_pod held_rollout held_recreate_rss held_suspend_resume held_release)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
 
