@@ -1467,7 +1467,8 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
         }
         if (!c.spec->paused)
             journal_update(&c);
-        planner_hold_release(&c);
+        if (!c.spec->paused) /* paused: status only; the annotation waits */
+            planner_hold_release(&c);
         if (c.n_primaries_up)
             c.pin = false; /* the recovery is over: a primary runs */
         if (!c.spec->paused) {
@@ -1489,7 +1490,8 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
                 event(&c, RSS_EVENT_WARNING, "SequenceError", m, "%s: %s; it is not a seed candidate", m->pod,
                       m->seq_error);
         }
-        planner_hold_persist(&c);
+        if (!c.spec->paused)
+            planner_hold_persist(&c);
         if (out->n_patches > 1)
             qsort(out->patches, out->n_patches, sizeof(*out->patches), cmp_patch);
         planner_build_status(&c);

@@ -601,6 +601,24 @@ static void test_release_hold(void **state)
     world_free(&w);
 }
 
+/* spec.paused: status only. Neither the record's hold is written nor the release annotation consumed. */
+static void test_paused_writes_no_hold(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P P S120", 0, false, 0);
+    prev_left_out(&w, 2, "100", NULL, true);
+    w.spec.paused = true;
+    w.release_hold = "rss-db-2";
+    struct rss_plan p;
+    run(&w, &p);
+    assert_int_equal(p.n_patches, 0);
+    assert_false(p.clear_release_hold);
+    assert_string_equal(left_out_seq(&p, 2), "100");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 /* The admin's force-seed of the held member makes its history the cluster's: the mark goes. */
 static void test_force_seed_of_held_member(void **state)
 {
@@ -639,6 +657,7 @@ int main(void)
         cmocka_unit_test(test_hold_written_ahead_of_seed),
         cmocka_unit_test(test_hold_clears_once_joined),
         cmocka_unit_test(test_release_hold),
+        cmocka_unit_test(test_paused_writes_no_hold),
         cmocka_unit_test(test_force_seed_of_held_member),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
