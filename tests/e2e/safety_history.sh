@@ -114,6 +114,24 @@ sc_held_delete_pod() {
         fail "the status does not say $(held_pod) is held"
 }
 
+# ---- 2b. the held member's node goes down and its pod is force-deleted, as the pod garbage collector does
+#          once the Node object is deleted: the pod made again when the node is back is still held
+sc_held_node_gone() {
+    ensure_held
+    local mark uid node
+    mark=$(now)
+    uid=$(member_uid $R $H)
+    node=$(member_node $R $H)
+    "$WORLD" power-off "$node" >/dev/null 2>&1 || fail "power-off $node"
+    k delete pod "$(held_pod)" -n "$NS" --grace-period=0 --force >/dev/null 2>&1 || fail "force-delete pod"
+    "$WORLD" power-on "$node" >/dev/null 2>&1 || fail "power-on $node"
+    recreated() { local u; u=$(member_uid $R $H); [ -n "$u" ] && [ "$u" != "$uid" ] && new_pod_judged "$mark"; }
+    wait_until 120 "$(held_pod) recreated and reporting" recreated
+    sleep 10
+    still_held "$mark"
+    two_primaries
+}
+
 # ---- 3. a rolling update (a template change) recreates the held member's pod first: still held
 sc_held_rollout() {
     ensure_held
@@ -193,7 +211,7 @@ sc_held_release() {
     rss_patch '{"spec":{"recovery":null}}'
 }
 
-all=(held_second_lightsout held_delete_pod held_rollout held_recreate_rss held_suspend_resume held_release)
+all=(held_second_lightsout held_delete_pod held_node_gone held_rollout held_recreate_rss held_suspend_resume held_release)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
 
