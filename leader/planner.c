@@ -782,6 +782,18 @@ static void running_cluster(struct ctx *c)
             wait_msg(c, false, "WaitingForStart", "waiting for %s to finish starting", starting->pod);
             return;
         }
+        /* Rule 12: a primary nobody can see is not a stopped primary (a restarted or hung agent, a
+         * report from before this epoch). Stopping its secondaries would be an outage made by rssd. */
+        const struct member *unseen = planner_unobserved_primary(c);
+        if (unseen) {
+            char why[512];
+            planner_unobserved_why(c, unseen, why, sizeof(why));
+            wait_msg(c, unseen->node_silent, "PrimaryUnobserved",
+                     "no primary observed running; %s was primary and is not observed stopped (%s): waiting "
+                     "for it, the other members are not stopped",
+                     unseen->pod, why);
+            return;
+        }
         bool acted = false;
         for (size_t i = 0; i < c->n; i++) {
             struct member *m = &c->m[i];
@@ -975,7 +987,7 @@ static void recovery(struct ctx *c)
         }
     }
     int min = c->spec->min_members;
-    bool policy = min > 0 && n_cand >= (size_t)min;
+    bool policy = min > 0 && n_cand >= (size_t)min && !planner_new_member_grace(c, w);
     const char *what = c->last_recovery ? "lights-out recovery" : "new cluster";
     char bs[24] = "", ps[24];
     if (best)
