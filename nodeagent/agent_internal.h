@@ -123,6 +123,9 @@ struct rss_agent {
     char boot_id[RSS_FENCESTATE_BOOT_LEN];
     bool state_failing;    /* heartbeat thread only: the last write failed (logged once) */
     int64_t fence_from_ms; /* monotonic: no self-fencing before (the restored peers get probed first) */
+    /* Lock held (fence.c): the previous fence check, and when a gap between two checks showed that this
+     * agent itself had not run (SIGSTOP, a starved CPU): monotonic ms, 0 = none. */
+    int64_t fence_check_ms, stalled_ms;
 
     /* The failsafe (agent_peers.c). */
     void *peer_key;     /* EVP_PKEY *: this process's Ed25519 key */
