@@ -203,8 +203,12 @@ static void derive(struct ctx *c, struct member *m)
         if (pi->now_ms >= m->dead_start_until)
             m->dead_start = false;
     }
+    /* A start written ahead on a node judged dead holds the next join and the rollout only while its hook
+     * may still run there (dead_start): past its hook and stop timeouts the agent has fenced it, and
+     * waiting on longer blocked every later join until the node came back. */
     m->start_inflight = (m->unresolved && is_start(in->desired.action)) ||
-                        (m->live && m->role == RSS_ROLE_STARTING) || (m->pending && is_start(o->last.action));
+                        (m->live && m->role == RSS_ROLE_STARTING) ||
+                        (m->pending && is_start(o->last.action) && (!m->fenced_dead || m->dead_start));
     m->running = m->current && !m->fenced_dead && role_running(m->role) && !m->pending;
     m->primary_up = m->running && m->role == RSS_ROLE_PRIMARY && m->node_alive;
     m->actionable = !m->deleting && m->node_alive && m->current && !m->unresolved && !m->pending;
@@ -1170,7 +1174,7 @@ static void suspend(struct ctx *c)
     }
     int w = c->sts > c->target ? c->sts : c->target;
     for (size_t i = 0; i < c->n; i++)
-        if (c->m[i].unresolved || c->m[i].pending) {
+        if (c->m[i].unresolved || (c->m[i].pending && (!c->m[i].fenced_dead || c->m[i].dead_start))) {
             wait_msg(c, false, "Suspending", "suspending: waiting for %s to finish its action", c->m[i].pod);
             return;
         }
@@ -1182,6 +1186,11 @@ static void suspend(struct ctx *c)
                 continue;
             next = m;
         }
+    /* Then a member that is failed or unknown (its status hook says neither running nor stopped): `stop`
+     * makes it clear. Waiting for it to report stopped by itself never completed the suspend. */
+    for (int i = w - 1; i >= 0 && !next; i--)
+        if (c->m[i].unclear && c->m[i].current)
+            next = &c->m[i];
     if (next) {
         if (!next->actionable) {
             wait_msg(c, false, "Suspending", "suspending: waiting for %s (%s) to be reachable", next->pod,
@@ -1202,6 +1211,12 @@ static void suspend(struct ctx *c)
         struct member *m = &c->m[i];
         if (!m->exists)
             continue;
+        if (m->fenced_dead) {
+            /* Its node is dead (agent silent and kubelet down): its members are stopped; what its volume
+             * holds is asked again at resume, where recovery() waits for it like any member. */
+            cJSON_AddStringToObject(seqs, m->pod, "unknown");
+            continue;
+        }
         if (!m->current || m->role != RSS_ROLE_STOPPED || (!m->has_seq && !m->seq_error)) {
             cJSON_Delete(c->suspended);
             c->suspended = NULL;
