@@ -132,11 +132,13 @@ void agent_fence_check(struct rss_agent *a, int64_t now_ms)
      * waking: that silence was its own, not the API server's. Stopping its members then made a hung rssd
      * an outage of healthy members (and, for a primary, of its secondaries). The last look at the API
      * server decides, as at the end of a shared outage; a node truly cut off gets no answer and stops
-     * them as before, within the leader's margin. */
-    if (a->fence_check_ms && now_ms - a->fence_check_ms > FENCE_STALL_MS) {
-        rss_log_warn("this agent did not run for %lld ms (stopped or starved): a last look at the API server "
-                     "decides before any self-fencing",
-                     (long long)(now_ms - a->fence_check_ms));
+     * them as before, within the leader's margin. A process that just started (after a crash, an OOM
+     * kill, an eviction) resumes its predecessor's fence clock (fence_persist.c): the same holds. */
+    if (!a->fence_check_ms || now_ms - a->fence_check_ms > FENCE_STALL_MS) {
+        if (a->fence_check_ms)
+            rss_log_warn("this agent did not run for %lld ms (stopped or starved): a last look at the API "
+                         "server decides before any self-fencing",
+                         (long long)(now_ms - a->fence_check_ms));
         a->stalled_ms = now_ms;
     }
     a->fence_check_ms = now_ms;

@@ -176,6 +176,8 @@ sc_lights_out() {
     local mark
     mark=$(now)
     power_on_all
+    seeded() { hook_lines "$mark" "$R" seed | grep -q "rc=0"; }
+    wait_until 120 "a seed after the lights-out" seeded
     ensure_running 120
     local seeds
     seeds=$(hook_lines "$mark" "$R" seed primary)
@@ -183,6 +185,7 @@ sc_lights_out() {
         fail "$(member $R 1) (70) must be the one primary: $seeds"
     [ "$(count_lines "$(hook_lines "$mark" "$R" secondary)")" = 2 ] || fail "two secondaries expected"
     [ "$(wc -l <"$(claim_dir $R 1)/writes")" = 70 ] || fail "the seed's data changed"
+    note "seed: $seeds"
 }
 
 # ---- 7. a secondary's node is lost (powered off past the dead window): the primary and the other
