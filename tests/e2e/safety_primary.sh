@@ -134,6 +134,24 @@ sc_hang_primary_agent() {
     note "rssd on $pnode stopped ${HANG_S} s: primary and secondaries untouched; $(rssd_logs "$pnode" | grep -c "did not run for") stall line(s) in its log"
 }
 
+# ---- 3b. rssd on the primary's node alone restarts (another node leads): its report predates nothing,
+#          but the member is unobserved until the new process probed it
+sc_restart_primary() {
+    ensure_running
+    local p pnode before mark
+    p=$(primary_ordinal)
+    pnode=$(member_node $R "$p")
+    before=$(dummyd_pids) || fail "no dummyd pids"
+    mark=$(now)
+    k delete pod -n "$RSSD_NS" "$(rssd_pod "$pnode")" --wait=false >/dev/null || fail "delete rssd pod on $pnode"
+    sleep 2
+    wait_until 90 "every rssd pod Ready again" rssd_pods_ready 3
+    sleep 5
+    ensure_running
+    untouched "$mark" "$before" "restarting rssd on $pnode (primary)"
+    no_event_since "$mark" NoPrimary
+}
+
 # ---- 4. the leader's rssd alone restarts: a leader change, nothing else
 sc_leader_change() {
     ensure_running
@@ -243,7 +261,23 @@ sc_suspend() {
     ensure_running 120
 }
 
-all=(create restart_leader_and_primary hang_primary_agent leader_change app_crash node_loss api_outage lights_out suspend)
+# ---- 10. a new RSS under minimumMembers gives its members a moment to report: no MemberSkipped
+#          Warning on create (its members have no data to lose, but the Warning is noise)
+sc_new_min_members() {
+    local N=dm mark
+    mark=$(now)
+    rss_manifest $N 3 true | sed -e 's/^  replicas: 3$/  replicas: 3\n  primaries: 1\n  recovery:\n    minimumMembers: 2/' |
+        k apply -n "$NS" -f - >/dev/null || fail "apply $N with minimumMembers 2"
+    up() { rss_json $N | jq -e '.status.phase == "Running" and ((.status.members.ready // []) | length) == 3' >/dev/null; }
+    wait_until 120 "$N Running with 3 members" up
+    local skipped
+    skipped=$(events_since "$mark" MemberSkipped $N)
+    [ -z "$skipped" ] || fail "a new cluster skipped a member: $skipped"
+    [ "$(count_lines "$(hook_lines "$mark" $N seed)")" = 1 ] || fail "one seed expected: $(hook_lines "$mark" $N seed)"
+    k delete rss $N -n "$NS" --wait=false >/dev/null || true
+}
+
+all=(create restart_leader_and_primary restart_primary hang_primary_agent leader_change app_crash node_loss api_outage lights_out suspend new_min_members)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
 [ "${sel[0]}" = create ] || sel=(create "${sel[@]}")
