@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench_absent_agent.sh -- rssd restarted, hung or evicted on each node in turn, both application shapes: do the members stay untouched, and for how long?
 #
-# Usage: tests/bench/bench_absent_agent.sh [HANG_S] [EVICT_S]   (defaults 60 and 35; RSS_BUILD_DIR = the build)
+# Usage: tests/bench/bench_absent_agent.sh [HANG_S] [EVICT_S]   (defaults 60 and 35; RSS_BUILD_DIR = the build;
+#        BENCH_SHAPES="3 1" the spec.primaries values, in that order)
 # One 3-node world (tests/e2e/lib.sh), apps/dummy with spec.primaries 3 (all primaries), then 1 (a
 # primary and two read-only secondaries). On each node in turn: its rssd pod deleted (a restart, as a
 # DaemonSet update does), its rssd process stopped with SIGSTOP for HANG_S s (a hung or starved agent),
@@ -81,7 +82,7 @@ fault() { # SHAPE NODE KIND
 say "bench_absent_agent: world of 3 nodes (build $RSS_BUILD_DIR, fence timeout $E2E_FENCE, hang ${HANG_S} s, away ${EVICT_S} s)"
 e2e_up 3
 k apply -n "$NS" -f "$repo/apps/dummy/rss.yaml" >/dev/null
-for shape in 3 1; do
+for shape in ${BENCH_SHAPES:-3 1}; do
     # 3 -> 1: the leader demotes the highest primaries one at a time; they rejoin as secondaries.
     k patch rss $R -n "$NS" --type merge -p "{\"spec\":{\"primaries\":$shape}}" >/dev/null
     for n in $("$WORLD" nodes); do
