@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# safety.sh -- the safety issue's end-to-end scenarios (ARCHITECTURE rule 3 as corrected, epochs, deposition).
+# safety.sh -- the safety rules' end-to-end scenarios (ARCHITECTURE rule 3 as corrected, epochs, deposition).
 #
 # Usage: safety.sh [SCENARIO...]   (default: all, in the order below)
 # One 3-node world with rssd from deploy/ and apps/dummy; the agents' fence timeout is shortened to
@@ -173,7 +173,7 @@ sc_huge_epoch() {
     note "$(events_since "$mark" InvalidEpoch "$R" | head -1 | cut -c1-200)"
 }
 
-# ---- 3b. item 3 of the trust issue: a user with an edit-like Role in the application namespace (can patch
+# ---- 3b. forgery: a user with an edit-like Role in the application namespace (can patch
 #          pods, cannot touch rssd-system) tries each forgery of the old annotation protocol. Nothing runs,
 #          the right member seeds, rssd says why (IgnoredAnnotation), and the records answer 403.
 ku() { kubectl --kubeconfig "$KC" --cache-dir "$E2E_TMP/kcache-mallory" --request-timeout=15s --token mallory-token "$@"; }
@@ -267,7 +267,7 @@ sc_forgery() {
     done
 }
 
-# ---- 3c. issue 10: the namespace overlay. rssd runs with deploy/overlays/namespace's RBAC (a Role in
+# ---- 3c. the namespace overlay. rssd runs with deploy/overlays/namespace's RBAC (a Role in
 #          rss-apps, no cluster-wide grant but the two node-loss gets) and --namespaces=rss-apps: an RSS
 #          there is created and runs; an RSS in another namespace, created first, is left alone (no
 #          StatefulSet, no hook, no record, no status), and kubesim counted no request of rssd in that
@@ -412,7 +412,7 @@ sc_reinstall() {
     note "epoch before $epoch0, after reinstall $lt"
 }
 
-# ---- 5a. issue 10 item 4: an upgrade from the annotation era. The pods carry the old rssd's `desired` and
+# ---- 5a. an upgrade from the annotation era. The pods carry the old rssd's `desired` and
 #          `observed` annotations and there are no member records; the new rssd ignores the annotations,
 #          probes every member (status) before anything else, keeps the running members running, and says so
 #          with one Warning IgnoredAnnotation per pod (in one leader term, however many passes).
@@ -888,7 +888,7 @@ revisions_current() {
     [ -n "$want" ] && members_json $R | jq -e --arg w "$want" '(.items | length) == 3 and
         all(.items[]; .metadata.labels["controller-revision-hash"] == $w and .metadata.deletionTimestamp == null)' >/dev/null
 }
-sc_rollout() {
+sc_app_rollout() {
     ensure_running
     local mark containers stops lines
     [ "$(k get sts "$(sts_name $R)" -n "$NS" -o jsonpath='{.spec.updateStrategy.type}')" = OnDelete ] ||
@@ -930,7 +930,7 @@ rollout_finished() {
 # ---- 2e''. an API outage in the middle of a rolling update, between the first member's stop and its pod's
 #            deletion: the others keep running through it (no stop, no restart), and the rollout ends
 #            afterwards as usual
-sc_rollout_outage() {
+sc_app_rollout_outage() {
     ensure_running
     peers_current
     local mark t_freeze t_thaw m2 before after acts
@@ -1245,7 +1245,7 @@ sc_node_replace_highest() {
     note "seed: $seeds"
 }
 
-all=(late_node stays_off journal force_seed suspend hook_env rollout rollout_outage metrics garbage_fixed noisy api_outage outage_end outage_after_lightsout outage_stopped partition restart_cutoff huge_epoch forgery namespaced annotation_upgrade keeps_failing node_replace node_replace_highest invalid_spec foreign_sts
+all=(late_node stays_off journal force_seed suspend hook_env app_rollout app_rollout_outage metrics garbage_fixed noisy api_outage outage_end outage_after_lightsout outage_stopped partition restart_cutoff huge_epoch forgery namespaced annotation_upgrade keeps_failing node_replace node_replace_highest invalid_spec foreign_sts
     reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")

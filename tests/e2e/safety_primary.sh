@@ -79,7 +79,7 @@ sc_create() {
     dummyd_pids | grep -c " primary$" | grep -qx 1 || fail "not exactly one dummyd primary: $(dummyd_pids)"
 }
 
-# ---- 2. item 1 of the safety issue: the rssd pods on the leader's node and on the primary's node are
+# ---- 2. the rssd pods on the leader's node and on the primary's node are
 #         deleted together (a DaemonSet update, an eviction): the primary's report predates the new
 #         leader's epoch for a moment, which is not a stopped primary; nothing may be stopped
 sc_restart_leader_and_primary() {
@@ -102,7 +102,7 @@ sc_restart_leader_and_primary() {
     note "rssd restarted on $pnode and $lnode: primary and secondaries untouched"
 }
 
-# ---- 3. item 2: rssd on the primary's node hangs (SIGSTOP) for HANG_S; node, kubelet and application
+# ---- 3. rssd on the primary's node hangs (SIGSTOP) for HANG_S; node, kubelet and application
 #         are fine (when that rssd leads, another takes over and sees the same). Its members count as possibly running (rule 13: the kubelet reports the node Ready),
 #         the secondaries are not stopped for a primary nobody sees (rule 12), the status says why.
 sc_hang_primary_agent() {
