@@ -102,9 +102,10 @@ sc_restart_leader_and_primary() {
     note "rssd restarted on $pnode and $lnode: primary and secondaries untouched"
 }
 
-# ---- 3. rssd on the primary's node hangs (SIGSTOP) for HANG_S; node, kubelet and application
-#         are fine (when that rssd leads, another takes over and sees the same). Its members count as possibly running (rule 13: the kubelet reports the node Ready),
-#         the secondaries are not stopped for a primary nobody sees (rule 12), the status says why.
+# ---- 3. rssd on the primary's node hangs (SIGSTOP) for HANG_S; node, kubelet and application are
+#         fine (when that rssd leads, another takes over and sees the same). Its members count as
+#         possibly running (rule 13: the kubelet reports the node Ready), the secondaries are not
+#         stopped for a primary nobody sees (rule 12), and the status says why.
 sc_hang_primary_agent() {
     ensure_running
     local p pnode pid before mark
