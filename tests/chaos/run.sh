@@ -340,10 +340,18 @@ run_cycle() {
 say "chaos: seed $SEED, cycles $FIRST..$((FIRST + CYCLES - 1)), fence timeout ${F}s, bound ${BOUND}s, log $CHAOS_DIR, awk $(readlink -f "$(command -v awk)")"
 T_START=$(date +%s)
 e2e_up 3
+# The shape the cycles before FIRST left (the last lights-out's draw), so that a replay of one cycle
+# runs it in the shape the whole run had there.
+for ((c = 1; c < FIRST; c++)); do
+    p=$(awk -v seed="$SEED" -v cycle="$c" -v fence="$F" -f "$chaos_here/plan.awk" | sed -n 's/^PRIMARIES=//p')
+    [ -z "$p" ] || SHAPE=$p
+done
 # apps/dummy with short hook timeouts, so a hanging hook costs seconds.
-sed -e 's/timeout: 30s/timeout: 8s/' -e 's/timeout: 10s/timeout: 5s/' "$repo/apps/dummy/rss.yaml" |
+sed -e 's/timeout: 30s/timeout: 8s/' -e 's/timeout: 10s/timeout: 5s/' \
+    -e "s/^  replicas: 3\$/  replicas: 3\n  primaries: $SHAPE/" "$repo/apps/dummy/rss.yaml" |
     k apply -n "$NS" -f - >/dev/null || fail "apply apps/dummy"
-wait_until 120 "$R Running" rss_running $R 3
+wait_until 120 "$R Running" running_hint
+ev "shape primaries=$SHAPE"
 refresh_map || fail "no members"
 await_running || fail "the members never ran before the first cycle"
 say "world up in $(($(date +%s) - T_START)) s"
