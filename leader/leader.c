@@ -11,13 +11,15 @@
 #include "rss/log.h"
 #include "rss/record.h"
 
-#define WAKE_MS     200   /* the loop re-checks stop and the election at least this often */
-#define RETRY_MS    1000  /* after an API error, the RSS is tried again this soon */
-#define MAX_FULL_MS 60000 /* a full pass over every RSS at least this often */
-#define MIN_FULL_MS 500
-#define POLL_MS     1000 /* heartbeat Leases are LISTed this often while leading */
-#define MAX_GAP_MS  5000 /* a longer gap between two successful LISTs restarts every node's clock */
-#define MAX_DIRTY   4096
+#define WAKE_MS            200   /* the loop re-checks stop and the election at least this often */
+#define RETRY_MS           1000  /* after an API error, the RSS is tried again this soon */
+#define MAX_FULL_MS        60000 /* a full pass over every RSS at least this often */
+#define MIN_FULL_MS        500
+#define POLL_MS            1000 /* heartbeat Leases are LISTed this often while leading */
+#define MAX_GAP_MS         5000 /* a longer gap between two successful LISTs restarts every node's clock */
+#define MAX_DIRTY          4096
+#define KUBELET_RECHECK_MS 5000 /* a node read down is read again this often: a rebooted kubelet */
+#define MAX_KUBELET_READS  16   /* Node GETs per poll: a rack lost at once is read over a few polls */
 
 struct rss_leader {
     struct rss_kube *kube;
@@ -338,7 +340,37 @@ static bool poll_liveness(struct rss_leader *l, int64_t dead_after)
         leader_liveness_failed(&l->liveness);
         return false;
     }
-    return leader_liveness_update(&l->liveness, leases, rss_clock_mono_ms(), MAX_GAP_MS, dead_after);
+    bool changed = leader_liveness_update(&l->liveness, leases, rss_clock_mono_ms(), MAX_GAP_MS, dead_after);
+    /* Rule 13: the agent's silence says nothing about the members of its node (an absent agent fenced
+     * nothing); the node counts as dead only once its kubelet is seen down too. Read only for nodes whose
+     * agent is silent past the dead window, so a healthy cluster costs no extra requests. A Node we
+     * cannot read (no RBAC, an error) stays unknown: its members count as possibly running. */
+    int64_t now = rss_clock_mono_ms();
+    const char *batch[MAX_KUBELET_READS];
+    size_t n = 0;
+    for (const char *node;
+         n < MAX_KUBELET_READS &&
+         (node = leader_liveness_suspect(&l->liveness, n, now, dead_after, KUBELET_RECHECK_MS));)
+        batch[n++] = node;
+    for (size_t i = 0; i < n; i++) {
+        _cleanup_free_ char *node = rss_xstrdup(batch[i]); /* the view may be reallocated below */
+        _cleanup_free_ char *path = rss_kube_path("v1", NULL, "nodes", node, NULL);
+        _cleanup_json_ cJSON *obj = NULL;
+        enum leader_kubelet k = LEADER_KUBELET_UNKNOWN;
+        if (rss_kube_get(l->kube, path, &obj, &err) == 0) {
+            k = leader_node_kubelet(obj);
+        } else if (rss_error_code(err) == RSS_E_NOT_FOUND) {
+            k = LEADER_KUBELET_DOWN; /* the Node was deleted: no kubelet runs it */
+            rss_error_release(&err);
+        } else {
+            rss_log_error(RSS_LOG_WARN, &err,
+                          "node %s: its rssd is silent and its kubelet's view cannot be read; its members "
+                          "count as possibly running",
+                          node);
+        }
+        changed |= leader_liveness_kubelet(&l->liveness, node, k, rss_clock_mono_ms(), dead_after);
+    }
+    return changed;
 }
 
 int rss_leader_epoch_floor(void *scope, int64_t *floor, rss_error_t *err)

@@ -34,12 +34,23 @@ cJSON *leader_build_statefulset(const struct rss_spec *spec, const cJSON *cr, in
 
 #define LEADER_MAX_NODES 4096
 
+enum leader_kubelet {
+    LEADER_KUBELET_UNKNOWN = 0, /* not read (yet), or unreadable: counts as possibly alive */
+    LEADER_KUBELET_READY,       /* Ready=True: the kubelet posts status, the node runs */
+    LEADER_KUBELET_DOWN,        /* Ready False/Unknown, or no Node object any more */
+};
+
 struct leader_node_obs {
     char *node;
     char *renew;        /* renewTime as last seen: only whether it changes matters */
     int64_t changed_ms; /* when this leader saw it change (or first saw it) */
     int64_t duration_ms;
     bool was_alive, was_dead; /* the verdict at the last update */
+    /* The kubelet's view of the node (its Node's Ready condition), read by this leader after the
+     * heartbeat went silent past the dead window: an agent that is absent (crashed, evicted, hung) has
+     * fenced nothing, so only a node whose kubelet is down too is dead (rule 13). */
+    enum leader_kubelet kubelet;
+    int64_t kubelet_ms; /* when it was read (0: not since the heartbeat last changed) */
 };
 
 /* A member pod's last `observed` report as this leader saw it (by pod uid), to tell a new report. */
@@ -81,10 +92,28 @@ bool leader_liveness_update(struct leader_liveness *lv, const cJSON *leases, int
 void leader_liveness_reports(struct leader_liveness *lv, const cJSON *pods, const cJSON *records,
                              int64_t now_ms);
 /* The verdict for `node` at now_ms: alive = its heartbeat changed within its lease duration as
- * observed; dead = unchanged for dead_after_ms as observed; *silent_ms = how long (0 when alive). A
- * node never seen is neither alive nor dead. */
+ * observed; dead = unchanged for dead_after_ms as observed AND its kubelet was read down since
+ * (leader_liveness_kubelet); *silent_ms = how long (0 when alive). A node never seen is neither alive
+ * nor dead; so is a node whose agent is silent past the dead window while its kubelet is Ready or
+ * unread: an absent agent, not a dead node (rule 13). */
 void leader_liveness_node(const struct leader_liveness *lv, const char *node, int64_t now_ms,
                           int64_t dead_after_ms, bool *alive, bool *dead, int64_t *silent_ms);
+/* True when `node`'s agent has been silent for dead_after_ms but the node does not count as dead
+ * because its kubelet was not read down: the planner says "agent absent" rather than "node silent". */
+bool leader_liveness_agent_absent(const struct leader_liveness *lv, const char *node, int64_t now_ms,
+                                  int64_t dead_after_ms);
+/* The nodes whose kubelet the leader should read now (the i-th such node, NULL past the last): silent
+ * past the dead window and not read down within recheck_ms. */
+const char *leader_liveness_suspect(const struct leader_liveness *lv, size_t i, int64_t now_ms,
+                                    int64_t dead_after_ms, int64_t recheck_ms);
+/* Records the kubelet's view of `node` read at now_ms. Returns true when the node's dead verdict
+ * changed (plan again). */
+bool leader_liveness_kubelet(struct leader_liveness *lv, const char *node, enum leader_kubelet k,
+                             int64_t now_ms, int64_t dead_after_ms);
+
+/* The kubelet's view in a Node object: its Ready condition (the kubelet posts True; the node lifecycle
+ * controller sets Unknown once the kubelet stops posting, on its own clock). */
+enum leader_kubelet leader_node_kubelet(const cJSON *node);
 
 /* --- leader_snapshot.c: one LIST of pods + the liveness view -> planner input --- */
 

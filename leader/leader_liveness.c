@@ -64,13 +64,25 @@ static int64_t duration_ms(const cJSON *lease)
     return (int64_t)(s * 1000);
 }
 
+static int64_t since_ms(const struct leader_liveness *lv, const struct leader_node_obs *o)
+{
+    return o->changed_ms > lv->clock_start_ms ? o->changed_ms : lv->clock_start_ms;
+}
+
+/* The agent's silence alone is not death: an OOM-killed, crash-looping, evicted or SIGSTOPped rssd
+ * fenced nothing, and its node's members may run on. Only a kubelet read down after the heartbeat's
+ * last change (and after this leader's view last had a gap) joins the agent's silence into "dead". */
+static bool kubelet_down(const struct leader_liveness *lv, const struct leader_node_obs *o)
+{
+    return o->kubelet == LEADER_KUBELET_DOWN && o->kubelet_ms >= since_ms(lv, o);
+}
+
 static void verdict(const struct leader_liveness *lv, const struct leader_node_obs *o, int64_t now_ms,
                     int64_t dead_after_ms, bool *alive, bool *dead, int64_t *silent_ms)
 {
-    int64_t since = o->changed_ms > lv->clock_start_ms ? o->changed_ms : lv->clock_start_ms;
-    int64_t silent = now_ms - since;
+    int64_t silent = now_ms - since_ms(lv, o);
     *alive = silent < o->duration_ms;
-    *dead = silent >= dead_after_ms;
+    *dead = silent >= dead_after_ms && kubelet_down(lv, o);
     *silent_ms = *alive ? 0 : silent;
 }
 
@@ -103,6 +115,8 @@ bool leader_liveness_update(struct leader_liveness *lv, const cJSON *leases, int
             free(o->renew);
             o->renew = renew ? rss_xstrdup(renew) : NULL;
             o->changed_ms = now_ms;
+            o->kubelet = LEADER_KUBELET_UNKNOWN;
+            o->kubelet_ms = 0;
         }
         o->duration_ms = duration_ms(it);
     }
@@ -190,4 +204,57 @@ void leader_liveness_node(const struct leader_liveness *lv, const char *node, in
     const struct leader_node_obs *o = node ? find(lv, node) : NULL;
     if (o) /* a node without a heartbeat Lease is unknown: neither alive nor dead (waiting is safe) */
         verdict(lv, o, now_ms, dead_after_ms, alive, dead, silent_ms);
+}
+
+bool leader_liveness_agent_absent(const struct leader_liveness *lv, const char *node, int64_t now_ms,
+                                  int64_t dead_after_ms)
+{
+    const struct leader_node_obs *o = node ? find(lv, node) : NULL;
+    return o && now_ms - since_ms(lv, o) >= dead_after_ms && !kubelet_down(lv, o);
+}
+
+const char *leader_liveness_suspect(const struct leader_liveness *lv, size_t i, int64_t now_ms,
+                                    int64_t dead_after_ms, int64_t recheck_ms)
+{
+    for (size_t k = 0; k < lv->n; k++) {
+        const struct leader_node_obs *o = &lv->v[k];
+        if (now_ms - since_ms(lv, o) < dead_after_ms)
+            continue;
+        if (kubelet_down(lv, o) && now_ms - o->kubelet_ms < recheck_ms)
+            continue;
+        if (i-- == 0)
+            return o->node;
+    }
+    return NULL;
+}
+
+bool leader_liveness_kubelet(struct leader_liveness *lv, const char *node, enum leader_kubelet k,
+                             int64_t now_ms, int64_t dead_after_ms)
+{
+    struct leader_node_obs *o = node ? find(lv, node) : NULL;
+    if (!o)
+        return false;
+    o->kubelet = k;
+    o->kubelet_ms = now_ms;
+    bool alive, dead;
+    int64_t silent;
+    verdict(lv, o, now_ms, dead_after_ms, &alive, &dead, &silent);
+    bool changed = dead != o->was_dead;
+    o->was_dead = dead;
+    return changed;
+}
+
+enum leader_kubelet leader_node_kubelet(const cJSON *node)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(
+        c, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(node, "status"), "conditions"))
+    {
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "type"));
+        const char *st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c, "status"));
+        if (type && st && !strcmp(type, "Ready"))
+            return !strcmp(st, "True") ? LEADER_KUBELET_READY : LEADER_KUBELET_DOWN;
+    }
+    /* No Ready condition: a Node the kubelet never reported on; nothing says it is down. */
+    return LEADER_KUBELET_UNKNOWN;
 }

@@ -6,6 +6,7 @@
 #include "leader_internal.h"
 #include "rss/annotation.h"
 #include "rss/cleanup.h"
+#include "rss/clock.h"
 #include "rss/json.h"
 #include "rss/kube.h"
 #include "rss/record.h"
@@ -138,8 +139,14 @@ void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const
             m->node = NULL;
         int64_t silent_ms;
         leader_liveness_node(lv, m->node, now_ms, dead_after_ms, &m->node_alive, &m->node_dead, &silent_ms);
+        m->agent_absent = !m->node_alive && leader_liveness_agent_absent(lv, m->node, now_ms, dead_after_ms);
         m->container_id = hook_container_id(spec, pod);
         start_facts(pod, m);
+        const char *created = str_at(md, "creationTimestamp", NULL);
+        if (created && rss_time_parse_ms(created, &m->created_ms, &err) < 0) {
+            rss_error_release(&err);
+            m->created_ms = 0;
+        }
 
         const char *active = str_at(cJSON_GetObjectItemCaseSensitive(md, "labels"), RSS_LABEL_ACTIVE, NULL);
         /* Anything but "true"/"false" counts as absent, so the planner rewrites it. */

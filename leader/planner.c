@@ -210,8 +210,12 @@ static void derive(struct ctx *c, struct member *m)
         if (pi->now_ms >= m->dead_start_until)
             m->dead_start = false;
     }
+    /* A start written ahead on a node judged dead holds the next join and the rollout only while its hook
+     * may still run there (dead_start): past its hook and stop timeouts the agent has fenced it, and
+     * waiting on longer blocked every later join until the node came back. */
     m->start_inflight = (m->unresolved && is_start(in->desired.action)) ||
-                        (m->live && m->role == RSS_ROLE_STARTING) || (m->pending && is_start(o->last.action));
+                        (m->live && m->role == RSS_ROLE_STARTING) ||
+                        (m->pending && is_start(o->last.action) && (!m->fenced_dead || m->dead_start));
     m->running = m->current && !m->fenced_dead && role_running(m->role) && !m->pending;
     m->primary_up = m->running && m->role == RSS_ROLE_PRIMARY && m->node_alive;
     m->actionable = !m->deleting && m->node_alive && m->current && !m->unresolved && !m->pending;
@@ -789,6 +793,18 @@ static void running_cluster(struct ctx *c)
             wait_msg(c, false, "WaitingForStart", "waiting for %s to finish starting", starting->pod);
             return;
         }
+        /* Rule 12: a primary nobody can see is not a stopped primary (a restarted or hung agent, a
+         * report from before this epoch). Stopping its secondaries would be an outage made by rssd. */
+        const struct member *unseen = planner_unobserved_primary(c);
+        if (unseen) {
+            char why[512];
+            planner_unobserved_why(c, unseen, why, sizeof(why));
+            wait_msg(c, unseen->node_silent, "PrimaryUnobserved",
+                     "no primary observed running; %s was primary and is not observed stopped (%s): waiting "
+                     "for it, the other members are not stopped",
+                     unseen->pod, why);
+            return;
+        }
         bool acted = false;
         for (size_t i = 0; i < c->n; i++) {
             struct member *m = &c->m[i];
@@ -985,7 +1001,7 @@ static void recovery(struct ctx *c)
         }
     }
     int min = c->spec->min_members;
-    bool policy = min > 0 && n_cand >= (size_t)min;
+    bool policy = min > 0 && n_cand >= (size_t)min && !planner_new_member_grace(c, w);
     const char *what = c->last_recovery ? "lights-out recovery" : "new cluster";
     char bs[24] = "", ps[24];
     if (best)
@@ -1171,7 +1187,7 @@ static void suspend(struct ctx *c)
     }
     int w = c->sts > c->target ? c->sts : c->target;
     for (size_t i = 0; i < c->n; i++)
-        if (c->m[i].unresolved || c->m[i].pending) {
+        if (c->m[i].unresolved || (c->m[i].pending && (!c->m[i].fenced_dead || c->m[i].dead_start))) {
             wait_msg(c, false, "Suspending", "suspending: waiting for %s to finish its action", c->m[i].pod);
             return;
         }
@@ -1183,6 +1199,11 @@ static void suspend(struct ctx *c)
                 continue;
             next = m;
         }
+    /* Then a member that is failed or unknown (its status hook says neither running nor stopped): `stop`
+     * makes it clear. Waiting for it to report stopped by itself never completed the suspend. */
+    for (int i = w - 1; i >= 0 && !next; i--)
+        if (c->m[i].unclear && c->m[i].current)
+            next = &c->m[i];
     if (next) {
         if (!next->actionable) {
             wait_msg(c, false, "Suspending", "suspending: waiting for %s (%s) to be reachable", next->pod,
@@ -1203,6 +1224,12 @@ static void suspend(struct ctx *c)
         struct member *m = &c->m[i];
         if (!m->exists)
             continue;
+        if (m->fenced_dead) {
+            /* Its node is dead (agent silent and kubelet down): its members are stopped; what its volume
+             * holds is asked again at resume, where recovery() waits for it like any member. */
+            cJSON_AddStringToObject(seqs, m->pod, "unknown");
+            continue;
+        }
         if (!m->current || m->role != RSS_ROLE_STOPPED || (!m->has_seq && !m->seq_error)) {
             cJSON_Delete(c->suspended);
             c->suspended = NULL;

@@ -180,5 +180,14 @@ void planner_build_status(struct ctx *c);
  * pod never started a container and was issued nothing: deleting it stops nothing. */
 const char *planner_rollout_stuck(const struct member *m);
 bool planner_rollout_recreatable(const struct member *m);
+/* planner_primary.c. Rule 12: a member that last said primary and is not observed stopped or failed
+ * under this epoch on a live node (a stale report, a silent or absent agent), or NULL. Its secondaries
+ * are not stopped for it: it is waited for. */
+const struct member *planner_unobserved_primary(const struct ctx *c);
+/* Why m (from planner_unobserved_primary) is not observed, for the status message. */
+void planner_unobserved_why(const struct ctx *c, const struct member *m, char *buf, size_t size);
+/* recovery() of a new cluster (never seeded) under minimumMembers: true while a member of the first w
+ * that is not a seed candidate had its pod created moments ago (it has not had time to report). */
+bool planner_new_member_grace(const struct ctx *c, int w);
 
 #endif

@@ -124,6 +124,9 @@ struct rss_agent {
     bool state_failing;    /* heartbeat thread only: the last write failed (logged once) */
     int64_t fence_from_ms; /* monotonic: no self-fencing before (the restored peers get probed first) */
     int state_lock_fd;     /* the node's agent lock in --state-dir (fence_persist.c), -1 = none held */
+    /* Lock held (fence.c): the previous fence check, and when a gap between two checks showed that this
+     * agent itself had not run (SIGSTOP, a starved CPU): monotonic ms, 0 = none. */
+    int64_t fence_check_ms, stalled_ms;
 
     /* The failsafe (agent_peers.c). */
     void *peer_key;     /* EVP_PKEY *: this process's Ed25519 key */

@@ -27,6 +27,9 @@ static void fence_job_free(struct fence_job *f)
  * most this, within the leader's margin (LEADER_FENCE_MARGIN, 5 s) past the fence timeout. */
 #define FENCE_PROBE_MS 1000
 
+/* The agent's loop checks every second; a longer gap means the agent itself was not running. */
+#define FENCE_STALL_MS 5000
+
 /* The end of an API outage races the fence decision: a peer may renew its heartbeat a moment before us,
  * and then vouches "a peer reaches the API server, so this node is the one cut off" while our own
  * renewal still waits out a retry. The 100-cycle chaos run (seed 20261125, cycles 35 and 83) stopped a
@@ -96,14 +99,16 @@ static void fence_member_start(struct rss_agent *a, struct agent_member *m, stru
                                int64_t now_ms)
 {
     struct fence_job *f = rss_xcalloc(1, sizeof(*f));
-    *f = (struct fence_job){.a = a,
-                            .ns = rss_xstrdup(m->ns),
-                            .pod = rss_xstrdup(m->pod),
-                            .uid = rss_xstrdup(m->uid),
-                            .cname = rss_xstrdup(m->container_name),
-                            .spec = spec,
-                            .may_call_off = m->failsafe_kept && m->vouch_lost_ms &&
-                                            now_ms - m->vouch_lost_ms < a->fence_timeout_ms / 2};
+    *f = (struct fence_job){
+        .a = a,
+        .ns = rss_xstrdup(m->ns),
+        .pod = rss_xstrdup(m->pod),
+        .uid = rss_xstrdup(m->uid),
+        .cname = rss_xstrdup(m->container_name),
+        .spec = spec,
+        .may_call_off =
+            (m->failsafe_kept && m->vouch_lost_ms && now_ms - m->vouch_lost_ms < a->fence_timeout_ms / 2) ||
+            (a->stalled_ms && now_ms - a->stalled_ms < a->fence_timeout_ms / 2)};
     _cleanup_error_ rss_error_t err = NULL;
     if (agent_start_worker(a, fence_member, f, &err) < 0) {
         rss_log_error(RSS_LOG_ERROR, &err, "self-fencing: pod %s/%s", m->ns, m->pod);
@@ -123,6 +128,20 @@ static void fence_member_start(struct rss_agent *a, struct agent_member *m, stru
  * database). So the decision is per RSS, with the peers' signed answers (agent_peers.c). */
 void agent_fence_check(struct rss_agent *a, int64_t now_ms)
 {
+    /* An agent that did not run (SIGSTOP, a starved CPU, a frozen VM) finds its last renewal old on
+     * waking: that silence was its own, not the API server's. Stopping its members then made a hung rssd
+     * an outage of healthy members (and, for a primary, of its secondaries). The last look at the API
+     * server decides, as at the end of a shared outage; a node truly cut off gets no answer and stops
+     * them as before, within the leader's margin. A process that just started (after a crash, an OOM
+     * kill, an eviction) resumes its predecessor's fence clock (fence_persist.c): the same holds. */
+    if (!a->fence_check_ms || now_ms - a->fence_check_ms > FENCE_STALL_MS) {
+        if (a->fence_check_ms)
+            rss_log_warn("this agent did not run for %lld ms (stopped or starved): a last look at the API "
+                         "server decides before any self-fencing",
+                         (long long)(now_ms - a->fence_check_ms));
+        a->stalled_ms = now_ms;
+    }
+    a->fence_check_ms = now_ms;
     int64_t silent = now_ms - atomic_load(&a->api_ok_ms);
     /* fence_from_ms: after a restart that resumed an old fence clock, the restored peers get a probe
      * round first, or a control-plane outage would stop members before anyone could vouch. */

@@ -59,6 +59,13 @@ struct rss_member_input {
      * Dead is used for failover while others run, never to seed without the member (rule 3). */
     bool node_alive;
     bool node_dead;
+    /* Its agent has been silent for the dead window but its kubelet was not seen down (Node Ready, or
+     * unreadable): an absent agent (crashed, evicted, hung), not a dead node. node_dead stays false and
+     * its members count as possibly running (rule 13); only the messages differ. */
+    bool agent_absent;
+    /* metadata.creationTimestamp, ms since the Unix epoch (0 = unknown): a new cluster gives members
+     * created moments ago time to report before minimumMembers goes on without them. */
+    int64_t created_ms;
     const char *container_id; /* the hook container's id from pod status ("containerd://..." is fine);
                                  NULL = unknown, then observed is not checked against it */
     int active_label;         /* current rss-active-member label: -1 absent, 0 "false", 1 "true" */

@@ -75,7 +75,32 @@ BEGIN {
         add("nodeoff:0:" pick("leader leader 1 2 3") ":" rint(3, 2 * F + 5))
         if (rand() < 0.3) add(apierr(rint(0, 5)))
     }
+    # Drawn last, so that the draws above (and every plan of an older seed) stay as they were.
+    # Lights-out: the application's shape for this and the following cycles (spec.primaries 1: one
+    # primary, two read-only secondaries; 3: all primaries), and sometimes minimumMembers 2 with a member
+    # whose node comes back past the dead window (late), not the newest unless onNewerLateMember is Join.
+    primaries = ""; minmem = 0; late = -1; latedelay = 0; joinnewer = 0
+    if (kind == "lightsout") {
+        primaries = (rand() < 0.5) ? 1 : 3
+        if (rand() < 0.3) {
+            minmem = 2; late = rint(0, 2); latedelay = 2 * F + rint(5, 10)
+            others = -1
+            for (i = 0; i <= 2; i++) if (i != late) { v = (i == 0 ? s0 : i == 1 ? s1 : s2); if (v > others) others = v }
+            lv = (late == 0 ? s0 : late == 1 ? s1 : s2)
+            if (lv > others) {
+                if (rand() < 0.5) { if (late == 0) s0 = others; else if (late == 1) s1 = others; else s2 = others }
+                else joinnewer = 1
+            }
+        }
+    }
+    # rssd restarted, or hung (SIGSTOP) on the primary's node for longer than the dead window.
+    if (kind == "rssd_restart" && rand() < 0.4) add("hang:" rint(0, 2) ":" pick("primary primary leader") ":" rint(F + 5, 3 * F))
     print "KIND=" kind
+    print "PRIMARIES=" primaries
+    print "MINMEM=" minmem
+    print "LATE=" late
+    print "LATEDELAY=" latedelay
+    print "JOINNEWER=" joinnewer
     print "OFF=" off
     print "SEQS=" s0 "," s1 "," s2
     print "DELAYS=" d1 "," d2 "," d3
@@ -84,6 +109,8 @@ BEGIN {
     plan = kind
     if (kind == "lightsout")
         plan = plan " off=" off "s seqs=" s0 "/" s1 "/" s2 " (" mode ") power-on delays=" d1 "/" d2 "/" d3 "s" (newest_last ? " newest-last" : "")
+    if (primaries != "") plan = plan " primaries=" primaries
+    if (minmem) plan = plan " minimumMembers=" minmem " late=" late "@" latedelay "s" (joinnewer ? " join-newer" : "")
     if (extras != "") plan = plan " extras=" extras
     print "PLAN=\"" plan "\""
 }

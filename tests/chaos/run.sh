@@ -71,7 +71,7 @@ power_off() { # NODE
 }
 power_on() { # NODE
     "$WORLD" power-on "$1" >/dev/null 2>&1 || { sleep 2; "$WORLD" power-on "$1" >/dev/null 2>&1; } || true
-    ev "poweron $1"
+    ev "poweron $1 members=$(members_on "$1")"
 }
 rssd_restart() { # NODE SIG
     local pid
@@ -119,6 +119,23 @@ node_cycle() { # 1..3|leader SECONDS: power the node off, and on again after SEC
     power_on "$n"
 }
 rssd_restart_on() { rssd_restart "$(pick_node "$1")" "$2"; } # 1..3|leader SIG
+# rssd_hang primary|leader SECONDS: the rssd process on that node stopped (SIGSTOP) and continued after
+# SECONDS: a hung or starved agent. Its node and kubelet stay up: an absent agent, not a dead node.
+rssd_hang() {
+    local n pid p
+    if [ "$1" = primary ]; then
+        p=$(rss_json $R 2>/dev/null | jq -r '.status.members.primary[0] // ""' | sed 's/.*-//')
+        n=$(node_of "${p:-0}")
+    else
+        n=$(pick_node leader)
+    fi
+    pid=$(rssd_pid "$n") || { ev "rssd-hang-skipped $n (no pid)"; return 0; }
+    ev "rssd-hang $n ${2}s pid=$pid"
+    kill -STOP "$pid" 2>/dev/null || true
+    sleep "$2"
+    kill -CONT "$pid" 2>/dev/null || true
+    ev "rssd-resume $n"
+}
 partition_for() { # NODE SECONDS
     ev "partition $1"
     "$WORLD" partition "$1" >/dev/null 2>&1 || true
@@ -163,25 +180,33 @@ dummyd_pids() {
     done | tr '\n' ' '
 }
 # probe: runs the application's own status hook in every member's container (it logs its line in
-# hooks.log, which the oracle reads); true when all three answer 8 (running as primary).
+# hooks.log, which the oracle reads); true when all three answer 8 (running as primary), or with
+# SHAPE 1 (spec.primaries 1) when one answers 8 and the two others 0 (running as secondaries).
+SHAPE=3
 probe() {
-    local i n id rc ok=0
+    local i n id rc ok=0 n8=0 n0=0
     refresh_map 2>/dev/null || return 1
     for i in 0 1 2; do
         n=$(node_of $i)
         id=$("$WORLD" crictl "$n" find "$NS" "$(member $R $i)" dummy 2>/dev/null) || return 1
         rc=0
         "$WORLD" crictl "$n" exec --timeout 8 "$id" env POD_NAME="$(member $R $i)" /hooks/status >/dev/null 2>&1 || rc=$?
-        [ $rc = 8 ] || ok=1
+        case $rc in 8) n8=$((n8 + 1)) ;; 0) n0=$((n0 + 1)) ;; *) ok=1 ;; esac
     done
-    return $ok
+    [ $ok = 0 ] || return 1
+    if [ "$SHAPE" = 1 ]; then [ $n8 = 1 ] && [ $n0 = 2 ]; else [ $n8 = 3 ]; fi
+}
+# running_hint: rssd's status says Running in the current shape (a cheap hint before the probe).
+running_hint() {
+    rss_json $R 2>/dev/null | jq -e --argjson p "$SHAPE" '.status.phase == "Running"
+        and ((.status.members.ready // []) | length) == 3 and ((.status.members.primary // []) | length) == $p' >/dev/null
 }
 # await_running: every member running (rssd's status first, as a cheap hint, then the probe); records
 # probe-ok or probe-fail; false after BOUND s.
 await_running() {
     local end=$(($(date +%s) + BOUND)) last=0
     while [ "$(date +%s)" -lt $end ]; do
-        if rss_running $R 3 >/dev/null 2>&1 || [ $(($(date +%s) - last)) -ge 10 ]; then
+        if running_hint || [ $(($(date +%s) - last)) -ge 10 ]; then
             last=$(date +%s)
             if probe; then
                 ev "probe-ok"
@@ -216,7 +241,7 @@ lease_log() {
 
 # ---- one cycle
 run_cycle() {
-    local c=$1 plan KIND OFF SEQS DELAYS NEWEST_LAST EXTRAS PLAN x t d
+    local c=$1 plan KIND OFF SEQS DELAYS NEWEST_LAST EXTRAS PLAN PRIMARIES MINMEM LATE LATEDELAY JOINNEWER x t d
     plan=$(awk -v seed="$SEED" -v cycle="$c" -v fence="$F" -f "$chaos_here/plan.awk")
     eval "$plan"
     say "-- cycle $c/$((FIRST + CYCLES - 1)) (seed $SEED): $PLAN"
@@ -237,12 +262,30 @@ run_cycle() {
         for n in $("$WORLD" nodes); do power_off "$n"; done
         for i in 0 1 2; do set_sequence $R $i "${seqs[$i]}"; done
         record_truth
+        # Every member is off: the shape and the recovery policy change without a rollout or a stop.
+        if [ -n "$PRIMARIES" ] && [ "$PRIMARIES" != "$SHAPE" ]; then
+            k patch rss $R -n "$NS" --type merge -p "{\"spec\":{\"primaries\":$PRIMARIES}}" >/dev/null || fail "patch primaries"
+            SHAPE=$PRIMARIES
+            ev "shape primaries=$SHAPE"
+        fi
+        if [ "$MINMEM" -gt 0 ]; then
+            local join=null
+            [ "$JOINNEWER" = 1 ] && join='"Join"'
+            k patch rss $R -n "$NS" --type merge \
+                -p "{\"spec\":{\"recovery\":{\"minimumMembers\":$MINMEM,\"onNewerLateMember\":$join}}}" >/dev/null ||
+                fail "patch minimumMembers"
+            ev "minmem $MINMEM late=$(member $R "$LATE") join=$JOINNEWER"
+        fi
         if [ "$NEWEST_LAST" = 1 ]; then # the newest copy's node comes last
             local max=0 newest=0 dmax=0
             for i in 0 1 2; do [ "${seqs[$i]}" -gt $max ] && { max=${seqs[$i]}; newest=$i; }; done
             for i in 0 1 2; do [ "${delays[$i]}" -gt $dmax ] && dmax=${delays[$i]}; done
             n=$(node_of $newest)
             delays[${n#node-} - 1]=$dmax
+        fi
+        if [ "$MINMEM" -gt 0 ]; then # the late member's node comes back past the dead window
+            n=$(node_of "$LATE")
+            delays[${n#node-} - 1]=$LATEDELAY
         fi
         sleep "$OFF"
         for i in 1 2 3; do later "${delays[$((i - 1))]}" power_on "node-$i"; done
@@ -259,6 +302,7 @@ run_cycle() {
         freeze) later "$d" freeze "$a" "$([ "$KIND" = api_outage ] && echo 1 || echo 0)" ;;
         partition) later "$d" partition_for "node-$a" "$b" ;;
         crash) later "$d" crash "$a" ;;
+        hang) later "$d" rssd_hang "$a" "$b" ;;
         knob)
             set_knob "$d" "$a" "$b"
             later "$cc" clear_knob "$d" "$a" "$b" ;;
@@ -283,6 +327,11 @@ run_cycle() {
         diagnostics 2>&1 | tail -n 40 | sed 's/^/   /' || true
         LIVENESS_FAILS=$((LIVENESS_FAILS + 1))
     fi
+    if [ "$MINMEM" -gt 0 ]; then # back to the default: wait for every member
+        k patch rss $R -n "$NS" --type merge \
+            -p '{"spec":{"recovery":{"minimumMembers":null,"onNewerLateMember":null}}}' >/dev/null || fail "patch minimumMembers back"
+        ev "minmem 0"
+    fi
     ev "cycle-end $c"
     lease_log
 }
@@ -291,10 +340,18 @@ run_cycle() {
 say "chaos: seed $SEED, cycles $FIRST..$((FIRST + CYCLES - 1)), fence timeout ${F}s, bound ${BOUND}s, log $CHAOS_DIR, awk $(readlink -f "$(command -v awk)")"
 T_START=$(date +%s)
 e2e_up 3
+# The shape the cycles before FIRST left (the last lights-out's draw), so that a replay of one cycle
+# runs it in the shape the whole run had there.
+for ((c = 1; c < FIRST; c++)); do
+    p=$(awk -v seed="$SEED" -v cycle="$c" -v fence="$F" -f "$chaos_here/plan.awk" | sed -n 's/^PRIMARIES=//p')
+    [ -z "$p" ] || SHAPE=$p
+done
 # apps/dummy with short hook timeouts, so a hanging hook costs seconds.
-sed -e 's/timeout: 30s/timeout: 8s/' -e 's/timeout: 10s/timeout: 5s/' "$repo/apps/dummy/rss.yaml" |
+sed -e 's/timeout: 30s/timeout: 8s/' -e 's/timeout: 10s/timeout: 5s/' \
+    -e "s/^  replicas: 3\$/  replicas: 3\n  primaries: $SHAPE/" "$repo/apps/dummy/rss.yaml" |
     k apply -n "$NS" -f - >/dev/null || fail "apply apps/dummy"
-wait_until 120 "$R Running" rss_running $R 3
+wait_until 120 "$R Running" running_hint
+ev "shape primaries=$SHAPE"
 refresh_map || fail "no members"
 await_running || fail "the members never ran before the first cycle"
 say "world up in $(($(date +%s) - T_START)) s"

@@ -231,7 +231,19 @@ struct verdict {
     bool alive, dead;
 };
 
-static struct verdict judge(const struct leader_liveness *lv, const char *node, int64_t now)
+/* The verdict of a node whose kubelet is read down at `now` too (a node that is off): the heartbeat
+ * alone decides. */
+static struct verdict judge(struct leader_liveness *lv, const char *node, int64_t now)
+{
+    struct verdict v;
+    int64_t silent;
+    leader_liveness_kubelet(lv, node, LEADER_KUBELET_DOWN, now, DEAD_MS);
+    leader_liveness_node(lv, node, now, DEAD_MS, &v.alive, &v.dead, &silent);
+    return v;
+}
+
+/* The verdict without reading the kubelet again. */
+static struct verdict judge_as_is(const struct leader_liveness *lv, const char *node, int64_t now)
 {
     struct verdict v;
     int64_t silent;
@@ -273,6 +285,70 @@ static void test_liveness_dead_node(void **state)
     v = judge(&lv, "n9", T0 + 36000);
     assert_true(!v.alive && !v.dead);
     leader_liveness_clear(&lv);
+}
+
+/* Rule 13: an agent silent past the dead window (OOM-killed, crash-looping, evicted, SIGSTOPped) fenced
+ * nothing. Its node is dead only once its kubelet is read down after the heartbeat's last change; a Ready
+ * kubelet, or one never read or unreadable, leaves it silent ("agent absent"). */
+static void test_liveness_agent_absent(void **state)
+{
+    (void)state;
+    struct leader_liveness lv;
+    leader_liveness_init(&lv);
+    leader_liveness_start(&lv, T0);
+    _cleanup_json_ cJSON *l = lease_list("n1", "2023-11-14T22:13:15.000000Z", 10);
+    poll_same(&lv, l, T0, T0 + 20000);
+    /* Read down before the dead window: the suspect list does not ask yet, and it is not dead. */
+    assert_null(leader_liveness_suspect(&lv, 0, T0 + 20000, DEAD_MS, 5000));
+    poll_same(&lv, l, T0 + 21000, T0 + 40000);
+    /* Never read: not dead, and absent; the leader is asked to read it. */
+    assert_false(judge_as_is(&lv, "n1", T0 + 40000).dead);
+    assert_true(leader_liveness_agent_absent(&lv, "n1", T0 + 40000, DEAD_MS));
+    assert_string_equal(leader_liveness_suspect(&lv, 0, T0 + 40000, DEAD_MS, 5000), "n1");
+    assert_null(leader_liveness_suspect(&lv, 1, T0 + 40000, DEAD_MS, 5000));
+    /* The kubelet reports Ready: the agent is absent, the node is not dead. */
+    assert_false(leader_liveness_kubelet(&lv, "n1", LEADER_KUBELET_READY, T0 + 40000, DEAD_MS));
+    assert_false(judge_as_is(&lv, "n1", T0 + 90000).dead);
+    assert_true(leader_liveness_agent_absent(&lv, "n1", T0 + 90000, DEAD_MS));
+    assert_false(leader_liveness_kubelet(&lv, "n1", LEADER_KUBELET_UNKNOWN, T0 + 91000, DEAD_MS));
+    assert_false(judge_as_is(&lv, "n1", T0 + 91000).dead);
+    /* Down: now dead (a changed verdict), no longer absent, and not read again before the recheck. */
+    assert_true(leader_liveness_kubelet(&lv, "n1", LEADER_KUBELET_DOWN, T0 + 92000, DEAD_MS));
+    assert_true(judge_as_is(&lv, "n1", T0 + 92000).dead);
+    assert_false(leader_liveness_agent_absent(&lv, "n1", T0 + 92000, DEAD_MS));
+    assert_null(leader_liveness_suspect(&lv, 0, T0 + 93000, DEAD_MS, 5000));
+    assert_string_equal(leader_liveness_suspect(&lv, 0, T0 + 97000, DEAD_MS, 5000), "n1");
+    /* A gap in the leader's own view restarts the clock: the earlier down reading no longer counts, even
+     * once the window has passed again. */
+    leader_liveness_failed(&lv);
+    poll_same(&lv, l, T0 + 100000, T0 + 140000);
+    assert_false(judge_as_is(&lv, "n1", T0 + 140000).dead);
+    assert_true(leader_liveness_agent_absent(&lv, "n1", T0 + 140000, DEAD_MS));
+    leader_liveness_clear(&lv);
+}
+
+/* The kubelet's view is the Node's Ready condition; anything but True is down, no condition unknown. */
+static void test_node_kubelet_table(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *json;
+        enum leader_kubelet want;
+    } rows[] = {
+        {"{\"status\":{\"conditions\":[{\"type\":\"MemoryPressure\",\"status\":\"False\"},"
+         "{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+         LEADER_KUBELET_READY},
+        {"{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\"}]}}", LEADER_KUBELET_DOWN},
+        {"{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\"}]}}", LEADER_KUBELET_DOWN},
+        {"{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":true}]}}", LEADER_KUBELET_UNKNOWN},
+        {"{\"status\":{}}", LEADER_KUBELET_UNKNOWN},
+        {"{}", LEADER_KUBELET_UNKNOWN},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        _cleanup_json_ cJSON *n = cJSON_Parse(rows[i].json);
+        assert_non_null(n);
+        assert_int_equal(leader_node_kubelet(n), rows[i].want);
+    }
 }
 
 /* A List of the one pod rss-db-0 (uid, node); the forged annotation on it must change nothing. */
@@ -942,6 +1018,8 @@ int main(void)
         cmocka_unit_test(test_statefulset_hash),
         cmocka_unit_test(test_service_table),
         cmocka_unit_test(test_liveness_dead_node),
+        cmocka_unit_test(test_liveness_agent_absent),
+        cmocka_unit_test(test_node_kubelet_table),
         cmocka_unit_test(test_liveness_report_revives),
         cmocka_unit_test(test_liveness_api_outage),
         cmocka_unit_test(test_liveness_huge_duration),

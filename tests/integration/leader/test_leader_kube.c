@@ -675,9 +675,9 @@ static void test_lights_out(void **state)
 }
 
 /* nodeLossPolicy Replace against the API (docs/node-loss.md): a running member on a node whose heartbeat
- * stops, tainted out-of-service, with its claim bound to a local PV: once the leader judged the node dead
- * (fence timeout 2 s + 5 s), it deletes the claim, then the pod (grace 0), says so in a Warning and in
- * status. The other members' pods are untouched. */
+ * stops and whose kubelet is down (Ready Unknown: rule 13), tainted out-of-service, with its claim bound to a
+ * local PV: once the leader judged the node dead (fence timeout 2 s + 5 s), it deletes the claim, then the
+ * pod (grace 0), says so in a Warning and in status. The other members' pods are untouched. */
 static bool nl_gone(void *p)
 {
     const char **a = p;
@@ -692,7 +692,8 @@ static void test_node_loss_replace(void **state)
     make_world();
     create("v1", NULL, "nodes",
            "{\"metadata\":{\"name\":\"node-9\"},\"spec\":{\"taints\":[{\"key\":\"node.kubernetes.io/"
-           "out-of-service\",\"value\":\"nodeshutdown\",\"effect\":\"NoExecute\"}]}}");
+           "out-of-service\",\"value\":\"nodeshutdown\",\"effect\":\"NoExecute\"}]},\"status\":{"
+           "\"conditions\":[{\"type\":\"Ready\",\"status\":\"Unknown\"}]}}");
     char renew[RSS_TIME_LEN];
     rss_time_micro(renew, NULL);
     _cleanup_free_ char *hb = rss_xasprintf("{\"metadata\":{\"name\":\"rssd-node-node-9\"},\"spec\":{"
