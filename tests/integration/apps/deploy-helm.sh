@@ -54,6 +54,14 @@ same_objects() {
 	if [ ${#differ[@]} = 0 ]; then ok "$what: every object equal"; else bad "$what: objects differ: ${differ[*]}"; fi
 }
 
+# Helm warns about every symbolic link in a chart, so the chart carries copies; they must stay copies.
+for pair in "crds/crd.yaml base/crd.yaml" "files/podmonitor.yaml monitoring/podmonitor.yaml" \
+	"files/prometheusrule.yaml monitoring/prometheusrule.yaml"; do
+	set -- $pair
+	if cmp -s "$chart/$1" "$top/deploy/$2"; then ok "the chart's $1 is deploy/$2"; else
+		bad "the chart's $1 differs from deploy/$2 (copy it again)"; fi
+done
+
 echo "# lint"
 run "helm lint (default values)" h lint --strict "$chart"
 run "helm lint (a namespace list, metrics on)" h lint --strict "$chart" --set 'namespaces={a,b}' \
@@ -62,13 +70,13 @@ run "helm lint (a namespace list, metrics on)" h lint --strict "$chart" --set 'n
 echo "# helm template against the kustomize overlays"
 k kustomize "$top/deploy/overlays/cluster" -o "$tmp/cluster.yaml"
 run "helm template (cluster-wide, namespace.create)" h template rssd "$chart" -n rssd-system --include-crds \
-	--set namespace.create=true
-cp "$tmp/out" "$tmp/helm-cluster.yaml"
+	--set namespace.create=true --output-dir "$tmp/render-cluster"
+find "$tmp/render-cluster" -name '*.yaml' | sort | xargs -I{} sh -c 'echo ---; cat "{}"' >"$tmp/helm-cluster.yaml"
 same_objects "cluster" "$tmp/cluster.yaml" "$tmp/helm-cluster.yaml"
 k kustomize "$top/deploy/overlays/namespace" -o "$tmp/namespace.yaml"
 run "helm template (namespaces={rss-apps})" h template rssd "$chart" -n rssd-system --include-crds \
-	--set namespace.create=true --set 'namespaces={rss-apps}'
-cp "$tmp/out" "$tmp/helm-namespace.yaml"
+	--set namespace.create=true --set 'namespaces={rss-apps}' --output-dir "$tmp/render-namespace"
+find "$tmp/render-namespace" -name '*.yaml' | sort | xargs -I{} sh -c 'echo ---; cat "{}"' >"$tmp/helm-namespace.yaml"
 same_objects "namespace" "$tmp/namespace.yaml" "$tmp/helm-namespace.yaml"
 # Two namespaces: a Role and RoleBinding in each, both in --namespaces.
 h template rssd "$chart" -n rssd-system --set 'namespaces={team-a,team-b}' >"$tmp/two.yaml"
@@ -109,7 +117,7 @@ for d in yaml.safe_load_all(open(sys.argv[1])):
         d["metadata"].get("labels", {}).pop(k, None)
     print(json.dumps(d, sort_keys=True))' "$@" | sort; }
 expect "monitoring: the PodMonitor and PrometheusRule equal deploy/monitoring/" \
-	"$(cat "$top/deploy/monitoring/podmonitor.yaml" "$top/deploy/monitoring/prometheusrule.yaml" >"$tmp/mon-plain.yaml"; mon_json "$tmp/mon-plain.yaml")" \
+	"$({ cat "$top/deploy/monitoring/podmonitor.yaml"; echo ---; cat "$top/deploy/monitoring/prometheusrule.yaml"; } >"$tmp/mon-plain.yaml"; mon_json "$tmp/mon-plain.yaml")" \
 	"$(mon_json "$tmp/mon.yaml")"
 
 echo "# install, upgrade, uninstall against kubesim"
