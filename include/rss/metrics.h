@@ -42,7 +42,8 @@ void rss_metrics_set(enum rss_metric_gauge g, int64_t value);
  * WaitingForMembers condition is True; reason is its reason: WaitingForMembers, WaitingForStart,
  * RolloutHalted, SequenceError, ...), rssd_rss_members_held{rss_namespace,rss} (members with
  * leftOut.held). Not `namespace`: Prometheus sets that target label to the
- * scraped pod's namespace and would rename ours. Only the leader exports them: forget drops one RSS (deleted), clear all (term ended). */
+ * scraped pod's namespace and would rename ours. Only the leader exports them: forget drops one RSS
+ * (deleted), clear all (term ended). */
 void rss_metrics_rss_status(const char *ns, const char *name, const cJSON *status);
 void rss_metrics_rss_forget(const char *ns, const char *name);
 void rss_metrics_rss_clear(void);
