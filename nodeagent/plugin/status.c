@@ -123,10 +123,17 @@ int plugin_status(const struct plugin_ctx *ctx, const char *name, rss_error_t *e
     const cJSON *ready = cJSON_GetObjectItemCaseSensitive(st, "readyReplicas");
     fprintf(ctx->out, "  phase:     %s\n  message:   %s\n", or_dash(rss_json_str(st, "phase")),
             or_dash(rss_json_str(st, "message")));
-    fprintf(ctx->out, "  members:   %d wanted, %d ready, up to %d primar%s\n",
-            cJSON_IsNumber(reps) ? reps->valueint : 0, cJSON_IsNumber(ready) ? ready->valueint : 0,
-            cJSON_IsNumber(prim) ? prim->valueint : 0,
-            cJSON_IsNumber(prim) && prim->valueint == 1 ? "y (the others read-only secondaries)" : "ies");
+    /* spec.primaries defaults to replicas (every member a primary, as rssd's spec parser does). */
+    int want = cJSON_IsNumber(reps) ? reps->valueint : 0;
+    int np = cJSON_IsNumber(prim) ? prim->valueint : want;
+    fprintf(ctx->out, "  members:   %d wanted, %d ready, ", want,
+            cJSON_IsNumber(ready) ? ready->valueint : 0);
+    if (np >= want)
+        fprintf(ctx->out, "all primaries\n");
+    else if (np == 1)
+        fprintf(ctx->out, "one primary, the others read-only secondaries\n");
+    else
+        fprintf(ctx->out, "up to %d primaries, the others read-only secondaries\n", np);
     members(ctx, rss);
 
     const cJSON *lr = cJSON_GetObjectItemCaseSensitive(st, "lastRecovery");

@@ -73,6 +73,7 @@ kr status db -n apps
 expect "status exits 0" 0 "$rc"
 sed 's/^/     | /' "$tmp/o"
 has "status: the phase" "$tmp/o" "phase:     Recovering"
+has "status: members wanted, ready, and the shape (spec.primaries unset: all primaries)" "$tmp/o" "3 wanted, 0 ready, all primaries"
 has "status: a member's role, sequence and node" "$tmp/o" "$(printf '%-24s  %-10s  %-20s  %-16s' db-0 stopped 42 node-0)"
 has "status: the member whose node is down" "$tmp/o" "unreported; node down"
 has "status: the last recovery" "$tmp/o" "Last recovery: LightsOut at 2026-11-20T08:00:00Z: db-1 seeded with sequence 17"
@@ -169,7 +170,9 @@ echo "# a held member, a halted rollout, no status yet"
 held=$(jq -c '.phase = "Degraded" | .conditions[1] = {"type":"WaitingForMembers","status":"True","reason":"RolloutHalted","message":"rolling update to revision r2 halted: db-1 failed after its update","lastTransitionTime":"2026-11-27T10:00:00Z"}
 	| .memberStatus[2] = {"name":"db-2","ordinal":2,"role":"stopped","sequence":"50","leftOut":{"seedSequence":"42","held":true}}' <<<"$waiting")
 status "$held"
+k -n apps patch rss db --type=merge -p '{"spec":{"primaries":1}}' >/dev/null
 kr status db -n apps
+has "status: one primary with read-only secondaries" "$tmp/o" "one primary, the others read-only secondaries"
 has "status: a held member in words" "$tmp/o" "Held back: db-2 came back with newer data (sequence 50) than the seed had (42)"
 has "status: a halted rollout in words" "$tmp/o" "Why: a member failed after its update, so the rolling update stops"
 k -n apps apply -f - >/dev/null <<<'{"apiVersion":"clusterlabs.org/v1alpha1","kind":"ReplicatedStatefulSet","metadata":{"name":"fresh"},"spec":'"$(k -n apps get rss db -o json | jq -c .spec)"'}'
