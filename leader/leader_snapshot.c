@@ -6,6 +6,7 @@
 #include "leader_internal.h"
 #include "rss/annotation.h"
 #include "rss/cleanup.h"
+#include "rss/json.h"
 #include "rss/kube.h"
 #include "rss/record.h"
 
@@ -33,6 +34,40 @@ static const char *hook_container_id(const struct rss_spec *spec, const cJSON *p
         return id && *id ? id : NULL;
     }
     return NULL;
+}
+
+/* What the pod's status says about starting it (the rollout's Pending pods, planner_rollout.c): whether
+ * a container of it was ever created (a containerID, a running or terminated state, a restart), the
+ * first waiting reason other than the normal ContainerCreating/PodInitializing, and the scheduler's
+ * verdict Unschedulable. */
+static void start_facts(const cJSON *pod, struct rss_member_input *m)
+{
+    static const char *const lists[] = {"status.initContainerStatuses", "status.containerStatuses"};
+    bool created = false;
+    for (size_t l = 0; l < sizeof(lists) / sizeof(lists[0]); l++) {
+        const cJSON *cs;
+        cJSON_ArrayForEach(cs, rss_json_path(pod, lists[l]))
+        {
+            const char *id = rss_json_str(cs, "containerID");
+            const cJSON *restarts = rss_json_path(cs, "restartCount");
+            created |= (id && *id) || rss_json_obj(cs, "state.running") ||
+                       rss_json_obj(cs, "state.terminated") || rss_json_obj(cs, "lastState.terminated") ||
+                       (cJSON_IsNumber(restarts) && restarts->valuedouble > 0);
+            const char *r = rss_json_str(cs, "state.waiting.reason");
+            if (r && *r && strcmp(r, "ContainerCreating") && strcmp(r, "PodInitializing") &&
+                !m->waiting_reason)
+                m->waiting_reason = r;
+        }
+    }
+    const cJSON *cond;
+    cJSON_ArrayForEach(cond, rss_json_path(pod, "status.conditions"))
+    {
+        const char *t = rss_json_str(cond, "type"), *st = rss_json_str(cond, "status"),
+                   *r = rss_json_str(cond, "reason");
+        m->unschedulable |=
+            t && st && r && !strcmp(t, "PodScheduled") && !strcmp(st, "False") && !strcmp(r, "Unschedulable");
+    }
+    m->never_started = !created && (!m->phase || !strcmp(m->phase, "Pending"));
 }
 
 static void note(struct leader_snapshot *snap, char *msg)
@@ -93,6 +128,8 @@ void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const
         m->pod_uid = str_at(md, "uid", NULL);
         const cJSON *rec = leader_record_find(records, name);
         m->resource_version = rec ? str_at(rec, "metadata", "resourceVersion") : NULL;
+        /* Rule 14's hold is about the volume, so it is read whatever incarnation the record last saw. */
+        m->hold_record = rec ? str_at(rec, "data", RSS_RECORD_LEFT_OUT) : NULL;
         m->phase = str_at(pod, "status", "phase");
         const cJSON *del = cJSON_GetObjectItemCaseSensitive(md, "deletionTimestamp");
         m->deleting = del && !cJSON_IsNull(del);
@@ -102,6 +139,7 @@ void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const
         int64_t silent_ms;
         leader_liveness_node(lv, m->node, now_ms, dead_after_ms, &m->node_alive, &m->node_dead, &silent_ms);
         m->container_id = hook_container_id(spec, pod);
+        start_facts(pod, m);
 
         const char *active = str_at(cJSON_GetObjectItemCaseSensitive(md, "labels"), RSS_LABEL_ACTIVE, NULL);
         /* Anything but "true"/"false" counts as absent, so the planner rewrites it. */

@@ -25,6 +25,7 @@ int rss_agent_new(const struct rss_agent_config *cfg, struct rss_agent **ret, rs
     if (cfg->fence_timeout_ms < 0 || cfg->heartbeat_ms < 0)
         return rss_error_make(err, RSS_E_INVALID, 0, "agent: negative durations");
     struct rss_agent *a = rss_xcalloc(1, sizeof(*a));
+    a->state_lock_fd = -1;
     a->kube = cfg->kube;
     a->cri = cfg->cri;
     a->node = rss_xstrdup(cfg->node);
@@ -85,6 +86,8 @@ void rss_agent_free(struct rss_agent *a)
     free(a->ns);
     free(a->identity);
     free(a->state_path);
+    if (a->state_lock_fd >= 0)
+        close(a->state_lock_fd);
     free(a->pod_scopes);
     free(a->spec_scopes);
     rss_namespaces_clear(&a->managed);
@@ -173,6 +176,8 @@ int agent_start_worker(struct rss_agent *a, void *(*fn)(void *), void *arg, rss_
 int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err)
 {
     a->stop = stop;
+    if (!agent_state_lock(a, stop))
+        return 0; /* asked to stop while another rssd of this node still ran */
     agent_fence_state_restore(a);
     /* The pod and RSS watches: one each per managed namespace (or one cluster-wide). */
     size_t n = 4 + 2 * a->n_scopes;

@@ -123,6 +123,7 @@ struct rss_agent {
     char boot_id[RSS_FENCESTATE_BOOT_LEN];
     bool state_failing;    /* heartbeat thread only: the last write failed (logged once) */
     int64_t fence_from_ms; /* monotonic: no self-fencing before (the restored peers get probed first) */
+    int state_lock_fd;     /* the node's agent lock in --state-dir (fence_persist.c), -1 = none held */
 
     /* The failsafe (agent_peers.c). */
     void *peer_key;     /* EVP_PKEY *: this process's Ed25519 key */
@@ -227,6 +228,10 @@ void *agent_peers_prober(void *arg);
 bool agent_peers_verify(const unsigned char key[32], const char *node, const char *nonce, const char *answer,
                         long long *age_ms);
 bool agent_peers_vouch(struct rss_agent *a, char *const *nodes, size_t n_nodes, char *why, size_t size);
+/* This process's private key, base64 (caller frees; NULL if it cannot be read), and the adoption of a
+ * predecessor's (fence_persist.c, same boot): false, and the key kept, when it is not a valid one. */
+char *agent_peers_private(struct rss_agent *a);
+bool agent_peers_adopt(struct rss_agent *a, const char *b64);
 /* The known peers as [{"node","address","key"}] (caller deletes), and back (fence_persist.c). */
 cJSON *agent_peers_snapshot(struct rss_agent *a);
 void agent_peers_restore(struct rss_agent *a, const cJSON *peers);
@@ -237,6 +242,11 @@ bool agent_peer_wanted(struct rss_agent *a, const char *node);
  * the threads (the fence clock, members, specs and peers of the previous process of this boot); save:
  * the heartbeat thread, after each acknowledged renewal, with the send time it stamped. */
 void agent_fence_state_restore(struct rss_agent *a);
+/* One agent per node and state directory: waits (polling every 500 ms, ticking the loop clock so that
+ * the liveness probe does not restart a process that only waits) for an exclusive flock on
+ * <state-dir>/fence-<node>.lock, held until the agent is freed. False when *stop was set first. Without
+ * --state-dir there is nothing to share and nothing to lock. */
+bool agent_state_lock(struct rss_agent *a, const atomic_bool *stop);
 void agent_fence_state_save(struct rss_agent *a, int64_t api_ok_mono_ms);
 
 /* heartbeat.c: the heartbeat thread (renews Lease rssd-node-<node>; stamps api_ok_ms). */

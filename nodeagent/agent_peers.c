@@ -10,6 +10,7 @@
  */
 #include <curl/curl.h>
 #include <inttypes.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 #include <stdio.h>
@@ -37,10 +38,16 @@ bool rss_agent_failsafe_keep(size_t hosting, size_t reached, bool peer_has_api)
      * the leader will judge this node dead and may fail over, so our members must stop. */
     if (peer_has_api)
         return false;
-    /* A strict majority of the agents hosting members of this RSS, this one included, are together:
-     * a control-plane outage, not our own isolation (Patroni's failsafe mode). */
-    return hosting > 0 && 2 * reached > hosting;
+    /* Every agent hosting a member of this RSS, this one included, must be together. A majority is not
+     * enough: the leader may sit on the minority side with the API server, see the majority silent for
+     * the dead window, take that as "fenced" and start a member on its side (a partial partition with
+     * one primary and minimumMembers gave two primaries). Only when no hosting agent is missing is
+     * there no side where a member could be started: the leader's "silent means fenced" stays true for
+     * every node it could fail over to. Patroni's failsafe requires all members for the same reason. */
+    return hosting > 0 && reached == hosting;
 }
+
+static bool decode_b64(const char *in, unsigned char *out, size_t want);
 
 static char *b64(const unsigned char *data, size_t len)
 {
@@ -71,6 +78,39 @@ int agent_peers_init(struct rss_agent *a, rss_error_t *err)
     a->peer_pub = b64(pub, pl);
     pthread_mutex_init(&a->peers_lock, NULL);
     return 0;
+}
+
+char *agent_peers_private(struct rss_agent *a)
+{
+    unsigned char raw[32];
+    size_t n = sizeof(raw);
+    pthread_mutex_lock(&a->peers_lock);
+    bool ok = EVP_PKEY_get_raw_private_key(a->peer_key, raw, &n) > 0 && n == sizeof(raw);
+    pthread_mutex_unlock(&a->peers_lock);
+    char *r = ok ? b64(raw, n) : NULL;
+    OPENSSL_cleanse(raw, sizeof(raw));
+    return r;
+}
+
+bool agent_peers_adopt(struct rss_agent *a, const char *b64_key)
+{
+    unsigned char raw[32], pub[32];
+    size_t pl = sizeof(pub);
+    if (!b64_key || !decode_b64(b64_key, raw, sizeof(raw)))
+        return false;
+    EVP_PKEY *key = EVP_PKEY_new_raw_private_key(EVP_PKEY_ED25519, NULL, raw, sizeof(raw));
+    OPENSSL_cleanse(raw, sizeof(raw));
+    if (!key || EVP_PKEY_get_raw_public_key(key, pub, &pl) <= 0 || pl != sizeof(pub)) {
+        EVP_PKEY_free(key);
+        return false;
+    }
+    pthread_mutex_lock(&a->peers_lock);
+    EVP_PKEY_free(a->peer_key);
+    free(a->peer_pub);
+    a->peer_key = key;
+    a->peer_pub = b64(pub, pl);
+    pthread_mutex_unlock(&a->peers_lock);
+    return true;
 }
 
 void agent_peers_free(struct rss_agent *a)
@@ -118,8 +158,10 @@ char *rss_agent_peer_answer(struct rss_agent *a, const char *nonce)
     unsigned char sig[64];
     size_t sl = sizeof(sig);
     EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+    pthread_mutex_lock(&a->peers_lock); /* agent_peers_adopt may swap the key at start */
     bool ok = ctx && EVP_DigestSignInit(ctx, NULL, NULL, NULL, a->peer_key) > 0 &&
               EVP_DigestSign(ctx, sig, &sl, (const unsigned char *)msg, strlen(msg)) > 0;
+    pthread_mutex_unlock(&a->peers_lock);
     EVP_MD_CTX_free(ctx);
     if (!ok)
         return NULL;

@@ -1,8 +1,11 @@
 /* fence_persist.c -- the agent's fence state across an rssd restart: what it saves after each
  * acknowledged heartbeat and restores at start (rss/fencestate.h says why; finding F3, docs/model.md). */
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "rss/cleanup.h"
 #include "rss/json.h"
@@ -69,6 +72,9 @@ void agent_fence_state_save(struct rss_agent *a, int64_t api_ok_mono_ms)
     }
     pthread_mutex_unlock(&a->lock);
     s.peers = agent_peers_snapshot(a);
+    _cleanup_free_ char *key = agent_peers_private(a);
+    if (key)
+        snprintf(s.key, sizeof(s.key), "%s", key);
     _cleanup_error_ rss_error_t err = NULL;
     /* A tmpfs write of a few KiB: it cannot hold up the next renewal for long. A failure only costs the
      * restart case (the fence clock then starts at the new process's start, as before). */
@@ -86,6 +92,55 @@ void agent_fence_state_save(struct rss_agent *a, int64_t api_ok_mono_ms)
         agent_spec_put(a, held[i]);
     pthread_mutex_unlock(&a->lock);
     free(held);
+}
+
+/* Why one agent per node: two rssd processes on one node (a DaemonSet with maxSurge, two installs
+ * sharing the hostPath) each count their own member generations, take actions for the same pods and
+ * overwrite each other's fence state (and, since the file keeps it, signing key). The second one waits
+ * here until the first exits; the kernel drops the lock with the process, so a killed rssd never
+ * leaves a stale one. */
+bool agent_state_lock(struct rss_agent *a, const atomic_bool *stop)
+{
+    if (!a->state_path)
+        return true;
+    _cleanup_free_ char *path = rss_xstrdup(a->state_path);
+    size_t n = strlen(path);
+    if (n > 5 && !strcmp(path + n - 5, ".json"))
+        path[n - 5] = '\0';
+    _cleanup_free_ char *lock = rss_xasprintf("%s.lock", path);
+    _cleanup_free_ char *dir = rss_xstrdup(lock);
+    *strrchr(dir, '/') = '\0';
+    if (*dir && mkdir(dir, 0700) < 0 && errno != EEXIST)
+        rss_log_warn("agent lock: cannot create %s: %s", dir, strerror(errno));
+    int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        /* A directory we cannot write: the fence state fails the same way and says so; not a reason to
+         * stay down. */
+        rss_log_warn("agent lock %s: %s; not checking for another rssd on this node", lock, strerror(errno));
+        return true;
+    }
+    bool said = false;
+    while (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+        if (errno != EWOULDBLOCK && errno != EINTR) {
+            rss_log_warn("agent lock %s: %s; not checking for another rssd on this node", lock,
+                         strerror(errno));
+            close(fd);
+            return true;
+        }
+        if (!said)
+            rss_log_warn("another rssd on this node holds %s: waiting for it to exit before acting", lock);
+        said = true;
+        if (atomic_load(stop)) {
+            close(fd);
+            return false;
+        }
+        atomic_store(&a->loop_tick_ms, rss_clock_mono_ms());
+        usleep(500 * 1000);
+    }
+    if (said)
+        rss_log_info("the other rssd on this node is gone: this one takes over");
+    a->state_lock_fd = fd;
+    return true;
 }
 
 void agent_fence_state_restore(struct rss_agent *a)
@@ -112,6 +167,15 @@ void agent_fence_state_restore(struct rss_agent *a)
         if (rss_error_code(err) != RSS_E_NOT_FOUND)
             rss_log_error(RSS_LOG_WARN, &err, "fence state ignored");
         rss_error_release(&err);
+    }
+    /* The failsafe's key of this boot's previous process: its public half is what the peers read from
+     * our heartbeat Lease, and a process restarted while the API server is gone cannot publish a new
+     * one; with a new key no peer could verify it, and every agent of its RSSs would fence. */
+    if (have && s.key[0] && !strcmp(s.boot_id, a->boot_id)) {
+        if (agent_peers_adopt(a, s.key))
+            rss_log_info("failsafe: the signing key of this node's previous rssd is kept (same boot)");
+        else
+            rss_log_warn("fence state: its signing key is not valid; a new one is used");
     }
     int64_t mono = rss_clock_mono_ms();
     const char *why;

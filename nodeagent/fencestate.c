@@ -35,6 +35,8 @@ char *rss_fencestate_encode(const struct rss_fencestate *s)
     add_array(o, "pods", s->pods);
     add_array(o, "rss", s->rss);
     add_array(o, "peers", s->peers);
+    if (s->key[0])
+        cJSON_AddStringToObject(o, "key", s->key);
     char *text = cJSON_PrintUnformatted(o);
     if (!text)
         abort(); /* out of memory, as rss_xalloc does */
@@ -87,6 +89,12 @@ int rss_fencestate_decode(const char *text, struct rss_fencestate *s, rss_error_
         rss_fencestate_clear(s);
         return -1;
     }
+    /* Optional, and never a reason to refuse the rest: a key that is not 44 base64 characters is
+     * dropped (the process keeps its new key). */
+    const char *key = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "key"));
+    if (key && strlen(key) == 44 &&
+        strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") == 44)
+        snprintf(s->key, sizeof(s->key), "%s", key);
     return 0;
 }
 

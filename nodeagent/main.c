@@ -1,4 +1,5 @@
-/* main.c -- rssd: options, wiring of the agent, the election and the leader threads, signals. */
+/* main.c -- rssd, where the agent and the leader roles meet: options, wiring of the agent, the
+ * election and the leader threads, signals. */
 #include <errno.h>
 #include <getopt.h>
 #include <pthread.h>

@@ -70,9 +70,9 @@ void rss_agent_set_peer_address(struct rss_agent *a, const char *host, int port)
 char *rss_agent_peer_answer(struct rss_agent *a, const char *nonce);
 
 /* The failsafe rule (pure): with the API server unreachable past the fence timeout, keep the members
- * of an RSS running only when this agent reaches a strict majority of the `hosting` agents of that
- * RSS (itself included: `reached`), and none of the reached ones still reaches the API server (then
- * this node is the one cut off). */
+ * of an RSS running only when this agent reaches EVERY one of the `hosting` agents of that RSS (itself
+ * included: `reached`), and none of the reached ones still reaches the API server (then this node is
+ * the one cut off). A majority is not enough: the leader may be on the other side (docs/design.md). */
 bool rss_agent_failsafe_keep(size_t hosting, size_t reached, bool peer_has_api);
 
 /* --- pure decisions (agent_decide.c) ---------------------------------------------------------- */

@@ -8,11 +8,15 @@
  * docs/model.md). So the agent keeps, in a small file in a node-local directory that survives an rssd
  * restart but not a reboot (a tmpfs hostPath such as /run/rssd; a reboot also ends every container):
  * when the last acknowledged renewal was sent (CLOCK_BOOTTIME, with the kernel's boot id) and what
- * fencing needs (its member pods, their RSS objects, its peers' addresses and keys).
+ * fencing needs (its member pods, their RSS objects, its peers' addresses and keys), and the failsafe's
+ * own signing key: a process restarted while the API server is gone cannot publish a new public key,
+ * so its peers could not verify it and (the failsafe needing every hosting agent) would all fence.
  *
  * File format, one JSON object:
  *   {"version":1, "bootId":"<boot id>", "apiOkBootMs":<ms of CLOCK_BOOTTIME>,
- *    "pods":[<minimal pod>...], "rss":[<RSS object>...], "peers":[{"node","url","key"}...]}
+ *    "pods":[<minimal pod>...], "rss":[<RSS object>...], "peers":[{"node","url","key"}...],
+ *    "key":"<base64 of this agent's Ed25519 private key>" (optional)}
+ * The file is 0600 in a 0700 directory on the node: whoever reads it owns the node already.
  */
 #ifndef RSS_FENCESTATE_H
 #define RSS_FENCESTATE_H
@@ -32,6 +36,7 @@ struct rss_fencestate {
     cJSON *pods;                           /* owned arrays, never NULL after decode (may be empty) */
     cJSON *rss;
     cJSON *peers;
+    char key[64]; /* the failsafe's private key, base64 of 32 bytes ("" = none) */
 };
 
 /* Frees the arrays and zeroes *s. Accepts a zeroed struct. */

@@ -1,10 +1,11 @@
-/* health.h -- rssd's HTTP server (libmicrohttpd): GET /healthz (liveness), /readyz, and /peer.
+/* health.h -- rssd's HTTP server (libmicrohttpd): GET /healthz (liveness), /readyz, /peer, /metrics.
  *
  * /healthz answers 200 while the agent loop goes round (it ticks every second; 30 s without a tick
  * is 503), /readyz 200 once the agent read the Lease, its pods and the RSS objects and is not
  * self-fenced. /peer?nonce=HEX is the self-fencing failsafe's check between agents: a signed
  * statement that this agent lives and how long ago it last reached the API server
- * (rss_agent_peer_answer). Anything else is 404. The server runs its own thread.
+ * (rss_agent_peer_answer). /metrics is the Prometheus text of rss/metrics.h (docs/metrics.md).
+ * Anything else is 404. The server runs its own thread.
  */
 #ifndef RSS_HEALTH_H
 #define RSS_HEALTH_H

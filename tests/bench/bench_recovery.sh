@@ -90,4 +90,4 @@ done
 echo
 printf '%s\n' "${results[@]}"
 echo "idle API rate of the world: $((idle_rate / 1000)).$(printf '%03d' $((idle_rate % 1000))) requests/s"
-echo "goals (issue 5): overhead < 300 ms for 3 members, < 1000 ms for 9; rssd < 10 MB (10240 kB) resident"
+echo "goals: overhead < 300 ms for 3 members, < 1000 ms for 9; rssd < 10 MB (10240 kB) resident"

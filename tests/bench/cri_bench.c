@@ -16,7 +16,7 @@
 
 #include "rss/cleanup.h"
 #include "rss/cri.h"
-#include "rss/cri_lifecycle.h"
+#include "cri_lifecycle.h"
 #include "rss/log.h"
 
 extern char **environ;

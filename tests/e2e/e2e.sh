@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# e2e.sh -- rssd end to end on one 3-node test world: every scenario of issue 5 item 5, in sequence.
+# e2e.sh -- rssd end to end on one 3-node test world: create, lights-outs, failures, the rssd DaemonSet
+# rollout, in sequence.
 #
 # Usage: e2e.sh [SCENARIO...]   (default: all, in the order below; names as printed)
 # Environment: RSS_BUILD_DIR (the build with nodeagent/rssd), E2E_KEEP=1 leaves the world up.
@@ -148,9 +149,9 @@ members_untouched() {
 # ---- 3. DaemonSet rollout: rssd restarted node by node, leader included; members never stop
 # (rssd as a container: a real image swap v1 -> v2 by the DaemonSet's RollingUpdate; as host processes,
 # the pods deleted one by one)
-sc_rollout() {
+sc_rssd_rollout() {
     if [ "$(rssd_mode)" = container ]; then
-        sc_rollout_image
+        sc_rssd_rollout_image
         return
     fi
     ensure_running
@@ -199,7 +200,7 @@ sc_rollout() {
 # tag: a new image reference is what a release changes), applied with `kubectl set image`; the
 # world's DaemonSet controller replaces one pod at a time once the previous one is Ready (its
 # readiness probe on /readyz). Timings are printed, not asserted.
-sc_rollout_image() {
+sc_rssd_rollout_image() {
     ensure_running
     local mark ids_before lt_before holder0 leader0 v2=localhost/rss/rssd:v2
     mark=$(now)
@@ -573,7 +574,7 @@ sc_promtool() {
     note "promtool check metrics: clean on every node"
 }
 
-all=(create promtool agent_restart rollout failover lightsout garbage leader_dies hang scale ties blip)
+all=(create promtool agent_restart rssd_rollout failover lightsout garbage leader_dies hang scale ties blip)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
 

@@ -292,7 +292,7 @@ sc_lightsout() {
 # mariadbd of member 1 is SIGKILLed (the container and the node stay up): status says 1, rssd restarts
 # it with primary, it rejoins by IST (or needs no transfer); no seed, the others keep serving. Survivor
 # 2 stalls 8 s meanwhile (GALERA_KILLED_STALL, 0 = none), so survivor 0 is briefly non-Primary: with
-# status saying 1 for that (the hooks before issue 12's fix) rssd stopped both survivors and the
+# status saying 1 for that (the hooks before the fix of the status hook) rssd stopped both survivors and the
 # cluster did not come back (GALERA_HOOKS=<old hooks> reproduces it).
 sc_killed() {
     ensure() { rss_running "$R" 3; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# safety.sh -- the safety issue's end-to-end scenarios (ARCHITECTURE rule 3 as corrected, epochs, deposition).
+# safety.sh -- the safety rules' end-to-end scenarios (ARCHITECTURE rule 3 as corrected, epochs, deposition).
 #
 # Usage: safety.sh [SCENARIO...]   (default: all, in the order below)
 # One 3-node world with rssd from deploy/ and apps/dummy; the agents' fence timeout is shortened to
@@ -173,7 +173,7 @@ sc_huge_epoch() {
     note "$(events_since "$mark" InvalidEpoch "$R" | head -1 | cut -c1-200)"
 }
 
-# ---- 3b. item 3 of the trust issue: a user with an edit-like Role in the application namespace (can patch
+# ---- 3b. forgery: a user with an edit-like Role in the application namespace (can patch
 #          pods, cannot touch rssd-system) tries each forgery of the old annotation protocol. Nothing runs,
 #          the right member seeds, rssd says why (IgnoredAnnotation), and the records answer 403.
 ku() { kubectl --kubeconfig "$KC" --cache-dir "$E2E_TMP/kcache-mallory" --request-timeout=15s --token mallory-token "$@"; }
@@ -267,7 +267,7 @@ sc_forgery() {
     done
 }
 
-# ---- 3c. issue 10: the namespace overlay. rssd runs with deploy/overlays/namespace's RBAC (a Role in
+# ---- 3c. the namespace overlay. rssd runs with deploy/overlays/namespace's RBAC (a Role in
 #          rss-apps, no cluster-wide grant but the two node-loss gets) and --namespaces=rss-apps: an RSS
 #          there is created and runs; an RSS in another namespace, created first, is left alone (no
 #          StatefulSet, no hook, no record, no status), and kubesim counted no request of rssd in that
@@ -412,7 +412,7 @@ sc_reinstall() {
     note "epoch before $epoch0, after reinstall $lt"
 }
 
-# ---- 5a. issue 10 item 4: an upgrade from the annotation era. The pods carry the old rssd's `desired` and
+# ---- 5a. an upgrade from the annotation era. The pods carry the old rssd's `desired` and
 #          `observed` annotations and there are no member records; the new rssd ignores the annotations,
 #          probes every member (status) before anything else, keeps the running members running, and says so
 #          with one Warning IgnoredAnnotation per pod (in one leader term, however many passes).
@@ -565,32 +565,23 @@ dummyd_pids() {
     done
 }
 FENCE_S=${E2E_FENCE%s}
-# peers_learned: every agent knows where the two others answer now. Agents re-list the peers' Leases
-# every 10 s (every 2 s while one is unknown); a peer that restarted has a new port and key, which an
-# agent learns at its next listing. So: every current address seen, then one more listing period.
-# Every agent learned each other agent's current address: a line "the agent on M answers at" in its
-# log newer than both its own and M's last start ("rssd starting"); a restarted peer has a new port,
-# which the others learn within their 30 s listing period, so older lines do not count.
+# peers_learned: every agent knows where the two others answer now, and with which key: what each
+# agent saved of its peers in its fence state file (written after every acknowledged heartbeat) equals
+# what each peer publishes in its heartbeat Lease. (Log lines "answers at" are not enough: an rssd
+# restarted in the same boot keeps its key, and on the same port its peers have nothing new to learn.)
 peers_learned() {
-    local n m f last missing=""
-    declare -A log st
-    for n in $("$WORLD" nodes); do
-        f=$E2E_TMP/rssd-$n.log
-        rssd_logs "$n" | sort -s -k1,1 >"$f"
-        [ -s "$f" ] || {
-            echo "no rssd log on $n"
-            return 1
-        }
-        log[$n]=$f
-        st[$n]=$(grep "rssd starting" "$f" | tail -1 | cut -d' ' -f1)
+    local n m f have missing=""
+    declare -A want
+    for m in $("$WORLD" nodes); do
+        want[$m]=$(k get lease "rssd-node-$m" -n "$RSSD_NS" -o json 2>/dev/null |
+            jq -r '.metadata.annotations["rss.clusterlabs.org/peer"] // "{}" | fromjson | "\(.address) \(.key)"')
     done
-    for n in "${!log[@]}"; do
-        for m in "${!log[@]}"; do
+    for n in "${!want[@]}"; do
+        f=$(rssd_state "$n")
+        for m in "${!want[@]}"; do
             [ "$n" != "$m" ] || continue
-            last=$(grep "failsafe: the agent on $m answers at" "${log[$n]}" | tail -1 | cut -d' ' -f1)
-            if [ -z "$last" ] || [[ $last < ${st[$m]} ]] || [[ $last < ${st[$n]} ]]; then
-                missing="$missing $n->$m"
-            fi
+            have=$(jq -r --arg m "$m" '[.peers[]? | select(.node == $m) | "\(.address) \(.key)"][0] // ""' "$f" 2>/dev/null)
+            [ -n "$have" ] && [ "$have" = "${want[$m]}" ] || missing="$missing $n->$m"
         done
     done
     echo "peer addresses not yet current:${missing:- none}"
@@ -888,7 +879,7 @@ revisions_current() {
     [ -n "$want" ] && members_json $R | jq -e --arg w "$want" '(.items | length) == 3 and
         all(.items[]; .metadata.labels["controller-revision-hash"] == $w and .metadata.deletionTimestamp == null)' >/dev/null
 }
-sc_rollout() {
+sc_app_rollout() {
     ensure_running
     local mark containers stops lines
     [ "$(k get sts "$(sts_name $R)" -n "$NS" -o jsonpath='{.spec.updateStrategy.type}')" = OnDelete ] ||
@@ -930,7 +921,7 @@ rollout_finished() {
 # ---- 2e''. an API outage in the middle of a rolling update, between the first member's stop and its pod's
 #            deletion: the others keep running through it (no stop, no restart), and the rollout ends
 #            afterwards as usual
-sc_rollout_outage() {
+sc_app_rollout_outage() {
     ensure_running
     peers_current
     local mark t_freeze t_thaw m2 before after acts
@@ -1245,7 +1236,7 @@ sc_node_replace_highest() {
     note "seed: $seeds"
 }
 
-all=(late_node stays_off journal force_seed suspend hook_env rollout rollout_outage metrics garbage_fixed noisy api_outage outage_end outage_after_lightsout outage_stopped partition restart_cutoff huge_epoch forgery namespaced annotation_upgrade keeps_failing node_replace node_replace_highest invalid_spec foreign_sts
+all=(late_node stays_off journal force_seed suspend hook_env app_rollout app_rollout_outage metrics garbage_fixed noisy api_outage outage_end outage_after_lightsout outage_stopped partition restart_cutoff huge_epoch forgery namespaced annotation_upgrade keeps_failing node_replace node_replace_highest invalid_spec foreign_sts
     reinstall)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")

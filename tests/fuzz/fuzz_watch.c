@@ -5,7 +5,7 @@
  * a PRNG seeded by the input, empty chunks included) decode alike: the same events with the same
  * objects in the same order, the same result and error code, the same resume resourceVersion, 410 flag
  * and event count; the framer never delivers a line with '\n' in it nor one longer than its cap. */
-#include "../../nodeagent/common/kube_watch.c"
+#include "../../nodeagent/common/kube/kube_watch.c"
 
 #include "fuzz.h"
 #include "rss/json.h"

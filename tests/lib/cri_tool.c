@@ -19,7 +19,7 @@
 
 #include "rss/cleanup.h"
 #include "rss/cri.h"
-#include "rss/cri_lifecycle.h"
+#include "cri_lifecycle.h"
 #include "rss/log.h"
 
 static int usage(void)

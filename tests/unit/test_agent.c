@@ -212,8 +212,9 @@ static void test_hook_result(void **state)
     assert_int_equal(rss_agent_hook_result(RSS_E_UNAVAILABLE, 0), RSS_RESULT_FAILED);
 }
 
-/* The failsafe rule (docs/design.md): keep running through an API outage only with a strict majority of
- * the agents hosting the RSS reached, and none of them reaching the API server. */
+/* The failsafe rule (docs/design.md): keep running through an API outage only with every agent hosting
+ * the RSS reached, and none of them reaching the API server. A majority is not enough: a leader on the
+ * minority side with the API server takes the majority's silence for fenced members and fails over. */
 static void test_failsafe_keep(void **state)
 {
     (void)state;
@@ -222,10 +223,11 @@ static void test_failsafe_keep(void **state)
         bool peer_has_api, keep;
     } rows[] = {
         {1, 1, false, true},  /* every member on this node: nobody else could take over */
-        {2, 1, false, false}, /* half is no majority: the other half may be the live side */
+        {2, 1, false, false}, /* half: the other half may be the live side */
         {2, 2, false, true},  {3, 1, false, false}, /* alone: isolated, fence */
-        {3, 2, false, true},  {3, 3, false, true},  {5, 2, false, false},
-        {5, 3, false, true},  {3, 3, true, false},  /* a peer reaches the API: this node is the one cut off */
+        {3, 2, false, false}, /* a majority: the missing one may be with the leader and the API server */
+        {3, 3, false, true},  {5, 2, false, false}, {5, 3, false, false}, {5, 4, false, false},
+        {5, 5, false, true},  {3, 3, true, false},  /* a peer reaches the API: this node is the one cut off */
         {3, 2, true, false},  {0, 0, false, false}, /* nothing known about the RSS: fence, as before */
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)

@@ -19,7 +19,7 @@
 #include "fake_cri.h"
 #include "rss/cleanup.h"
 #include "rss/cri.h"
-#include "rss/cri_lifecycle.h"
+#include "cri_lifecycle.h"
 
 /* --- pure functions --------------------------------------------------------------------------- */
 
@@ -326,7 +326,7 @@ static void test_fake_exec_outputs(void **state)
     rss_cri_exec_result_clear(&res);
 }
 
-/* The receive limit bounds what a hook can make rssd hold (issue 9): 2 MiB passes the default
+/* The receive limit bounds what a hook can make rssd hold: 2 MiB passes the default
  * RSS_CRI_MAX_RECV_BYTES (above gRPC's own 4 MiB default it would need raising; below it, lowering); 3 MiB
  * is refused as RSS_E_TOO_LARGE before rssd buffers it. */
 static void test_fake_exec_big(void **state)

@@ -8,10 +8,13 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <openssl/evp.h>
 
 #include "rss/agent.h"
 #include "rss/cleanup.h"
@@ -354,6 +357,103 @@ static void test_restart_other_boot(void **state)
     rss_agent_free(a);
 }
 
+/* The failsafe's signing key survives a restart in the same boot: the peers know only the public key the
+ * previous process published, and a process restarted while the API server is gone cannot publish a
+ * new one. Without it the peers cannot verify its answers, and since the failsafe needs every hosting
+ * agent, one rssd restart during an API outage would fence every member of its RSSs. Not across a
+ * reboot, and not a key that is not one. */
+static void test_restart_keeps_key(void **state)
+{
+    struct world *w = *state;
+    setenv("RSS_BOOT_ID", "boot-aaaaaaaa", 1);
+    struct rss_agent *first = new_agent(w);
+    agent_fence_state_restore(first); /* no file: a fresh start */
+    _cleanup_free_ char *key1 = agent_peers_private(first);
+    assert_non_null(key1);
+    assert_int_equal(strlen(key1), 44);
+    _cleanup_free_ char *pub1 = rss_xstrdup(first->peer_pub);
+    agent_fence_state_save(first, atomic_load(&first->api_ok_ms));
+    rss_agent_free(first);
+
+    struct rss_agent *second = new_agent(w);
+    assert_string_not_equal(second->peer_pub, pub1); /* a new process makes a new key... */
+    agent_fence_state_restore(second);
+    _cleanup_free_ char *key2 = agent_peers_private(second);
+    assert_string_equal(key2, key1); /* ...and takes its predecessor's back */
+    assert_string_equal(second->peer_pub, pub1);
+    /* its answers verify with the published public key */
+    unsigned char pub[33]; /* EVP_DecodeBlock writes 33 bytes for 44 characters (the padding) */
+    assert_true(EVP_DecodeBlock(pub, (const unsigned char *)pub1, 44) >= 32);
+    _cleanup_free_ char *ans = rss_agent_peer_answer(second, "0123456789abcdef0123456789abcdef");
+    long long age;
+    assert_true(agent_peers_verify(pub, "n1", "0123456789abcdef0123456789abcdef", ans, &age));
+    agent_fence_state_save(second, atomic_load(&second->api_ok_ms));
+    rss_agent_free(second);
+
+    /* another boot: the file is not this boot's, the key is not taken */
+    setenv("RSS_BOOT_ID", "boot-bbbbbbbb", 1);
+    struct rss_agent *third = new_agent(w);
+    agent_fence_state_restore(third);
+    assert_string_not_equal(third->peer_pub, pub1);
+    rss_agent_free(third);
+
+    /* a garbled key: dropped by the codec, the rest of the file still counts */
+    struct rss_fencestate s = {0};
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_fencestate_decode("{\"version\":1,\"bootId\":\"b\",\"apiOkBootMs\":1,\"pods\":[],"
+                                           "\"rss\":[],\"peers\":[],\"key\":\"not a key\"}",
+                                           &s, &err),
+                     0);
+    assert_string_equal(s.key, "");
+    rss_fencestate_clear(&s);
+}
+
+/* One agent per node and state directory: a second rssd (a DaemonSet with maxSurge, two installs sharing
+ * the hostPath) waits until the first exits instead of acting on the same pods with its own generations
+ * and overwriting the first's fence state and key. */
+struct lock_try {
+    struct rss_agent *a;
+    atomic_bool *stop;
+    atomic_bool done, got;
+};
+
+static void *try_lock(void *arg)
+{
+    struct lock_try *t = arg;
+    atomic_store(&t->got, agent_state_lock(t->a, t->stop));
+    atomic_store(&t->done, true);
+    return NULL;
+}
+
+static void test_one_agent_per_node(void **state)
+{
+    struct world *w = *state;
+    setenv("RSS_BOOT_ID", "boot-aaaaaaaa", 1);
+    atomic_bool stop = false;
+    struct rss_agent *first = new_agent(w);
+    assert_true(agent_state_lock(first, &stop));
+    assert_true(first->state_lock_fd >= 0);
+    struct rss_agent *second = new_agent(w);
+    struct lock_try t = {.a = second, .stop = &stop};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, try_lock, &t), 0);
+    usleep(800 * 1000);
+    assert_false(atomic_load(&t.done)); /* waits while the first runs */
+    rss_agent_free(first);              /* the first exits: its lock goes with it */
+    for (int i = 0; i < 40 && !atomic_load(&t.done); i++)
+        usleep(100 * 1000);
+    pthread_join(th, NULL);
+    assert_true(atomic_load(&t.got));
+    assert_true(second->state_lock_fd >= 0);
+    /* a third one asked to stop while it waits gives up without the lock */
+    struct rss_agent *third = new_agent(w);
+    atomic_store(&stop, true);
+    assert_false(agent_state_lock(third, &stop));
+    assert_int_equal(third->state_lock_fd, -1);
+    rss_agent_free(third);
+    rss_agent_free(second);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -363,6 +463,8 @@ int main(void)
         cmocka_unit_test(test_save_load),
         cmocka_unit_test_setup_teardown(test_restart_cut_off_fences, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_restart_other_boot, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_restart_keeps_key, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_one_agent_per_node, world_setup, world_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,7 @@
 
 #include "rss/cleanup.h"
 #include "rss/cri.h"
-#include "rss/cri_lifecycle.h"
+#include "cri_lifecycle.h"
 #include "rss/log.h"
 
 int main(int argc, char **argv)

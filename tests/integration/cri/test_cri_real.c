@@ -23,7 +23,7 @@
 
 #include "rss/cleanup.h"
 #include "rss/cri.h"
-#include "rss/cri_lifecycle.h"
+#include "cri_lifecycle.h"
 
 extern char **environ;
 

@@ -11,7 +11,7 @@
 
 #include "rss/cleanup.h"
 #include "rss/cri.h"
-#include "rss/cri_lifecycle.h"
+#include "cri_lifecycle.h"
 #include "rss/log.h"
 
 static cJSON *map_json(const struct rss_cri_map *m)

@@ -16,7 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "rss/cri.h"
-#include "rss/cri_lifecycle.h"
+#include "cri_lifecycle.h"
 #include "rss/error.h"
 #include "rss/kube.h"
 

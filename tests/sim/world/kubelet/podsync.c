@@ -40,6 +40,7 @@ struct ctr {
     cJSON *last_term;
     char *wait_reason;
     char *wait_message;
+    bool create_failed; /* the last attempt failed to create or start it (not an exit) */
     /* host process */
     struct kl_hostproc hp;
     bool adopt_tried;
@@ -310,7 +311,12 @@ static bool backoff_pending(struct worker *w, struct ctr *c)
         return false;
     if (!w->wake_ns || c->next_start_ns < w->wake_ns)
         w->wake_ns = c->next_start_ns;
-    set_waiting(c, "CrashLoopBackOff", "back-off restarting failed container");
+    /* A create that failed keeps its own reason through the back-off, as with the real kubelet: a failed
+     * pull backs off as ImagePullBackOff, a CreateContainerError stays one; only an exit is a crash loop. */
+    if (!c->create_failed)
+        set_waiting(c, "CrashLoopBackOff", "back-off restarting failed container");
+    else if (c->wait_reason && !strcmp(c->wait_reason, "ErrImagePull"))
+        set_str(&c->wait_reason, "ImagePullBackOff");
     return true;
 }
 
@@ -476,6 +482,7 @@ static int create_container(struct worker *w, struct ctr *c, uint32_t attempt, r
     free(id);
     c->attempt = attempt;
     c->running = true;
+    c->create_failed = false;
     c->started_at = kl_now_ns();
     c->any = true;
     if (attempt > c->max_attempt)
@@ -486,12 +493,33 @@ static int create_container(struct worker *w, struct ctr *c, uint32_t attempt, r
     return 0;
 }
 
+/* The waiting reason of a container that could not be created. The world never pulls (images are
+ * imported or tagged into each node's runtime), so an image the runtime does not have is what a real
+ * kubelet reports after a failed pull: ErrImageNeverPull under imagePullPolicy Never, else ErrImagePull
+ * at the first attempt and ImagePullBackOff while it backs off (the real kubelet alternates the two;
+ * here a later failed attempt says ImagePullBackOff). Anything else stays CreateContainerError. */
+static const char *create_reason(const struct ctr *c, rss_error_t err)
+{
+    _cleanup_free_ char *msg = rss_error_string(err);
+    bool no_image = msg && strstr(msg, "image") && (strstr(msg, "not found") || strstr(msg, "no such image"));
+    if (!no_image)
+        return "CreateContainerError";
+    const char *policy = rss_json_str(c->spec, "imagePullPolicy");
+    if (policy && !strcmp(policy, "Never"))
+        return "ErrImageNeverPull";
+    return c->wait_reason &&
+                   (!strcmp(c->wait_reason, "ErrImagePull") || !strcmp(c->wait_reason, "ImagePullBackOff"))
+               ? "ImagePullBackOff"
+               : "ErrImagePull";
+}
+
 /* After a failed create/start: wait (backoff) and say why in the status. */
 static void create_failed(struct worker *w, struct ctr *c, const char *reason, rss_error_t *err)
 {
     _cleanup_free_ char *msg = rss_error_string(*err);
     rss_log_error(RSS_LOG_WARN, err, LOG_PREFIX "container %s", w->p->ns, w->p->name, c->name);
     set_waiting(c, reason, msg);
+    c->create_failed = true;
     c->next_start_ns = kl_now_ns() + c->backoff_ms * 1000000LL;
     c->backoff_ms = c->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : c->backoff_ms * 2;
 }
@@ -686,7 +714,7 @@ static void sync_runtime_container(struct worker *w, struct ctr *c, const struct
         rss_error_release(&err);
     }
     if (create_container(w, c, next_attempt(w, c), &err) < 0)
-        create_failed(w, c, "CreateContainerError", &err);
+        create_failed(w, c, create_reason(c, err), &err);
 }
 
 static void sync_host_container(struct worker *w, struct ctr *c)

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "cri_internal.h"
-#include "rss/cri_lifecycle.h"
+#include "cri_lifecycle.h"
 
 /* --- sandboxes -------------------------------------------------------------------------------- */
 
