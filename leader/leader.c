@@ -9,6 +9,7 @@
 #include "rss/cleanup.h"
 #include "rss/kube.h"
 #include "rss/log.h"
+#include "rss/metrics.h"
 #include "rss/record.h"
 
 #define WAKE_MS            200   /* the loop re-checks stop and the election at least this often */
@@ -318,6 +319,10 @@ static int run_pass(struct rss_leader *l, const struct leader_ctx *ctx, bool all
             if (rss_error_code(err) != RSS_E_NOT_FOUND) {
                 rss_log_error(RSS_LOG_WARN, &err, "get %s", path);
                 ps->retry = true;
+            } else {
+                *slash = '\0'; /* deleted: its rssd_rss_* series go with it */
+                rss_metrics_rss_forget(keys[i], slash + 1);
+                *slash = '/';
             }
             rss_error_release(&err);
             continue;

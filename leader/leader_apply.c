@@ -361,6 +361,9 @@ static int raise_epoch_floor(const struct leader_ctx *ctx, const struct rss_spec
 static int apply_status(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
                         const struct rss_plan *plan, rss_error_t *err)
 {
+    /* The alerts' view (rssd_rss_* gauges) is what this leader decided, whether or not it changed. */
+    if (leader_still_leading(ctx))
+        rss_metrics_rss_status(spec->ns, spec->name, plan->status);
     _cleanup_json_ cJSON *patch =
         leader_status_patch(plan->status, cJSON_GetObjectItemCaseSensitive(cr, "status"));
     if (!patch)
@@ -371,6 +374,7 @@ static int apply_status(const struct leader_ctx *ctx, const struct rss_spec *spe
     if (rss_kube_merge_patch_status(ctx->kube, path, patch, NULL, err) < 0) {
         if (rss_error_code(*err) == RSS_E_NOT_FOUND) { /* the RSS is gone; its objects follow (GC) */
             rss_error_release(err);
+            rss_metrics_rss_forget(spec->ns, spec->name);
             return LEADER_DONE;
         }
         return rss_error_wrap(err, "status of %s/%s", spec->ns, spec->name);

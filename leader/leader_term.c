@@ -46,6 +46,7 @@ void rss_leader_terms_on_stopped(void *terms)
     atomic_store(&t->stop, true);
     rss_metrics_set(RSS_METRIC_LEADING, 0);
     rss_metrics_set(RSS_METRIC_EPOCH, 0);
+    rss_metrics_rss_clear(); /* another leader reports the RSSs now: no stale series from this one */
     rss_log_info("no longer leading");
 }
 

@@ -4,6 +4,7 @@
 
 #include "rss/clock.h"
 #include "rss/cleanup.h"
+#include "rss/forceseed.h"
 #include "rss/hook.h"
 #include "rss/json.h"
 #include "planner_internal.h"
@@ -1104,22 +1105,19 @@ static void recovery(struct ctx *c)
 static bool force_seed(struct ctx *c, bool busy)
 {
     const char *want = c->in->force_seed;
-    struct member *m = NULL;
-    for (size_t i = 0; i < c->n && !m; i++)
-        if (c->m[i].exists && !strcmp(c->m[i].pod, want))
-            m = &c->m[i];
-    bool running = false;
-    const char *who = NULL;
-    for (size_t i = 0; i < c->n && !running; i++)
-        if (c->m[i].live) {
-            running = true;
-            who = c->m[i].pod;
-        }
-    if (!m || running) {
+    /* The check `kubectl rss force-seed` shows before it sets the annotation (planner_forceseed.c). */
+    _cleanup_free_ struct rss_forceseed_member *fm = rss_xcalloc(c->n ? c->n : 1, sizeof(*fm));
+    for (size_t i = 0; i < c->n; i++)
+        fm[i] = (struct rss_forceseed_member){c->m[i].pod, c->m[i].exists, c->m[i].live};
+    size_t at;
+    const char *who;
+    enum rss_forceseed_verdict v = rss_forceseed_check(want, fm, c->n, &at, &who);
+    struct member *m = at < c->n ? &c->m[at] : NULL;
+    bool running = who != NULL;
+    if (v != RSS_FORCESEED_ALLOWED) {
         c->out->clear_force_seed = true;
         event(c, RSS_EVENT_WARNING, "ForceSeedRefused", m,
-              "force-seed of %s refused: %s; the annotation is removed", want,
-              !m ? "no such member pod" : "a member runs or is starting");
+              "force-seed of %s refused: %s; the annotation is removed", want, rss_forceseed_reason(v));
         if (running)
             decision_msg(c, "force-seed of %s refused: %s runs", want, who);
         else

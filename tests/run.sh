@@ -32,6 +32,11 @@ bash "$top/deploy/image/build.sh" --out "$build/rssd-image.oci.tar" >"$build/ima
     { tail -n 40 "$build/image-build.log" >&2; echo "run.sh: the image build failed" >&2; exit 1; }
 echo "   ($(($(date +%s) - t0)) s; every world runs rssd from it)"
 
+# Real helm for kube_deploy_helm: built from its Go module once per machine (minutes), cached per
+# version outside the work tree (tests/lib/helm.sh), so the test's own timeout never pays for it.
+echo "== helm (tests/lib/helm.sh; cached under /var/cache/rssd-tools after the first run)"
+bash "$top/tests/lib/helm.sh" >/dev/null || { echo "run.sh: no helm" >&2; exit 1; }
+
 echo "== house rules (format, string functions, public prefix)"
 bash "$top/tests/lib/house_rules.sh" "$build"
 

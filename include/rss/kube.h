@@ -45,6 +45,20 @@ struct rss_kube;
  * Errors: RSS_E_INVALID (bad or incomplete config), RSS_E_NOT_FOUND (no config at all), RSS_E_SYSTEM. */
 int rss_kube_new(const char *kubeconfig, struct rss_kube **ret, rss_error_t *err);
 
+/* Where `kubectl` would connect (kubectl plugins use this):
+ * - kubeconfig: that file alone (--kubeconfig); it must exist;
+ * - else every file of the $KUBECONFIG list, merged as client-go merges them (missing files skipped;
+ *   for clusters, users and contexts of the same name, and for current-context, the first file wins;
+ *   relative paths resolve against the file that named them);
+ * - else ~/.kube/config; else in-cluster config as rss_kube_new.
+ * context: that context (--context) instead of current-context; NULL for current-context.
+ * rss_kube_namespace() then gives the context's namespace ("default" when it names none). */
+struct rss_kube_opts {
+    const char *kubeconfig;
+    const char *context;
+};
+int rss_kube_new_opts(const struct rss_kube_opts *opts, struct rss_kube **ret, rss_error_t *err);
+
 /* Frees the client. Accepts NULL. No request or watch may still be running on it. */
 void rss_kube_free(struct rss_kube *kube);
 

@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "rss/strbuf.h"
 
 /* A hook run: kind is a hook name (sequence, seed, ...), result a result name (ok, failed, timeout,
@@ -34,6 +36,19 @@ enum rss_metric_gauge {
     RSS_METRIC_GAUGE_COUNT,
 };
 void rss_metrics_set(enum rss_metric_gauge g, int64_t value);
+
+/* The leader's per-RSS gauges (metrics_rss.c), taken from the status it computed for ns/name: rssd_rss_phase{
+ * rss_namespace,rss,phase} (status.phase), rssd_rss_waiting{rss_namespace,rss,reason} (present while the
+ * WaitingForMembers condition is True; reason is its reason: WaitingForMembers, WaitingForStart,
+ * RolloutHalted, SequenceError, ...), rssd_rss_members_held{rss_namespace,rss} (members with
+ * leftOut.held). Not `namespace`: Prometheus sets that target label to the
+ * scraped pod's namespace and would rename ours. Only the leader exports them: forget drops one RSS
+ * (deleted), clear all (term ended). */
+void rss_metrics_rss_status(const char *ns, const char *name, const cJSON *status);
+void rss_metrics_rss_forget(const char *ns, const char *name);
+void rss_metrics_rss_clear(void);
+/* Appends the exposition of the per-RSS gauges; rss_metrics_render calls it. */
+void rss_metrics_rss_render(struct rss_strbuf *out);
 
 /* Appends the Prometheus text exposition (format 0.0.4) of every metric, plus the process's resident
  * memory (rssd_resident_memory_bytes, from /proc/self/statm). */

@@ -548,7 +548,33 @@ sc_blip() {
     note "starts: $(awk '{print $2, $3}' <<<"$starts" | tr '\n' ';')"
 }
 
-all=(create agent_restart rssd_rollout failover lightsout garbage leader_dies hang scale ties blip)
+# ---- /metrics as Prometheus reads it: every agent's scrape passes `promtool check metrics` (the lint
+# Prometheus applies), and the leader's carries the per-RSS gauges the alerts use (deploy/monitoring/).
+sc_promtool() {
+    ensure_running
+    command -v promtool >/dev/null || fail "promtool is missing (Debian package prometheus)"
+    local n addr text out leaders=0
+    for n in $("$WORLD" nodes); do
+        addr=$(k get lease "rssd-node-$n" -n "$RSSD_NS" -o json |
+            jq -r '.metadata.annotations["rss.clusterlabs.org/peer"] // "{}" | fromjson | .address // ""')
+        [ -n "$addr" ] || fail "$n: no address in its heartbeat Lease"
+        text=$(curl -sS -m 5 "http://$addr/metrics") || fail "$n: no /metrics"
+        out=$(promtool check metrics <<<"$text" 2>&1) || fail "$n: promtool check metrics: $out"
+        if grep -q '^rssd_leader 1$' <<<"$text"; then
+            leaders=$((leaders + 1))
+            grep -qF "rssd_rss_phase{rss_namespace=\"$NS\",rss=\"$R\",phase=\"Running\"} 1" <<<"$text" ||
+                fail "the leader on $n exports no rssd_rss_phase Running for $NS/$R: $(grep '^rssd_rss' <<<"$text" | tr '\n' ' ')"
+            grep -qF "rssd_rss_members_held{rss_namespace=\"$NS\",rss=\"$R\"} 0" <<<"$text" ||
+                fail "the leader on $n exports no rssd_rss_members_held 0 for $NS/$R"
+        elif grep -q '^rssd_rss_phase{' <<<"$text"; then
+            fail "$n does not lead but exports per-RSS gauges"
+        fi
+    done
+    [ $leaders = 1 ] || fail "$leaders agents say they lead"
+    note "promtool check metrics: clean on every node"
+}
+
+all=(create promtool agent_restart rssd_rollout failover lightsout garbage leader_dies hang scale ties blip)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
 

@@ -555,9 +555,82 @@ static void test_in_cluster(void **state)
     rm_rf(dir);
 }
 
+/* kubectl's loading rules (kube_config_merge.c): the KUBECONFIG list merged, first file wins, relative
+ * paths against the file that names them, --context, --kubeconfig alone, ~/.kube/config. */
+static void test_kubeconfig_merge(void **state)
+{
+    (void)state;
+    _cleanup_free_ char *dir = tmpdir();
+    _cleanup_free_ char *sub = rss_xasprintf("%s/sub", dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    _cleanup_free_ char *a = rss_xasprintf("%s/a", dir), *b = rss_xasprintf("%s/b", sub);
+    /* a: the current context (namespace apps) uses cluster c and user u, which only b defines; a
+     * context `other` of its own wins over b's of the same name. */
+    write_file(a,
+               "current-context: mine\ncontexts:\n- name: mine\n  context: {cluster: c, user: u, namespace: "
+               "apps}\n- name: other\n  context: {cluster: c, user: u, namespace: from-a}\n");
+    write_file(b,
+               "current-context: theirs\ncontexts:\n- name: other\n  context: {cluster: c, user: u, "
+               "namespace: from-b}\n- name: theirs\n  context: {cluster: c, user: u}\nclusters:\n- name: c\n "
+               " cluster: {server: 'https://h:6443', certificate-authority: ca.crt}\nusers:\n- name: u\n  "
+               "user: {tokenFile: tok}\n");
+    _cleanup_free_ char *env = rss_xasprintf("%s:%s/missing:%s", a, dir, b);
+    setenv("KUBECONFIG", env, 1);
+    struct kube_config c = {0};
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(kube_config_load_merged(NULL, NULL, &c, &err), 0);
+    assert_string_equal(c.server, "https://h:6443");
+    assert_string_equal(c.ns, "apps");
+    _cleanup_free_ char *ca = rss_xasprintf("%s/ca.crt", sub), *tok = rss_xasprintf("%s/tok", sub);
+    assert_string_equal(c.ca_file, ca); /* relative to b, which named it */
+    assert_string_equal(c.token_file, tok);
+    kube_config_clear(&c);
+    assert_int_equal(kube_config_load_merged(NULL, "other", &c, &err), 0);
+    assert_string_equal(c.ns, "from-a");
+    kube_config_clear(&c);
+    assert_int_equal(kube_config_load_merged(NULL, "theirs", &c, &err), 0);
+    assert_string_equal(c.ns, "default");
+    kube_config_clear(&c);
+    assert_true(kube_config_load_merged(NULL, "nope", &c, &err) < 0);
+    assert_int_equal(rss_error_code(err), RSS_E_INVALID);
+    rss_error_release(&err);
+    /* --kubeconfig: that file alone (b's own current context); it must exist. */
+    assert_int_equal(kube_config_load_merged(b, NULL, &c, &err), 0);
+    assert_string_equal(c.ns, "default");
+    kube_config_clear(&c);
+    assert_true(kube_config_load_merged(a, NULL, &c, &err) < 0); /* a alone has no cluster c */
+    rss_error_release(&err);
+    _cleanup_free_ char *missing = rss_xasprintf("%s/missing", dir);
+    assert_true(kube_config_load_merged(missing, NULL, &c, &err) < 0);
+    assert_int_not_equal(rss_error_code(err), RSS_E_NOT_FOUND); /* not "fall back to in-cluster" */
+    rss_error_release(&err);
+    /* No KUBECONFIG: ~/.kube/config, else nothing to load. */
+    unsetenv("KUBECONFIG");
+    const char *home = getenv("HOME");
+    _cleanup_free_ char *saved = home ? rss_xstrdup(home) : NULL;
+    setenv("HOME", dir, 1);
+    assert_true(kube_config_load_merged(NULL, NULL, &c, &err) < 0);
+    assert_int_equal(rss_error_code(err), RSS_E_NOT_FOUND);
+    rss_error_release(&err);
+    _cleanup_free_ char *kdir = rss_xasprintf("%s/.kube", dir), *kc = rss_xasprintf("%s/.kube/config", dir);
+    assert_int_equal(mkdir(kdir, 0700), 0);
+    write_file(
+        kc,
+        "current-context: x\ncontexts:\n- name: x\n  context: {cluster: c, namespace: home}\nclusters:\n- "
+        "name: c\n  cluster: {server: 'https://home:1'}\n");
+    assert_int_equal(kube_config_load_merged(NULL, NULL, &c, &err), 0);
+    assert_string_equal(c.server, "https://home:1");
+    assert_string_equal(c.ns, "home");
+    kube_config_clear(&c);
+    if (saved)
+        setenv("HOME", saved, 1);
+    rm_rf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kubeconfig_merge),
         cmocka_unit_test(test_path),
         cmocka_unit_test(test_query),
         cmocka_unit_test(test_microtime),

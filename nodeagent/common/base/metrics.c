@@ -105,6 +105,7 @@ void rss_metrics_render(struct rss_strbuf *o)
         family(o, gn[g].name, "gauge", gn[g].help);
         rss_strbuf_printf(o, "%s %lld\n", gn[g].name, (long long)atomic_load(&gauges[g]));
     }
+    rss_metrics_rss_render(o);
     long pages = 0;
     FILE *f = fopen("/proc/self/statm", "r");
     if (f) {

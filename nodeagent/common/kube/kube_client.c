@@ -11,6 +11,8 @@
 
 #define DEFAULT_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
+static struct rss_kube *client_of(struct kube_config cfg);
+
 int rss_kube_new(const char *kubeconfig, struct rss_kube **ret, rss_error_t *err)
 {
     if (kube_http_global_init(err) < 0)
@@ -39,6 +41,33 @@ int rss_kube_new(const char *kubeconfig, struct rss_kube **ret, rss_error_t *err
         if (kube_config_in_cluster(dir && *dir ? dir : DEFAULT_SA_DIR, &cfg, err) < 0)
             return -1;
     }
+    *ret = client_of(cfg);
+    return 0;
+}
+
+int rss_kube_new_opts(const struct rss_kube_opts *opts, struct rss_kube **ret, rss_error_t *err)
+{
+    if (kube_http_global_init(err) < 0)
+        return -1;
+    struct kube_config cfg = {0};
+    const char *kc = opts ? opts->kubeconfig : NULL, *ctx = opts ? opts->context : NULL;
+    if (kube_config_load_merged(kc, ctx, &cfg, err) < 0) {
+        if (rss_error_code(*err) != RSS_E_NOT_FOUND || (kc && *kc))
+            return -1;
+        /* No kubeconfig at all: in a pod, its service account (a context cannot be chosen there). */
+        if (ctx && *ctx)
+            return rss_error_wrap(err, "context '%s'", ctx);
+        rss_error_release(err);
+        const char *dir = getenv("RSS_SERVICEACCOUNT_DIR");
+        if (kube_config_in_cluster(dir && *dir ? dir : DEFAULT_SA_DIR, &cfg, err) < 0)
+            return -1;
+    }
+    *ret = client_of(cfg);
+    return 0;
+}
+
+static struct rss_kube *client_of(struct kube_config cfg)
+{
     struct rss_kube *k = rss_xcalloc(1, sizeof(*k));
     k->cfg = cfg;
     k->timeout_ms = 30000;
@@ -48,8 +77,7 @@ int rss_kube_new(const char *kubeconfig, struct rss_kube **ret, rss_error_t *err
     k->user_agent = rss_xstrdup("rssd/0.1");
     k->token = cfg.token ? rss_xstrdup(cfg.token) : NULL;
     pthread_mutex_init(&k->lock, NULL);
-    *ret = k;
-    return 0;
+    return k;
 }
 
 void rss_kube_free(struct rss_kube *kube)

@@ -50,7 +50,7 @@ char *kube_base64_decode(const char *in, size_t *len)
     return (char *)TAKE_PTR(out);
 }
 
-static int read_file(const char *path, size_t max, char **ret, size_t *len, rss_error_t *err)
+int kube_read_file(const char *path, size_t max, char **ret, size_t *len, rss_error_t *err)
 {
     _cleanup_fclose_ FILE *f = fopen(path, "re");
     if (!f)
@@ -141,7 +141,7 @@ static int pem_data(const cJSON *obj, const char *key, char **data, size_t *len,
     return 0;
 }
 
-int kube_config_parse_kubeconfig(const char *text, const char *dir, struct kube_config *cfg, rss_error_t *err)
+int kube_config_parse_root(const char *text, cJSON **ret, rss_error_t *err)
 {
     _cleanup_json_ cJSON *root = NULL;
     const char *t = text;
@@ -156,8 +156,22 @@ int kube_config_parse_kubeconfig(const char *text, const char *dir, struct kube_
     }
     if (!cJSON_IsObject(root))
         return rss_error_make(err, RSS_E_INVALID, 0, "kubeconfig: not a mapping");
+    *ret = TAKE_PTR(root);
+    return 0;
+}
 
-    const char *ctx_name = str_field(root, "current-context");
+int kube_config_parse_kubeconfig(const char *text, const char *dir, struct kube_config *cfg, rss_error_t *err)
+{
+    _cleanup_json_ cJSON *root = NULL;
+    if (kube_config_parse_root(text, &root, err) < 0)
+        return -1;
+    return kube_config_from_root(root, dir, NULL, cfg, err);
+}
+
+int kube_config_from_root(const cJSON *root, const char *dir, const char *context, struct kube_config *cfg,
+                          rss_error_t *err)
+{
+    const char *ctx_name = context && *context ? context : str_field(root, "current-context");
     if (!ctx_name)
         return rss_error_make(err, RSS_E_INVALID, 0, "kubeconfig: no current-context");
     const cJSON *ctx = named(root, "contexts", "context", ctx_name);
@@ -229,7 +243,7 @@ fail:
 int kube_config_load_kubeconfig(const char *path, struct kube_config *cfg, rss_error_t *err)
 {
     _cleanup_free_ char *text = NULL;
-    if (read_file(path, 4 << 20, &text, NULL, err) < 0)
+    if (kube_read_file(path, 4 << 20, &text, NULL, err) < 0)
         return rss_error_wrap(err, "reading kubeconfig");
     const char *slash = strrchr(path, '/');
     _cleanup_free_ char *dir = slash ? rss_xstrndup(path, (size_t)(slash - path)) : rss_xstrdup(".");
@@ -261,7 +275,7 @@ int kube_config_in_cluster(const char *sa_dir, struct kube_config *cfg, rss_erro
         _cleanup_free_ char *path = rss_xasprintf("%s/namespace", sa_dir);
         _cleanup_free_ char *text = NULL;
         _cleanup_error_ rss_error_t ignored = NULL;
-        if (read_file(path, 4096, &text, NULL, &ignored) == 0) {
+        if (kube_read_file(path, 4096, &text, NULL, &ignored) == 0) {
             c.ns = trimmed(text);
             if (!*c.ns) {
                 free(c.ns);
@@ -273,7 +287,7 @@ int kube_config_in_cluster(const char *sa_dir, struct kube_config *cfg, rss_erro
     }
     /* Fail early on an unreadable token rather than at the first request. */
     _cleanup_free_ char *tok = NULL;
-    if (read_file(c.token_file, 64 << 10, &tok, NULL, err) < 0) {
+    if (kube_read_file(c.token_file, 64 << 10, &tok, NULL, err) < 0) {
         kube_config_clear(&c);
         return rss_error_wrap(err, "in-cluster service account token");
     }
@@ -285,7 +299,7 @@ int kube_config_in_cluster(const char *sa_dir, struct kube_config *cfg, rss_erro
 int kube_read_token_file(const char *path, char **ret, rss_error_t *err)
 {
     _cleanup_free_ char *text = NULL;
-    if (read_file(path, 64 << 10, &text, NULL, err) < 0)
+    if (kube_read_file(path, 64 << 10, &text, NULL, err) < 0)
         return rss_error_wrap(err, "reading token");
     *ret = trimmed(text);
     return 0;

@@ -36,6 +36,21 @@ int kube_config_load_kubeconfig(const char *path, struct kube_config *cfg, rss_e
 int kube_config_parse_kubeconfig(const char *text, const char *dir, struct kube_config *cfg,
                                  rss_error_t *err);
 
+/* kube_config.c: parses kubeconfig text (YAML or JSON) into its JSON form (caller frees). */
+int kube_config_parse_root(const char *text, cJSON **ret, rss_error_t *err);
+
+/* kube_config.c: the settings of `context` (NULL: current-context) of a parsed kubeconfig. */
+int kube_config_from_root(const cJSON *root, const char *dir, const char *context, struct kube_config *cfg,
+                          rss_error_t *err);
+
+/* kube_config.c: reads a whole file of at most `max` bytes (NUL-terminated; caller frees). */
+int kube_read_file(const char *path, size_t max, char **ret, size_t *len, rss_error_t *err);
+
+/* kube_config_merge.c: kubectl's loading rules: `path` alone when given; else every file of the
+ * $KUBECONFIG list merged (missing files skipped; the first file to name a cluster, user, context or
+ * current-context wins); else ~/.kube/config. RSS_E_NOT_FOUND when there is no file to load. */
+int kube_config_load_merged(const char *path, const char *context, struct kube_config *cfg, rss_error_t *err);
+
 /* kube_config.c: in-cluster config from the environment and the service account directory `sa_dir`. */
 int kube_config_in_cluster(const char *sa_dir, struct kube_config *cfg, rss_error_t *err);
 

@@ -166,4 +166,23 @@ wide=$(k get rss dummy -o wide 2>&1 | sed -n 1p | tr -s ' ')
 expect "-o wide adds the message column" "NAME PHASE PRIMARIES READY LAST-RECOVERY AGE MESSAGE" "$wide"
 run "the long resource name works too" k get replicatedstatefulsets.clusterlabs.org dummy
 
+echo "# priority: the DaemonSet's pods as the DaemonSet controller makes them"
+expect "the DaemonSet asks for system-node-critical" system-node-critical \
+	"$(jq -r .spec.template.spec.priorityClassName <<<"$ds_file")"
+# pod_of CLASS NAME: a pod in rssd-system from the DaemonSet's template, with priorityClassName CLASS.
+pod_of() {
+	jq --arg c "$1" --arg n "$2" '{apiVersion: "v1", kind: "Pod", metadata: {name: $n, namespace: "rssd-system",
+		labels: .spec.template.metadata.labels}, spec: (.spec.template.spec + {priorityClassName: $c, nodeName: "n1"})}' <<<"$ds_file"
+}
+run "an agent pod with system-node-critical is admitted outside kube-system (Kubernetes 1.17+)" \
+	k create -f - <<<"$(pod_of system-node-critical rssd-prio)"
+expect "admission resolved the class into spec.priority and preemptionPolicy" "2000001000 PreemptLowerPriority" \
+	"$(k -n rssd-system get pod rssd-prio -o jsonpath='{.spec.priority} {.spec.preemptionPolicy}')"
+if k create -f - <<<"$(pod_of no-such-class rssd-prio2)" >"$tmp/out" 2>&1; then
+	bad "a pod naming a PriorityClass that does not exist was admitted"
+elif grep -q 'is forbidden: no PriorityClass with name no-such-class was found' "$tmp/out"; then
+	ok "a pod naming a PriorityClass that does not exist is refused as kube-apiserver does"
+else bad "an unknown PriorityClass refused with another message: $(cat "$tmp/out")"; fi
+k -n rssd-system delete pod rssd-prio --grace-period=0 --wait=false >/dev/null 2>&1 || true
+
 checks_done

@@ -1,6 +1,6 @@
-/* api_admission.c -- the one admission plugin kubesim runs: OwnerReferencesPermissionEnforcement
+/* api_admission.c -- the admission plugins kubesim runs: OwnerReferencesPermissionEnforcement
  * (kube-apiserver's plugin/pkg/admission/gc), which makes the RBAC rules on the finalizers
- * subresource matter. */
+ * subresource matter, and Priority (plugin/pkg/admission/priority) for the built-in classes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,5 +102,61 @@ bool api_admit_owner_refs(struct ctx *c, const cJSON *obj, const cJSON *old)
             }
         }
     }
+    return true;
+}
+
+/* The PriorityClasses every kube-apiserver creates at start (scheduling.k8s.io, not deletable). */
+static const struct {
+    const char *name;
+    double value;
+} system_classes[] = {
+    {"system-node-critical", 2000001000},
+    {"system-cluster-critical", 2000000000},
+};
+
+bool api_admit_priority(struct ctx *c, cJSON *obj)
+{
+    if (!api_is(c->res, "", "pods") || (c->sub && *c->sub))
+        return true;
+    cJSON *spec = ks_json_obj(obj, "spec");
+    const char *cls = ks_json_str(obj, "spec.priorityClassName");
+    if (!cls || !*cls)
+        return true; /* the real one writes priority 0 here; kubesim leaves the field out */
+    const char *name = ks_json_str(obj, "metadata.name");
+    if (!name)
+        name = "";
+    double value = 0;
+    bool found = false;
+    for (size_t i = 0; i < sizeof(system_classes) / sizeof(system_classes[0]); i++)
+        if (!strcmp(cls, system_classes[i].name)) {
+            value = system_classes[i].value;
+            found = true;
+        }
+    if (!found) {
+        /* kubesim stores no PriorityClass objects, so a class of one's own is never found. */
+        _cleanup_free_ char *why = rss_xasprintf("no PriorityClass with name %s was found", cls);
+        forbid(c, name, why);
+        return false;
+    }
+    /* 1.11-1.16 kept the system classes to kube-system; 1.17 lifted that (a cluster may still limit
+     * them with the ResourceQuota admission's limitedResources, which kubesim does not run). */
+    if (ks_minor < 17 && (!c->ns || strcmp(c->ns, "kube-system"))) {
+        _cleanup_free_ char *why = rss_xasprintf(
+            "pods with %s priorityClass is not permitted in %s namespace", cls, c->ns ? c->ns : "");
+        forbid(c, name, why);
+        return false;
+    }
+    const cJSON *given = cJSON_GetObjectItemCaseSensitive(spec, "priority");
+    if (cJSON_IsNumber(given) && given->valuedouble != value) {
+        _cleanup_free_ char *why =
+            rss_xasprintf("the integer value of priority (%.0f) must not be provided in pod spec; priority "
+                          "admission controller computed %.0f from the given PriorityClass name",
+                          given->valuedouble, value);
+        forbid(c, name, why);
+        return false;
+    }
+    ks_json_set_num(spec, "priority", value);
+    if (!cJSON_GetObjectItemCaseSensitive(spec, "preemptionPolicy"))
+        cJSON_AddStringToObject(spec, "preemptionPolicy", "PreemptLowerPriority");
     return true;
 }

@@ -57,6 +57,10 @@ void api_remove_now(struct ks_resource *res, const cJSON *obj, const char *polic
 /* api_admission.c: OwnerReferencesPermissionEnforcement (lock held); false after replying 403.
  * old is NULL on create. */
 bool api_admit_owner_refs(struct ctx *c, const cJSON *obj, const cJSON *old);
+/* api_admission.c: Priority on a pod create (lock held): resolves spec.priorityClassName of the
+ * built-in classes into spec.priority; false after replying 403 (an unknown class, a system class
+ * outside kube-system before 1.17, a conflicting spec.priority). */
+bool api_admit_priority(struct ctx *c, cJSON *obj);
 
 /* api_write.c: create and update paths (lock held), and the scale subresource */
 void api_do_create(struct ctx *c, cJSON *obj, const char *verb);

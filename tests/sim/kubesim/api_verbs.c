@@ -16,6 +16,14 @@ static cJSON *parse_body(struct ctx *c)
 {
     const char *ct = c->req->content_type;
     if (ct && strstr(ct, "protobuf")) {
+        /* Helm stores its releases as Secrets through a typed client, in protobuf: those decode. */
+        cJSON *o = c->req->body ? ks_proto_decode(c->req->body, c->req->body_len) : NULL;
+        if (o && api_is(c->res, "", "secrets") && !c->sub) {
+            const char *kind = ks_json_str(o, "kind");
+            if (kind && !strcmp(kind, "Secret"))
+                return o;
+        }
+        cJSON_Delete(o);
         /* kubectl's imperative generators (`create configmap`, ...) send protobuf; kubesim
          * only speaks JSON, so say so plainly (docs/kubesim.md). */
         api_reply_err(c->reply, 415, "UnsupportedMediaType", NULL, NULL, NULL,
@@ -399,7 +407,7 @@ void api_do_delete(struct ctx *c)
 {
     _cleanup_json_ cJSON *opts = NULL;
     if (c->req->body && c->req->body_len) {
-        opts = cJSON_ParseWithLength(c->req->body, c->req->body_len);
+        opts = ks_body_json(c->req); /* JSON, or protobuf from typed clients (Helm's release storage) */
         if (!opts) {
             api_reply_err(c->reply, 400, "BadRequest", NULL, NULL, NULL, "invalid DeleteOptions body");
             return;

@@ -129,7 +129,7 @@ void api_do_create(struct ctx *c, cJSON *obj, const char *verb)
         return;
     }
     api_normalize(obj);
-    if (!api_admit_owner_refs(c, obj, NULL)) {
+    if (!api_admit_owner_refs(c, obj, NULL) || !api_admit_priority(c, obj)) {
         cJSON_Delete(obj);
         return;
     }

@@ -1,13 +1,23 @@
 /* proto.c -- decodes the few protobuf request bodies kubesim accepts (kubectl's typed clients send
- * them: access reviews for `auth can-i`, TokenRequest for `create token`) into their JSON form. */
+ * them: access reviews for `auth can-i`, TokenRequest for `create token`; Helm's release storage
+ * sends Secrets, and DeleteOptions with its deletes) into their JSON form. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <openssl/evp.h>
 
 #include "kubesim.h"
 
-enum ftype { F_STRING, F_STRINGS, F_INT, F_MSG };
+enum ftype {
+    F_STRING,
+    F_STRINGS,
+    F_INT,
+    F_BOOL,
+    F_MSG,
+    F_STRING_MAP, /* map<string, string>: repeated {1 key, 2 value} */
+    F_BYTES_MAP,  /* map<string, bytes>: the values base64 in JSON, as Secret.data */
+};
 
 struct field {
     unsigned num;
@@ -42,6 +52,25 @@ static const struct field token_spec[] = {{1, "audiences", F_STRINGS, NULL},
 static const struct field access_review[] = {{2, "spec", F_MSG, access_spec}, {0, NULL, F_STRING, NULL}};
 static const struct field rules_review[] = {{2, "spec", F_MSG, rules_spec}, {0, NULL, F_STRING, NULL}};
 static const struct field token_request[] = {{2, "spec", F_MSG, token_spec}, {0, NULL, F_STRING, NULL}};
+/* ObjectMeta: what a client sets on a create or update (the server fills in the rest). */
+static const struct field object_meta[] = {{1, "name", F_STRING, NULL},
+                                           {2, "generateName", F_STRING, NULL},
+                                           {3, "namespace", F_STRING, NULL},
+                                           {5, "uid", F_STRING, NULL},
+                                           {6, "resourceVersion", F_STRING, NULL},
+                                           {11, "labels", F_STRING_MAP, NULL},
+                                           {12, "annotations", F_STRING_MAP, NULL},
+                                           {14, "finalizers", F_STRINGS, NULL},
+                                           {0, NULL, F_STRING, NULL}};
+static const struct field secret[] = {
+    {1, "metadata", F_MSG, object_meta},   {2, "data", F_BYTES_MAP, NULL}, {3, "type", F_STRING, NULL},
+    {4, "stringData", F_STRING_MAP, NULL}, {5, "immutable", F_BOOL, NULL}, {0, NULL, F_STRING, NULL}};
+static const struct field preconditions[] = {
+    {1, "uid", F_STRING, NULL}, {2, "resourceVersion", F_STRING, NULL}, {0, NULL, F_STRING, NULL}};
+static const struct field delete_options[] = {
+    {1, "gracePeriodSeconds", F_INT, NULL}, {2, "preconditions", F_MSG, preconditions},
+    {3, "orphanDependents", F_BOOL, NULL},  {4, "propagationPolicy", F_STRING, NULL},
+    {5, "dryRun", F_STRINGS, NULL},         {0, NULL, F_STRING, NULL}};
 static const struct field type_meta[] = {
     {1, "apiVersion", F_STRING, NULL}, {2, "kind", F_STRING, NULL}, {0, NULL, F_STRING, NULL}};
 
@@ -55,6 +84,35 @@ static bool varint(const unsigned char **p, const unsigned char *end, uint64_t *
             return true;
     }
     return false;
+}
+
+/* One map entry {1 key, 2 value} into obj; bytes values become base64 (JSON's form of []byte). */
+static bool map_entry(const unsigned char *p, const unsigned char *end, bool bytes, cJSON *obj)
+{
+    const unsigned char *k = NULL, *val = (const unsigned char *)"";
+    uint64_t klen = 0, vlen = 0;
+    while (p < end) {
+        uint64_t key, n;
+        if (!varint(&p, end, &key) || (key & 7) != 2 || !varint(&p, end, &n) || n > (uint64_t)(end - p))
+            return false;
+        if (key >> 3 == 1)
+            k = p, klen = n;
+        else if (key >> 3 == 2)
+            val = p, vlen = n;
+        p += n;
+    }
+    if (!k || vlen > (1u << 30))
+        return false;
+    char *ks = strndup((const char *)k, (size_t)klen);
+    char *vs = bytes ? malloc((size_t)(vlen + 2) / 3 * 4 + 1) : strndup((const char *)val, (size_t)vlen);
+    bool ok = ks && vs;
+    if (ok && bytes)
+        EVP_EncodeBlock((unsigned char *)vs, val, (int)vlen);
+    if (ok)
+        ks_json_set_str(obj, ks, vs);
+    free(ks);
+    free(vs);
+    return ok;
 }
 
 static bool decode(const unsigned char *p, const unsigned char *end, const struct field *fields, cJSON *out)
@@ -89,6 +147,12 @@ static bool decode(const unsigned char *p, const unsigned char *end, const struc
             continue;
         if (f->type == F_INT && wire == 0) {
             ks_json_set_num(out, f->json, (double)v);
+        } else if (f->type == F_BOOL && wire == 0) {
+            cJSON_DeleteItemFromObjectCaseSensitive(out, f->json);
+            cJSON_AddBoolToObject(out, f->json, v != 0);
+        } else if (data && (f->type == F_STRING_MAP || f->type == F_BYTES_MAP)) {
+            if (!map_entry(data, data + v, f->type == F_BYTES_MAP, ks_json_obj(out, f->json)))
+                return false;
         } else if (data && (f->type == F_STRING || f->type == F_STRINGS)) {
             char *s = strndup((const char *)data, (size_t)v);
             if (!s)
@@ -142,6 +206,10 @@ cJSON *ks_proto_decode(const char *body, size_t len)
         schema = rules_review;
     else if (!strcmp(kind, "TokenRequest"))
         schema = token_request;
+    else if (!strcmp(kind, "Secret"))
+        schema = secret;
+    else if (!strcmp(kind, "DeleteOptions"))
+        schema = delete_options;
     if (!schema || !decode(raw, raw + raw_len, schema, out))
         goto bad;
     return out;

@@ -1,0 +1,40 @@
+{{/* _helpers.tpl -- names and labels shared by the templates. */}}
+
+{{/* The labels of every object: the kustomize base's, plus Helm's own bookkeeping. */}}
+{{- define "rssd.labels" -}}
+app.kubernetes.io/name: rssd
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Values.image.tag | default .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
+{{- end -}}
+
+{{/* The ServiceAccount every binding names. */}}
+{{- define "rssd.subject" -}}
+- kind: ServiceAccount
+  name: rssd
+  namespace: {{ .Release.Namespace }}
+{{- end -}}
+
+{{/* The rules rssd needs in an application namespace (deploy/base/rbac.yaml's ClusterRole, less the
+cluster-scoped nodes and persistentvolumes, which rssd-node-loss grants). */}}
+{{- define "rssd.appRules" -}}
+- apiGroups: ["clusterlabs.org"]
+  resources: ["replicatedstatefulsets"]
+  verbs: ["get", "list", "watch", "patch"]
+- apiGroups: ["clusterlabs.org"]
+  resources: ["replicatedstatefulsets/status"]
+  verbs: ["get", "update", "patch"]
+- apiGroups: ["clusterlabs.org"]
+  resources: ["replicatedstatefulsets/finalizers"]
+  verbs: ["update"]
+- apiGroups: [""]
+  resources: ["pods"]
+  verbs: ["get", "list", "watch", "patch", "delete"]
+- apiGroups: ["apps"]
+  resources: ["statefulsets"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+- apiGroups: [""]
+  resources: ["services"]
+  verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+{{- end -}}

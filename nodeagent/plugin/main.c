@@ -1,0 +1,127 @@
+/* main.c -- kubectl-rss, the kubectl plugin for rssd: parses kubectl's flags and runs one command. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rss/cleanup.h"
+#include "rss/log.h"
+#include "plugin_internal.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "kubectl rss -- day-2 commands for rssd's ReplicatedStatefulSets\n"
+            "\n"
+            "Usage: kubectl rss COMMAND NAME [POD] [flags]\n"
+            "\n"
+            "Commands:\n"
+            "  status NAME          members, roles, sequences, the last recovery, and what rssd waits for\n"
+            "  events NAME          the Events rssd wrote about NAME, oldest first\n"
+            "  force-seed NAME POD  start POD's copy as the seed when rssd waits; the leader's refusals\n"
+            "                       (a member runs or is starting; POD is not a member) are checked first\n"
+            "  suspend NAME         stop every member on purpose, one at a time (spec.suspend: true)\n"
+            "  resume NAME          bring a suspended RSS back (spec.suspend: false)\n"
+            "\n"
+            "Flags (as kubectl's):\n"
+            "  -n, --namespace NS   the RSS's namespace (default: the context's namespace, else default)\n"
+            "      --context NAME   the kubeconfig context to use (default: current-context)\n"
+            "      --kubeconfig F   this kubeconfig file only (default: the $KUBECONFIG list merged,\n"
+            "                       else ~/.kube/config)\n"
+            "  -y, --yes            force-seed without asking (needed when not on a terminal)\n"
+            "  -h, --help           this text\n"
+            "\n"
+            "Exit status: 0 done, 1 failed or refused (the reason on stderr), 2 bad usage.\n");
+}
+
+enum { O_CONTEXT = 256, O_KUBECONFIG };
+
+int main(int argc, char **argv)
+{
+    static const struct option lo[] = {{"namespace", required_argument, NULL, 'n'},
+                                       {"context", required_argument, NULL, O_CONTEXT},
+                                       {"kubeconfig", required_argument, NULL, O_KUBECONFIG},
+                                       {"yes", no_argument, NULL, 'y'},
+                                       {"help", no_argument, NULL, 'h'},
+                                       {NULL, 0, NULL, 0}};
+    const char *ns = NULL;
+    struct rss_kube_opts ko = {0};
+    struct plugin_ctx ctx = {.out = stdout};
+    int o;
+    /* kubectl hands the plugin its flags wherever the user typed them: GNU getopt permutes. */
+    while ((o = getopt_long(argc, argv, "n:yh", lo, NULL)) != -1) {
+        switch (o) {
+        case 'n':
+            ns = optarg;
+            break;
+        case O_CONTEXT:
+            ko.context = optarg;
+            break;
+        case O_KUBECONFIG:
+            ko.kubeconfig = optarg;
+            break;
+        case 'y':
+            ctx.yes = true;
+            break;
+        case 'h':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    int left = argc - optind;
+    const char *cmd = left > 0 ? argv[optind] : NULL;
+    if (cmd && !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    static const struct {
+        const char *name;
+        int args; /* after the command */
+    } cmds[] = {{"status", 1}, {"events", 1}, {"force-seed", 2}, {"suspend", 1}, {"resume", 1}};
+    int want = -1;
+    for (size_t i = 0; cmd && i < sizeof(cmds) / sizeof(cmds[0]); i++)
+        if (!strcmp(cmd, cmds[i].name))
+            want = cmds[i].args;
+    if (!cmd || want < 0) {
+        fprintf(stderr, "error: %s%s\n\n", cmd ? "unknown command: " : "no command given", cmd ? cmd : "");
+        usage(stderr);
+        return 2;
+    }
+    if (left - 1 != want) {
+        fprintf(stderr, "error: %s takes %s\n", cmd, want == 2 ? "NAME POD" : "NAME");
+        return 2;
+    }
+    const char *name = argv[optind + 1], *pod = want == 2 ? argv[optind + 2] : NULL;
+    /* Errors go to stderr once, here; the client library's own logging stays quiet. */
+    rss_log_set_level(RSS_LOG_ERROR);
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_kube *kube = NULL;
+    if (rss_kube_new_opts(&ko, &kube, &err) < 0) {
+        _cleanup_free_ char *msg = rss_error_string(err);
+        fprintf(stderr, "error: %s\n", msg);
+        return 1;
+    }
+    rss_kube_set_user_agent(kube, "kubectl-rss/" RSS_PLUGIN_VERSION);
+    rss_kube_set_retries(kube, 2, 1000);
+    ctx.kube = kube;
+    ctx.ns = ns && *ns ? ns : rss_kube_namespace(kube);
+    int r;
+    if (!strcmp(cmd, "status"))
+        r = plugin_status(&ctx, name, &err);
+    else if (!strcmp(cmd, "events"))
+        r = plugin_events(&ctx, name, &err);
+    else if (!strcmp(cmd, "force-seed"))
+        r = plugin_force_seed(&ctx, name, pod, &err);
+    else
+        r = plugin_suspend(&ctx, name, !strcmp(cmd, "suspend"), &err);
+    fflush(stdout);
+    if (r < 0) {
+        _cleanup_free_ char *msg = rss_error_string(err);
+        fprintf(stderr, "error: %s\n", msg);
+    }
+    rss_kube_free(kube);
+    return r < 0 ? 1 : 0;
+}

@@ -1,0 +1,33 @@
+/* plugin_internal.h -- what the files of kubectl-rss share: the connection, the namespace, and one function
+ * per command. */
+#ifndef RSS_PLUGIN_INTERNAL_H
+#define RSS_PLUGIN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <cjson/cJSON.h>
+
+#include "rss/error.h"
+#include "rss/kube.h"
+
+struct plugin_ctx {
+    struct rss_kube *kube;
+    const char *ns; /* -n, else the context's namespace */
+    bool yes;       /* --yes: no confirmation for force-seed */
+    FILE *out;
+};
+
+/* Every command prints what it did or found on ctx->out and returns 0, or fails with *err set (the
+ * caller prints it and exits 1). */
+int plugin_status(const struct plugin_ctx *ctx, const char *name, rss_error_t *err);
+int plugin_force_seed(const struct plugin_ctx *ctx, const char *name, const char *pod, rss_error_t *err);
+int plugin_suspend(const struct plugin_ctx *ctx, const char *name, bool suspend, rss_error_t *err);
+int plugin_events(const struct plugin_ctx *ctx, const char *name, rss_error_t *err);
+
+/* events.c: the RSS's Events, oldest first, at most `last` of them (0: all); shared with status. */
+int plugin_print_events(const struct plugin_ctx *ctx, const char *name, size_t last, rss_error_t *err);
+
+/* get.c: GET of the RSS `name` in ctx->ns; a 404 becomes a message that says which one. */
+int plugin_get_rss(const struct plugin_ctx *ctx, const char *name, cJSON **ret, rss_error_t *err);
+
+#endif

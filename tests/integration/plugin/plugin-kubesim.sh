@@ -1,0 +1,183 @@
+#!/usr/bin/env bash
+# plugin-kubesim.sh -- kubectl-rss as real kubectl runs it (`kubectl rss ...`, found on PATH) against kubesim.
+#
+# Usage: plugin-kubesim.sh KUBESIM_BINARY KUBECTL_RSS_BINARY SOURCE_DIR
+# The RSS's status and Events are written as rssd's leader writes them (docs/protocol.md shapes);
+# what is judged is what the plugin prints, its exit code, and what it changed on the server.
+set -euo pipefail
+
+NAME=plugin-kubesim
+plugin=$(realpath "$2")
+set -- "$1" "$3"
+# shellcheck source=../../lib/kubectl_checks.sh
+. "$(dirname "$0")/../../lib/kubectl_checks.sh" "$@"
+
+# kubectl discovers plugins on PATH by name: kubectl-rss is `kubectl rss`.
+mkdir -p "$tmp/bin"
+ln -s "$plugin" "$tmp/bin/kubectl-rss"
+export PATH=$tmp/bin:$PATH
+# kr ARGS...: `kubectl rss ARGS`; stdout in $tmp/o, stderr in $tmp/e, exit code in $rc.
+kr() {
+	rc=0
+	kubectl rss "$@" >"$tmp/o" 2>"$tmp/e" </dev/null || rc=$? # no kubectl flag may come before a plugin name
+}
+has() { # has DESCRIPTION FILE TEXT: FILE contains TEXT (fixed string)
+	if grep -qF -- "$3" "$2"; then ok "$1"; else
+		bad "$1: no '$3' in:"
+		sed 's/^/     /' "$2"
+	fi
+}
+annotation() { k -n apps get rss db -o json | jq -r '.metadata.annotations["rss.clusterlabs.org/force-seed"] // "none"'; }
+
+echo "# discovery"
+run "kubectl plugin list finds kubectl-rss" bash -c "kubectl plugin list 2>/dev/null | grep -q '/kubectl-rss$'"
+kr --help
+expect "kubectl rss --help exits 0" 0 "$rc"
+has "--help names every command" "$tmp/o" "force-seed NAME POD"
+kr frobnicate db
+expect "an unknown command exits 2" 2 "$rc"
+has "an unknown command says so" "$tmp/e" "unknown command: frobnicate"
+kr status
+expect "a missing NAME exits 2" 2 "$rc"
+
+echo "# a lights-out recovery that waits"
+run "the CRD" k apply -f "$top/deploy/crd.yaml"
+run "the CRD is Established" k wait --for=condition=Established --timeout=30s crd/replicatedstatefulsets.clusterlabs.org
+run "namespace apps" k apply -f - <<<'{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"apps"}}'
+run "the RSS db" bash -c "sed 's/^  name: dummy$/  name: db/' '$top/apps/dummy/rss.yaml' | kubectl --cache-dir '$tmp/cache' -n apps apply -f -"
+for i in 0 1 2; do
+	k -n apps apply -f - >/dev/null <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"db-'$i'","labels":{"rss.clusterlabs.org/name":"db"}},
+		"spec":{"nodeName":"node-'$i'","containers":[{"name":"app","image":"busybox"}]}}'
+done
+# status STATUS_JSON: the leader's status write.
+status() { k -n apps patch rss db --subresource=status --type=merge -p "{\"status\": $1}" >/dev/null; }
+waiting='{"phase":"Recovering","message":"waiting for db-2 (node node-2 down)","replicas":3,"readyReplicas":0,
+ "conditions":[{"type":"Recovering","status":"True","reason":"LightsOut","message":"x","lastTransitionTime":"2026-11-27T10:00:00Z"},
+  {"type":"WaitingForMembers","status":"True","reason":"WaitingForMembers","message":"waiting for db-2 (node node-2 down)","lastTransitionTime":"2026-11-27T10:00:00Z"}],
+ "memberStatus":[{"name":"db-0","ordinal":0,"node":"node-0","role":"stopped","sequence":"42","lastHook":"sequence","lastResult":"ok"},
+  {"name":"db-1","ordinal":1,"node":"node-1","role":"stopped","sequence":"40","lastHook":"sequence","lastResult":"ok"},
+  {"name":"db-2","ordinal":2,"node":"node-2","state":"unreported","nodeDown":true}],
+ "lastRecovery":{"kind":"LightsOut","seed":"db-1","sequence":"17","time":"2026-11-20T08:00:00Z"}}'
+status "$waiting"
+for e in "1 Normal SeedChosen chose-earlier 2026-11-20T08:00:00Z" "2 Warning MemberMissing db-2-has-not-reported 2026-11-27T10:00:05Z"; do
+	set -- $e
+	k -n apps apply -f - >/dev/null <<<'{"apiVersion":"v1","kind":"Event","metadata":{"name":"db.'$1'"},"type":"'$2'","reason":"'$3'",
+		"message":"'$4'","count":1,"lastTimestamp":"'$5'","firstTimestamp":"'$5'",
+		"involvedObject":{"apiVersion":"clusterlabs.org/v1alpha1","kind":"ReplicatedStatefulSet","namespace":"apps","name":"db"},
+		"source":{"component":"rssd"}}'
+done
+# An Event of another object with the same name must not show up.
+k -n apps apply -f - >/dev/null <<<'{"apiVersion":"v1","kind":"Event","metadata":{"name":"other.1"},"type":"Normal","reason":"PodThing",
+	"message":"not-about-the-rss","involvedObject":{"apiVersion":"v1","kind":"Pod","namespace":"apps","name":"db"},"lastTimestamp":"2026-11-27T10:00:09Z"}'
+kr status db -n apps
+expect "status exits 0" 0 "$rc"
+sed 's/^/     | /' "$tmp/o"
+has "status: the phase" "$tmp/o" "phase:     Recovering"
+has "status: members wanted, ready, and the shape (spec.primaries unset: all primaries)" "$tmp/o" "3 wanted, 0 ready, all primaries"
+has "status: a member's role, sequence and node" "$tmp/o" "$(printf '%-24s  %-10s  %-20s  %-16s' db-0 stopped 42 node-0)"
+has "status: the member whose node is down" "$tmp/o" "unreported; node down"
+has "status: the last recovery" "$tmp/o" "Last recovery: LightsOut at 2026-11-20T08:00:00Z: db-1 seeded with sequence 17"
+has "status: what rssd waits for" "$tmp/o" "rssd waits (WaitingForMembers): waiting for db-2 (node node-2 down)"
+has "status: why, in plain words" "$tmp/o" "Why: rssd starts only the copy with the highest sequence"
+has "status: the recent events, newest last" "$tmp/o" "MemberMissing"
+if grep -q PodThing "$tmp/o"; then bad "status shows an Event of a pod named like the RSS"; else ok "status shows only the RSS's Events"; fi
+
+echo "# events"
+kr events db -n apps
+expect "events exits 0" 0 "$rc"
+expect "events: oldest first" "SeedChosen MemberMissing" "$(awk 'NR > 1 {print $3}' "$tmp/o" | tr '\n' ' ' | sed 's/ $//')"
+
+echo "# the namespace: -n, the context's, --context, --kubeconfig, the KUBECONFIG list"
+kr status db
+expect "without -n the context's namespace (default) is used: not found there" 1 "$rc"
+has "not found says which RSS in which namespace" "$tmp/e" 'replicatedstatefulset "db" not found in namespace "default"'
+# A second kubeconfig with a context whose namespace is apps, listed first in KUBECONFIG: its
+# current-context wins; its context reuses the first file's cluster and user (merged as kubectl does).
+cat >"$tmp/apps.kubeconfig" <<CFG
+apiVersion: v1
+kind: Config
+current-context: apps-ctx
+contexts:
+- name: apps-ctx
+  context: {cluster: kubesim, user: kubesim-admin, namespace: apps}
+CFG
+main_cfg=$KUBECONFIG
+cluster=$(k config view -o jsonpath='{.contexts[0].context.cluster}')
+user=$(k config view -o jsonpath='{.contexts[0].context.user}')
+sed -i "s/cluster: kubesim, user: kubesim-admin/cluster: $cluster, user: $user/" "$tmp/apps.kubeconfig"
+export KUBECONFIG=$tmp/apps.kubeconfig:$tmp/missing.kubeconfig:$main_cfg
+expect "kubectl itself resolves the merged list to namespace apps" apps "$(k config view --minify -o jsonpath='{..namespace}')"
+kr status db
+expect "the KUBECONFIG list merged: the first file's context and namespace, the second's cluster" 0 "$rc"
+has "... and it is the RSS in apps" "$tmp/o" "ReplicatedStatefulSet apps/db"
+ctx0=$(KUBECONFIG=$main_cfg k config current-context)
+kr status db --context "$ctx0"
+expect "--context picks the context (its namespace: default)" 1 "$rc"
+has "... so db is looked up in default" "$tmp/e" 'in namespace "default"'
+kr status db --context no-such
+expect "an unknown --context fails" 1 "$rc"
+has "... naming it" "$tmp/e" "no-such"
+kr status db --kubeconfig "$main_cfg" -n apps
+expect "--kubeconfig alone, with -n" 0 "$rc"
+kr status db --kubeconfig "$tmp/missing.kubeconfig"
+expect "a --kubeconfig that does not exist fails" 1 "$rc"
+export KUBECONFIG=$main_cfg
+
+echo "# force-seed: the leader's refusals, shown before anything is set"
+running=$(jq -c '.memberStatus[1].role = "primary" | .phase = "Degraded"' <<<"$waiting")
+status "$running"
+kr force-seed db db-0 -n apps --yes
+expect "force-seed while a member runs exits 1" 1 "$rc"
+has "... refused, naming the member that runs" "$tmp/e" "force-seed of db-0 refused: a member runs or is starting (db-1)"
+expect "... and the annotation is not set" none "$(annotation)"
+starting=$(jq -c '.memberStatus[1].role = "stopped" | .memberStatus[0].lastResult = "pending"' <<<"$waiting")
+status "$starting"
+kr force-seed db db-1 -n apps --yes
+expect "force-seed while a start is in flight is refused" 1 "$rc"
+has "... the one in flight named" "$tmp/e" "(db-0)"
+status "$waiting"
+kr force-seed db db-7 -n apps --yes
+expect "force-seed of a pod that is no member exits 1" 1 "$rc"
+has "... refused: no such member pod" "$tmp/e" "force-seed of db-7 refused: no such member pod"
+expect "... and the annotation is not set" none "$(annotation)"
+kr force-seed db db-1 -n apps
+expect "force-seed without --yes and no terminal exits 1" 1 "$rc"
+has "... and says --yes is needed" "$tmp/e" "--yes"
+expect "... and the annotation is not set" none "$(annotation)"
+kr force-seed db db-1 -n apps --yes
+expect "force-seed of a stopped member while nothing runs exits 0" 0 "$rc"
+has "... warns about the member with a higher sequence" "$tmp/o" "WARNING: db-0 has a higher sequence: 42"
+has "... and about the member that never reported" "$tmp/o" "WARNING: db-2 did not report a sequence"
+expect "... and the annotation names the pod" db-1 "$(annotation)"
+k -n apps annotate rss db rss.clusterlabs.org/force-seed- >/dev/null
+k -n apps delete pod db-2 --force --grace-period=0 --wait=false >/dev/null 2>&1 || true
+kr force-seed db db-2 -n apps --yes
+expect "force-seed of a member whose pod is gone is refused (the planner's 'no such member pod')" 1 "$rc"
+
+echo "# suspend and resume"
+kr suspend db -n apps
+expect "suspend exits 0" 0 "$rc"
+expect "suspend sets spec.suspend" true "$(k -n apps get rss db -o jsonpath='{.spec.suspend}')"
+kr suspend db -n apps
+expect "suspend again changes nothing and says so" 0 "$rc"
+has "... already" "$tmp/o" "already suspended"
+kr resume db -n apps
+expect "resume clears spec.suspend" false "$(k -n apps get rss db -o jsonpath='{.spec.suspend}')"
+kr suspend nope -n apps
+expect "suspend of an RSS that does not exist exits 1" 1 "$rc"
+
+echo "# a held member, a halted rollout, no status yet"
+held=$(jq -c '.phase = "Degraded" | .conditions[1] = {"type":"WaitingForMembers","status":"True","reason":"RolloutHalted","message":"rolling update to revision r2 halted: db-1 failed after its update","lastTransitionTime":"2026-11-27T10:00:00Z"}
+	| .memberStatus[2] = {"name":"db-2","ordinal":2,"role":"stopped","sequence":"50","leftOut":{"seedSequence":"42","held":true}}' <<<"$waiting")
+status "$held"
+k -n apps patch rss db --type=merge -p '{"spec":{"primaries":1}}' >/dev/null
+kr status db -n apps
+has "status: one primary with read-only secondaries" "$tmp/o" "one primary, the others read-only secondaries"
+has "status: a held member in words" "$tmp/o" "Held back: db-2 came back with newer data (sequence 50) than the seed had (42)"
+has "status: a halted rollout in words" "$tmp/o" "Why: a member failed after its update, so the rolling update stops"
+k -n apps apply -f - >/dev/null <<<'{"apiVersion":"clusterlabs.org/v1alpha1","kind":"ReplicatedStatefulSet","metadata":{"name":"fresh"},"spec":'"$(k -n apps get rss db -o json | jq -c .spec)"'}'
+kr status fresh -n apps
+expect "status of an RSS no leader handled yet exits 0" 0 "$rc"
+has "... and says rssd has not handled it" "$tmp/o" "No status yet"
+
+checks_done

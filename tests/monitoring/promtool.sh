@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# promtool.sh -- checks deploy/monitoring/ with Prometheus's own promtool: the rules parse, and each alert fires (and stays quiet) as rules_test.yaml says.
+#
+# Usage: promtool.sh SOURCE_DIR
+# The rule file tested is cut out of prometheusrule.yaml (its spec, de-indented), so what is tested is
+# what ships. Needs promtool (Debian package prometheus).
+set -euo pipefail
+top=$(cd "$1" && pwd)
+command -v promtool >/dev/null || {
+	echo "promtool.sh: promtool is missing (apt-get install prometheus)" >&2
+	exit 1
+}
+tmp=$(mktemp -d /tmp/rss-promtool.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+rule=$top/deploy/monitoring/prometheusrule.yaml
+# Everything under `spec:`, two spaces less: a plain Prometheus rule file.
+sed -n '/^spec:$/,$p' "$rule" | sed '1d; s/^  //' >"$tmp/rules.yaml"
+cp "$top/tests/monitoring/rules_test.yaml" "$tmp/"
+fails=0
+echo "# promtool $(promtool --version 2>&1 | head -1)"
+if promtool check rules "$tmp/rules.yaml" >"$tmp/out" 2>&1; then echo "ok   promtool check rules"; else
+	echo "FAIL promtool check rules"; sed 's/^/     /' "$tmp/out"; fails=$((fails + 1))
+fi
+expected=$(grep -c '^    - alert:' "$rule")
+tested=$(grep -o 'alertname: [A-Za-z]*' "$tmp/rules_test.yaml" | sort -u | wc -l)
+if [ "$expected" = "$tested" ]; then echo "ok   every alert ($expected) has a test"; else
+	echo "FAIL $expected alerts, $tested tested"; fails=$((fails + 1))
+fi
+if (cd "$tmp" && promtool test rules rules_test.yaml) >"$tmp/out" 2>&1; then echo "ok   promtool test rules"; else
+	echo "FAIL promtool test rules"; sed 's/^/     /' "$tmp/out"; fails=$((fails + 1))
+fi
+echo "# $((3 - fails)) passed, $fails failed"
+[ "$fails" = 0 ]
