@@ -21,6 +21,15 @@
  *   NO_SELFFENCE never fence (fence.c)
  *   NO_FRESH    the leader trusts reports made under any epoch (planner.c derive(), design.md "differs")
  *   NO_PEERAPI  the failsafe ignores that a reached peer still talks to the API (agent_peers.c)
+ *   NO_RULE12   NoPrimary stops secondaries when no primary is seen up, also when the primary is only
+ *               unobserved: its report is from an older epoch or its node is silent (planner.c running_cluster)
+ *   NO_KUBELET  rule 13, the leader's half: a silent node is dead after the dead window even when its
+ *               kubelet still reports, i.e. when the agent is absent, not fenced (leader_liveness.c)
+ *   MAJORITY_FAILSAFE rule 13, the agent's half: the failsafe keeps members with a strict majority of
+ *               agents reached, not every agent hosting a member (agent_peers.c rss_agent_failsafe_keep)
+ *   NO_RULE14   a member left out of a minimumMembers recovery whose data may be newer than that seed is
+ *               a seed candidate, by sequence, in a later recovery (planner.c recovery)
+ *   HOLD_UID    the left-out mark is keyed to the pod: a re-created pod forgets it (the code before)
  * The fixes of the model's findings (docs/model.md), each removable the same way:
  *   NO_RETRACT  F1: no retraction of an unacknowledged start on a dead node (planner.c retract())
  *   NO_REVIVE   F2: a changed observed report does not revive a dead node (leader_liveness.c
@@ -33,11 +42,15 @@
  *   STATUSEPOCH F5's second shape: the status write carries status.epoch (leader_status_patch before
  *               the fix), so a deposed leader's late status write lowers the floor
  * Options: OPTIN (spec.recovery.minimumMembers = 2: rules 2 and 3 not checked, rule 1 is),
+ *   PRIMARIES=1 (one primary, the others secondaries), HOLD (left-out marks and rule 14's ghosts, with
+ *   OPTIN), LIGHTSOUT and FAULT_RECREATE (with HOLD), FAULT_ADOWN (an agent down), FAULT_GROUP (1/2: two
+ *   nodes cut off together), NO_PREMISE (the dead-node premise not asserted, to see what follows),
  *   faults FAULT_LEADER, FAULT_AGENT, FAULT_CTR, FAULT_DELETE, FAULT_OUTAGE, FAULT_PART (0/1/2),
  *   FIX_DEADUNRES (NOT the code: a dead node's unresolved action keeps blocking seeds), PART_IDLE,
  *   bounds MAXT MAXACQ MAXCRASH MAXAR MAXSEQ MAXAID MAXDEL, INITSEQ=abc (initial sequences), WRITES.
  * Properties: rule 1 and rule 2 in HOOK, rule 3 in PLAN, the outage rule in the agent's fence step,
- *   the dead-node premise in the leader's liveness step. docs/model.md has the results.
+ *   the dead-node premise (rule 13) in the leader's liveness step, rule 12 in PLAN (NoPrimary), rule 14 in
+ *   PLAN (recovery) and HOOK (joins). docs/model.md has the results.
  */
 
 #ifndef OPTIN
