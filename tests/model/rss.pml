@@ -746,6 +746,7 @@ inline PLAN() {
                       h_k = 0;
                       do
                       :: h_k < N && BIT(mLive, h_k) && BIT(mAct, h_k) && BIT(mRun, h_k) ->
+                           printf("@@ L%d NoPrimary: stops m%d (current+alive %d, dead %d)\n", c, h_k, mCur & mAlive, mDead);
 #if PRIMARIES == 1
                            /* RULE 12: the leader stops a secondary for "no primary" only when no primary runs */
                            assert(!PRIMRUN(0) && !PRIMRUN(1) && !PRIMRUN(2));
@@ -812,6 +813,7 @@ inline PLAN() {
                  /* RULE 3: no seed before every member reported (a candidate of this epoch) */
                  assert(h_nc == N);
 #endif
+                 printf("@@ L%d plans seed m%d, candidates %d (left out %d)\n", c, h_best, h_cand, 7 & ~h_cand);
 #if HOLD
                  /* RULE 14 (and rule 2 among the candidates): the seed's data holds every write the
                     current cluster acknowledged whenever a candidate's does; only writes held by members
@@ -910,6 +912,7 @@ end:
                (NO_KUBELET || cut[h_k] != 0) ->
                  /* THE DEAD-NODE PREMISE: a node this leader judges dead has no running member
                     (planner.c treats its members as fenced) */
+                 printf("@@ L%d judges node %d dead (m%d running: %d)\n", c, h_k, h_k, dbrun[h_k]);
 #if !NO_PREMISE
                  assert(!dbrun[h_k]);
 #endif
