@@ -66,9 +66,10 @@ mutant_bases=()
 big_checks=(
     "optin_group|-DOPTIN=1 -DPRIMARIES=1 -DFAULT_GROUP=2 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
     "group_restart|-DFAULT_GROUP=2 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_CTR=0|10000"
-    "down_restart|-DPRIMARIES=1 -DOPTIN=1 -DFAULT_ADOWN=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0|10000"
+    "down_restart|-DPRIMARIES=1 -DOPTIN=1 -DFAULT_ADOWN=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_CTR=0|10000"
     "held_secondary|-DPRIMARIES=1 -DHOLD=1 -DOPTIN=1 -DLIGHTSOUT=1 -DFAULT_RECREATE=1 -DINITSEQ=113 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0|10000"
-    "held_leader|-DHOLD=1 -DOPTIN=1 -DLIGHTSOUT=1 -DFAULT_RECREATE=1 -DINITSEQ=113 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
+    # exhaustive it needs more than 4 GB (30.5 M states and no error when it stopped): bitstate, partial
+    "held_leader|-DHOLD=1 -DOPTIN=1 -DLIGHTSOUT=1 -DFAULT_RECREATE=1 -DINITSEQ=113 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000|-DBITSTATE|-w28"
 )
 # name | flags (the rule removed + the scenario where it is the only defence) | depth [| cc | pan flags]
 # (-DBITSTATE: a bitstate search, not exhaustive, where the exhaustive one takes minutes). Each
