@@ -5,8 +5,9 @@
 #   check.sh --mutants  each rule removed (-DNO_x) must make spin find a trace (exit 1 if one is not caught),
 #                       but the ones shown redundant (docs/model.md), which must find none
 #   check.sh --all      both
-#   check.sh --findings the model's findings F1-F5 with their fix removed (docs/model.md): must be found
-#   check.sh --only NAME  one check or mutant by name
+#   check.sh --findings the model's findings F1-F5 and rules 12-14 with their fix removed (docs/model.md): must be found
+#   check.sh --big      the bigger searches of rules 12-14 (minutes each): every property must hold
+#   check.sh --only NAME  one check or mutant by name (with the mode that lists it)
 #
 # Each check is one spin -a + gcc + ./pan run, bounded by its fault budget (the -D flags), by the search
 # depth (-m) and by memory (MEMLIM, MB). Environment: RSS_MODEL_DIR keeps the build dirs and trails
@@ -19,8 +20,9 @@ while [ $# -gt 0 ]; do
     --mutants) mode=mutants ;;
     --all) mode=all ;;
     --findings) mode=findings ;;
+    --big) mode=big ;;
     --only) only=$2; shift ;;
-    *) echo "usage: $0 [--mutants|--all|--findings] [--only NAME]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--mutants|--all|--findings|--big] [--only NAME]" >&2; exit 2 ;;
     esac
     shift
 done
@@ -48,11 +50,27 @@ default_checks=(
     "optin_ctr|-DOPTIN=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0|10000"
     "optin_delete|-DOPTIN=1 -DINITSEQ=112 -DMAXT=2 -DMAXACQ=2 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_DELETE=1 -DWRITES=0|10000"
     "journal|-DTMAX=4 -DMAXSEQ=2 -DLAG=3|10000"
+    # rules 12-14 (docs/model.md, "Rules 12-14: secondaries, an absent agent, two nodes cut together, a held member")
+    "secondary|-DPRIMARIES=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
+    "secondary_ctr|-DPRIMARIES=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0|10000"
+    "agent_down|-DPRIMARIES=1 -DFAULT_ADOWN=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
+    "optin_down|-DOPTIN=1 -DFAULT_ADOWN=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
+    "group|-DFAULT_GROUP=2 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
+    "held|-DHOLD=1 -DOPTIN=1 -DLIGHTSOUT=1 -DFAULT_RECREATE=1 -DINITSEQ=113 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
 )
 # Scenarios that are the base of a mutant but too slow for the default checks (about 1 min each): run
 # with --mutants, and must pass like a default check. (None at present: optin_delete, F5's fix, became
 # fast enough for the default checks once a second leader of one epoch steps down.)
 mutant_bases=()
+# Bigger searches of rules 12-14 (check.sh --big; minutes each, docs/model.md has the figures): must pass.
+big_checks=(
+    "optin_group|-DOPTIN=1 -DPRIMARIES=1 -DFAULT_GROUP=2 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
+    "group_restart|-DFAULT_GROUP=2 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_CTR=0|10000"
+    "down_restart|-DPRIMARIES=1 -DOPTIN=1 -DFAULT_ADOWN=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_CTR=0|10000"
+    "held_secondary|-DPRIMARIES=1 -DHOLD=1 -DOPTIN=1 -DLIGHTSOUT=1 -DFAULT_RECREATE=1 -DINITSEQ=113 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0|10000"
+    # exhaustive it needs more than 4 GB (30.5 M states and no error when it stopped): bitstate, partial
+    "held_leader|-DHOLD=1 -DOPTIN=1 -DLIGHTSOUT=1 -DFAULT_RECREATE=1 -DINITSEQ=113 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000|-DBITSTATE|-w28"
+)
 # name | flags (the rule removed + the scenario where it is the only defence) | depth [| cc | pan flags]
 # (-DBITSTATE: a bitstate search, not exhaustive, where the exhaustive one takes minutes). Each
 # scenario is a default check without the -DNO_x (the line's comment names it), so a trace is the
@@ -93,6 +111,16 @@ findings=(
     "F5_STATUSEPOCH|-DSTATUSEPOCH=1 -DOPTIN=1 -DINITSEQ=112 -DMAXT=3 -DMAXACQ=3 -DMAXDEL=2 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_DELETE=1 -DWRITES=0|10000"
     # the optin scenario (the cut allowed while a start's hook runs) with F4's fix removed
     "F4_INFLIGHT|-DNO_DEADSTART=1 -DOPTIN=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_PART=1|10000"
+    # rules 12-14 (docs/model.md): each fix removed, in the check named in the comment (the two-node cut
+    # of the group checks only in its first variant, where the trace is)
+    "R12_LEADER|-DNO_RULE12=1 -DPRIMARIES=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"                          # secondary
+    "R12_DOWN|-DNO_RULE12=1 -DPRIMARIES=1 -DFAULT_ADOWN=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000" # agent_down
+    "R13_ABSENT|-DNO_KUBELET=1 -DOPTIN=1 -DFAULT_ADOWN=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"  # optin_down
+    "R13_ABSENT_SEED|-DNO_KUBELET=1 -DNO_PREMISE=1 -DOPTIN=1 -DFAULT_ADOWN=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"  # optin_down, on to the seed
+    "R13_GROUP|-DMAJORITY_FAILSAFE=1 -DFAULT_GROUP=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000" # group
+    "R13_GROUP_SEED|-DMAJORITY_FAILSAFE=1 -DNO_PREMISE=1 -DOPTIN=1 -DPRIMARIES=1 -DFAULT_GROUP=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000" # optin_group, on to the seed
+    "R14_RESEED|-DNO_RULE14=1 -DHOLD=1 -DOPTIN=1 -DLIGHTSOUT=1 -DFAULT_RECREATE=1 -DINITSEQ=113 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000" # held
+    "R14_RECREATE|-DHOLD_UID=1 -DHOLD=1 -DOPTIN=1 -DLIGHTSOUT=1 -DFAULT_RECREATE=1 -DINITSEQ=113 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"  # held
 )
 
 model_of() { case $1 in journal*) echo journal.pml ;; *) echo rss.pml ;; esac; }
@@ -139,11 +167,12 @@ trail_summary() {
 }
 
 fail=0
-printf '%-13s %-9s %10s %6s %8s  %s\n' check result states depth time note
-if [ "$mode" = default ] || [ "$mode" = all ] || [ "$mode" = mutants ]; then
+printf '%-17s %-9s %10s %6s %8s  %s\n' check result states depth time note
+if [ "$mode" = default ] || [ "$mode" = all ] || [ "$mode" = mutants ] || [ "$mode" = big ]; then
     case $mode in
     default) checks=("${default_checks[@]}") ;;
     mutants) checks=("${mutant_bases[@]}") ;;
+    big) checks=("${big_checks[@]}") ;;
     *) checks=("${default_checks[@]}" "${mutant_bases[@]}") ;;
     esac
     for c in "${checks[@]}"; do
@@ -155,7 +184,7 @@ if [ "$mode" = default ] || [ "$mode" = all ] || [ "$mode" = mutants ]; then
         res=ok note=""
         if [ "$r_errors" != 0 ] || [ "$r_trail" = yes ]; then res=FAIL; fail=1; fi
         [ "$r_complete" = yes ] || note="(search bounded: depth/memory)"
-        printf '%-13s %-9s %10s %6s %7ss  %s\n' "$name" "$res" "$r_states" "$r_depth" "$r_time" "$note"
+        printf '%-17s %-9s %10s %6s %7ss  %s\n' "$name" "$res" "$r_states" "$r_depth" "$r_time" "$note"
         [ "$res" = ok ] || trail_summary "$name" "$flags"
     done
 fi
@@ -172,7 +201,7 @@ if [ "$mode" = mutants ] || [ "$mode" = all ] || [ "$mode" = findings ]; then
         else
             res=MISSED; fail=1
         fi
-        printf '%-13s %-9s %10s %6s %7ss\n' "$name" "$res" "$r_states" "$r_depth" "$r_time"
+        printf '%-17s %-9s %10s %6s %7ss\n' "$name" "$res" "$r_states" "$r_depth" "$r_time"
         [ "$res" = caught ] && trail_summary "$name" "$flags"
     done
 fi
@@ -185,7 +214,7 @@ if [ "$mode" = mutants ] || [ "$mode" = all ]; then
         fi
         res=redundant
         if [ "$r_errors" != 0 ] || [ "$r_trail" = yes ]; then res=TRACE; fail=1; fi
-        printf '%-13s %-9s %10s %6s %7ss  %s\n' "$name" "$res" "$r_states" "$r_depth" "$r_time" "(no trace expected: docs/model.md)"
+        printf '%-17s %-9s %10s %6s %7ss  %s\n' "$name" "$res" "$r_states" "$r_depth" "$r_time" "(no trace expected: docs/model.md)"
         [ "$res" = redundant ] || trail_summary "$name" "$flags"
     done
 fi

@@ -21,6 +21,15 @@
  *   NO_SELFFENCE never fence (fence.c)
  *   NO_FRESH    the leader trusts reports made under any epoch (planner.c derive(), design.md "differs")
  *   NO_PEERAPI  the failsafe ignores that a reached peer still talks to the API (agent_peers.c)
+ *   NO_RULE12   NoPrimary stops secondaries when no primary is seen up, also when the primary is only
+ *               unobserved: its report is from an older epoch or its node is silent (planner.c running_cluster)
+ *   NO_KUBELET  rule 13, the leader's half: a silent node is dead after the dead window even when its
+ *               kubelet still reports, i.e. when the agent is absent, not fenced (leader_liveness.c)
+ *   MAJORITY_FAILSAFE rule 13, the agent's half: the failsafe keeps members with a strict majority of
+ *               agents reached, not every agent hosting a member (agent_peers.c rss_agent_failsafe_keep)
+ *   NO_RULE14   a member left out of a minimumMembers recovery whose data may be newer than that seed is
+ *               a seed candidate, by sequence, in a later recovery (planner.c recovery)
+ *   HOLD_UID    the left-out mark is keyed to the pod: a re-created pod forgets it (the code before)
  * The fixes of the model's findings (docs/model.md), each removable the same way:
  *   NO_RETRACT  F1: no retraction of an unacknowledged start on a dead node (planner.c retract())
  *   NO_REVIVE   F2: a changed observed report does not revive a dead node (leader_liveness.c
@@ -33,11 +42,15 @@
  *   STATUSEPOCH F5's second shape: the status write carries status.epoch (leader_status_patch before
  *               the fix), so a deposed leader's late status write lowers the floor
  * Options: OPTIN (spec.recovery.minimumMembers = 2: rules 2 and 3 not checked, rule 1 is),
+ *   PRIMARIES=1 (one primary, the others secondaries), HOLD (left-out marks and rule 14's ghosts, with
+ *   OPTIN), LIGHTSOUT and FAULT_RECREATE (with HOLD), FAULT_ADOWN (an agent down), FAULT_GROUP (1/2: two
+ *   nodes cut off together), NO_PREMISE (the dead-node premise not asserted, to see what follows),
  *   faults FAULT_LEADER, FAULT_AGENT, FAULT_CTR, FAULT_DELETE, FAULT_OUTAGE, FAULT_PART (0/1/2),
  *   FIX_DEADUNRES (NOT the code: a dead node's unresolved action keeps blocking seeds), PART_IDLE,
  *   bounds MAXT MAXACQ MAXCRASH MAXAR MAXSEQ MAXAID MAXDEL, INITSEQ=abc (initial sequences), WRITES.
  * Properties: rule 1 and rule 2 in HOOK, rule 3 in PLAN, the outage rule in the agent's fence step,
- *   the dead-node premise in the leader's liveness step. docs/model.md has the results.
+ *   the dead-node premise (rule 13) in the leader's liveness step, rule 12 in PLAN (NoPrimary), rule 14 in
+ *   PLAN (recovery) and HOOK (joins). docs/model.md has the results.
  */
 
 #ifndef OPTIN
@@ -120,6 +133,52 @@
 #define DELETE_LATE 0    /* 1: the Lease is deleted only once its holder's epoch is in status.epoch (with NO_FLOORCAS,
                             finding F5 is the trace without; the NO_FLOOR mutant uses it) */
 #endif
+#ifndef PRIMARIES
+#define PRIMARIES 0      /* 1: spec.primaries 1, the others join as secondaries (the secondary hook); 0: all primary */
+#endif
+#ifndef NO_RULE12
+#define NO_RULE12 0      /* rule 12 removed: NoPrimary stops the secondaries when no primary is seen up, also
+                            when the primary is only unobserved (stale report, silent node) */
+#endif
+#ifndef FAULT_ADOWN
+#define FAULT_ADOWN 0    /* one node's agent is down (hung, OOM-killed, evicted): no heartbeat, no fence check,
+                            its members keep running; it comes back later */
+#endif
+#ifndef FAULT_GROUP
+#define FAULT_GROUP 0    /* two nodes cut off together: 1 = from the API and the third node, reaching each other;
+                            2 = also from the API only (both still reach the third node) */
+#endif
+#ifndef NO_KUBELET
+#define NO_KUBELET 0     /* rule 13's leader half removed: a silent node is dead after the dead window although
+                            its kubelet still reports (the agent is absent, not fenced) */
+#endif
+#ifndef MAJORITY_FAILSAFE
+#define MAJORITY_FAILSAFE 0 /* rule 13's agent half removed: the failsafe keeps members with a strict majority
+                            of agents reached (the code before), not every agent hosting a member */
+#endif
+#ifndef HOLD
+#define HOLD 0           /* the left-out marks of a minimumMembers recovery (status.leftOut), the hold, the
+                            history ghosts and the property of rule 14 (with OPTIN) */
+#endif
+#ifndef NO_RULE14
+#define NO_RULE14 0      /* rule 14 removed: a held member is a seed candidate by sequence in a later recovery
+                            (the joins keep their hold: the code before) */
+#endif
+#ifndef HOLD_UID
+#define HOLD_UID 0       /* the hold is keyed to the pod: a re-created pod forgets it (the code before) */
+#endif
+#ifndef LIGHTSOUT
+#define LIGHTSOUT 0      /* later lights-outs: every member's container stops at once (HOLD) */
+#endif
+#ifndef FAULT_RECREATE
+#define FAULT_RECREATE 0 /* a left-out member's pod is re-created (rollout, kubectl delete pod) (HOLD) */
+#endif
+#ifndef NO_PREMISE
+#define NO_PREMISE 0     /* 1: the dead-node premise is not asserted, so that a trace goes on to what a wrong
+                            dead verdict does (a seed beside a running primary) */
+#endif
+#define LIVENESS (FAULT_PART || FAULT_ADOWN || FAULT_GROUP)
+#define CUTS (FAULT_PART || FAULT_GROUP)
 #ifndef LATEFENCE
 #define LATEFENCE 0      /* 1: an agent restarted while cut off starts a new fence clock (F3 unfixed) */
 #endif
@@ -159,12 +218,15 @@
 #define R_STARTING 2
 #define R_PRIMARY 3
 #define R_UNKNOWN 4
+#define R_SECONDARY 5
+#define ISRUN(r) ((r) == R_PRIMARY || (r) == R_SECONDARY)
 
 #define A_NONE 0
 #define A_SEED 1
 #define A_PRIM 2
 #define A_STOP 3
-#define ISSTART(a) ((a) == A_SEED || (a) == A_PRIM)
+#define A_SEC 4
+#define ISSTART(a) ((a) == A_SEED || (a) == A_PRIM || (a) == A_SEC)
 
 #define RES_NONE 0
 #define RES_PENDING 1
@@ -175,13 +237,13 @@
 byte dEp[N], dAid[N], dAct[N], dGen[N];
 /* the member's observed record (written by the member's agent only) */
 byte oGen[N], oRole[N], oSeq[N], oLast[N], oLAct[N], oRes[N], oLE[N], oCtr[N];
-#define PACKD(k) (dEp[k] + 4 * dAid[k] + 64 * dAct[k] + 256 * dGen[k])
+#define PACKD(k) (dEp[k] + 4 * dAid[k] + 64 * dAct[k] + 512 * dGen[k])
 #define PACKO(k) (oGen[k] + 16 * oRole[k] + 128 * oSeq[k] + 1024 * oLast[k] + 16384 * oRes[k] + \
                   65536 * oLE[k] + 262144 * oCtr[k] + 2097152 * oLAct[k])
 #define D_EP(d)  ((d) % 4)
 #define D_AID(d) (((d) / 4) % 16)
-#define D_ACT(d) (((d) / 64) % 4)
-#define D_GEN(d) ((d) / 256)
+#define D_ACT(d) (((d) / 64) % 8)
+#define D_GEN(d) ((d) / 512)
 /* Lease rssd-leader */
 byte lHolder = NOHOLDER, lTrans = 0;
 bool lExpired = false, lGone = true;  /* no Lease before the first acquisition */
@@ -195,14 +257,44 @@ bool dbrun[N];           /* the database process runs in member i's container */
 byte seq[N];             /* sequence of the data on member i's volume */
 byte ctr[N];             /* container id (kubelet restarts make a new one) */
 bool apiDown = false;    /* API server outage */
-byte cut[N];             /* 1: node cut off from API and peers; 2: from the API only */
+byte cut[N];             /* 1: node cut off from API and peers; 2: from the API only; 3: from the API and
+                            the nodes not cut, reaching the other cut node (FAULT_GROUP) */
 byte hbT[N];             /* node i's heartbeat as leaders see it: 0 fresh, 1 silent, 2 silent past fence timeout + margin */
 byte cutT[N];            /* agent i's fence clock: 0 API ok, 1 counting since the cut, 2 past the fence timeout, 3 counting since a later restart */
 bool fev[N];             /* agent i ran its fence check after its fence timeout (fence.c): the leader's
                             margin (+5 s) is assumed to cover the check and the CRI stop */
-#define AAPI(i) (!apiDown && cut[i] == 0)
+#if FAULT_ADOWN
+bool adown[N];           /* agent i is down: it takes no step (its process hung or is gone) */
+#define AUP(i) (!adown[i])
+#define ADOWN(i) adown[i]
+#else
+#define AUP(i) true
+#define ADOWN(i) false
+#endif
+#if PRIMARIES == 1
+bool isP[N];             /* member i's database runs (ran last) as the primary, not as a secondary */
+#define RUNROLE(i) (dbrun[i] -> (isP[i] -> R_PRIMARY : R_SECONDARY) : R_STOPPED)
+#define PRIMRUN(k) (dbrun[k] && isP[k])
+#else
+#define RUNROLE(i) (dbrun[i] -> R_PRIMARY : R_STOPPED)
+#define PRIMRUN(k) dbrun[k]
+#endif
+#if HOLD
+/* RSS status.leftOut (API): bit k = member k was left out of a minimumMembers recovery and has not
+   rejoined since; loS[k] the seed's sequence of that recovery */
+byte lo = 0;
+byte loS[N];
+/* ghosts: the history of member k's data (lin[k]: data with one lineage and a lower sequence is a prefix
+   of data with a higher one); the current cluster's lineage and its highest acknowledged write */
+byte lin[N];
+byte curLin = 0, ackSeq = 0, nLin = 0;
+byte louts = 0, recre = 0;
+#define HAS(k) (lin[k] == curLin && seq[k] >= ackSeq)
+#define HELD(k) (BIT(lo, k) && (oSeq[k] == NOSEQ || oSeq[k] > loS[k]))
+#endif
+#define AAPI(i) (!apiDown && cut[i] == 0 && AUP(i))
 #define LAPI(c) (!apiDown && cut[c] == 0)
-#define PEER(i, j) (cut[i] != 1 && cut[j] != 1)
+#define PEER(i, j) (cut[i] != 1 && cut[j] != 1 && (cut[i] == 3) == (cut[j] == 3))
 
 /* ---------------- budgets and ghosts ---------------- */
 byte crashes = 0, arestarts = 0;
@@ -227,7 +319,7 @@ byte pchg[2];
                  if :: lph[1] != 0 -> pchg[1] = pchg[1] | (1 << (k)) :: else -> skip fi
 
 hidden byte h_k, h_j, h_t, h_best, h_nc, h_nm, h_x;
-hidden byte h_keep, h_api, h_claim;
+hidden byte h_keep, h_api, h_claim, h_m, h_cand;
 hidden byte mDst, mStale, mObs, mFresh, mCur, mPend, mLive, mUncl, mUnres, mInfl, mRun, mPrimUp, mAct, mAlive, mDead;
 #define BIT(m, k) (((m) >> (k)) & 1)
 
@@ -239,7 +331,7 @@ byte orep[2];
    hook timeout and the stop's have passed since member k's last write-ahead (the planner's clock) */
 byte hfl = 0, htmo = 0;
 hidden int h_o;
-#if FAULT_PART
+#if LIVENESS
 #define OBS_BEGIN(i) h_o = PACKO(i)
 #define OBS_END(i) if :: h_o != PACKO(i) && isLG[0] -> orep[0] = orep[0] | (1 << (i)) :: else -> skip fi; \
                    if :: h_o != PACKO(i) && isLG[1] -> orep[1] = orep[1] | (1 << (i)) :: else -> skip fi
@@ -263,6 +355,19 @@ inline HOOK(i, a, ok) {
             assert(seq[i] >= seq[(i + 1) % N] && seq[i] >= seq[(i + 2) % N]);
 #endif
             printf("@@ m%d SEED: bootstraps a new cluster with seq %d (seqs %d %d %d)\n", i, seq[i], seq[0], seq[1], seq[2]);
+#if HOLD
+            /* a new history forks off the seed's: data of the seed's lineage up to its sequence is a
+               prefix of it; data of that lineage beyond it is given up (diverged) */
+            nLin++; h_m = lin[i]; h_j = 0;
+            do
+            :: h_j < N -> if :: h_j == i || (lin[h_j] == h_m && seq[h_j] <= seq[i]) -> lin[h_j] = nLin :: else -> skip fi; h_j++
+            :: else -> break
+            od;
+            curLin = nLin; ackSeq = seq[i];
+#endif
+#if PRIMARIES == 1
+            isP[i] = true;
+#endif
             dbrun[i] = true; ok = 1
        fi
   :: a == A_PRIM ->
@@ -279,10 +384,42 @@ inline HOOK(i, a, ok) {
                  assert(seq[i] <= seq[h_j]);
 #endif
                  printf("@@ m%d PRIMARY: joins m%d, seq %d -> %d\n", i, h_j, seq[i], seq[h_j]);
+#if HOLD
+                 /* RULE 14: a diverged history is never joined (its given-up writes overwritten) unless
+                    the admin released it */
+                 assert(lin[i] == curLin);
+                 lin[i] = lin[h_j];
+#endif
+#if PRIMARIES == 1
+                 isP[i] = true;
+#endif
                  seq[i] = seq[h_j]; dbrun[i] = true; ok = 1
             :: else -> printf("@@ m%d PRIMARY: no running peer, fails\n", i); ok = 0
             fi
        fi
+#if PRIMARIES == 1
+  :: a == A_SEC ->
+       if
+       :: dbrun[i] -> ok = 1
+       :: else ->
+            h_j = N;                       /* a secondary follows the running primary */
+            if :: PRIMRUN((i + 1) % N) -> h_j = (i + 1) % N :: else -> skip fi;
+            if :: h_j == N && PRIMRUN((i + 2) % N) -> h_j = (i + 2) % N :: else -> skip fi;
+            if
+            :: h_j < N ->
+#if !OPTIN
+                 assert(seq[i] <= seq[h_j]);   /* RULE 2 for a joiner */
+#endif
+#if HOLD
+                 assert(lin[i] == curLin);     /* RULE 14, as for a primary's join */
+                 lin[i] = lin[h_j];
+#endif
+                 printf("@@ m%d SECONDARY: follows m%d, seq %d -> %d\n", i, h_j, seq[i], seq[h_j]);
+                 seq[i] = seq[h_j]; dbrun[i] = true; isP[i] = false; ok = 1
+            :: else -> printf("@@ m%d SECONDARY: no running primary, fails\n", i); ok = 0
+            fi
+       fi
+#endif
   :: a == A_STOP -> dbrun[i] = false; ok = 1
   :: else -> ok = 0
   fi
@@ -343,9 +480,9 @@ end:
        if :: h_t != aGen -> aSeq = NOSEQ :: else -> skip fi;                        /* drop_sequence */
        h_j = (h_t != aGen);                                                         /* bumped */
        aGen = h_t; aCtr = ctr[i];
-       aRole = (dbrun[i] -> R_PRIMARY : R_STOPPED);                                 /* do_status */
+       aRole = RUNROLE(i);                                                          /* do_status */
        if
-       :: h_x != R_UNKNOWN && !h_j && (h_x == R_PRIMARY || h_x == R_STARTING) &&
+       :: h_x != R_UNKNOWN && !h_j && (ISRUN(h_x) || h_x == R_STARTING) &&
           aRole == R_STOPPED && !h_api -> aGen++                                    /* crash in its container */
        :: else -> skip
        fi;
@@ -394,7 +531,7 @@ end:
      }
 
   /* execute(): the hook (CRI ExecSync, no API needed), then status and sequence */
-  :: d_step { hAct != 0 ->
+  :: d_step { hAct != 0 && AUP(i) ->
        if
        :: hCtr != ctr[i] -> aRole = R_UNKNOWN; ok = 0   /* container gone: result interrupted */
        :: else ->
@@ -406,17 +543,17 @@ end:
                  dbrun[i] = false; weStopped = true
             :: else -> skip
             fi;
-            aRole = (dbrun[i] -> R_PRIMARY : R_STOPPED);
+            aRole = RUNROLE(i);
             aSeq = (aRole == R_STOPPED -> seq[i] : NOSEQ)
        fi;
        aRes = RES_FINAL; hAct = 0; hCtr = 0; dirty = true; ok = 0; hfl = hfl & ~(1 << i); assert(aGen < 15) }
 
   /* agent_reconcile.c: the periodic status (every reconcileInterval, and at a new epoch) of a member not stopped */
-  :: d_step { hAct == 0 && probed && myCtr == ctr[i] && aRole != R_STOPPED && aRole != R_NONE ->
+  :: d_step { AUP(i) && hAct == 0 && probed && myCtr == ctr[i] && aRole != R_STOPPED && aRole != R_NONE ->
        h_x = aRole;
-       aRole = (dbrun[i] -> R_PRIMARY : R_STOPPED);
+       aRole = RUNROLE(i);
        if
-       :: (h_x == R_PRIMARY || h_x == R_STARTING) && aRole == R_STOPPED && !weStopped ->
+       :: (ISRUN(h_x) || h_x == R_STARTING) && aRole == R_STOPPED && !weStopped ->
             aGen++; assert(aGen < 15)                   /* rss_agent_status_is_crash */
        :: else -> skip
        fi;
@@ -431,18 +568,22 @@ end:
        OBS_END(i) }
 
   /* fence.c agent_fence_check + agent_peers.c rss_agent_failsafe_keep: past the fence timeout, stop
-     the member unless this agent reaches a strict majority of the agents hosting the RSS and none of
-     them reaches the API server */
-  :: d_step { cutT[i] == 2 && !fst ->
+     the member unless this agent reaches every other agent hosting a member of the RSS (rule 13; a
+     strict majority before it) and none of them reaches the API server */
+  :: d_step { AUP(i) && cutT[i] == 2 && !fst ->
        h_nc = 1; h_api = false;
        h_j = (i + 1) % N;
-       if :: PEER(i, h_j) -> h_nc++; if :: AAPI(h_j) -> h_api = true :: else -> skip fi :: else -> skip fi;
+       if :: PEER(i, h_j) && AUP(h_j) -> h_nc++; if :: AAPI(h_j) -> h_api = true :: else -> skip fi :: else -> skip fi;
        h_j = (i + 2) % N;
-       if :: PEER(i, h_j) -> h_nc++; if :: AAPI(h_j) -> h_api = true :: else -> skip fi :: else -> skip fi;
+       if :: PEER(i, h_j) && AUP(h_j) -> h_nc++; if :: AAPI(h_j) -> h_api = true :: else -> skip fi :: else -> skip fi;
 #if NO_PEERAPI
        h_api = false;
 #endif
+#if MAJORITY_FAILSAFE
        h_keep = !h_api && 2 * h_nc > N;
+#else
+       h_keep = !h_api && h_nc == N;   /* rule 13: every agent hosting a member reached (Patroni's rule) */
+#endif
 #if NO_FAILSAFE
        h_keep = false;
 #endif
@@ -459,13 +600,13 @@ end:
        fi; fev[i] = true }
 
   /* the API is back: fencing ends; a fenced member is re-probed (agent_reconcile.c j->fence_done) */
-  :: d_step { cutT[i] == 0 && (fst || fdone) -> fst = false;
+  :: d_step { AUP(i) && cutT[i] == 0 && (fst || fdone) -> fst = false;
               if :: fdone -> weStopped = true; probed = false; fdone = false :: else -> skip fi }
 
 #if FAULT_AGENT
   /* rssd restarts on this node: memory lost; the next instance reads its own observed record back
      and, from its state file, its fence clock (fence_persist.c; LATEFENCE: without) */
-  :: d_step { arestarts < MAXAR -> arestarts++;
+  :: d_step { AUP(i) && arestarts < MAXAR -> arestarts++;
        printf("@@ A%d RESTARTS\n", i);
        lk = false; lv = 0;
 #if NO_RULE8
@@ -494,6 +635,9 @@ end:
 inline LEADER_RESET() {
   isL = false; isLG[c] = false; dl[c] = false; ep = 0; ph = P_IDLE; claim = false; fm = 0; flr = false;
   pAct = 0; pS = 0; pGen = 0; pchg[c] = 0;
+#if HOLD
+  pLo = 0;
+#endif
   lsil = 0; ldead = 0
 }
 
@@ -502,7 +646,7 @@ inline PLAN() {
   mObs = 0; mFresh = 0; mCur = 0; mPend = 0; mLive = 0; mUncl = 0; mUnres = 0; mInfl = 0;
   mRun = 0; mPrimUp = 0; mAct = 0; mAlive = 0; mDead = 0;
   h_claim = false; fm = 0; mStale = 0; mDst = 0;
-#if FAULT_PART && !NO_REVIVE
+#if LIVENESS && !NO_REVIVE
   /* leader_liveness_reports on this LIST: a changed report revives its node (finding F2's fix) */
   lsil = lsil & ~orep[c]; ldead = ldead & ~orep[c];
 #endif
@@ -528,7 +672,7 @@ inline PLAN() {
        fi;
        if
        :: BIT(mObs, h_k) && !BIT(mDead, h_k) &&
-          (oRole[h_k] == R_STARTING || oRole[h_k] == R_PRIMARY || BIT(mPend, h_k)) -> mLive = mLive | h_x
+          (oRole[h_k] == R_STARTING || ISRUN(oRole[h_k]) || BIT(mPend, h_k)) -> mLive = mLive | h_x
        :: else -> skip
        fi;
        if
@@ -561,9 +705,9 @@ inline PLAN() {
        :: else -> skip
        fi;
        if
-       :: BIT(mCur, h_k) && !BIT(mDead, h_k) && oRole[h_k] == R_PRIMARY && !BIT(mPend, h_k) ->
-            mRun = mRun | h_x;
-            if :: BIT(mAlive, h_k) -> mPrimUp = mPrimUp | h_x :: else -> skip fi
+       :: BIT(mCur, h_k) && !BIT(mDead, h_k) && ISRUN(oRole[h_k]) && !BIT(mPend, h_k) ->
+            mRun = mRun | h_x;              /* running: a primary or a secondary */
+            if :: BIT(mAlive, h_k) && oRole[h_k] == R_PRIMARY -> mPrimUp = mPrimUp | h_x :: else -> skip fi
        :: else -> skip
        fi;
        if
@@ -591,10 +735,23 @@ inline PLAN() {
             :: mPrimUp == 0 ->
                  if
                  :: mInfl != 0 -> skip                         /* WaitingForStart */
+#if !NO_RULE12
+                 /* rule 12: a member whose report is not under this epoch or whose node is silent (not
+                    judged dead) may be a running primary: wait for it (WaitingForMembers) */
+                 :: mInfl == 0 && (mDead | (mCur & mAlive)) != 7 -> skip
+                 :: mInfl == 0 && (mDead | (mCur & mAlive)) == 7 ->
+#else
                  :: else ->                                    /* NoPrimary: stop a running member */
+#endif
                       h_k = 0;
                       do
-                      :: h_k < N && BIT(mLive, h_k) && BIT(mAct, h_k) && BIT(mRun, h_k) -> pAct = A_STOP; pS = h_k; break
+                      :: h_k < N && BIT(mLive, h_k) && BIT(mAct, h_k) && BIT(mRun, h_k) ->
+                           printf("@@ L%d NoPrimary: stops m%d (current+alive %d, dead %d)\n", c, h_k, mCur & mAlive, mDead);
+#if PRIMARIES == 1
+                           /* RULE 12: the leader stops a secondary for "no primary" only when no primary runs */
+                           assert(!PRIMRUN(0) && !PRIMRUN(1) && !PRIMRUN(2));
+#endif
+                           pAct = A_STOP; pS = h_k; break
                       :: h_k < N && !(BIT(mLive, h_k) && BIT(mAct, h_k) && BIT(mRun, h_k)) -> h_k++
                       :: h_k >= N -> break
                       od
@@ -613,21 +770,29 @@ inline PLAN() {
                       :: h_k < N ->
                            if
                            :: BIT(mAct, h_k) && oRole[h_k] == R_STOPPED &&
+#if HOLD
+                              !HELD(h_k) &&                    /* hold_newer(): NewerThanSeed */
+#endif
                               (h_best == N || (oSeq[h_k] != NOSEQ && (oSeq[h_best] == NOSEQ || oSeq[h_k] > oSeq[h_best]))) -> h_best = h_k
                            :: else -> skip
                            fi; h_k++
                       :: else -> break
                       od;
-                      if :: h_best < N -> pAct = A_PRIM; pS = h_best :: else -> skip fi
+                      if :: h_best < N -> pAct = (PRIMARIES == 1 -> A_SEC : A_PRIM); pS = h_best :: else -> skip fi
                  :: else -> skip
                  fi
             fi
        :: mLive == 0 && (mUncl != 0 || mUnres != 0 || mDst != 0) -> skip   /* rule 8: wait for every action to resolve (F4: and a dead node's start) */
        :: mLive == 0 && mUncl == 0 && mUnres == 0 && mDst == 0 ->           /* recovery() */
-            h_nc = 0; h_nm = 0; h_best = N; h_k = 0;
+            h_nc = 0; h_nm = 0; h_best = N; h_k = 0; h_cand = 0;
             do
             :: h_k < N ->
                  if
+#if HOLD && !NO_RULE14
+                 /* rule 14: a member left out of a recovery that may hold writes the cluster gave up is
+                    never a candidate until it rejoined */
+                 :: HELD(h_k) -> h_nm++
+#endif
 #if NO_RULE3
                  :: BIT(mDead, h_k) -> skip                    /* the first release: a dead node is permission */
                  :: !BIT(mDead, h_k) && (!BIT(mAlive, h_k) || !BIT(mCur, h_k) || oRole[h_k] != R_STOPPED ||
@@ -637,7 +802,7 @@ inline PLAN() {
                     oSeq[h_k] == NOSEQ
 #endif
                     -> h_nm++                                  /* missing (rule 3 as corrected) */
-                 :: else -> h_nc++;
+                 :: else -> h_nc++; h_cand = h_cand | (1 << h_k);
                       if :: h_best == N || oSeq[h_k] > oSeq[h_best] -> h_best = h_k :: else -> skip fi
                  fi; h_k++
             :: else -> break
@@ -648,6 +813,14 @@ inline PLAN() {
                  /* RULE 3: no seed before every member reported (a candidate of this epoch) */
                  assert(h_nc == N);
 #endif
+                 printf("@@ L%d plans seed m%d, candidates %d (left out %d)\n", c, h_best, h_cand, 7 & ~h_cand);
+#if HOLD
+                 /* RULE 14 (and rule 2 among the candidates): the seed's data holds every write the
+                    current cluster acknowledged whenever a candidate's does; only writes held by members
+                    left out can be given up (the admin's opt-in) */
+                 assert(HAS(h_best) || !((BIT(h_cand, 0) && HAS(0)) || (BIT(h_cand, 1) && HAS(1)) || (BIT(h_cand, 2) && HAS(2))));
+                 pLo = 7 & ~h_cand;                            /* status.leftOut, written with the seed */
+#endif
                  pAct = A_SEED; pS = h_best
             :: else -> skip                                    /* WaitingForMembers */
             fi
@@ -657,6 +830,9 @@ inline PLAN() {
        :: else -> ph = P_STATUS
        fi
   fi
+#if HOLD
+  ; lo = lo & ~mRun                                            /* a left-out member that rejoined is released */
+#endif
 }
 
 /* a late leader (dl) sends the one write it had checked, then stops */
@@ -672,6 +848,9 @@ proctype Leader(byte c)
   byte pAct = 0, pS = 0, pGen = 0;
   byte lsil = 0, ldead = 0;   /* leader_liveness.c: nodes seen silent / dead on this leader's clock */
   bool flr = false;      /* leader.c floors: this term raised the RSS's epoch floor */
+#if HOLD
+  byte pLo = 0;          /* the members a planned seed leaves out */
+#endif
 end:
   do
 #if FAULT_DELETE
@@ -713,7 +892,7 @@ end:
   :: d_step { isL -> printf("@@ L%d stops acting\n", c); LEADER_RESET() }
 #endif
 
-#if FAULT_PART
+#if LIVENESS
 #if FAULT_DELETE
   :: d_step { maxT != 0 -> maxT = 0; LEADER_RESET() }         /* crash: rssd restarts, memory lost */
 #endif
@@ -726,10 +905,17 @@ end:
             if
             :: hbT[h_k] == 0 -> lsil = lsil & ~(1 << h_k); ldead = ldead & ~(1 << h_k)
             :: hbT[h_k] >= 1 && !BIT(lsil, h_k) -> lsil = lsil | (1 << h_k)   /* not renewed in its duration */
-            :: hbT[h_k] == 2 && BIT(lsil, h_k) && (fev[h_k] || cutT[h_k] == 3) ->   /* a restarted agent's later clock holds nobody up */
+            /* a restarted agent's later clock holds nobody up; an agent that is down ran no fence check
+               (the leader's dead window passes all the same); rule 13: only a node whose kubelet no longer
+               reports (Node not Ready: it lost the API too) is dead, a silent agent on a Ready node is absent */
+            :: hbT[h_k] == 2 && BIT(lsil, h_k) && (fev[h_k] || cutT[h_k] == 3 || ADOWN(h_k)) &&
+               (NO_KUBELET || cut[h_k] != 0) ->
                  /* THE DEAD-NODE PREMISE: a node this leader judges dead has no running member
                     (planner.c treats its members as fenced) */
+                 printf("@@ L%d judges node %d dead (m%d running: %d)\n", c, h_k, h_k, dbrun[h_k]);
+#if !NO_PREMISE
                  assert(!dbrun[h_k]);
+#endif
                  ldead = ldead | (1 << h_k); lsil = lsil & ~(1 << h_k)
             :: else -> skip
             fi; h_k++
@@ -787,11 +973,21 @@ end:
        if
        :: !BIT(pchg[c], pS) ->                                 /* CAS on the LIST's version */
             dEp[pS] = ep; dAid[pS] = nextAid; dAct[pS] = pAct; dGen[pS] = pGen; nextAid++; TOUCH(pS);
+#if HOLD
+            /* the left-out marks (status.leftOut, by ordinal: they outlive the pod), with the seed */
+            if :: pAct == A_SEED && BIT(pLo, 0) && !BIT(lo, 0) -> lo = lo | 1; loS[0] = oSeq[pS] :: else -> skip fi;
+            if :: pAct == A_SEED && BIT(pLo, 1) && !BIT(lo, 1) -> lo = lo | 2; loS[1] = oSeq[pS] :: else -> skip fi;
+            if :: pAct == A_SEED && BIT(pLo, 2) && !BIT(lo, 2) -> lo = lo | 4; loS[2] = oSeq[pS] :: else -> skip fi;
+#endif
             printf("@@ L%d desired m%d: act %d id %d gen %d epoch %d\n", c, pS, pAct, dAid[pS], pGen, ep);
             ph = P_STATUS
        :: else -> ph = P_IDLE
        fi;
-       pAct = 0; pS = 0; pGen = 0; pchg[c] = 0; LATE() }
+       pAct = 0; pS = 0; pGen = 0; pchg[c] = 0;
+#if HOLD
+       pLo = 0;
+#endif
+       LATE() }
 
   /* apply_status before F5's fix: the status carried status.epoch = this leader's epoch */
 #if FAULT_DELETE && (NO_FLOORCAS || STATUSEPOCH)
@@ -826,7 +1022,7 @@ end:
 #endif
 #if WRITES
   /* a client write committed by the running cluster */
-  :: d_step { (dbrun[0] || dbrun[1] || dbrun[2]) ->
+  :: d_step { (PRIMRUN(0) || PRIMRUN(1) || PRIMRUN(2)) ->   /* with a secondary: replicated synchronously */
        h_t = 0;
        if :: dbrun[0] && seq[0] > h_t -> h_t = seq[0] :: else -> skip fi;
        if :: dbrun[1] && seq[1] > h_t -> h_t = seq[1] :: else -> skip fi;
@@ -835,7 +1031,11 @@ end:
        :: h_t < MAXSEQ ->
             if :: dbrun[0] -> seq[0] = h_t + 1 :: else -> skip fi;
             if :: dbrun[1] -> seq[1] = h_t + 1 :: else -> skip fi;
-            if :: dbrun[2] -> seq[2] = h_t + 1 :: else -> skip fi
+            if :: dbrun[2] -> seq[2] = h_t + 1 :: else -> skip fi;
+#if HOLD
+            ackSeq = h_t + 1;
+#endif
+            skip
        :: else -> skip
        fi }
 #endif
@@ -872,6 +1072,44 @@ end:
   :: d_step { !faulted && PARTOK -> faulted = true; cut[0] = 2; hbT[0] = 1; cutT[0] = 1; printf("@@ node 0 cut off (API only)\n") }
   :: d_step { !faulted && PARTOK -> faulted = true; cut[2] = 2; hbT[2] = 1; cutT[2] = 1; printf("@@ node 2 cut off (API only)\n") }
 #endif
+#endif
+#if FAULT_GROUP
+  /* two nodes cut off together from the API and from the third node (the leader's, when it leads from
+     there), still reaching each other: each side's agents count their reachable peers */
+  :: d_step { !faulted && PARTOK -> faulted = true; cut[1] = 3; cut[2] = 3; hbT[1] = 1; hbT[2] = 1; cutT[1] = 1; cutT[2] = 1;
+              printf("@@ nodes 1, 2 cut off together (API and node 0)\n") }
+  :: d_step { !faulted && PARTOK -> faulted = true; cut[0] = 3; cut[2] = 3; hbT[0] = 1; hbT[2] = 1; cutT[0] = 1; cutT[2] = 1;
+              printf("@@ nodes 0, 2 cut off together (API and node 1)\n") }
+#if FAULT_GROUP >= 2
+  /* two nodes cut off from the API only: they still reach the third node, which has the API */
+  :: d_step { !faulted && PARTOK -> faulted = true; cut[1] = 2; cut[2] = 2; hbT[1] = 1; hbT[2] = 1; cutT[1] = 1; cutT[2] = 1;
+              printf("@@ nodes 1, 2 cut off together (API only)\n") }
+  :: d_step { !faulted && PARTOK -> faulted = true; cut[0] = 2; cut[2] = 2; hbT[0] = 1; hbT[2] = 1; cutT[0] = 1; cutT[2] = 1;
+              printf("@@ nodes 0, 2 cut off together (API only)\n") }
+#endif
+#endif
+#if FAULT_ADOWN
+  /* node k's agent is down (SIGSTOP, OOM kill, eviction, a slow image pull): no heartbeat, no fence
+     check, no report; the node, its kubelet and its members are fine. It comes back later. */
+  :: d_step { !faulted -> faulted = true; adown[0] = true; hbT[0] = 1; printf("@@ agent 0 DOWN\n") }
+  :: d_step { !faulted -> faulted = true; adown[1] = true; hbT[1] = 1; printf("@@ agent 1 DOWN\n") }
+  :: d_step { !faulted -> faulted = true; adown[2] = true; hbT[2] = 1; printf("@@ agent 2 DOWN\n") }
+  :: d_step { adown[0] || adown[1] || adown[2] -> adown[0] = false; adown[1] = false; adown[2] = false;
+              hbT[0] = 0; hbT[1] = 0; hbT[2] = 0; printf("@@ agent back\n") }
+#endif
+#if HOLD && LIGHTSOUT
+  /* a later lights-out: every member's container stops at once (a hook in flight is interrupted) */
+  :: d_step { louts < LIGHTSOUT && (dbrun[0] || dbrun[1] || dbrun[2]) -> louts++;
+              dbrun[0] = false; dbrun[1] = false; dbrun[2] = false; ctr[0]++; ctr[1]++; ctr[2]++;
+              printf("@@ LIGHTS OUT again (seqs %d %d %d)\n", seq[0], seq[1], seq[2]) }
+#endif
+#if HOLD && FAULT_RECREATE
+  /* a left-out member's pod is re-created (rollout, kubectl delete pod, suspend/resume): a new container */
+  :: d_step { recre < FAULT_RECREATE && BIT(lo, 0) -> recre++; dbrun[0] = false; ctr[0]++; if :: HOLD_UID -> lo = lo & ~1 :: else -> skip fi; printf("@@ pod m0 re-created\n") }
+  :: d_step { recre < FAULT_RECREATE && BIT(lo, 1) -> recre++; dbrun[1] = false; ctr[1]++; if :: HOLD_UID -> lo = lo & ~2 :: else -> skip fi; printf("@@ pod m1 re-created\n") }
+  :: d_step { recre < FAULT_RECREATE && BIT(lo, 2) -> recre++; dbrun[2] = false; ctr[2]++; if :: HOLD_UID -> lo = lo & ~4 :: else -> skip fi; printf("@@ pod m2 re-created\n") }
+#endif
+#if LIVENESS
   /* time: the fence timeout passes (agent's clock fires), then the leader's margin (+5 s) */
   :: d_step { (hbT[0] == 1 || hbT[1] == 1 || hbT[2] == 1) && !apiDown ->
        h_k = 0;
@@ -879,6 +1117,8 @@ end:
        :: h_k < N -> if :: hbT[h_k] == 1 -> hbT[h_k] = 2; if :: cutT[h_k] == 1 -> cutT[h_k] = 2 :: else -> skip fi :: else -> skip fi; h_k++
        :: else -> break
        od; h_k = 0 }
+#endif
+#if CUTS
   :: d_step { (cutT[0] == 3 || cutT[1] == 3 || cutT[2] == 3) ->
        if :: cutT[0] == 3 -> cutT[0] = 2 :: else -> skip fi;
        if :: cutT[1] == 3 -> cutT[1] = 2 :: else -> skip fi;
@@ -920,6 +1160,10 @@ init {
     if :: seq[2] = 1 :: seq[2] = 2 fi;
 #endif
     ctr[0] = 1; ctr[1] = 1; ctr[2] = 1;
+#if HOLD
+    /* the cluster before the lights-out acknowledged every write some member holds */
+    ackSeq = (seq[0] > seq[1] -> seq[0] : seq[1]); ackSeq = (seq[2] > ackSeq -> seq[2] : ackSeq);
+#endif
     printf("@@ lights out over: all stopped, data seq m0=%d m1=%d m2=%d\n", seq[0], seq[1], seq[2]);
     run Env();
     run Agent(0); run Agent(1); run Agent(2);
