@@ -64,13 +64,41 @@ static int64_t duration_ms(const cJSON *lease)
     return (int64_t)(s * 1000);
 }
 
+/* The agent's --fence-timeout from its heartbeat Lease, in [0, 1 h]; 0 when absent or malformed. A
+ * forged larger value only makes this leader wait longer before judging the node dead. */
+static int64_t published_fence_ms(const cJSON *lease)
+{
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(lease, "metadata"), "annotations"),
+        RSS_ANNOTATION_FENCE_TIMEOUT));
+    const int64_t max = 3600 * 1000;
+    int64_t ms = 0;
+    for (const char *p = v; p && *p; p++) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        if (ms <= max) /* no overflow: the digits past the bound only keep it over */
+            ms = ms * 10 + (*p - '0');
+    }
+    return ms > max ? max : ms;
+}
+
+/* The node is judged with the longer of the two fence timeouts: an agent updated to a longer one
+ * still stops its members only at its own. */
+static int64_t node_window(const struct leader_liveness *lv, const struct leader_node_obs *o,
+                           int64_t dead_after_ms)
+{
+    return lv->own_fence_ms > 0 && o->fence_ms > lv->own_fence_ms
+               ? dead_after_ms + o->fence_ms - lv->own_fence_ms
+               : dead_after_ms;
+}
+
 static void verdict(const struct leader_liveness *lv, const struct leader_node_obs *o, int64_t now_ms,
                     int64_t dead_after_ms, bool *alive, bool *dead, int64_t *silent_ms)
 {
     int64_t since = o->changed_ms > lv->clock_start_ms ? o->changed_ms : lv->clock_start_ms;
     int64_t silent = now_ms - since;
     *alive = silent < o->duration_ms;
-    *dead = silent >= dead_after_ms;
+    *dead = silent >= node_window(lv, o, dead_after_ms);
     *silent_ms = *alive ? 0 : silent;
 }
 
@@ -105,6 +133,7 @@ bool leader_liveness_update(struct leader_liveness *lv, const cJSON *leases, int
             o->changed_ms = now_ms;
         }
         o->duration_ms = duration_ms(it);
+        o->fence_ms = published_fence_ms(it);
     }
     /* Report a change of any verdict, so that the caller plans again at once. */
     bool changed = false;
@@ -190,4 +219,16 @@ void leader_liveness_node(const struct leader_liveness *lv, const char *node, in
     const struct leader_node_obs *o = node ? find(lv, node) : NULL;
     if (o) /* a node without a heartbeat Lease is unknown: neither alive nor dead (waiting is safe) */
         verdict(lv, o, now_ms, dead_after_ms, alive, dead, silent_ms);
+}
+
+int64_t leader_liveness_dead_at(const struct leader_liveness *lv, const char *node, int64_t now_ms,
+                                int64_t dead_after_ms)
+{
+    const struct leader_node_obs *o = node ? find(lv, node) : NULL;
+    bool alive, dead;
+    int64_t silent;
+    if (!o)
+        return 0;
+    verdict(lv, o, now_ms, dead_after_ms, &alive, &dead, &silent);
+    return alive || dead ? 0 : now_ms + node_window(lv, o, dead_after_ms) - silent;
 }

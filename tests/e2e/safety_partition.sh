@@ -175,11 +175,12 @@ sc_image_typo() {
     wait_until 90 "$R's pods to go" gone
 }
 
-# ---- 3. (a reproduction, not in the default list: it fails today) the leader's dead verdict, fence
-#         timeout + 5 s, takes the silent node's members as stopped, but the agent's fence runs the
-#         `stop` hook, which may take up to its timeout (30 s here, 10 min by default). A primary whose
-#         `stop` takes 20 s on a node cut off from everything: the leader seeds a secondary (minimumMembers
-#         1) while the old primary still runs.
+# ---- 3. the leader's dead verdict takes the silent node's members as stopped, but the agent's fence runs
+#         the `stop` hook, which may take up to its timeout (30 s here, 10 min by default). A primary
+#         whose `stop` takes 20 s on a node cut off from everything: the leader must not seed a secondary
+#         (minimumMembers 1) while the old primary still runs (it did 16 s after the cut, with fence
+#         timeout + 5 s as the window), and must fail over once the window (fence timeout + the stop
+#         timeout + the kill + the margin) has passed.
 sc_slow_fence_stop() {
     local R=sf pm P L mark others
     for _ in 1 2 3; do
@@ -200,18 +201,21 @@ sc_slow_fence_stop() {
     echo 20 >"$RSS_WORLD_DIR/pv/$NS/data-$pm/delay-stop"
     mark=$(now)
     "$WORLD" partition "$P" || fail "partition $P"
-    sleep $((DEAD_S + 30))
+    # The window: fence timeout + the 30 s stop timeout + the 5 s kill + the 5 s margin; then a pass.
+    failed_over() { [ -n "$(hook_lines "$mark" $R seed primary | grep -v " $pm " | grep ' rc=0$')" ]; }
+    wait_until $((DEAD_S + 30 + 5 + 40)) "a failover away from $pm" failed_over
     others=$(primaries_overlap "$mark" $R "$pm")
     rm -f "$RSS_WORLD_DIR/pv/$NS/data-$pm/delay-stop"
     "$WORLD" heal "$P" || fail "heal $P"
     note "hooks: $(hook_lines "$mark" $R seed primary secondary stop | awk '{print $1, $2, $3, $NF}' | tr '\n' ';')"
+    [ -n "$(hook_lines "$mark" $R stop | grep " $pm ")" ] || fail "the old primary $pm never ran stop"
     [ -z "$others" ] || fail "two primaries: $others"
     k delete rss $R -n "$NS" --wait=false >/dev/null || true
     gone() { [ "$(members_json $R | jq '.items | length')" = 0 ]; }
     wait_until 90 "$R's pods to go" gone
 }
 
-all=(split_brain image_typo)
+all=(split_brain image_typo slow_fence_stop)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
 
