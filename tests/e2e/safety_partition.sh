@@ -198,6 +198,11 @@ sc_slow_fence_stop() {
     pm=$(primary_member $R)
     P=$(node_of "$pm")
     [ "$P" != "$L" ] || fail "setup: the primary $pm runs on the leader's node $L"
+    # The agent publishes its fence timeout for the leader's window (the longer of the two counts).
+    local pub
+    pub=$(k get lease "rssd-node-$P" -n "$RSSD_NS" -o json |
+        jq -r '.metadata.annotations["rss.clusterlabs.org/fence-timeout"] // ""')
+    [ "$pub" = "$((FENCE_S * 1000))" ] || fail "node $P's heartbeat Lease publishes fence timeout '$pub'"
     echo 20 >"$RSS_WORLD_DIR/pv/$NS/data-$pm/delay-stop"
     mark=$(now)
     "$WORLD" partition "$P" || fail "partition $P"
