@@ -257,7 +257,9 @@ static int drop_records_of_deleted(struct rss_leader *l, const struct leader_ctx
             const char *cns = md_str(cr, "namespace"), *cname = md_str(cr, "name");
             exists |= cns && cname && !strcmp(cns, ns) && !strcmp(cname, rss);
         }
-        if (exists)
+        /* Rule 14: a held member's record outlives its RSS, so a re-created RSS finds the hold; the
+         * admin deletes the record to give the member's data up. */
+        if (exists || leader_record_holds(cm))
             continue;
         if (!leader_still_leading(ctx))
             return LEADER_LOST;
@@ -355,8 +357,19 @@ int rss_leader_epoch_floor(void *scope, int64_t *floor, rss_error_t *err)
     {
         const cJSON *e =
             cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "status"), "epoch");
-        if (cJSON_IsNumber(e) && e->valuedouble > (double)*floor && e->valuedouble <= 9007199254740992.0)
-            *floor = (int64_t)e->valuedouble;
+        if (!cJSON_IsNumber(e) || e->valuedouble <= (double)*floor)
+            continue;
+        /* Epochs are leaseTransitions (int32): a floor the Lease cannot go above was never written by a
+         * leader, it is forged or corrupt. Taken as a floor it would make every acquisition fail, for
+         * good; no pod holds such an epoch either (desired epochs above int32 are invalid). */
+        if (!leader_epoch_valid(e->valuedouble)) {
+            rss_log_warn("epoch floor: status.epoch %.0f of RSS %s/%s is not an epoch any Lease can carry; "
+                         "ignored (the next leader overwrites it)",
+                         e->valuedouble, md_str(cr, "namespace") ? md_str(cr, "namespace") : "?",
+                         md_str(cr, "name") ? md_str(cr, "name") : "?");
+            continue;
+        }
+        *floor = (int64_t)e->valuedouble;
     }
     return 0;
 }

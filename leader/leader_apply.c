@@ -20,18 +20,25 @@ bool leader_still_leading(const struct leader_ctx *ctx)
 
 cJSON *leader_record_patch(const struct rss_plan_patch *p)
 {
-    if (!p->set_desired)
+    if (!p->set_desired && !p->set_hold)
         return NULL;
     cJSON *patch = cJSON_CreateObject();
     /* The CAS (rule 9): the record must still be the version the decision was made from. */
     if (p->resource_version)
         cJSON_AddStringToObject(cJSON_AddObjectToObject(patch, "metadata"), "resourceVersion",
                                 p->resource_version);
-    _cleanup_free_ char *d = rss_annotation_desired_encode(&p->desired);
     cJSON *data = cJSON_AddObjectToObject(patch, "data");
-    cJSON_AddStringToObject(data, RSS_RECORD_DESIRED, d);
-    /* Written with the decision, so it never applies to another incarnation of the pod. */
-    cJSON_AddStringToObject(data, RSS_RECORD_DESIRED_FOR, p->pod_uid ? p->pod_uid : "");
+    if (p->set_desired) {
+        _cleanup_free_ char *d = rss_annotation_desired_encode(&p->desired);
+        cJSON_AddStringToObject(data, RSS_RECORD_DESIRED, d);
+        /* Written with the decision, so it never applies to another incarnation of the pod. */
+        cJSON_AddStringToObject(data, RSS_RECORD_DESIRED_FOR, p->pod_uid ? p->pod_uid : "");
+    }
+    /* Rule 14's hold: not tied to an incarnation (no *For key), it is about the volume. */
+    if (p->set_hold && p->hold)
+        cJSON_AddStringToObject(data, RSS_RECORD_LEFT_OUT, p->hold);
+    else if (p->set_hold)
+        cJSON_AddNullToObject(data, RSS_RECORD_LEFT_OUT);
     return patch;
 }
 
@@ -278,7 +285,8 @@ static const char *floor_and_rv(const cJSON *cr, int64_t *floor)
 {
     const cJSON *e =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "status"), "epoch");
-    *floor = cJSON_IsNumber(e) && e->valuedouble > 0 && e->valuedouble <= 9007199254740992.0
+    /* An invalid floor (above what a Lease can carry) counts as none: the CAS overwrites it. */
+    *floor = cJSON_IsNumber(e) && e->valuedouble > 0 && leader_epoch_valid(e->valuedouble)
                  ? (int64_t)e->valuedouble
                  : 0;
     return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
@@ -370,20 +378,18 @@ static int apply_status(const struct leader_ctx *ctx, const struct rss_spec *spe
     return LEADER_DONE;
 }
 
-/* A force-seed is used once: removed after the status recorded what it did (lastRecovery, the Events).
- * A JSON patch that first tests the value, so a new request the admin wrote meanwhile stays. */
-static int clear_force_seed(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
-                            rss_error_t *err)
+/* A force-seed or release-hold is used once: removed after the status recorded what it did (lastRecovery, the
+ * Events). A JSON patch that first tests the value, so a new request the admin wrote meanwhile stays. */
+static int clear_annotation(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
+                            const char *key, const char *ptr, rss_error_t *err)
 {
     const char *used = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "metadata"), "annotations"),
-        RSS_ANNOTATION_FORCE_SEED));
+        key));
     if (!used)
         return LEADER_DONE;
     if (!leader_still_leading(ctx))
         return LEADER_LOST;
-    /* JSON pointer: '/' in the key is written "~1" (RFC 6901). */
-    static const char ptr[] = "/metadata/annotations/rss.clusterlabs.org~1force-seed";
     _cleanup_json_ cJSON *ops = cJSON_CreateArray();
     cJSON *t = cJSON_CreateObject();
     cJSON_AddStringToObject(t, "op", "test");
@@ -401,7 +407,7 @@ static int clear_force_seed(const struct leader_ctx *ctx, const struct rss_spec 
             rss_error_release(err); /* changed or gone meanwhile: the next plan looks again */
             return LEADER_DONE;
         }
-        return rss_error_wrap(err, "removing the force-seed annotation of %s/%s", spec->ns, spec->name);
+        return rss_error_wrap(err, "removing the annotation %s of %s/%s", key, spec->ns, spec->name);
     }
     return LEADER_DONE;
 }
@@ -432,7 +438,15 @@ int leader_apply(const struct leader_ctx *ctx, const struct rss_spec *spec, cons
         return r;
     if ((r = apply_status(ctx, spec, cr, plan, err)) != LEADER_DONE)
         return r;
-    if (plan->clear_force_seed && (r = clear_force_seed(ctx, spec, cr, err)) != LEADER_DONE)
+    /* JSON pointer: '/' in the key is written "~1" (RFC 6901). */
+    if (plan->clear_force_seed &&
+        (r = clear_annotation(ctx, spec, cr, RSS_ANNOTATION_FORCE_SEED,
+                              "/metadata/annotations/rss.clusterlabs.org~1force-seed", err)) != LEADER_DONE)
+        return r;
+    /* After the record (written ahead with the patches) and the status say it is released. */
+    if (plan->clear_release_hold &&
+        (r = clear_annotation(ctx, spec, cr, RSS_ANNOTATION_RELEASE_HOLD,
+                              "/metadata/annotations/rss.clusterlabs.org~1release-hold", err)) != LEADER_DONE)
         return r;
     /* Rule 9: after fencing, decide only from a fresh LIST that shows our epoch on every pod. */
     return plan->fencing || plan->retracting ? LEADER_REPLAN : LEADER_DONE;

@@ -220,6 +220,13 @@ enum leader_outcome {
     LEADER_FOREIGN,  /* the RSS's StatefulSet or Service belongs to someone else: reported, nothing done */
 };
 
+/* An epoch floor (status.epoch) that a leader can have written: epochs are Lease leaseTransitions
+ * (int32), and the next leader takes floor + 1, which must fit too. */
+static inline bool leader_epoch_valid(double e)
+{
+    return e >= 0 && e < 2147483647.0;
+}
+
 /* True while the election says we lead this epoch (the check before every write). */
 bool leader_still_leading(const struct leader_ctx *ctx);
 /* leader_reconcile.c: deletes one member record (a ConfigMap of the list in rssd's namespace NS) with
@@ -227,6 +234,8 @@ bool leader_still_leading(const struct leader_ctx *ctx);
  * WHY says whose record it was and why it goes, for the log. Best effort: a failure is logged (a
  * conflict or a record already gone silently). */
 void leader_record_drop(struct rss_kube *kube, const char *ns, const cJSON *cm, const char *why);
+/* True when a record carries rule 14's hold (data.leftOut): it is never dropped with its pod or RSS. */
+bool leader_record_holds(const cJSON *cm);
 
 /* Applies `plan` for the RSS (`cr` its raw object) in order: pod patches, StatefulSet create or
  * replicas, pod deletes, Events, /status. Returns an outcome >= 0, or negative on an API error
@@ -239,8 +248,9 @@ int leader_apply(const struct leader_ctx *ctx, const struct rss_spec *spec, cons
 int leader_apply_events(const struct leader_ctx *ctx, const struct rss_spec *spec,
                         const struct rss_plan *plan);
 
-/* The merge patch of a member record for a plan patch: data.desired + data.desiredFor, with the CAS on
- * the record's resourceVersion when the plan saw one. NULL when the patch sets no desired. */
+/* The merge patch of a member record for a plan patch: data.desired + data.desiredFor and/or data.leftOut
+ * (null removes it), with the CAS on the record's resourceVersion when the plan saw one. NULL when the
+ * patch sets neither. */
 cJSON *leader_record_patch(const struct rss_plan_patch *p);
 /* The merge patch of the pod for a plan patch: the active label only (no CAS: nothing trusts it).
  * NULL when the label does not change. */

@@ -265,7 +265,8 @@ static int drop_orphan_records(const struct leader_ctx *ctx, const struct rss_sp
                 cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p, "metadata"), "name"));
             exists |= name && !strcmp(name, pod);
         }
-        if (exists)
+        /* Rule 14: a held member's record outlives its pod (a resume, a re-created pod). */
+        if (exists || leader_record_holds(cm))
             continue;
         if (!leader_still_leading(ctx))
             return LEADER_LOST;
@@ -274,6 +275,12 @@ static int drop_orphan_records(const struct leader_ctx *ctx, const struct rss_sp
         leader_record_drop(ctx->kube, ctx->rssd_ns, cm, why);
     }
     return LEADER_DONE;
+}
+
+bool leader_record_holds(const cJSON *cm)
+{
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cm, "data"),
+                                                                 RSS_RECORD_LEFT_OUT)) != NULL;
 }
 
 void leader_record_drop(struct rss_kube *kube, const char *ns, const cJSON *cm, const char *why)
@@ -349,6 +356,9 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
         .force_seed = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "metadata"), "annotations"),
             RSS_ANNOTATION_FORCE_SEED)),
+        .release_hold = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "metadata"), "annotations"),
+            RSS_ANNOTATION_RELEASE_HOLD)),
         .members = snap.members,
         .n_members = snap.n_members,
     };

@@ -128,6 +128,8 @@ void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const
         m->pod_uid = str_at(md, "uid", NULL);
         const cJSON *rec = leader_record_find(records, name);
         m->resource_version = rec ? str_at(rec, "metadata", "resourceVersion") : NULL;
+        /* Rule 14's hold is about the volume, so it is read whatever incarnation the record last saw. */
+        m->hold_record = rec ? str_at(rec, "data", RSS_RECORD_LEFT_OUT) : NULL;
         m->phase = str_at(pod, "status", "phase");
         const cJSON *del = cJSON_GetObjectItemCaseSensitive(md, "deletionTimestamp");
         m->deleting = del && !cJSON_IsNull(del);

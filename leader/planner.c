@@ -10,9 +10,9 @@
 
 /* ---- output helpers ---- */
 
-__attribute__((format(printf, 5, 6))) static void event(struct ctx *c, enum rss_event_type type,
-                                                        const char *reason, const struct member *m,
-                                                        const char *fmt, ...)
+__attribute__((format(printf, 5, 0))) void planner_eventv(struct ctx *c, enum rss_event_type type,
+                                                          const char *reason, const struct member *m,
+                                                          const char *fmt, va_list ap)
 {
     struct rss_plan *o = c->out;
     if (o->n_events == c->cap_events) {
@@ -20,17 +20,24 @@ __attribute__((format(printf, 5, 6))) static void event(struct ctx *c, enum rss_
         o->events = rss_xrealloc(o->events, c->cap_events * sizeof(*o->events));
     }
     struct rss_strbuf b = {0};
-    va_list ap;
-    va_start(ap, fmt);
     rss_strbuf_vprintf(&b, fmt, ap);
-    va_end(ap);
     o->events[o->n_events++] = (struct rss_plan_event){.type = type,
                                                        .reason = rss_xstrdup(reason),
                                                        .message = b.s ? b.s : rss_xstrdup(""),
                                                        .pod = m ? rss_xstrdup(m->pod) : NULL};
 }
 
-static struct rss_plan_patch *patch_for(struct ctx *c, struct member *m)
+__attribute__((format(printf, 5, 6))) static void event(struct ctx *c, enum rss_event_type type,
+                                                        const char *reason, const struct member *m,
+                                                        const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    planner_eventv(c, type, reason, m, fmt, ap);
+    va_end(ap);
+}
+
+struct rss_plan_patch *planner_patch_for(struct ctx *c, struct member *m)
 {
     struct rss_plan *o = c->out;
     for (size_t i = 0; i < o->n_patches; i++)
@@ -54,7 +61,7 @@ static struct rss_plan_patch *patch_for(struct ctx *c, struct member *m)
 static void issue(struct ctx *c, struct member *m, enum rss_action action, char **peers, size_t n_peers,
                   const char *reason)
 {
-    struct rss_plan_patch *p = patch_for(c, m);
+    struct rss_plan_patch *p = planner_patch_for(c, m);
     p->set_desired = true;
     p->desired.epoch = c->in->epoch;
     p->desired.action = action;
@@ -420,33 +427,6 @@ static int cmp_join(const void *a, const void *b)
     return x->ordinal < y->ordinal ? -1 : x->ordinal > y->ordinal;
 }
 
-/* A member left out of the last recovery that comes back with a higher sequence than the seed had may
- * hold writes the running cluster lacks: joining it would throw them away (its data is replaced by the
- * cluster's). Held back with a Warning unless spec.recovery.onNewerLateMember is Join. */
-static bool hold_newer(struct ctx *c, struct member *m)
-{
-    if (!m->left_out || !m->current || !m->has_seq)
-        return false;
-    if (m->seq <= m->left_out_seed_seq || c->spec->join_newer_late_members)
-        return false;
-    char ms[24], ss[24];
-    fmt_seq(m->seq, ms, sizeof(ms));
-    fmt_seq(m->left_out_seed_seq, ss, sizeof(ss));
-    m->held = true;
-    rss_strbuf_item(
-        &m->note,
-        "held back: sequence %s is above the %s the running cluster was seeded with; joining would "
-        "discard its newer writes",
-        ms, ss);
-    if (!m->prev_held)
-        event(c, RSS_EVENT_WARNING, "NewerThanSeed", m,
-              "%s came back with sequence %s, above the %s the running cluster was seeded with while it was "
-              "missing: it is not joined over its newer writes. Recover them by hand, or set "
-              "spec.recovery.onNewerLateMember: Join to let it join (its newer writes are then lost)",
-              m->pod, ms, ss);
-    return true;
-}
-
 /* Stopped members below the target are started one at a time, highest sequence first, as primaries up to
  * spec.primaries with the running primaries as peers, then as secondaries when the spec has that hook. */
 static bool joins(struct ctx *c, size_t slots)
@@ -457,7 +437,8 @@ static bool joins(struct ctx *c, size_t slots)
         struct member *m = &c->m[i];
         /* A stopped member made from an older template is recreated first (rollout()), not started. */
         if (m->exists && m->actionable && !m->decided && m->role == RSS_ROLE_STOPPED && !m->outdated &&
-            (int)m->ordinal < c->target && m->failures < (unsigned)c->spec->max_failures && !hold_newer(c, m))
+            (int)m->ordinal < c->target && m->failures < (unsigned)c->spec->max_failures &&
+            !planner_hold_newer(c, m))
             cand[nc++] = m;
     }
     if (!nc)
@@ -502,7 +483,6 @@ static bool joins(struct ctx *c, size_t slots)
             rss_xasprintf("%s as %s (sequence %s) with peers [%s]", failover ? "failover: restart" : "join",
                           rss_action_name(action), seqbuf, rss_strbuf_str(&list));
         issue(c, m, action, peers, np, why);
-        m->left_out = false; /* it joins: whatever it had beyond the seed is the application's to merge */
         event(c, RSS_EVENT_NORMAL, failover ? "Failover" : "Joining", m,
               "%s %s; %zu more stopped member(s) to start after it", m->pod, why, nc - k - 1);
         decision_msg(c, "%s: %s", m->pod, why);
@@ -653,7 +633,9 @@ static void rollout(struct ctx *c)
                  : halted->node_silent ? "its node is silent"
                  : failed ? "it failed after the update; fix the template or the member, the rollout resumes "
                             "once it runs"
-                          : rss_role_name(halted->role));
+                 : halted->held ? "held back: left out of a recovery, it may hold writes the cluster lacks; "
+                                  "its NewerThanSeed Warning says how to release it"
+                                : rss_role_name(halted->role));
         return;
     }
     for (int pass = 0; pass < 2 && !next; pass++)
@@ -754,6 +736,8 @@ static void replace_lost(struct ctx *c)
                         "member (spec.recovery.onNewerLateMember)"
                       : "");
         decision_msg(c, "replacing %s: node %s is dead", m->pod, node);
+        if (claims)
+            m->left_out = false; /* its data is deleted: nothing diverged is left to hold */
         rss_strbuf_item(&m->note, "replaced: node %s is dead", node);
         char when[RSS_TIME_LEN];
         rss_time_ms(when, c->in->now_ms);
@@ -889,7 +873,7 @@ static void recovery(struct ctx *c)
         wait_msg(c, false, "WaitingForMembers", "waiting for the StatefulSet to create the member pods");
         return;
     }
-    struct rss_strbuf missing = {0}, lost = {0}, all = {0}, behind = {0};
+    struct rss_strbuf missing = {0}, lost = {0}, all = {0}, behind = {0}, diverged = {0};
     size_t n_missing = 0, n_cand = 0, n_behind = 0;
     bool warn = false;
     struct member *best = NULL, *tie = NULL, *repl = NULL;
@@ -897,6 +881,9 @@ static void recovery(struct ctx *c)
     for (int i = 0; i < w; i++) {
         struct member *m = &c->m[i];
         char *why = whys[i];
+        /* Rule 14: its history diverged from the cluster's; neither a candidate nor waited for. */
+        if (planner_hold_diverged(c, m, &diverged))
+            continue;
         /* No running count of seconds here: this text is the status message and the wait Event,
          * which must not change (and be sent again) on every plan. */
         if (m->fenced_dead)
@@ -1007,7 +994,9 @@ static void recovery(struct ctx *c)
                  "%s: waiting for %zu of %d member(s) to report a sequence: %s", what, n_missing, w,
                  rss_strbuf_str(&missing));
     } else if (!best) {
-        wait_msg(c, true, "WaitingForMembers", "%s: no member can seed: %s", what, rss_strbuf_str(&missing));
+        wait_msg(c, true, "WaitingForMembers", "%s: no member can seed: %s%s%s", what,
+                 rss_strbuf_str(&missing), diverged.len ? "; never seeds (rule 14): " : "",
+                 diverged.len ? diverged.s : "");
     } else if (repl && repl->seq > best->seq) {
         /* Its volume followed it (not node-local): it may hold the newest data. Never a lower seed. */
         char rs[24];
@@ -1037,6 +1026,8 @@ static void recovery(struct ctx *c)
             rss_strbuf_printf(&why, " (tied with %s; the lowest ordinal wins)", tie->pod);
         if (n_behind)
             rss_strbuf_printf(&why, "; left out, proven behind by the journal: %s", rss_strbuf_str(&behind));
+        if (diverged.len)
+            rss_strbuf_printf(&why, "; not compared, diverged since an earlier recovery: %s", diverged.s);
         issue(c, best, RSS_ACTION_SEED, NULL, 0, why.s);
         event(c, RSS_EVENT_NORMAL, bootstrap ? "Bootstrap" : "SeedChosen", best, "%s", why.s);
         cJSON_Delete(c->new_recovery);
@@ -1064,8 +1055,7 @@ static void recovery(struct ctx *c)
                   "later in the same generation); with synchronous replication (spec.recovery.replication) "
                   "every commit of %s is on %s, whose sequence %s is past %s's last sequence %s",
                   m->pod, rss_time_ms(when, m->j_down_ms), y->pod, m->pod, y->pod, ys, m->pod, js);
-            m->left_out = true;
-            m->left_out_seed_seq = best->seq;
+            planner_hold_mark(m, best->seq);
         }
         if (n_missing) {
             /* Rule 3: the admin's opt-in, never a dead node by itself; say what may be lost. */
@@ -1074,10 +1064,8 @@ static void recovery(struct ctx *c)
                   "writes that only they hold may be lost: %s",
                   best->pod, bs, n_missing, min, rss_strbuf_str(&lost));
             for (int i = 0; i < w; i++)
-                if (c->m[i].missing) {
-                    c->m[i].left_out = true;
-                    c->m[i].left_out_seed_seq = best->seq;
-                }
+                if (c->m[i].missing)
+                    planner_hold_mark(&c->m[i], best->seq);
         }
         c->pin = true;
         c->pin_ordinal = best->ordinal;
@@ -1088,6 +1076,7 @@ static void recovery(struct ctx *c)
     free(lost.s);
     free(all.s);
     free(behind.s);
+    free(diverged.s);
 }
 
 /* The admin's override (rss.clusterlabs.org/force-seed=<pod>): seed that member although the policy
@@ -1158,10 +1147,11 @@ static bool force_seed(struct ctx *c, bool busy)
     c->out->clear_force_seed = true;
     /* Those that could not tell their data may hold newer writes: they are not joined over them. */
     for (size_t i = 0; i < c->n && m->has_seq; i++)
-        if (&c->m[i] != m && !(c->m[i].current && c->m[i].has_seq)) {
-            c->m[i].left_out = true;
-            c->m[i].left_out_seed_seq = m->seq;
-        }
+        if (&c->m[i] != m && !(c->m[i].current && c->m[i].has_seq))
+            planner_hold_mark(&c->m[i], m->seq);
+    /* The admin chose its history: it is the cluster's now. */
+    m->left_out = false;
+    m->released = false;
     free(others.s);
     return true;
 }
@@ -1333,7 +1323,7 @@ static bool fence(struct ctx *c)
         struct member *m = &c->m[i];
         if (!m->exists || (m->in->has_desired && m->in->desired.epoch == c->in->epoch))
             continue;
-        struct rss_plan_patch *p = patch_for(c, m);
+        struct rss_plan_patch *p = planner_patch_for(c, m);
         p->set_desired = true;
         p->desired.epoch = c->in->epoch;
         p->desired.action = RSS_ACTION_NONE;
@@ -1361,7 +1351,7 @@ static bool retract(struct ctx *c)
             continue;
         char id[48];
         rss_action_id_format(m->in->desired.id, id, sizeof(id));
-        struct rss_plan_patch *p = patch_for(c, m);
+        struct rss_plan_patch *p = planner_patch_for(c, m);
         p->set_desired = true;
         p->desired.epoch = c->in->epoch;
         p->desired.action = RSS_ACTION_NONE;
@@ -1389,7 +1379,7 @@ static void labels(struct ctx *c)
             continue;
         int want = m->running ? 1 : 0;
         if (m->in->active_label != want)
-            patch_for(c, m)->set_active_label = want;
+            planner_patch_for(c, m)->set_active_label = want;
     }
 }
 
@@ -1397,8 +1387,13 @@ static void labels(struct ctx *c)
 
 static int cmp_patch(const void *a, const void *b)
 {
-    unsigned x = ((const struct rss_plan_patch *)a)->ordinal, y = ((const struct rss_plan_patch *)b)->ordinal;
-    return x < y ? -1 : x > y;
+    const struct rss_plan_patch *p = a, *q = b;
+    /* Rule 14's write-ahead: every hold set in this plan is in its record before any desired (the
+     * seed that made it) is written. */
+    bool hp = p->set_hold && p->hold, hq = q->set_hold && q->hold;
+    if (hp != hq)
+        return hp ? -1 : 1;
+    return p->ordinal < q->ordinal ? -1 : p->ordinal > q->ordinal;
 }
 
 static void max_seq(struct ctx *c, struct rss_action_id id)
@@ -1481,6 +1476,7 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
             struct member *m = &c.m[i];
             planner_load_history(&c, m);
             planner_load_journal(&c, m);
+            planner_hold_load(&c, m);
             if (m->has_seq) {
                 m->last_seq_known = true;
                 m->last_seq = m->seq;
@@ -1492,6 +1488,8 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
         }
         if (!c.spec->paused)
             journal_update(&c);
+        if (!c.spec->paused) /* paused: status only; the annotation waits */
+            planner_hold_release(&c);
         if (c.n_primaries_up)
             c.pin = false; /* the recovery is over: a primary runs */
         if (!c.spec->paused) {
@@ -1513,6 +1511,8 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
                 event(&c, RSS_EVENT_WARNING, "SequenceError", m, "%s: %s; it is not a seed candidate", m->pod,
                       m->seq_error);
         }
+        if (!c.spec->paused)
+            planner_hold_persist(&c);
         if (out->n_patches > 1)
             qsort(out->patches, out->n_patches, sizeof(*out->patches), cmp_patch);
         planner_build_status(&c);
@@ -1538,6 +1538,7 @@ void rss_plan_free(struct rss_plan *plan)
         free(plan->patches[i].pod);
         free(plan->patches[i].resource_version);
         free(plan->patches[i].pod_uid);
+        free(plan->patches[i].hold);
         rss_annotation_desired_clear(&plan->patches[i].desired);
     }
     free(plan->patches);
@@ -1568,6 +1569,8 @@ char *rss_plan_describe(const struct rss_plan *plan)
         rss_strbuf_printf(&b, "epoch claims\n");
     if (plan->clear_force_seed)
         rss_strbuf_printf(&b, "clear force-seed\n");
+    if (plan->clear_release_hold)
+        rss_strbuf_printf(&b, "clear release-hold\n");
     if (plan->set_replicas >= 0)
         rss_strbuf_printf(&b, "%s replicas=%d\n", plan->create_statefulset ? "create-statefulset" : "set",
                           plan->set_replicas);
@@ -1583,6 +1586,8 @@ char *rss_plan_describe(const struct rss_plan *plan)
                 rss_strbuf_printf(&b, "%s%s", k ? " " : "", p->desired.peers[k]);
             rss_strbuf_printf(&b, "]\n");
         }
+        if (p->set_hold)
+            rss_strbuf_printf(&b, "hold %s %s\n", p->pod, p->hold ? p->hold : "removed");
         if (p->set_active_label >= 0)
             rss_strbuf_printf(&b, "label %s %s=%s\n", p->pod, RSS_LABEL_ACTIVE,
                               p->set_active_label ? "true" : "false");

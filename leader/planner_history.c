@@ -38,6 +38,15 @@ void planner_load_history(struct ctx *c, struct member *m)
     const cJSON *repl = cJSON_GetObjectItemCaseSensitive(p, "replacement");
     if (cJSON_IsObject(repl))
         m->repl_prev = repl;
+    /* Rule 14: the left-out mark is about the data on the member's volume, not the pod: it survives a
+     * recreated pod (a rolling update, a delete, a resume). */
+    const cJSON *lo = cJSON_GetObjectItemCaseSensitive(p, "leftOut");
+    const char *loseq = rss_json_str(lo, "seedSequence");
+    if (loseq && rss_hook_parse_sequence(loseq, strlen(loseq), &m->left_out_seed_seq, &ignored) == 0) {
+        m->left_out = true;
+        m->prev_held = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(lo, "held"));
+        m->released = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(lo, "released"));
+    }
     const char *uid = rss_json_str(p, "podUID");
     /* A new pod (the StatefulSet recreated it) starts with a clean record. The record of a pod that was
      * absent carries the uid of the last incarnation seen (planner_status.c), so a replacement is
@@ -47,7 +56,8 @@ void planner_load_history(struct ctx *c, struct member *m)
         /* A replacement that kept the claim (docs/node-loss.md) has the lost member's data: if that was
          * left out of a recovery, it still may hold writes the cluster lacks. */
         const char *lseq = rss_json_str(m->repl_prev, "leftOutSeedSequence");
-        if (lseq && rss_hook_parse_sequence(lseq, strlen(lseq), &m->left_out_seed_seq, &ignored) == 0)
+        if (!m->left_out && lseq &&
+            rss_hook_parse_sequence(lseq, strlen(lseq), &m->left_out_seed_seq, &ignored) == 0)
             m->left_out = true;
         return;
     }
@@ -66,12 +76,6 @@ void planner_load_history(struct ctx *c, struct member *m)
     m->node_down = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "nodeDown"));
     const char *last = rss_json_str(p, "lastSequence");
     m->last_seq_known = last && rss_hook_parse_sequence(last, strlen(last), &m->last_seq, &ignored) == 0;
-    const cJSON *lo = cJSON_GetObjectItemCaseSensitive(p, "leftOut");
-    const char *lseq = rss_json_str(lo, "seedSequence");
-    if (lseq && rss_hook_parse_sequence(lseq, strlen(lseq), &m->left_out_seed_seq, &ignored) == 0) {
-        m->left_out = true;
-        m->prev_held = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(lo, "held"));
-    }
 }
 
 void planner_load_journal(struct ctx *c, struct member *m)

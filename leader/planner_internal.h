@@ -3,6 +3,7 @@
 #define RSS_PLANNER_INTERNAL_H
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -59,6 +60,7 @@ struct member {
     bool left_out;
     uint64_t left_out_seed_seq;
     bool prev_held;      /* the previous plan held it back (its Warning was given then) */
+    bool released;       /* the admin released the hold (rule 14): it joins, still never seeds until then */
     bool last_seq_known; /* the last sequence it reported, kept while it runs (memberStatus.lastSequence) */
     uint64_t last_seq;
     bool held;    /* held back in this plan */
@@ -145,6 +147,28 @@ void planner_load_history(struct ctx *c, struct member *m);
 /* Fills m's journal record (j_*) from c->in->prev_status.journal; kept across pod incarnations (it is
  * about the data on the member's volume). */
 void planner_load_journal(struct ctx *c, struct member *m);
+
+/* planner.c: an Event of this plan; the patch of m's record in this plan (created on first use). */
+__attribute__((format(printf, 5, 0))) void planner_eventv(struct ctx *c, enum rss_event_type type,
+                                                          const char *reason, const struct member *m,
+                                                          const char *fmt, va_list ap);
+struct rss_plan_patch *planner_patch_for(struct ctx *c, struct member *m);
+
+/* planner_hold.c: rule 14, a diverged history never seeds. */
+/* Completes m's left-out mark from its record (the durable copy: the status may be gone) and drops it
+ * once m runs (it joined: its data was replaced). Call after planner_load_history. */
+void planner_hold_load(struct ctx *c, struct member *m);
+/* Marks m left out of a recovery that seeded seed_seq, unless it already is: the first divergence
+ * point is kept, a later recovery's sequence says nothing about m's history. */
+void planner_hold_mark(struct member *m, uint64_t seed_seq);
+/* joins(): true when m is held back (not joined over writes the cluster lacks); notes and warns. */
+bool planner_hold_newer(struct ctx *c, struct member *m);
+/* recovery(): true when m is not a seed candidate because its history diverged; adds it to list. */
+bool planner_hold_diverged(struct ctx *c, struct member *m, struct rss_strbuf *list);
+/* The admin's rss.clusterlabs.org/release-hold annotation. */
+void planner_hold_release(struct ctx *c);
+/* Writes each member's hold into its record when it differs (before any desired of the plan). */
+void planner_hold_persist(struct ctx *c);
 
 /* planner_status.c: renders c->out->status (rss-operator's members lists, memberStatus, conditions,
  * phase, recovery) from the decided context. */

@@ -141,6 +141,8 @@ static cJSON *member_status(const struct member *m)
         cJSON_AddStringToObject(lo, "seedSequence", buf);
         if (m->held)
             cJSON_AddTrueToObject(lo, "held");
+        if (m->released)
+            cJSON_AddTrueToObject(lo, "released");
     }
     /* Kept until an incarnation after the replacement runs: until then it never seeds. */
     if (m->repl_new)

@@ -47,9 +47,12 @@ struct rss_member_input {
     const char *resource_version; /* the member record's resourceVersion (rss/record.h): the CAS
                                      precondition of every desired write (rule 9); NULL = no record
                                      yet, the write creates it (and fails if one appeared) */
-    const char *phase;            /* status.phase: "Pending", "Running", ... (NULL = unknown) */
-    bool deleting;                /* metadata.deletionTimestamp is set */
-    const char *node;             /* spec.nodeName, NULL when unscheduled */
+    /* The record's leftOut document (rss/record.h), or NULL: rule 14's hold, about the data on the
+     * member's volume, so it is not tied to a pod incarnation and survives the RSS's status. */
+    const char *hold_record;
+    const char *phase; /* status.phase: "Pending", "Running", ... (NULL = unknown) */
+    bool deleting;     /* metadata.deletionTimestamp is set */
+    const char *node;  /* spec.nodeName, NULL when unscheduled */
     /* The node's liveness as the LEADER observed it (leader_liveness.c): alive = its heartbeat
      * changed within its lease duration; dead = unchanged for the fence timeout + margin, counted on
      * the leader's monotonic clock only while the leader's own API access worked. Neither: silent.
@@ -90,10 +93,12 @@ struct rss_plan_input {
     int statefulset_replicas; /* -1: the StatefulSet does not exist yet */
     const cJSON *prev_status; /* the RSS .status as last written (NULL on creation) */
     const char *force_seed;   /* the RSS's rss.clusterlabs.org/force-seed annotation (a pod name), or NULL */
-    int64_t dead_after_ms;    /* the leader's dead-node window for this RSS's members: fence timeout + the
-                                 `stop` hook's timeout + the kill + margin, so a member on a node judged dead
-                                 (node_dead) has been stopped by its node's self-fence; a node's heartbeat can
-                                 look alive for at most this long after it died (the journal's bound) */
+    const char
+        *release_hold;     /* the RSS's rss.clusterlabs.org/release-hold annotation (a pod name), or NULL */
+    int64_t dead_after_ms; /* the leader's dead-node window for this RSS's members: fence timeout + the
+                              `stop` hook's timeout + the kill + margin, so a member on a node judged dead
+                              (node_dead) has been stopped by its node's self-fence; a node's heartbeat can
+                              look alive for at most this long after it died (the journal's bound) */
     const char *update_revision; /* StatefulSet status.updateRevision once the controller has observed the
                                     current template (status.observedGeneration == metadata.generation),
                                     else NULL: members whose revision differs are rolled one at a time */
@@ -111,6 +116,10 @@ struct rss_plan_patch {
     bool set_desired;
     struct rss_desired desired; /* valid when set_desired */
     int set_active_label;       /* -1 no change, 0 set "false", 1 set "true" */
+    /* Rule 14: write the record's leftOut document (hold; NULL removes it). A hold that is set is
+     * written before any desired of the same plan (patches with set_hold && hold come first). */
+    bool set_hold;
+    char *hold;
 };
 
 struct rss_plan_delete {
@@ -139,6 +148,7 @@ struct rss_plan {
                                 (desired none); re-plan from a fresh LIST once applied */
     bool create_statefulset; /* the StatefulSet is missing: create it with set_replicas */
     bool clear_force_seed;   /* the force-seed annotation was used or refused: remove it */
+    bool clear_release_hold; /* the release-hold annotation was used or refused: remove it */
     int set_replicas;        /* -1: leave StatefulSet replicas alone */
     struct rss_plan_patch *patches;
     size_t n_patches;

@@ -28,6 +28,8 @@
 /* On an RSS, set by its admin: seed this member now, although the recovery policy waits (a member
  * missing, garbage sequences). Refused while a member runs; removed once used or refused. */
 #define RSS_ANNOTATION_FORCE_SEED "rss.clusterlabs.org/force-seed"
+/* On the RSS, a member pod's name: the admin releases that member's rule 14 hold (it joins). */
+#define RSS_ANNOTATION_RELEASE_HOLD "rss.clusterlabs.org/release-hold"
 /* On the StatefulSet: a hash of everything the leader built from the spec. */
 #define RSS_ANNOTATION_SPEC_HASH "rss.clusterlabs.org/spec-hash"
 

@@ -4,6 +4,10 @@
  * application namespace have no rights (docs/protocol.md, docs/security.md). Its data keys:
  *   desired, desiredFor    the leader's decision and the pod uid it was made for
  *   observed, observedFor  the member's agent's report and the pod uid it is about
+ *   leftOut                the leader's rule 14 hold (JSON {"seedSequence":"<n>"[,"released":true]}):
+ *                          the member was left out of a recovery and its history diverged from the
+ *                          cluster's. Not tied to an incarnation (it is about the volume's data), and a
+ *                          record carrying it is kept when its pod or its RSS is gone.
  * Each pair is written together in one write, so a record never mixes incarnations: a reader uses a
  * value only when its *For key equals the uid of the pod it is looking at (a recreated pod starts
  * empty, as it did with annotations). Labels let the leader LIST an RSS's records.
@@ -18,6 +22,7 @@
 #define RSS_RECORD_DESIRED_FOR  "desiredFor"
 #define RSS_RECORD_OBSERVED     "observed"
 #define RSS_RECORD_OBSERVED_FOR "observedFor"
+#define RSS_RECORD_LEFT_OUT     "leftOut"
 
 /* Labels of a record: the member's namespace, RSS and pod (label values, at most 63 characters). */
 #define RSS_LABEL_RECORD_NS     "rss.clusterlabs.org/namespace"

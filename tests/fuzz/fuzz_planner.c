@@ -63,6 +63,8 @@ static void member(struct fuzz_reader *r, unsigned ord, struct rss_member_input 
     uint8_t nl = fuzz_u8(r); /* nodeLossPolicy's facts, as leader_replace.c fills them */
     m->node_out_of_service = nl & 1;
     m->volume = (enum rss_volume_locality)((nl >> 1) % 3);
+    /* Rule 14's hold in the record (its two top bits, so no input changes meaning): readable or not. */
+    m->hold_record = (nl & 0xC0) == 0xC0 ? ((nl & 0x20) ? "{\"seedSequence\":\"3\"}" : "garbage") : NULL;
 
     m->has_desired = fuzz_below(r, 5) != 0;
     if (m->has_desired) {

@@ -104,6 +104,37 @@ static inline bool prop_replacement(const cJSON *prev, unsigned ordinal)
     return false;
 }
 
+/* Rule 14: a member marked left out of an earlier recovery (its record's hold, its status leftOut, or for
+ * a new pod the replacement record's leftOutSeedSequence) holds a diverged history: it never seeds and is
+ * neither compared with the others nor waited for. */
+static inline bool prop_diverged(const struct rss_plan_input *in, unsigned ordinal)
+{
+    const struct rss_member_input *m = prop_member(in, ordinal);
+    if (m && m->hold_record)
+        return true;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(in->prev_status, "memberStatus"))
+    {
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(e, "ordinal");
+        if (!cJSON_IsNumber(o) || o->valuedouble != (double)ordinal)
+            continue;
+        uint64_t v;
+        rss_error_t err = NULL;
+        const char *s = rss_json_str(cJSON_GetObjectItemCaseSensitive(e, "leftOut"), "seedSequence");
+        bool lo = s && rss_hook_parse_sequence(s, strlen(s), &v, &err) == 0;
+        rss_error_release(&err);
+        const char *uid = rss_json_str(e, "podUID");
+        const char *r =
+            rss_json_str(cJSON_GetObjectItemCaseSensitive(e, "replacement"), "leftOutSeedSequence");
+        if (!lo && r && m && m->pod_exists && m->pod_uid && (!uid || strcmp(uid, m->pod_uid) != 0)) {
+            lo = rss_hook_parse_sequence(r, strlen(r), &v, &err) == 0;
+            rss_error_release(&err);
+        }
+        return lo;
+    }
+    return false;
+}
+
 static inline bool prop_is_start(enum rss_action a)
 {
     return a == RSS_ACTION_SEED || a == RSS_ACTION_PRIMARY || a == RSS_ACTION_SECONDARY;
@@ -297,6 +328,7 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
         return;
     RULE("node loss: a replacement that has not run never seeds",
          !prop_replacement(in->prev_status, seed->ordinal));
+    RULE("14 (a member left out of an earlier recovery never seeds)", !prop_diverged(in, seed->ordinal));
     const struct rss_member_input *s = prop_member(in, seed->ordinal);
     RULE("2 (the seed reported a sequence)", prop_reported(s, E));
     RULE("seed has no peers", seed->desired.n_peers == 0);
@@ -307,7 +339,7 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
         const struct rss_member_input *m = &in->members[i];
         if (m->pod_exists && (int)m->ordinal >= w)
             w = (int)m->ordinal + 1;
-        if (!prop_reported(m, E))
+        if (!prop_reported(m, E) || prop_diverged(in, m->ordinal))
             continue;
         reported++;
         if (check_seq_rule || spec->min_members == 0)
@@ -319,7 +351,8 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
         for (int o = 0; o < w; o++) {
             const struct rss_member_input *m = prop_member(in, (unsigned)o);
             RULE("3 (no seed before every member reported, or proven behind by the journal)",
-                 (m && prop_reported(m, E)) || prop_journal_behind(in, (unsigned)o));
+                 (m && prop_reported(m, E)) || prop_journal_behind(in, (unsigned)o) ||
+                     prop_diverged(in, (unsigned)o));
         }
     } else {
         RULE("3 (minimumMembers reported before a seed)", reported >= (size_t)spec->min_members);

@@ -754,6 +754,21 @@ static void test_pod_patch(void **state)
     expect_at(k, "metadata.annotations", "<absent>", "label");
     expect_at(k, "metadata.resourceVersion", "<absent>", "label"); /* the label is not trusted: no CAS */
     assert_null(leader_record_patch(&q));                          /* no desired: the record is not written */
+
+    /* Rule 14's hold: written with the CAS, without a *For key (it is about the volume, not the pod). */
+    struct rss_plan_patch h = {.pod = "rss-db-2",
+                               .resource_version = "9",
+                               .set_active_label = -1,
+                               .set_hold = true,
+                               .hold = "{\"seedSequence\":\"100\"}"};
+    _cleanup_json_ cJSON *hj = leader_record_patch(&h);
+    expect_at(hj, "metadata.resourceVersion", "\"9\"", "hold");
+    expect_at(hj, "data.leftOut", "\"{\\\"seedSequence\\\":\\\"100\\\"}\"", "hold");
+    expect_at(hj, "data.desired", "<absent>", "hold");
+    expect_at(hj, "data.desiredFor", "<absent>", "hold");
+    h.hold = NULL; /* removed: a merge patch null */
+    _cleanup_json_ cJSON *hr = leader_record_patch(&h);
+    expect_at(hr, "data.leftOut", "null", "hold removed");
 }
 
 struct status_row {

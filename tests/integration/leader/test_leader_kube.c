@@ -994,6 +994,40 @@ static void test_floor_taken(void **state)
     term_join(&t);
 }
 
+/* status.epoch of an RSS at or above 2^31 (writable by whoever may write RSS status): epochs are
+ * leaseTransitions (int32), so taking it as the floor made every Lease write fail and no leader was ever
+ * elected. It is not an epoch any leader wrote: ignored, and the next term's CAS overwrites it. */
+static void test_floor_forged(void **state)
+{
+    (void)state;
+    make_world();
+    for (unsigned i = 0; i < N_PODS; i++) {
+        _cleanup_free_ char *pod = rss_xasprintf(
+            "{\"metadata\":{\"name\":\"rss-db-%u\",\"labels\":{\"rss.clusterlabs.org/name\":\"db\"}},"
+            "\"spec\":{\"nodeName\":\"node-%u\",\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}",
+            i, i % 3 + 1);
+        create("v1", APP_NS, "pods", pod);
+    }
+    create("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", rss_json);
+    _cleanup_json_ cJSON *patch = cJSON_Parse("{\"status\":{\"epoch\":2147483648}}");
+    _cleanup_free_ char *path =
+        rss_kube_path("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db", NULL);
+    _cleanup_error_ rss_error_t err = NULL;
+    check(rss_kube_merge_patch_status(kube, path, patch, NULL, &err), &err, "status.epoch");
+
+    struct rss_leader_scope scope = {.kube = kube};
+    struct term t;
+    term_start_in(&t, NULL, &scope); /* waits for the election: it never came before */
+    int64_t mine = PRE_EPOCH + 1;
+    assert_int_equal(t.epoch, mine);
+    wait_for(floor_is, &mine, "the forged floor overwritten by this term's epoch");
+    struct epoch_arg ea = {mine};
+    wait_for(all_fenced, &ea, "every pod fenced with this epoch");
+    atomic_store(&t.stop, true);
+    wait_for(leader_returned, &t, "the leader to return on the stop flag");
+    term_join(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1001,6 +1035,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_node_loss_replace, setup, teardown),
         cmocka_unit_test_setup_teardown(test_namespaces_scoped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_floor_taken, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_floor_forged, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
