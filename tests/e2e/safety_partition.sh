@@ -225,7 +225,57 @@ sc_slow_fence_stop() {
     wait_until 90 "$R's pods to go" gone
 }
 
-all=(split_brain image_typo slow_fence_stop)
+# ---- 4. the fence's last resort: a primary whose `stop` hangs (past its 30 s timeout) on a node cut off
+#         from everything. The runtime kills the hook at its timeout; the application would still run
+#         beside the member the leader seeds after its dead window, so the agent kills the container
+#         (CRI StopContainer, timeout 0) within the window's kill allowance. Judged from the container:
+#         after the heal, the old primary's first `status` says stopped (7), or its container was
+#         restarted (the kubelet's restartCount), never "running as primary".
+sc_hung_fence_stop() {
+    local R=hf pm P L mark heal first restarts
+    for _ in 1 2 3; do
+        [ "$(leader_node)" = node-1 ] || break
+        k delete pod "$(rssd_pod node-1)" -n "$RSSD_NS" --wait=false >/dev/null || fail "delete rssd pod"
+        moved() { local l; l=$(leader_node) && [ "$l" != node-1 ]; }
+        wait_until 60 "the leadership to leave node-1" moved
+        wait_until 60 "3 rssd pods Running" rssd_pods_ready 3
+    done
+    sp_manifest $R | k apply -n "$NS" -f - >/dev/null || fail "apply $R"
+    wait_until 120 "$R Running with one primary" one_primary $R
+    k patch rss $R -n "$NS" --type merge -p '{"spec":{"recovery":{"minimumMembers":1}}}' >/dev/null ||
+        fail "patch minimumMembers"
+    L=$(leader_node) || fail "no leader"
+    pm=$(primary_member $R)
+    P=$(node_of "$pm")
+    [ "$P" != "$L" ] || fail "setup: the primary $pm runs on the leader's node $L"
+    restarts=$(k get pod "$pm" -n "$NS" -o jsonpath='{.status.containerStatuses[0].restartCount}')
+    touch "$RSS_WORLD_DIR/pv/$NS/data-$pm/hang-stop"
+    mark=$(now)
+    "$WORLD" partition "$P" || fail "partition $P"
+    failed_over() { [ -n "$(hook_lines "$mark" $R seed primary | grep -v " $pm " | grep ' rc=0$')" ]; }
+    wait_until $((DEAD_S + 30 + 5 + 40)) "a failover away from $pm" failed_over
+    [ -n "$(hook_lines "$mark" $R stop | grep " $pm .*rc=hang")" ] || fail "$pm's fence stop did not hang"
+    rm -f "$RSS_WORLD_DIR/pv/$NS/data-$pm/hang-stop"
+    heal=$(now)
+    "$WORLD" heal "$P" || fail "heal $P"
+    probed() {
+        [ -n "$(hook_lines "$heal" $R status stop | grep " $pm ")" ] && return 0
+        local r
+        r=$(k get pod "$pm" -n "$NS" -o jsonpath='{.status.containerStatuses[0].restartCount}') || return 1
+        [ "${r:-0}" -gt "${restarts:-0}" ]
+    }
+    wait_until 60 "$pm probed or restarted after the heal" probed
+    first=$(hook_lines "$heal" $R status stop | grep -m1 " $pm " || true)
+    note "after the heal: ${first:-no hook yet}; restarts $restarts -> $(k get pod "$pm" -n "$NS" -o jsonpath='{.status.containerStatuses[0].restartCount}')"
+    case $first in
+    *" status "*" rc=8" | *" status "*" rc=0") fail "$pm still ran after its hung fence stop: $first" ;;
+    esac
+    k delete rss $R -n "$NS" --wait=false >/dev/null || true
+    gone() { [ "$(members_json $R | jq '.items | length')" = 0 ]; }
+    wait_until 90 "$R's pods to go" gone
+}
+
+all=(split_brain image_typo slow_fence_stop hung_fence_stop)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
 
