@@ -986,7 +986,9 @@ sc_journal() {
     xn=$(member_node $R $x)
     for i in 0 1 2; do [ $i = $x ] || nodes01+=("$i"); done
     "$WORLD" power-off "$xn" >/dev/null 2>&1 || fail "power-off $xn"
-    wait_until 120 "a confirmed journal witness for $(member $R $x)" journal_confirmed "$(member $R $x)"
+    # The member is down once its node is dead (DEAD_S), then the window: DEAD_S + two 10 s reconcile
+    # intervals + the 10 s status timeout.
+    wait_until $((2 * DEAD_S + 30 + 40)) "a confirmed journal witness for $(member $R $x)" journal_confirmed "$(member $R $x)"
     note "journal: $(rss_json $R | jq -c --arg p "$(member $R $x)" '.status.journal[] | select(.member == $p)')"
     # The others wrote on; then they go dark too, and the lost member's node stays off.
     for i in "${nodes01[@]}"; do "$WORLD" power-off "$(member_node $R $i)" >/dev/null 2>&1 || fail power-off; done
