@@ -446,6 +446,7 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
 
     /* A new term knows nothing of any node: every node's clock starts now (client-go's rule). */
     leader_liveness_start(&l->liveness, rss_clock_mono_ms());
+    l->liveness.own_fence_ms = l->fence_ms;
     /* RSS objects, member pods and StatefulSets: cluster-wide, or one watch each per managed
      * namespace; then the member records in rssd's namespace. */
     size_t n_scopes = l->managed.n ? l->managed.n : 1, n_w = 3 * n_scopes + 1;
@@ -487,6 +488,11 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
         if (now >= next_poll) {
             bool changed = poll_liveness(l, dead_after);
             next_poll = rss_clock_mono_ms() + POLL_MS;
+            /* A per-RSS dead window (stop timeout included) ended: plan then, not at the next full pass. */
+            if (l->liveness.replan_at_ms && rss_clock_mono_ms() >= l->liveness.replan_at_ms) {
+                l->liveness.replan_at_ms = 0;
+                changed = true;
+            }
             if (changed) {
                 pthread_mutex_lock(&l->mu);
                 l->all_dirty = true;

@@ -15,6 +15,10 @@
 #include "rss/spec.h"
 
 #define LEADER_FENCE_MARGIN 5000 /* ms added to the fence timeout before a silent node is dead */
+/* ms allowed, past the `stop` hook's timeout, for a node's self-fence to be over: the runtime returning
+ * the timed-out ExecSync, the agent's CRI StopContainer with timeout 0 (SIGKILL; containerd answers once
+ * the container exited, well under a second) and the hook timeout's rounding up to whole seconds. */
+#define LEADER_KILL_MS 5000
 
 /* --- leader_objects.c: pure builders of the objects the leader owns --- */
 
@@ -45,6 +49,7 @@ struct leader_node_obs {
     char *renew;        /* renewTime as last seen: only whether it changes matters */
     int64_t changed_ms; /* when this leader saw it change (or first saw it) */
     int64_t duration_ms;
+    int64_t fence_ms;         /* the fence timeout the node's agent published (0: none, an older rssd) */
     bool was_alive, was_dead; /* the verdict at the last update */
     /* The kubelet's view of the node (its Node's Ready condition), read by this leader after the
      * heartbeat went silent past the dead window: an agent that is absent (crashed, evicted, hung) has
@@ -70,6 +75,12 @@ struct leader_liveness {
     int64_t clock_start_ms; /* the term's start, or the end of the last gap in this leader's view */
     int64_t last_ok_ms;     /* the last successful heartbeat LIST; 0 = none in this term */
     bool gap;               /* a LIST failed since */
+    /* This leader's own --fence-timeout: a node that published a longer one gets the difference added
+     * to its dead window (set after leader_liveness_start; 0: published values are ignored). */
+    int64_t own_fence_ms;
+    /* Monotonic ms when a silent node's dead verdict for some RSS starts (the per-RSS windows end
+     * apart from the one leader_liveness_update reports), for a new pass then; 0: none. */
+    int64_t replan_at_ms;
 };
 
 void leader_liveness_init(struct leader_liveness *lv);
@@ -98,6 +109,13 @@ void leader_liveness_reports(struct leader_liveness *lv, const cJSON *pods, cons
  * unread: an absent agent, not a dead node (rule 13). */
 void leader_liveness_node(const struct leader_liveness *lv, const char *node, int64_t now_ms,
                           int64_t dead_after_ms, bool *alive, bool *dead, int64_t *silent_ms);
+/* When (monotonic ms) a silent, not yet dead `node` becomes dead under dead_after_ms if it stays
+ * silent; 0 when it is alive, already dead or unknown. */
+int64_t leader_liveness_dead_at(const struct leader_liveness *lv, const char *node, int64_t now_ms,
+                                int64_t dead_after_ms);
+/* The dead window of the members of one RSS: the node's fence timeout and margin (dead_after_ms), its
+ * fence `stop` running to the spec's stop timeout, then the kill (LEADER_KILL_MS). */
+int64_t leader_dead_window(int64_t dead_after_ms, const struct rss_spec *spec);
 /* True when `node`'s agent has been silent for dead_after_ms but the node does not count as dead
  * because its kubelet was not read down: the planner says "agent absent" rather than "node silent". */
 bool leader_liveness_agent_absent(const struct leader_liveness *lv, const char *node, int64_t now_ms,
@@ -124,6 +142,7 @@ struct leader_snapshot {
     size_t n_errors;
     const cJSON **ignored; /* member pods that carry a desired/observed annotation (ignored) */
     size_t n_ignored;
+    int64_t replan_at_ms; /* the earliest leader_liveness_dead_at() of a member's node; 0: none */
 };
 
 /* The record in a ConfigMap List (items[]) whose member label is `pod`, or NULL. */
@@ -209,7 +228,7 @@ struct leader_ctx {
     const char *identity;
     struct leader_events *events;
     struct leader_liveness *liveness; /* owned by the leader's loop thread */
-    int64_t dead_after_ms;            /* fence timeout + margin */
+    int64_t dead_after_ms;            /* fence timeout + margin (leader_dead_window() adds the stop) */
     /* Services already checked this term: a reconcile woken by an event skips their GET (one per
      * event otherwise); a full pass (full) checks them all again. NULL: always check. */
     struct leader_keyset *services;

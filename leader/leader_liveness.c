@@ -64,6 +64,34 @@ static int64_t duration_ms(const cJSON *lease)
     return (int64_t)(s * 1000);
 }
 
+/* The agent's --fence-timeout from its heartbeat Lease, in [0, 1 h]; 0 when absent or malformed. A
+ * forged larger value only makes this leader wait longer before judging the node dead. */
+static int64_t published_fence_ms(const cJSON *lease)
+{
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(lease, "metadata"), "annotations"),
+        RSS_ANNOTATION_FENCE_TIMEOUT));
+    const int64_t max = 3600 * 1000;
+    int64_t ms = 0;
+    for (const char *p = v; p && *p; p++) {
+        if (*p < '0' || *p > '9')
+            return 0;
+        if (ms <= max) /* no overflow: the digits past the bound only keep it over */
+            ms = ms * 10 + (*p - '0');
+    }
+    return ms > max ? max : ms;
+}
+
+/* The node is judged with the longer of the two fence timeouts: an agent updated to a longer one
+ * still stops its members only at its own. */
+static int64_t node_window(const struct leader_liveness *lv, const struct leader_node_obs *o,
+                           int64_t dead_after_ms)
+{
+    return lv->own_fence_ms > 0 && o->fence_ms > lv->own_fence_ms
+               ? dead_after_ms + o->fence_ms - lv->own_fence_ms
+               : dead_after_ms;
+}
+
 static int64_t since_ms(const struct leader_liveness *lv, const struct leader_node_obs *o)
 {
     return o->changed_ms > lv->clock_start_ms ? o->changed_ms : lv->clock_start_ms;
@@ -82,7 +110,7 @@ static void verdict(const struct leader_liveness *lv, const struct leader_node_o
 {
     int64_t silent = now_ms - since_ms(lv, o);
     *alive = silent < o->duration_ms;
-    *dead = silent >= dead_after_ms && kubelet_down(lv, o);
+    *dead = silent >= node_window(lv, o, dead_after_ms) && kubelet_down(lv, o);
     *silent_ms = *alive ? 0 : silent;
 }
 
@@ -119,6 +147,7 @@ bool leader_liveness_update(struct leader_liveness *lv, const cJSON *leases, int
             o->kubelet_ms = 0;
         }
         o->duration_ms = duration_ms(it);
+        o->fence_ms = published_fence_ms(it);
     }
     /* Report a change of any verdict, so that the caller plans again at once. */
     bool changed = false;
@@ -206,11 +235,25 @@ void leader_liveness_node(const struct leader_liveness *lv, const char *node, in
         verdict(lv, o, now_ms, dead_after_ms, alive, dead, silent_ms);
 }
 
+int64_t leader_liveness_dead_at(const struct leader_liveness *lv, const char *node, int64_t now_ms,
+                                int64_t dead_after_ms)
+{
+    const struct leader_node_obs *o = node ? find(lv, node) : NULL;
+    bool alive, dead;
+    int64_t silent;
+    if (!o)
+        return 0;
+    verdict(lv, o, now_ms, dead_after_ms, &alive, &dead, &silent);
+    /* Past the window and waiting only for the kubelet's view: the kubelet read re-plans (no due time). */
+    int64_t window = node_window(lv, o, dead_after_ms);
+    return alive || dead || silent >= window ? 0 : now_ms + window - silent;
+}
+
 bool leader_liveness_agent_absent(const struct leader_liveness *lv, const char *node, int64_t now_ms,
                                   int64_t dead_after_ms)
 {
     const struct leader_node_obs *o = node ? find(lv, node) : NULL;
-    return o && now_ms - since_ms(lv, o) >= dead_after_ms && !kubelet_down(lv, o);
+    return o && now_ms - since_ms(lv, o) >= node_window(lv, o, dead_after_ms) && !kubelet_down(lv, o);
 }
 
 const char *leader_liveness_suspect(const struct leader_liveness *lv, size_t i, int64_t now_ms,
@@ -218,7 +261,7 @@ const char *leader_liveness_suspect(const struct leader_liveness *lv, size_t i, 
 {
     for (size_t k = 0; k < lv->n; k++) {
         const struct leader_node_obs *o = &lv->v[k];
-        if (now_ms - since_ms(lv, o) < dead_after_ms)
+        if (now_ms - since_ms(lv, o) < node_window(lv, o, dead_after_ms))
             continue;
         if (kubelet_down(lv, o) && now_ms - o->kubelet_ms < recheck_ms)
             continue;

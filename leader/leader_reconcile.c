@@ -331,7 +331,13 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
     int64_t now = rss_clock_wall_ms();
     struct leader_snapshot snap;
     leader_liveness_reports(ctx->liveness, pods, records, rss_clock_mono_ms());
-    leader_snapshot_build(spec, pods, records, ctx->liveness, rss_clock_mono_ms(), ctx->dead_after_ms, &snap);
+    /* The dead verdict for this RSS's members says "its node stopped them": after the fence timeout the
+     * node's `stop` may still run for its timeout. The pass when that window ends comes from replan_at. */
+    int64_t dead_after = leader_dead_window(ctx->dead_after_ms, spec);
+    leader_snapshot_build(spec, pods, records, ctx->liveness, rss_clock_mono_ms(), dead_after, &snap);
+    if (snap.replan_at_ms &&
+        (!ctx->liveness->replan_at_ms || snap.replan_at_ms < ctx->liveness->replan_at_ms))
+        ctx->liveness->replan_at_ms = snap.replan_at_ms;
     if ((r = warn_ignored(ctx, spec, &snap)) != LEADER_DONE) {
         leader_snapshot_clear(&snap);
         return r;
@@ -345,7 +351,7 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
         .now_ms = now,
         .statefulset_replicas = replicas,
         .update_revision = update_revision,
-        .dead_after_ms = ctx->dead_after_ms,
+        .dead_after_ms = dead_after,
         .prev_status = cJSON_GetObjectItemCaseSensitive(cr, "status"),
         .force_seed = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "metadata"), "annotations"),
@@ -373,6 +379,13 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
     if (r == LEADER_DONE)
         r = drop_orphan_records(ctx, spec, pods, records);
     return r;
+}
+
+int64_t leader_dead_window(int64_t dead_after_ms, const struct rss_spec *spec)
+{
+    /* The agent passes the runtime the stop timeout rounded up to whole seconds (agent_hook.c). */
+    int64_t stop = (int64_t)((spec->hooks[RSS_HOOK_STOP].timeout_ms + 999) / 1000) * 1000;
+    return dead_after_ms + stop + LEADER_KILL_MS;
 }
 
 int leader_reconcile(const struct leader_ctx *ctx, const cJSON *cr, rss_error_t *err)

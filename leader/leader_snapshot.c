@@ -139,6 +139,9 @@ void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const
             m->node = NULL;
         int64_t silent_ms;
         leader_liveness_node(lv, m->node, now_ms, dead_after_ms, &m->node_alive, &m->node_dead, &silent_ms);
+        int64_t dead_at = leader_liveness_dead_at(lv, m->node, now_ms, dead_after_ms);
+        if (dead_at && (!snap->replan_at_ms || dead_at < snap->replan_at_ms))
+            snap->replan_at_ms = dead_at;
         m->agent_absent = !m->node_alive && leader_liveness_agent_absent(lv, m->node, now_ms, dead_after_ms);
         m->container_id = hook_container_id(spec, pod);
         start_facts(pod, m);

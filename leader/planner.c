@@ -196,18 +196,15 @@ static void derive(struct ctx *c, struct member *m)
     /* Finding F4: the last report is the write-ahead of a start, and then the node was judged dead (cut
      * off while the hook ran). Retracting the desired (retract()) does not stop a hook already running:
      * a seed hook there would bootstrap a second cluster beside one seeded elsewhere. Its agent fences
-     * and stops the member once the hook returns, so after the hook's timeout and the stop's (from the
-     * write-ahead's time, plus the dead verdict's margin for clock skew between nodes) the member is
-     * stopped for sure; until then no seed goes ahead without it. */
+     * and stops the member once the hook returns, so after the hook's timeout and the dead window (from
+     * the write-ahead's time; the window holds the stop's timeout, the kill and the margin for clock
+     * skew between nodes) the member is stopped for sure; until then no seed goes ahead without it. */
     if (m->fenced_dead && m->pending && is_start(o->last.action)) {
         const struct rss_spec *sp = c->spec;
         enum rss_hook_kind k = rss_hook_for_action(sp, o->last.action);
         int64_t hook = k < RSS_HOOK_KIND_COUNT ? (int64_t)sp->hooks[k].timeout_ms : 0;
         m->dead_start = true;
-        m->dead_start_until =
-            o->time_ms > 0
-                ? o->time_ms + hook + (int64_t)sp->hooks[RSS_HOOK_STOP].timeout_ms + pi->dead_after_ms
-                : INT64_MAX;
+        m->dead_start_until = o->time_ms > 0 ? o->time_ms + hook + pi->dead_after_ms : INT64_MAX;
         if (pi->now_ms >= m->dead_start_until)
             m->dead_start = false;
     }
@@ -908,7 +905,8 @@ static void recovery(struct ctx *c)
          * which must not change (and be sent again) on every plan. */
         if (m->fenced_dead)
             snprintf(why, 512,
-                     "node %s is down (silent past the fence timeout as this leader saw it); its data may be "
+                     "node %s is down (silent past the fence timeout and the stop timeout as this leader saw "
+                     "it); its data may be "
                      "the newest%s",
                      m->in->node,
                      c->spec->node_loss_replace

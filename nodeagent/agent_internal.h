@@ -164,6 +164,10 @@ void agent_hook_run(struct rss_agent *a, const struct rss_spec *spec, const char
                     const char *cid, enum rss_hook_kind kind, const struct rss_hook_env *env,
                     char *const *peers, size_t n_peers, const char *why, struct agent_hook_out *h);
 void agent_hook_out_clear(struct agent_hook_out *h);
+/* fence.c: the self-fencing stop of one member: hook `stop` in container cid, and when it failed or
+ * timed out, the container killed through CRI StopContainer (timeout 0). True when it killed. */
+bool agent_fence_stop(struct rss_agent *a, const struct rss_spec *spec, const char *ns, const char *pod,
+                      const char *cid, const char *why);
 /* A printable one-line copy of at most 512 bytes of s (untrusted hook output). */
 char *agent_one_line(const char *s, size_t len);
 

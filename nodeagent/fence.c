@@ -38,7 +38,8 @@ static void fence_job_free(struct fence_job *f)
  * quorum read of our own heartbeat Lease, no retry, FENCE_PROBE_MS at most. An answer means the API
  * server is back for us too; the heartbeat renews on its own. Only for half a fence timeout after the
  * vouching stopped: the leader counts our silence from its own return, and a node whose heartbeat still
- * does not renew by then must stop its members before the leader's dead verdict (fence timeout + 5 s). */
+ * does not renew by then must stop its members before the leader's dead verdict (fence timeout + 5 s,
+ * plus the stop timeout and LEADER_KILL_MS for the stop itself). */
 static bool api_answers(struct rss_agent *a)
 {
     _cleanup_free_ char *name = rss_xasprintf("%s%s", RSS_HEARTBEAT_PREFIX, a->node);
@@ -48,6 +49,42 @@ static bool api_answers(struct rss_agent *a)
     _cleanup_json_ cJSON *out = NULL;
     _cleanup_error_ rss_error_t err = NULL;
     return rss_kube_call(a->kube, &req, &out, &err) == 0;
+}
+
+/* Why the kill: the leader judges this node's members stopped once it has seen the node silent for the
+ * fence timeout, the stop timeout, LEADER_KILL_MS and its margin, and then seeds or promotes elsewhere.
+ * A `stop` that failed or timed out leaves the application possibly running past that verdict: two
+ * primaries. The member container's own command only idles in an RSS pod (hooks start the
+ * application), so killing it loses nothing the kubelet's restart does not bring back, idle. */
+bool agent_fence_stop(struct rss_agent *a, const struct rss_spec *spec, const char *ns, const char *pod,
+                      const char *cid, const char *why)
+{
+    struct agent_hook_out h;
+    agent_hook_run(a, spec, ns, pod, cid, RSS_HOOK_STOP, NULL, NULL, 0, why, &h);
+    enum rss_result res = h.result;
+    _cleanup_free_ char *msg = rss_xstrdup(h.msg ? h.msg : "");
+    agent_hook_out_clear(&h);
+    /* Interrupted: the container is not running (or gone), nothing is left to stop. */
+    if (res == RSS_RESULT_OK || res == RSS_RESULT_INTERRUPTED)
+        return false;
+    rss_log_warn("self-fencing: pod %s/%s: stop %s%s%s; killing container %.12s (CRI StopContainer, "
+                 "timeout 0) so that the application is not running when the leader counts it stopped",
+                 ns, pod, rss_result_name(res), *msg ? ": " : "", msg, cid);
+    _cleanup_error_ rss_error_t err = NULL;
+    if (rss_cri_stop_container(a->cri, cid, 0, &err) < 0) {
+        if (rss_error_code(err) == RSS_E_NOT_FOUND) {
+            rss_log_info("self-fencing: pod %s/%s: container %.12s is already gone", ns, pod, cid);
+            return false;
+        }
+        rss_log_error(RSS_LOG_ERROR, &err,
+                      "self-fencing: pod %s/%s: cannot kill container %.12s; the application may still run",
+                      ns, pod, cid);
+        return false;
+    }
+    rss_metrics_inc(RSS_METRIC_FENCE_KILLS);
+    rss_log_warn("self-fencing: pod %s/%s: container %.12s killed; the kubelet restarts it idle", ns, pod,
+                 cid);
+    return true;
 }
 
 /* Runs `stop` in the member's container with CRI only: nothing here may wait for the API server beyond
@@ -73,9 +110,7 @@ static void *fence_member(void *arg)
             "self-fencing: the API server has been unreachable for more than %ld ms and this agent is "
             "isolated from its peers",
             a->fence_timeout_ms);
-        struct agent_hook_out h;
-        agent_hook_run(a, &f->spec->spec, f->ns, f->pod, cid, RSS_HOOK_STOP, NULL, NULL, 0, why, &h);
-        agent_hook_out_clear(&h);
+        agent_fence_stop(a, &f->spec->spec, f->ns, f->pod, cid, why);
     }
     pthread_mutex_lock(&a->lock);
     for (struct agent_member *m = a->members; m; m = m->next)

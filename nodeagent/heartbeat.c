@@ -1,5 +1,6 @@
 /* heartbeat.c -- the node heartbeat Lease rssd-node-<node>: the leader's evidence that this agent lives,
  * and where the other agents reach it for the failsafe. */
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -7,27 +8,40 @@
 #include "rss/log.h"
 #include "agent_internal.h"
 
-/* How the other agents reach this one for the failsafe (agent_peers.c), in our own Lease. */
-static void set_peer(struct rss_agent *a, cJSON *meta)
+static cJSON *annotations(cJSON *meta)
 {
-    _cleanup_free_ char *peer = agent_peers_annotation(a);
-    if (!peer)
-        return;
     cJSON *ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
     if (!cJSON_IsObject(ann)) {
         cJSON_DeleteItemFromObjectCaseSensitive(meta, "annotations");
         ann = cJSON_AddObjectToObject(meta, "annotations");
     }
+    return ann;
+}
+
+/* How the other agents reach this one for the failsafe (agent_peers.c), and our fence timeout, in our
+ * own Lease. The fence timeout is there because the leader's dead verdict must not come before this
+ * agent's self-fence: a DaemonSet update that raises --fence-timeout runs new agents under the old
+ * leader, which then judges this node with the longer of the two (leader_liveness.c). */
+static void set_annotations(struct rss_agent *a, cJSON *meta)
+{
+    char fence[32];
+    snprintf(fence, sizeof(fence), "%ld", a->fence_timeout_ms);
+    cJSON *ann = annotations(meta);
+    cJSON_DeleteItemFromObjectCaseSensitive(ann, RSS_ANNOTATION_FENCE_TIMEOUT);
+    cJSON_AddStringToObject(ann, RSS_ANNOTATION_FENCE_TIMEOUT, fence);
+    _cleanup_free_ char *peer = agent_peers_annotation(a);
+    if (!peer)
+        return;
     cJSON_DeleteItemFromObjectCaseSensitive(ann, RSS_ANNOTATION_PEER);
     cJSON_AddStringToObject(ann, RSS_ANNOTATION_PEER, peer);
 }
 
-/* Sets holder, duration, renewTime and the peer annotation on a Lease object we write. */
+/* Sets holder, duration, renewTime and our annotations on a Lease object we write. */
 static void fill(struct rss_agent *a, cJSON *lease, const char *now, long dur_s)
 {
     cJSON *meta = cJSON_GetObjectItemCaseSensitive(lease, "metadata");
     if (cJSON_IsObject(meta))
-        set_peer(a, meta);
+        set_annotations(a, meta);
     cJSON *spec = cJSON_GetObjectItemCaseSensitive(lease, "spec");
     if (!cJSON_IsObject(spec)) {
         cJSON_DeleteItemFromObjectCaseSensitive(lease, "spec");

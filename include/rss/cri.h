@@ -183,6 +183,16 @@ int rss_cri_exec_sync(struct rss_cri *cri, const char *container_id, const char 
                       struct rss_cri_exec_result *ret, rss_error_t *err);
 void rss_cri_exec_result_clear(struct rss_cri_exec_result *r);
 
+/* --- StopContainer ---------------------------------------------------------------------------- */
+
+/* StopContainer: SIGTERM, then SIGKILL after timeout_s seconds (0: SIGKILL at once); the runtime answers
+ * once the container has exited. Idempotent (an exited container is no error). The gRPC deadline is
+ * timeout_s plus the call timeout. The agent calls it with 0 when a self-fence `stop` failed: the
+ * member container's own command only idles, the kubelet restarts it, and hooks start the application.
+ * Errors: RSS_E_NOT_FOUND, RSS_E_TIMEOUT, RSS_E_UNAVAILABLE, RSS_E_INVALID (no id), ... */
+int rss_cri_stop_container(struct rss_cri *cri, const char *container_id, int64_t timeout_s,
+                           rss_error_t *err);
+
 /* --- error mapping (the one place gRPC status becomes rss_errc; public for tests) -------------- */
 
 /* Maps a gRPC status code (grpc_status_code values) and its details to an rss_errc. `connected`

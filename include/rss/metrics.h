@@ -23,6 +23,8 @@ enum rss_metric_counter {
     RSS_METRIC_WATCH_RESTARTS, /* rssd_watch_restarts_total: watches re-listed or re-opened */
     RSS_METRIC_SEEDS,       /* rssd_seeds_total: seeds (bootstrap, recovery, force-seed) issued as leader */
     RSS_METRIC_FENCE_STOPS, /* rssd_fence_stops_total: members stopped by self-fencing */
+    RSS_METRIC_FENCE_KILLS, /* rssd_fence_kills_total: member containers killed (CRI StopContainer) after
+                               a self-fencing `stop` failed or timed out */
     RSS_METRIC_COUNTER_COUNT,
 };
 void rss_metrics_inc(enum rss_metric_counter c);

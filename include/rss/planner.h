@@ -102,7 +102,9 @@ struct rss_plan_input {
     const char *force_seed;   /* the RSS's rss.clusterlabs.org/force-seed annotation (a pod name), or NULL */
     const char
         *release_hold;     /* the RSS's rss.clusterlabs.org/release-hold annotation (a pod name), or NULL */
-    int64_t dead_after_ms; /* the leader's dead-node window (fence timeout + margin): a node's heartbeat can
+    int64_t dead_after_ms; /* the leader's dead-node window for this RSS's members: fence timeout + the
+                              `stop` hook's timeout + the kill + margin, so a member on a node judged dead
+                              (node_dead) has been stopped by its node's self-fence; a node's heartbeat can
                               look alive for at most this long after it died (the journal's bound) */
     const char *update_revision; /* StatefulSet status.updateRevision once the controller has observed the
                                     current template (status.observedGeneration == metadata.generation),

@@ -21,6 +21,10 @@
 /* On each agent's heartbeat Lease: {"address": "host:port", "key": base64 Ed25519 public key}, how the
  * other agents reach it for the self-fencing failsafe. */
 #define RSS_ANNOTATION_PEER "rss.clusterlabs.org/peer"
+/* On each agent's heartbeat Lease: its --fence-timeout in milliseconds (decimal). The leader judges the
+ * node with the longer of this and its own, so that agents updated to a longer fence timeout are never
+ * judged dead (fenced) under an older leader's shorter window. */
+#define RSS_ANNOTATION_FENCE_TIMEOUT "rss.clusterlabs.org/fence-timeout"
 /* On an RSS, set by its admin: seed this member now, although the recovery policy waits (a member
  * missing, garbage sequences). Refused while a member runs; removed once used or refused. */
 #define RSS_ANNOTATION_FORCE_SEED "rss.clusterlabs.org/force-seed"

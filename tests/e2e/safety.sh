@@ -11,7 +11,9 @@ export E2E_FENCE=${E2E_FENCE:-10s}
 source "$(dirname "$0")/lib.sh"
 
 R=dummy
-DEAD_S=15 # fence timeout + the leader's 5 s margin
+# The leader's dead window for the dummy's members: fence timeout 10 s + the 30 s `stop` timeout + 5 s
+# for the kill of a failed fence stop + the 5 s margin.
+DEAD_S=50
 peer() { echo "$(member "$R" "$1").$R-svc"; }
 ensure_running() { wait_until "${1:-90}" "$R Running with 3 primaries" rss_running "$R" 3; }
 line_time() { awk '{print $1}' <<<"$1"; }
@@ -45,7 +47,7 @@ sc_late_node() {
         status_message | grep -q "waiting for 1 of 3 member(s).*$(member $R 2)"
     }
     wait_until 60 "the status and an Event to say rssd waits for $(member $R 2)" waiting
-    # Well past the fence timeout + margin as the leader sees it: its node is "dead", and still no seed.
+    # Well past the dead window as the leader sees it: its node is "dead", and still no seed.
     sleep $((DEAD_S + 10))
     local seeds
     seeds=$(hook_lines "$mark" "$R" seed primary secondary)
@@ -984,7 +986,9 @@ sc_journal() {
     xn=$(member_node $R $x)
     for i in 0 1 2; do [ $i = $x ] || nodes01+=("$i"); done
     "$WORLD" power-off "$xn" >/dev/null 2>&1 || fail "power-off $xn"
-    wait_until 120 "a confirmed journal witness for $(member $R $x)" journal_confirmed "$(member $R $x)"
+    # The member is down once its node is dead (DEAD_S), then the window: DEAD_S + two 10 s reconcile
+    # intervals + the 10 s status timeout.
+    wait_until $((2 * DEAD_S + 30 + 40)) "a confirmed journal witness for $(member $R $x)" journal_confirmed "$(member $R $x)"
     note "journal: $(rss_json $R | jq -c --arg p "$(member $R $x)" '.status.journal[] | select(.member == $p)')"
     # The others wrote on; then they go dark too, and the lost member's node stays off.
     for i in "${nodes01[@]}"; do "$WORLD" power-off "$(member_node $R $i)" >/dev/null 2>&1 || fail power-off; done

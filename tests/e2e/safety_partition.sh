@@ -11,7 +11,9 @@ export E2E_FENCE=${E2E_FENCE:-10s}
 source "$(dirname "$0")/lib.sh"
 
 FENCE_S=${E2E_FENCE%s}
-DEAD_S=$((FENCE_S + 5)) # the leader's dead verdict: fence timeout + its 5 s margin
+# The fence timeout + the leader's 5 s margin: a cut node's members must have begun (here: ended, the
+# stop is quick) their self-fence by then; the leader's dead window adds the stop timeout and the kill.
+DEAD_S=$((FENCE_S + 5))
 
 # sp_manifest NAME [IMAGE]: the dummy app with one primary and two secondaries.
 sp_manifest() {
@@ -175,11 +177,12 @@ sc_image_typo() {
     wait_until 90 "$R's pods to go" gone
 }
 
-# ---- 3. (a reproduction, not in the default list: it fails today) the leader's dead verdict, fence
-#         timeout + 5 s, takes the silent node's members as stopped, but the agent's fence runs the
-#         `stop` hook, which may take up to its timeout (30 s here, 10 min by default). A primary whose
-#         `stop` takes 20 s on a node cut off from everything: the leader seeds a secondary (minimumMembers
-#         1) while the old primary still runs.
+# ---- 3. the leader's dead verdict takes the silent node's members as stopped, but the agent's fence runs
+#         the `stop` hook, which may take up to its timeout (30 s here, 10 min by default). A primary
+#         whose `stop` takes 20 s on a node cut off from everything: the leader must not seed a secondary
+#         (minimumMembers 1) while the old primary still runs (it did 16 s after the cut, with fence
+#         timeout + 5 s as the window), and must fail over once the window (fence timeout + the stop
+#         timeout + the kill + the margin) has passed.
 sc_slow_fence_stop() {
     local R=sf pm P L mark others
     for _ in 1 2 3; do
@@ -197,10 +200,21 @@ sc_slow_fence_stop() {
     pm=$(primary_member $R)
     P=$(node_of "$pm")
     [ "$P" != "$L" ] || fail "setup: the primary $pm runs on the leader's node $L"
+    # The agent publishes its fence timeout for the leader's window (the longer of the two counts).
+    local pub
+    pub=$(k get lease "rssd-node-$P" -n "$RSSD_NS" -o json |
+        jq -r '.metadata.annotations["rss.clusterlabs.org/fence-timeout"] // ""')
+    [ "$pub" = "$((FENCE_S * 1000))" ] || fail "node $P's heartbeat Lease publishes fence timeout '$pub'"
     echo 20 >"$RSS_WORLD_DIR/pv/$NS/data-$pm/delay-stop"
     mark=$(now)
     "$WORLD" partition "$P" || fail "partition $P"
-    sleep $((DEAD_S + 30))
+    # The window: fence timeout + the 30 s stop timeout + the 5 s kill + the 5 s margin; then a pass.
+    failed_over() { [ -n "$(hook_lines "$mark" $R seed primary | grep -v " $pm " | grep ' rc=0$')" ]; }
+    wait_until $((DEAD_S + 30 + 5 + 40)) "a failover away from $pm" failed_over
+    # A hook's line is written when it ends: the old primary's fence stop ends about fence timeout + 20 s
+    # after the cut, and only then does the overlap show.
+    old_stopped() { hook_lines "$mark" $R stop | grep -q " $pm "; }
+    wait_until 60 "the old primary $pm's fence stop to end" old_stopped
     others=$(primaries_overlap "$mark" $R "$pm")
     rm -f "$RSS_WORLD_DIR/pv/$NS/data-$pm/delay-stop"
     "$WORLD" heal "$P" || fail "heal $P"
@@ -211,7 +225,57 @@ sc_slow_fence_stop() {
     wait_until 90 "$R's pods to go" gone
 }
 
-all=(split_brain image_typo)
+# ---- 4. the fence's last resort: a primary whose `stop` hangs (past its 30 s timeout) on a node cut off
+#         from everything. The runtime kills the hook at its timeout; the application would still run
+#         beside the member the leader seeds after its dead window, so the agent kills the container
+#         (CRI StopContainer, timeout 0) within the window's kill allowance. Judged from the container:
+#         after the heal, the old primary's first `status` says stopped (7), or its container was
+#         restarted (the kubelet's restartCount), never "running as primary".
+sc_hung_fence_stop() {
+    local R=hf pm P L mark heal first restarts
+    for _ in 1 2 3; do
+        [ "$(leader_node)" = node-1 ] || break
+        k delete pod "$(rssd_pod node-1)" -n "$RSSD_NS" --wait=false >/dev/null || fail "delete rssd pod"
+        moved() { local l; l=$(leader_node) && [ "$l" != node-1 ]; }
+        wait_until 60 "the leadership to leave node-1" moved
+        wait_until 60 "3 rssd pods Running" rssd_pods_ready 3
+    done
+    sp_manifest $R | k apply -n "$NS" -f - >/dev/null || fail "apply $R"
+    wait_until 120 "$R Running with one primary" one_primary $R
+    k patch rss $R -n "$NS" --type merge -p '{"spec":{"recovery":{"minimumMembers":1}}}' >/dev/null ||
+        fail "patch minimumMembers"
+    L=$(leader_node) || fail "no leader"
+    pm=$(primary_member $R)
+    P=$(node_of "$pm")
+    [ "$P" != "$L" ] || fail "setup: the primary $pm runs on the leader's node $L"
+    restarts=$(k get pod "$pm" -n "$NS" -o jsonpath='{.status.containerStatuses[0].restartCount}')
+    touch "$RSS_WORLD_DIR/pv/$NS/data-$pm/hang-stop"
+    mark=$(now)
+    "$WORLD" partition "$P" || fail "partition $P"
+    failed_over() { [ -n "$(hook_lines "$mark" $R seed primary | grep -v " $pm " | grep ' rc=0$')" ]; }
+    wait_until $((DEAD_S + 30 + 5 + 40)) "a failover away from $pm" failed_over
+    [ -n "$(hook_lines "$mark" $R stop | grep " $pm .*rc=hang")" ] || fail "$pm's fence stop did not hang"
+    rm -f "$RSS_WORLD_DIR/pv/$NS/data-$pm/hang-stop"
+    heal=$(now)
+    "$WORLD" heal "$P" || fail "heal $P"
+    probed() {
+        [ -n "$(hook_lines "$heal" $R status stop | grep " $pm ")" ] && return 0
+        local r
+        r=$(k get pod "$pm" -n "$NS" -o jsonpath='{.status.containerStatuses[0].restartCount}') || return 1
+        [ "${r:-0}" -gt "${restarts:-0}" ]
+    }
+    wait_until 60 "$pm probed or restarted after the heal" probed
+    first=$(hook_lines "$heal" $R status stop | grep -m1 " $pm " || true)
+    note "after the heal: ${first:-no hook yet}; restarts $restarts -> $(k get pod "$pm" -n "$NS" -o jsonpath='{.status.containerStatuses[0].restartCount}')"
+    case $first in
+    *" status "*" rc=8" | *" status "*" rc=0") fail "$pm still ran after its hung fence stop: $first" ;;
+    esac
+    k delete rss $R -n "$NS" --wait=false >/dev/null || true
+    gone() { [ "$(members_json $R | jq '.items | length')" = 0 ]; }
+    wait_until 90 "$R's pods to go" gone
+}
+
+all=(split_brain image_typo slow_fence_stop hung_fence_stop)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
 

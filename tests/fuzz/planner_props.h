@@ -167,8 +167,8 @@ static inline bool prop_dead_start(const struct rss_plan_input *in, const struct
     if (o->time_ms <= 0)
         return true;
     enum rss_hook_kind k = rss_hook_for_action(in->spec, o->last.action);
-    int64_t until = o->time_ms + (int64_t)in->spec->hooks[k].timeout_ms +
-                    (int64_t)in->spec->hooks[RSS_HOOK_STOP].timeout_ms + in->dead_after_ms;
+    /* dead_after_ms already holds the stop timeout (the per-RSS dead window). */
+    int64_t until = o->time_ms + (int64_t)in->spec->hooks[k].timeout_ms + in->dead_after_ms;
     return in->now_ms < until;
 }
 

@@ -1,5 +1,6 @@
 /* cri_lifecycle.c -- CRI sandbox and container lifecycle calls, used by the test world's kubelet,
- * never by rssd itself (rssd only lists containers and execs in them: cri.c). */
+ * never by rssd itself (rssd lists containers, execs in them and, as a self-fence's last resort, stops
+ * one: cri.c). */
 #include <stdio.h>
 #include <string.h>
 
@@ -313,16 +314,6 @@ int rss_cri_start_container(struct rss_cri *cri, const char *container_id, rss_e
     req.container_id = (char *)container_id;
     return CALL(cri, "StartContainer", container_id, &req, runtime__v1__start_container_response__descriptor,
                 cri->call_timeout_ms, &resp, err);
-}
-
-int rss_cri_stop_container(struct rss_cri *cri, const char *container_id, int64_t timeout_s, rss_error_t *err)
-{
-    Runtime__V1__StopContainerRequest req = RUNTIME__V1__STOP_CONTAINER_REQUEST__INIT;
-    _cleanup_resp_ Runtime__V1__StopContainerResponse *resp = NULL;
-    req.container_id = (char *)container_id;
-    req.timeout = timeout_s > 0 ? timeout_s : 0;
-    return CALL(cri, "StopContainer", container_id, &req, runtime__v1__stop_container_response__descriptor,
-                req.timeout * 1000 + cri->call_timeout_ms, &resp, err);
 }
 
 int rss_cri_remove_container(struct rss_cri *cri, const char *container_id, rss_error_t *err)

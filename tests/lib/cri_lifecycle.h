@@ -113,9 +113,7 @@ int rss_cri_create_container(struct rss_cri *cri, const char *sandbox_id,
                              const struct rss_cri_container_config *config,
                              const struct rss_cri_sandbox_config *sandbox, char **id_ret, rss_error_t *err);
 int rss_cri_start_container(struct rss_cri *cri, const char *container_id, rss_error_t *err);
-/* StopContainer: SIGTERM, then SIGKILL after timeout_s seconds (0: at once). Idempotent. */
-int rss_cri_stop_container(struct rss_cri *cri, const char *container_id, int64_t timeout_s,
-                           rss_error_t *err);
+/* StopContainer is rss_cri_stop_container (rss/cri.h): rssd itself calls it. */
 int rss_cri_remove_container(struct rss_cri *cri, const char *container_id, rss_error_t *err);
 
 #endif

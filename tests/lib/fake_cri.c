@@ -23,6 +23,7 @@ struct fake_cri {
     pthread_t thread;
     atomic_bool stop;
     atomic_int calls;
+    atomic_int stops; /* StopContainer calls answered OK */
     char *path;
 };
 
@@ -187,6 +188,23 @@ static void handle_exec(struct reply *r, const uint8_t *data, size_t len)
     runtime__v1__exec_sync_request__free_unpacked(req, NULL);
 }
 
+static void handle_stop(struct fake_cri *f, struct reply *r, const uint8_t *data, size_t len)
+{
+    Runtime__V1__StopContainerRequest *req = runtime__v1__stop_container_request__unpack(NULL, len, data);
+    if (!req || !req->container_id || !*req->container_id) {
+        reply_error(r, GRPC_STATUS_INVALID_ARGUMENT, "container id is empty");
+    } else if (strcmp(req->container_id, "missing") == 0) {
+        reply_error(r, GRPC_STATUS_NOT_FOUND,
+                    "an error occurred when try to find container \"missing\": not found");
+    } else {
+        Runtime__V1__StopContainerResponse resp = RUNTIME__V1__STOP_CONTAINER_RESPONSE__INIT;
+        reply_message(r, &resp.base);
+        atomic_fetch_add(&f->stops, 1);
+    }
+    if (req)
+        runtime__v1__stop_container_request__free_unpacked(req, NULL);
+}
+
 static void serve_call(struct fake_cri *f, grpc_call *call, grpc_call_details *details)
 {
     grpc_byte_buffer *req_bb = NULL;
@@ -218,6 +236,8 @@ static void serve_call(struct fake_cri *f, grpc_call *call, grpc_call_details *d
         handle_list_containers(&r, data, len);
     else if (grpc_slice_str_cmp(details->method, "/runtime.v1.RuntimeService/ExecSync") == 0)
         handle_exec(&r, data, len);
+    else if (grpc_slice_str_cmp(details->method, "/runtime.v1.RuntimeService/StopContainer") == 0)
+        handle_stop(f, &r, data, len);
     else
         reply_error(&r, GRPC_STATUS_UNIMPLEMENTED, "unknown method");
     grpc_slice_unref(req);
@@ -340,4 +360,9 @@ void fake_cri_stop(struct fake_cri *f)
 int fake_cri_calls(struct fake_cri *f)
 {
     return atomic_load(&f->calls);
+}
+
+int fake_cri_stops(struct fake_cri *f)
+{
+    return atomic_load(&f->stops);
 }

@@ -10,7 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <unistd.h>
+
+#include "fake_cri.h"
 #include "rss/agent.h"
+#include "rss/cri.h"
+#include "rss/spec.h"
 #include "rss/cleanup.h"
 #include "rss/protocol.h"
 #include "agent_internal.h"
@@ -341,6 +346,62 @@ static void test_peers_wanted(void **state)
     rss_agent_free(a);
 }
 
+/* The self-fence's last resort: a `stop` that failed or timed out is followed by a CRI StopContainer
+ * (kill) of the member's container, because the leader counts the member stopped once the node's dead
+ * window (stop timeout included) ended; a stop that worked, or a container that is gone, is left alone. */
+static const char fence_cr[] =
+    "{\"kind\":\"ReplicatedStatefulSet\",\"metadata\":{\"name\":\"db\",\"namespace\":\"ns1\",\"uid\":\"u1\"},"
+    "\"spec\":{\"pod\":{\"commands\":{\"sequence\":{\"command\":[\"/seq\"]},"
+    "\"primary\":{\"command\":[\"/start\"]},\"status\":{\"command\":[\"/check\"]},"
+    "\"stop\":{\"command\":%s,\"timeout\":\"2s\"}},\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}"
+    "}}";
+
+static void test_fence_stop_kills(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/rss-fence-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    _cleanup_free_ char *sock = rss_xasprintf("%s/cri.sock", dir);
+    struct fake_cri *fake = fake_cri_start(sock);
+    assert_non_null(fake);
+    struct rss_cri *cri = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_cri_options opts = {.call_timeout_ms = 2000};
+    assert_int_equal(rss_cri_new(sock, &opts, &cri, &err), 0);
+    struct rss_agent_config cfg = {.kube = (struct rss_kube *)1, .cri = cri, .node = "n1", .ns = "x"};
+    struct rss_agent *a = NULL;
+    assert_int_equal(rss_agent_new(&cfg, &a, &err), 0);
+    static const struct {
+        const char *stop, *cid;
+        bool killed;
+    } rows[] = {
+        {"[\"echo\",\"stopped\"]", "c1", false}, /* exit 0: stopped, nothing to kill */
+        {"[\"fail\"]", "c1", true},              /* exit 3: the application may run */
+        {"[\"crio-timeout\"]", "c1", true},      /* timed out: it may run */
+        {"[\"nosuch\"]", "c1", true},            /* could not run at all */
+        {"[\"fail\"]", "missing", false},        /* the container is gone: nothing left */
+    };
+    int kills = 0;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        char buf[1024];
+        snprintf(buf, sizeof(buf), fence_cr, rows[i].stop);
+        _cleanup_json_ cJSON *cr = cJSON_Parse(buf);
+        assert_non_null(cr);
+        struct rss_spec spec;
+        assert_int_equal(rss_spec_parse(cr, &spec, &err), 0);
+        bool killed = agent_fence_stop(a, &spec, "ns1", "rss-db-0", rows[i].cid, "a test");
+        rss_spec_clear(&spec);
+        if (killed != rows[i].killed)
+            fail_msg("row %zu (stop %s in %s): killed %d", i, rows[i].stop, rows[i].cid, killed);
+        kills += rows[i].killed;
+        assert_int_equal(fake_cri_stops(fake), kills);
+    }
+    rss_agent_free(a);
+    rss_cri_free(cri);
+    fake_cri_stop(fake);
+    rmdir(dir);
+}
+
 static void test_verdict_names(void **state)
 {
     (void)state;
@@ -362,6 +423,7 @@ int main(void)
         cmocka_unit_test(test_failsafe_keep),
         cmocka_unit_test(test_failsafe_answers_signed),
         cmocka_unit_test(test_peers_wanted),
+        cmocka_unit_test(test_fence_stop_kills),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -351,6 +351,56 @@ static void test_node_kubelet_table(void **state)
     }
 }
 
+/* A node's agent publishes its --fence-timeout in its heartbeat Lease: the leader judges the node with
+ * the longer of that and its own (30 s here), so an agent updated to a longer fence timeout is not
+ * judged fenced while it still runs its members. Garbage counts as nothing published; a huge value is
+ * capped at an hour. */
+static void test_liveness_published_fence(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *node, *fence; /* NULL: an older rssd, nothing published */
+        int64_t dead_from;        /* ms after T0 */
+    } rows[] = {
+        {"n1", "60000", 65000},
+        {"n2", "abc", 35000},
+        {"n3", NULL, 35000},
+        {"n4", "10000", 35000}, /* shorter than the leader's: the leader's own */
+        {"n5", "99999999999999999999999", 3600000 + 5000},
+    };
+    const size_t n = sizeof(rows) / sizeof(rows[0]);
+    _cleanup_json_ cJSON *leases = cJSON_CreateObject();
+    cJSON *items = cJSON_AddArrayToObject(leases, "items");
+    for (size_t i = 0; i < n; i++) {
+        _cleanup_json_ cJSON *one = lease_list(rows[i].node, "2023-11-14T22:13:15.000000Z", 10);
+        cJSON *l = cJSON_DetachItemFromArray(cJSON_GetObjectItemCaseSensitive(one, "items"), 0);
+        if (rows[i].fence)
+            cJSON_AddStringToObject(
+                cJSON_AddObjectToObject(cJSON_GetObjectItemCaseSensitive(l, "metadata"), "annotations"),
+                RSS_ANNOTATION_FENCE_TIMEOUT, rows[i].fence);
+        cJSON_AddItemToArray(items, l);
+    }
+    struct leader_liveness lv;
+    leader_liveness_init(&lv);
+    leader_liveness_start(&lv, T0);
+    lv.own_fence_ms = 30000;
+    poll_same(&lv, leases, T0, T0 + 34000);
+    for (size_t i = 0; i < n; i++) {
+        int64_t at = T0 + rows[i].dead_from;
+        struct verdict before = judge(&lv, rows[i].node, at - 1), after = judge(&lv, rows[i].node, at);
+        if (before.dead || !after.dead)
+            fail_msg("%s (fence %s): dead at %lld: %d, a ms before: %d", rows[i].node,
+                     rows[i].fence ? rows[i].fence : "none", (long long)rows[i].dead_from, after.dead,
+                     before.dead);
+        assert_int_equal(leader_liveness_dead_at(&lv, rows[i].node, T0 + 34000, DEAD_MS), at);
+    }
+    /* The poll reports n1's own flip to dead (a new pass plans at once). */
+    poll_same(&lv, leases, T0 + 35000, T0 + 64000);
+    assert_true(leader_liveness_update(&lv, leases, T0 + 65000, GAP_MS, DEAD_MS));
+    assert_int_equal(leader_liveness_dead_at(&lv, "n1", T0 + 65000, DEAD_MS), 0); /* dead: none due */
+    leader_liveness_clear(&lv);
+}
+
 /* A List of the one pod rss-db-0 (uid, node); the forged annotation on it must change nothing. */
 static cJSON *pod_list(const char *uid, const char *node)
 {
@@ -441,6 +491,43 @@ static void test_liveness_api_outage(void **state)
 
 /* findings/heartbeat-lease-huge-duration.json: leaseDurationSeconds 1e300 was undefined behaviour
  * (float-cast-overflow under UBSan); it is now clamped to an hour. */
+/* The dead verdict for a member says "its node fenced it, so it is stopped": the node's self-fence runs
+ * `stop` after the fence timeout, for up to the stop timeout, then kills. A primary whose stop took 20 s
+ * was seeded elsewhere 16 s after the cut under fence timeout + margin alone. The window per RSS holds
+ * the stop timeout (rounded up to whole seconds, as the runtime gets it) and LEADER_KILL_MS, and the
+ * snapshot says when it ends so that the leader plans then. */
+static void test_dead_window_holds_stop(void **state)
+{
+    (void)state;
+    struct rss_spec spec;
+    _cleanup_json_ cJSON *cr = NULL;
+    parse_spec("", "", &spec, &cr);
+    spec.hooks[RSS_HOOK_STOP].timeout_ms = 19500; /* the runtime gets 20 s */
+    const int64_t window = leader_dead_window(DEAD_MS, &spec);
+    assert_int_equal(window, DEAD_MS + 20000 + LEADER_KILL_MS);
+    _cleanup_json_ cJSON *leases = lease_list("n1", "2023-11-14T22:13:15.000000Z", 10);
+    _cleanup_json_ cJSON *pods = pod_list("u0", "n1");
+    struct leader_liveness lv;
+    leader_liveness_init(&lv);
+    leader_liveness_start(&lv, T0);
+    poll_same(&lv, leases, T0, T0 + 40000);
+    /* Its kubelet is down too (rule 13): only the window is in question here. */
+    leader_liveness_kubelet(&lv, "n1", LEADER_KUBELET_DOWN, T0 + 40000, DEAD_MS);
+    struct leader_snapshot snap;
+    leader_snapshot_build(&spec, pods, NULL, &lv, T0 + 40000, window, &snap);
+    assert_int_equal(snap.n_members, 1);
+    assert_false(snap.members[0].node_alive);
+    assert_false(snap.members[0].node_dead); /* past fence + margin, but its stop may still run */
+    assert_int_equal(snap.replan_at_ms, T0 + window);
+    leader_snapshot_clear(&snap);
+    leader_snapshot_build(&spec, pods, NULL, &lv, T0 + window, window, &snap);
+    assert_true(snap.members[0].node_dead);
+    assert_int_equal(snap.replan_at_ms, 0);
+    leader_snapshot_clear(&snap);
+    leader_liveness_clear(&lv);
+    rss_spec_clear(&spec);
+}
+
 static void test_liveness_huge_duration(void **state)
 {
     (void)state;
@@ -1020,6 +1107,8 @@ int main(void)
         cmocka_unit_test(test_liveness_dead_node),
         cmocka_unit_test(test_liveness_agent_absent),
         cmocka_unit_test(test_node_kubelet_table),
+        cmocka_unit_test(test_liveness_published_fence),
+        cmocka_unit_test(test_dead_window_holds_stop),
         cmocka_unit_test(test_liveness_report_revives),
         cmocka_unit_test(test_liveness_api_outage),
         cmocka_unit_test(test_liveness_huge_duration),

@@ -1277,15 +1277,17 @@ static void test_dead_node_start_retracted(void **state)
 /* Finding F4 (docs/model.md): node 1 was cut off while its seed hook ran (its last report is the
  * write-ahead) and judged dead; the unacknowledged seed was retracted. Under minimumMembers the plan
  * seeded member 2 at once, while the hook on node 1 could still bootstrap a second cluster. Now it waits
- * until the seed hook's timeout and the stop's have passed since the write-ahead, plus the dead-node
- * margin (clock skew between the agent and the leader), and says so in a Warning. */
+ * until the seed hook's timeout and the dead window have passed since the write-ahead (the window holds
+ * the stop's timeout, the kill and the margin for clock skew between the agent and the leader: counted
+ * once), and says so in a Warning. */
 static void test_dead_node_start_in_flight(void **state)
 {
     (void)state;
     struct world w;
     world_init(&w, "S1 W60 S20", 0, false, 2);
+    w.dead_after = 35000 + 600000 + 5000; /* fence + margin, the 600 s stop timeout, the kill */
     struct rss_member_input *m = find(&w, 1);
-    const int64_t until = m->observed.time_ms + 600000 + 600000 + w.dead_after;
+    const int64_t until = m->observed.time_ms + 600000 + w.dead_after;
     struct rss_plan p;
     w.now = until - 1;
     run(&w, &p);

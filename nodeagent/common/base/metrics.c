@@ -88,6 +88,7 @@ void rss_metrics_render(struct rss_strbuf *o)
         {"rssd_watch_restarts_total", "Watches re-listed or re-opened."},
         {"rssd_seeds_total", "Seeds this process issued as leader."},
         {"rssd_fence_stops_total", "Members stopped by self-fencing."},
+        {"rssd_fence_kills_total", "Member containers killed after a self-fencing stop failed."},
     };
     for (int c = 0; c < RSS_METRIC_COUNTER_COUNT; c++) {
         family(o, cn[c].name, "counter", cn[c].help);

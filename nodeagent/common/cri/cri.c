@@ -1,5 +1,6 @@
-/* cri.c -- CRI runtime.v1 client for what rssd itself calls (Version, ListContainers, ExecSync): unary gRPC C
- * core calls on a unix socket, protobuf-c messages, and the one place where gRPC status becomes rss_errc. */
+/* cri.c -- CRI runtime.v1 client for what rssd itself calls (Version, ListContainers, ExecSync,
+ * StopContainer): unary gRPC C core calls on a unix socket, protobuf-c messages, and the one place where
+ * gRPC status becomes rss_errc. */
 #include <grpc/byte_buffer.h>
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
@@ -579,6 +580,19 @@ int rss_cri_exec_sync(struct rss_cri *cri, const char *container_id, const char 
     ret->out = copy_bytes(&resp->stdout_bytes, &ret->out_len);
     ret->errout = copy_bytes(&resp->stderr_bytes, &ret->errout_len);
     return 0;
+}
+
+int rss_cri_stop_container(struct rss_cri *cri, const char *container_id, int64_t timeout_s, rss_error_t *err)
+{
+    Runtime__V1__StopContainerRequest req = RUNTIME__V1__STOP_CONTAINER_REQUEST__INIT;
+    _cleanup_resp_ Runtime__V1__StopContainerResponse *resp = NULL;
+    if (!container_id || !*container_id)
+        return rss_error_make(err, RSS_E_INVALID, 0, "CRI StopContainer on %s: empty container id",
+                              cri->endpoint);
+    req.container_id = (char *)container_id;
+    req.timeout = timeout_s > 0 ? timeout_s : 0;
+    return CALL(cri, "StopContainer", container_id, &req, runtime__v1__stop_container_response__descriptor,
+                req.timeout * 1000 + cri->call_timeout_ms, &resp, err);
 }
 
 void rss_cri_exec_result_clear(struct rss_cri_exec_result *r)

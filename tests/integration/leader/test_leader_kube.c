@@ -724,7 +724,8 @@ static void test_node_loss_replace(void **state)
         "\"name\":\"nl\"},\"spec\":{\"replicas\":3,\"nodeLossPolicy\":\"Replace\",\"reconcileInterval\":"
         "\"2s\","
         "\"pod\":{\"commands\":{\"sequence\":{\"command\":[\"/seq\"]},\"primary\":{\"command\":[\"/start\"]},"
-        "\"status\":{\"command\":[\"/check\"]},\"stop\":{\"command\":[\"/stop\"]}},"
+        /* A 1 s stop: the dead window holds the stop timeout (default 600 s) past the fence timeout. */
+        "\"status\":{\"command\":[\"/check\"]},\"stop\":{\"command\":[\"/stop\"],\"timeout\":\"1s\"}},"
         "\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}],\"volumeClaimTemplates\":[{\"metadata\":{"
         "\"name\":\"data\"},\"spec\":{\"accessModes\":[\"ReadWriteOnce\"]}}]}}}");
     _cleanup_json_ cJSON *rss = get("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "nl");
