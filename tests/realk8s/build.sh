@@ -66,6 +66,7 @@ for c in $K8S_COMMANDS; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
 "$tmp/etcd" --version | head -1 >&2
 mkdir -p "$dir"
 rm -rf "$bin"
+chmod 755 "$tmp"
 mv "$tmp" "$bin"
 trap - EXIT
 log "built in $(($(date +%s) - start)) s"
