@@ -129,6 +129,8 @@ rssd_binary() { echo "$RSS_BUILD_DIR/nodeagent/rssd"; }
 # rssd_mode: how the world runs rssd (tests/sim/world/world rssd-mode): container (from its image, as
 # on a cluster) or host-process (the fallback: $RSS_BUILD_DIR/nodeagent/rssd on the host).
 rssd_mode() { cat "$RSS_WORLD_DIR/rssd-mode" 2>/dev/null || echo host-process; }
+# world_flavour: kubesim, or real (tests/realk8s/world-real: real apiserver, controllers and kubelets).
+world_flavour() { cat "$RSS_WORLD_DIR/flavour" 2>/dev/null || echo kubesim; }
 
 # daemonset_for_world FILE: deploy/daemonset.yaml adapted to the world, written to FILE. The election
 # timings are shortened when rssd has the flags, so lights-outs do not wait out 15 s leases. In
