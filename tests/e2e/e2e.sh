@@ -240,7 +240,7 @@ sc_rollout_image() {
             [[ " ${order[*]} " == *" $n "* ]] && continue
             if jq -e --arg n "$n" --arg img "$v2" --argjson old "$old_uids" 'any(.items[]; .spec.nodeName == $n
                 and .metadata.deletionTimestamp == null and .spec.containers[0].image == $img
-                and (.metadata.uid as $u | $old | any(. == $u) | not) and (.status.containerStatuses[0].imageID // "") != ""
+                and (.metadata.uid as $u | $old | any(. == $u) | not)
                 and any(.status.conditions[]?; .type == "Ready" and .status == "True"))' <<<"$all" >/dev/null; then
                 order+=("$n")
                 done_at+=("$(($(now_ms) - t0))")

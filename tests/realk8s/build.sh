@@ -44,6 +44,12 @@ if complete; then
 	exit 0
 fi
 
+# Go is not Debian's (bookworm has 1.19): the toolchain the machines provide, never one downloaded on the fly.
+command -v go >/dev/null || { echo "realk8s-build: go (1.26 or newer) is not installed" >&2; exit 1; }
+gov=$(go env GOVERSION)
+gov=${gov#go}
+[ "$(printf '%s\n' 1.26 "$gov" | sort -V | head -1)" = 1.26 ] ||
+	{ echo "realk8s-build: go $gov is too old (etcd $ETCD_VERSION needs 1.26)" >&2; exit 1; }
 mkdir -p "$RSS_K8S_CACHE"
 exec 9>"$RSS_K8S_CACHE/.build.lock"
 flock 9 # two runs on one machine build once
