@@ -46,6 +46,13 @@ ctest --test-dir "$build" --output-on-failure ${CTEST_ARGS:-}
 
 echo "== chaos (short run)"
 RSS_BUILD_DIR=$build bash "$top/tests/chaos/run.sh" --cycles 8
+echo "== real Kubernetes (tests/realk8s: components built from source once per machine, then cached)"
+t0=$(date +%s)
+bash "$top/tests/realk8s/build.sh"
+RSS_BUILD_DIR=$build bash "$top/tests/realk8s/test_world_real.sh"
+# The scenarios that pass on the real cluster; docs/testing.md says which run where and why.
+RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/e2e.sh"
+echo "   (real Kubernetes: $(($(date +%s) - t0)) s)"
 echo "== protocol model (spin)"
 bash "$top/tests/model/check.sh"
 echo "== fuzz smoke runs"

@@ -1,30 +1,34 @@
 #!/usr/bin/env bash
 # demo.sh -- the README's main command: a 3-node test world with rssd, the dummy app, a lights-out and its recovery, as a timeline.
 #
-# Usage (as root, on Debian bookworm): deploy/local/demo.sh [--keep] [--app dummy|galera]
+# Usage (as root, on Debian bookworm): deploy/local/demo.sh [--keep] [--app dummy|galera] [--real]
 #   Installs what is missing (apt-get), builds into build/ (RSS_BUILD_DIR), starts a 3-node test world
 #   (docs/testing.md) in /tmp/rss-world (RSS_WORLD_DIR), applies deploy/ with kubectl as a user would,
 #   creates apps/dummy (or apps/galera: real MariaDB Galera, image built once by apps/galera/image/build.sh),
 #   writes data, cuts the power of every node, and shows who came back first and why.
 #   Leaves nothing running, unless --keep: then the world stays up and the script says how to explore it.
+#   --real: the same on real Kubernetes (etcd, kube-apiserver, controller-manager, scheduler, kubelets built
+#   from source by tests/realk8s/build.sh, about 15 min once per machine) instead of kubesim.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$top"
 
 keep=0
 app=dummy
+real=0
 while [ $# -gt 0 ]; do
     a=$1
     shift
     case $a in
     --keep) keep=1 ;;
+    --real) real=1 ;;
     --app=*) app=${a#*=} ;;
     --app)
         app=${1:-}
         shift || true
         ;;
     -h | --help)
-        sed -n '4,9p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '4,11p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
@@ -83,15 +87,29 @@ if [ "$app" = galera ]; then
     export RSS_WORLD_HOOKS=$top/apps/galera/hooks
 fi
 
+if [ $real = 1 ]; then
+    step "Real Kubernetes: the components (tests/realk8s/build.sh, cached per machine) and the rssd image"
+    bash "$top/tests/realk8s/build.sh" 2> >(sed 's/^/    /' >&2)
+    bash "$top/deploy/image/build.sh" --out "$build/rssd-image.oci.tar" >"$build.demo-image.log" 2>&1 || {
+        tail -n 30 "$build.demo-image.log" >&2
+        echo "demo: the rssd image build failed (full log: $build.demo-image.log)" >&2
+        exit 1
+    }
+    rm -f "$build.demo-image.log"
+    export RSS_WORLD_FLAVOUR=real
+    took
+fi
+
 export RSS_BUILD_DIR=$build
 world_dir=${RSS_WORLD_DIR:-/tmp/rss-world}
-if [ -e "$world_dir/.rss-world" ] && [ -e "$world_dir/kubesim.pid" ]; then
-    read -r p _ <"$world_dir/kubesim.pid" || true
+for pf in "$world_dir/kubesim.pid" "$world_dir/k8s/apiserver.pid"; do
+    [ -e "$world_dir/.rss-world" ] && [ -e "$pf" ] || continue
+    read -r p _ <"$pf" || true
     if [ -n "${p:-}" ] && [ -d "/proc/$p" ]; then
         echo "demo: a world is already up in $world_dir; take it down first: tests/sim/world/world down" >&2
         exit 1
     fi
-fi
+done
 export RSS_WORLD_DIR_OVERRIDE=$world_dir
 E2E_KEEP=$keep
 # shellcheck source=../../tests/e2e/lib.sh

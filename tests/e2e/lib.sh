@@ -129,6 +129,13 @@ rssd_binary() { echo "$RSS_BUILD_DIR/nodeagent/rssd"; }
 # rssd_mode: how the world runs rssd (tests/sim/world/world rssd-mode): container (from its image, as
 # on a cluster) or host-process (the fallback: $RSS_BUILD_DIR/nodeagent/rssd on the host).
 rssd_mode() { cat "$RSS_WORLD_DIR/rssd-mode" 2>/dev/null || echo host-process; }
+# world_flavour: kubesim, or real (tests/realk8s/world-real: real apiserver, controllers and kubelets).
+world_flavour() { cat "$RSS_WORLD_DIR/flavour" 2>/dev/null || echo kubesim; }
+# pod_net CMD...: CMD where the pods' addresses are reachable: the host in the kubesim world (pods on the
+# host network), the world's network namespace in the real one (pods on CNI bridges there).
+pod_net() {
+    if [ "$(world_flavour)" = real ]; then nsenter --net="$RSS_WORLD_DIR/ns/net" "$@"; else "$@"; fi
+}
 
 # daemonset_for_world FILE: deploy/daemonset.yaml adapted to the world, written to FILE. The election
 # timings are shortened when rssd has the flags, so lights-outs do not wait out 15 s leases. In

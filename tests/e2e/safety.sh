@@ -537,7 +537,10 @@ sc_noisy() {
     awk 'BEGIN { v = sprintf("%1000s", ""); gsub(/ /, "v", v); printf "["; for (i = 0; i < 1400; i++) printf "%s{\"name\":\"E%d\",\"value\":\"%s\"}", (i ? "," : ""), i, v; printf "]" }' \
         >"$E2E_TMP/env.json"
     rss_manifest big 1 false | k apply -n "$NS" -f - >/dev/null || fail "create RSS big"
-    k get rss big -n "$NS" -o json | jq --slurpfile e "$E2E_TMP/env.json" '.spec.pod.containers[0].env = $e[0] | del(.metadata.resourceVersion)' \
+    # Without kubectl's last-applied annotation: replace would copy the whole object into it, over the
+    # apiserver's 256 KiB limit on annotations.
+    k get rss big -n "$NS" -o json | jq --slurpfile e "$E2E_TMP/env.json" '.spec.pod.containers[0].env = $e[0] | del(.metadata.resourceVersion)
+        | del(.metadata.annotations["kubectl.kubernetes.io/last-applied-configuration"])' \
         >"$E2E_TMP/big.json"
     note "RSS big: $(wc -c <"$E2E_TMP/big.json") bytes"
     # kubectl replace reads the object's resourceVersion first; the leader's status writes in between
@@ -1029,7 +1032,7 @@ metrics() {
     addr=$(k get lease "rssd-node-$1" -n "$RSSD_NS" -o json |
         jq -r '.metadata.annotations["rss.clusterlabs.org/peer"] // "{}" | fromjson | .address // ""')
     [ -n "$addr" ] || return 1
-    curl -sS -m 5 "http://$addr/metrics"
+    pod_net curl -sS -m 5 "http://$addr/metrics"
 }
 metric() { awk -v k="$2" '$1 == k {print $2}' <<<"$1"; }
 

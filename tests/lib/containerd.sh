@@ -28,6 +28,8 @@
 # Environment: CRI_TOOL   path of tests/lib/cri_tool (CRI readiness wait in up/start, pod removal
 #                         in down); without it those steps are skipped (down still kills by PID).
 #              SNAPSHOTTER overlayfs (default) or native.
+#              RSS_CONTAINERD_RUNC  the OCI runtime binary containerd runs instead of runc (the real-Kubernetes
+#                         world's wrapper that adds the world's extra mounts, tests/realk8s/world-real).
 set -euo pipefail
 # shellcheck source=oci.sh
 . "$(dirname "${BASH_SOURCE[0]}")/oci.sh"
@@ -117,7 +119,8 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
         runtime_type = "io.containerd.runc.v2"
         [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
           SystemdCgroup = false
-          Root = "$dir/runc-root"
+          Root = "$dir/runc-root"${RSS_CONTAINERD_RUNC:+
+          BinaryName = \"$RSS_CONTAINERD_RUNC\"}
     [plugins."io.containerd.grpc.v1.cri".cni]
       bin_dir = "/usr/lib/cni"
       conf_dir = "$dir/cni/net.d"

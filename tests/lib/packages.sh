@@ -10,7 +10,8 @@ pkgs=(cmake gcc make pkg-config git
       valgrind clang-format curl jq iptables spin                      # spin: tests/model
       buildah debootstrap                 # deploy/image/build.sh, apps/galera/image/build.sh
       clang libclang-rt-14-dev            # tests/fuzz: clang-14 and its libFuzzer/sanitizer runtimes
-      prometheus python3-yaml)            # promtool: tests/monitoring; python3-yaml: kube_deploy_helm
+      prometheus python3-yaml             # promtool: tests/monitoring; python3-yaml: kube_deploy_helm
+      containernetworking-plugins python3)  # tests/realk8s: the pods' CNI bridge, nsforward.py
 
 # rss_install_packages WHO: installs the missing ones with apt-get (root needed only when something is
 # missing); WHO prefixes the messages. kubectl: any on PATH will do (the tests check 1.27-1.33 and

@@ -63,6 +63,15 @@ same "NotFound message" "$(jb .message)" 'configmaps "nosuch" not found'
 req PUT $NS/configmaps/nosuch '{"metadata":{"name":"nosuch"}}'; expect 404 "PUT to a missing configmap: 404"
 req POST /api/v1/namespaces/nons/configmaps '{"metadata":{"name":"x"}}'; expect 404 "create in a missing namespace: 404"
 req POST $NS/configmaps '{"metadata":{"name":"Bad_Name"}}'; expect 422 "invalid name: 422"
+# Annotations, keys and values together, at most 256 KiB (the real apiserver's limit): on create and update.
+ann_body() { # NAME VALUE_BYTES -> a file holding a ConfigMap with one annotation "a" of that many bytes
+  printf '{"metadata":{"name":"%s","annotations":{"a":"%s"}}}' "$1" "$(head -c "$2" /dev/zero | tr '\0' v)" >"$KS_TMP/ann.json"
+  echo "@$KS_TMP/ann.json"
+}
+req POST $NS/configmaps "$(ann_body ann 262143)"; expect 201 "annotations of 256 KiB: created"
+req PUT $NS/configmaps/ann "$(ann_body ann 262144)"; expect 422 "annotations over 256 KiB: update refused"
+contains "annotations 422 message" "$(jb .message)" "metadata.annotations: Too long: may not be more than 262144 bytes"
+req POST $NS/configmaps "$(ann_body ann2 262144)"; expect 422 "annotations over 256 KiB: create refused"
 req POST $NS/configmaps '{"metadata":{"generateName":"gen-"}}'; expect 201 "generateName"
 contains "generated name" "$(jb .metadata.name)" "gen-"
 

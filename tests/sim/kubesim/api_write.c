@@ -22,6 +22,29 @@ static const char *const server_fields[] = {"uid",
                                             "selfLink",
                                             NULL};
 
+/* The apiserver's limit on an object's annotations, keys and values together (256 KiB): kubectl's
+ * last-applied copy of a large object reaches it long before the object reaches etcd's limit. */
+#define KS_ANNOTATIONS_MAX 262144
+static bool annotations_fit(struct ctx *c, const cJSON *obj, const char *name)
+{
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(obj, "metadata");
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(md, "annotations");
+    size_t total = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, a)
+    {
+        total += strlen(e->string);
+        if (cJSON_IsString(e))
+            total += strlen(e->valuestring);
+    }
+    if (total <= KS_ANNOTATIONS_MAX)
+        return true;
+    api_invalid(c->reply, c->res, name,
+                api_one_cause("FieldValueTooLong", "metadata.annotations",
+                              "Too long: may not be more than 262144 bytes"));
+    return false;
+}
+
 /* Prepares a new object for create; returns false with the reply set. */
 static bool prepare_create(struct ctx *c, cJSON *obj)
 {
@@ -91,6 +114,8 @@ static bool prepare_create(struct ctx *c, cJSON *obj)
                       "the name of the object (%s) does not match the name on the URL (%s)", name, c->name);
         return false;
     }
+    if (!annotations_fit(c, obj, name))
+        return false;
     _cleanup_free_ char *uid = ks_uuid();
     _cleanup_free_ char *now = ks_time_now(0);
     ks_json_set_str(md, "uid", uid);
@@ -184,6 +209,10 @@ void api_do_update(struct ctx *c, struct ks_snap *old, cJSON *in, const char *ve
         api_reply_err(
             c->reply, 400, "BadRequest", NULL, NULL, NULL,
             "the namespace of the provided object does not match the namespace sent on the request");
+        cJSON_Delete(in);
+        return;
+    }
+    if (!annotations_fit(c, in, name)) {
         cJSON_Delete(in);
         return;
     }

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# test_world_real.sh -- the real-Kubernetes world keeps the world's contract: nodes, pods, faults and a clean down.
+#
+# Usage: RSS_BUILD_DIR=build bash tests/realk8s/test_world_real.sh   (root; builds the components when missing)
+# A 2-node `world up --real`; judged from the runtimes, the host's mounts, cgroups and processes, and the API.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+WORLD=$repo/tests/sim/world/world
+export RSS_BUILD_DIR=${RSS_BUILD_DIR:-$repo/build}
+case $RSS_BUILD_DIR in /*) ;; *) RSS_BUILD_DIR=$repo/$RSS_BUILD_DIR ;; esac
+RSS_WORLD_DIR=$(mktemp -d /tmp/rssr.XXXXXX)
+export RSS_WORLD_DIR
+tmp=$(mktemp -d /tmp/rssr-t.XXXXXX)
+cleanup() {
+    "$WORLD" down >/dev/null 2>&1 || true
+    rmdir "$RSS_WORLD_DIR" 2>/dev/null || true
+    rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+    echo "FAIL: $*" >&2
+    "$WORLD" status >&2 2>&1 || true
+    exit 1
+}
+ok() { echo "ok - $*"; }
+wait_until() { # SECONDS WHAT CMD...
+    local t=$1 what=$2 i
+    shift 2
+    for ((i = 0; i < t * 5; i++)); do
+        "$@" >/dev/null 2>&1 && return 0
+        sleep 0.2
+    done
+    fail "timed out after ${t}s: $what"
+}
+
+t0=$(date +%s%3N)
+"$WORLD" up --real --nodes 2 --node-grace 3 >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "world up --real"; }
+ok "world up --real --nodes 2 in $(($(date +%s%3N) - t0)) ms"
+KC=$("$WORLD" kubeconfig)
+k() { kubectl --kubeconfig "$KC" --cache-dir "$tmp/kcache" --request-timeout=10s "$@"; }
+[ "$(cat "$RSS_WORLD_DIR/flavour")" = real ] || fail "the world does not say it is real"
+
+# Real components, stamped with their version.
+ver=$(k version -o json | jq -r .serverVersion.gitVersion)
+[ "$ver" = v1.34.4 ] || fail "apiserver version '$ver'"
+k get nodes -o json | jq -e '[.items[] | select(.status.nodeInfo.kubeletVersion == "v1.34.4" and
+    any(.status.conditions[]; .type == "Ready" and .status == "True"))] | length == 2' >/dev/null ||
+    fail "not 2 Ready v1.34.4 kubelets: $(k get nodes -o wide 2>&1)"
+ok "apiserver and 2 kubelets v1.34.4, Ready"
+
+# A pod on node-2: in node-2's runtime, with node-2's /run/containerd as its hostPath, the world's /hooks,
+# a projected ServiceAccount token, an address of node-2's pod range.
+k apply -f - >/dev/null <<EOF || fail "apply pod"
+apiVersion: v1
+kind: Pod
+metadata: {name: probe, namespace: default}
+spec:
+  nodeName: node-2
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: c
+    image: localhost/rss/busybox:1
+    imagePullPolicy: Never
+    volumeMounts: [{name: cri, mountPath: /cri}]
+  volumes: [{name: cri, hostPath: {path: /run/containerd, type: Directory}}]
+EOF
+ready() { [ "$(k get pod probe -o jsonpath='{.status.containerStatuses[0].ready}')" = true ]; }
+wait_until 60 "pod probe running" ready
+cid=$(k get pod probe -o jsonpath='{.status.containerStatuses[0].containerID}')
+cid=${cid#containerd://}
+sock2=$RSS_WORLD_DIR/nodes/node-2/containerd/containerd.sock
+ctr --address "$sock2" -n k8s.io tasks ls | awk -v c="$cid" '$1 == c && $3 == "RUNNING" {f=1} END {exit !f}' ||
+    fail "container $cid is not running in node-2's containerd"
+ctr --address "$RSS_WORLD_DIR/nodes/node-1/containerd/containerd.sock" -n k8s.io tasks ls | grep -q "^$cid" &&
+    fail "container $cid found in node-1's runtime"
+# (through the CRI: ctr exec would make its fifos in the host's /run, which node-2's containerd does not see)
+ex() { "$WORLD" crictl node-2 exec "$cid" "$@"; }
+[ "$(ex stat -c %i /cri/containerd.sock)" = "$(stat -c %i "$sock2")" ] ||
+    fail "the pod's /run/containerd is not node-2's runtime directory"
+ex test -x /hooks/status || fail "no /hooks in the container (the runc wrapper's extra mount)"
+[ -n "$(ex cat /var/run/secrets/kubernetes.io/serviceaccount/token)" ] || fail "no projected token"
+ip=$(k get pod probe -o jsonpath='{.status.podIP}')
+[[ $ip == 10.244.2.* ]] || fail "pod IP '$ip' not in node-2's range"
+ok "pod on node-2: its runtime, its /run/containerd, /hooks, a projected token, IP $ip"
+
+# rssd installed as a user would, unchanged: kubectl apply -k deploy/overlays/cluster; the DaemonSet's pods
+# Ready on both real kubelets (their readiness: connected to the API server with the projected token, and
+# to their node's CRI socket), a leader Lease taken.
+k apply -k "$repo/deploy/overlays/cluster" >"$tmp/apply.log" 2>&1 || { cat "$tmp/apply.log" >&2; fail "apply -k"; }
+rssd_ready() {
+    k get pods -n rssd-system -l app.kubernetes.io/name=rssd -o json | jq -e '[.items[] | select(.status.phase == "Running"
+        and any(.status.conditions[]?; .type == "Ready" and .status == "True"))] | length == 2' >/dev/null
+}
+wait_until 120 "2 rssd pods Ready" rssd_ready
+leader() { [ -n "$(k get lease rssd-leader -n rssd-system -o jsonpath='{.spec.holderIdentity}')" ]; }
+wait_until 60 "a leader" leader
+ok "kubectl apply -k deploy/overlays/cluster: rssd Ready on both nodes, leader $(k get lease rssd-leader -n rssd-system -o jsonpath='{.spec.holderIdentity}')"
+
+# power-off: the kubelet and the container die, the node goes NotReady; power-on: the pod runs again.
+kpid=$(cut -d' ' -f1 "$RSS_WORLD_DIR/nodes/node-2/kubelet.pid")
+[ -n "$kpid" ] && kill -0 "$kpid" || fail "no live kubelet on node-2 before power-off"
+"$WORLD" power-off node-2 >/dev/null 2>&1 || fail "power-off"
+ctr --address "$sock2" -n k8s.io tasks ls | awk -v c="$cid" '$1 == c && $3 == "RUNNING" {f=1} END {exit !f}' &&
+    fail "container still running after power-off"
+# (a killed process whose parent is gone may stay a zombie until the machine's init reaps it: dead)
+st=$(sed 's/.*) //' "/proc/$kpid/stat" 2>/dev/null | cut -d' ' -f1)
+[ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ] || fail "kubelet of node-2 ($kpid, state $st) alive after power-off"
+notready() { [ "$(k get node node-2 -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = Unknown ]; }
+wait_until 60 "node-2 NotReady (Unknown) after power-off" notready
+"$WORLD" power-on node-2 >/dev/null 2>&1 || fail "power-on"
+restarted() { [ "$(k get pod probe -o jsonpath='{.status.containerStatuses[0].ready}')" = true ] &&
+    [ "$(k get pod probe -o jsonpath='{.status.containerStatuses[0].containerID}')" != "containerd://$cid" ]; }
+wait_until 90 "pod probe running again in a new container" restarted
+ok "power-off killed kubelet and container, node-2 Unknown; power-on: the pod runs again"
+
+# partition: node-2's kubelet reaches nothing, the node goes NotReady; heal: Ready again.
+nready() { [ "$(k get node node-2 -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]; }
+wait_until 60 "node-2 Ready" nready
+"$WORLD" partition node-2 >/dev/null 2>&1 || fail "partition"
+wait_until 60 "node-2 NotReady under partition" notready
+"$WORLD" heal node-2 >/dev/null 2>&1 || fail "heal"
+wait_until 60 "node-2 Ready after heal" nready
+ok "partition: node-2 Unknown; heal: Ready"
+
+# api-freeze: nothing answers; api-thaw: answers.
+"$WORLD" api-freeze || fail "api-freeze"
+kubectl --kubeconfig "$KC" --cache-dir "$tmp/kcache" --request-timeout=3s get ns >/dev/null 2>&1 &&
+    fail "the apiserver answered while frozen"
+"$WORLD" api-thaw || fail "api-thaw"
+k get ns >/dev/null || fail "no answer after api-thaw"
+ok "api-freeze: no answer; api-thaw: answers"
+
+# down leaves nothing: no process naming the world, no mount below it, no cgroup, no directory.
+t0=$(date +%s%3N)
+"$WORLD" down >/dev/null 2>&1 || fail "down"
+ok "down in $(($(date +%s%3N) - t0)) ms"
+[ ! -e "$RSS_WORLD_DIR" ] || fail "$RSS_WORLD_DIR still exists"
+left=""
+for f in $(grep -l -- "$RSS_WORLD_DIR" /proc/[0-9]*/cmdline 2>/dev/null || true); do
+    p=${f#/proc/}
+    p=${p%%/*}
+    # (the grep itself, and this shell, are gone or ours)
+    [ "$p" != $$ ] && kill -0 "$p" 2>/dev/null && left+=" $p:$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-80)"
+done
+[ -z "$left" ] || fail "processes left:$left"
+grep -q -- "$RSS_WORLD_DIR" /proc/self/mountinfo && fail "mounts left: $(grep -- "$RSS_WORLD_DIR" /proc/self/mountinfo)"
+cg=rss-world-$(printf '%s' "$RSS_WORLD_DIR" | cksum | cut -d' ' -f1)
+compgen -G "/sys/fs/cgroup/*/$cg" >/dev/null && fail "cgroups left: $(ls -d /sys/fs/cgroup/*/"$cg")"
+ok "nothing left"
+echo "test_world_real: all passed"
