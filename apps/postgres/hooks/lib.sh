@@ -179,12 +179,20 @@ pm_pid() {
 	echo "$_p"
 }
 
-# clear_stale_pidfile: a postmaster.pid whose process is gone or a zombie (nobody reaps in this
-# container) would make postgres refuse to start ("is another postmaster running?").
+# clear_stale_pidfile: a postmaster.pid or a socket lock file whose process is gone or a zombie
+# (nobody reaps in this container) would make postgres refuse to start ("is another postmaster
+# running?", "lock file .s.PGSQL.PORT.lock already exists").
 clear_stale_pidfile() {
-	[ -e "$PGDATA/postmaster.pid" ] || return 0
-	pm_pid >/dev/null && return 1
-	rm -f "$PGDATA/postmaster.pid"
+	if [ -e "$PGDATA/postmaster.pid" ]; then
+		pm_pid >/dev/null && return 1
+		rm -f "$PGDATA/postmaster.pid"
+	fi
+	for _l in "$RUN_DIR"/.s.PGSQL.*.lock; do
+		[ -e "$_l" ] || continue
+		alive "$(head -n 1 "$_l" 2>/dev/null)" && continue
+		rm -f "$_l" "${_l%.lock}"
+	done
+	return 0
 }
 
 # control KEY: a field of pg_controldata (e.g. "Database cluster state").
