@@ -9,7 +9,8 @@ pkgs=(cmake gcc make pkg-config git
       containerd runc busybox-static openssl tar coreutils iproute2 util-linux procps
       valgrind clang-format curl jq iptables spin                      # spin: tests/model
       buildah debootstrap                 # deploy/image/build.sh, apps/galera/image/build.sh
-      clang libclang-rt-14-dev)           # tests/fuzz: clang-14 and its libFuzzer/sanitizer runtimes
+      clang libclang-rt-14-dev            # tests/fuzz: clang-14 and its libFuzzer/sanitizer runtimes
+      postgresql-15 patroni etcd-server python3-etcd) # tests/bench/bench_postgres.sh: Patroni beside rssd
 
 # rss_install_packages WHO: installs the missing ones with apt-get (root needed only when something is
 # missing); WHO prefixes the messages. kubectl: any on PATH will do (the tests check 1.27-1.33 and
