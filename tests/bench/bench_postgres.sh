@@ -56,6 +56,7 @@ cleanup() {
     for i in 0 1 2; do node_off "$i" 2>/dev/null; done
     [ -z "$PIDS_ETCD" ] || { kill -CONT "$PIDS_ETCD" 2>/dev/null; kill "$PIDS_ETCD" 2>/dev/null; wait "$PIDS_ETCD" 2>/dev/null; }
     [ -z "${WRITER_PID:-}" ] || { kill "$WRITER_PID" 2>/dev/null; wait "$WRITER_PID" 2>/dev/null; }
+    [ -z "${BENCH_KEEP_LOGS:-}" ] || cp "$B"/*.log "$BENCH_KEEP_LOGS"/ 2>/dev/null
     rm -rf "$B"
 }
 trap cleanup EXIT
@@ -132,6 +133,7 @@ EOF
 node_on() {
     setsid setpriv --reuid=postgres --regid=postgres --init-groups -- patroni "$B/p$1.yml" >>"$B/patroni$1.log" 2>&1 </dev/null &
     PAT_PID[$1]=$!
+    disown "$!"
 }
 # node_off I: the node's power cut: Patroni, its postmaster and the postmaster's children, SIGKILL.
 node_off() {
@@ -142,7 +144,7 @@ node_off() {
     if [ -n "$pm" ] && [ -d "/proc/$pm" ]; then
         kill -KILL "$pm" $(ps -o pid= --ppid "$pm") 2>/dev/null
     fi
-    [ -z "$p" ] || wait "$p" 2>/dev/null
+    [ -z "$p" ] || while [ -d "/proc/$p" ] && ! grep -q '^State:.*Z' "/proc/$p/status" 2>/dev/null; do sleep 0.05; done
     PAT_PID[$1]=
 }
 leader() {
@@ -168,19 +170,22 @@ wait_for() { # wait_for SECONDS CMD...
 
 WD=$B/writer
 writer() {
-    local id=0 m=0 out
+    local id=0 m=0 out t
     while [ ! -e "$WD/stop" ]; do
         id=$((id + 1))
+        t=$(now_ms)
         if out=$(timeout 10 setpriv --reuid=postgres --regid=postgres --init-groups -- "$PG_BIN/psql" -X -q -At -h 127.0.0.1 \
             -p $((25432 + m)) -U postgres -d postgres -v ON_ERROR_STOP=1 -c "INSERT INTO w VALUES ($id, $m)" 2>&1) && [ -z "$out" ]; then
-            echo "$id $(now_ms)" >>"$WD/acked"
+            echo "$id $t $(now_ms)" >>"$WD/acked"
         else
             m=$(((m + 1) % 3))
             sleep 0.2
         fi
     done
 }
-first_ack_after() { awk -v t="$1" '$2 > t { print $2; exit }' "$WD/acked" 2>/dev/null; }
+# first_ack_after T: the acknowledgement time of the first write sent after T (one in flight at T
+# does not prove the cluster writable).
+first_ack_after() { awk -v t="$1" '$2 > t { print $3; exit }' "$WD/acked" 2>/dev/null; }
 lost_on_leader() {
     local l
     l=$(leader) || { echo "?"; return; }
@@ -191,15 +196,17 @@ lost_on_leader() {
 # measure NAME T0: waits for the first acknowledged write after T0, then a healthy cluster; prints a row.
 ROWS=()
 measure() {
-    local name=$1 t0=$2 tw lost
+    local name=$1 t0=$2 tw lost took
     wait_for 300 sh -c "awk -v t=$t0 '\$2 > t { f = 1 } END { exit !f }' '$WD/acked'" || true
     tw=$(first_ack_after "$t0")
-    [ -n "${3:-}" ] && eval "$3"
+    took="not writable within 300 s"
+    [ -z "$tw" ] || took="$((tw - t0)) ms"
+    [ -z "${3:-}" ] || eval "$3"
     wait_for 300 healthy || true
     sleep 2
     lost=$(lost_on_leader)
-    ROWS+=("$SETTING|$name|${tw:+$((tw - t0)) ms}${tw:-not writable in 300 s}|$lost|leader pg$(leader || echo '?')")
-    echo "  patroni($SETTING) $name: fault -> writable ${tw:+$((tw - t0)) ms}${tw:-not in 300 s}; acknowledged lost: $lost; $(wc -l <"$WD/acked") acknowledged so far"
+    ROWS+=("$SETTING|$name|$took|$lost|pg$(leader || echo '?')")
+    echo "  patroni($SETTING) $name: fault -> writable $took; acknowledged lost: $lost; $(wc -l <"$WD/acked") acknowledged so far"
 }
 
 run_setting() { # run_setting NAME TTL LOOP RETRY
@@ -210,7 +217,7 @@ run_setting() { # run_setting NAME TTL LOOP RETRY
     mkdir -p "$WD"
     for i in 0 1 2; do config "$i" "$2" "$3" "$4"; done
     node_on 0
-    wait_for 120 leader || { echo "no Patroni leader: $(tail -n 20 "$B/patroni0.log")"; exit 1; }
+    wait_for 120 leader >/dev/null || { echo "no Patroni leader: $(tail -n 20 "$B/patroni0.log")"; exit 1; }
     node_on 1
     node_on 2
     wait_for 180 healthy || { echo "Patroni not healthy: $(tail -n 5 "$B"/patroni*.log)"; exit 1; }
@@ -247,7 +254,7 @@ run_setting() { # run_setting NAME TTL LOOP RETRY
         a0=$(wc -l <"$WD/acked")
         kill -STOP "$PIDS_ETCD"
         sleep 40
-        echo "  patroni($SETTING) DCS frozen 40 s: $(($(wc -l <"$WD/acked") - a0)) commits acknowledged meanwhile, first gap: $(awk -v t="$t0" '$2 > t { if (p && $2 - p > g) g = $2 - p; p = $2 } END { print g + 0 }' "$WD/acked") ms"
+        echo "  patroni($SETTING) DCS frozen 40 s: $(($(wc -l <"$WD/acked") - a0)) commits acknowledged meanwhile, longest gap between acknowledgements: $(awk -v t="$t0" '$3 > t { if (p && $3 - p > g) g = $3 - p; p = $3 } END { print g + 0 }' "$WD/acked") ms; $(cat "$B"/patroni*.log | grep -c -i demot) Patroni log lines about demoting"
         kill -CONT "$PIDS_ETCD"
         measure "DCS outage 40 s (after thaw)" "$(now_ms)"
     done
