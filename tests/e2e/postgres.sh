@@ -272,6 +272,10 @@ sc_killed() {
     mexec "$p" sh -c 'kill -KILL "$(head -n 1 /data/pgdata/postmaster.pid)"' >/dev/null || fail "kill postgres of member $p"
     note "killed the primary's postgres (member $p)"
     recover_and_check "$mark" "$t0"
+    # Every start after the kill succeeded the first time: a killed postmaster leaves a zombie and
+    # stale lock files in its container, which must not make the restart fail (and count failures).
+    [ -z "$(hook_lines "$mark" "$R" seed secondary | grep -v 'rc=0$')" ] ||
+        fail "a start failed after the kill: $(hook_lines "$mark" "$R" seed secondary | grep -v 'rc=0$')"
     check_all
 }
 
