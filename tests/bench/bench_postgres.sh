@@ -154,10 +154,13 @@ leader() {
     done
     return 1
 }
-healthy() { # a leader, two streaming replicas
+# healthy: a leader, two streaming replicas, and a synchronous standby named in the DCS (until then
+# Patroni's synchronous mode promotes nobody: a fault in that window is not failed over at all).
+healthy() {
     local l
     l=$(leader) || return 1
-    [ "$(psql_m "$l" "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'")" = 2 ]
+    [ "$(psql_m "$l" "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'")" = 2 ] &&
+        curl -s http://127.0.0.1:22379/v2/keys/service/rssbench/sync | jq -e '.node.value | fromjson | .sync_standby != null' >/dev/null
 }
 wait_for() { # wait_for SECONDS CMD...
     local end=$(($(date +%s) + $1))
