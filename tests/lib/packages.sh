@@ -13,6 +13,9 @@ pkgs=(cmake gcc make pkg-config git
       prometheus python3-yaml             # promtool: tests/monitoring; python3-yaml: kube_deploy_helm
       containernetworking-plugins python3)  # tests/realk8s: the pods' CNI bridge, nsforward.py
 
+# Only tests/bench/bench_postgres.sh (not run by tests/run.sh) needs these: Patroni beside rssd.
+bench_postgres_pkgs=(postgresql-15 patroni etcd-server python3-etcd)
+
 # rss_install_packages WHO: installs the missing ones with apt-get (root needed only when something is
 # missing); WHO prefixes the messages. kubectl: any on PATH will do (the tests check 1.27-1.33 and
 # Debian's 1.20); else Debian's.
