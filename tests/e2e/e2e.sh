@@ -383,8 +383,17 @@ sc_garbage() {
     [ "$(count_lines "$seeds")" = 1 ] && [[ $seeds == *" $(member $R 2) seed args=[] rc=0" ]] ||
         fail "expected $(member $R 2) (25) to seed: $seeds"
     rm -f "$(claim_dir $R 1)/garbage-sequence"
-    wait_until 90 "$R Running after the policy opt-in" rss_running "$R" 3
-    note "with minimumMembers=2: seed $(member $R 2); joins: $(hook_lines "$mark" "$R" primary secondary | while read -r l; do printf '%s [%s]; ' "$(awk '{print $2}' <<<"$l")" "$(args_of "$l")"; done)"
+    # Rule 14: the member left out with an unreadable sequence may hold newer writes (40, once readable,
+    # above the seed's 25): it is held, never joined over them, until the admin releases it.
+    held() { events_since "$mark" NewerThanSeed "$R" | grep -q "^Warning .*$(member $R 1)"; }
+    wait_until 60 "a Warning NewerThanSeed: $(member $R 1) is held" held
+    local joined
+    joined=$(hook_lines "$mark" "$R" primary secondary | grep " $(member $R 1) " || true)
+    [ -z "$joined" ] || fail "$(member $R 1) was joined over the writes it may hold: $joined"
+    k annotate rss "$R" -n "$NS" "rss.clusterlabs.org/release-hold=$(member $R 1)" >/dev/null ||
+        fail "annotate release-hold"
+    wait_until 90 "$R Running after the release of $(member $R 1)" rss_running "$R" 3
+    note "with minimumMembers=2: seed $(member $R 2); $(member $R 1) held, joined once released; joins: $(hook_lines "$mark" "$R" primary secondary | while read -r l; do printf '%s [%s]; ' "$(awk '{print $2}' <<<"$l")" "$(args_of "$l")"; done)"
     k patch rss "$R" -n "$NS" --type=merge -p '{"spec":{"recovery":null}}' >/dev/null || fail "unset recovery"
 }
 
