@@ -383,6 +383,10 @@ sc_stays_off() {
 # so nothing stops; no hook but status runs, mariadbd keeps its pid and keeps acknowledging writes.
 sc_api_outage() {
     wait_until 120 "$R Running with 3 primaries" rss_running "$R" 3
+    # Every agent re-reads its peers' addresses and keys every 10 s: a node that rebooted in the scenario
+    # before (stays_off) has a new key, and the failsafe, which must reach every hosting agent, cannot
+    # vouch for a peer it knows only by its old one (the failsafe's cost, docs/rules.md rule 13).
+    sleep 12
     local m node cid pids=() after mark a0 a1 acts
     for m in 0 1 2; do
         node=$(member_node "$R" "$m")

@@ -55,6 +55,21 @@ primaries_overlap() {
 #         The leader sees them silent for its dead window and takes their members as stopped: they must
 #         be (the failsafe keeps members running only with every hosting agent reached), and no member
 #         may start as primary on the leader's side while the old primary still runs.
+# lead_elsewhere NODE: moves the leadership off NODE (its rssd restarted; up to 3 tries), then waits for
+# every rssd pod Ready and a few seconds for the agents to re-learn their peers (the failsafe needs them).
+lead_elsewhere() {
+    local n=$1 moved=0
+    for _ in 1 2 3; do
+        [ "$(leader_node)" = "$n" ] || { moved=1; break; }
+        k delete pod "$(rssd_pod "$n")" -n "$RSSD_NS" --wait=false >/dev/null || fail "delete rssd pod on $n"
+        left() { local l; l=$(leader_node) && [ "$l" != "$n" ]; }
+        wait_until 60 "the leadership to leave $n" left
+        wait_until 60 "3 rssd pods Running" rssd_pods_ready 3
+        sleep 5
+    done
+    [ $moved = 1 ] || [ "$(leader_node)" != "$n" ] || fail "the leadership stays on $n"
+}
+
 sc_split_brain() {
     local R=sp L P pm mark t0 group="" n others m t
     # Ordinal 0 is scheduled first, on node-1 (the world's scheduler: least loaded, then by name), and
@@ -63,13 +78,7 @@ sc_split_brain() {
     # (moving it later would restart rssd next to a primary). minimumMembers 1 (the admin's opt-in to
     # go on without silent members, which is what makes a split brain possible) comes once it runs:
     # with it at creation the first member to report seeds, wherever it is.
-    for _ in 1 2 3; do
-        [ "$(leader_node)" = node-1 ] || break
-        k delete pod "$(rssd_pod node-1)" -n "$RSSD_NS" --wait=false >/dev/null || fail "delete rssd pod"
-        moved() { local l; l=$(leader_node) && [ "$l" != node-1 ]; }
-        wait_until 60 "the leadership to leave node-1" moved
-        wait_until 60 "3 rssd pods Running" rssd_pods_ready 3
-    done
+    lead_elsewhere node-1
     sp_manifest $R | k apply -n "$NS" -f - >/dev/null || fail "apply $R"
     wait_until 120 "$R Running with one primary" one_primary $R
     k patch rss $R -n "$NS" --type merge -p '{"spec":{"recovery":{"minimumMembers":1}}}' >/dev/null ||
@@ -185,20 +194,18 @@ sc_image_typo() {
 #         timeout + the kill + the margin) has passed.
 sc_slow_fence_stop() {
     local R=sf pm P L mark others
-    for _ in 1 2 3; do
-        [ "$(leader_node)" = node-1 ] || break
-        k delete pod "$(rssd_pod node-1)" -n "$RSSD_NS" --wait=false >/dev/null || fail "delete rssd pod"
-        moved() { local l; l=$(leader_node) && [ "$l" != node-1 ]; }
-        wait_until 60 "the leadership to leave node-1" moved
-        wait_until 60 "3 rssd pods Running" rssd_pods_ready 3
-    done
+    lead_elsewhere node-1
     sp_manifest $R | k apply -n "$NS" -f - >/dev/null || fail "apply $R"
     wait_until 120 "$R Running with one primary" one_primary $R
     k patch rss $R -n "$NS" --type merge -p '{"spec":{"recovery":{"minimumMembers":1}}}' >/dev/null ||
         fail "patch minimumMembers"
-    L=$(leader_node) || fail "no leader"
     pm=$(primary_member $R)
     P=$(node_of "$pm")
+    # Ordinal 0 is not always on node-1 (earlier scenarios' pods count in the scheduler's load): the cut
+    # node must not lead; a restart of rssd beside the primary stops nothing (rule 12).
+    lead_elsewhere "$P"
+    wait_until 60 "$R Running with one primary" one_primary $R
+    L=$(leader_node) || fail "no leader"
     [ "$P" != "$L" ] || fail "setup: the primary $pm runs on the leader's node $L"
     # The agent publishes its fence timeout for the leader's window (the longer of the two counts).
     local pub
@@ -233,20 +240,18 @@ sc_slow_fence_stop() {
 #         restarted (the kubelet's restartCount), never "running as primary".
 sc_hung_fence_stop() {
     local R=hf pm P L mark heal first restarts
-    for _ in 1 2 3; do
-        [ "$(leader_node)" = node-1 ] || break
-        k delete pod "$(rssd_pod node-1)" -n "$RSSD_NS" --wait=false >/dev/null || fail "delete rssd pod"
-        moved() { local l; l=$(leader_node) && [ "$l" != node-1 ]; }
-        wait_until 60 "the leadership to leave node-1" moved
-        wait_until 60 "3 rssd pods Running" rssd_pods_ready 3
-    done
+    lead_elsewhere node-1
     sp_manifest $R | k apply -n "$NS" -f - >/dev/null || fail "apply $R"
     wait_until 120 "$R Running with one primary" one_primary $R
     k patch rss $R -n "$NS" --type merge -p '{"spec":{"recovery":{"minimumMembers":1}}}' >/dev/null ||
         fail "patch minimumMembers"
-    L=$(leader_node) || fail "no leader"
     pm=$(primary_member $R)
     P=$(node_of "$pm")
+    # The cut node must not be the leader's: move the leadership off the primary's node (a restart of
+    # rssd there stops nothing, rule 12). Where the scheduler put ordinal 0 decides which node that is.
+    lead_elsewhere "$P"
+    wait_until 60 "$R Running with one primary" one_primary $R
+    L=$(leader_node) || fail "no leader"
     [ "$P" != "$L" ] || fail "setup: the primary $pm runs on the leader's node $L"
     restarts=$(k get pod "$pm" -n "$NS" -o jsonpath='{.status.containerStatuses[0].restartCount}')
     touch "$RSS_WORLD_DIR/pv/$NS/data-$pm/hang-stop"
