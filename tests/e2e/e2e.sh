@@ -598,7 +598,7 @@ sc_promtool() {
         addr=$(k get lease "rssd-node-$n" -n "$RSSD_NS" -o json |
             jq -r '.metadata.annotations["rss.clusterlabs.org/peer"] // "{}" | fromjson | .address // ""')
         [ -n "$addr" ] || fail "$n: no address in its heartbeat Lease"
-        text=$(curl -sS -m 5 "http://$addr/metrics") || fail "$n: no /metrics"
+        text=$(pod_net curl -sS -m 5 "http://$addr/metrics") || fail "$n: no /metrics"
         out=$(promtool check metrics <<<"$text" 2>&1) || fail "$n: promtool check metrics: $out"
         if grep -q '^rssd_leader 1$' <<<"$text"; then
             leaders=$((leaders + 1))
