@@ -7,10 +7,10 @@
  * probe it. This long after its pod was created a member is left out as before. */
 #define NEW_MEMBER_GRACE_MS 30000
 
-const struct member *planner_unobserved_primary(const struct ctx *c)
+const struct planner_member *planner_unobserved_primary(const struct planner *c)
 {
     for (size_t i = 0; i < c->n; i++) {
-        const struct member *m = &c->m[i];
+        const struct planner_member *m = &c->m[i];
         /* live: it last said primary (or starting) and its node is not judged dead; not primary_up: this
          * leader has not seen it running under its epoch on a live node. Neither is a stop. */
         if (m->exists && m->live && m->role == RSS_ROLE_PRIMARY && !m->primary_up)
@@ -19,7 +19,7 @@ const struct member *planner_unobserved_primary(const struct ctx *c)
     return NULL;
 }
 
-void planner_unobserved_why(const struct ctx *c, const struct member *m, char *buf, size_t size)
+void planner_unobserved_why(const struct planner *c, const struct planner_member *m, char *buf, size_t size)
 {
     const struct rss_member_input *in = m->in;
     if (m->node_silent && in->agent_absent)
@@ -38,18 +38,18 @@ void planner_unobserved_why(const struct ctx *c, const struct member *m, char *b
         snprintf(buf, size, "not observed running yet");
 }
 
-bool planner_new_member_grace(const struct ctx *c, int w)
+bool planner_new_member_grace(const struct planner *c, int w)
 {
     if (c->last_recovery)
         return false;
     int64_t birth = 0;
     for (int i = 0; i < w; i++) {
-        const struct member *m = &c->m[i];
+        const struct planner_member *m = &c->m[i];
         if (m->exists && m->in->created_ms > 0 && (birth == 0 || m->in->created_ms < birth))
             birth = m->in->created_ms;
     }
     for (int i = 0; i < w; i++) {
-        const struct member *m = &c->m[i];
+        const struct planner_member *m = &c->m[i];
         if (!m->missing || m->fenced_dead || m->seq_error)
             continue;
         int64_t since = m->exists ? m->in->created_ms : birth;

@@ -10,7 +10,7 @@ static const char *const STUCK_REASONS[] = {
     "RegistryUnavailable", "CreateContainerConfigError", "CreateContainerError", "RunContainerError",
 };
 
-const char *planner_rollout_stuck(const struct member *m)
+const char *planner_rollout_stuck(const struct planner_member *m)
 {
     if (!m->exists || !m->in || m->deleting || !m->in->never_started)
         return NULL;
@@ -32,7 +32,7 @@ const char *planner_rollout_stuck(const struct member *m)
  * does not exist) stays Pending for good after the template is fixed. A kubelet cut off from the API
  * server may have created a container since, unreported: no hook runs in it all the same, since the
  * leader starts a member only after its agent reported it, and the deletion stops it. */
-bool planner_rollout_recreatable(const struct member *m)
+bool planner_rollout_recreatable(const struct planner_member *m)
 {
     return m->exists && m->in && !m->deleting && m->outdated && !m->decided && m->in->never_started &&
            !m->live && !m->unresolved && !m->pending && !m->start_inflight && !m->running;

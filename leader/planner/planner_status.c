@@ -6,7 +6,7 @@
 
 /* ---- status ---- */
 
-static cJSON *name_list(struct ctx *c, bool (*pick)(const struct ctx *, const struct member *))
+static cJSON *name_list(struct planner *c, bool (*pick)(const struct planner *, const struct planner_member *))
 {
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; i < c->n; i++)
@@ -15,44 +15,44 @@ static cJSON *name_list(struct ctx *c, bool (*pick)(const struct ctx *, const st
     return a;
 }
 
-static bool in_scope(const struct ctx *c, const struct member *m)
+static bool in_scope(const struct planner *c, const struct planner_member *m)
 {
     int w = c->sts > c->target ? c->sts : c->target;
     return (int)m->ordinal < w || m->exists;
 }
 
-static bool pick_ready(const struct ctx *c, const struct member *m)
+static bool pick_ready(const struct planner *c, const struct planner_member *m)
 {
     return in_scope(c, m) && m->running;
 }
 
-static bool pick_unready(const struct ctx *c, const struct member *m)
+static bool pick_unready(const struct planner *c, const struct planner_member *m)
 {
     return in_scope(c, m) && !m->running;
 }
 
-static bool pick_primary(const struct ctx *c, const struct member *m)
+static bool pick_primary(const struct planner *c, const struct planner_member *m)
 {
     return in_scope(c, m) && m->running && m->role == RSS_ROLE_PRIMARY;
 }
 
-static bool pick_secondary(const struct ctx *c, const struct member *m)
+static bool pick_secondary(const struct planner *c, const struct planner_member *m)
 {
     return in_scope(c, m) && m->running && m->role == RSS_ROLE_SECONDARY;
 }
 
-static bool pick_failed(const struct ctx *c, const struct member *m)
+static bool pick_failed(const struct planner *c, const struct planner_member *m)
 {
     return in_scope(c, m) &&
            ((m->current && m->role == RSS_ROLE_FAILED) || m->failures >= (unsigned)c->spec->max_failures);
 }
 
 /* status.journal: one record per member that went down while others ran on (planner.c journal_update). */
-static void journal(const struct ctx *c, cJSON *s)
+static void journal(const struct planner *c, cJSON *s)
 {
     cJSON *arr = NULL;
     for (size_t i = 0; i < c->n; i++) {
-        const struct member *m = &c->m[i];
+        const struct planner_member *m = &c->m[i];
         if (!m->j_has)
             continue;
         if (!arr)
@@ -79,7 +79,7 @@ static void journal(const struct ctx *c, cJSON *s)
     }
 }
 
-static cJSON *member_status(const struct member *m)
+static cJSON *member_status(const struct planner_member *m)
 {
     cJSON *j = cJSON_CreateObject();
     char buf[48];
@@ -154,7 +154,7 @@ static cJSON *member_status(const struct member *m)
     return j;
 }
 
-static void condition(struct ctx *c, cJSON *arr, const char *type, bool status, const char *reason,
+static void condition(struct planner *c, cJSON *arr, const char *type, bool status, const char *reason,
                       const char *message)
 {
     cJSON *j = cJSON_CreateObject();
@@ -181,7 +181,7 @@ static void condition(struct ctx *c, cJSON *arr, const char *type, bool status, 
 }
 
 /* A cluster being created rather than recovered: this plan bootstraps it, or it never seeded yet. */
-static bool is_new(const struct ctx *c)
+static bool is_new(const struct planner *c)
 {
     if (c->new_recovery) {
         const char *kind = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c->new_recovery, "kind"));
@@ -190,7 +190,7 @@ static bool is_new(const struct ctx *c)
     return !c->last_recovery;
 }
 
-static const char *phase(struct ctx *c)
+static const char *phase(struct planner *c)
 {
     if (c->spec->paused)
         return "Paused";
@@ -211,7 +211,7 @@ static const char *phase(struct ctx *c)
     return all ? "Running" : "Degraded";
 }
 
-void planner_build_status(struct ctx *c)
+void planner_build_status(struct planner *c)
 {
     cJSON *s = cJSON_CreateObject();
     size_t ready = 0;

@@ -15,7 +15,7 @@
 /* Witnesses kept per journal record: any one suffices as proof. */
 #define PLANNER_JOURNAL_WITNESSES 8
 
-struct member {
+struct planner_member {
     unsigned ordinal;
     const struct rss_member_input *in; /* NULL: no entry in the LIST */
     char *pod;
@@ -90,11 +90,11 @@ struct member {
     struct rss_strbuf note;
 };
 
-struct ctx {
+struct planner {
     const struct rss_plan_input *in;
     const struct rss_spec *spec;
     struct rss_plan *out;
-    struct member *m;
+    struct planner_member *m;
     size_t n;
     int target; /* spec.replicas */
     int sts;    /* StatefulSet replicas, -1 missing */
@@ -143,51 +143,51 @@ static inline void fmt_seq(uint64_t v, char *buf, size_t size)
 uint64_t planner_json_u64(const cJSON *obj, const char *key);
 /* Fills m's history fields (failures, counted action, runningSince, previous role/generation/sequence
  * error) from c->in->prev_status. */
-void planner_load_history(struct ctx *c, struct member *m);
+void planner_load_history(struct planner *c, struct planner_member *m);
 /* Fills m's journal record (j_*) from c->in->prev_status.journal; kept across pod incarnations (it is
  * about the data on the member's volume). */
-void planner_load_journal(struct ctx *c, struct member *m);
+void planner_load_journal(struct planner *c, struct planner_member *m);
 
 /* planner.c: an Event of this plan; the patch of m's record in this plan (created on first use). */
-__attribute__((format(printf, 5, 0))) void planner_eventv(struct ctx *c, enum rss_event_type type,
-                                                          const char *reason, const struct member *m,
+__attribute__((format(printf, 5, 0))) void planner_eventv(struct planner *c, enum rss_event_type type,
+                                                          const char *reason, const struct planner_member *m,
                                                           const char *fmt, va_list ap);
-struct rss_plan_patch *planner_patch_for(struct ctx *c, struct member *m);
+struct rss_plan_patch *planner_patch_for(struct planner *c, struct planner_member *m);
 
 /* planner_hold.c: rule 14, a diverged history never seeds. */
 /* Completes m's left-out mark from its record (the durable copy: the status may be gone) and drops it
  * once m runs (it joined: its data was replaced). Call after planner_load_history. */
-void planner_hold_load(struct ctx *c, struct member *m);
+void planner_hold_load(struct planner *c, struct planner_member *m);
 /* Marks m left out of a recovery that seeded seed_seq, unless it already is: the first divergence
  * point is kept, a later recovery's sequence says nothing about m's history. */
-void planner_hold_mark(struct member *m, uint64_t seed_seq);
+void planner_hold_mark(struct planner_member *m, uint64_t seed_seq);
 /* joins(): true when m is held back (not joined over writes the cluster lacks); notes and warns. */
-bool planner_hold_newer(struct ctx *c, struct member *m);
+bool planner_hold_newer(struct planner *c, struct planner_member *m);
 /* recovery(): true when m is not a seed candidate because its history diverged; adds it to list. */
-bool planner_hold_diverged(struct ctx *c, struct member *m, struct rss_strbuf *list);
+bool planner_hold_diverged(struct planner *c, struct planner_member *m, struct rss_strbuf *list);
 /* The admin's rss.clusterlabs.org/release-hold annotation. */
-void planner_hold_release(struct ctx *c);
+void planner_hold_release(struct planner *c);
 /* Writes each member's hold into its record when it differs (before any desired of the plan). */
-void planner_hold_persist(struct ctx *c);
+void planner_hold_persist(struct planner *c);
 
 /* planner_status.c: renders c->out->status (rss-operator's members lists, memberStatus, conditions,
  * phase, recovery) from the decided context. */
-void planner_build_status(struct ctx *c);
+void planner_build_status(struct planner *c);
 
 /* planner_rollout.c: the rolling update's pods that cannot start. planner_rollout_stuck: the reason a
  * member's pod will not start without a change of the template (a waiting reason such as ErrImagePull,
  * or "Unschedulable"), NULL when it is not stuck. planner_rollout_recreatable: an outdated member whose
  * pod never started a container and was issued nothing: deleting it stops nothing. */
-const char *planner_rollout_stuck(const struct member *m);
-bool planner_rollout_recreatable(const struct member *m);
+const char *planner_rollout_stuck(const struct planner_member *m);
+bool planner_rollout_recreatable(const struct planner_member *m);
 /* planner_primary.c. Rule 12: a member that last said primary and is not observed stopped or failed
  * under this epoch on a live node (a stale report, a silent or absent agent), or NULL. Its secondaries
  * are not stopped for it: it is waited for. */
-const struct member *planner_unobserved_primary(const struct ctx *c);
+const struct planner_member *planner_unobserved_primary(const struct planner *c);
 /* Why m (from planner_unobserved_primary) is not observed, for the status message. */
-void planner_unobserved_why(const struct ctx *c, const struct member *m, char *buf, size_t size);
+void planner_unobserved_why(const struct planner *c, const struct planner_member *m, char *buf, size_t size);
 /* recovery() of a new cluster (never seeded) under minimumMembers: true while a member of the first w
  * that is not a seed candidate had its pod created moments ago (it has not had time to report). */
-bool planner_new_member_grace(const struct ctx *c, int w);
+bool planner_new_member_grace(const struct planner *c, int w);
 
 #endif

@@ -6,8 +6,8 @@
 #include "rss/protocol.h"
 #include "planner_internal.h"
 
-__attribute__((format(printf, 5, 6))) static void event(struct ctx *c, enum rss_event_type type,
-                                                        const char *reason, const struct member *m,
+__attribute__((format(printf, 5, 6))) static void event(struct planner *c, enum rss_event_type type,
+                                                        const char *reason, const struct planner_member *m,
                                                         const char *fmt, ...)
 {
     va_list ap;
@@ -16,7 +16,7 @@ __attribute__((format(printf, 5, 6))) static void event(struct ctx *c, enum rss_
     va_end(ap);
 }
 
-void planner_hold_mark(struct member *m, uint64_t seed_seq)
+void planner_hold_mark(struct planner_member *m, uint64_t seed_seq)
 {
     if (m->left_out)
         return;
@@ -25,7 +25,7 @@ void planner_hold_mark(struct member *m, uint64_t seed_seq)
     m->released = false;
 }
 
-void planner_hold_load(struct ctx *c, struct member *m)
+void planner_hold_load(struct planner *c, struct planner_member *m)
 {
     (void)c;
     const char *rec = m->in ? m->in->hold_record : NULL;
@@ -53,7 +53,7 @@ void planner_hold_load(struct ctx *c, struct member *m)
     }
 }
 
-bool planner_hold_newer(struct ctx *c, struct member *m)
+bool planner_hold_newer(struct planner *c, struct planner_member *m)
 {
     if (!m->left_out || !m->current || m->released || c->spec->join_newer_late_members)
         return false;
@@ -86,7 +86,7 @@ bool planner_hold_newer(struct ctx *c, struct member *m)
     return true;
 }
 
-bool planner_hold_diverged(struct ctx *c, struct member *m, struct rss_strbuf *list)
+bool planner_hold_diverged(struct planner *c, struct planner_member *m, struct rss_strbuf *list)
 {
     (void)c;
     if (!m->left_out)
@@ -102,13 +102,13 @@ bool planner_hold_diverged(struct ctx *c, struct member *m, struct rss_strbuf *l
     return true;
 }
 
-void planner_hold_release(struct ctx *c)
+void planner_hold_release(struct planner *c)
 {
     const char *want = c->in->release_hold;
     if (!want)
         return;
     c->out->clear_release_hold = true;
-    struct member *m = NULL;
+    struct planner_member *m = NULL;
     for (size_t i = 0; i < c->n && !m; i++)
         if (c->m[i].pod && !strcmp(c->m[i].pod, want))
             m = &c->m[i];
@@ -132,7 +132,7 @@ void planner_hold_release(struct ctx *c)
         m->pod, ss);
 }
 
-static char *hold_doc(const struct member *m)
+static char *hold_doc(const struct planner_member *m)
 {
     if (!m->left_out)
         return NULL;
@@ -140,10 +140,10 @@ static char *hold_doc(const struct member *m)
                          m->released ? ",\"released\":true" : "");
 }
 
-void planner_hold_persist(struct ctx *c)
+void planner_hold_persist(struct planner *c)
 {
     for (size_t i = 0; i < c->n; i++) {
-        struct member *m = &c->m[i];
+        struct planner_member *m = &c->m[i];
         /* A member without a pod has no record this plan can see: its status entry carries the hold
          * until the pod exists again. */
         if (!m->exists || !m->in)

@@ -28,7 +28,7 @@ uint64_t planner_json_u64(const cJSON *obj, const char *key)
     return (uint64_t)v->valuedouble;
 }
 
-void planner_load_history(struct ctx *c, struct member *m)
+void planner_load_history(struct planner *c, struct planner_member *m)
 {
     const cJSON *p = prev_member(c->in->prev_status, m->ordinal);
     if (!p)
@@ -78,7 +78,7 @@ void planner_load_history(struct ctx *c, struct member *m)
     m->last_seq_known = last && rss_hook_parse_sequence(last, strlen(last), &m->last_seq, &ignored) == 0;
 }
 
-void planner_load_journal(struct ctx *c, struct member *m)
+void planner_load_journal(struct planner *c, struct planner_member *m)
 {
     const cJSON *e;
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(c->in->prev_status, "journal"))

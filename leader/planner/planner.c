@@ -11,8 +11,8 @@
 
 /* ---- output helpers ---- */
 
-__attribute__((format(printf, 5, 0))) void planner_eventv(struct ctx *c, enum rss_event_type type,
-                                                          const char *reason, const struct member *m,
+__attribute__((format(printf, 5, 0))) void planner_eventv(struct planner *c, enum rss_event_type type,
+                                                          const char *reason, const struct planner_member *m,
                                                           const char *fmt, va_list ap)
 {
     struct rss_plan *o = c->out;
@@ -28,8 +28,8 @@ __attribute__((format(printf, 5, 0))) void planner_eventv(struct ctx *c, enum rs
                                                        .pod = m ? rss_xstrdup(m->pod) : NULL};
 }
 
-__attribute__((format(printf, 5, 6))) static void event(struct ctx *c, enum rss_event_type type,
-                                                        const char *reason, const struct member *m,
+__attribute__((format(printf, 5, 6))) static void event(struct planner *c, enum rss_event_type type,
+                                                        const char *reason, const struct planner_member *m,
                                                         const char *fmt, ...)
 {
     va_list ap;
@@ -38,7 +38,7 @@ __attribute__((format(printf, 5, 6))) static void event(struct ctx *c, enum rss_
     va_end(ap);
 }
 
-struct rss_plan_patch *planner_patch_for(struct ctx *c, struct member *m)
+struct rss_plan_patch *planner_patch_for(struct planner *c, struct planner_member *m)
 {
     struct rss_plan *o = c->out;
     for (size_t i = 0; i < o->n_patches; i++)
@@ -59,7 +59,7 @@ struct rss_plan_patch *planner_patch_for(struct ctx *c, struct member *m)
 }
 
 /* Writes desired on a member: a fresh id, the member's current generation as target (rule 7). */
-static void issue(struct ctx *c, struct member *m, enum rss_action action, char **peers, size_t n_peers,
+static void issue(struct planner *c, struct planner_member *m, enum rss_action action, char **peers, size_t n_peers,
                   const char *reason)
 {
     struct rss_plan_patch *p = planner_patch_for(c, m);
@@ -78,7 +78,7 @@ static void issue(struct ctx *c, struct member *m, enum rss_action action, char 
     m->decided = true;
 }
 
-static void delete_pod(struct ctx *c, struct member *m)
+static void delete_pod(struct planner *c, struct planner_member *m)
 {
     struct rss_plan *o = c->out;
     if (o->n_deletes == c->cap_deletes) {
@@ -95,7 +95,7 @@ static void delete_pod(struct ctx *c, struct member *m)
 /* spec.nodeLossPolicy Replace: the pod of a member on a dead node, without waiting for its kubelet (grace
  * 0, as the pod GC does on an out-of-service node), and first its claims when their data is node-local:
  * the StatefulSet then recreates pod and claims, and the scheduler places them on a live node. */
-static void force_delete_pod(struct ctx *c, struct member *m, bool claims)
+static void force_delete_pod(struct planner *c, struct planner_member *m, bool claims)
 {
     delete_pod(c, m);
     struct rss_plan_delete *d = &c->out->deletes[c->out->n_deletes - 1];
@@ -113,7 +113,7 @@ static void force_delete_pod(struct ctx *c, struct member *m, bool claims)
     }
 }
 
-__attribute__((format(printf, 4, 5))) static void wait_msg(struct ctx *c, bool warning, const char *reason,
+__attribute__((format(printf, 4, 5))) static void wait_msg(struct planner *c, bool warning, const char *reason,
                                                            const char *fmt, ...)
 {
     if (c->msg.len && !c->waiting)
@@ -130,7 +130,7 @@ __attribute__((format(printf, 4, 5))) static void wait_msg(struct ctx *c, bool w
     va_end(ap);
 }
 
-__attribute__((format(printf, 2, 3))) static void decision_msg(struct ctx *c, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void decision_msg(struct planner *c, const char *fmt, ...)
 {
     if (c->waiting) {
         free(c->msg.s);
@@ -147,7 +147,7 @@ __attribute__((format(printf, 2, 3))) static void decision_msg(struct ctx *c, co
 
 /* ---- deriving each member's state ---- */
 
-static void derive(struct ctx *c, struct member *m)
+static void derive(struct planner *c, struct planner_member *m)
 {
     const struct rss_member_input *in = m->in;
     const struct rss_plan_input *pi = c->in;
@@ -226,7 +226,7 @@ static void derive(struct ctx *c, struct member *m)
 }
 
 /* Failure accounting: each failed/timed-out action once (by id), each crash once (by generation). */
-static void account(struct ctx *c, struct member *m)
+static void account(struct planner *c, struct planner_member *m)
 {
     /* A member whose node went away while it ran was not at fault: when it comes back (a new container,
      * a new generation, stopped) that is a node outage, not a crash (no failure counted, no Failover). */
@@ -303,13 +303,13 @@ static void account(struct ctx *c, struct member *m)
  * confirmed is dropped; a confirmed one stays (its own later stop is the lights-out). A running member
  * has no record. Reports from before this leader (not current) count as not running: a new leader may
  * drop witnesses, never add one. */
-static void journal_update(struct ctx *c)
+static void journal_update(struct planner *c)
 {
     const struct rss_spec *sp = c->spec;
     int64_t window = c->in->dead_after_ms + 2 * (int64_t)sp->reconcile_interval_ms +
                      (int64_t)sp->hooks[RSS_HOOK_STATUS].timeout_ms;
     for (size_t i = 0; i < c->n; i++) {
-        struct member *m = &c->m[i];
+        struct planner_member *m = &c->m[i];
         if (m->running) {
             m->j_has = false;
             m->j_n = 0;
@@ -318,7 +318,7 @@ static void journal_update(struct ctx *c)
         if (m->j_has) {
             size_t k = 0;
             for (size_t j = 0; j < m->j_n; j++) {
-                const struct member *y = &c->m[m->j_w[j].ordinal];
+                const struct planner_member *y = &c->m[m->j_w[j].ordinal];
                 bool same = y->primary_up && y->in->observed.generation == m->j_w[j].generation;
                 if (!m->j_w[j].confirmed && !same)
                     continue;
@@ -337,7 +337,7 @@ static void journal_update(struct ctx *c)
         m->j_seq = m->last_seq;
         m->j_n = 0;
         for (size_t j = 0; j < c->n && m->j_n < PLANNER_JOURNAL_WITNESSES; j++) {
-            const struct member *y = &c->m[j];
+            const struct planner_member *y = &c->m[j];
             if (y == m || !y->primary_up || !y->prev_known || !role_running(y->prev_role) ||
                 y->prev_gen != y->in->observed.generation)
                 continue;
@@ -354,12 +354,12 @@ static void journal_update(struct ctx *c)
  * reported in this recovery a sequence above the member's last known one. With synchronous replication
  * every commit the member made was on the witness before the member went down, and the witness committed
  * past it since. Returns the witness, or NULL. */
-static const struct member *proven_behind(const struct ctx *c, const struct member *m)
+static const struct planner_member *proven_behind(const struct planner *c, const struct planner_member *m)
 {
     if (!c->spec->replication_sync || !m->j_has || !m->j_has_seq)
         return NULL;
     for (size_t k = 0; k < m->j_n; k++) {
-        const struct member *y = &c->m[m->j_w[k].ordinal];
+        const struct planner_member *y = &c->m[m->j_w[k].ordinal];
         if (m->j_w[k].confirmed && !y->missing && y->has_seq && y->seq > m->j_seq)
             return y;
     }
@@ -368,7 +368,7 @@ static const struct member *proven_behind(const struct ctx *c, const struct memb
 
 /* ---- decisions ---- */
 
-static void peers_up(struct ctx *c, char ***peers, size_t *n)
+static void peers_up(struct planner *c, char ***peers, size_t *n)
 {
     *peers = rss_xcalloc(c->n + 1, sizeof(char *));
     *n = 0;
@@ -384,11 +384,11 @@ static void free_peers(char **peers, size_t n)
     free(peers);
 }
 
-static void repairs(struct ctx *c)
+static void repairs(struct planner *c)
 {
     int max = c->spec->max_failures;
     for (size_t i = 0; i < c->n; i++) {
-        struct member *m = &c->m[i];
+        struct planner_member *m = &c->m[i];
         if (!m->exists || !m->actionable || m->decided)
             continue;
         const struct rss_last_action *last = &m->in->observed.last;
@@ -424,7 +424,7 @@ static void repairs(struct ctx *c)
 
 static int cmp_join(const void *a, const void *b)
 {
-    const struct member *x = *(const struct member *const *)a, *y = *(const struct member *const *)b;
+    const struct planner_member *x = *(const struct planner_member *const *)a, *y = *(const struct planner_member *const *)b;
     if (x->has_seq != y->has_seq)
         return x->has_seq ? -1 : 1;
     if (x->has_seq && x->seq != y->seq)
@@ -434,12 +434,12 @@ static int cmp_join(const void *a, const void *b)
 
 /* Stopped members below the target are started one at a time, highest sequence first, as primaries up to
  * spec.primaries with the running primaries as peers, then as secondaries when the spec has that hook. */
-static bool joins(struct ctx *c, size_t slots)
+static bool joins(struct planner *c, size_t slots)
 {
-    _cleanup_free_ struct member **cand = rss_xcalloc(c->n + 1, sizeof(*cand));
+    _cleanup_free_ struct planner_member **cand = rss_xcalloc(c->n + 1, sizeof(*cand));
     size_t nc = 0;
     for (size_t i = 0; i < c->n; i++) {
-        struct member *m = &c->m[i];
+        struct planner_member *m = &c->m[i];
         /* A stopped member made from an older template is recreated first (rollout()), not started. */
         if (m->exists && m->actionable && !m->decided && m->role == RSS_ROLE_STOPPED && !m->outdated &&
             (int)m->ordinal < c->target && m->failures < (unsigned)c->spec->max_failures &&
@@ -452,7 +452,7 @@ static bool joins(struct ctx *c, size_t slots)
     /* Primaries now, counting starts in flight (with joinConcurrency > 1 several are). */
     size_t n_primary = 0;
     for (size_t i = 0; i < c->n; i++) {
-        const struct member *o = &c->m[i];
+        const struct planner_member *o = &c->m[i];
         bool starting_primary = o->start_inflight && o->in && o->in->desired.action == RSS_ACTION_PRIMARY;
         if ((o->live && o->role == RSS_ROLE_PRIMARY) || starting_primary)
             n_primary++;
@@ -465,7 +465,7 @@ static bool joins(struct ctx *c, size_t slots)
         rss_strbuf_printf(&list, "%s%s", i ? " " : "", peers[i]);
     size_t started = 0;
     for (size_t k = 0; k < nc && started < slots; k++) {
-        struct member *m = cand[k];
+        struct planner_member *m = cand[k];
         enum rss_action action;
         if (n_primary < (size_t)c->spec->primaries) {
             action = RSS_ACTION_PRIMARY;
@@ -498,14 +498,14 @@ static bool joins(struct ctx *c, size_t slots)
     return started > 0;
 }
 
-static bool confirmed_stopped(const struct member *m)
+static bool confirmed_stopped(const struct planner_member *m)
 {
     return !m->exists || m->fenced_dead ||
            (m->current && m->role == RSS_ROLE_STOPPED && !m->unresolved && !m->pending);
 }
 
 /* Shrinks from the highest ordinal: `stop` first, replicas lowered only past confirmed-stopped members. */
-static void scale_down(struct ctx *c)
+static void scale_down(struct planner *c)
 {
     if (c->sts <= c->target)
         return;
@@ -521,7 +521,7 @@ static void scale_down(struct ctx *c)
     }
     if (next == c->target)
         return;
-    struct member *v = &c->m[next - 1];
+    struct planner_member *v = &c->m[next - 1];
     if (v->decided)
         return;
     if (!v->actionable || !v->running) {
@@ -544,7 +544,7 @@ static void scale_down(struct ctx *c)
 
 /* The members a rolling update still has to replace: 0 when none runs (no new revision known yet, or
  * the StatefulSet is being scaled). */
-static size_t rolling(const struct ctx *c)
+static size_t rolling(const struct planner *c)
 {
     if (!c->in->update_revision || c->sts != c->target)
         return 0;
@@ -556,12 +556,12 @@ static size_t rolling(const struct ctx *c)
 
 /* An updated member that failed halts the rollout (rollout() stops no one while it is down): said once
  * per failure, with the reason, so the admin sees why the other members stay on the old revision. */
-static void rollout_halted(struct ctx *c)
+static void rollout_halted(struct planner *c)
 {
     const char *rev = c->in->update_revision;
     size_t n_outdated = rolling(c);
     for (int i = 0; i < c->target && n_outdated; i++) {
-        struct member *m = &c->m[i];
+        struct planner_member *m = &c->m[i];
         if (!m->exists || m->outdated || !m->in->revision || !m->new_failure)
             continue;
         event(c, RSS_EVENT_WARNING, "RolloutHalted", m,
@@ -579,15 +579,15 @@ static void rollout_halted(struct ctx *c)
  * template; it then joins like any stopped member. Nothing is stopped unless every other member runs, so
  * never more than one member is down, and another primary must stay up. An updated member that does not
  * come back halts the rollout with a Warning until it runs again. */
-static void rollout(struct ctx *c)
+static void rollout(struct planner *c)
 {
     const char *rev = c->in->update_revision;
     size_t n_outdated = rolling(c);
     if (!n_outdated)
         return;
-    struct member *down = NULL, *halted = NULL, *next = NULL, *unstarted = NULL;
+    struct planner_member *down = NULL, *halted = NULL, *next = NULL, *unstarted = NULL;
     for (int i = 0; i < c->target; i++) {
-        struct member *m = &c->m[i];
+        struct planner_member *m = &c->m[i];
         if (m->exists && m->outdated && !m->decided && m->actionable && confirmed_stopped(m)) {
             if (!down)
                 down = m;
@@ -645,7 +645,7 @@ static void rollout(struct ctx *c)
     }
     for (int pass = 0; pass < 2 && !next; pass++)
         for (int i = c->target - 1; i >= 0 && !next; i--) {
-            struct member *m = &c->m[i];
+            struct planner_member *m = &c->m[i];
             if (m->outdated && (pass == 1 || m->role == RSS_ROLE_SECONDARY))
                 next = m;
         }
@@ -674,10 +674,10 @@ static void rollout(struct ctx *c)
  * leader's own dead verdict (rule 3's clock) is necessary; sufficient only with the admin's taint
  * node.kubernetes.io/out-of-service (the node is off: its volumes may move) or a volume that is known not
  * to be node-local. One replacement at a time: the next waits until the previous one has run. */
-static void replace_lost(struct ctx *c)
+static void replace_lost(struct planner *c)
 {
     for (size_t i = 0; i < c->n; i++) {
-        struct member *m = &c->m[i];
+        struct planner_member *m = &c->m[i];
         if (!m->exists || !m->fenced_dead || m->decided || (int)m->ordinal >= c->target)
             continue;
         const char *node = m->in->node;
@@ -703,7 +703,7 @@ static void replace_lost(struct ctx *c)
                      m->pod, node, what);
             continue;
         }
-        struct member *busy = NULL;
+        struct planner_member *busy = NULL;
         for (size_t k = 0; k < c->n && !busy; k++)
             if (&c->m[k] != m && c->m[k].repl_pending && (int)k < c->target)
                 busy = &c->m[k];
@@ -769,12 +769,12 @@ static void replace_lost(struct ctx *c)
     }
 }
 
-static void running_cluster(struct ctx *c)
+static void running_cluster(struct planner *c)
 {
     rollout_halted(c);
     bool inflight = false;
     size_t n_inflight = 0;
-    const struct member *starting = NULL;
+    const struct planner_member *starting = NULL;
     for (size_t i = 0; i < c->n; i++)
         if (c->m[i].start_inflight) {
             inflight = true;
@@ -793,7 +793,7 @@ static void running_cluster(struct ctx *c)
         }
         /* Rule 12: a primary nobody can see is not a stopped primary (a restarted or hung agent, a
          * report from before this epoch). Stopping its secondaries would be an outage made by rssd. */
-        const struct member *unseen = planner_unobserved_primary(c);
+        const struct planner_member *unseen = planner_unobserved_primary(c);
         if (unseen) {
             char why[512];
             planner_unobserved_why(c, unseen, why, sizeof(why));
@@ -805,7 +805,7 @@ static void running_cluster(struct ctx *c)
         }
         bool acted = false;
         for (size_t i = 0; i < c->n; i++) {
-            struct member *m = &c->m[i];
+            struct planner_member *m = &c->m[i];
             if (!m->live)
                 continue;
             if (m->actionable && m->running && !m->decided) {
@@ -829,9 +829,9 @@ static void running_cluster(struct ctx *c)
     /* After a leader change every agent re-probes within moments; joining before they did would pick
      * the order (highest sequence first) from the members that happened to answer first. A member on a
      * node that went silent does not hold anyone up. */
-    struct member *stale = NULL;
+    struct planner_member *stale = NULL;
     for (size_t i = 0; i < c->n && !stale; i++) {
-        struct member *m = &c->m[i];
+        struct planner_member *m = &c->m[i];
         if (m->exists && !m->deleting && m->node_alive && m->obs && !m->fresh && (int)m->ordinal < c->target)
             stale = m;
     }
@@ -847,7 +847,7 @@ static void running_cluster(struct ctx *c)
     if (!inflight && !stale && !joined) {
         /* Too many primaries (spec.primaries lowered): stop the highest ordinal; it rejoins as secondary. */
         size_t n = 0;
-        struct member *last = NULL;
+        struct planner_member *last = NULL;
         bool unresolved = false;
         for (size_t i = 0; i < c->n; i++) {
             unresolved |= c->m[i].unresolved;
@@ -873,7 +873,7 @@ static void running_cluster(struct ctx *c)
 }
 
 /* Lights-out recovery (rules 1, 2, 3, 6, 8): nothing is live and nothing issued is unresolved. */
-static void recovery(struct ctx *c)
+static void recovery(struct planner *c)
 {
     if (c->target == 0) {
         scale_down(c);
@@ -893,10 +893,10 @@ static void recovery(struct ctx *c)
     struct rss_strbuf missing = {0}, lost = {0}, all = {0}, behind = {0}, diverged = {0};
     size_t n_missing = 0, n_cand = 0, n_behind = 0;
     bool warn = false;
-    struct member *best = NULL, *tie = NULL, *repl = NULL;
+    struct planner_member *best = NULL, *tie = NULL, *repl = NULL;
     _cleanup_free_ char(*whys)[512] = rss_xcalloc((size_t)w + 1, sizeof(*whys));
     for (int i = 0; i < w; i++) {
-        struct member *m = &c->m[i];
+        struct planner_member *m = &c->m[i];
         char *why = whys[i];
         /* Rule 14: its history diverged from the cluster's; neither a candidate nor waited for. */
         if (planner_hold_diverged(c, m, &diverged))
@@ -969,10 +969,10 @@ static void recovery(struct ctx *c)
     /* Second pass, once every candidate is known: a missing member is waited for unless the journal
      * proves it behind a member that reported (spec.recovery.replication: Synchronous). */
     for (int i = 0; i < w; i++) {
-        struct member *m = &c->m[i];
+        struct planner_member *m = &c->m[i];
         if (!m->missing)
             continue;
-        const struct member *y = proven_behind(c, m);
+        const struct planner_member *y = proven_behind(c, m);
         char when[RSS_TIME_LEN], ys[24], ms[24];
         if (y) {
             m->behind = true;
@@ -1060,12 +1060,12 @@ static void recovery(struct ctx *c)
             cJSON_AddNumberToObject(c->new_recovery, "membersBehind", (double)n_behind);
         decision_msg(c, "%s", why.s);
         for (int i = 0; i < w; i++) {
-            struct member *m = &c->m[i];
+            struct planner_member *m = &c->m[i];
             if (!m->behind)
                 continue;
             char when[RSS_TIME_LEN], js[24], ys[24];
             fmt_seq(m->j_seq, js, sizeof(js));
-            const struct member *y = proven_behind(c, m);
+            const struct planner_member *y = proven_behind(c, m);
             fmt_seq(y->seq, ys, sizeof(ys));
             event(c, RSS_EVENT_NORMAL, "LeftOutBehind", m,
                   "%s is left out of the recovery: it went down at %s while %s ran on as primary (confirmed "
@@ -1100,7 +1100,7 @@ static void recovery(struct ctx *c)
  * waits. Refused, and the annotation removed, when a member runs or the pod is not a member; it waits
  * (annotation kept) until the member reported as stopped and nothing issued is unresolved. Returns true
  * when it decided (seeded, refused or waits). Never automatic: it only ever seeds the named member. */
-static bool force_seed(struct ctx *c, bool busy)
+static bool force_seed(struct planner *c, bool busy)
 {
     const char *want = c->in->force_seed;
     /* The check `kubectl rss force-seed` shows before it sets the annotation (planner_forceseed.c). */
@@ -1110,7 +1110,7 @@ static bool force_seed(struct ctx *c, bool busy)
     size_t at;
     const char *who;
     enum rss_forceseed_verdict v = rss_forceseed_check(want, fm, c->n, &at, &who);
-    struct member *m = at < c->n ? &c->m[at] : NULL;
+    struct planner_member *m = at < c->n ? &c->m[at] : NULL;
     bool running = who != NULL;
     if (v != RSS_FORCESEED_ALLOWED) {
         c->out->clear_force_seed = true;
@@ -1128,7 +1128,7 @@ static bool force_seed(struct ctx *c, bool busy)
     }
     struct rss_strbuf others = {0};
     for (size_t i = 0; i < c->n; i++) {
-        const struct member *o = &c->m[i];
+        const struct planner_member *o = &c->m[i];
         if (o == m)
             continue;
         if (o->has_seq) {
@@ -1175,7 +1175,7 @@ static bool force_seed(struct ctx *c, bool busy)
  * last); once every member is confirmed stopped with its sequence reported, replicas go to 0 and the
  * volumes stay. The sequences at stop are kept in status.suspended. Resuming is the normal path: the
  * StatefulSet scales up, every member reports, the highest seeds. */
-static void suspend(struct ctx *c)
+static void suspend(struct planner *c)
 {
     if (c->sts == 0) { /* done: status.suspended was recorded before the pods went */
         decision_msg(c, "suspended: replicas 0, volumes kept (spec.suspend: false brings the members back)");
@@ -1187,10 +1187,10 @@ static void suspend(struct ctx *c)
             wait_msg(c, false, "Suspending", "suspending: waiting for %s to finish its action", c->m[i].pod);
             return;
         }
-    struct member *next = NULL;
+    struct planner_member *next = NULL;
     for (int pass = 0; pass < 2 && !next; pass++)
         for (int i = w - 1; i >= 0 && !next; i--) {
-            struct member *m = &c->m[i];
+            struct planner_member *m = &c->m[i];
             if (!m->live || (pass == 0 && m->role != RSS_ROLE_SECONDARY))
                 continue;
             next = m;
@@ -1217,7 +1217,7 @@ static void suspend(struct ctx *c)
     c->suspended = cJSON_CreateObject();
     cJSON *seqs = cJSON_AddObjectToObject(c->suspended, "sequences");
     for (int i = 0; i < w; i++) {
-        struct member *m = &c->m[i];
+        struct planner_member *m = &c->m[i];
         if (!m->exists)
             continue;
         if (m->fenced_dead) {
@@ -1246,7 +1246,7 @@ static void suspend(struct ctx *c)
     decision_msg(c, "suspended: every member stopped, replicas 0, volumes kept");
 }
 
-static void decide(struct ctx *c)
+static void decide(struct planner *c)
 {
     if (c->spec->suspend) {
         suspend(c);
@@ -1284,7 +1284,7 @@ static void decide(struct ctx *c)
         /* Rule 8: no seed while anything issued is unresolved or any member's state is unclear; nor
          * while a start may still run on a dead node (finding F4). */
         for (size_t i = 0; i < c->n; i++) {
-            struct member *m = &c->m[i];
+            struct planner_member *m = &c->m[i];
             if (m->decided)
                 continue;
             if (m->unresolved) {
@@ -1318,11 +1318,11 @@ static void decide(struct ctx *c)
 /* A pod whose desired or observed epoch is above ours: either a newer leader wrote it, or someone
  * forged it (pod annotations are writable by namespace users). The leader tells them apart with a fresh
  * read of the Lease before it applies this plan; here such a claim is simply not trusted. */
-static bool epoch_claims(struct ctx *c)
+static bool epoch_claims(struct planner *c)
 {
     bool any = false;
     for (size_t i = 0; i < c->n; i++) {
-        const struct member *m = &c->m[i];
+        const struct planner_member *m = &c->m[i];
         if (!m->exists)
             continue;
         uint64_t d = m->in->has_desired ? m->in->desired.epoch : 0;
@@ -1340,12 +1340,12 @@ static bool epoch_claims(struct ctx *c)
 }
 
 /* Rule 9: before deciding anything, every member pod carries this leader's epoch. */
-static bool fence(struct ctx *c)
+static bool fence(struct planner *c)
 {
     struct rss_strbuf list = {0};
     size_t n = 0;
     for (size_t i = 0; i < c->n; i++) {
-        struct member *m = &c->m[i];
+        struct planner_member *m = &c->m[i];
         if (!m->exists || (m->in->has_desired && m->in->desired.epoch == c->in->epoch))
             continue;
         struct rss_plan_patch *p = planner_patch_for(c, m);
@@ -1367,11 +1367,11 @@ static bool fence(struct ctx *c)
 /* Rule 8 for a node judged dead: a start it never acknowledged must not run when the node returns, and
  * nothing else is decided until the retraction (desired `none`, a CAS on the pod's version) is in. If
  * the agent wrote its write-ahead first, the CAS fails and the next plan sees that. */
-static bool retract(struct ctx *c)
+static bool retract(struct planner *c)
 {
     size_t n = 0;
     for (size_t i = 0; i < c->n; i++) {
-        struct member *m = &c->m[i];
+        struct planner_member *m = &c->m[i];
         if (!m->exists || !m->stale_start)
             continue;
         char id[48];
@@ -1396,10 +1396,10 @@ static bool retract(struct ctx *c)
 
 /* ---- labels ---- */
 
-static void labels(struct ctx *c)
+static void labels(struct planner *c)
 {
     for (size_t i = 0; i < c->n; i++) {
-        struct member *m = &c->m[i];
+        struct planner_member *m = &c->m[i];
         if (!m->exists || m->deleting)
             continue;
         int want = m->running ? 1 : 0;
@@ -1421,13 +1421,13 @@ static int cmp_patch(const void *a, const void *b)
     return p->ordinal < q->ordinal ? -1 : p->ordinal > q->ordinal;
 }
 
-static void max_seq(struct ctx *c, struct rss_action_id id)
+static void max_seq(struct planner *c, struct rss_action_id id)
 {
     if (id.epoch == c->in->epoch && id.seq > c->seq)
         c->seq = id.seq;
 }
 
-static int setup(struct ctx *c, const struct rss_plan_input *in, rss_error_t *err)
+static int setup(struct planner *c, const struct rss_plan_input *in, rss_error_t *err)
 {
     if (!in || !in->spec)
         return rss_error_make(err, RSS_E_INVALID, 0, "planner: no spec");
@@ -1454,7 +1454,7 @@ static int setup(struct ctx *c, const struct rss_plan_input *in, rss_error_t *er
         c->m[i].pod = rss_spec_pod_name(c->spec, (unsigned)i);
     }
     for (size_t i = 0; i < in->n_members; i++) {
-        struct member *m = &c->m[in->members[i].ordinal];
+        struct planner_member *m = &c->m[in->members[i].ordinal];
         if (m->in)
             return rss_error_make(err, RSS_E_INVALID, 0, "planner: two members with ordinal %u", m->ordinal);
         m->in = &in->members[i];
@@ -1479,7 +1479,7 @@ static int setup(struct ctx *c, const struct rss_plan_input *in, rss_error_t *er
         c->pin_ordinal = (unsigned)pin_ord->valuedouble;
     }
     for (size_t i = 0; i < n; i++) {
-        struct member *m = &c->m[i];
+        struct planner_member *m = &c->m[i];
         derive(c, m);
         if (m->exists && m->in->has_desired)
             max_seq(c, m->in->desired.id);
@@ -1493,12 +1493,12 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
 {
     memset(out, 0, sizeof(*out));
     out->set_replicas = -1;
-    struct ctx c = {.out = out};
+    struct planner c = {.out = out};
     int r = setup(&c, in, err);
     if (r >= 0) {
         out->epoch_claims = epoch_claims(&c);
         for (size_t i = 0; i < c.n; i++) {
-            struct member *m = &c.m[i];
+            struct planner_member *m = &c.m[i];
             planner_load_history(&c, m);
             planner_load_journal(&c, m);
             planner_hold_load(&c, m);
@@ -1531,7 +1531,7 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
                   c.msg.s);
         /* Per-member sequence errors are Warnings once each (rule 6), whatever else happens. */
         for (size_t i = 0; i < c.n; i++) {
-            struct member *m = &c.m[i];
+            struct planner_member *m = &c.m[i];
             if (m->seq_error && (!m->prev_seq_error || strcmp(m->prev_seq_error, m->seq_error) != 0))
                 event(&c, RSS_EVENT_WARNING, "SequenceError", m, "%s: %s; it is not a seed candidate", m->pod,
                       m->seq_error);
