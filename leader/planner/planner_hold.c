@@ -6,16 +6,6 @@
 #include "rss/protocol.h"
 #include "planner_internal.h"
 
-__attribute__((format(printf, 5, 6))) static void event(struct planner *c, enum rss_event_type type,
-                                                        const char *reason, const struct planner_member *m,
-                                                        const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    planner_eventv(c, type, reason, m, fmt, ap);
-    va_end(ap);
-}
-
 void planner_hold_mark(struct planner_member *m, uint64_t seed_seq)
 {
     if (m->left_out)
@@ -76,13 +66,14 @@ bool planner_hold_newer(struct planner *c, struct planner_member *m)
                         "seeded %s; joining could discard newer writes",
                         m->seq_error ? m->seq_error : "not reported", ss);
     if (!m->prev_held)
-        event(c, RSS_EVENT_WARNING, "NewerThanSeed", m,
-              "%s came back with sequence %s, %s the %s the running cluster was seeded with while it was "
-              "missing: it is not joined over writes the cluster may lack, and it is never a seed candidate. "
-              "Recover its writes by hand, then release it with the annotation " RSS_ANNOTATION_RELEASE_HOLD
-              "=%s on the RSS (it joins; its writes beyond %s are replaced), or set "
-              "spec.recovery.onNewerLateMember: Join to let every such member join",
-              m->pod, ms, m->has_seq ? "above" : "possibly above", ss, m->pod, ss);
+        planner_event(
+            c, RSS_EVENT_WARNING, "NewerThanSeed", m,
+            "%s came back with sequence %s, %s the %s the running cluster was seeded with while it was "
+            "missing: it is not joined over writes the cluster may lack, and it is never a seed candidate. "
+            "Recover its writes by hand, then release it with the annotation " RSS_ANNOTATION_RELEASE_HOLD
+            "=%s on the RSS (it joins; its writes beyond %s are replaced), or set "
+            "spec.recovery.onNewerLateMember: Join to let every such member join",
+            m->pod, ms, m->has_seq ? "above" : "possibly above", ss, m->pod, ss);
     return true;
 }
 
@@ -113,10 +104,10 @@ void planner_hold_release(struct planner *c)
         if (c->m[i].pod && !strcmp(c->m[i].pod, want))
             m = &c->m[i];
     if (!m || !m->left_out) {
-        event(c, RSS_EVENT_WARNING, "ReleaseHoldRefused", m,
-              "release-hold of %s refused: %s; the annotation is removed", want,
-              !m ? "no such member"
-                 : "it is not held (not left out of a recovery, or it has rejoined since)");
+        planner_event(c, RSS_EVENT_WARNING, "ReleaseHoldRefused", m,
+                      "release-hold of %s refused: %s; the annotation is removed", want,
+                      !m ? "no such member"
+                         : "it is not held (not left out of a recovery, or it has rejoined since)");
         return;
     }
     if (m->released)
@@ -124,7 +115,7 @@ void planner_hold_release(struct planner *c)
     m->released = true;
     char ss[24];
     fmt_seq(m->left_out_seed_seq, ss, sizeof(ss));
-    event(
+    planner_event(
         c, RSS_EVENT_WARNING, "HoldReleased", m,
         "%s released by the admin (" RSS_ANNOTATION_RELEASE_HOLD
         "): it joins the running cluster, which replaces its writes beyond sequence %s; until it has joined "

@@ -1,4 +1,5 @@
-/* planner_internal.h -- the planner's working state, shared by planner*.c (not public API). */
+/* planner_internal.h -- the planner's working state and its files' functions, shared by leader/planner/
+ * (not public API). */
 #ifndef RSS_PLANNER_INTERNAL_H
 #define RSS_PLANNER_INTERNAL_H
 
@@ -7,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rss/cleanup.h"
+#include "rss/error.h"
 #include "rss/planner.h"
 #include "rss/strbuf.h"
 
@@ -64,10 +67,11 @@ struct planner_member {
     bool last_seq_known; /* the last sequence it reported, kept while it runs (memberStatus.lastSequence) */
     uint64_t last_seq;
     bool held;    /* held back in this plan */
-    bool missing; /* recovery(): not a seed candidate in this plan */
+    bool missing; /* planner_recovery(): not a seed candidate in this plan */
 
     /* The journal (status.journal): it went down at j_down_ms, when these members ran on as primaries in
-     * these generations; a witness is confirmed once it was still so well after (journal_update()). */
+     * these generations; a witness is confirmed once it was still so well after (planner_journal_update()).
+     */
     bool j_has;
     int64_t j_down_ms;
     bool j_has_seq;
@@ -78,7 +82,7 @@ struct planner_member {
         uint64_t generation;
         bool confirmed;
     } j_w[PLANNER_JOURNAL_WITNESSES];
-    bool behind; /* recovery(): missing, and proven behind by the journal */
+    bool behind; /* planner_recovery(): missing, and proven behind by the journal */
     /* spec.nodeLossPolicy Replace: status.memberStatus[].replacement, from the plan that deleted the
      * lost incarnation until a later one runs (it joined and copied the data). While it is pending
      * the member never seeds (docs/node-loss.md). The record survives the pod's new uid. */
@@ -148,11 +152,66 @@ void planner_load_history(struct planner *c, struct planner_member *m);
  * about the data on the member's volume). */
 void planner_load_journal(struct planner *c, struct planner_member *m);
 
-/* planner.c: an Event of this plan; the patch of m's record in this plan (created on first use). */
+/* planner_derive.c: the plan's working state from its input (each member derived: live, unclear,
+ * unresolved, actionable, ...); then what the previous plans left, and this plan's failures counted. */
+int planner_setup(struct planner *c, const struct rss_plan_input *in, rss_error_t *err);
+void planner_load(struct planner *c);
+void planner_teardown(struct planner *c);
+
+/* planner_emit.c: the plan's output. An Event; the patch of m's record in this plan (created on first
+ * use); desired written on m (a fresh id, m's current generation as target: rule 7); m's pod deleted
+ * (uid precondition). */
 __attribute__((format(printf, 5, 0))) void planner_eventv(struct planner *c, enum rss_event_type type,
                                                           const char *reason, const struct planner_member *m,
                                                           const char *fmt, va_list ap);
+__attribute__((format(printf, 5, 6))) void planner_event(struct planner *c, enum rss_event_type type,
+                                                         const char *reason, const struct planner_member *m,
+                                                         const char *fmt, ...);
 struct rss_plan_patch *planner_patch_for(struct planner *c, struct planner_member *m);
+void planner_issue(struct planner *c, struct planner_member *m, enum rss_action action, char **peers,
+                   size_t n_peers, const char *reason);
+void planner_delete_pod(struct planner *c, struct planner_member *m);
+/* The status message. A wait is added to other waits (a Warning's reason wins); a decision replaces
+ * any wait, and a wait after a decision is dropped. */
+__attribute__((format(printf, 4, 5))) void planner_wait(struct planner *c, bool warning, const char *reason,
+                                                        const char *fmt, ...);
+__attribute__((format(printf, 2, 3))) void planner_decision(struct planner *c, const char *fmt, ...);
+/* The rss.clusterlabs.org/active label: true on running members. */
+void planner_labels(struct planner *c);
+/* The closing output of every plan: the wait's Event, sequence errors, the holds before any desired,
+ * the status. */
+void planner_finish(struct planner *c);
+
+/* planner_journal.c: the journal brought up to date; the confirmed witness that proves the missing m
+ * behind (spec.recovery.replication: Synchronous), or NULL. */
+void planner_journal_update(struct planner *c);
+const struct planner_member *planner_journal_behind(const struct planner *c, const struct planner_member *m);
+
+/* planner_fence.c. Row 1: true when a record claims an epoch above ours (not trusted; Warned). Row 3:
+ * true when records were fenced to our epoch, or starts on dead nodes retracted: nothing else is decided
+ * in such a plan. */
+bool planner_epoch_claims(struct planner *c);
+bool planner_fence(struct planner *c);
+bool planner_retract(struct planner *c);
+
+/* planner_suspend.c: row 2b, spec.suspend. */
+void planner_suspend(struct planner *c);
+/* planner_scale.c: row 4 (create, scale up); the scale down, and the members it may lower replicas past. */
+void planner_scale_up(struct planner *c);
+void planner_scale_down(struct planner *c);
+bool planner_confirmed_stopped(const struct planner_member *m);
+/* planner_repair.c: rows 5 and 6, failed members stopped, and at the failure limit replaced. */
+void planner_repairs(struct planner *c);
+/* planner_forceseed_plan.c: row 6b; true when it decided (seeded, refused or waits). busy: something
+ * issued is unresolved, decided in this plan, or a start may still run on a dead node. */
+bool planner_force_seed(struct planner *c, bool busy);
+/* planner_running.c: rows 7 and 8. */
+void planner_running_cluster(struct planner *c);
+/* planner_nodeloss.c: a member on a dead node in a running cluster (spec.nodeLossPolicy). */
+void planner_replace_lost(struct planner *c);
+/* planner_recovery.c: row 9 (waits, naming each blocker) and row 10 (the lights-out recovery). */
+void planner_recovery_blocked(struct planner *c);
+void planner_recovery(struct planner *c);
 
 /* planner_hold.c: rule 14, a diverged history never seeds. */
 /* Completes m's left-out mark from its record (the durable copy: the status may be gone) and drops it
@@ -163,7 +222,7 @@ void planner_hold_load(struct planner *c, struct planner_member *m);
 void planner_hold_mark(struct planner_member *m, uint64_t seed_seq);
 /* joins(): true when m is held back (not joined over writes the cluster lacks); notes and warns. */
 bool planner_hold_newer(struct planner *c, struct planner_member *m);
-/* recovery(): true when m is not a seed candidate because its history diverged; adds it to list. */
+/* planner_recovery(): true when m is not a seed candidate because its history diverged; adds it to list. */
 bool planner_hold_diverged(struct planner *c, struct planner_member *m, struct rss_strbuf *list);
 /* The admin's rss.clusterlabs.org/release-hold annotation. */
 void planner_hold_release(struct planner *c);
@@ -180,13 +239,16 @@ void planner_build_status(struct planner *c);
  * pod never started a container and was issued nothing: deleting it stops nothing. */
 const char *planner_rollout_stuck(const struct planner_member *m);
 bool planner_rollout_recreatable(const struct planner_member *m);
+/* The rolling update's Warning for an updated member that failed; the rolling update's next step. */
+void planner_rollout_halted(struct planner *c);
+void planner_rollout_step(struct planner *c);
 /* planner_primary.c. Rule 12: a member that last said primary and is not observed stopped or failed
  * under this epoch on a live node (a stale report, a silent or absent agent), or NULL. Its secondaries
  * are not stopped for it: it is waited for. */
 const struct planner_member *planner_unobserved_primary(const struct planner *c);
 /* Why m (from planner_unobserved_primary) is not observed, for the status message. */
 void planner_unobserved_why(const struct planner *c, const struct planner_member *m, char *buf, size_t size);
-/* recovery() of a new cluster (never seeded) under minimumMembers: true while a member of the first w
+/* planner_recovery() of a new cluster (never seeded) under minimumMembers: true while a member of the first w
  * that is not a seed candidate had its pod created moments ago (it has not had time to report). */
 bool planner_new_member_grace(const struct planner *c, int w);
 

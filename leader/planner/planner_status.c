@@ -6,7 +6,8 @@
 
 /* ---- status ---- */
 
-static cJSON *name_list(struct planner *c, bool (*pick)(const struct planner *, const struct planner_member *))
+static cJSON *name_list(struct planner *c,
+                        bool (*pick)(const struct planner *, const struct planner_member *))
 {
     cJSON *a = cJSON_CreateArray();
     for (size_t i = 0; i < c->n; i++)
