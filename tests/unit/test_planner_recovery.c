@@ -1,0 +1,193 @@
+/* test_planner_recovery.c -- rows 9 and 10 in tables: the lights-out recovery seeds the highest sequence
+ * (rules 1, 2, 3, 6, 8), ties by ordinal compared as numbers, members above spec.replicas, a new cluster's
+ * bootstrap. Worlds are written in the tokens of planner_fixture.h. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "planner_fixture.h"
+
+static const struct plan_row recovery_rows[] = {
+    /* rule 2: the highest sequence seeds, with no peers; nothing else starts */
+    {"2", "S100 S300 S200", 0, false, 0, NO_PIN, 0, "1:seed", "SeedChosen", false},
+    {"2", "S300 S100 S200", 0, false, 0, NO_PIN, 0, "0:seed", "SeedChosen", false},
+    {"2", "S0 S0 S1", 0, false, 0, NO_PIN, 0, "2:seed", "SeedChosen", false},
+    {"2", "S18446744073709551615 S18446744073709551614 S1", 0, false, 0, NO_PIN, 0, "0:seed", "SeedChosen",
+     false},
+    /* ties go to the lowest ordinal */
+    {"2", "S9 S9 S9", 0, false, 0, NO_PIN, 0, "0:seed", "SeedChosen", false},
+    {"2", "S1 S9 S9", 0, false, 0, NO_PIN, 0, "1:seed", "SeedChosen", false},
+    /* every member empty and never seeded: a new cluster bootstraps (the same rules, clearer words) */
+    {"2", "S0 S0 S0", 0, false, 0, NO_PIN, 0, "0:seed", "Bootstrap", false},
+    /* rule 3: wait for every member by default */
+    {"3", "? S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "- S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "S1 S2 N", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "C9 S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "X9 S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "L9 S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "H9 S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "S1 S2 L", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    /* rule 3 (corrected): a dead node is never by itself a reason to seed without its member: its data
+     * may be the newest (a node that booted late, or stays off) */
+    {"3", "D S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "D1 S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "D900 S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "S1 D60 S20", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    /* ... with minimumMembers the admin opted in: it goes on, with a Warning naming what may be lost */
+    {"3", "S1 D60 S20", 0, false, 2, NO_PIN, 0, "2:seed", "MemberSkipped", true},
+    {"3", "D S1 S2", 0, false, 2, NO_PIN, 0, "2:seed", "MemberSkipped", true},
+    /* finding F4 (docs/model.md): a start written ahead on a node judged dead may still run there (the
+     * retraction does not stop a running hook); no seed elsewhere until its hook timeout and the stop
+     * timeout after the write-ahead have passed (plus the dead-node margin), opt-in or not */
+    {"F4", "S1 W60 S20", 0, false, 2, NO_PIN, 0, "", "WaitingForStart", true},
+    {"F4", "S1 W60 S20", 0, false, 0, NO_PIN, 0, "", "WaitingForStart", true},
+    {"F4", "W S1 S2", 0, false, 2, NO_PIN, 0, "", "WaitingForStart", true},
+    {"F4", "S1 V60 S20", 0, false, 2, NO_PIN, 0, "2:seed", "MemberSkipped", true},
+    {"F4", "S1 V60 S20", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", false},
+    /* rule 3: ... or the admin opted in with minimumMembers (Warning) */
+    {"3", "? S1 S2", 0, false, 2, NO_PIN, 0, "2:seed", "MemberSkipped", true},
+    {"3", "S7 - S2", 0, false, 2, NO_PIN, 0, "0:seed", "MemberSkipped", true},
+    {"3", "? ? S2", 0, false, 2, NO_PIN, 0, "", "WaitingForMembers", false},
+    {"3", "S1 S2 S3", 0, false, 2, NO_PIN, 0, "2:seed", "SeedChosen", false},
+    /* rule 6: a garbage sequence is never 0: the member is excluded, with a Warning, and we wait */
+    {"6", "E S1 S2", 0, false, 0, NO_PIN, 0, "", "SequenceError", true},
+    {"6", "S0 E S0", 0, false, 0, NO_PIN, 0, "", "SequenceError", true},
+    {"6", "E E E", 0, false, 0, NO_PIN, 0, "", "SequenceError", true},
+    {"6", "E S0 S0", 0, false, 2, NO_PIN, 0, "1:seed", "MemberSkipped", true},
+    {"6", "E E S0", 0, false, 1, NO_PIN, 0, "2:seed", "SequenceError", true},
+    /* rule 1 / rule 8: no seed while anything runs or starts ("starting" counts as running) */
+    {"1", "P S1 S2", 0, false, 0, NO_PIN, 0, "2:primary(0)", "Joining", false},
+    {"1", "Y S1 S2", 0, true, 0, NO_PIN, 0, "0:stop", "NoPrimary", true},
+    {"8", "T S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForStart", false},
+    {"8", "S9 T S2", 0, false, 0, NO_PIN, 0, "", "WaitingForStart", false},
+    /* rule 1: an unclear member blocks the seed; a failed one is stopped first */
+    {"1", "U S1 S2", 0, false, 0, NO_PIN, 0, "", "WaitingForMembers", true},
+    {"1", "F S1 S2", 0, false, 0, NO_PIN, 0, "0:stop", "StoppingFailedMember", true},
+    /* rule 2: a failed seed is retried on the same member; never an automatic fallback */
+    {"2", "S100 S300 S200", 0, false, 0, 1, 300, "1:seed", "SeedChosen", false},
+    {"2", "S100 S300 S200", 0, false, 0, 2, 200, "1:seed", "SeedChosen", false},
+    {"2", "S100 E S200", 0, false, 0, 1, 300, "", "SequenceError", true},
+    {"2", "S100 E S200", 0, false, 2, 1, 300, "", "SeedFallbackRefused", true},
+    {"2", "S100 - S200", 0, false, 2, 1, 300, "", "SeedFallbackRefused", true},
+    {"2", "S100 S250 S200", 0, false, 0, 1, 300, "", "SeedFallbackRefused", true},
+};
+
+static void test_recovery_table(void **state)
+{
+    (void)state;
+    plan_rows_run(recovery_rows, sizeof(recovery_rows) / sizeof(recovery_rows[0]), "recovery");
+}
+
+/* ---- ties compared as numbers: 2 vs 10 ---- */
+
+static void test_tie_2_vs_10(void **state)
+{
+    (void)state;
+    /* Ordinals 2 and 10 share the highest sequence. As strings "rss-db-10" < "rss-db-2"; as numbers 2 < 10.
+     */
+    const char *rows[][2] = {
+        {"S1 S1 S7 S1 S1 S1 S1 S1 S1 S1 S7", "2:seed"},
+        {"S1 S1 S6 S1 S1 S1 S1 S1 S1 S1 S7", "10:seed"}, /* 10 > 9 > 2 as numbers; higher sequence wins */
+        {"S1 S1 S7 S1 S1 S1 S1 S1 S1 S9 S9", "9:seed"},
+    };
+    for (size_t i = 0; i < 3; i++) {
+        struct world w;
+        world_init(&w, rows[i][0], 0, false, 0);
+        struct rss_plan p;
+        run(&w, &p);
+        expect(&p, rows[i][1], rows[i][0]);
+        rss_plan_free(&p);
+        /* The input order of the LIST must not matter: reverse it. */
+        for (size_t a = 0, b = w.n - 1; a < b; a++, b--) {
+            struct rss_member_input t = w.m[a];
+            w.m[a] = w.m[b];
+            w.m[b] = t;
+        }
+        run(&w, &p);
+        expect(&p, rows[i][1], "reversed");
+        if (i == 0)
+            assert_non_null(strstr(find_event(&p, "SeedChosen")->message, "tied with rss-db-10"));
+        rss_plan_free(&p);
+        world_free(&w);
+    }
+}
+
+/* findings/planner-ordinal-above-replicas.txt: StatefulSet replicas 1 (scaled out of band), RSS
+ * replicas 4, a member at ordinal 1 with sequence 2 and ordinal 0 with 0. The plan raised replicas and
+ * seeded ordinal 0 in the same step (rule 2). Now it raises replicas and waits for every member. */
+static void test_ordinal_above_replicas(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S0 S2 - -", 0, false, 0);
+    w.sts = 1;
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "replicas=4", "scale up first, no seed");
+    assert_null(find_event(&p, "SeedChosen"));
+    rss_plan_free(&p);
+    w.sts = 4;
+    set_observed(add_pod(&w, 2), RSS_ROLE_STOPPED, GEN, true, 0, NULL);
+    set_observed(add_pod(&w, 3), RSS_ROLE_STOPPED, GEN, true, 0, NULL);
+    run(&w, &p);
+    expect(&p, "1:seed", "the highest sequence seeds");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* A new cluster reads as a bootstrap; the first lights-out after it as a recovery; lastRecovery says
+ * which member seeded with what, and survives the end of the recovery. */
+static void test_bootstrap_then_recovery(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S0 S0 S0", 0, false, 0);
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "0:seed", "bootstrap");
+    const struct rss_plan_event *e = find_event(&p, "Bootstrap");
+    assert_non_null(e);
+    assert_non_null(strstr(e->message, "new cluster: rss-db-0 bootstraps, all 3 members empty"));
+    assert_null(find_event(&p, "SeedChosen"));
+    const cJSON *lr = cJSON_GetObjectItem(p.status, "lastRecovery");
+    assert_string_equal(cJSON_GetObjectItem(lr, "kind")->valuestring, "Bootstrap");
+    assert_string_equal(cJSON_GetObjectItem(lr, "seed")->valuestring, "rss-db-0");
+    w.prev = cJSON_Duplicate(p.status, true);
+    rss_plan_free(&p);
+    /* It runs; the record stays. */
+    for (unsigned i = 0; i < 3; i++)
+        set_observed(find(&w, i), RSS_ROLE_PRIMARY, GEN, false, 0, NULL);
+    run(&w, &p);
+    lr = cJSON_GetObjectItem(p.status, "lastRecovery");
+    assert_string_equal(cJSON_GetObjectItem(lr, "kind")->valuestring, "Bootstrap");
+    cJSON_Delete(w.prev);
+    w.prev = cJSON_Duplicate(p.status, true);
+    rss_plan_free(&p);
+    /* A lights-out with empty data again is a recovery now, not a bootstrap. */
+    for (unsigned i = 0; i < 3; i++)
+        set_observed(find(&w, i), RSS_ROLE_STOPPED, GEN + 1, true, 0, NULL);
+    run(&w, &p);
+    expect(&p, "0:seed", "recovery");
+    assert_non_null(find_event(&p, "SeedChosen"));
+    lr = cJSON_GetObjectItem(p.status, "lastRecovery");
+    assert_string_equal(cJSON_GetObjectItem(lr, "kind")->valuestring, "LightsOut");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_recovery_table),
+        cmocka_unit_test(test_tie_2_vs_10),
+        cmocka_unit_test(test_ordinal_above_replicas),
+        cmocka_unit_test(test_bootstrap_then_recovery),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,156 @@
+/* test_planner_status.c -- the plan's output beyond actions: labels, the status, the wait Event said once,
+ * determinism, and input the planner refuses. Worlds are written in the tokens of planner_fixture.h. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "planner_fixture.h"
+
+static void test_labels(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P S5 Y", 1, true, 0);
+    find(&w, 0)->active_label = -1; /* absent: set true */
+    find(&w, 1)->active_label = 1;  /* stopped but labelled active: set false */
+    find(&w, 2)->active_label = 1;  /* correct: no change */
+    struct rss_plan p;
+    run(&w, &p);
+    assert_int_equal(patch_of(&p, 0)->set_active_label, 1);
+    assert_int_equal(patch_of(&p, 1)->set_active_label, 0);
+    assert_null(patch_of(&p, 2));
+    /* The label rides in the same CAS patch as the desired write. */
+    assert_true(patch_of(&p, 1)->set_desired);
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+static void names_equal(const cJSON *arr, const char *want)
+{
+    char buf[256] = "";
+    size_t o = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, arr) o +=
+        (size_t)snprintf(buf + o, sizeof(buf) - o, "%s%s", o ? " " : "", e->valuestring);
+    assert_string_equal(buf, want);
+}
+
+static void test_status(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P Y F E", 2, true, 0);
+    struct rss_plan p;
+    run(&w, &p);
+    const cJSON *members = cJSON_GetObjectItem(p.status, "members");
+    names_equal(cJSON_GetObjectItem(members, "ready"), "rss-db-0 rss-db-1");
+    names_equal(cJSON_GetObjectItem(members, "unready"), "rss-db-2 rss-db-3");
+    names_equal(cJSON_GetObjectItem(members, "primary"), "rss-db-0");
+    names_equal(cJSON_GetObjectItem(members, "secondary"), "rss-db-1");
+    names_equal(cJSON_GetObjectItem(members, "failed"), "rss-db-2");
+    assert_int_equal(cJSON_GetObjectItem(p.status, "observedGeneration")->valuedouble, 2);
+    assert_string_equal(status_str(&p, "phase"), "Degraded");
+    const cJSON *m3 = member_status(&p, 3);
+    assert_string_equal(cJSON_GetObjectItem(m3, "node")->valuestring, "node-3");
+    assert_string_equal(cJSON_GetObjectItem(m3, "role")->valuestring, "stopped");
+    assert_non_null(strstr(cJSON_GetObjectItem(m3, "sequenceError")->valuestring, "garbage"));
+    /* kubectl describe: Ready, Available, Degraded, Recovering, WaitingForMembers, Scaling. */
+    static const struct {
+        const char *type, *status, *reason;
+    } want[] = {{"Ready", "False", "MembersNotReady"},
+                {"Available", "True", "PrimaryRunning"},
+                {"Degraded", "True", "MembersDown"},
+                {"Recovering", "False", "NotRecovering"}};
+    const cJSON *conds = cJSON_GetObjectItem(p.status, "conditions");
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        const cJSON *cd = cJSON_GetArrayItem(conds, (int)i);
+        assert_string_equal(cJSON_GetObjectItem(cd, "type")->valuestring, want[i].type);
+        assert_string_equal(cJSON_GetObjectItem(cd, "status")->valuestring, want[i].status);
+        assert_string_equal(cJSON_GetObjectItem(cd, "reason")->valuestring, want[i].reason);
+    }
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+static void test_wait_event_not_repeated(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "? S1 S2", 0, false, 0);
+    struct rss_plan p;
+    run(&w, &p);
+    assert_non_null(find_event(&p, "WaitingForMembers"));
+    assert_string_equal(p.phase, "Recovering");
+    w.prev = cJSON_Duplicate(p.status, true);
+    rss_plan_free(&p);
+    run(&w, &p);
+    assert_null(find_event(&p, "WaitingForMembers")); /* same message: no event spam */
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+static void test_deterministic(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P S10 E F S30 D4 T", 3, true, 0);
+    struct rss_plan a, b;
+    run(&w, &a);
+    run(&w, &b);
+    _cleanup_free_ char *da = rss_plan_describe(&a);
+    _cleanup_free_ char *db = rss_plan_describe(&b);
+    _cleanup_free_ char *sa = cJSON_PrintUnformatted(a.status);
+    _cleanup_free_ char *sb = cJSON_PrintUnformatted(b.status);
+    assert_string_equal(da, db);
+    assert_string_equal(sa, sb);
+    rss_plan_free(&a);
+    rss_plan_free(&b);
+    rss_plan_free(&a); /* idempotent */
+    world_free(&w);
+}
+
+static void test_bad_input(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S1 S2", 0, false, 0);
+    w.m[1].ordinal = 0;
+    struct rss_plan_input in = {.spec = &w.spec,
+                                .epoch = EPOCH,
+                                .now_ms = NOW,
+                                .statefulset_replicas = 2,
+                                .members = w.m,
+                                .n_members = w.n};
+    struct rss_plan p;
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_true(rss_planner_plan(&in, &p, &err) < 0);
+    assert_int_equal(rss_error_code(err), RSS_E_INVALID);
+    rss_plan_free(&p);
+    rss_error_release(&err);
+    w.m[1].ordinal = 10000;
+    assert_true(rss_planner_plan(&in, &p, &err) < 0);
+    rss_plan_free(&p);
+    rss_error_release(&err);
+    in.spec = NULL;
+    assert_true(rss_planner_plan(&in, &p, &err) < 0);
+    rss_plan_free(&p);
+    w.m[1].ordinal = 1;
+    world_free(&w);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_labels),
+        cmocka_unit_test(test_status),
+        cmocka_unit_test(test_wait_event_not_repeated),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_bad_input),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
