@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rss/action.h"
 #include "rss/agent.h"
 
 const char *rss_agent_verdict_name(enum rss_agent_verdict v)
@@ -96,19 +97,11 @@ uint64_t rss_agent_generation_for_container(bool prev_known, uint64_t prev_gener
     return g;
 }
 
-static bool role_running(enum rss_role r)
-{
-    return r == RSS_ROLE_PRIMARY || r == RSS_ROLE_SECONDARY || r == RSS_ROLE_STARTING;
-}
-
 bool rss_agent_status_is_crash(enum rss_role before, enum rss_role after, bool we_stopped)
 {
-    return role_running(before) && (after == RSS_ROLE_STOPPED || after == RSS_ROLE_FAILED) && !we_stopped;
-}
-
-bool rss_agent_action_starts(enum rss_action a)
-{
-    return a == RSS_ACTION_SEED || a == RSS_ACTION_PRIMARY || a == RSS_ACTION_SECONDARY;
+    /* Starting counts as up here: a start that ends stopped or failed without our stop is a crash. */
+    bool up = rss_role_running(before) || before == RSS_ROLE_STARTING;
+    return up && (after == RSS_ROLE_STOPPED || after == RSS_ROLE_FAILED) && !we_stopped;
 }
 
 enum rss_result rss_agent_hook_result(int err_code, int exit_code)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rss/action.h"
 #include "rss/cleanup.h"
 #include "rss/hook.h"
 #include "rss/log.h"
@@ -131,7 +132,7 @@ static void probe(struct agent_job *j, const char *cid, char *const *peers, size
     const char *why;
     uint64_t gen = rss_agent_generation_for_container(prev_known, o->generation, o->container_id, cid, &why);
     bool interrupted = prev_known && o->last.present && o->last.result == RSS_RESULT_PENDING;
-    if (interrupted && same && rss_agent_action_starts(o->last.action) && gen == o->generation) {
+    if (interrupted && same && rss_action_starts(o->last.action) && gen == o->generation) {
         gen++; /* the start hook may have started the application: void decisions for the old generation */
         why = "a start hook was interrupted";
     }
@@ -195,7 +196,7 @@ static void execute(struct agent_job *j, const char *cid, const struct rss_desir
     char id[48];
     rss_action_id_format(d->id, id, sizeof(id));
     enum rss_hook_kind kind = rss_hook_for_action(&j->spec->spec, d->action);
-    bool starts = rss_agent_action_starts(d->action);
+    bool starts = rss_action_starts(d->action);
     if (!j->rv) {
         rss_log_info("pod %s/%s: %s %s waits: the pod changed under us, re-reading it", m->ns, m->pod,
                      rss_action_name(d->action), id);

@@ -119,10 +119,6 @@ uint64_t rss_agent_generation_for_container(bool prev_known, uint64_t prev_gener
  * it itself (`we_stopped`). Such a change bumps the generation. */
 bool rss_agent_status_is_crash(enum rss_role before, enum rss_role after, bool we_stopped);
 
-/* True for the actions that start the application (seed, primary, secondary): those need the
- * write-ahead (rule 8) and bump the generation when their hook succeeds. */
-bool rss_agent_action_starts(enum rss_action a);
-
 /* Maps the outcome of a hook run to a result: err_code 0 = the hook ran (exit_code decides: 0 ok,
  * else failed); RSS_E_TIMEOUT = timeout; RSS_E_NOT_RUNNING / RSS_E_NOT_FOUND = interrupted (the
  * container went away); anything else = failed. */

@@ -38,8 +38,8 @@ static void derive(struct planner *c, struct planner_member *m)
     m->pending = m->obs && o->last.present && o->last.result == RSS_RESULT_PENDING;
     /* Live and unclear use the observation even when it is for an older container: until the agent
      * reports the new one, what it last said is the best knowledge, and blocking is the safe side. */
-    m->live =
-        m->obs && !m->fenced_dead && (m->role == RSS_ROLE_STARTING || role_running(m->role) || m->pending);
+    m->live = m->obs && !m->fenced_dead &&
+              (m->role == RSS_ROLE_STARTING || rss_role_running(m->role) || m->pending);
     m->unclear =
         m->obs && !m->fenced_dead && !m->live && (m->role == RSS_ROLE_FAILED || m->role == RSS_ROLE_UNKNOWN);
     if (in->has_desired && in->desired.epoch == pi->epoch && in->desired.action != RSS_ACTION_NONE) {
@@ -53,7 +53,7 @@ static void derive(struct planner *c, struct planner_member *m)
          * actions of a dead node's member do no harm later and do not block (its members count as stopped).
          */
         if (!acked && !voided && m->fenced_dead)
-            m->stale_start = is_start(d->action);
+            m->stale_start = rss_action_starts(d->action);
         else
             m->unresolved = !acked && !voided;
     }
@@ -63,7 +63,7 @@ static void derive(struct planner *c, struct planner_member *m)
      * fences and stops the member once the hook returns, so after the hook's timeout and the dead window
      * (from the write-ahead's time; the window holds the stop's timeout, the kill and the margin for clock
      * skew between nodes) the member is stopped for sure; until then no seed goes ahead without it. */
-    if (m->fenced_dead && m->pending && is_start(o->last.action)) {
+    if (m->fenced_dead && m->pending && rss_action_starts(o->last.action)) {
         const struct rss_spec *sp = c->spec;
         enum rss_hook_kind k = rss_hook_for_action(sp, o->last.action);
         int64_t hook = k < RSS_HOOK_KIND_COUNT ? (int64_t)sp->hooks[k].timeout_ms : 0;
@@ -75,10 +75,11 @@ static void derive(struct planner *c, struct planner_member *m)
     /* A start written ahead on a node judged dead holds the next join and the rollout only while its hook
      * may still run there (dead_start): past its hook and stop timeouts the agent has fenced it, and
      * waiting on longer blocked every later join until the node came back. */
-    m->start_inflight = (m->unresolved && is_start(in->desired.action)) ||
-                        (m->live && m->role == RSS_ROLE_STARTING) ||
-                        (m->pending && is_start(o->last.action) && (!m->fenced_dead || m->dead_start));
-    m->running = m->current && !m->fenced_dead && role_running(m->role) && !m->pending;
+    m->start_inflight =
+        (m->unresolved && rss_action_starts(in->desired.action)) ||
+        (m->live && m->role == RSS_ROLE_STARTING) ||
+        (m->pending && rss_action_starts(o->last.action) && (!m->fenced_dead || m->dead_start));
+    m->running = m->current && !m->fenced_dead && rss_role_running(m->role) && !m->pending;
     m->primary_up = m->running && m->role == RSS_ROLE_PRIMARY && m->node_alive;
     m->actionable = !m->deleting && m->node_alive && m->current && !m->unresolved && !m->pending;
     m->outdated = pi->update_revision && in->revision && strcmp(in->revision, pi->update_revision) != 0;
@@ -94,7 +95,7 @@ static void account(struct planner *c, struct planner_member *m)
 {
     /* A member whose node went away while it ran was not at fault: when it comes back (a new container,
      * a new generation, stopped) that is a node outage, not a crash (no failure counted, no Failover). */
-    if (m->exists && m->has_node && !m->node_alive && m->prev_known && role_running(m->prev_role))
+    if (m->exists && m->has_node && !m->node_alive && m->prev_known && rss_role_running(m->prev_role))
         m->node_down = true;
     if (!m->exists || !m->obs || m->fenced_dead)
         return;
@@ -121,7 +122,7 @@ static void account(struct planner *c, struct planner_member *m)
     bool outage = true;
     for (size_t i = 0; i < c->n && outage; i++)
         outage = &c->m[i] == m || !c->m[i].primary_up;
-    bool went_down = m->prev_known && role_running(m->prev_role) && o->generation > m->prev_gen &&
+    bool went_down = m->prev_known && rss_role_running(m->prev_role) && o->generation > m->prev_gen &&
                      (m->role == RSS_ROLE_STOPPED || m->role == RSS_ROLE_FAILED);
     if (went_down && m->node_down) {
         rss_strbuf_item(&m->note, "its node was down while it ran: not counted as a failure");

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "rss/action.h"
 #include "rss/cleanup.h"
 #include "rss/error.h"
 #include "rss/planner.h"
@@ -119,16 +120,6 @@ struct planner {
     const cJSON *last_replacement; /* status.lastReplacement as last written */
     cJSON *new_replacement;        /* set when this plan replaces a member */
 };
-
-static inline bool is_start(enum rss_action a)
-{
-    return a == RSS_ACTION_SEED || a == RSS_ACTION_PRIMARY || a == RSS_ACTION_SECONDARY;
-}
-
-static inline bool role_running(enum rss_role r)
-{
-    return r == RSS_ROLE_PRIMARY || r == RSS_ROLE_SECONDARY;
-}
 
 /* Pod status says "containerd://<id>", CRI says "<id>": compare the ids. */
 static inline bool same_container(const char *a, const char *b)

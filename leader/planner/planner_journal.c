@@ -37,7 +37,7 @@ void planner_journal_update(struct planner *c)
             m->j_n = k;
             continue;
         }
-        if (!(m->prev_known && role_running(m->prev_role)))
+        if (!(m->prev_known && rss_role_running(m->prev_role)))
             continue;
         m->j_has = true;
         m->j_down_ms = c->in->now_ms;
@@ -46,7 +46,7 @@ void planner_journal_update(struct planner *c)
         m->j_n = 0;
         for (size_t j = 0; j < c->n && m->j_n < PLANNER_JOURNAL_WITNESSES; j++) {
             const struct planner_member *y = &c->m[j];
-            if (y == m || !y->primary_up || !y->prev_known || !role_running(y->prev_role) ||
+            if (y == m || !y->primary_up || !y->prev_known || !rss_role_running(y->prev_role) ||
                 y->prev_gen != y->in->observed.generation)
                 continue;
             m->j_w[m->j_n].ordinal = y->ordinal;

@@ -82,7 +82,7 @@ static bool joins(struct planner *c, size_t slots)
         char seqbuf[24] = "none";
         if (m->has_seq)
             fmt_seq(m->seq, seqbuf, sizeof(seqbuf));
-        bool failover = m->crashed || (m->prev_known && role_running(m->prev_role) && !m->node_down);
+        bool failover = m->crashed || (m->prev_known && rss_role_running(m->prev_role) && !m->node_down);
         _cleanup_free_ char *why =
             rss_xasprintf("%s as %s (sequence %s) with peers [%s]", failover ? "failover: restart" : "join",
                           rss_action_name(action), seqbuf, rss_strbuf_str(&list));

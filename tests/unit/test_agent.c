@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "fake_cri.h"
+#include "rss/action.h"
 #include "rss/agent.h"
 #include "rss/cri.h"
 #include "rss/spec.h"
@@ -196,11 +197,18 @@ static void test_status_is_crash(void **state)
 static void test_action_starts(void **state)
 {
     (void)state;
-    assert_true(rss_agent_action_starts(RSS_ACTION_SEED));
-    assert_true(rss_agent_action_starts(RSS_ACTION_PRIMARY));
-    assert_true(rss_agent_action_starts(RSS_ACTION_SECONDARY));
-    assert_false(rss_agent_action_starts(RSS_ACTION_STOP));
-    assert_false(rss_agent_action_starts(RSS_ACTION_NONE));
+    assert_true(rss_action_starts(RSS_ACTION_SEED));
+    assert_true(rss_action_starts(RSS_ACTION_PRIMARY));
+    assert_true(rss_action_starts(RSS_ACTION_SECONDARY));
+    assert_false(rss_action_starts(RSS_ACTION_STOP));
+    assert_false(rss_action_starts(RSS_ACTION_NONE));
+    /* Running is serving: a member still starting is not (the planner's peers, its failover count). */
+    assert_true(rss_role_running(RSS_ROLE_PRIMARY));
+    assert_true(rss_role_running(RSS_ROLE_SECONDARY));
+    assert_false(rss_role_running(RSS_ROLE_STARTING));
+    assert_false(rss_role_running(RSS_ROLE_STOPPED));
+    assert_false(rss_role_running(RSS_ROLE_FAILED));
+    assert_false(rss_role_running(RSS_ROLE_UNKNOWN));
 }
 
 static void test_hook_result(void **state)
