@@ -47,7 +47,7 @@ static void derive(struct planner *c, struct planner_member *m)
         bool acked = m->obs && o->last.present && rss_action_id_equal(o->last.id, d->id) &&
                      o->last.result != RSS_RESULT_PENDING;
         bool voided = m->obs && o->generation > d->generation; /* rule 7 */
-        /* On a dead node an unresolved action is still on the pod: its agent would execute it when the
+        /* On a dead node an unresolved action is still in the record: its agent would execute it when the
          * node comes back. A start there, after another member was seeded without it (minimumMembers),
          * was a second bootstrap (model trace F1), so it is retracted first (planner_retract()). Other
          * actions of a dead node's member do no harm later and do not block (its members count as stopped).

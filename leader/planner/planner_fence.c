@@ -2,9 +2,10 @@
  * carries this leader's epoch before anything is decided, and starts on dead nodes are retracted. */
 #include "planner_internal.h"
 
-/* A pod whose desired or observed epoch is above ours: either a newer leader wrote it, or someone
- * forged it (pod annotations are writable by namespace users). The leader tells them apart with a fresh
- * read of the Lease before it applies this plan; here such a claim is simply not trusted. */
+/* A member record whose desired or observed epoch is above ours: either a newer leader wrote it, or
+ * something other than rssd did (the records live in rssd's own namespace, but a record is still only
+ * data). The leader tells them apart with a fresh read of the Lease before it applies this plan; here
+ * such a claim is simply not trusted. */
 bool planner_epoch_claims(struct planner *c)
 {
     bool any = false;
@@ -26,7 +27,7 @@ bool planner_epoch_claims(struct planner *c)
     return any;
 }
 
-/* Rule 9: before deciding anything, every member pod carries this leader's epoch. */
+/* Rule 9: before deciding anything, every member's record carries this leader's epoch. */
 bool planner_fence(struct planner *c)
 {
     struct rss_strbuf list = {0};
@@ -53,7 +54,7 @@ bool planner_fence(struct planner *c)
 }
 
 /* Rule 8 for a node judged dead: a start it never acknowledged must not run when the node returns, and
- * nothing else is decided until the retraction (desired `none`, a CAS on the pod's version) is in. If
+ * nothing else is decided until the retraction (desired `none`, a CAS on the record's version) is in. If
  * the agent wrote its write-ahead first, the CAS fails and the next plan sees that. */
 bool planner_retract(struct planner *c)
 {

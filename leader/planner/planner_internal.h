@@ -25,7 +25,7 @@ struct planner_member {
     char *pod;
 
     bool exists, deleting, has_node, node_alive, fenced_dead, node_silent, fresh;
-    bool obs;     /* an observed annotation was decoded */
+    bool obs;     /* the record's observed part was decoded */
     bool current; /* ... and it describes the pod's current container */
     enum rss_role role;
     bool pending; /* observed last action written ahead, not finished */
@@ -215,7 +215,7 @@ void planner_hold_mark(struct planner_member *m, uint64_t seed_seq);
 bool planner_hold_newer(struct planner *c, struct planner_member *m);
 /* planner_recovery(): true when m is not a seed candidate because its history diverged; adds it to list. */
 bool planner_hold_diverged(struct planner *c, struct planner_member *m, struct rss_strbuf *list);
-/* The admin's rss.clusterlabs.org/release-hold annotation. */
+/* The admin's rss.clusterlabs.org/release-hold annotation on the RSS. */
 void planner_hold_release(struct planner *c);
 /* Writes each member's hold into its record when it differs (before any desired of the plan). */
 void planner_hold_persist(struct planner *c);
