@@ -48,7 +48,7 @@ static bool pick_failed(const struct planner *c, const struct planner_member *m)
            ((m->current && m->role == RSS_ROLE_FAILED) || m->failures >= (unsigned)c->spec->max_failures);
 }
 
-/* status.journal: one record per member that went down while others ran on (planner.c journal_update). */
+/* status.journal: one record per member that went down while others ran on (planner_journal_update()). */
 static void journal(const struct planner *c, cJSON *s)
 {
     cJSON *arr = NULL;

@@ -8,7 +8,7 @@
 #include "rss/strbuf.h"
 #include "plugin_internal.h"
 
-/* The reasons of the WaitingForMembers condition (leader/planner.c), said for a person at 3 a.m. */
+/* The reasons of the WaitingForMembers condition (leader/planner/), said for a person at 3 a.m. */
 static const struct {
     const char *reason, *words;
 } explain[] = {

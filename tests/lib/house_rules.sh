@@ -60,7 +60,7 @@ for lib in "$build"/nodeagent/common/librss_base.a "$build"/nodeagent/common/lib
 done
 
 # 5. The planner is pure: its library reaches neither the Kubernetes nor the CRI client, nor their
-#    libraries (the build makes that a link error for test_planner too; this says it in words).
+#    libraries (the build makes that a link error for the test_planner_* tests too; this says it in words).
 if [ -f "$build/leader/librss_planner.a" ] &&
     hits=$(nm -u "$build/leader/librss_planner.a" | grep -E ' (rss_(kube|cri|record)_|kube_|cri_|curl_|grpc_|MHD_)'); then
     breach "the planner calls I/O (leader/planner/ must stay pure):"$'\n'"$hits"
