@@ -347,16 +347,21 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
                  m->observed.sequence <= s->observed.sequence);
     }
     RULE("no seed of an ordinal above every member", (int)seed->ordinal < w);
-    if (spec->min_members == 0) {
-        for (int o = 0; o < w; o++) {
-            const struct rss_member_input *m = prop_member(in, (unsigned)o);
-            RULE("3 (no seed before every member reported, or proven behind by the journal)",
-                 (m && prop_reported(m, E)) || prop_journal_behind(in, (unsigned)o) ||
-                     prop_diverged(in, (unsigned)o));
-        }
-    } else {
-        RULE("3 (minimumMembers reported before a seed)", reported >= (size_t)spec->min_members);
+    /* Every member accounted for: reported, proven behind by the journal, or held (rule 14: a held
+     * member lacks the cluster's later history, so it is never what the seed waits for). minimumMembers
+     * is the opt-in to seed with fewer than that, never a requirement on top of it. */
+    bool all_accounted = true;
+    for (int o = 0; o < w; o++) {
+        const struct rss_member_input *m = prop_member(in, (unsigned)o);
+        if (!((m && prop_reported(m, E)) || prop_journal_behind(in, (unsigned)o) ||
+              prop_diverged(in, (unsigned)o)))
+            all_accounted = false;
     }
+    if (spec->min_members == 0)
+        RULE("3 (no seed before every member reported, or proven behind by the journal)", all_accounted);
+    else
+        RULE("3 (minimumMembers reported before a seed, unless every member is accounted for)",
+             all_accounted || reported >= (size_t)spec->min_members);
     uint64_t pin;
     if (prop_pin(in->prev_status, &pin))
         RULE("2 (no automatic fallback below the pinned seed sequence)", s->observed.sequence >= pin);
