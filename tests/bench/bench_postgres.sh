@@ -37,9 +37,9 @@ say() { echo "[$(date -u +%H:%M:%S)] $*"; }
 
 if [ $RUN_RSSD = 1 ]; then
     say "== rssd (tests/e2e/postgres.sh)"
-    list="create"
-    for _ in $(seq 1 "$CYCLES"); do list+=" killed primary_node_off lightsout staggered api_outage"; done
-    PG_SCENARIOS="$list verify" bash "$repo/tests/e2e/postgres.sh" 2>&1 | grep -E '^(PASS|FAIL|\[|  - (killed|sequences|->|primary member .* node off|API frozen|KNOWN|writer|the node))' | sed 's/^/  rssd| /'
+    list="postgres_create"
+    for _ in $(seq 1 "$CYCLES"); do list+=" postgres_killed postgres_primary_node_off postgres_lightsout postgres_staggered postgres_api_outage"; done
+    PG_SCENARIOS="$list postgres_verify" bash "$repo/tests/e2e/postgres.sh" 2>&1 | grep -E '^(PASS|FAIL|\[|  - (killed|sequences|->|primary member .* node off|API frozen|KNOWN|writer|the node))' | sed 's/^/  rssd| /'
 fi
 [ $RUN_PATRONI = 1 ] || exit 0
 [ "$(id -u)" = 0 ] || { echo "bench_postgres: root needed" >&2; exit 1; }
