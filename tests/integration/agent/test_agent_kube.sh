@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_agent_kube.sh -- one real rssd against kubesim and a real containerd, without the world.
 #
-# Usage: test_agent_kube.sh KUBESIM RSSD AGENT_POD CRI_TOOL SOURCE_DIR
+# Usage: test_agent_kube.sh KUBESIM RSSD CRI_TOOL SOURCE_DIR
 # Step 10 runs it with --namespaces and checks kubesim's request counts by namespace.
 # The test plays the leader by hand: it holds the Lease rssd-leader itself (so rssd never leads) and
 # writes `desired` into the member records (ConfigMaps <ns>.<pod> in rssd-system, docs/protocol.md); the
@@ -9,7 +9,7 @@
 # on rssd's own log lines and the records, never on sleeps.
 set -euo pipefail
 
-kubesim=$1 rssd=$2 agent_pod=$3 cri_tool=$4 top=$5
+kubesim=$1 rssd=$2 cri_tool=$3 top=$4
 export CRI_TOOL=$cri_tool
 fixture=$top/tests/lib/containerd.sh
 
@@ -95,7 +95,13 @@ k apply -f "$tmp/pod.yaml" >/dev/null
 uid=$(k get pod rss-dummy-0 -o jsonpath='{.metadata.uid}')
 [ -n "$uid" ] || fail "pod has no uid"
 seq 1 42 >"$tmp/data/writes"
-ids=$("$agent_pod" "$CRI_ENDPOINT" rss-dummy-0 default "$uid" dummy "$top/apps/dummy/hooks" "$tmp/data")
+# member_container POD NAMESPACE UID DATA_DIR: the member's container "dummy" as the kubelet would label it,
+# apps/dummy's hooks at /hooks (read-only), DATA_DIR at /data, POD_NAME set; prints "SANDBOX_ID CONTAINER_ID".
+member_container() {
+	"$cri_tool" --endpoint "$CRI_ENDPOINT" run-pod --namespace "$2" --uid "$3" --container dummy \
+		--mount "$top/apps/dummy/hooks:/hooks:ro" --mount "$4:/data" --env "POD_NAME=$1" "$1"
+}
+ids=$(member_container rss-dummy-0 default "$uid" "$tmp/data")
 cid=${ids#* }
 
 # desire_for POD RSS JSON: writes desired (for the pod's current uid) into the pod's record, as the leader
@@ -136,8 +142,8 @@ spec:
   - name: dummy
     image: localhost/rss/busybox:1
 YAML
-	"$agent_pod" "$CRI_ENDPOINT" "$1" default "$(k get pod "$1" -o jsonpath='{.metadata.uid}')" dummy \
-		"$top/apps/dummy/hooks" "$4" >/dev/null || fail "container for $1"
+	member_container "$1" default "$(k get pod "$1" -o jsonpath='{.metadata.uid}')" "$4" >/dev/null ||
+		fail "container for $1"
 	desire_for "$1" "$3" '{"epoch":2,"action":"seed","id":"2-99","generation":1,"peers":[]}'
 }
 foreign rss-dummy-1 node2 dummy "$tmp/data-node2"
@@ -307,7 +313,7 @@ sed 's/namespace: default/namespace: other/' "$tmp/rss.yaml" | k apply -f - >/de
 sed 's/namespace: default/namespace: other/' "$tmp/pod.yaml" | k apply -f - >/dev/null
 ouid=$(k get pod -n other rss-dummy-0 -o jsonpath='{.metadata.uid}')
 mkdir -p "$tmp/data-other"
-"$agent_pod" "$CRI_ENDPOINT" rss-dummy-0 other "$ouid" dummy "$top/apps/dummy/hooks" "$tmp/data-other" >/dev/null ||
+member_container rss-dummy-0 other "$ouid" "$tmp/data-other" >/dev/null ||
 	fail "container for other/rss-dummy-0"
 jq -n --arg u "$ouid" '{apiVersion: "v1", kind: "ConfigMap",
 	metadata: {name: "other.rss-dummy-0", namespace: "rssd-system", labels: {
