@@ -547,6 +547,6 @@ sc_galera_verify() {
 mkdir -p "$WRITER_DIR"
 bg writer
 # GALERA_SCENARIOS: a subset to run (galera_create first), e.g. "galera_create galera_stays_off galera_verify".
-# The default: 3 lights-out cycles under the writer (the issue's "3 cycles"), then the rest.
+# The default: 3 lights-out cycles under the writer, then the rest.
 read -ra scenarios <<<"${GALERA_SCENARIOS:-galera_create galera_staggered galera_lightsout galera_lightsout galera_lightsout galera_killed galera_stays_off galera_api_outage galera_verify}"
 run_scenarios 1 "${scenarios[@]}"
