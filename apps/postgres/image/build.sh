@@ -6,133 +6,24 @@
 #   The archive is an OCI image layout (one uncompressed layer) tagged $POSTGRES_IMAGE, importable with
 #   `ctr -n k8s.io images import --snapshotter overlayfs ARCHIVE`.
 #
-# How: debootstrap --variant=minbase bookworm from the machine's configured Debian mirror, the host's
-# Debian apt sources copied in (so the versions match the host's `apt-cache policy`), the packages
-# installed in the chroot without starting services, docs/man/locales/apt lists stripped, then the
-# rootfs tarred into a layer and wrapped in an OCI layout with tar + sha256sum (as tests/lib/containerd.sh
-# does for busybox). The hooks are NOT in this image (tests mount apps/postgres/hooks at /hooks); the
-# Dockerfile beside this script builds the same image with the hooks for real clusters.
+# How: apps/lib/image.sh (debootstrap, the packages in a chroot, stripped, an OCI layout). The hooks are
+# NOT in this image (tests mount apps/postgres/hooks at /hooks); the Dockerfile beside this script builds
+# the same image with the hooks for real clusters.
 #
-# Cache: $POSTGRES_CACHE_DIR (default /var/cache/rssd-postgres)/<key>.tar, key = sha256 of FORMAT (bump it when
-# this script changes what it builds) and of the packages' candidate versions; a flock serialises
-# concurrent builds. Needs root and debootstrap.
+# Cache: $POSTGRES_CACHE_DIR (default /var/cache/rssd-postgres)/<key>.tar, key = sha256 of FORMAT (bump it
+# when this script changes what it builds) and of the packages' candidate versions. Needs root and debootstrap.
 set -euo pipefail
-# shellcheck source=../../../tests/lib/oci.sh
-. "$(dirname "${BASH_SOURCE[0]}")/../../../tests/lib/oci.sh"
+# shellcheck source=../../lib/image.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../lib/image.sh"
 
+APP=postgres
 FORMAT=1 # bump when the image content changes for the same package versions
 PKGS=(postgresql-15 postgresql-client-15 procps)
 IMAGE=${POSTGRES_IMAGE:-localhost/rss/postgres:1}
 CACHE=${POSTGRES_CACHE_DIR:-/var/cache/rssd-postgres}
-SUITE=bookworm
-
-die() {
-    echo "postgres-image: $*" >&2
-    exit 1
-}
-log() { echo "postgres-image: $*" >&2; }
-
-# The cache key: FORMAT + the candidate version of every package (and of debootstrap's base).
-cache_key() {
-    {
-        echo "format $FORMAT"
-        echo "$IMAGE"
-        LC_ALL=C apt-cache policy "${PKGS[@]}" libc6 | awk '/^[^ ]/ { p = $1 } /Candidate:/ { print p, $2 }'
-    } | sha256sum | cut -c1-16
-}
-
-# The Debian mirror URI the host uses (deb822 debian.sources first, then sources.list).
-mirror() {
-    local m=""
-    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-        m=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' \
-            /etc/apt/sources.list.d/debian.sources)
-    fi
-    if [ -z "$m" ] && [ -f /etc/apt/sources.list ]; then
-        m=$(awk '$1 == "deb" && $0 ~ /bookworm/ && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^(http|https|file):/) { print $i; exit } }' \
-            /etc/apt/sources.list)
-    fi
-    echo "${m:-http://deb.debian.org/debian}"
-}
-
-key=$(cache_key)
-[ "${1:-}" = --print-key ] && {
-    echo "$key"
-    exit 0
-}
-out=$CACHE/$key.tar
-mkdir -p "$CACHE"
-exec 9>"$CACHE/.lock"
-flock 9
-if [ -s "$out" ]; then
-    log "cached: $out ($(du -m "$out" | cut -f1) MiB, key $key)"
-    echo "$out"
-    exit 0
-fi
-
-[ "$(id -u)" = 0 ] || die "root needed (debootstrap, chroot)"
-command -v debootstrap >/dev/null || die "debootstrap not installed (tests/lib/packages.sh lists it)"
-t0=$(date +%s)
-work=$(mktemp -d "$CACHE/build.XXXXXX")
-rootfs=$work/rootfs
-cleanup() {
-    local m
-    # Unmount whatever is still mounted under the rootfs (proc), deepest first, then remove the tree.
-    awk -v d="$rootfs/" 'index($5, d) == 1 { print $5 }' /proc/self/mountinfo | sort -r | while read -r m; do
-        umount -l "$m" 2>/dev/null || true
-    done
-    rm -rf --one-file-system "$work"
-}
-trap cleanup EXIT
-
-mir=$(mirror)
-log "debootstrap $SUITE from $mir (log: $work/debootstrap.log)"
-debootstrap --variant=minbase "$SUITE" "$rootfs" "$mir" >"$work/debootstrap.log" 2>&1 || {
-    tail -n 30 "$work/debootstrap.log" >&2
-    die "debootstrap failed"
-}
-# The host's Debian sources (with -updates and -security), so versions match the cache key.
-if [ -f /etc/apt/sources.list.d/debian.sources ]; then
-    cp /etc/apt/sources.list.d/debian.sources "$rootfs/etc/apt/sources.list.d/"
-    : >"$rootfs/etc/apt/sources.list"
-elif [ -f /etc/apt/sources.list ]; then
-    grep -E '^deb .*debian' /etc/apt/sources.list >"$rootfs/etc/apt/sources.list" || true
-fi
-# No service may start inside the chroot.
-printf '#!/bin/sh\nexit 101\n' >"$rootfs/usr/sbin/policy-rc.d"
-chmod +x "$rootfs/usr/sbin/policy-rc.d"
-cp /etc/resolv.conf "$rootfs/etc/resolv.conf"
-mount -t proc proc "$rootfs/proc"
-log "installing ${PKGS[*]}"
-{
-    chroot "$rootfs" apt-get update -q
-    DEBIAN_FRONTEND=noninteractive chroot "$rootfs" apt-get install -y -q --no-install-recommends "${PKGS[@]}"
-} >"$work/apt.log" 2>&1 || {
-    tail -n 30 "$work/apt.log" >&2
-    die "apt-get in the chroot failed"
-}
-umount "$rootfs/proc"
-chroot "$rootfs" dpkg-query -W -f='${Package} ${Version}\n' "${PKGS[@]}" >&2
-chroot "$rootfs" apt-get clean
-# Nothing may stay mounted in the rootfs before it is stripped and tarred (debootstrap binds /dev in lxc).
-if awk -v d="$rootfs/" 'index($5, d) == 1 { f = 1 } END { exit !f }' /proc/self/mountinfo; then
-    die "something is still mounted under $rootfs"
-fi
-
-# Strip: docs, man pages, locales, apt lists, logs, the cluster the postinst created.
-rm -rf --one-file-system "$rootfs"/usr/share/doc/* "$rootfs"/usr/share/man/* "$rootfs"/usr/share/info/* \
-    "$rootfs"/usr/share/locale/* "$rootfs"/var/lib/apt/lists/* "$rootfs"/var/cache/apt/* \
-    "$rootfs"/var/cache/debconf/*-old "$rootfs"/var/log/* "$rootfs"/var/lib/postgresql/15 "$rootfs"/etc/postgresql/15 \
-    "$rootfs"/usr/sbin/policy-rc.d "$rootfs"/etc/resolv.conf \
-    "$rootfs"/tmp/* "$rootfs"/dev/*
-: >"$rootfs/etc/resolv.conf"
-mkdir -p "$rootfs/hooks" "$rootfs/data" "$rootfs/run/postgresql"
-chroot "$rootfs" chown postgres:postgres /run/postgresql
-
-# One uncompressed layer that keeps the packages' owners (postgres has its own uid inside), as containerd imports it.
-oci_archive "$rootfs" "$IMAGE" apps/postgres/image/build.sh "$work/image.tar" --numeric-owner --xattrs \
-    --exclude='./proc/*' --exclude='./sys/*'
-mv "$work/image.tar" "$out"
-t1=$(date +%s)
-log "built $out in $((t1 - t0)) s: $(du -m "$out" | cut -f1) MiB key $key"
-echo "$out"
+SCRIPT=apps/postgres/image/build.sh
+# The cluster the postinst created (postgres has its own uid inside).
+STRIP=(var/lib/postgresql/15 etc/postgresql/15)
+DIRS=(run/postgresql)
+app_image_finish() { chroot "$1" chown postgres:postgres /run/postgresql; }
+app_image_build "$@"
