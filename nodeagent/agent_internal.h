@@ -9,7 +9,7 @@
 
 #include "rss/agent.h"
 #include "rss/namespaces.h"
-#include "rss/annotation.h"
+#include "rss/record_codec.h"
 #include "rss/clock.h"
 #include "rss/fencestate.h"
 #include "rss/hook.h"

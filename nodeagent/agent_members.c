@@ -36,7 +36,7 @@ void agent_member_free(struct agent_member *m)
     free(m->rv);
     free(m->desired_json);
     free(m->observed_json);
-    rss_annotation_observed_clear(&m->obs);
+    rss_recordcodec_observed_clear(&m->obs);
     free(m->container_id);
     free(m->last_skip);
     free(m);

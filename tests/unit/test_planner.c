@@ -84,7 +84,7 @@ static struct mstore *store(struct world *w, const struct rss_member_input *m)
 static void set_observed(struct rss_member_input *m, enum rss_role role, uint64_t gen, bool has_seq,
                          uint64_t seq, const char *seq_err)
 {
-    rss_annotation_observed_clear(&m->observed);
+    rss_recordcodec_observed_clear(&m->observed);
     m->has_observed = true;
     m->observed.container_id = rss_xstrdup(m->container_id);
     m->observed.generation = gen;
@@ -100,7 +100,7 @@ static void set_observed(struct rss_member_input *m, enum rss_role role, uint64_
 static void set_desired(struct rss_member_input *m, uint64_t epoch, enum rss_action a, uint64_t seq,
                         uint64_t gen)
 {
-    rss_annotation_desired_clear(&m->desired);
+    rss_recordcodec_desired_clear(&m->desired);
     m->has_desired = true;
     m->desired.epoch = epoch;
     m->desired.action = a;
@@ -151,8 +151,8 @@ static void remove_pod(struct world *w, unsigned ordinal)
     struct rss_member_input *m = find(w, ordinal);
     if (!m)
         return;
-    rss_annotation_desired_clear(&m->desired);
-    rss_annotation_observed_clear(&m->observed);
+    rss_recordcodec_desired_clear(&m->desired);
+    rss_recordcodec_observed_clear(&m->observed);
     size_t i = (size_t)(m - w->m);
     memmove(&w->m[i], &w->m[i + 1], (w->n - i - 1) * sizeof(w->m[0]));
     memmove(&w->s[i], &w->s[i + 1], (w->n - i - 1) * sizeof(w->s[0]));
@@ -254,8 +254,8 @@ static void world_init(struct world *w, const char *members, int primaries, bool
 static void world_free(struct world *w)
 {
     for (size_t i = 0; i < w->n; i++) {
-        rss_annotation_desired_clear(&w->m[i].desired);
-        rss_annotation_observed_clear(&w->m[i].observed);
+        rss_recordcodec_desired_clear(&w->m[i].desired);
+        rss_recordcodec_observed_clear(&w->m[i].observed);
     }
     rss_spec_clear(&w->spec);
     cJSON_Delete(w->prev);
@@ -2043,8 +2043,8 @@ static void sim_apply(struct world *w, const struct rss_plan *p, struct hook_log
         if (!m)
             continue;
         if (p->patches[i].set_desired) {
-            rss_annotation_desired_clear(&m->desired);
-            rss_annotation_desired_copy(&m->desired, &p->patches[i].desired);
+            rss_recordcodec_desired_clear(&m->desired);
+            rss_recordcodec_desired_copy(&m->desired, &p->patches[i].desired);
             m->has_desired = true;
         }
         if (p->patches[i].set_active_label >= 0)
@@ -2211,8 +2211,8 @@ static void test_sim_seed_fails_then_retried(void **state)
     run(&w, &p);
     expect(&p, "1:seed", "first seed");
     struct rss_member_input *m = find(&w, 1);
-    rss_annotation_desired_clear(&m->desired);
-    rss_annotation_desired_copy(&m->desired, &patch_of(&p, 1)->desired);
+    rss_recordcodec_desired_clear(&m->desired);
+    rss_recordcodec_desired_copy(&m->desired, &patch_of(&p, 1)->desired);
     uint64_t id = m->desired.id.seq;
     w.prev = cJSON_Duplicate(p.status, true);
     rss_plan_free(&p);

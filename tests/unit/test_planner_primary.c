@@ -84,7 +84,7 @@ static struct rss_member_input *find(struct world *w, unsigned ordinal)
 static void set_observed(struct rss_member_input *m, enum rss_role role, uint64_t gen, bool has_seq,
                          uint64_t seq, const char *seq_err)
 {
-    rss_annotation_observed_clear(&m->observed);
+    rss_recordcodec_observed_clear(&m->observed);
     m->has_observed = true;
     m->observed.container_id = rss_xstrdup(m->container_id);
     m->observed.generation = gen;
@@ -100,7 +100,7 @@ static void set_observed(struct rss_member_input *m, enum rss_role role, uint64_
 static void set_desired(struct rss_member_input *m, uint64_t epoch, enum rss_action a, uint64_t seq,
                         uint64_t gen)
 {
-    rss_annotation_desired_clear(&m->desired);
+    rss_recordcodec_desired_clear(&m->desired);
     m->has_desired = true;
     m->desired.epoch = epoch;
     m->desired.action = a;
@@ -212,8 +212,8 @@ static void world_init(struct world *w, const char *members, int primaries, bool
 static void world_free(struct world *w)
 {
     for (size_t i = 0; i < w->n; i++) {
-        rss_annotation_desired_clear(&w->m[i].desired);
-        rss_annotation_observed_clear(&w->m[i].observed);
+        rss_recordcodec_desired_clear(&w->m[i].desired);
+        rss_recordcodec_observed_clear(&w->m[i].observed);
     }
     rss_spec_clear(&w->spec);
     cJSON_Delete(w->prev);
