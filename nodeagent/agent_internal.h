@@ -1,4 +1,4 @@
-/* agent_internal.h -- state shared by the agent's files (agent*.c, heartbeat.c, fence.c); not public. */
+/* agent_internal.h -- state shared by the agent's files (agent*.c, heartbeat.c, fence*.c); not public. */
 #ifndef RSS_AGENT_INTERNAL_H
 #define RSS_AGENT_INTERNAL_H
 
@@ -141,11 +141,11 @@ struct rss_agent {
     atomic_llong loop_tick_ms;
 };
 
-/* agent.c: wake the loop (lock held or not). */
-void agent_kick(struct rss_agent *a);
-/* agent.c (lock held): counts a worker and starts fn(arg) on a detached thread; on failure the count
- * is undone and arg is still the caller's. Workers decrement a->workers under the lock when done. */
-int agent_start_worker(struct rss_agent *a, void *(*fn)(void *), void *arg, rss_error_t *err);
+/* agent_worker.c (lock held): counts a worker and starts fn(arg) on a detached thread; on failure the
+ * count is undone and arg is still the caller's. A worker calls agent_worker_done, lock held, as its
+ * last act on the agent. */
+int agent_worker_start(struct rss_agent *a, void *(*fn)(void *), void *arg, rss_error_t *err);
+void agent_worker_done(struct rss_agent *a);
 
 /* agent_hook.c: the one hook runner (used by the reconcile and by self-fencing). */
 struct agent_hook_out {

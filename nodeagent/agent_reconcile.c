@@ -408,8 +408,7 @@ void *agent_job_run(void *arg)
     if (m->gone)
         agent_member_free(m);
     agent_spec_put(a, j->spec);
-    a->workers--;
-    pthread_cond_broadcast(&a->cond);
+    agent_worker_done(a);
     pthread_mutex_unlock(&a->lock);
     agent_job_free(j);
     return NULL;
