@@ -23,7 +23,7 @@ struct agent_spec {
     bool seen; /* during a relist */
     struct rss_spec spec;
     char **nodes; /* the nodes of its members, from .status.memberStatus (the failsafe's peers) */
-    size_t n_nodes;
+    size_t n_nodes, cap_nodes;
     cJSON *obj; /* the RSS object as read (no managedFields), for the fence state (fence_persist.c) */
 };
 
@@ -102,7 +102,7 @@ struct rss_agent {
     pthread_cond_t cond;
     struct agent_member *members;
     struct agent_spec **specs;
-    size_t n_specs;
+    size_t n_specs, cap_specs;
     bool lease_known;
     bool lease_read; /* the first GET answered (found or not) */
     uint64_t lease_epoch;
@@ -134,7 +134,7 @@ struct rss_agent {
     char *peer_address; /* host:port others reach us at, NULL until the health server listens */
     pthread_mutex_t peers_lock;
     struct agent_peer *peers;
-    size_t n_peers;
+    size_t n_peers, cap_peers;
     int64_t peers_listed_ms;  /* heartbeat thread only: every wanted peer's Lease last read */
     int64_t peers_missing_ms; /* heartbeat thread only: the unknown ones last looked for */
     int64_t peers_first_ms;   /* heartbeat thread only: the first refresh (the settling period starts) */

@@ -6,8 +6,8 @@
 #include "rss/record_codec.h"
 #include "rss/clock.h"
 #include "rss/cleanup.h"
+#include "rss/json.h"
 
-#define JSON_INT_MAX 9007199254740992.0 /* 2^53: larger integers do not survive a double */
 #define DNS_NAME_MAX 253
 
 static const char *const action_names[] = {"none", "seed", "primary", "secondary", "stop"};
@@ -125,10 +125,8 @@ static int get_uint(const cJSON *obj, const char *key, const char *ctx, bool req
         *out = 0;
         return 0;
     }
-    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > JSON_INT_MAX ||
-        v->valuedouble != (double)(uint64_t)v->valuedouble)
+    if (!rss_json_uint53(v, out))
         return rss_error_make(err, RSS_E_INVALID, 0, "%s.%s: expected an integer in [0, 2^53]", ctx, key);
-    *out = (uint64_t)v->valuedouble;
     return 0;
 }
 
