@@ -15,7 +15,8 @@
 #include "rss/election.h"
 #include "rss/log.h"
 
-struct record {
+/* The fields of a Lease's spec the election compares (client-go calls this the leader election record). */
+struct lease_spec {
     char *holder;
     long duration_s;
     char *acquire, *renew;
@@ -45,7 +46,7 @@ struct rss_election {
 
     /* Election thread only. */
     cJSON *lease;            /* the Lease as last read or written (its resourceVersion) */
-    char *observed_key;      /* the record as last seen, to detect changes */
+    char *observed_key;      /* the Lease spec as last seen, to detect changes */
     int64_t observed_ns;     /* when it was last seen to change (local monotonic clock) */
     long observed_dur_s;     /* its leaseDurationSeconds */
     char *reported_leader;   /* the holder last reported to on_new_leader */
@@ -54,7 +55,7 @@ struct rss_election {
     unsigned seed;
 };
 
-static void record_clear(struct record *r)
+static void lease_spec_clear(struct lease_spec *r)
 {
     free(r->holder);
     free(r->acquire);
@@ -68,7 +69,7 @@ static const char *spec_str(const cJSON *spec, const char *key)
     return cJSON_IsString(v) ? v->valuestring : "";
 }
 
-static void record_from(const cJSON *lease, struct record *r)
+static void lease_spec_read(const cJSON *lease, struct lease_spec *r)
 {
     const cJSON *spec = cJSON_GetObjectItemCaseSensitive(lease, "spec");
     r->holder = rss_xstrdup(spec_str(spec, "holderIdentity"));
@@ -80,7 +81,7 @@ static void record_from(const cJSON *lease, struct record *r)
     r->transitions = cJSON_IsNumber(t) ? (int64_t)t->valuedouble : 0;
 }
 
-static char *record_key(const struct record *r)
+static char *lease_spec_key(const struct lease_spec *r)
 {
     return rss_xasprintf("%s|%ld|%s|%s|%lld", r->holder, r->duration_s, r->acquire, r->renew,
                          (long long)r->transitions);
@@ -297,10 +298,10 @@ static int write_lease(struct rss_election *el, const char *method, cJSON *body,
     return 0;
 }
 
-/* Remembers the record we just wrote as observed, as client-go's setObservedRecord does. */
-static void observe(struct rss_election *el, const struct record *r, int64_t now)
+/* Remembers the Lease spec we just wrote as observed, as client-go's setObservedRecord does. */
+static void observe(struct rss_election *el, const struct lease_spec *r, int64_t now)
 {
-    _cleanup_free_ char *key = record_key(r);
+    _cleanup_free_ char *key = lease_spec_key(r);
     if (!el->observed_key || strcmp(key, el->observed_key)) {
         free(el->observed_key);
         el->observed_key = TAKE_PTR(key);
@@ -319,10 +320,10 @@ static void observe(struct rss_election *el, const struct record *r, int64_t now
 
 static void observe_written(struct rss_election *el)
 {
-    struct record r = {0};
-    record_from(el->lease, &r);
+    struct lease_spec r = {0};
+    lease_spec_read(el->lease, &r);
     observe(el, &r, rss_clock_mono_ns());
-    record_clear(&r);
+    lease_spec_clear(&r);
 }
 
 /* Raises *t above the epoch floor, if there is one. */
@@ -366,11 +367,11 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
 
     if (leading && el->lease) {
         /* Fast path: PUT on the cached resourceVersion; a 409 means someone wrote in between. */
-        struct record cur = {0};
-        record_from(el->lease, &cur);
+        struct lease_spec cur = {0};
+        lease_spec_read(el->lease, &cur);
         _cleanup_json_ cJSON *body =
             lease_body(el, el->lease, el->identity, dur_s(el), cur.acquire, now_s, epoch);
-        record_clear(&cur);
+        lease_spec_clear(&cur);
         _cleanup_error_ rss_error_t e = NULL;
         if (write_lease(el, "PUT", body, timeout_ms, &e) == 0) {
             observe_written(el);
@@ -412,8 +413,8 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
         return FAILED;
     cJSON_Delete(el->lease);
     el->lease = cJSON_Duplicate(got, true);
-    struct record old = {0};
-    record_from(got, &old);
+    struct lease_spec old = {0};
+    lease_spec_read(got, &old);
     int64_t now = rss_clock_mono_ns();
     observe(el, &old, now);
 
@@ -459,7 +460,7 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
             out = FAILED;
         }
     }
-    record_clear(&old);
+    lease_spec_clear(&old);
     return out;
 }
 
@@ -472,19 +473,19 @@ int rss_election_verify(struct rss_election *el, int64_t epoch, rss_error_t *err
             return rss_error_wrap(err, "election: verifying the Lease");
         rss_error_release(err);
     }
-    struct record r = {0};
+    struct lease_spec r = {0};
     if (got)
-        record_from(got, &r);
+        lease_spec_read(got, &r);
     bool ours = got && r.holder && !strcmp(r.holder, el->identity) && r.transitions == epoch;
     int64_t now_epoch;
     if (ours && rss_election_leading(el, &now_epoch) && now_epoch == epoch) {
-        record_clear(&r);
+        lease_spec_clear(&r);
         return 1;
     }
     rss_log_warn("election: the Lease names %s with leaseTransitions %lld, not us with %lld: stepping down",
                  got && r.holder && r.holder[0] ? r.holder : "nobody", (long long)r.transitions,
                  (long long)epoch);
-    record_clear(&r);
+    lease_spec_clear(&r);
     /* Stop at once (the deadline check makes rss_election_leading false now); the election thread
      * runs on_stopped_leading and does not renew. */
     atomic_store(&el->resigned, true);
@@ -537,11 +538,11 @@ static void release(struct rss_election *el)
             rss_log_error(RSS_LOG_DEBUG, &e, "election: release: get");
             return;
         }
-        struct record r = {0};
-        record_from(got, &r);
+        struct lease_spec r = {0};
+        lease_spec_read(got, &r);
         bool mine = !strcmp(r.holder, el->identity);
         int64_t t = r.transitions;
-        record_clear(&r);
+        lease_spec_clear(&r);
         if (!mine)
             return;
         char now_s[RSS_TIME_LEN];
@@ -630,11 +631,11 @@ int rss_election_run(struct rss_election *el, rss_error_t *err)
     }
     stop_leading(el, "stopping");
     if (el->release && el->lease) {
-        /* Also after a lost deadline: a record still naming us only delays a successor. */
-        struct record r = {0};
-        record_from(el->lease, &r);
+        /* Also after a lost deadline: a Lease still naming us only delays a successor. */
+        struct lease_spec r = {0};
+        lease_spec_read(el->lease, &r);
         bool mine = !strcmp(r.holder, el->identity);
-        record_clear(&r);
+        lease_spec_clear(&r);
         if (mine)
             release(el);
     }

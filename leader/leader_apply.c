@@ -4,7 +4,7 @@
 #include <time.h>
 
 #include "leader_internal.h"
-#include "rss/annotation.h"
+#include "rss/record_codec.h"
 #include "rss/cleanup.h"
 #include "rss/election.h"
 #include "rss/kube.h"
@@ -29,7 +29,7 @@ cJSON *leader_record_patch(const struct rss_plan_patch *p)
                                 p->resource_version);
     cJSON *data = cJSON_AddObjectToObject(patch, "data");
     if (p->set_desired) {
-        _cleanup_free_ char *d = rss_annotation_desired_encode(&p->desired);
+        _cleanup_free_ char *d = rss_recordcodec_desired_encode(&p->desired);
         cJSON_AddStringToObject(data, RSS_RECORD_DESIRED, d);
         /* Written with the decision, so it never applies to another incarnation of the pod. */
         cJSON_AddStringToObject(data, RSS_RECORD_DESIRED_FOR, p->pod_uid ? p->pod_uid : "");

@@ -6,7 +6,7 @@
 #include <time.h>
 
 #include "leader_internal.h"
-#include "rss/annotation.h"
+#include "rss/record_codec.h"
 #include "rss/cleanup.h"
 #include "rss/kube.h"
 

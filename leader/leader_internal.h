@@ -61,7 +61,7 @@ struct leader_node_obs {
 /* A member pod's last `observed` report as this leader saw it (by pod uid), to tell a new report. */
 struct leader_report_obs {
     char *uid;
-    uint64_t hash;   /* FNV-1a of the annotation's value */
+    uint64_t hash;   /* FNV-1a of the record's `observed` value */
     int64_t seen_ms; /* the last LIST that had this pod: entries of deleted pods age out */
 };
 

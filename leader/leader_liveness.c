@@ -6,6 +6,7 @@
 #include "leader_internal.h"
 #include "rss/record.h"
 #include "rss/cleanup.h"
+#include "rss/hash.h"
 
 /* Why not renewTime: renewTime is another machine's wall clock, and a heartbeat that did not change
  * during an API outage is stale because nobody could write, not because its node died. After a 75 s
@@ -162,14 +163,6 @@ bool leader_liveness_update(struct leader_liveness *lv, const cJSON *leases, int
     return changed;
 }
 
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 1469598103934665603ULL;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-    return h;
-}
-
 /* Drops the reports of pods no LIST has shown for an hour (deleted pods), to make room. */
 static void forget_old_reports(struct leader_liveness *lv, int64_t now_ms)
 {
@@ -200,7 +193,7 @@ void leader_liveness_reports(struct leader_liveness *lv, const cJSON *pods, cons
             cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(it, "spec"), "nodeName"));
         if (!uid || !rep)
             continue;
-        uint64_t h = fnv1a(rep);
+        uint64_t h = rss_hash_fnv1a(rep);
         struct leader_report_obs *r = NULL;
         for (size_t i = 0; i < lv->n_r && !r; i++)
             if (!strcmp(lv->r[i].uid, uid))

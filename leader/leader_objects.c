@@ -5,6 +5,7 @@
 
 #include "leader_internal.h"
 #include "rss/cleanup.h"
+#include "rss/hash.h"
 
 cJSON *leader_owner_ref(const struct rss_spec *spec)
 {
@@ -127,16 +128,6 @@ static void copy_opt(cJSON *dst, const char *key, const cJSON *src)
         cJSON_AddItemToObject(dst, key, cJSON_Duplicate(src, true));
 }
 
-static uint64_t fnv1a(const char *s)
-{
-    uint64_t h = 14695981039346656037ULL;
-    for (; *s; s++) {
-        h ^= (unsigned char)*s;
-        h *= 1099511628211ULL;
-    }
-    return h;
-}
-
 cJSON *leader_build_statefulset(const struct rss_spec *spec, const cJSON *cr, int replicas)
 {
     _cleanup_free_ char *name = rss_spec_statefulset_name(spec);
@@ -199,7 +190,7 @@ cJSON *leader_build_statefulset(const struct rss_spec *spec, const cJSON *cr, in
     _cleanup_free_ char *text = cJSON_PrintUnformatted(h);
     cJSON_Delete(h);
     char buf[32];
-    snprintf(buf, sizeof(buf), "%016" PRIx64, fnv1a(text ? text : ""));
+    snprintf(buf, sizeof(buf), "%016" PRIx64, rss_hash_fnv1a(text ? text : ""));
     cJSON *ann = cJSON_AddObjectToObject(md, "annotations");
     cJSON_AddStringToObject(ann, RSS_ANNOTATION_SPEC_HASH, buf);
     return sts;

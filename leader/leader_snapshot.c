@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "leader_internal.h"
-#include "rss/annotation.h"
+#include "rss/record_codec.h"
 #include "rss/cleanup.h"
 #include "rss/clock.h"
 #include "rss/json.h"
@@ -168,7 +168,7 @@ void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const
         }
         const char *d = rss_record_value(rec, RSS_RECORD_DESIRED, RSS_RECORD_DESIRED_FOR, m->pod_uid);
         if (d) {
-            if (rss_annotation_desired_decode(d, &m->desired, &err) == 0) {
+            if (rss_recordcodec_desired_decode(d, &m->desired, &err) == 0) {
                 m->has_desired = true;
             } else {
                 /* Undecodable desired counts as none: the fence overwrites it with our epoch. */
@@ -179,7 +179,7 @@ void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const
         }
         const char *o = rss_record_value(rec, RSS_RECORD_OBSERVED, RSS_RECORD_OBSERVED_FOR, m->pod_uid);
         if (o) {
-            if (rss_annotation_observed_decode(o, &m->observed, &err) == 0) {
+            if (rss_recordcodec_observed_decode(o, &m->observed, &err) == 0) {
                 m->has_observed = true;
             } else {
                 char *why = rss_error_string(err);
@@ -198,9 +198,9 @@ void leader_snapshot_clear(struct leader_snapshot *snap)
         return;
     for (size_t i = 0; i < snap->n_members; i++) {
         if (snap->members[i].has_desired)
-            rss_annotation_desired_clear(&snap->members[i].desired);
+            rss_recordcodec_desired_clear(&snap->members[i].desired);
         if (snap->members[i].has_observed)
-            rss_annotation_observed_clear(&snap->members[i].observed);
+            rss_recordcodec_observed_clear(&snap->members[i].observed);
     }
     free(snap->members);
     for (size_t i = 0; i < snap->n_errors; i++)

@@ -7,7 +7,6 @@
 #include "rss/cleanup.h"
 #include "rss/log.h"
 #include "rss/metrics.h"
-#include "rss/thread.h"
 #include "agent_internal.h"
 
 #define LOOP_TICK_MS      1000
@@ -94,19 +93,6 @@ void rss_agent_free(struct rss_agent *a)
     free(a);
 }
 
-void agent_kick(struct rss_agent *a)
-{
-    pthread_cond_broadcast(&a->cond);
-}
-
-int rss_agent_busy_workers(struct rss_agent *a)
-{
-    pthread_mutex_lock(&a->lock);
-    int n = a->workers;
-    pthread_mutex_unlock(&a->lock);
-    return n;
-}
-
 bool rss_agent_ready(struct rss_agent *a)
 {
     pthread_mutex_lock(&a->lock);
@@ -154,23 +140,13 @@ static void dispatch(struct rss_agent *a, struct agent_member *m, int64_t now)
     m->fence_done = false;
     m->busy = true;
     _cleanup_error_ rss_error_t err = NULL;
-    if (agent_start_worker(a, agent_job_run, j, &err) < 0) {
+    if (agent_worker_start(a, agent_job_run, j, &err) < 0) {
         rss_log_error(RSS_LOG_WARN, &err, "pod %s/%s: no worker; retrying", m->ns, m->pod);
         m->busy = false;
         m->next_due_ms = now + 1000;
         agent_spec_put(a, spec);
         agent_job_free(j);
     }
-}
-
-int agent_start_worker(struct rss_agent *a, void *(*fn)(void *), void *arg, rss_error_t *err)
-{
-    a->workers++;
-    if (rss_thread_start_detached(fn, arg, err) < 0) {
-        a->workers--;
-        return -1;
-    }
-    return 0;
 }
 
 int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err)

@@ -43,7 +43,8 @@ enum rss_agent_verdict rss_agent_decide(const struct rss_desired *d, const struc
                  d->epoch < v->lease_epoch ? "deposed leader: never executed" : "waiting for the Lease view");
         return RSS_AGENT_SKIP;
     }
-    /* Exactly once, also across agent restarts: lastAction.id is read back from our own annotation. */
+    /* Exactly once, also across agent restarts: lastAction.id is read back from our own record's `observed`.
+     */
     if (v->has_last && rss_action_id_equal(v->last_id, d->id)) {
         snprintf(reason, size, "%s %s: already taken up", rss_action_name(d->action), id);
         return RSS_AGENT_SKIP;

@@ -1,4 +1,4 @@
-/* agent_internal.h -- state shared by the agent's files (agent*.c, heartbeat.c, fence.c); not public. */
+/* agent_internal.h -- state shared by the agent's files (agent*.c, heartbeat.c, fence*.c); not public. */
 #ifndef RSS_AGENT_INTERNAL_H
 #define RSS_AGENT_INTERNAL_H
 
@@ -9,7 +9,7 @@
 
 #include "rss/agent.h"
 #include "rss/namespaces.h"
-#include "rss/annotation.h"
+#include "rss/record_codec.h"
 #include "rss/clock.h"
 #include "rss/fencestate.h"
 #include "rss/hook.h"
@@ -23,7 +23,7 @@ struct agent_spec {
     bool seen; /* during a relist */
     struct rss_spec spec;
     char **nodes; /* the nodes of its members, from .status.memberStatus (the failsafe's peers) */
-    size_t n_nodes;
+    size_t n_nodes, cap_nodes;
     cJSON *obj; /* the RSS object as read (no managedFields), for the fence state (fence_persist.c) */
 };
 
@@ -102,7 +102,7 @@ struct rss_agent {
     pthread_cond_t cond;
     struct agent_member *members;
     struct agent_spec **specs;
-    size_t n_specs;
+    size_t n_specs, cap_specs;
     bool lease_known;
     bool lease_read; /* the first GET answered (found or not) */
     uint64_t lease_epoch;
@@ -134,18 +134,18 @@ struct rss_agent {
     char *peer_address; /* host:port others reach us at, NULL until the health server listens */
     pthread_mutex_t peers_lock;
     struct agent_peer *peers;
-    size_t n_peers;
+    size_t n_peers, cap_peers;
     int64_t peers_listed_ms;  /* heartbeat thread only: every wanted peer's Lease last read */
     int64_t peers_missing_ms; /* heartbeat thread only: the unknown ones last looked for */
     int64_t peers_first_ms;   /* heartbeat thread only: the first refresh (the settling period starts) */
     atomic_llong loop_tick_ms;
 };
 
-/* agent.c: wake the loop (lock held or not). */
-void agent_kick(struct rss_agent *a);
-/* agent.c (lock held): counts a worker and starts fn(arg) on a detached thread; on failure the count
- * is undone and arg is still the caller's. Workers decrement a->workers under the lock when done. */
-int agent_start_worker(struct rss_agent *a, void *(*fn)(void *), void *arg, rss_error_t *err);
+/* agent_worker.c (lock held): counts a worker and starts fn(arg) on a detached thread; on failure the
+ * count is undone and arg is still the caller's. A worker calls agent_worker_done, lock held, as its
+ * last act on the agent. */
+int agent_worker_start(struct rss_agent *a, void *(*fn)(void *), void *arg, rss_error_t *err);
+void agent_worker_done(struct rss_agent *a);
 
 /* agent_hook.c: the one hook runner (used by the reconcile and by self-fencing). */
 struct agent_hook_out {

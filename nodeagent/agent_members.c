@@ -36,7 +36,7 @@ void agent_member_free(struct agent_member *m)
     free(m->rv);
     free(m->desired_json);
     free(m->observed_json);
-    rss_annotation_observed_clear(&m->obs);
+    rss_recordcodec_observed_clear(&m->obs);
     free(m->container_id);
     free(m->last_skip);
     free(m);
@@ -300,8 +300,8 @@ void agent_spec_set(struct rss_agent *a, const cJSON *cr)
     {
         const char *node = rss_json_str(ms, "node");
         if (node && *node && s->n_nodes < RSS_SPEC_ORDINAL_MAX) {
-            s->nodes = rss_xrealloc(s->nodes, (s->n_nodes + 1) * sizeof(*s->nodes));
-            s->nodes[s->n_nodes++] = rss_xstrdup(node);
+            *(char **)rss_xarray_push(&s->nodes, &s->n_nodes, &s->cap_nodes, sizeof(*s->nodes)) =
+                rss_xstrdup(node);
         }
     }
     s->obj = cJSON_Duplicate(cr, true);
@@ -310,8 +310,7 @@ void agent_spec_set(struct rss_agent *a, const cJSON *cr)
     size_t i;
     if (find_spec(a, s->key, &i))
         drop_spec(a, i);
-    a->specs = rss_xrealloc(a->specs, (a->n_specs + 1) * sizeof(*a->specs));
-    a->specs[a->n_specs++] = s;
+    *(struct agent_spec **)rss_xarray_push(&a->specs, &a->n_specs, &a->cap_specs, sizeof(*a->specs)) = s;
     for (struct agent_member *m = a->members; m; m = m->next)
         if (strcmp(m->ns, ns) == 0 && m->rss && strcmp(m->rss, name) == 0)
             m->wake = true;

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rss/base64.h"
 #include "rss/cleanup.h"
 #include "rss/json.h"
 #include "rss/log.h"
@@ -47,13 +48,18 @@ bool rss_agent_failsafe_keep(size_t hosting, size_t reached, bool peer_has_api)
     return hosting > 0 && reached == hosting;
 }
 
-static bool decode_b64(const char *in, unsigned char *out, size_t want);
-
-static char *b64(const unsigned char *data, size_t len)
+/* Exactly `want` bytes from base64 `in`, or false. The decoded copy is wiped: it may be the private key. */
+static bool decode_b64(const char *in, unsigned char *out, size_t want)
 {
-    char *out = rss_xmalloc(4 * ((len + 2) / 3) + 1);
-    EVP_EncodeBlock((unsigned char *)out, data, (int)len);
-    return out;
+    size_t n = 0;
+    char *d = rss_base64_decode(in, &n);
+    bool ok = d && n == want;
+    if (ok)
+        memcpy(out, d, want);
+    if (d)
+        OPENSSL_cleanse(d, n);
+    free(d);
+    return ok;
 }
 
 /* The payload both sides sign and verify. */
@@ -75,7 +81,7 @@ int agent_peers_init(struct rss_agent *a, rss_error_t *err)
         return rss_error_make(err, RSS_E_INTERNAL, 0, "agent: cannot make the failsafe's Ed25519 key");
     }
     a->peer_key = key;
-    a->peer_pub = b64(pub, pl);
+    a->peer_pub = rss_base64_encode(pub, pl);
     pthread_mutex_init(&a->peers_lock, NULL);
     return 0;
 }
@@ -87,7 +93,7 @@ char *agent_peers_private(struct rss_agent *a)
     pthread_mutex_lock(&a->peers_lock);
     bool ok = EVP_PKEY_get_raw_private_key(a->peer_key, raw, &n) > 0 && n == sizeof(raw);
     pthread_mutex_unlock(&a->peers_lock);
-    char *r = ok ? b64(raw, n) : NULL;
+    char *r = ok ? rss_base64_encode(raw, n) : NULL;
     OPENSSL_cleanse(raw, sizeof(raw));
     return r;
 }
@@ -108,7 +114,7 @@ bool agent_peers_adopt(struct rss_agent *a, const char *b64_key)
     EVP_PKEY_free(a->peer_key);
     free(a->peer_pub);
     a->peer_key = key;
-    a->peer_pub = b64(pub, pl);
+    a->peer_pub = rss_base64_encode(pub, pl);
     pthread_mutex_unlock(&a->peers_lock);
     return true;
 }
@@ -165,24 +171,9 @@ char *rss_agent_peer_answer(struct rss_agent *a, const char *nonce)
     EVP_MD_CTX_free(ctx);
     if (!ok)
         return NULL;
-    _cleanup_free_ char *s64 = b64(sig, sl);
+    _cleanup_free_ char *s64 = rss_base64_encode(sig, sl);
     return rss_xasprintf("{\"node\":\"%s\",\"nonce\":\"%s\",\"apiOkAgeMs\":%lld,\"sig\":\"%s\"}\n", a->node,
                          nonce, age, s64);
-}
-
-static bool decode_b64(const char *in, unsigned char *out, size_t want)
-{
-    size_t n = strlen(in);
-    if (n != 4 * ((want + 2) / 3))
-        return false;
-    unsigned char buf[128];
-    if (n / 4 * 3 > sizeof(buf))
-        return false;
-    int got = EVP_DecodeBlock(buf, (const unsigned char *)in, (int)n);
-    if (got < (int)want)
-        return false;
-    memcpy(out, buf, want);
-    return true;
 }
 
 bool agent_peers_verify(const unsigned char key[32], const char *node, const char *nonce, const char *answer,
@@ -218,15 +209,14 @@ static int cmp_str(const void *x, const void *y)
 size_t agent_peers_wanted(struct rss_agent *a, char ***out)
 {
     char **nodes = NULL;
-    size_t n = 0;
+    size_t n = 0, cap = 0;
     pthread_mutex_lock(&a->lock);
     for (struct agent_member *m = a->members; m; m = m->next) {
         struct agent_spec *spec = m->rss ? agent_spec_get(a, m->ns, m->rss) : NULL;
         for (size_t k = 0; spec && k < spec->n_nodes; k++) {
             if (!strcmp(spec->nodes[k], a->node))
                 continue;
-            nodes = rss_xrealloc(nodes, (n + 1) * sizeof(*nodes));
-            nodes[n++] = rss_xstrdup(spec->nodes[k]);
+            *(char **)rss_xarray_push(&nodes, &n, &cap, sizeof(*nodes)) = rss_xstrdup(spec->nodes[k]);
         }
         agent_spec_put(a, spec);
     }
@@ -273,9 +263,8 @@ static void set_peer(struct rss_agent *a, const char *node, const char *addr, co
             pthread_mutex_unlock(&a->peers_lock);
             return;
         }
-        a->peers = rss_xrealloc(a->peers, (a->n_peers + 1) * sizeof(*a->peers));
-        p = &a->peers[a->n_peers++];
-        *p = (struct agent_peer){.node = rss_xstrdup(node)};
+        p = rss_xarray_push(&a->peers, &a->n_peers, &a->cap_peers, sizeof(*a->peers));
+        p->node = rss_xstrdup(node);
     }
     _cleanup_free_ char *url = rss_xasprintf("http://%s/peer", addr);
     if (!p->url || strcmp(p->url, url) || memcmp(p->key, k, 32)) {
@@ -321,7 +310,7 @@ cJSON *agent_peers_snapshot(struct rss_agent *a)
         _cleanup_free_ char *addr = rss_xstrdup(p->url + pre);
         addr[n - pre - post] = '\0';
         cJSON_AddStringToObject(o, "address", addr);
-        _cleanup_free_ char *k = b64(p->key, sizeof(p->key));
+        _cleanup_free_ char *k = rss_base64_encode(p->key, sizeof(p->key));
         cJSON_AddStringToObject(o, "key", k);
         cJSON_AddItemToArray(arr, o);
     }

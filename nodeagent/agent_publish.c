@@ -11,7 +11,7 @@ int agent_publish(struct rss_agent *a, const char *ns, const char *pod, const ch
                   const struct rss_observed *o, const char *resource_version, char **new_rv,
                   char **new_desired, rss_error_t *err)
 {
-    _cleanup_free_ char *json = rss_annotation_observed_encode(o);
+    _cleanup_free_ char *json = rss_recordcodec_observed_encode(o);
     _cleanup_free_ char *path = rss_record_path(a->ns, ns, pod);
     if (!path)
         return rss_error_make(err, RSS_E_INVALID, 0, "pod %s/%s: no record name fits", ns, pod);

@@ -119,7 +119,7 @@ static void probe(struct agent_job *j, const char *cid, char *const *peers, size
     struct rss_observed *o = &m->obs;
     if (!m->have_obs && j->observed_json) {
         _cleanup_error_ rss_error_t err = NULL;
-        if (rss_annotation_observed_decode(j->observed_json, o, &err) == 0)
+        if (rss_recordcodec_observed_decode(j->observed_json, o, &err) == 0)
             m->have_obs = true;
         else
             rss_log_error(RSS_LOG_WARN, &err, "pod %s/%s: own observed record unreadable, starting afresh",
@@ -284,7 +284,7 @@ static int64_t reconcile(struct agent_job *j)
     bool has_d = false;
     if (j->desired_json) {
         _cleanup_error_ rss_error_t err = NULL;
-        if (rss_annotation_desired_decode(j->desired_json, &d, &err) == 0)
+        if (rss_recordcodec_desired_decode(j->desired_json, &d, &err) == 0)
             has_d = true;
         else if (rss_log_enabled(RSS_LOG_DEBUG))
             rss_log_error(RSS_LOG_DEBUG, &err, "pod %s/%s: desired unreadable, ignored", m->ns, m->pod);
@@ -393,7 +393,7 @@ static int64_t reconcile(struct agent_job *j)
     if (m->dirty)
         next = now + RETRY_MS;
 out:
-    rss_annotation_desired_clear(&d);
+    rss_recordcodec_desired_clear(&d);
     return next;
 }
 
@@ -409,8 +409,7 @@ void *agent_job_run(void *arg)
     if (m->gone)
         agent_member_free(m);
     agent_spec_put(a, j->spec);
-    a->workers--;
-    pthread_cond_broadcast(&a->cond);
+    agent_worker_done(a);
     pthread_mutex_unlock(&a->lock);
     agent_job_free(j);
     return NULL;

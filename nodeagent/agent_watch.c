@@ -205,7 +205,10 @@ void *agent_watch_records(void *arg)
 static void see_lease(struct rss_agent *a, const cJSON *lease)
 {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(rss_json_obj(lease, "spec"), "leaseTransitions");
-    uint64_t epoch = cJSON_IsNumber(t) && t->valuedouble >= 0 ? (uint64_t)t->valuedouble : 0;
+    /* A number no uint64_t holds would be an undefined cast: such an epoch counts as 0 (never raises). */
+    uint64_t epoch = 0;
+    if (!rss_json_uint53(t, &epoch))
+        epoch = 0;
     pthread_mutex_lock(&a->lock);
     if (!a->lease_known || epoch > a->lease_epoch) {
         rss_log_info("leader Lease: epoch %llu (was %s%llu)", (unsigned long long)epoch,

@@ -122,8 +122,7 @@ static void *fence_member(void *arg)
             m->wake = true;
         }
     agent_spec_put(a, f->spec);
-    a->workers--;
-    pthread_cond_broadcast(&a->cond);
+    agent_worker_done(a);
     pthread_mutex_unlock(&a->lock);
     fence_job_free(f);
     return NULL;
@@ -145,7 +144,7 @@ static void fence_member_start(struct rss_agent *a, struct agent_member *m, stru
             (m->failsafe_kept && m->vouch_lost_ms && now_ms - m->vouch_lost_ms < a->fence_timeout_ms / 2) ||
             (a->stalled_ms && now_ms - a->stalled_ms < a->fence_timeout_ms / 2)};
     _cleanup_error_ rss_error_t err = NULL;
-    if (agent_start_worker(a, fence_member, f, &err) < 0) {
+    if (agent_worker_start(a, fence_member, f, &err) < 0) {
         rss_log_error(RSS_LOG_ERROR, &err, "self-fencing: pod %s/%s", m->ns, m->pod);
         agent_spec_put(a, spec);
         fence_job_free(f);

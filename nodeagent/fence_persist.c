@@ -43,7 +43,7 @@ void agent_fence_state_save(struct rss_agent *a, int64_t api_ok_mono_ms)
     /* The RSS objects go in by reference (no copy of a possibly 1.5 MB object every heartbeat): each
      * one's spec is held (+1 ref) until the file is written, and spec->obj never changes once set. */
     struct agent_spec **held = NULL;
-    size_t n_held = 0;
+    size_t n_held = 0, cap_held = 0;
     pthread_mutex_lock(&a->lock);
     for (struct agent_member *m = a->members; m; m = m->next) {
         if (!m->rss || !m->container_name || !m->uid)
@@ -67,8 +67,7 @@ void agent_fence_state_save(struct rss_agent *a, int64_t api_ok_mono_ms)
             continue;
         }
         cJSON_AddItemReferenceToArray(s.rss, spec->obj);
-        held = rss_xrealloc(held, (n_held + 1) * sizeof(*held));
-        held[n_held++] = spec;
+        *(struct agent_spec **)rss_xarray_push(&held, &n_held, &cap_held, sizeof(*held)) = spec;
     }
     pthread_mutex_unlock(&a->lock);
     s.peers = agent_peers_snapshot(a);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "rss/cleanup.h"
+#include "rss/json.h"
 #include "rss/fencestate.h"
 
 void rss_fencestate_clear(struct rss_fencestate *s)
@@ -46,12 +47,10 @@ char *rss_fencestate_encode(const struct rss_fencestate *s)
 /* A whole non-negative number that a double holds exactly (ms since boot: far below 2^53). */
 static bool whole_ms(const cJSON *n, int64_t *out)
 {
-    if (!cJSON_IsNumber(n) || !(n->valuedouble >= 0) || n->valuedouble > 9007199254740992.0)
+    uint64_t v;
+    if (!rss_json_uint53(n, &v))
         return false;
-    int64_t v = (int64_t)n->valuedouble;
-    if ((double)v != n->valuedouble)
-        return false;
-    *out = v;
+    *out = (int64_t)v;
     return true;
 }
 

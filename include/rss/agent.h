@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rss/annotation.h"
+#include "rss/record_codec.h"
 #include "rss/cri.h"
 #include "rss/error.h"
 #include "rss/kube.h"

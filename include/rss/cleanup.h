@@ -85,4 +85,10 @@ char *rss_xstrdup(const char *s);
 char *rss_xstrndup(const char *s, size_t n); /* at most n bytes of s, NUL-terminated */
 char *rss_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The one growable array: appends one zeroed element of `size` bytes to the array *(void **)arrayp of
+ * *n elements, doubling its capacity *cap when full (start from NULL, 0, 0), and returns the new
+ * element. Aborts on OOM or when the size would overflow, like the calls above:
+ *   struct peer *p = rss_xarray_push(&a->peers, &a->n_peers, &a->cap_peers, sizeof(*a->peers)); */
+void *rss_xarray_push(void *arrayp, size_t *n, size_t *cap, size_t size);
+
 #endif

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "rss/annotation.h"
+#include "rss/record_codec.h"
 #include "rss/error.h"
 #include "rss/spec.h"
 

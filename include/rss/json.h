@@ -14,7 +14,12 @@
 #ifndef RSS_JSON_H
 #define RSS_JSON_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <cjson/cJSON.h>
+
+/* The largest integer every integer below which a double (cJSON's number) holds exactly. */
+#define RSS_JSON_INT_MAX 9007199254740992.0 /* 2^53 */
 
 /* The value at `dotted` ("" = obj itself), of any type, or NULL. */
 const cJSON *rss_json_path(const cJSON *obj, const char *dotted);
@@ -27,5 +32,10 @@ const cJSON *rss_json_obj(const cJSON *obj, const char *dotted);
 
 /* The number at `dotted` truncated to long, or `def` when it is absent or not a number. */
 long rss_json_long(const cJSON *obj, const char *dotted, long def);
+
+/* True, with *out set, when v is a number holding a whole integer in [0, 2^53]; false (*out untouched)
+ * for anything else: NULL, another type, a fraction, a negative, NaN, or a larger number, which a
+ * double no longer holds exactly (and whose cast to an integer type may be undefined). */
+bool rss_json_uint53(const cJSON *v, uint64_t *out);
 
 #endif

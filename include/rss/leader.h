@@ -5,8 +5,8 @@
  * rss_leader_config.namespaces), and the node heartbeat Leases
  * `rssd-node-<node>` in `ns`. On every relevant event (and at least every spec.reconcileInterval)
  * it takes one consistent LIST of the member pods of each RSS, runs the pure planner
- * (rss_planner_plan) and applies the plan in order: fencing first (rule 9), then desired
- * annotations as CAS merge patches, labels, StatefulSet replicas, pod deletes, /status, Events.
+ * (rss_planner_plan) and applies the plan in order: fencing first (rule 9), then `desired` in the
+ * member records (rss/record.h) as CAS writes, labels, StatefulSet replicas, pod deletes, /status, Events.
  * Before EVERY write it re-checks rss_election_leading() with the same epoch and stops at once
  * otherwise (rule 4). See docs/leader.md.
  */

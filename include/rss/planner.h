@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 
-#include "rss/annotation.h"
+#include "rss/record_codec.h"
 #include "rss/error.h"
 #include "rss/spec.h"
 
@@ -80,9 +80,9 @@ struct rss_member_input {
     const char *waiting_reason;
     bool unschedulable;
 
-    bool has_desired; /* the desired annotation decoded */
+    bool has_desired; /* the record's desired decoded (for this pod uid) */
     struct rss_desired desired;
-    bool has_observed; /* the observed annotation decoded */
+    bool has_observed; /* the record's observed decoded (for this pod uid) */
     struct rss_observed observed;
     const char *observed_error; /* observed present but undecodable: why (the member counts as silent) */
 

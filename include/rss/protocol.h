@@ -1,7 +1,8 @@
 /* protocol.h -- the names rssd's agents and leader agree on: Leases, labels, annotations, the CRD.
  *
- * Defined once here so that the agent, the leader and the tests cannot drift apart. The JSON carried
- * by the annotations is specified in docs/protocol.md (codec: rss/annotation.h).
+ * Defined once here so that the agent, the leader and the tests cannot drift apart. The leader and
+ * the agents talk through member records (rss/record.h; their JSON is specified in docs/protocol.md,
+ * codec: rss/record_codec.h); the annotations below are on Leases, the RSS and the StatefulSet.
  */
 #ifndef RSS_PROTOCOL_H
 #define RSS_PROTOCOL_H
@@ -15,7 +16,9 @@
 /* rss-operator's label on active members, for a client Service to select them. */
 #define RSS_LABEL_ACTIVE "rss-active-member"
 
-/* The member pod annotations: desired (written by the leader), observed (by the node's agent). */
+/* The old protocol's member pod annotations (before the member records): rssd never reads them; the
+ * leader only warns about a pod that carries one (IgnoredAnnotation), since anyone with pod patch
+ * rights can write them. */
 #define RSS_ANNOTATION_DESIRED  "rss.clusterlabs.org/desired"
 #define RSS_ANNOTATION_OBSERVED "rss.clusterlabs.org/observed"
 /* On each agent's heartbeat Lease: {"address": "host:port", "key": base64 Ed25519 public key}, how the

@@ -1,4 +1,4 @@
-/* record.h -- the member record: where `desired` and `observed` (rss/annotation.h) live.
+/* record.h -- the member record: where `desired` and `observed` (rss/record_codec.h) live.
  *
  * One ConfigMap per member pod in rssd's own namespace, named "<namespace>.<pod>", where users of the
  * application namespace have no rights (docs/protocol.md, docs/security.md). Its data keys:

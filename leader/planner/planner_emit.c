@@ -169,7 +169,7 @@ void rss_plan_free(struct rss_plan *plan)
         free(plan->patches[i].resource_version);
         free(plan->patches[i].pod_uid);
         free(plan->patches[i].hold);
-        rss_annotation_desired_clear(&plan->patches[i].desired);
+        rss_recordcodec_desired_clear(&plan->patches[i].desired);
     }
     free(plan->patches);
     for (size_t i = 0; i < plan->n_deletes; i++) {

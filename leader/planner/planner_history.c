@@ -22,10 +22,8 @@ static const cJSON *prev_member(const cJSON *status, unsigned ordinal)
 
 uint64_t planner_json_u64(const cJSON *obj, const char *key)
 {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > 9007199254740992.0)
-        return 0;
-    return (uint64_t)v->valuedouble;
+    uint64_t v = 0;
+    return rss_json_uint53(cJSON_GetObjectItemCaseSensitive(obj, key), &v) ? v : 0;
 }
 
 void planner_load_history(struct planner *c, struct planner_member *m)

@@ -1,5 +1,5 @@
 /* fuzz_kubeconfig.c -- the kubeconfig reader (kube_config_parse_kubeconfig: JSON, or YAML through
- * kube_yaml_parse; certificate data through kube_base64_decode). Asserts beyond "no crash": a rejection
+ * kube_yaml_parse; certificate data through rss_base64_decode). Asserts beyond "no crash": a rejection
  * is RSS_E_INVALID with a message and leaves the config untouched; an accepted config has a server
  * without a trailing '/', a namespace, a client certificate exactly when it has a key, data or a file
  * for each PEM but not both, relative file paths resolved under the config's directory, and parsing is

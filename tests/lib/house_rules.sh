@@ -66,5 +66,14 @@ if [ -f "$build/leader/librss_planner.a" ] &&
     breach "the planner calls I/O (leader/planner/ must stay pure):"$'\n'"$hits"
 fi
 
+# 6. No call circle between the files of a library (tests/lib/call_graph.sh draws the graph): a reader
+#    reads each library bottom up. The leader and the planner join this list once their circles are gone.
+for dir in nodeagent/CMakeFiles/rss_agent.dir nodeagent/common/CMakeFiles/rss_base.dir \
+    nodeagent/common/CMakeFiles/rss_protocol.dir nodeagent/common/CMakeFiles/rss_kube.dir \
+    nodeagent/common/CMakeFiles/rss_cri.dir; do
+    [ -d "$build/$dir" ] || { breach "missing $build/$dir (build first)"; continue; }
+    out=$(tests/lib/call_graph.sh --circles "$build/$dir") || breach "a call circle in ${dir%.dir}:"$'\n'"$out"
+done
+
 [ $fail = 0 ] && echo "house rules: ok"
 exit $fail

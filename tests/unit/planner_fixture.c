@@ -48,7 +48,7 @@ struct mstore *store(struct world *w, const struct rss_member_input *m)
 void set_observed(struct rss_member_input *m, enum rss_role role, uint64_t gen, bool has_seq, uint64_t seq,
                   const char *seq_err)
 {
-    rss_annotation_observed_clear(&m->observed);
+    rss_recordcodec_observed_clear(&m->observed);
     m->has_observed = true;
     m->observed.container_id = rss_xstrdup(m->container_id);
     m->observed.generation = gen;
@@ -63,7 +63,7 @@ void set_observed(struct rss_member_input *m, enum rss_role role, uint64_t gen, 
 
 void set_desired(struct rss_member_input *m, uint64_t epoch, enum rss_action a, uint64_t seq, uint64_t gen)
 {
-    rss_annotation_desired_clear(&m->desired);
+    rss_recordcodec_desired_clear(&m->desired);
     m->has_desired = true;
     m->desired.epoch = epoch;
     m->desired.action = a;
@@ -113,8 +113,8 @@ void remove_pod(struct world *w, unsigned ordinal)
     struct rss_member_input *m = find(w, ordinal);
     if (!m)
         return;
-    rss_annotation_desired_clear(&m->desired);
-    rss_annotation_observed_clear(&m->observed);
+    rss_recordcodec_desired_clear(&m->desired);
+    rss_recordcodec_observed_clear(&m->observed);
     size_t i = (size_t)(m - w->m);
     memmove(&w->m[i], &w->m[i + 1], (w->n - i - 1) * sizeof(w->m[0]));
     memmove(&w->s[i], &w->s[i + 1], (w->n - i - 1) * sizeof(w->s[0]));
@@ -235,8 +235,8 @@ void world_init(struct world *w, const char *members, int primaries, bool second
 void world_free(struct world *w)
 {
     for (size_t i = 0; i < w->n; i++) {
-        rss_annotation_desired_clear(&w->m[i].desired);
-        rss_annotation_observed_clear(&w->m[i].observed);
+        rss_recordcodec_desired_clear(&w->m[i].desired);
+        rss_recordcodec_observed_clear(&w->m[i].observed);
     }
     rss_spec_clear(&w->spec);
     cJSON_Delete(w->prev);

@@ -284,25 +284,7 @@ static void test_framer(void **state)
     kube_framer_free(&f);
 }
 
-/* --- base64, YAML, kubeconfig --- */
-
-static void test_base64(void **state)
-{
-    (void)state;
-    size_t n;
-    _cleanup_free_ char *a = kube_base64_decode("aGVsbG8gd29ybGQ=", &n);
-    assert_non_null(a);
-    assert_int_equal(n, 11);
-    assert_string_equal(a, "hello world");
-    _cleanup_free_ char *b = kube_base64_decode("aGVs\nbG8=\n", &n);
-    assert_string_equal(b, "hello");
-    _cleanup_free_ char *c = kube_base64_decode("", &n);
-    assert_non_null(c);
-    assert_int_equal(n, 0);
-    assert_null(kube_base64_decode("aGVsbG8", &n));  /* length not a multiple of 4 */
-    assert_null(kube_base64_decode("aG!sbG8=", &n)); /* bad character */
-    assert_null(kube_base64_decode("aG==bG8=", &n)); /* data after padding */
-}
+/* --- YAML, kubeconfig --- */
 
 static const char kubectl_style[] = "apiVersion: v1\n"
                                     "clusters:\n"
@@ -639,7 +621,6 @@ int main(void)
         cmocka_unit_test(test_curl_errors),
         cmocka_unit_test(test_retry_decisions),
         cmocka_unit_test(test_framer),
-        cmocka_unit_test(test_base64),
         cmocka_unit_test(test_yaml),
         cmocka_unit_test(test_kubeconfig),
         cmocka_unit_test(test_in_cluster),

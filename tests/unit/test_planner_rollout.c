@@ -127,8 +127,8 @@ static void world_init(struct world *w, const char *members, const char *revs, c
 static void world_free(struct world *w)
 {
     for (size_t i = 0; i < w->n; i++) {
-        rss_annotation_desired_clear(&w->m[i].desired);
-        rss_annotation_observed_clear(&w->m[i].observed);
+        rss_recordcodec_desired_clear(&w->m[i].desired);
+        rss_recordcodec_observed_clear(&w->m[i].observed);
     }
     rss_spec_clear(&w->spec);
 }

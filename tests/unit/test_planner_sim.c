@@ -31,8 +31,8 @@ static void sim_apply(struct world *w, const struct rss_plan *p, struct hook_log
         if (!m)
             continue;
         if (p->patches[i].set_desired) {
-            rss_annotation_desired_clear(&m->desired);
-            rss_annotation_desired_copy(&m->desired, &p->patches[i].desired);
+            rss_recordcodec_desired_clear(&m->desired);
+            rss_recordcodec_desired_copy(&m->desired, &p->patches[i].desired);
             m->has_desired = true;
         }
         if (p->patches[i].set_active_label >= 0)
@@ -199,8 +199,8 @@ static void test_sim_seed_fails_then_retried(void **state)
     run(&w, &p);
     expect(&p, "1:seed", "first seed");
     struct rss_member_input *m = find(&w, 1);
-    rss_annotation_desired_clear(&m->desired);
-    rss_annotation_desired_copy(&m->desired, &patch_of(&p, 1)->desired);
+    rss_recordcodec_desired_clear(&m->desired);
+    rss_recordcodec_desired_copy(&m->desired, &patch_of(&p, 1)->desired);
     uint64_t id = m->desired.id.seq;
     w.prev = cJSON_Duplicate(p.status, true);
     rss_plan_free(&p);

@@ -59,7 +59,7 @@ static struct timespec now_or(const struct timespec *ts)
 }
 
 /* Writes "YYYY-MM-DDTHH:MM:SS" and returns its length. The year always has four digits (strftime's %Y
- * writes "506" for the year 506, which rss_time_parse rightly rejects: found by fuzz_annotation). */
+ * writes "506" for the year 506, which rss_time_parse rightly rejects: found by fuzz_record_codec). */
 static size_t format_seconds(char buf[RSS_TIME_LEN], time_t secs)
 {
     struct tm tm;

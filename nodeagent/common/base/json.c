@@ -37,3 +37,15 @@ long rss_json_long(const cJSON *obj, const char *dotted, long def)
     const cJSON *v = rss_json_path(obj, dotted);
     return cJSON_IsNumber(v) ? (long)v->valuedouble : def;
 }
+
+bool rss_json_uint53(const cJSON *v, uint64_t *out)
+{
+    /* Written so that NaN fails every comparison and is refused. */
+    if (!cJSON_IsNumber(v) || !(v->valuedouble >= 0 && v->valuedouble <= RSS_JSON_INT_MAX))
+        return false;
+    uint64_t u = (uint64_t)v->valuedouble;
+    if ((double)u != v->valuedouble)
+        return false;
+    *out = u;
+    return true;
+}

@@ -1,5 +1,6 @@
 /* xalloc.c -- allocation that aborts on exhaustion instead of returning NULL. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,4 +51,25 @@ char *rss_xasprintf(const char *fmt, ...)
 char *rss_xstrndup(const char *s, size_t n)
 {
     return oom(strndup(s ? s : "", n));
+}
+
+void *rss_xarray_push(void *arrayp, size_t *n, size_t *cap, size_t size)
+{
+    char **array = arrayp;
+    if (*n >= *cap) {
+        size_t c = *cap ? *cap : 4;
+        while (c <= *n) {
+            if (c > SIZE_MAX / 2)
+                oom(NULL);
+            c *= 2;
+        }
+        if (c > SIZE_MAX / size)
+            oom(NULL);
+        *array = rss_xrealloc(*array, c * size);
+        *cap = c;
+    }
+    char *e = *array + *n * size;
+    memset(e, 0, size);
+    (*n)++;
+    return e;
 }

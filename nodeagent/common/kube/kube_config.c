@@ -2,12 +2,12 @@
  * account. */
 #include <errno.h>
 #include <limits.h>
-#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "rss/base64.h"
 #include "rss/cleanup.h"
 #include "kube_internal.h"
 
@@ -24,30 +24,6 @@ void kube_config_clear(struct kube_config *cfg)
     free(cfg->token);
     free(cfg->token_file);
     memset(cfg, 0, sizeof(*cfg));
-}
-
-char *kube_base64_decode(const char *in, size_t *len)
-{
-    /* OpenSSL's decoder skips whitespace and line breaks and rejects padding in the middle; a length
-     * that is not a multiple of 4 is an error at the end (EVP_DecodeFinal). */
-    size_t n = strlen(in);
-    if (n > INT_MAX / 2)
-        return NULL;
-    _cleanup_free_ unsigned char *out = rss_xmalloc(n / 4 * 3 + 4);
-    EVP_ENCODE_CTX *ctx = EVP_ENCODE_CTX_new();
-    if (!ctx)
-        return NULL;
-    int o = 0, fin = 0;
-    EVP_DecodeInit(ctx);
-    bool ok = EVP_DecodeUpdate(ctx, out, &o, (const unsigned char *)in, (int)n) >= 0 &&
-              EVP_DecodeFinal(ctx, out + o, &fin) >= 0;
-    int left = EVP_ENCODE_CTX_num(ctx);
-    EVP_ENCODE_CTX_free(ctx);
-    if (!ok || left != 0)
-        return NULL;
-    out[o + fin] = '\0';
-    *len = (size_t)(o + fin);
-    return (char *)TAKE_PTR(out);
 }
 
 int kube_read_file(const char *path, size_t max, char **ret, size_t *len, rss_error_t *err)
@@ -135,7 +111,7 @@ static int pem_data(const cJSON *obj, const char *key, char **data, size_t *len,
     const char *v = str_field(obj, key);
     if (!v)
         return 0;
-    *data = kube_base64_decode(v, len);
+    *data = rss_base64_decode(v, len);
     if (!*data)
         return rss_error_make(err, RSS_E_INVALID, 0, "kubeconfig: %s is not valid base64", key);
     return 0;

@@ -57,10 +57,6 @@ int kube_config_in_cluster(const char *sa_dir, struct kube_config *cfg, rss_erro
 /* kube_config.c: reads a token file (trimmed content; caller frees). */
 int kube_read_token_file(const char *path, char **ret, rss_error_t *err);
 
-/* kube_config.c: decodes standard base64 (whitespace ignored). Returns a NUL-terminated buffer
- * (caller frees) and its length in *len, or NULL for invalid input. */
-char *kube_base64_decode(const char *in, size_t *len);
-
 /* kube_yaml.c: parses the first document of a YAML stream (libyaml) into cJSON. Scalars become
  * strings, except an unquoted null, ~ or empty value (JSON null); aliases are copies of their anchor.
  * Errors (malformed YAML, a duplicate or non-scalar key, an unknown alias, too deep or too large):

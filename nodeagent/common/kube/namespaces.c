@@ -36,6 +36,7 @@ int rss_namespaces_parse(const char *csv, struct rss_namespaces *out, rss_error_
         return rss_error_make(err, RSS_E_INVALID, 0,
                               "--namespaces: empty (leave the flag out to manage every namespace)");
     struct rss_namespaces nss = {0};
+    size_t cap = 0;
     for (const char *p = csv;;) {
         size_t len = strcspn(p, ",");
         if (!rss_spec_dns_label(p, len)) {
@@ -52,8 +53,7 @@ int rss_namespaces_parse(const char *csv, struct rss_namespaces *out, rss_error_
             rss_namespaces_clear(&nss);
             return rss_error_make(err, RSS_E_INVALID, 0, "--namespaces: '%s' is given twice", name);
         }
-        nss.names = rss_xrealloc(nss.names, (nss.n + 1) * sizeof(*nss.names));
-        nss.names[nss.n++] = TAKE_PTR(name);
+        *(char **)rss_xarray_push(&nss.names, &nss.n, &cap, sizeof(*nss.names)) = TAKE_PTR(name);
         if (p[len] == '\0')
             break;
         p += len + 1;

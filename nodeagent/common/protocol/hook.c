@@ -38,18 +38,15 @@ static bool is_member_dns(const struct rss_spec *spec, const char *peer)
 {
     if (!peer)
         return false;
-    _cleanup_free_ char *pod_prefix = rss_xasprintf("rss-%s-", spec->name);
+    /* "<pod>.<service>": the pod part must be a member's name as rss_spec_pod_ordinal parses it. */
     _cleanup_free_ char *svc = rss_spec_service_name(spec);
-    size_t pl = strlen(pod_prefix);
-    if (strncmp(peer, pod_prefix, pl) != 0)
+    size_t pl = strlen(peer), sl = strlen(svc);
+    if (pl <= sl + 1 || peer[pl - sl - 1] != '.' || strcmp(peer + pl - sl, svc) != 0)
         return false;
-    const char *d = peer + pl, *dot = strchr(d, '.');
-    if (!dot || dot == d || dot - d > 4 || (d[0] == '0' && dot - d > 1))
-        return false;
-    for (const char *q = d; q < dot; q++)
-        if (*q < '0' || *q > '9')
-            return false;
-    return strcmp(dot + 1, svc) == 0;
+    _cleanup_free_ char *pod = rss_xstrndup(peer, pl - sl - 1);
+    unsigned ordinal;
+    _cleanup_error_ rss_error_t err = NULL;
+    return rss_spec_pod_ordinal(spec, pod, &ordinal, &err) == 0;
 }
 
 int rss_hook_argv(const struct rss_spec *spec, enum rss_hook_kind kind, char *const *peers, size_t n_peers,

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rss/cleanup.h"
+#include "rss/json.h"
 #include "rss/spec.h"
 
 static const char *const hook_names[RSS_HOOK_KIND_COUNT] = {
@@ -392,9 +393,8 @@ static int parse_metadata(const cJSON *cr, struct rss_spec *s, rss_error_t *err)
     const cJSON *uid = cJSON_GetObjectItemCaseSensitive(md, "uid");
     s->uid = rss_xstrdup(cJSON_IsString(uid) ? uid->valuestring : "");
     const cJSON *gen = cJSON_GetObjectItemCaseSensitive(md, "generation");
-    s->generation = cJSON_IsNumber(gen) && gen->valuedouble >= 0 && gen->valuedouble <= 9007199254740992.0
-                        ? (int64_t)gen->valuedouble
-                        : 0;
+    uint64_t g = 0;
+    s->generation = rss_json_uint53(gen, &g) ? (int64_t)g : 0;
     return 0;
 }
 
@@ -474,7 +474,9 @@ char *rss_spec_pod_name(const struct rss_spec *spec, unsigned ordinal)
 
 char *rss_spec_peer_dns(const struct rss_spec *spec, unsigned ordinal)
 {
-    return rss_xasprintf("rss-%s-%u.%s-svc", spec->name, ordinal, spec->name);
+    _cleanup_free_ char *pod = rss_spec_pod_name(spec, ordinal);
+    _cleanup_free_ char *svc = rss_spec_service_name(spec);
+    return rss_xasprintf("%s.%s", pod, svc);
 }
 
 int rss_spec_pod_ordinal(const struct rss_spec *spec, const char *pod_name, unsigned *ordinal,
@@ -482,12 +484,12 @@ int rss_spec_pod_ordinal(const struct rss_spec *spec, const char *pod_name, unsi
 {
     if (!pod_name)
         return rss_error_make(err, RSS_E_INVALID, 0, "no pod name");
-    size_t nlen = strlen(spec->name);
-    if (strncmp(pod_name, "rss-", 4) != 0 || strncmp(pod_name + 4, spec->name, nlen) != 0 ||
-        pod_name[4 + nlen] != '-')
-        return rss_error_make(err, RSS_E_INVALID, 0, "pod '%.80s' is not a member of rss-%s", pod_name,
-                              spec->name);
-    const char *p = pod_name + 5 + nlen;
+    /* A member pod is named by its StatefulSet: "<statefulset>-<ordinal>". */
+    _cleanup_free_ char *sts = rss_spec_statefulset_name(spec);
+    size_t slen = strlen(sts);
+    if (strncmp(pod_name, sts, slen) != 0 || pod_name[slen] != '-')
+        return rss_error_make(err, RSS_E_INVALID, 0, "pod '%.80s' is not a member of %s", pod_name, sts);
+    const char *p = pod_name + slen + 1;
     size_t len = strlen(p);
     if (len == 0 || len > 4 || (len > 1 && p[0] == '0'))
         return rss_error_make(err, RSS_E_INVALID, 0, "pod '%.80s': bad ordinal '%s'", pod_name, p);

@@ -20,7 +20,7 @@
 #include <cmocka.h>
 
 #include "rss/clock.h"
-#include "rss/annotation.h"
+#include "rss/record_codec.h"
 #include "rss/cleanup.h"
 #include "rss/election.h"
 #include "rss/kube.h"
@@ -97,7 +97,7 @@ static bool pod_desired(unsigned ord, struct rss_desired *d)
     if (!s)
         return false;
     _cleanup_error_ rss_error_t err = NULL;
-    check(rss_annotation_desired_decode(s, d, &err), &err, s);
+    check(rss_recordcodec_desired_decode(s, d, &err), &err, s);
     return true;
 }
 
@@ -267,7 +267,7 @@ static bool all_fenced(void *p)
         struct rss_desired d;
         bool has = pod_desired(i, &d);
         bool ok = has && d.epoch == (uint64_t)e->epoch && d.action == RSS_ACTION_NONE;
-        rss_annotation_desired_clear(&d);
+        rss_recordcodec_desired_clear(&d);
         if (!ok)
             return false;
     }
@@ -281,7 +281,7 @@ static bool all_epoch(void *p)
     for (unsigned i = 0; i < N_PODS; i++) {
         struct rss_desired d;
         bool ok = pod_desired(i, &d) && d.epoch == (uint64_t)e->epoch && d.action != RSS_ACTION_SEED;
-        rss_annotation_desired_clear(&d);
+        rss_recordcodec_desired_clear(&d);
         if (!ok)
             return false;
     }
@@ -303,7 +303,7 @@ static bool has_action(void *p)
         struct rss_desired d;
         pod_desired(i, &d);
         bool hit = d.action == want;
-        rss_annotation_desired_clear(&d);
+        rss_recordcodec_desired_clear(&d);
         if (hit)
             return true;
     }
@@ -321,7 +321,7 @@ static void assert_others_none(int64_t epoch, unsigned except1, unsigned except2
         if (d.action != RSS_ACTION_NONE || d.epoch != (uint64_t)epoch)
             fail_msg("rss-db-%u: desired %s epoch %llu, want none %lld", i, rss_action_name(d.action),
                      (unsigned long long)d.epoch, (long long)epoch);
-        rss_annotation_desired_clear(&d);
+        rss_recordcodec_desired_clear(&d);
     }
 }
 
@@ -552,7 +552,7 @@ static void test_lights_out(void **state)
     assert_int_equal(d.n_peers, 0);
     char seed_id[48];
     rss_action_id_format(d.id, seed_id, sizeof(seed_id));
-    rss_annotation_desired_clear(&d);
+    rss_recordcodec_desired_clear(&d);
     assert_others_none(epoch, 2, N_PODS);
 
     /* A record of a pod that does not exist (a member gone for good): the leader deletes it. */
@@ -594,7 +594,7 @@ static void test_lights_out(void **state)
     assert_int_equal(d.epoch, epoch);
     assert_int_equal(d.n_peers, 1);
     assert_string_equal(d.peers[0], "rss-db-2.db-svc");
-    rss_annotation_desired_clear(&d);
+    rss_recordcodec_desired_clear(&d);
     assert_others_none(epoch, 2, 10);
     {
         _cleanup_json_ cJSON *p2 = get_pod(2);
@@ -627,7 +627,7 @@ static void test_lights_out(void **state)
         assert_true(pod_desired(10, &d));
         char id[48];
         rss_action_id_format(d.id, id, sizeof(id));
-        rss_annotation_desired_clear(&d);
+        rss_recordcodec_desired_clear(&d);
         last10 = rss_xasprintf(
             "\"lastAction\":{\"id\":\"%s\",\"action\":\"primary\",\"result\":\"ok\",\"exitCode\":0}", id);
     }
@@ -659,7 +659,7 @@ static void test_lights_out(void **state)
     assert_int_equal(d.n_peers, 2);
     assert_string_equal(d.peers[0], "rss-db-2.db-svc");
     assert_string_equal(d.peers[1], "rss-db-10.db-svc");
-    rss_annotation_desired_clear(&d);
+    rss_recordcodec_desired_clear(&d);
     atomic_store(&t.stop, true);
     wait_for(leader_returned, &t, "the leader to return on the stop flag");
     assert_int_equal(t.leader_ret, 0);

@@ -1,11 +1,11 @@
-/* fuzz_annotation.c -- the coordination-state decoders: `desired` and `observed` as read from the member
- * records (rss/record.h; rss_annotation_{desired,observed}_decode; the first input byte picks which, the rest
- * is the JSON). Asserts beyond "no crash": a failure leaves *out zeroed with an RSS_E_INVALID message; a
+/* fuzz_record_codec.c -- the coordination-state decoders: `desired` and `observed` as read from the member
+ * records (rss/record.h; rss_recordcodec_{desired,observed}_decode; the first input byte picks which, the
+ * rest is the JSON). Asserts beyond "no crash": a failure leaves *out zeroed with an RSS_E_INVALID message; a
  * success round-trips: decode -> encode -> decode gives an equal struct, and encoding that again gives the
  * same bytes; decoded values respect the documented caps (peers, text lengths, epochs/generations <= 2^53);
  * a deep copy of a desired equals it. */
 #include "fuzz.h"
-#include "rss/annotation.h"
+#include "rss/record_codec.h"
 #include "rss/error.h"
 
 #define MAX_53 (1ULL << 53)
@@ -57,7 +57,7 @@ static void fuzz_desired(const char *json)
     struct rss_desired d, d2, copy = {0};
     rss_error_t err = NULL;
     memset(&d, 0x5a, sizeof(d));
-    if (rss_annotation_desired_decode(json, &d, &err) < 0) {
+    if (rss_recordcodec_desired_decode(json, &d, &err) < 0) {
         FUZZ_CHECK(err && rss_error_code(err) == RSS_E_INVALID && err->msg);
         FUZZ_CHECK(zero(&d, sizeof(d)));
         rss_error_release(&err);
@@ -65,25 +65,25 @@ static void fuzz_desired(const char *json)
     }
     FUZZ_CHECK(err == NULL);
     FUZZ_CHECK(d.epoch <= MAX_53 && d.generation <= MAX_53);
-    FUZZ_CHECK(d.n_peers <= RSS_ANNOTATION_MAX_PEERS && (d.n_peers == 0 || d.peers));
-    FUZZ_CHECK(!d.reason || strlen(d.reason) <= RSS_ANNOTATION_MAX_TEXT);
-    char *enc = rss_annotation_desired_encode(&d);
+    FUZZ_CHECK(d.n_peers <= RSS_RECORD_MAX_PEERS && (d.n_peers == 0 || d.peers));
+    FUZZ_CHECK(!d.reason || strlen(d.reason) <= RSS_RECORD_MAX_TEXT);
+    char *enc = rss_recordcodec_desired_encode(&d);
     FUZZ_CHECK(enc);
-    if (rss_annotation_desired_decode(enc, &d2, &err) < 0) {
+    if (rss_recordcodec_desired_decode(enc, &d2, &err) < 0) {
         fprintf(stderr, "re-encoded desired does not decode: %s\n  input: %s\n  encoded: %s\n",
                 err && err->msg ? err->msg : "?", json, enc);
         abort();
     }
     FUZZ_CHECK(desired_eq(&d, &d2));
-    char *enc2 = rss_annotation_desired_encode(&d2);
+    char *enc2 = rss_recordcodec_desired_encode(&d2);
     FUZZ_CHECK(enc2 && strcmp(enc, enc2) == 0);
-    rss_annotation_desired_copy(&copy, &d);
+    rss_recordcodec_desired_copy(&copy, &d);
     FUZZ_CHECK(desired_eq(&d, &copy));
     free(enc);
     free(enc2);
-    rss_annotation_desired_clear(&d);
-    rss_annotation_desired_clear(&d2);
-    rss_annotation_desired_clear(&copy);
+    rss_recordcodec_desired_clear(&d);
+    rss_recordcodec_desired_clear(&d2);
+    rss_recordcodec_desired_clear(&copy);
 }
 
 static void fuzz_observed(const char *json)
@@ -91,7 +91,7 @@ static void fuzz_observed(const char *json)
     struct rss_observed o, o2;
     rss_error_t err = NULL;
     memset(&o, 0x5a, sizeof(o));
-    if (rss_annotation_observed_decode(json, &o, &err) < 0) {
+    if (rss_recordcodec_observed_decode(json, &o, &err) < 0) {
         FUZZ_CHECK(err && rss_error_code(err) == RSS_E_INVALID && err->msg);
         FUZZ_CHECK(zero(&o, sizeof(o)));
         rss_error_release(&err);
@@ -99,26 +99,26 @@ static void fuzz_observed(const char *json)
     }
     FUZZ_CHECK(err == NULL);
     FUZZ_CHECK(o.generation <= MAX_53 && o.lease_epoch <= MAX_53);
-    FUZZ_CHECK(o.container_id && strlen(o.container_id) <= RSS_ANNOTATION_MAX_TEXT);
-    char *enc = rss_annotation_observed_encode(&o);
+    FUZZ_CHECK(o.container_id && strlen(o.container_id) <= RSS_RECORD_MAX_TEXT);
+    char *enc = rss_recordcodec_observed_encode(&o);
     FUZZ_CHECK(enc);
-    if (rss_annotation_observed_decode(enc, &o2, &err) < 0) {
+    if (rss_recordcodec_observed_decode(enc, &o2, &err) < 0) {
         fprintf(stderr, "re-encoded observed does not decode: %s\n  input: %s\n  encoded: %s\n",
                 err && err->msg ? err->msg : "?", json, enc);
         abort();
     }
     FUZZ_CHECK(observed_eq(&o, &o2));
-    char *enc2 = rss_annotation_observed_encode(&o2);
+    char *enc2 = rss_recordcodec_observed_encode(&o2);
     FUZZ_CHECK(enc2 && strcmp(enc, enc2) == 0);
     free(enc);
     free(enc2);
-    rss_annotation_observed_clear(&o);
-    rss_annotation_observed_clear(&o2);
+    rss_recordcodec_observed_clear(&o);
+    rss_recordcodec_observed_clear(&o2);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (size < 1 || size > RSS_ANNOTATION_MAX_LEN + 16)
+    if (size < 1 || size > RSS_RECORD_MAX_LEN + 16)
         return 0;
     char *json = fuzz_strndup(data + 1, size - 1);
     if (data[0] & 1)

@@ -1,4 +1,5 @@
-/* test_annotation.c -- desired/observed annotations: round trips, strict rejects, time and id formats. */
+/* test_record_codec.c -- the member record codec (desired/observed): round trips, strict rejects, time and id
+ * formats. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -7,7 +8,7 @@
 #include <cmocka.h>
 
 #include "rss/clock.h"
-#include "rss/annotation.h"
+#include "rss/record_codec.h"
 #include "rss/cleanup.h"
 
 static void test_desired_roundtrip(void **state)
@@ -21,12 +22,12 @@ static void test_desired_roundtrip(void **state)
                             .peers = peers,
                             .n_peers = 2,
                             .reason = "join"};
-    _cleanup_free_ char *s = rss_annotation_desired_encode(&d);
+    _cleanup_free_ char *s = rss_recordcodec_desired_encode(&d);
     assert_string_equal(s, "{\"epoch\":3,\"action\":\"primary\",\"id\":\"3-17\",\"generation\":4,"
                            "\"peers\":[\"rss-db-0.db-svc\",\"rss-db-10.db-svc\"],\"reason\":\"join\"}");
     _cleanup_error_ rss_error_t err = NULL;
     struct rss_desired back;
-    assert_int_equal(rss_annotation_desired_decode(s, &back, &err), 0);
+    assert_int_equal(rss_recordcodec_desired_decode(s, &back, &err), 0);
     assert_int_equal(back.epoch, 3);
     assert_true(rss_action_id_equal(back.id, d.id));
     assert_int_equal(back.action, RSS_ACTION_PRIMARY);
@@ -35,26 +36,26 @@ static void test_desired_roundtrip(void **state)
     assert_string_equal(back.peers[1], "rss-db-10.db-svc");
     assert_string_equal(back.reason, "join");
     struct rss_desired copy;
-    rss_annotation_desired_copy(&copy, &back);
-    rss_annotation_desired_clear(&back);
+    rss_recordcodec_desired_copy(&copy, &back);
+    rss_recordcodec_desired_clear(&back);
     assert_string_equal(copy.peers[0], "rss-db-0.db-svc");
-    rss_annotation_desired_clear(&copy);
-    rss_annotation_desired_clear(NULL);
+    rss_recordcodec_desired_clear(&copy);
+    rss_recordcodec_desired_clear(NULL);
 }
 
 static void test_desired_none(void **state)
 {
     (void)state;
     struct rss_desired d = {.epoch = 9, .action = RSS_ACTION_NONE, .reason = "fenced"};
-    _cleanup_free_ char *s = rss_annotation_desired_encode(&d);
+    _cleanup_free_ char *s = rss_recordcodec_desired_encode(&d);
     assert_string_equal(s, "{\"epoch\":9,\"action\":\"none\",\"reason\":\"fenced\"}");
     _cleanup_error_ rss_error_t err = NULL;
     struct rss_desired back;
-    assert_int_equal(rss_annotation_desired_decode(s, &back, &err), 0);
+    assert_int_equal(rss_recordcodec_desired_decode(s, &back, &err), 0);
     assert_int_equal(back.action, RSS_ACTION_NONE);
     assert_int_equal(back.epoch, 9);
     assert_int_equal(back.n_peers, 0);
-    rss_annotation_desired_clear(&back);
+    rss_recordcodec_desired_clear(&back);
 }
 
 static void test_actions_all_roundtrip(void **state)
@@ -63,12 +64,12 @@ static void test_actions_all_roundtrip(void **state)
     for (int a = RSS_ACTION_SEED; a <= RSS_ACTION_STOP; a++) {
         struct rss_desired d = {
             .epoch = 1, .id = {1, (uint64_t)a}, .action = (enum rss_action)a, .generation = 2};
-        _cleanup_free_ char *s = rss_annotation_desired_encode(&d);
+        _cleanup_free_ char *s = rss_recordcodec_desired_encode(&d);
         _cleanup_error_ rss_error_t err = NULL;
         struct rss_desired back;
-        assert_int_equal(rss_annotation_desired_decode(s, &back, &err), 0);
+        assert_int_equal(rss_recordcodec_desired_decode(s, &back, &err), 0);
         assert_int_equal(back.action, a);
-        rss_annotation_desired_clear(&back);
+        rss_recordcodec_desired_clear(&back);
     }
 }
 
@@ -111,7 +112,7 @@ static void test_desired_rejects(void **state)
         _cleanup_error_ rss_error_t err = NULL;
         struct rss_desired d;
         memset(&d, 0x5a, sizeof(d));
-        if (rss_annotation_desired_decode(desired_rejects[i].json, &d, &err) >= 0)
+        if (rss_recordcodec_desired_decode(desired_rejects[i].json, &d, &err) >= 0)
             fail_msg("row %zu accepted: %s", i, desired_rejects[i].json);
         _cleanup_free_ char *m = rss_error_string(err);
         if (!strstr(m, desired_rejects[i].want))
@@ -121,19 +122,19 @@ static void test_desired_rejects(void **state)
     }
     _cleanup_error_ rss_error_t err = NULL;
     struct rss_desired d;
-    assert_true(rss_annotation_desired_decode(NULL, &d, &err) < 0);
+    assert_true(rss_recordcodec_desired_decode(NULL, &d, &err) < 0);
 }
 
 static void test_desired_too_large(void **state)
 {
     (void)state;
-    size_t n = RSS_ANNOTATION_MAX_LEN + 10;
+    size_t n = RSS_RECORD_MAX_LEN + 10;
     _cleanup_free_ char *big = rss_xmalloc(n + 1);
     memset(big, ' ', n);
     big[n] = '\0';
     _cleanup_error_ rss_error_t err = NULL;
     struct rss_desired d;
-    assert_true(rss_annotation_desired_decode(big, &d, &err) < 0);
+    assert_true(rss_recordcodec_desired_decode(big, &d, &err) < 0);
     assert_int_equal(rss_error_code(err), RSS_E_TOO_LARGE);
 }
 
@@ -154,12 +155,12 @@ static void test_observed_roundtrip(void **state)
                                       .message = "written ahead"},
                              .lease_epoch = 3,
                              .time_ms = 1714557600123};
-    _cleanup_free_ char *s = rss_annotation_observed_encode(&o);
+    _cleanup_free_ char *s = rss_recordcodec_observed_encode(&o);
     assert_non_null(strstr(s, "\"sequence\":\"18446744073709551615\""));
     assert_non_null(strstr(s, "\"time\":\"2024-05-01T10:00:00.123Z\""));
     _cleanup_error_ rss_error_t err = NULL;
     struct rss_observed b;
-    assert_int_equal(rss_annotation_observed_decode(s, &b, &err), 0);
+    assert_int_equal(rss_recordcodec_observed_decode(s, &b, &err), 0);
     assert_string_equal(b.container_id, "abc123");
     assert_int_equal(b.generation, 5);
     assert_int_equal(b.role, RSS_ROLE_STARTING);
@@ -174,8 +175,8 @@ static void test_observed_roundtrip(void **state)
     assert_string_equal(b.last.message, "written ahead");
     assert_int_equal(b.lease_epoch, 3);
     assert_int_equal(b.time_ms, 1714557600123);
-    rss_annotation_observed_clear(&b);
-    rss_annotation_observed_clear(NULL);
+    rss_recordcodec_observed_clear(&b);
+    rss_recordcodec_observed_clear(NULL);
 }
 
 static void test_observed_sequence_error_roundtrip(void **state)
@@ -193,10 +194,10 @@ static void test_observed_sequence_error_roundtrip(void **state)
                                               .result = (enum rss_result)res,
                                               .exit_code = -9},
                                      .time_ms = 0};
-            _cleanup_free_ char *s = rss_annotation_observed_encode(&o);
+            _cleanup_free_ char *s = rss_recordcodec_observed_encode(&o);
             _cleanup_error_ rss_error_t err = NULL;
             struct rss_observed b;
-            assert_int_equal(rss_annotation_observed_decode(s, &b, &err), 0);
+            assert_int_equal(rss_recordcodec_observed_decode(s, &b, &err), 0);
             assert_int_equal(b.role, role);
             assert_int_equal(b.last.result, res);
             assert_int_equal(b.last.exit_code, -9);
@@ -204,7 +205,7 @@ static void test_observed_sequence_error_roundtrip(void **state)
             assert_false(b.has_sequence);
             assert_string_equal(b.sequence_error, o.sequence_error);
             assert_string_equal(b.container_id, "");
-            rss_annotation_observed_clear(&b);
+            rss_recordcodec_observed_clear(&b);
         }
     }
 }
@@ -261,7 +262,7 @@ static void test_observed_rejects(void **state)
         _cleanup_error_ rss_error_t err = NULL;
         struct rss_observed o;
         memset(&o, 0x5a, sizeof(o));
-        if (rss_annotation_observed_decode(observed_rejects[i].json, &o, &err) >= 0)
+        if (rss_recordcodec_observed_decode(observed_rejects[i].json, &o, &err) >= 0)
             fail_msg("row %zu accepted: %s", i, observed_rejects[i].json);
         assert_int_equal(rss_error_code(err), RSS_E_INVALID);
         _cleanup_free_ char *m = rss_error_string(err);
@@ -278,16 +279,16 @@ static void test_observed_minimal_and_unknown_keys(void **state)
     (void)state;
     _cleanup_error_ rss_error_t err = NULL;
     struct rss_observed o;
-    assert_int_equal(rss_annotation_observed_decode(OBS(",\"futureField\":{\"a\":1}"), &o, &err), 0);
+    assert_int_equal(rss_recordcodec_observed_decode(OBS(",\"futureField\":{\"a\":1}"), &o, &err), 0);
     assert_int_equal(o.status_code, -1);
     assert_false(o.last.present);
     assert_false(o.has_sequence);
     assert_int_equal(o.time_ms, 1704067200000);
-    rss_annotation_observed_clear(&o);
-    assert_int_equal(rss_annotation_observed_decode(OBS(",\"sequence\":\"0\""), &o, &err), 0);
+    rss_recordcodec_observed_clear(&o);
+    assert_int_equal(rss_recordcodec_observed_decode(OBS(",\"sequence\":\"0\""), &o, &err), 0);
     assert_true(o.has_sequence);
     assert_true(o.sequence == 0);
-    rss_annotation_observed_clear(&o);
+    rss_recordcodec_observed_clear(&o);
 }
 
 struct time_row {
@@ -303,7 +304,7 @@ static const struct time_row time_rows[] = {
     {"2024-05-01T10:00:00.123456789Z", 1714557600123},
     {"2100-12-31T23:59:59Z", 4133980799000},
     /* Years below 1000 were written with fewer than four digits ("506-01-01..."), which does not parse:
-     * an observed annotation re-encoded by rssd no longer decoded (found by tests/fuzz/fuzz_annotation). */
+     * an `observed` re-encoded by rssd no longer decoded (found by tests/fuzz/fuzz_record_codec). */
     {"0506-01-01T00:00:00Z", -46199376000000},
     {"0001-01-01T00:00:00.001Z", -62135596799999},
 };
@@ -329,41 +330,41 @@ static void test_time(void **state)
     assert_string_equal(buf, "1970-01-01T00:00:00Z");
     rss_time_ms(buf, -46199376000000);
     assert_string_equal(buf, "0506-01-01T00:00:00Z");
-    /* The fuzzer's input: an observed annotation of year 506 must survive decode -> encode -> decode. */
+    /* The fuzzer's input: an `observed` of year 506 must survive decode -> encode -> decode. */
     struct rss_observed o = {0}, o2 = {0};
     _cleanup_error_ rss_error_t err = NULL;
     assert_int_equal(
-        rss_annotation_observed_decode("{\"containerId\":\"\",\"generation\":0,\"role\":\"unknown\","
-                                       "\"leaseEpoch\":0,\"time\":\"0506-01-01T00:00:00Z\"}",
-                                       &o, &err),
+        rss_recordcodec_observed_decode("{\"containerId\":\"\",\"generation\":0,\"role\":\"unknown\","
+                                        "\"leaseEpoch\":0,\"time\":\"0506-01-01T00:00:00Z\"}",
+                                        &o, &err),
         0);
-    _cleanup_free_ char *enc = rss_annotation_observed_encode(&o);
-    assert_int_equal(rss_annotation_observed_decode(enc, &o2, &err), 0);
+    _cleanup_free_ char *enc = rss_recordcodec_observed_encode(&o);
+    assert_int_equal(rss_recordcodec_observed_decode(enc, &o2, &err), 0);
     assert_int_equal(o2.time_ms, o.time_ms);
-    rss_annotation_observed_clear(&o);
-    rss_annotation_observed_clear(&o2);
+    rss_recordcodec_observed_clear(&o);
+    rss_recordcodec_observed_clear(&o2);
 }
 
-/* A `none` that carries an id and a generation decodes as id {0,0}, generation 0 (annotation.h), as
- * its encoding writes neither: they were kept, and the round trip lost them (found by fuzz_annotation). */
+/* A `none` that carries an id and a generation decodes as id {0,0}, generation 0 (record_codec.h), as
+ * its encoding writes neither: they were kept, and the round trip lost them (found by fuzz_record_codec). */
 static void test_desired_none_ignores_id(void **state)
 {
     (void)state;
     struct rss_desired d = {0}, back = {0};
     _cleanup_error_ rss_error_t err = NULL;
-    assert_int_equal(rss_annotation_desired_decode(
+    assert_int_equal(rss_recordcodec_desired_decode(
                          "{\"epoch\":7,\"action\":\"none\",\"id\":\"7-9\",\"generation\":4}", &d, &err),
                      0);
     assert_true(d.id.epoch == 0 && d.id.seq == 0 && d.generation == 0);
-    _cleanup_free_ char *enc = rss_annotation_desired_encode(&d);
-    assert_int_equal(rss_annotation_desired_decode(enc, &back, &err), 0);
+    _cleanup_free_ char *enc = rss_recordcodec_desired_encode(&d);
+    assert_int_equal(rss_recordcodec_desired_decode(enc, &back, &err), 0);
     assert_true(rss_action_id_equal(back.id, d.id) && back.generation == d.generation && back.epoch == 7);
-    rss_annotation_desired_clear(&d);
-    rss_annotation_desired_clear(&back);
+    rss_recordcodec_desired_clear(&d);
+    rss_recordcodec_desired_clear(&back);
 }
 
 /* A status code the decoder accepts must come back from the encoder: -2 was dropped (written only when
- * >= 0) and decoded again as -1 (found by tests/fuzz/fuzz_annotation). */
+ * >= 0) and decoded again as -1 (found by tests/fuzz/fuzz_record_codec). */
 static void test_observed_status_roundtrip(void **state)
 {
     (void)state;
@@ -372,10 +373,10 @@ static void test_observed_status_roundtrip(void **state)
         struct rss_observed o = {.container_id = "c", .role = RSS_ROLE_FAILED, .status_code = codes[i]},
                             back = {0};
         _cleanup_error_ rss_error_t err = NULL;
-        _cleanup_free_ char *enc = rss_annotation_observed_encode(&o);
-        assert_int_equal(rss_annotation_observed_decode(enc, &back, &err), 0);
+        _cleanup_free_ char *enc = rss_recordcodec_observed_encode(&o);
+        assert_int_equal(rss_recordcodec_observed_decode(enc, &back, &err), 0);
         assert_int_equal(back.status_code, codes[i]);
-        rss_annotation_observed_clear(&back);
+        rss_recordcodec_observed_clear(&back);
     }
 }
 
@@ -403,22 +404,22 @@ static void test_findings(void **state)
                 "\"generation\":0,\"peers\":[]}");
     _cleanup_error_ rss_error_t err = NULL;
     struct rss_desired d, back;
-    assert_int_equal(rss_annotation_desired_decode(big, &d, &err), 0);
+    assert_int_equal(rss_recordcodec_desired_decode(big, &d, &err), 0);
     assert_true(d.epoch == 9007199254740992ULL);
-    _cleanup_free_ char *enc = rss_annotation_desired_encode(&d);
-    assert_int_equal(rss_annotation_desired_decode(enc, &back, &err), 0);
+    _cleanup_free_ char *enc = rss_recordcodec_desired_encode(&d);
+    assert_int_equal(rss_recordcodec_desired_decode(enc, &back, &err), 0);
     assert_true(back.epoch == d.epoch && rss_action_id_equal(back.id, d.id));
-    rss_annotation_desired_clear(&back);
+    rss_recordcodec_desired_clear(&back);
     d.generation = 9007199254740991ULL;
     free(enc);
-    enc = rss_annotation_desired_encode(&d);
-    assert_int_equal(rss_annotation_desired_decode(enc, &back, &err), 0);
+    enc = rss_recordcodec_desired_encode(&d);
+    assert_int_equal(rss_recordcodec_desired_decode(enc, &back, &err), 0);
     assert_true(back.generation == 9007199254740991ULL);
-    rss_annotation_desired_clear(&back);
-    rss_annotation_desired_clear(&d);
+    rss_recordcodec_desired_clear(&back);
+    rss_recordcodec_desired_clear(&d);
     _cleanup_free_ char *none = finding("desired-none-with-peers.json",
                                         "{\"epoch\":0,\"action\":\"none\",\"peers\":[\"evil.example.com\"]}");
-    assert_true(rss_annotation_desired_decode(none, &d, &err) < 0);
+    assert_true(rss_recordcodec_desired_decode(none, &d, &err) < 0);
     _cleanup_free_ char *m = rss_error_string(err);
     assert_non_null(strstr(m, "a none action carries no peers"));
 }

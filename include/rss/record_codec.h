@@ -1,7 +1,8 @@
-/* annotation.h -- the two member pod annotations that carry the leader <-> agent protocol.
+/* record_codec.h -- the codec of the two documents of a member record (rss/record.h) that carry the
+ * leader <-> agent protocol:
  *
- *   rss.clusterlabs.org/desired   written only by the leader: what this member should do
- *   rss.clusterlabs.org/observed  written only by the member's node agent: what it saw and did
+ *   desired   written only by the leader: what this member should do
+ *   observed  written only by the member's node agent: what it saw and did
  *
  * The JSON is specified in docs/protocol.md. Decoding is strict: a wrong type, an unknown action,
  * role or result, a malformed action id or an out-of-range number is RSS_E_INVALID with a message
@@ -11,8 +12,8 @@
  * Numbers that may exceed 2^53 (sequences) travel as decimal strings; epochs and generations are
  * JSON integers in [0, 2^53].
  */
-#ifndef RSS_ANNOTATION_H
-#define RSS_ANNOTATION_H
+#ifndef RSS_RECORD_CODEC_H
+#define RSS_RECORD_CODEC_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -21,10 +22,11 @@
 #include "rss/error.h"
 #include "rss/protocol.h"
 
-/* Caps on decoded input (annotations come from the API server, i.e. from anyone with pod patch). */
-#define RSS_ANNOTATION_MAX_LEN   65536
-#define RSS_ANNOTATION_MAX_PEERS 1024
-#define RSS_ANNOTATION_MAX_TEXT  4096 /* reason, messages, container id */
+/* Caps on decoded input: a record value comes from the API server, and a bug or a compromised writer
+ * must not make every reader allocate without bound. */
+#define RSS_RECORD_MAX_LEN   65536
+#define RSS_RECORD_MAX_PEERS 1024
+#define RSS_RECORD_MAX_TEXT  4096 /* reason, messages, container id */
 
 enum rss_action {
     RSS_ACTION_NONE = 0, /* "none": fencing by a new leader, or nothing to do */
@@ -103,16 +105,16 @@ void rss_action_id_format(struct rss_action_id id, char *buf, size_t size);
 int rss_action_id_parse(const char *s, struct rss_action_id *out, rss_error_t *err);
 bool rss_action_id_equal(struct rss_action_id a, struct rss_action_id b);
 
-char *rss_annotation_desired_encode(const struct rss_desired *d);
-/* On success *out owns its strings (release with rss_annotation_desired_clear). On failure *out is
+char *rss_recordcodec_desired_encode(const struct rss_desired *d);
+/* On success *out owns its strings (release with rss_recordcodec_desired_clear). On failure *out is
  * zeroed. */
-int rss_annotation_desired_decode(const char *json, struct rss_desired *out, rss_error_t *err);
-void rss_annotation_desired_clear(struct rss_desired *d);
+int rss_recordcodec_desired_decode(const char *json, struct rss_desired *out, rss_error_t *err);
+void rss_recordcodec_desired_clear(struct rss_desired *d);
 /* Deep copy; dst must be zeroed or cleared. */
-void rss_annotation_desired_copy(struct rss_desired *dst, const struct rss_desired *src);
+void rss_recordcodec_desired_copy(struct rss_desired *dst, const struct rss_desired *src);
 
-char *rss_annotation_observed_encode(const struct rss_observed *o);
-int rss_annotation_observed_decode(const char *json, struct rss_observed *out, rss_error_t *err);
-void rss_annotation_observed_clear(struct rss_observed *o);
+char *rss_recordcodec_observed_encode(const struct rss_observed *o);
+int rss_recordcodec_observed_decode(const char *json, struct rss_observed *out, rss_error_t *err);
+void rss_recordcodec_observed_clear(struct rss_observed *o);
 
 #endif

@@ -1,13 +1,13 @@
-/* annotation.c -- encode and strictly decode the desired/observed member pod annotations. */
+/* record_codec.c -- encode and strictly decode the two documents of a member record, desired and observed. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "rss/annotation.h"
+#include "rss/record_codec.h"
 #include "rss/clock.h"
 #include "rss/cleanup.h"
+#include "rss/json.h"
 
-#define JSON_INT_MAX 9007199254740992.0 /* 2^53: larger integers do not survive a double */
 #define DNS_NAME_MAX 253
 
 static const char *const action_names[] = {"none", "seed", "primary", "secondary", "stop"};
@@ -125,10 +125,8 @@ static int get_uint(const cJSON *obj, const char *key, const char *ctx, bool req
         *out = 0;
         return 0;
     }
-    if (!cJSON_IsNumber(v) || v->valuedouble < 0 || v->valuedouble > JSON_INT_MAX ||
-        v->valuedouble != (double)(uint64_t)v->valuedouble)
+    if (!rss_json_uint53(v, out))
         return rss_error_make(err, RSS_E_INVALID, 0, "%s.%s: expected an integer in [0, 2^53]", ctx, key);
-    *out = (uint64_t)v->valuedouble;
     return 0;
 }
 
@@ -197,10 +195,10 @@ static int get_id(const cJSON *obj, const char *ctx, bool required, struct rss_a
 static cJSON *parse_capped(const char *json, const char *what, rss_error_t *err)
 {
     if (!json)
-        return rss_error_make(err, RSS_E_INVALID, 0, "%s: no annotation", what), NULL;
-    if (strlen(json) > RSS_ANNOTATION_MAX_LEN)
-        return rss_error_make(err, RSS_E_TOO_LARGE, 0, "%s: annotation longer than %d bytes", what,
-                              RSS_ANNOTATION_MAX_LEN),
+        return rss_error_make(err, RSS_E_INVALID, 0, "%s: no value in the record", what), NULL;
+    if (strlen(json) > RSS_RECORD_MAX_LEN)
+        return rss_error_make(err, RSS_E_TOO_LARGE, 0, "%s: record value longer than %d bytes", what,
+                              RSS_RECORD_MAX_LEN),
                NULL;
     cJSON *j = cJSON_Parse(json);
     if (!j)
@@ -214,7 +212,7 @@ static cJSON *parse_capped(const char *json, const char *what, rss_error_t *err)
 
 /* ---- desired ---- */
 
-void rss_annotation_desired_clear(struct rss_desired *d)
+void rss_recordcodec_desired_clear(struct rss_desired *d)
 {
     if (!d)
         return;
@@ -225,7 +223,7 @@ void rss_annotation_desired_clear(struct rss_desired *d)
     memset(d, 0, sizeof(*d));
 }
 
-void rss_annotation_desired_copy(struct rss_desired *dst, const struct rss_desired *src)
+void rss_recordcodec_desired_copy(struct rss_desired *dst, const struct rss_desired *src)
 {
     *dst = *src;
     dst->peers = src->n_peers ? rss_xcalloc(src->n_peers, sizeof(char *)) : NULL;
@@ -244,7 +242,7 @@ static void add_uint(cJSON *obj, const char *key, uint64_t v)
     cJSON_AddRawToObject(obj, key, buf);
 }
 
-char *rss_annotation_desired_encode(const struct rss_desired *d)
+char *rss_recordcodec_desired_encode(const struct rss_desired *d)
 {
     _cleanup_json_ cJSON *j = cJSON_CreateObject();
     char id[48];
@@ -278,8 +276,8 @@ static int decode_desired(const cJSON *j, struct rss_desired *d, rss_error_t *er
         return rss_error_make(err, RSS_E_INVALID, 0,
                               "desired.id: epoch %" PRIu64 " differs from epoch %" PRIu64, d->id.epoch,
                               d->epoch);
-    /* A `none` has id {0,0} and generation 0 (annotation.h); the encoder writes neither, so values
-     * decoded from one would not survive a round trip (found by tests/fuzz/fuzz_annotation). */
+    /* A `none` has id {0,0} and generation 0 (record_codec.h); the encoder writes neither, so values
+     * decoded from one would not survive a round trip (found by tests/fuzz/fuzz_record_codec). */
     if (!act) {
         d->id = (struct rss_action_id){0, 0};
         d->generation = 0;
@@ -293,9 +291,9 @@ static int decode_desired(const cJSON *j, struct rss_desired *d, rss_error_t *er
         if (!cJSON_IsArray(peers))
             return rss_error_make(err, RSS_E_INVALID, 0, "desired.peers: expected an array of strings");
         int n = cJSON_GetArraySize(peers);
-        if (n > RSS_ANNOTATION_MAX_PEERS)
+        if (n > RSS_RECORD_MAX_PEERS)
             return rss_error_make(err, RSS_E_INVALID, 0, "desired.peers: more than %d entries",
-                                  RSS_ANNOTATION_MAX_PEERS);
+                                  RSS_RECORD_MAX_PEERS);
         d->peers = n ? rss_xcalloc((size_t)n, sizeof(char *)) : NULL;
         const cJSON *p;
         cJSON_ArrayForEach(p, peers)
@@ -308,13 +306,13 @@ static int decode_desired(const cJSON *j, struct rss_desired *d, rss_error_t *er
         }
     }
     const char *reason;
-    if (get_str(j, "reason", ctx, false, RSS_ANNOTATION_MAX_TEXT, &reason, err) < 0)
+    if (get_str(j, "reason", ctx, false, RSS_RECORD_MAX_TEXT, &reason, err) < 0)
         return -1;
     d->reason = dup_or_null(reason);
     return 0;
 }
 
-int rss_annotation_desired_decode(const char *json, struct rss_desired *out, rss_error_t *err)
+int rss_recordcodec_desired_decode(const char *json, struct rss_desired *out, rss_error_t *err)
 {
     memset(out, 0, sizeof(*out));
     _cleanup_json_ cJSON *j = parse_capped(json, "desired", err);
@@ -322,7 +320,7 @@ int rss_annotation_desired_decode(const char *json, struct rss_desired *out, rss
         return -1;
     struct rss_desired d = {0};
     if (decode_desired(j, &d, err) < 0) {
-        rss_annotation_desired_clear(&d);
+        rss_recordcodec_desired_clear(&d);
         return -1;
     }
     *out = d;
@@ -331,7 +329,7 @@ int rss_annotation_desired_decode(const char *json, struct rss_desired *out, rss
 
 /* ---- observed ---- */
 
-void rss_annotation_observed_clear(struct rss_observed *o)
+void rss_recordcodec_observed_clear(struct rss_observed *o)
 {
     if (!o)
         return;
@@ -341,7 +339,7 @@ void rss_annotation_observed_clear(struct rss_observed *o)
     memset(o, 0, sizeof(*o));
 }
 
-char *rss_annotation_observed_encode(const struct rss_observed *o)
+char *rss_recordcodec_observed_encode(const struct rss_observed *o)
 {
     _cleanup_json_ cJSON *j = cJSON_CreateObject();
     char buf[48];
@@ -396,7 +394,7 @@ static int decode_last_action(const cJSON *la, struct rss_last_action *l, rss_er
             "or interrupted)",
             ctx, res);
     if (get_int(la, "exitCode", ctx, 0, &l->exit_code, err) < 0 ||
-        get_str(la, "message", ctx, false, RSS_ANNOTATION_MAX_TEXT, &msg, err) < 0)
+        get_str(la, "message", ctx, false, RSS_RECORD_MAX_TEXT, &msg, err) < 0)
         return -1;
     l->message = dup_or_null(msg);
     l->present = true;
@@ -407,7 +405,7 @@ static int decode_observed(const cJSON *j, struct rss_observed *o, rss_error_t *
 {
     const char *ctx = "observed";
     const char *cid, *role, *seq, *seqerr, *time;
-    if (get_str(j, "containerId", ctx, false, RSS_ANNOTATION_MAX_TEXT, &cid, err) < 0 ||
+    if (get_str(j, "containerId", ctx, false, RSS_RECORD_MAX_TEXT, &cid, err) < 0 ||
         get_uint(j, "generation", ctx, true, &o->generation, err) < 0 ||
         get_str(j, "role", ctx, true, 32, &role, err) < 0)
         return -1;
@@ -421,7 +419,7 @@ static int decode_observed(const cJSON *j, struct rss_observed *o, rss_error_t *
     if (get_int(j, "status", ctx, -1, &o->status_code, err) < 0)
         return -1;
     if (get_str(j, "sequence", ctx, false, 32, &seq, err) < 0 ||
-        get_str(j, "sequenceError", ctx, false, RSS_ANNOTATION_MAX_TEXT, &seqerr, err) < 0)
+        get_str(j, "sequenceError", ctx, false, RSS_RECORD_MAX_TEXT, &seqerr, err) < 0)
         return -1;
     if (seq && seqerr)
         return rss_error_make(err, RSS_E_INVALID, 0, "observed: both sequence and sequenceError are set");
@@ -447,7 +445,7 @@ static int decode_observed(const cJSON *j, struct rss_observed *o, rss_error_t *
     return 0;
 }
 
-int rss_annotation_observed_decode(const char *json, struct rss_observed *out, rss_error_t *err)
+int rss_recordcodec_observed_decode(const char *json, struct rss_observed *out, rss_error_t *err)
 {
     memset(out, 0, sizeof(*out));
     _cleanup_json_ cJSON *j = parse_capped(json, "observed", err);
@@ -455,7 +453,7 @@ int rss_annotation_observed_decode(const char *json, struct rss_observed *out, r
         return -1;
     struct rss_observed o = {0};
     if (decode_observed(j, &o, err) < 0) {
-        rss_annotation_observed_clear(&o);
+        rss_recordcodec_observed_clear(&o);
         return -1;
     }
     *out = o;
