@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "leader_cache.h"
 #include "leader_internal.h"
 #include "rss/cleanup.h"
 #include "rss/kube.h"
@@ -12,12 +13,16 @@
 #include "rss/metrics.h"
 #include "rss/record.h"
 
-#define WAKE_MS            200   /* the loop re-checks stop and the election at least this often */
-#define RETRY_MS           1000  /* after an API error, the RSS is tried again this soon */
-#define MAX_FULL_MS        60000 /* a full pass over every RSS at least this often */
-#define MIN_FULL_MS        500
-#define POLL_MS            1000 /* heartbeat Leases are LISTed this often while leading */
-#define MAX_GAP_MS         5000 /* a longer gap between two successful LISTs restarts every node's clock */
+#define WAKE_MS     200   /* the loop re-checks stop and the election at least this often */
+#define RETRY_MS    1000  /* after an API error, the RSS is tried again this soon */
+#define MAX_FULL_MS 60000 /* a full pass over every RSS at least this often */
+#define MIN_FULL_MS 500
+#define POLL_MS     1000 /* the liveness view is updated from the Lease cache this often */
+#define MAX_GAP_MS  5000 /* a longer gap between two good views restarts every node's clock */
+/* A Lease watch silent this long no longer vouches for the cache: LIST once (below MAX_GAP_MS, so a
+ * working LIST keeps the view gap-free as before the cache). Every live agent renews its heartbeat every
+ * few seconds, so in a cluster of more than a handful of nodes the watch is never this quiet. */
+#define LEASE_QUIET_MS     3000
 #define MAX_DIRTY          4096
 #define KUBELET_RECHECK_MS 5000 /* a node read down is read again this often: a rebooted kubelet */
 #define MAX_KUBELET_READS  16   /* Node GETs per poll: a rack lost at once is read over a few polls */
@@ -175,6 +180,7 @@ struct watch_arg {
     char *path;
     const char *label_selector;
     rss_kube_watch_fn fn;
+    void *ud; /* fn's userdata; NULL: the leader */
     pthread_t thread;
     bool started;
 };
@@ -185,7 +191,7 @@ static void *watch_main(void *p)
     while (!atomic_load(&w->l->wstop)) {
         struct rss_kube_watch_opts o = {.label_selector = w->label_selector, .stop = &w->l->wstop};
         _cleanup_error_ rss_error_t err = NULL;
-        if (rss_kube_watch(w->l->kube, w->path, &o, w->fn, w->l, &err) < 0) {
+        if (rss_kube_watch(w->l->kube, w->path, &o, w->fn, w->ud ? w->ud : w->l, &err) < 0) {
             /* E.g. the CRD is not installed yet: keep trying, the periodic pass covers the gap. */
             rss_log_error(RSS_LOG_WARN, &err, "leader watch %s", w->path);
             for (int i = 0; i < 10 && !atomic_load(&w->l->wstop); i++)
@@ -334,17 +340,26 @@ static int run_pass(struct rss_leader *l, const struct leader_ctx *ctx, bool all
     return LEADER_DONE;
 }
 
-/* Lists the heartbeat Leases into the liveness view; true when a node's verdict changed. */
-static bool poll_liveness(struct rss_leader *l, int64_t dead_after)
+/* The heartbeat Leases from the watch-fed cache into the liveness view; true when a node's verdict
+ * changed. A watch is only as good as its last word: a stream cut, stalled or hung sends nothing and
+ * every heartbeat in the cache would look unchanged, the view of a dead cluster. So a cache that heard
+ * nothing for LEASE_QUIET_MS (or never synced) is vouched for by one LIST, which also brings it up to
+ * date; a failed LIST is a gap in the view as it always was. */
+static bool poll_liveness(struct rss_leader *l, struct leader_cache *cache, int64_t dead_after)
 {
     _cleanup_error_ rss_error_t err = NULL;
-    _cleanup_json_ cJSON *leases = NULL;
-    if (list_leases(l, &leases, &err) < 0) {
-        /* Our own view has a gap: no node is judged dead from it (every clock restarts). */
-        rss_log_error(RSS_LOG_WARN, &err, "list heartbeat leases in %s", l->ns);
-        leader_liveness_failed(&l->liveness);
-        return false;
+    int64_t heard = leader_cache_heard_ms(cache);
+    if (!leader_cache_synced(cache) || heard == 0 || rss_clock_mono_ms() - heard > LEASE_QUIET_MS) {
+        _cleanup_json_ cJSON *list = NULL;
+        if (list_leases(l, &list, &err) < 0) {
+            /* Our own view has a gap: no node is judged dead from it (every clock restarts). */
+            rss_log_error(RSS_LOG_WARN, &err, "list heartbeat leases in %s", l->ns);
+            leader_liveness_failed(&l->liveness);
+            return false;
+        }
+        leader_cache_replace(cache, list, rss_clock_mono_ms());
     }
+    _cleanup_json_ cJSON *leases = leader_cache_list(cache);
     bool changed = leader_liveness_update(&l->liveness, leases, rss_clock_mono_ms(), MAX_GAP_MS, dead_after);
     /* Rule 13: the agent's silence says nothing about the members of its node (an absent agent fenced
      * nothing); the node counts as dead only once its kubelet is seen down too. Read only for nodes whose
@@ -449,7 +464,8 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
     l->liveness.own_fence_ms = l->fence_ms;
     /* RSS objects, member pods and StatefulSets: cluster-wide, or one watch each per managed
      * namespace; then the member records in rssd's namespace. */
-    size_t n_scopes = l->managed.n ? l->managed.n : 1, n_w = 3 * n_scopes + 1;
+    size_t n_scopes = l->managed.n ? l->managed.n : 1, n_w = 3 * n_scopes + 2;
+    struct leader_cache *leases = leader_cache_new();
     struct watch_arg *w = rss_xcalloc(n_w, sizeof(*w));
     for (size_t k = 0; k < n_scopes; k++) {
         const char *sns = l->managed.n ? l->managed.names[k] : NULL;
@@ -466,10 +482,16 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
                                           .label_selector = RSS_LABEL_NAME,
                                           .fn = on_member};
     }
-    w[n_w - 1] = (struct watch_arg){.l = l,
+    w[n_w - 2] = (struct watch_arg){.l = l,
                                     .path = rss_kube_path("v1", l->ns, "configmaps", NULL, NULL),
                                     .label_selector = RSS_LABEL_RECORD_MEMBER,
                                     .fn = on_record};
+    /* The heartbeat Leases: a watch instead of a LIST every second, which grew with the nodes. */
+    w[n_w - 1] =
+        (struct watch_arg){.l = l,
+                           .path = rss_kube_path("coordination.k8s.io/v1", l->ns, "leases", NULL, NULL),
+                           .fn = leader_cache_feed,
+                           .ud = leases};
     for (size_t i = 0; i < n_w; i++) {
         int e = pthread_create(&w[i].thread, NULL, watch_main, &w[i]);
         if (e)
@@ -486,7 +508,7 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
         }
         int64_t now = rss_clock_mono_ms();
         if (now >= next_poll) {
-            bool changed = poll_liveness(l, dead_after);
+            bool changed = poll_liveness(l, leases, dead_after);
             next_poll = rss_clock_mono_ms() + POLL_MS;
             /* A per-RSS dead window (stop timeout included) ended: plan then, not at the next full pass. */
             if (l->liveness.replan_at_ms && rss_clock_mono_ms() >= l->liveness.replan_at_ms) {
@@ -543,6 +565,7 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
         free(w[i].path);
     }
     free(w);
+    leader_cache_free(leases);
     rss_log_info("stopped leading epoch %lld (%s)", (long long)epoch,
                  atomic_load(stop) ? "stop requested" : "the Lease is not ours any more");
     return 0;
