@@ -12,12 +12,6 @@
 #include "rss/metrics.h"
 #include "rss/record.h"
 
-bool leader_still_leading(const struct leader_ctx *ctx)
-{
-    int64_t e = -1;
-    return rss_election_leading(ctx->election, &e) && e == ctx->epoch;
-}
-
 cJSON *leader_record_patch(const struct rss_plan_patch *p)
 {
     if (!p->set_desired && !p->set_hold)

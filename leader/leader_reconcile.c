@@ -12,55 +12,6 @@
  * another. Beyond that the next event or timer tries again. */
 #define MAX_ROUNDS 6
 
-static size_t keyset_find(const struct leader_keyset *s, const char *key, bool *found)
-{
-    size_t lo = 0, hi = s->n;
-    *found = false;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(s->keys[mid], key);
-        if (c == 0) {
-            *found = true;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-bool leader_keyset_has(const struct leader_keyset *s, const char *key)
-{
-    bool found;
-    keyset_find(s, key, &found);
-    return found;
-}
-
-void leader_keyset_add(struct leader_keyset *s, const char *key)
-{
-    bool found;
-    size_t i = keyset_find(s, key, &found);
-    if (found)
-        return;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 16;
-        s->keys = rss_xrealloc(s->keys, s->cap * sizeof(*s->keys));
-    }
-    memmove(s->keys + i + 1, s->keys + i, (s->n - i) * sizeof(*s->keys));
-    s->keys[i] = rss_xstrdup(key);
-    s->n++;
-}
-
-void leader_keyset_clear(struct leader_keyset *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        free(s->keys[i]);
-    free(s->keys);
-    *s = (struct leader_keyset){0};
-}
-
 /* Nothing of the RSS is touched; `why` goes to its status (phase Failed) and a Warning Event `reason`,
  * both only when they change. */
 static int report_failed(const struct leader_ctx *ctx, const cJSON *cr, const char *reason, const char *why,
@@ -275,31 +226,6 @@ static int drop_orphan_records(const struct leader_ctx *ctx, const struct rss_sp
         leader_record_drop(ctx->kube, ctx->rssd_ns, cm, why);
     }
     return LEADER_DONE;
-}
-
-bool leader_record_holds(const cJSON *cm)
-{
-    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cm, "data"),
-                                                                 RSS_RECORD_LEFT_OUT)) != NULL;
-}
-
-void leader_record_drop(struct rss_kube *kube, const char *ns, const cJSON *cm, const char *why)
-{
-    const cJSON *md = cJSON_GetObjectItemCaseSensitive(cm, "metadata");
-    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
-    if (!name)
-        return;
-    struct rss_kube_delete_opts o = {
-        .uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "uid")),
-        .resource_version = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "resourceVersion"))};
-    _cleanup_free_ char *path = rss_kube_path("v1", ns, "configmaps", name, NULL);
-    _cleanup_error_ rss_error_t err = NULL;
-    if (rss_kube_delete(kube, path, &o, NULL, &err) < 0) {
-        if (rss_error_code(err) != RSS_E_NOT_FOUND && rss_error_code(err) != RSS_E_CONFLICT)
-            rss_log_error(RSS_LOG_WARN, &err, "deleting %s", why);
-        return;
-    }
-    rss_log_info("deleted %s", why);
 }
 
 static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
