@@ -38,6 +38,10 @@ struct rss_leader {
     struct leader_keyset services;   /* the loop thread's only: Services checked this term */
     struct leader_keyset ignored;    /* the loop thread's only: pods warned about (IgnoredAnnotation) */
     struct leader_keyset floors;     /* the loop thread's only: RSSs whose epoch floor this term raised */
+    /* This term's RSS objects as the RSS watches saw them, one cache per watch (per managed namespace,
+     * or one for all): an event-driven reconcile reads its RSS here instead of a GET. */
+    struct leader_cache **rss_caches;
+    size_t n_rss_caches;
 
     /* Shared with the watch threads, under mu. */
     pthread_mutex_t mu;
@@ -180,10 +184,19 @@ struct watch_arg {
     char *path;
     const char *label_selector;
     rss_kube_watch_fn fn;
-    void *ud; /* fn's userdata; NULL: the leader */
+    void *ud;                   /* fn's userdata; NULL: the leader */
+    struct leader_cache *cache; /* fed before fn sees the event (fn is then called with the leader) */
     pthread_t thread;
     bool started;
 };
+
+/* The cache first, then the dirty mark: the reconcile that mark wakes reads at least this version. */
+static int feed_then(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
+{
+    struct watch_arg *w = ud;
+    leader_cache_feed(w->cache, ev, obj, err);
+    return w->fn(w->l, ev, obj, err);
+}
 
 static void *watch_main(void *p)
 {
@@ -191,7 +204,9 @@ static void *watch_main(void *p)
     while (!atomic_load(&w->l->wstop)) {
         struct rss_kube_watch_opts o = {.label_selector = w->label_selector, .stop = &w->l->wstop};
         _cleanup_error_ rss_error_t err = NULL;
-        if (rss_kube_watch(w->l->kube, w->path, &o, w->fn, w->ud ? w->ud : w->l, &err) < 0) {
+        rss_kube_watch_fn fn = w->cache ? feed_then : w->fn;
+        void *ud = w->cache ? w : w->ud ? w->ud : w->l;
+        if (rss_kube_watch(w->l->kube, w->path, &o, fn, ud, &err) < 0) {
             /* E.g. the CRD is not installed yet: keep trying, the periodic pass covers the gap. */
             rss_log_error(RSS_LOG_WARN, &err, "leader watch %s", w->path);
             for (int i = 0; i < 10 && !atomic_load(&w->l->wstop); i++)
@@ -280,6 +295,27 @@ static int drop_records_of_deleted(struct rss_leader *l, const struct leader_ctx
     return LEADER_DONE;
 }
 
+/* The RSS cache of the watch that covers namespace ns, or NULL. */
+static struct leader_cache *rss_cache_for(const struct rss_leader *l, const char *ns)
+{
+    if (!l->n_rss_caches || !ns)
+        return NULL;
+    if (!l->managed.n)
+        return l->rss_caches[0];
+    for (size_t i = 0; i < l->managed.n && i < l->n_rss_caches; i++)
+        if (!strcmp(l->managed.names[i], ns))
+            return l->rss_caches[i];
+    return NULL;
+}
+
+/* ctx->rss_written: our own write's result into the cache, so the next plan sees at least it. */
+static void rss_written(void *ud, const cJSON *obj)
+{
+    struct leader_cache *c = rss_cache_for(ud, md_str(obj, "namespace"));
+    if (c)
+        leader_cache_feed(c, RSS_KUBE_MODIFIED, obj, NULL);
+}
+
 /* One pass: every RSS (all) or the dirty ones. Returns DONE or LOST. */
 static int run_pass(struct rss_leader *l, const struct leader_ctx *ctx, bool all, char **keys, size_t n_keys,
                     struct pass *ps)
@@ -319,9 +355,15 @@ static int run_pass(struct rss_leader *l, const struct leader_ctx *ctx, bool all
         *slash = '\0';
         _cleanup_free_ char *path =
             rss_kube_path(RSS_CRD_GROUP_VERSION, keys[i], RSS_CRD_PLURAL, slash + 1, NULL);
+        /* The RSS from the watch's cache when it has it: its spec and annotations are as new as the
+         * event that marked it dirty, its status at least our own last write (rss_written). A plan
+         * that wants a fresher one (after fencing, a lost CAS) GETs it (leader_reconcile). Absent from
+         * the cache (deleted, or the cache not synced yet): the API says. */
+        struct leader_cache *rc = rss_cache_for(l, keys[i]);
+        _cleanup_json_ cJSON *cr =
+            rc && leader_cache_synced(rc) ? leader_cache_get(rc, keys[i], slash + 1) : NULL;
         *slash = '/';
-        _cleanup_json_ cJSON *cr = NULL;
-        if (rss_kube_get(l->kube, path, &cr, &err) < 0) {
+        if (!cr && rss_kube_get(l->kube, path, &cr, &err) < 0) {
             if (rss_error_code(err) != RSS_E_NOT_FOUND) {
                 rss_log_error(RSS_LOG_WARN, &err, "get %s", path);
                 ps->retry = true;
@@ -438,7 +480,9 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
         return rss_error_make(err, RSS_E_INVALID, 0, "leader: bad epoch %lld or no stop flag",
                               (long long)epoch);
     int64_t dead_after = l->fence_ms + LEADER_FENCE_MARGIN;
-    struct leader_ctx ctx = {.kube = l->kube,
+    struct leader_ctx ctx = {.rss_written = rss_written,
+                             .rss_written_ud = l,
+                             .kube = l->kube,
                              .election = l->election,
                              .epoch = epoch,
                              .identity = rss_election_identity(l->election),
@@ -466,13 +510,16 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
      * namespace; then the member records in rssd's namespace. */
     size_t n_scopes = l->managed.n ? l->managed.n : 1, n_w = 3 * n_scopes + 2;
     struct leader_cache *leases = leader_cache_new();
+    l->rss_caches = rss_xcalloc(n_scopes, sizeof(*l->rss_caches));
+    l->n_rss_caches = n_scopes;
     struct watch_arg *w = rss_xcalloc(n_w, sizeof(*w));
     for (size_t k = 0; k < n_scopes; k++) {
         const char *sns = l->managed.n ? l->managed.names[k] : NULL;
         w[3 * k] =
             (struct watch_arg){.l = l,
                                .path = rss_kube_path(RSS_CRD_GROUP_VERSION, sns, RSS_CRD_PLURAL, NULL, NULL),
-                               .fn = on_rss};
+                               .fn = on_rss,
+                               .cache = l->rss_caches[k] = leader_cache_new()};
         w[3 * k + 1] = (struct watch_arg){.l = l,
                                           .path = rss_kube_path("v1", sns, "pods", NULL, NULL),
                                           .label_selector = RSS_LABEL_NAME,
@@ -566,6 +613,11 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
     }
     free(w);
     leader_cache_free(leases);
+    for (size_t i = 0; i < l->n_rss_caches; i++)
+        leader_cache_free(l->rss_caches[i]);
+    free(l->rss_caches);
+    l->rss_caches = NULL;
+    l->n_rss_caches = 0;
     rss_log_info("stopped leading epoch %lld (%s)", (long long)epoch,
                  atomic_load(stop) ? "stop requested" : "the Lease is not ours any more");
     return 0;

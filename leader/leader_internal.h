@@ -252,6 +252,10 @@ struct leader_ctx {
     /* RSSs ("ns/name/uid") whose epoch floor this term raised (leader_apply.c raise_epoch_floor). NULL:
      * none remembered, the floor is raised (or found taken) at every plan that acts. */
     struct leader_keyset *floors;
+    /* Called with the RSS object a write of ours returned (a status write, the floor), so the RSS cache
+     * the next reconcile reads from holds at least our own last write. NULL: none. */
+    void (*rss_written)(void *ud, const cJSON *obj);
+    void *rss_written_ud;
 };
 
 enum leader_outcome {
@@ -266,6 +270,13 @@ enum leader_outcome {
 static inline bool leader_epoch_valid(double e)
 {
     return e >= 0 && e < 2147483647.0;
+}
+
+/* Passes the RSS object a write returned on to ctx->rss_written (obj may be NULL). */
+static inline void leader_rss_written(const struct leader_ctx *ctx, const cJSON *obj)
+{
+    if (ctx->rss_written && obj)
+        ctx->rss_written(ctx->rss_written_ud, obj);
 }
 
 /* True while the election says we hold the Lease at this term's epoch (the check before every write). */

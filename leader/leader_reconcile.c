@@ -38,8 +38,10 @@ static int report_failed(const struct leader_ctx *ctx, const cJSON *cr, const ch
     if (cJSON_IsNumber(gen))
         cJSON_AddNumberToObject(st, "observedGeneration", gen->valuedouble);
     _cleanup_free_ char *path = rss_kube_path(RSS_CRD_GROUP_VERSION, ns, RSS_CRD_PLURAL, name, NULL);
-    if (rss_kube_merge_patch_status(ctx->kube, path, patch, NULL, err) < 0)
+    _cleanup_json_ cJSON *written = NULL;
+    if (rss_kube_merge_patch_status(ctx->kube, path, patch, &written, err) < 0)
         return rss_error_wrap(err, "status of %s/%s", ns, name);
+    leader_rss_written(ctx, written);
     /* The admin reads `kubectl describe` and Events first: say it there too (once per new reason). */
     const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "uid"));
     struct rss_spec who = {.name = (char *)name, .ns = (char *)ns, .uid = (char *)(uid ? uid : "")};
@@ -354,6 +356,7 @@ int leader_reconcile(const struct leader_ctx *ctx, const cJSON *cr, rss_error_t 
             }
             return rss_error_wrap(err, "re-read rss");
         }
+        leader_rss_written(ctx, next); /* the freshest copy: the cache takes it too */
         cJSON_Delete(fresh);
         fresh = next;
         cr = fresh;

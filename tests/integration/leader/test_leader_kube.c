@@ -827,6 +827,8 @@ static void small_rss(const char *ns, const char *name)
     create("v1", ns, "pods", pod);
 }
 
+static int leader_requests(const char *verb, const char *resource);
+
 static void test_namespaces_scoped(void **state)
 {
     (void)state;
@@ -919,6 +921,10 @@ static void test_namespaces_scoped(void **state)
     }
     assert_true(watched_prod > 0);
     assert_true(watched_second > 0);
+    print_message("the leader: %d GET and %d LIST of replicatedstatefulsets, %d status writes\n",
+                  leader_requests("GET", "replicatedstatefulsets"),
+                  leader_requests("LIST", "replicatedstatefulsets"),
+                  leader_requests("PATCH", "replicatedstatefulsets/status"));
 
     atomic_store(&t.stop, true);
     wait_for(leader_returned, &t, "the leader to return on the stop flag");
