@@ -829,6 +829,13 @@ static void small_rss(const char *ns, const char *name)
 
 static int leader_requests(const char *verb, const char *resource);
 
+static bool sts_in_second(void *p)
+{
+    (void)p;
+    _cleanup_json_ cJSON *sts2 = get("apps/v1", "second", "statefulsets", "rss-db2");
+    return sts2 != NULL;
+}
+
 static void test_namespaces_scoped(void **state)
 {
     (void)state;
@@ -872,10 +879,8 @@ static void test_namespaces_scoped(void **state)
     wait_for(exists_obj, sts1, "the StatefulSet in prod");
     const char *st2[] = {"second", "db2"};
     wait_for(status_written, st2, "the status of second/db2");
-    {
-        _cleanup_json_ cJSON *sts2 = get("apps/v1", "second", "statefulsets", "rss-db2");
-        assert_non_null(sts2);
-    }
+    /* The epoch floor (status.epoch) is raised before the StatefulSet is created: wait for that too. */
+    wait_for(sts_in_second, NULL, "the StatefulSet in second");
     /* Several full passes (reconcileInterval 1 s) later, the RSS in "other" is still untouched. */
     simfix_sleep_ms(3000);
     _cleanup_json_ cJSON *theirs =
