@@ -343,6 +343,12 @@ bool rss_election_leading(struct rss_election *el, int64_t *epoch)
     return l;
 }
 
+bool rss_election_holds(struct rss_election *el, int64_t epoch)
+{
+    int64_t e = -1;
+    return rss_election_leading(el, &e) && e == epoch;
+}
+
 const char *rss_election_identity(const struct rss_election *el)
 {
     return el->identity;

@@ -91,6 +91,10 @@ void rss_election_stop(struct rss_election *el);
  * code calls it before every write and stamps writes with the epoch. */
 bool rss_election_leading(struct rss_election *el, int64_t *epoch);
 
+/* True while this instance leads the term `epoch`: rss_election_leading() and the same epoch. The check
+ * before every write of a term (a term that ended and a new one of ours began writes nothing more). */
+bool rss_election_holds(struct rss_election *el, int64_t epoch);
+
 /* A fresh read (GET) of the Lease: 1 when it still names this instance with leaseTransitions ==
  * epoch; otherwise 0, and this instance stops leading at once (on_stopped_leading is called and
  * rss_election_leading turns false) without renewing again. Negative on an API error (nothing
