@@ -13,6 +13,7 @@
 #include "leader_internal.h"
 #include "rss/cleanup.h"
 #include "rss/election.h"
+#include "rss/deadline.h"
 #include "rss/log.h"
 
 /* The fields of a Lease's spec the election compares (client-go calls this the leader election record). */
@@ -42,8 +43,8 @@ struct rss_election {
     atomic_bool stop;
     atomic_bool leading;
     atomic_int_least64_t epoch;
-    atomic_int_least64_t deadline_ns; /* leading ends here unless a renewal moves it */
-    int wake[2];                      /* self-pipe: rss_election_stop wakes the sleeping loop */
+    rss_deadline_t deadline_ns; /* leading ends here unless a renewal moves it (rss/deadline.h) */
+    int wake[2];                /* self-pipe: rss_election_stop wakes the sleeping loop */
 
     /* Election thread only. */
     cJSON *lease;            /* the Lease as last read or written (its resourceVersion) */
@@ -303,7 +304,7 @@ int rss_election_new(const struct rss_election_config *cfg, struct rss_election 
     atomic_init(&el->stop, false);
     atomic_init(&el->leading, false);
     atomic_init(&el->epoch, -1);
-    atomic_init(&el->deadline_ns, 0);
+    rss_deadline_clear(&el->deadline_ns);
     *ret = el;
     return 0;
 }
@@ -337,7 +338,7 @@ void rss_election_stop(struct rss_election *el)
 
 bool rss_election_leading(struct rss_election *el, int64_t *epoch)
 {
-    bool l = atomic_load(&el->leading) && rss_clock_mono_ns() < atomic_load(&el->deadline_ns);
+    bool l = atomic_load(&el->leading) && rss_deadline_alive(&el->deadline_ns, rss_clock_mono_ns());
     if (epoch)
         *epoch = l ? atomic_load(&el->epoch) : -1;
     return l;
@@ -624,7 +625,7 @@ int rss_election_verify(struct rss_election *el, int64_t epoch, rss_error_t *err
     /* Stop at once (the deadline check makes rss_election_leading false now); the election thread
      * runs on_stopped_leading and does not renew. */
     atomic_store(&el->resigned, true);
-    atomic_store(&el->deadline_ns, 0);
+    rss_deadline_clear(&el->deadline_ns);
     char c = 1;
     ssize_t w = write(el->wake[1], &c, 1);
     (void)w;
@@ -641,7 +642,7 @@ void rss_election_resign(struct rss_election *el, int64_t epoch, const char *why
      * on_stopped_leading and, as a candidate again, takes its own Lease over with a new epoch above
      * the floor (try_acquire_or_renew: a Lease under our identity is a new term, never a renewal). */
     atomic_store(&el->resigned, true);
-    atomic_store(&el->deadline_ns, 0);
+    rss_deadline_clear(&el->deadline_ns);
     char c = 1;
     ssize_t w = write(el->wake[1], &c, 1);
     (void)w;
@@ -651,7 +652,7 @@ static void stop_leading(struct rss_election *el, const char *why)
 {
     if (!atomic_load(&el->leading))
         return;
-    atomic_store(&el->deadline_ns, 0);
+    rss_deadline_clear(&el->deadline_ns);
     atomic_store(&el->leading, false);
     rss_log_debug("election: %s stopped leading epoch %lld: %s", el->identity,
                   (long long)atomic_load(&el->epoch), why);
@@ -717,7 +718,7 @@ int rss_election_run(struct rss_election *el, rss_error_t *err)
     int64_t next = 0;
     while (!atomic_load(&el->stop)) {
         if (atomic_load(&el->leading)) {
-            int64_t dl = atomic_load(&el->deadline_ns);
+            int64_t dl = rss_deadline_peek(&el->deadline_ns);
             wait_until(el, next < dl ? next : dl);
             if (atomic_load(&el->stop))
                 break;
@@ -737,11 +738,17 @@ int rss_election_run(struct rss_election *el, rss_error_t *err)
             next = now + el->retry_ms * ms;
             int64_t epoch;
             enum outcome o = try_acquire_or_renew(el, true, timeout, &epoch);
-            if (o == ACQUIRED)
-                atomic_store(&el->deadline_ns, el->sent_ns + el->renew_ms * ms);
-            else if (o == HELD)
+            if (o == ACQUIRED) {
+                /* A renewal answered or processed after the deadline (a loaded machine) must not
+                 * revive a term a reader already saw end: the term would be over on the leader's side
+                 * while the Lease stays renewed, and no one would ever lead again. */
+                if (!rss_deadline_move(&el->deadline_ns, dl, el->sent_ns + el->renew_ms * ms))
+                    stop_leading(el, atomic_exchange(&el->resigned, false)
+                                         ? "the Lease is not ours any more"
+                                         : "renewed only after the renew deadline: the term had ended");
+            } else if (o == HELD)
                 stop_leading(el, "the lease was taken over");
-            else if (rss_clock_mono_ns() >= atomic_load(&el->deadline_ns))
+            else if (!rss_deadline_alive(&el->deadline_ns, rss_clock_mono_ns()))
                 stop_leading(el, "renew deadline passed");
         } else {
             int64_t epoch;
@@ -749,7 +756,7 @@ int rss_election_run(struct rss_election *el, rss_error_t *err)
             enum outcome o = try_acquire_or_renew(el, false, el->renew_ms / 2, &epoch);
             if (o == ACQUIRED) {
                 atomic_store(&el->epoch, epoch);
-                atomic_store(&el->deadline_ns, el->sent_ns + el->renew_ms * ms);
+                rss_deadline_set(&el->deadline_ns, el->sent_ns + el->renew_ms * ms);
                 atomic_store(&el->leading, true);
                 rss_log_debug("election: %s leads with epoch %lld", el->identity, (long long)epoch);
                 if (el->on_started)

@@ -1,14 +1,16 @@
-/* test_base.c -- the small shared helpers of rss_base that replaced copies: base64, FNV-1a, the JSON
- * integer below 2^53 and the growable array. */
+/* test_base.c -- the small shared helpers of rss_base: base64, FNV-1a, the JSON integer below 2^53, the
+ * growable array and the deadline that stays passed. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "rss/base64.h"
 #include "rss/cleanup.h"
+#include "rss/deadline.h"
 #include "rss/hash.h"
 #include "rss/json.h"
 
@@ -188,13 +190,74 @@ static void test_xarray_push(void **state)
     free(ints);
 }
 
+/* --- the deadline ------------------------------------------------------------------------------------ */
+
+static void test_deadline_sticky(void **state)
+{
+    (void)state;
+    rss_deadline_t d;
+    rss_deadline_set(&d, 100);
+    assert_true(rss_deadline_alive(&d, 99));
+    /* The renewal's owner read 100, then the deadline passed and a reader saw it: the late renewal
+     * must not move it (the term ended for that reader), and every later look sees it ended. */
+    assert_false(rss_deadline_alive(&d, 100));
+    assert_false(rss_deadline_move(&d, 100, 500));
+    assert_false(rss_deadline_alive(&d, 101));
+    assert_int_equal(rss_deadline_peek(&d), 0);
+    /* A renewal that lands late, but before any reader looked, moves it: nobody saw the term end. */
+    rss_deadline_set(&d, 100);
+    assert_true(rss_deadline_move(&d, 100, 500));
+    assert_true(rss_deadline_alive(&d, 200));
+    /* A move from a stale value (a resign cleared it, or another move came first) fails. */
+    assert_false(rss_deadline_move(&d, 100, 900));
+    rss_deadline_clear(&d);
+    assert_false(rss_deadline_move(&d, 0, 900));
+    assert_false(rss_deadline_alive(&d, 0));
+}
+
+/* Readers and a mover race on one passed deadline: whatever the interleaving, a reader's false answer
+ * and a successful move never both happen. */
+struct race {
+    rss_deadline_t d;
+    atomic_int readers_false;
+};
+
+static void *race_reader(void *arg)
+{
+    struct race *r = arg;
+    if (!rss_deadline_alive(&r->d, 150))
+        atomic_fetch_add(&r->readers_false, 1);
+    return NULL;
+}
+
+static void test_deadline_race(void **state)
+{
+    (void)state;
+    for (int round = 0; round < 2000; round++) {
+        struct race r;
+        rss_deadline_set(&r.d, 100);
+        atomic_init(&r.readers_false, 0);
+        pthread_t t[3];
+        for (int i = 0; i < 3; i++)
+            assert_int_equal(pthread_create(&t[i], NULL, race_reader, &r), 0);
+        bool moved = rss_deadline_move(&r.d, 100, 1000);
+        for (int i = 0; i < 3; i++)
+            pthread_join(t[i], NULL);
+        if (moved)
+            assert_int_equal(atomic_load(&r.readers_false), 0);
+        else
+            assert_int_equal(rss_deadline_peek(&r.d), 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_base64_vectors), cmocka_unit_test(test_base64_binary_roundtrip),
         cmocka_unit_test(test_base64_rejects), cmocka_unit_test(test_base64_whitespace),
         cmocka_unit_test(test_fnv1a_vectors),  cmocka_unit_test(test_json_uint53),
-        cmocka_unit_test(test_xarray_push),
+        cmocka_unit_test(test_xarray_push),    cmocka_unit_test(test_deadline_sticky),
+        cmocka_unit_test(test_deadline_race),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
