@@ -53,6 +53,8 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
                 planner_labels(&c);
             }
         }
+        if (!c.spec->paused)
+            planner_hold_persist(&c); /* patches only: planner_finish orders them */
         planner_finish(&c);
     }
     planner_teardown(&c);

@@ -140,7 +140,8 @@ static int cmp_patch(const void *a, const void *b)
 }
 
 /* The plan's closing output, whatever was decided: the wait's Event (once per new message), sequence
- * errors, the holds written ahead of any desired, the patches in order, the status. */
+ * errors, the patches in order (the holds, written by planner_hold_persist just before, ahead of any
+ * desired), the status. */
 void planner_finish(struct planner *c)
 {
     if (c->waiting && (!c->prev_message || strcmp(c->prev_message, c->msg.s) != 0))
@@ -153,8 +154,6 @@ void planner_finish(struct planner *c)
             planner_event(c, RSS_EVENT_WARNING, "SequenceError", m, "%s: %s; it is not a seed candidate",
                           m->pod, m->seq_error);
     }
-    if (!c->spec->paused)
-        planner_hold_persist(c);
     if (c->out->n_patches > 1)
         qsort(c->out->patches, c->out->n_patches, sizeof(*c->out->patches), cmp_patch);
     planner_build_status(c);
