@@ -78,6 +78,12 @@ static void issue(struct ctx *c, struct member *m, enum rss_action action, char 
     m->decided = true;
 }
 
+void planner_issue(struct ctx *c, struct member *m, enum rss_action action, char **peers, size_t n_peers,
+                   const char *reason)
+{
+    issue(c, m, action, peers, n_peers, reason);
+}
+
 static void delete_pod(struct ctx *c, struct member *m)
 {
     struct rss_plan *o = c->out;
@@ -771,6 +777,7 @@ static void replace_lost(struct ctx *c)
 
 static void running_cluster(struct ctx *c)
 {
+    planner_failover_load(c);
     rollout_halted(c);
     bool inflight = false;
     size_t n_inflight = 0;
@@ -801,6 +808,15 @@ static void running_cluster(struct ctx *c)
                      "no primary observed running; %s was primary and is not observed stopped (%s): waiting "
                      "for it, the other members are not stopped",
                      unseen->pod, why);
+            return;
+        }
+        char fo[512];
+        size_t before = c->out->n_patches;
+        if (planner_failover_promote(c, fo, sizeof(fo))) { /* rule 15 */
+            if (c->out->n_patches > before)
+                decision_msg(c, "%s", fo);
+            else
+                wait_msg(c, false, "Failover", "%s", fo);
             return;
         }
         bool acted = false;
@@ -843,7 +859,7 @@ static void running_cluster(struct ctx *c)
         wait_msg(c, false, "WaitingForMembers", "waiting for %s to report under epoch %" PRIu64, stale->pod,
                  c->in->epoch);
     else
-        joined = joins(c, slots);
+        joined = planner_failover_repoint(c) || joins(c, slots);
     if (!inflight && !stale && !joined) {
         /* Too many primaries (spec.primaries lowered): stop the highest ordinal; it rejoins as secondary. */
         size_t n = 0;
@@ -1549,6 +1565,7 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
     }
     cJSON_Delete(c.new_replacement);
     cJSON_Delete(c.new_recovery);
+    cJSON_Delete(c.new_failover);
     cJSON_Delete(c.suspended);
     free(c.m);
     free(c.msg.s);

@@ -114,6 +114,7 @@ struct ctx {
     size_t n_primaries_up;
     const cJSON *last_replacement; /* status.lastReplacement as last written */
     cJSON *new_replacement;        /* set when this plan replaces a member */
+    cJSON *new_failover;           /* status.failover: a promotion of a standby under way (rule 15) */
 };
 
 static inline bool is_start(enum rss_action a)
@@ -153,6 +154,9 @@ __attribute__((format(printf, 5, 0))) void planner_eventv(struct ctx *c, enum rs
                                                           const char *reason, const struct member *m,
                                                           const char *fmt, va_list ap);
 struct rss_plan_patch *planner_patch_for(struct ctx *c, struct member *m);
+/* planner.c: desired on m: a fresh id, m's current generation as target (rule 7). */
+void planner_issue(struct ctx *c, struct member *m, enum rss_action action, char **peers, size_t n_peers,
+                   const char *reason);
 
 /* planner_hold.c: rule 14, a diverged history never seeds. */
 /* Completes m's left-out mark from its record (the durable copy: the status may be gone) and drops it
@@ -189,5 +193,14 @@ void planner_unobserved_why(const struct ctx *c, const struct member *m, char *b
 /* recovery() of a new cluster (never seeded) under minimumMembers: true while a member of the first w
  * that is not a seed candidate had its pod created moments ago (it has not had time to report). */
 bool planner_new_member_grace(const struct ctx *c, int w);
+
+/* planner_failover.c. Rule 15 (spec.failover PromoteStandby, one primary). planner_failover_load carries
+ * status.failover into this plan (a running cluster). planner_failover_promote, in row 8 (no primary
+ * runs, none unobserved): true when it decided or waits (msg says what), false when the lights-out path
+ * goes on (it said why in a Warning). planner_failover_repoint, in row 7: one promoted-over standby gets
+ * `secondary` with the new primary as peer; true when it issued one. */
+void planner_failover_load(struct ctx *c);
+bool planner_failover_promote(struct ctx *c, char *msg, size_t size);
+bool planner_failover_repoint(struct ctx *c);
 
 #endif
