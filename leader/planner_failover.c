@@ -19,7 +19,7 @@
  *   4. The old primary and every standby that did not answer are marked left out (rule 14) with no
  *      sequence bound: they join the new primary (rewinding what was never acknowledged), but none of
  *      them ever seeds over the new history in a later lights-out before it rejoined.
- *   5. The standbys that answered are repointed (`secondary` with the new primary as peer) one at a time
+ *   5. The other running standbys are repointed (`secondary` with the new primary as peer) one at a time
  *      once it runs; they are never stopped by this path.
  *
  * The record in status.failover carries the lost primary, the request and the repoint list from plan to
@@ -248,9 +248,9 @@ bool planner_failover_promote(struct ctx *c, char *msg, size_t size)
         struct member *m = &c->m[i];
         if (m == best || !m->exists)
             continue;
-        bool has = false;
-        uint64_t pos = 0;
-        if (m != lost && standby_runs(m) && answered(m, req, &has, &pos) && has) {
+        /* Every running standby follows the new primary, answered or not (a running one's mark would
+         * drop at once: planner_hold_load). */
+        if (m != lost && standby_runs(m)) {
             cJSON_AddItemToArray(rep, cJSON_CreateNumber(m->ordinal));
             continue;
         }

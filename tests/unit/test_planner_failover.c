@@ -415,6 +415,42 @@ static void test_killed_primary_promotes_highest(void **state)
     world_free(&w);
 }
 
+/* The old primary's log may hold more than the promoted standby's (never acknowledged): a lights-out
+ * before it rejoined must not seed it over the new primary's writes (rule 14's mark). */
+static void test_old_primary_never_seeds(void **state)
+{
+    (void)state;
+    g_failover = OPT_IN;
+    struct world w;
+    world_init(&w, "P Y Y", 1, true, 0);
+    struct rss_plan p;
+    run(&w, &p);
+    apply(&w, &p);
+    crash(&w, 0, 130);
+    run(&w, &p);
+    apply(&w, &p);
+    answer(&w, 1, true, 100);
+    answer(&w, 2, true, 120);
+    run(&w, &p);
+    want(&p, "2:seed");
+    bool marked = false;
+    for (size_t i = 0; i < p.n_patches; i++)
+        marked |= p.patches[i].ordinal == 0 && p.patches[i].set_hold && p.patches[i].hold;
+    assert_true(marked);
+    apply(&w, &p);
+    ran(&w, 2, RSS_ROLE_PRIMARY);
+    run(&w, &p);
+    apply(&w, &p);
+    /* power cut: every member stopped; the new primary wrote up to 125 */
+    set_observed(find(&w, 0), RSS_ROLE_STOPPED, GEN + 2, true, 130, NULL);
+    set_observed(find(&w, 1), RSS_ROLE_STOPPED, GEN + 2, true, 121, NULL);
+    set_observed(find(&w, 2), RSS_ROLE_STOPPED, GEN + 2, true, 125, NULL);
+    run(&w, &p);
+    want(&p, "2:seed");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 /* Ties go to the lowest ordinal; a standby's answer to an older request does not count. */
 static void test_tie_and_old_answer(void **state)
 {
@@ -586,6 +622,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_killed_primary_promotes_highest),
         cmocka_unit_test(test_tie_and_old_answer),
+        cmocka_unit_test(test_old_primary_never_seeds),
         cmocka_unit_test(test_fallback),
         cmocka_unit_test(test_trigger),
         cmocka_unit_test(test_spec),
