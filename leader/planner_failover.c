@@ -124,14 +124,25 @@ bool planner_failover_promote(struct ctx *c, char *msg, size_t size)
     struct member *lost = lost_primary(c);
     if (!lost)
         return fallback(c, NULL, "no member is known to have been the primary");
-    if (lost->decided && lost->role == RSS_ROLE_FAILED) {
-        snprintf(msg, size, "%s was primary and failed: stopping it before promoting a standby", lost->pod);
-        return true;
+    if (!lost->exists)
+        return fallback(c, lost, "its pod is gone");
+    /* The next status no longer says it was primary: the record keeps it while it is being stopped. */
+    const cJSON *lo = c->new_failover ? cJSON_GetObjectItemCaseSensitive(c->new_failover, "lost") : NULL;
+    if (!cJSON_IsNumber(lo) || lo->valuedouble != (double)lost->ordinal) {
+        cJSON_Delete(c->new_failover);
+        c->new_failover = cJSON_CreateObject();
+        cJSON_AddNumberToObject(c->new_failover, "lost", lost->ordinal);
     }
     bool stopped = lost->current && lost->node_alive && lost->role == RSS_ROLE_STOPPED && !lost->unresolved &&
                    !lost->pending;
-    if (!lost->fenced_dead && !stopped)
-        return fallback(c, lost, "it is neither observed stopped on a live node nor on a node judged dead");
+    if (!lost->fenced_dead && !stopped) {
+        /* Failed (repairs() stops it), its stop in flight, or its report after the stop not in yet: wait.
+         * A silent node never gets here (rule 12 waits first); a dead one is fenced. */
+        snprintf(msg, size,
+                 "%s was primary and is %s: waiting for it to be observed stopped before promoting a standby",
+                 lost->pod, lost->decided ? "being stopped" : rss_role_name(lost->role));
+        return true;
+    }
 
     size_t s_total = 0, n_run = 0;
     for (size_t i = 0; i < c->n; i++) {
@@ -154,9 +165,7 @@ bool planner_failover_promote(struct ctx *c, char *msg, size_t size)
     }
 
     struct rss_action_id req = {0, 0};
-    const cJSON *lo = c->new_failover ? cJSON_GetObjectItemCaseSensitive(c->new_failover, "lost") : NULL;
-    bool same = cJSON_IsNumber(lo) && lo->valuedouble == (double)lost->ordinal &&
-                rec_id(c->new_failover, "request", &req) && req.epoch == c->in->epoch;
+    bool same = rec_id(c->new_failover, "request", &req) && req.epoch == c->in->epoch;
     if (!same) {
         /* Step 2: ask now, after the loss was seen. */
         req = (struct rss_action_id){c->in->epoch, ++c->seq};

@@ -553,6 +553,24 @@ static void test_trigger(void **state)
     want(&p, "0:stop");
     assert_null(find_event(&p, "FailoverStarted"));
     assert_null(find_event(&p, "NoPrimary"));
+    apply(&w, &p);
+    /* its stop ran, the report after it (status: stopped) is not in yet: still wait, stop nobody (found
+     * by e2e killed_promote: the status no longer said it was primary, and the standbys were stopped) */
+    {
+        struct rss_member_input *m0 = find(&w, 0);
+        m0->observed.last = (struct rss_last_action){
+            .present = true, .id = m0->desired.id, .action = RSS_ACTION_STOP, .result = RSS_RESULT_OK};
+    }
+    run(&w, &p);
+    want(&p, "0:stop"); /* still reported failed: stopped again, the standbys are not */
+    assert_null(find_event(&p, "NoPrimary"));
+    assert_null(find_event(&p, "FailoverFallback"));
+    apply(&w, &p);
+    ran(&w, 0, RSS_ROLE_STOPPED);
+    run(&w, &p);
+    want(&p, "");
+    no_stop(&p);
+    assert_non_null(find_event(&p, "FailoverStarted"));
     rss_plan_free(&p);
     world_free(&w);
 
