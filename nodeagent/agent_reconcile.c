@@ -419,8 +419,10 @@ static int64_t reconcile(struct agent_job *j)
             m->dirty = true;
         m->status_due_ms = rss_clock_mono_ms() + (int64_t)j->spec->spec.reconcile_interval_ms;
     }
+    /* Not tied to desired.generation: a start bumps the generation after it ran, so the desired a
+     * running standby carries targets the one before. The leader binds the answer to this container
+     * (the report's containerId) and to the request's id. */
     bool asked = has_d && j->lease_known && d.epoch == j->lease_epoch &&
-                 (d.action == RSS_ACTION_NONE || d.generation == o->generation) &&
                  (d.position_request.epoch || d.position_request.seq) &&
                  !rss_action_id_equal(d.position_request, o->position_for);
     if (asked && role_running_now(o->role)) {
