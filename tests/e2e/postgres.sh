@@ -314,7 +314,7 @@ sc_killed_promote() {
         [ -z "$stops" ] || fail "standby $o was stopped: $stops"
     done
     [ "$(primary_ordinal)" = "${s##*-}" ] || fail "the promoted $s is not the reported primary"
-    note "hooks: $(hook_lines "$mark" "$R" stop seed secondary | awk '{ sub("rss-postgres-", "", $2); printf "%s:%s:%s ", $2, $3, $NF }'); positions: $(hook_lines "$mark" "$R" sequence | awk '{ sub("rss-postgres-", "", $2); printf "%s:%s ", $2, $NF }')"
+    note "hooks: $(hook_lines "$mark" "$R" stop seed secondary | awk '{ sub("rss-postgres-", "", $2); printf "%s:%s:%s ", $2, $3, $NF }'); positions: $(hook_lines "$mark" "$R" sequence | awk '{ sub("rss-postgres-", "", $2); printf "%s:%s:%s ", $2, $(NF-1), $NF }')"
     check_all
     k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"failover":null,"synchronousStandbys":null}}' >/dev/null ||
         fail "remove spec.failover"
