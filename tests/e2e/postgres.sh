@@ -521,5 +521,5 @@ sc_verify() {
 mkdir -p "$WRITER_DIR"
 bg writer
 # PG_SCENARIOS: a subset to run (create first), e.g. "create killed verify".
-read -ra scenarios <<<"${PG_SCENARIOS:-create lightsout staggered killed api_outage rssd_restart primary_node_off primary_stays_off lightsout_nonzero rollout verify}"
+read -ra scenarios <<<"${PG_SCENARIOS:-create lightsout staggered killed killed_promote api_outage rssd_restart primary_node_off primary_stays_off lightsout_nonzero rollout verify}"
 run_scenarios 1 "${scenarios[@]}"
