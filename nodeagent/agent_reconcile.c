@@ -69,6 +69,42 @@ static void do_sequence(struct agent_job *j, const char *cid, char *const *peers
     agent_hook_out_clear(&h);
 }
 
+/* Promotion of a standby (docs/rules.md rule 15): the leader asked this running member for its position
+ * under an id. The hook runs after the request was seen, so the position is read after the primary was
+ * fenced (the leader asks only then); the answer names the request, never a position read before it. */
+static void do_position(struct agent_job *j, const char *cid, const struct rss_desired *d)
+{
+    struct rss_observed *o = &j->m->obs;
+    char id[48];
+    rss_action_id_format(d->position_request, id, sizeof(id));
+    do_status(j, cid, d->peers, d->n_peers, "the leader asks for the position of a running standby");
+    o->position_for = d->position_request;
+    o->has_position = false;
+    if (o->role != RSS_ROLE_SECONDARY) {
+        rss_log_warn("pod %s/%s: position request %s: the member is %s, not a running standby", j->m->ns,
+                     j->m->pod, id, rss_role_name(o->role));
+        return;
+    }
+    struct agent_hook_out h;
+    struct rss_hook_env env = {.epoch = o->lease_epoch, .generation = o->generation};
+    agent_hook_run(j->a, &j->spec->spec, j->m->ns, j->m->pod, cid, RSS_HOOK_SEQUENCE, &env, d->peers,
+                   d->n_peers, "position of a running standby (leader's request)", &h);
+    _cleanup_error_ rss_error_t err = NULL;
+    if (h.errc == 0 && h.exit_code == 0 && rss_hook_parse_sequence(h.out, h.out_len, &o->position, &err) == 0)
+        o->has_position = true;
+    if (o->has_position)
+        rss_log_info("pod %s/%s: position %" PRIu64 " for request %s", j->m->ns, j->m->pod, o->position, id);
+    else
+        rss_log_warn("pod %s/%s: no position for request %s (the sequence hook gave none)", j->m->ns,
+                     j->m->pod, id);
+    agent_hook_out_clear(&h);
+}
+
+static bool role_running_now(enum rss_role r)
+{
+    return r == RSS_ROLE_PRIMARY || r == RSS_ROLE_SECONDARY;
+}
+
 static void set_last(struct rss_observed *o, const struct rss_desired *d, enum rss_result res, int exit_code,
                      const char *msg)
 {
@@ -383,6 +419,16 @@ static int64_t reconcile(struct agent_job *j)
             !(before && o->sequence_error && !strcmp(before, o->sequence_error)))
             m->dirty = true;
         m->status_due_ms = rss_clock_mono_ms() + (int64_t)j->spec->spec.reconcile_interval_ms;
+    }
+    /* Not tied to desired.generation: a start bumps the generation after it ran, so the desired a
+     * running standby carries targets the one before. The leader binds the answer to this container
+     * (the report's containerId) and to the request's id. */
+    bool asked = has_d && j->lease_known && d.epoch == j->lease_epoch &&
+                 (d.position_request.epoch || d.position_request.seq) &&
+                 !rss_action_id_equal(d.position_request, o->position_for);
+    if (asked && role_running_now(o->role)) {
+        do_position(j, cid, &d);
+        m->dirty = true;
     }
     if ((o->role != RSS_ROLE_STOPPED || ask_again) && m->status_due_ms < next)
         next = m->status_due_ms;

@@ -68,6 +68,11 @@ struct rss_desired {
     char **peers;        /* n_peers DNS names appended to the hook's argv; owned */
     size_t n_peers;
     char *reason; /* human-readable why; owned, may be NULL */
+    /* Promotion of a standby (spec.failover, docs/rules.md rule 15): the leader asks a running member
+     * to read its position now, under this id ({0,0}: no request). It rides on any action, `none`
+     * included (a new leader's fencing leaves `none` on every member); the agent answers in
+     * observed.position/positionFor without running the action again. */
+    struct rss_action_id position_request;
 };
 
 struct rss_last_action {
@@ -90,6 +95,11 @@ struct rss_observed {
     struct rss_last_action last;
     uint64_t lease_epoch; /* the leader Lease's leaseTransitions the agent last saw */
     int64_t time_ms;      /* when the agent wrote this, ms since the Unix epoch */
+    /* The answer to desired.positionRequest: the `sequence` hook run on the running member after the
+     * request was seen (position_for = the request's id; has_position false: the hook gave none). */
+    struct rss_action_id position_for;
+    bool has_position;
+    uint64_t position;
 };
 
 const char *rss_action_name(enum rss_action a); /* "none", "seed", ... */

@@ -89,6 +89,12 @@ struct rss_spec {
      * node.kubernetes.io/out-of-service taint or the volume is known not to be node-local, so that the
      * StatefulSet recreates it on a live node (docs/node-loss.md). */
     bool node_loss_replace;
+    /* spec.failover: PromoteStandby (rssd; default Recover = today's lights-out recovery). Only with
+     * spec.primaries 1: a lost primary is replaced by promoting the running standby with the highest
+     * position, once enough standbys reported it (docs/rules.md rule 15). sync_standbys is
+     * spec.synchronousStandbys, the k of the application's `ANY k` synchronous quorum (>= 1). */
+    bool promote_standby;
+    int sync_standbys;
 };
 
 /* Parses the whole custom resource (apiVersion/kind/metadata/spec). On success fills *out, which

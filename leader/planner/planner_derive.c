@@ -251,6 +251,7 @@ void planner_teardown(struct planner *c)
         cJSON_Delete(c->m[i].repl_new);
     }
     cJSON_Delete(c->new_replacement);
+    cJSON_Delete(c->new_failover);
     cJSON_Delete(c->new_recovery);
     cJSON_Delete(c->suspended);
     free(c->m);

@@ -119,6 +119,7 @@ struct planner {
     size_t n_primaries_up;
     const cJSON *last_replacement; /* status.lastReplacement as last written */
     cJSON *new_replacement;        /* set when this plan replaces a member */
+    cJSON *new_failover;           /* status.failover: a promotion of a standby under way (rule 15) */
 };
 
 /* Pod status says "containerd://<id>", CRI says "<id>": compare the ids. */
@@ -242,5 +243,14 @@ void planner_unobserved_why(const struct planner *c, const struct planner_member
 /* planner_recovery() of a new cluster (never seeded) under minimumMembers: true while a member of the first w
  * that is not a seed candidate had its pod created moments ago (it has not had time to report). */
 bool planner_new_member_grace(const struct planner *c, int w);
+
+/* planner_failover.c. Rule 15 (spec.failover PromoteStandby, one primary). planner_failover_load carries
+ * status.failover into this plan (a running cluster). planner_failover_promote, in row 8 (no primary
+ * runs, none unobserved): true when it decided or waits (msg says what), false when the lights-out path
+ * goes on (it said why in a Warning). planner_failover_repoint, in row 7: one promoted-over standby gets
+ * `secondary` with the new primary as peer; true when it issued one. */
+void planner_failover_load(struct planner *c);
+bool planner_failover_promote(struct planner *c, char *msg, size_t size);
+bool planner_failover_repoint(struct planner *c);
 
 #endif

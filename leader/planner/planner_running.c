@@ -99,6 +99,7 @@ static bool joins(struct planner *c, size_t slots)
 
 void planner_running_cluster(struct planner *c)
 {
+    planner_failover_load(c);
     planner_rollout_halted(c);
     bool inflight = false;
     size_t n_inflight = 0;
@@ -130,6 +131,15 @@ void planner_running_cluster(struct planner *c)
                 "no primary observed running; %s was primary and is not observed stopped (%s): waiting "
                 "for it, the other members are not stopped",
                 unseen->pod, why);
+            return;
+        }
+        char fo[512];
+        size_t before = c->out->n_patches;
+        if (planner_failover_promote(c, fo, sizeof(fo))) { /* rule 15 */
+            if (c->out->n_patches > before)
+                planner_decision(c, "%s", fo);
+            else
+                planner_wait(c, false, "Failover", "%s", fo);
             return;
         }
         bool acted = false;
@@ -173,7 +183,7 @@ void planner_running_cluster(struct planner *c)
         planner_wait(c, false, "WaitingForMembers", "waiting for %s to report under epoch %" PRIu64,
                      stale->pod, c->in->epoch);
     else
-        joined = joins(c, slots);
+        joined = planner_failover_repoint(c) || joins(c, slots);
     if (!inflight && !stale && !joined) {
         /* Too many primaries (spec.primaries lowered): stop the highest ordinal; it rejoins as secondary. */
         size_t n = 0;

@@ -282,6 +282,8 @@ void planner_build_status(struct planner *c)
         cJSON_AddItemToObject(s, "lastRecovery", cJSON_Duplicate(c->new_recovery, true));
     else if (c->last_recovery)
         cJSON_AddItemToObject(s, "lastRecovery", cJSON_Duplicate(c->last_recovery, true));
+    if (c->new_failover)
+        cJSON_AddItemToObject(s, "failover", cJSON_Duplicate(c->new_failover, true));
     if (c->new_replacement)
         cJSON_AddItemToObject(s, "lastReplacement", cJSON_Duplicate(c->new_replacement, true));
     else if (c->last_replacement)

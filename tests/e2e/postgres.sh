@@ -14,6 +14,7 @@
 # runs again, postgres keeps its pid); primary_node_off (the primary's node off for PG_NODE_OFF_S, then
 # back); primary_stays_off (the primary's node stays off: the admin's minimumMembers 2 seeds the
 # higher standby, a promotion; the old primary rejoins, by pg_rewind when its timeline forked);
+# postgres_killed_promote (the same under spec.failover PromoteStandby: one standby promoted, nothing stopped);
 # lightsout_nonzero (a lights-out when the primary, the newest WAL, is not ordinal 0); rollout (a pod
 # template change: the standbys are rolled by rssd, the primary's pod deleted by hand as rssd asks);
 # verify. After each: the seed had the highest sequence, every acknowledged id is on every member,
@@ -279,6 +280,46 @@ sc_postgres_killed() {
     check_all
 }
 
+# spec.failover PromoteStandby (rule 15): the primary's postgres SIGKILLed; the most advanced standby is
+# promoted in place, the other standby is repointed without a stop, the old primary rejoins as a standby.
+# Judged by the hook logs (no stop on the standbys, one promotion, on a former standby), the writer's
+# accounting and the timelines; prints the time to writable. On a build without rule 15 the standbys
+# get `stop` (NoPrimary) and the scenario fails.
+sc_postgres_killed_promote() {
+    wait_until 120 "$R Running" pg_running
+    local p mark t0 seeds s o stops
+    k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"failover":"PromoteStandby","synchronousStandbys":1}}' >/dev/null ||
+        fail "patch spec.failover"
+    p=$(primary_ordinal)
+    sleep 20
+    mark=$(now)
+    t0=$(now_ms)
+    mexec "$p" sh -c 'kill -KILL "$(head -n 1 /data/pgdata/postmaster.pid)"' >/dev/null || fail "kill postgres of member $p"
+    note "killed the primary's postgres (member $p), spec.failover PromoteStandby"
+    promoted() { hook_lines "$mark" "$R" seed | grep -q 'rc=0$'; }
+    wait_until 300 "a promotion in the hooks logs" promoted
+    s=$(hook_lines "$mark" "$R" seed | grep 'rc=0$' | awk '{print $2}' | head -n 1)
+    [ "${s##*-}" != "$p" ] || fail "the old primary $s was seeded, not a standby promoted"
+    write_probe "${s##*-}"
+    note "kill -> writable on $s: $(ms_since "$t0") ms"
+    rejoined() { hook_lines "$mark" "$R" secondary | grep "$(member "$R" "$p") " | grep -q 'rc=0$'; }
+    wait_until 300 "the old primary rejoined as a standby" rejoined
+    wait_until 120 "$R Running with a primary and 2 secondaries" pg_running
+    note "kill -> Running: $(ms_since "$t0") ms"
+    seeds=$(hook_lines "$mark" "$R" seed)
+    [ "$(count_lines "$seeds")" = 1 ] || fail "expected one promotion, got: $seeds"
+    for o in 0 1 2; do
+        [ "$o" = "$p" ] && continue
+        stops=$(hook_lines "$mark" "$R" stop | grep "$(member "$R" "$o") " || true)
+        [ -z "$stops" ] || fail "standby $o was stopped: $stops"
+    done
+    [ "$(primary_ordinal)" = "${s##*-}" ] || fail "the promoted $s is not the reported primary"
+    note "hooks: $(hook_lines "$mark" "$R" stop seed secondary | awk '{ sub("rss-postgres-", "", $2); printf "%s:%s:%s ", $2, $3, $NF }'); positions: $(hook_lines "$mark" "$R" sequence | awk '{ sub("rss-postgres-", "", $2); printf "%s:%s:%s ", $2, $(NF-1), $NF }')"
+    check_all
+    k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"failover":null,"synchronousStandbys":null}}' >/dev/null ||
+        fail "remove spec.failover"
+}
+
 # The API server hangs for twice the fence timeout while the writer runs: the agents reach each other,
 # so nothing stops; no hook but status runs, postgres keeps its pid and keeps acknowledging commits.
 sc_postgres_api_outage() {
@@ -480,5 +521,5 @@ sc_postgres_verify() {
 mkdir -p "$WRITER_DIR"
 bg writer
 # PG_SCENARIOS: a subset to run (postgres_create first), e.g. "postgres_create postgres_killed postgres_verify".
-read -ra scenarios <<<"${PG_SCENARIOS:-postgres_create postgres_lightsout postgres_staggered postgres_killed postgres_api_outage postgres_rssd_restart postgres_primary_node_off postgres_primary_stays_off postgres_lightsout_nonzero postgres_rollout postgres_verify}"
+read -ra scenarios <<<"${PG_SCENARIOS:-postgres_create postgres_lightsout postgres_staggered postgres_killed postgres_killed_promote postgres_api_outage postgres_rssd_restart postgres_primary_node_off postgres_primary_stays_off postgres_lightsout_nonzero postgres_rollout postgres_verify}"
 run_scenarios 1 "${scenarios[@]}"

@@ -35,7 +35,8 @@ else
     work=$(mktemp -d /tmp/rss-model.XXXXXX); trap 'rm -rf "$work"' EXIT
 fi
 
-# name | spin -D flags | pan depth bound   (names journal* check journal.pml, the others rss.pml)
+# name | spin -D flags | pan depth bound   (names journal* check journal.pml, failover* failover.pml, the
+# others rss.pml)
 # The scenarios split the fault model so that each search is exhaustive within its budget.
 default_checks=(
     "leader|-DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
@@ -50,6 +51,9 @@ default_checks=(
     "optin_ctr|-DOPTIN=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0|10000"
     "optin_delete|-DOPTIN=1 -DINITSEQ=112 -DMAXT=2 -DMAXACQ=2 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_DELETE=1 -DWRITES=0|10000"
     "journal|-DTMAX=4 -DMAXSEQ=2 -DLAG=3|10000"
+    # rule 15 (docs/model.md, "Rule 15"): promoting the most advanced standby, ANY 1 and ANY 2 of 3
+    "failover|-DS=3 -DK=1|10000"
+    "failover_k2|-DS=3 -DK=2|10000"
     # rules 12-14 (docs/model.md, "Rules 12-14: secondaries, an absent agent, two nodes cut together, a held member")
     "secondary|-DPRIMARIES=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
     "secondary_ctr|-DPRIMARIES=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0|10000"
@@ -93,6 +97,9 @@ mutants=(
     "journal_NO_CONFIRM|-DNO_CONFIRM -DTMAX=4 -DMAXSEQ=2 -DLAG=3|10000"
     "journal_SHORT_WINDOW|-DWINDOW=1 -DTMAX=4 -DMAXSEQ=2 -DLAG=3|10000"
     "journal_ASYNC|-DASYNC -DTMAX=4 -DMAXSEQ=2 -DLAG=3|10000"
+    "failover_NEED_K|-DS=3 -DK=1 -DNEED=1|10000"      # k answers, not S-k+1
+    "failover_NO_FENCE|-DS=3 -DK=1 -DNO_FENCE|10000"  # answers read before the primary was lost
+    "failover_NO_MAX|-DS=3 -DK=1 -DNO_MAX|10000"      # not the highest answer
 )
 # Rules the model shows redundant within its bounds (docs/model.md gives the argument): their mutant
 # must find NO trace, in the scenario where a trace would have to show (--mutants; a trace fails it).
@@ -126,7 +133,7 @@ findings=(
     "R14_RECREATE|-DHOLD_UID=1 -DHOLD=1 -DOPTIN=1 -DLIGHTSOUT=1 -DFAULT_RECREATE=1 -DINITSEQ=113 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"  # held
 )
 
-model_of() { case $1 in journal*) echo journal.pml ;; *) echo rss.pml ;; esac; }
+model_of() { case $1 in journal*) echo journal.pml ;; failover*) echo failover.pml ;; *) echo rss.pml ;; esac; }
 
 # run NAME FLAGS DEPTH [CCFLAGS PANFLAGS] -> sets r_errors r_states r_depth r_time r_trail r_complete; returns non-zero on a tool failure
 run() {

@@ -424,6 +424,46 @@ static void test_findings(void **state)
     assert_non_null(strstr(m, "a none action carries no peers"));
 }
 
+/* Rule 15's position request and answer: round trip, on `none` too; 0-0 and a position without its
+ * request are refused. */
+static void test_position_roundtrip(void **state)
+{
+    (void)state;
+    struct rss_desired d;
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_recordcodec_desired_decode(
+                         "{\"epoch\":7,\"action\":\"none\",\"positionRequest\":\"7-12\"}", &d, &err),
+                     0);
+    assert_true(rss_action_id_equal(d.position_request, (struct rss_action_id){7, 12}));
+    _cleanup_free_ char *enc = rss_recordcodec_desired_encode(&d);
+    assert_non_null(strstr(enc, "\"positionRequest\":\"7-12\""));
+    rss_recordcodec_desired_clear(&d);
+    assert_int_not_equal(rss_recordcodec_desired_decode(
+                             "{\"epoch\":7,\"action\":\"none\",\"positionRequest\":\"0-0\"}", &d, &err),
+                         0);
+    rss_error_release(&err);
+
+    struct rss_observed o;
+    const char *json =
+        "{\"containerId\":\"c\",\"generation\":3,\"role\":\"secondary\",\"positionFor\":\"7-12\","
+        "\"position\":\"18446744073709551615\",\"leaseEpoch\":7,\"time\":\"2024-05-01T10:00:00Z\"}";
+    assert_int_equal(rss_recordcodec_observed_decode(json, &o, &err), 0);
+    assert_true(o.has_position);
+    assert_true(o.position == UINT64_MAX);
+    _cleanup_free_ char *oenc = rss_recordcodec_observed_encode(&o);
+    struct rss_observed o2;
+    assert_int_equal(rss_recordcodec_observed_decode(oenc, &o2, &err), 0);
+    assert_true(o2.has_position && o2.position == UINT64_MAX &&
+                rss_action_id_equal(o2.position_for, (struct rss_action_id){7, 12}));
+    rss_recordcodec_observed_clear(&o);
+    rss_recordcodec_observed_clear(&o2);
+    assert_int_not_equal(
+        rss_recordcodec_observed_decode("{\"generation\":3,\"role\":\"secondary\",\"position\":\"5\","
+                                        "\"leaseEpoch\":7,\"time\":\"2024-05-01T10:00:00Z\"}",
+                                        &o, &err),
+        0);
+}
+
 static void test_ids_and_names(void **state)
 {
     (void)state;
@@ -472,6 +512,7 @@ int main(void)
         cmocka_unit_test(test_observed_minimal_and_unknown_keys),
         cmocka_unit_test(test_time),
         cmocka_unit_test(test_ids_and_names),
+        cmocka_unit_test(test_position_roundtrip),
         cmocka_unit_test(test_findings),
         cmocka_unit_test(test_observed_status_roundtrip),
         cmocka_unit_test(test_desired_none_ignores_id),

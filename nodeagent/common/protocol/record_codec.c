@@ -256,6 +256,10 @@ char *rss_recordcodec_desired_encode(const struct rss_desired *d)
         for (size_t i = 0; i < d->n_peers; i++)
             cJSON_AddItemToArray(peers, cJSON_CreateString(d->peers[i]));
     }
+    if (d->position_request.epoch || d->position_request.seq) {
+        rss_action_id_format(d->position_request, id, sizeof(id));
+        cJSON_AddStringToObject(j, "positionRequest", id);
+    }
     if (d->reason)
         cJSON_AddStringToObject(j, "reason", d->reason);
     char *s = cJSON_PrintUnformatted(j);
@@ -305,10 +309,16 @@ static int decode_desired(const cJSON *j, struct rss_desired *d, rss_error_t *er
             d->peers[d->n_peers++] = rss_xstrdup(p->valuestring);
         }
     }
-    const char *reason;
-    if (get_str(j, "reason", ctx, false, RSS_RECORD_MAX_TEXT, &reason, err) < 0)
+    const char *reason, *req;
+    if (get_str(j, "reason", ctx, false, RSS_RECORD_MAX_TEXT, &reason, err) < 0 ||
+        get_str(j, "positionRequest", ctx, false, 64, &req, err) < 0)
         return -1;
     d->reason = dup_or_null(reason);
+    if (req && rss_action_id_parse(req, &d->position_request, err) < 0)
+        return rss_error_wrap(err, "desired.positionRequest");
+    /* {0,0} means "no request" and is not written: decoding one would not survive a round trip. */
+    if (req && !d->position_request.epoch && !d->position_request.seq)
+        return rss_error_make(err, RSS_E_INVALID, 0, "desired.positionRequest: 0-0 is not a request");
     return 0;
 }
 
@@ -365,6 +375,14 @@ char *rss_recordcodec_observed_encode(const struct rss_observed *o)
         cJSON_AddNumberToObject(la, "exitCode", o->last.exit_code);
         if (o->last.message)
             cJSON_AddStringToObject(la, "message", o->last.message);
+    }
+    if (o->position_for.epoch || o->position_for.seq) {
+        rss_action_id_format(o->position_for, buf, sizeof(buf));
+        cJSON_AddStringToObject(j, "positionFor", buf);
+        if (o->has_position) {
+            snprintf(buf, sizeof(buf), "%" PRIu64, o->position);
+            cJSON_AddStringToObject(j, "position", buf);
+        }
     }
     add_uint(j, "leaseEpoch", o->lease_epoch);
     rss_time_ms(buf, o->time_ms);
@@ -430,6 +448,22 @@ static int decode_observed(const cJSON *j, struct rss_observed *o, rss_error_t *
         o->has_sequence = true;
     }
     o->sequence_error = dup_or_null(seqerr);
+    const char *pfor, *pos;
+    if (get_str(j, "positionFor", ctx, false, 64, &pfor, err) < 0 ||
+        get_str(j, "position", ctx, false, 32, &pos, err) < 0)
+        return -1;
+    if (pfor && rss_action_id_parse(pfor, &o->position_for, err) < 0)
+        return rss_error_wrap(err, "observed.positionFor");
+    if (pfor && !o->position_for.epoch && !o->position_for.seq)
+        return rss_error_make(err, RSS_E_INVALID, 0, "observed.positionFor: 0-0 is not a request");
+    if (pos && !pfor)
+        return rss_error_make(err, RSS_E_INVALID, 0, "observed.position: without positionFor");
+    if (pos) {
+        if (parse_u64_canonical(pos, &o->position) < 0)
+            return rss_error_make(err, RSS_E_INVALID, 0,
+                                  "observed.position: '%s' is not a canonical unsigned 64-bit decimal", pos);
+        o->has_position = true;
+    }
     const cJSON *la = cJSON_GetObjectItemCaseSensitive(j, "lastAction");
     if (la && decode_last_action(la, &o->last, err) < 0)
         return -1;

@@ -371,6 +371,40 @@ static int parse_recovery(const cJSON *spec, struct rss_spec *s, rss_error_t *er
     return 0;
 }
 
+/* spec.failover (rssd): Recover (default, the lights-out path) or PromoteStandby, which needs one primary,
+ * the seed hook (it promotes a running standby), the secondary hook (it repoints the others) and
+ * spec.synchronousStandbys, the application's synchronous quorum (docs/rules.md rule 15). An unknown
+ * value is an error, so a typo never looks like the opt-in was taken. */
+static int parse_failover(const cJSON *spec, struct rss_spec *s, rss_error_t *err)
+{
+    s->promote_standby = false;
+    s->sync_standbys = 0;
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(spec, "failover");
+    if (f && !cJSON_IsNull(f) &&
+        !(cJSON_IsString(f) &&
+          (!strcmp(f->valuestring, "Recover") || !strcmp(f->valuestring, "PromoteStandby"))))
+        return rss_error_make(err, RSS_E_INVALID, 0, "spec.failover: expected Recover or PromoteStandby");
+    s->promote_standby = cJSON_IsString(f) && !strcmp(f->valuestring, "PromoteStandby");
+    if (parse_int_field(spec, "synchronousStandbys", "spec.synchronousStandbys", 0, RSS_SPEC_ORDINAL_MAX, 0,
+                        &s->sync_standbys, err) < 0)
+        return -1;
+    if (!s->promote_standby)
+        return 0;
+    if (s->primaries != 1)
+        return rss_error_make(err, RSS_E_INVALID, 0,
+                              "spec.failover: PromoteStandby needs spec.primaries 1 (it is %d)",
+                              s->primaries);
+    if (!s->hooks[RSS_HOOK_SEED].present || !s->hooks[RSS_HOOK_SECONDARY].present)
+        return rss_error_make(err, RSS_E_INVALID, 0,
+                              "spec.failover: PromoteStandby needs the seed and secondary hooks");
+    if (s->sync_standbys < 1 || s->sync_standbys > s->replicas - 1)
+        return rss_error_make(err, RSS_E_INVALID, 0,
+                              "spec.synchronousStandbys: PromoteStandby needs the synchronous quorum k "
+                              "(ANY k), 1 to spec.replicas - 1 (%d), got %d",
+                              s->replicas - 1, s->sync_standbys);
+    return 0;
+}
+
 static int parse_metadata(const cJSON *cr, struct rss_spec *s, rss_error_t *err)
 {
     const cJSON *kind = cJSON_GetObjectItemCaseSensitive(cr, "kind");
@@ -440,9 +474,9 @@ static int parse_all(const cJSON *cr, struct rss_spec *s, rss_error_t *err)
         return rss_error_make(err, RSS_E_INVALID, 0,
                               "spec.reconcileInterval: %llu ms is below the minimum of 1s",
                               (unsigned long long)s->reconcile_interval_ms);
-    if (parse_pod(spec, s, err) < 0)
+    if (parse_pod(spec, s, err) < 0 || parse_recovery(spec, s, err) < 0)
         return -1;
-    return parse_recovery(spec, s, err);
+    return parse_failover(spec, s, err);
 }
 
 int rss_spec_parse(const cJSON *cr, struct rss_spec *out, rss_error_t *err)
