@@ -233,10 +233,24 @@ acked_ok() {
     [ "${r#* }" = 0 ] || fail "${r#* } acknowledged rows lost"
 }
 
+# galera_rss: apps/galera/rss.yaml for this world. In the real one the pods have their own addresses on the
+# CNI bridges (not the host's loopback): GALERA_NETWORK=dns and POD_IP, as its REAL CLUSTER comments say,
+# the peers found by the cluster DNS (CoreDNS, tests/realk8s/world-real).
+galera_rss() {
+    if [ "$(world_flavour)" = real ]; then
+        awk '{ print }
+            /- name: GALERA_NETWORK$/ { getline; sub(/loopback/, "dns"); print
+                print "      - name: POD_IP"; print "        valueFrom:"; print "          fieldRef:"
+                print "            fieldPath: status.podIP" }' "$repo/apps/galera/rss.yaml"
+    else
+        cat "$repo/apps/galera/rss.yaml"
+    fi
+}
+
 sc_create() {
     local t0
     t0=$(now_ms)
-    k apply -f "$repo/apps/galera/rss.yaml" >/dev/null || fail "kubectl apply apps/galera/rss.yaml"
+    galera_rss | k apply -f - >/dev/null || fail "kubectl apply apps/galera/rss.yaml"
     wait_until 600 "$R Running with 3 primaries" rss_running "$R" 3
     note "apply -> Running: $(ms_since "$t0") ms"
     [ "$(count_lines "$(hook_lines 0 "$R" seed)")" = 1 ] || fail "expected one seed: $(hook_lines 0 "$R" seed)"
