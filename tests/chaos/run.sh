@@ -264,7 +264,7 @@ run_cycle() {
     ev "cycle $c seed=$SEED kind=$KIND plan=${PLAN// /_}"
     record_truth
     if [ "$KIND" = api_outage ]; then
-        sleep 12 # the agents re-list each other's addresses every 10 s (peers_current in safety.sh)
+        sleep 12 # the agents re-list each other's addresses every 10 s (peers_current in tests/e2e/safety/lib.sh)
         ev "pids $(dummyd_pids)"
     fi
     local seqs delays
