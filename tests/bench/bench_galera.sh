@@ -40,11 +40,11 @@ while [ $# -gt 0 ]; do
     esac
 done
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-scen="create"
-[ "$data_mb" = 0 ] || scen+=" load"
-for ((i = 0; i < cycles; i++)); do scen+=" lightsout"; done
-[ "$data_mb" = 0 ] || scen+=" wiped"
-if [ "$sts" = 1 ]; then scen+=" staggered sts"; else scen+=" verify"; fi
+scen="galera_create"
+[ "$data_mb" = 0 ] || scen+=" galera_load"
+for ((i = 0; i < cycles; i++)); do scen+=" galera_lightsout"; done
+[ "$data_mb" = 0 ] || scen+=" galera_wiped"
+if [ "$sts" = 1 ]; then scen+=" galera_staggered galera_sts"; else scen+=" galera_verify"; fi
 out=$(mktemp /tmp/rss-bench-galera.XXXXXX)
 trap 'rm -f "$out"' EXIT
 echo "# bench_galera: scenarios $scen; disk before: $(df -h /tmp | awk 'NR == 2 {print $4 " free"}')"
@@ -58,16 +58,16 @@ grep -E "image .*ready in|image imported|apply -> Running|loaded .* MiB|datadir 
 printf '  %-6s %-12s %-12s %-14s %-10s %-15s %s\n' cycle running_ms writable_ms last_seq_ms seed_ms last_join_ms "acked/lost"
 awk '
 / == / { c = 0 }
-/ == (lightsout|staggered)/ { n++; c = n; kind[c] = $NF }
+/ == galera_(lightsout|staggered)/ { n++; c = n; kind[c] = $NF }
 c && /power-on -> Running/ { split($0, a, /Running: | ms; -> writable: | ms/); run[c] = a[2]; wr[c] = a[3] }
 c && /after power-on: last sequence/ { split($0, b, /last sequence | ms, seed done | ms, last join done | ms/); ls[c] = b[2]; sd[c] = b[3]; lj[c] = b[4] }
 c && /writer: / { match($0, /\([0-9]+ this cycle\), [0-9]+ lost/); s = substr($0, RSTART + 1, RLENGTH - 1); split(s, m, / this cycle\), | lost/); ack[c] = m[1] "/" m[2] }
 c && /split: / { sub(/^ *- split: /, ""); split_[c] = $0 }
 c && /breakdown: / { sub(/^ *- breakdown: /, ""); bd[c] = $0 }
 END {
-    for (i = 1; i <= n; i++) printf "  %-6s %-12s %-12s %-14s %-10s %-15s %s\n", i (kind[i] == "staggered" ? "s" : ""), run[i], wr[i], ls[i], sd[i], lj[i], ack[i]
+    for (i = 1; i <= n; i++) printf "  %-6s %-12s %-12s %-14s %-10s %-15s %s\n", i (kind[i] == "galera_staggered" ? "s" : ""), run[i], wr[i], ls[i], sd[i], lj[i], ack[i]
     print "  where the time went (s = the staggered dark, recovered by rssd):"
-    for (i = 1; i <= n; i++) { printf "  %-6s %s\n         %s\n", i (kind[i] == "staggered" ? "s" : ""), split_[i], bd[i] }
+    for (i = 1; i <= n; i++) { printf "  %-6s %s\n         %s\n", i (kind[i] == "galera_staggered" ? "s" : ""), split_[i], bd[i] }
 }
 ' "$out"
 if [ "$sts" = 1 ]; then

@@ -37,15 +37,17 @@ say() { echo "[$(date -u +%H:%M:%S)] $*"; }
 
 if [ $RUN_RSSD = 1 ]; then
     say "== rssd (tests/e2e/postgres.sh)"
-    list="create"
-    for _ in $(seq 1 "$CYCLES"); do list+=" killed primary_node_off lightsout staggered api_outage"; done
-    PG_SCENARIOS="$list verify" bash "$repo/tests/e2e/postgres.sh" 2>&1 | grep -E '^(PASS|FAIL|\[|  - (killed|sequences|->|primary member .* node off|API frozen|KNOWN|writer|the node))' | sed 's/^/  rssd| /'
+    list="postgres_create"
+    for _ in $(seq 1 "$CYCLES"); do list+=" postgres_killed postgres_primary_node_off postgres_lightsout postgres_staggered postgres_api_outage"; done
+    PG_SCENARIOS="$list postgres_verify" bash "$repo/tests/e2e/postgres.sh" 2>&1 | grep -E '^(PASS|FAIL|\[|  - (killed|sequences|->|primary member .* node off|API frozen|KNOWN|writer|the node))' | sed 's/^/  rssd| /'
 fi
 [ $RUN_PATRONI = 1 ] || exit 0
 [ "$(id -u)" = 0 ] || { echo "bench_postgres: root needed" >&2; exit 1; }
 # Patroni's side only: its packages are not in tests/run.sh's list (bench_postgres_pkgs).
 # shellcheck source=../lib/packages.sh
 source "$repo/tests/lib/packages.sh"
+# shellcheck source=../lib/assert.sh
+source "$repo/tests/lib/assert.sh"
 missing=()
 for p in "${bench_postgres_pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
@@ -173,15 +175,6 @@ healthy() {
     [ "$(psql_m "$l" "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'")" = 2 ] &&
         curl -s http://127.0.0.1:22379/v2/keys/service/rssbench/sync | jq -e '.node.value | fromjson | .sync_standby != null' >/dev/null
 }
-wait_for() { # wait_for SECONDS CMD...
-    local end=$(($(date +%s) + $1))
-    shift
-    until "$@"; do
-        [ "$(date +%s)" -lt "$end" ] || return 1
-        sleep 0.5
-    done
-}
-
 WD=$B/writer
 writer() {
     local id=0 m=0 out t
@@ -215,12 +208,12 @@ lost_on_leader() {
 ROWS=()
 measure() {
     local name=$1 t0=$2 tw lost took
-    wait_for 300 sh -c "awk -v t=$t0 '\$2 > t { f = 1 } END { exit !f }' '$WD/acked'" || true
+    poll 300 sh -c "awk -v t=$t0 '\$2 > t { f = 1 } END { exit !f }' '$WD/acked'" || true
     tw=$(first_ack_after "$t0")
     took="not writable within 300 s"
     [ -z "$tw" ] || took="$((tw - t0)) ms"
     [ -z "${3:-}" ] || eval "$3"
-    wait_for 300 healthy || true
+    poll 300 healthy || true
     sleep 2
     lost=$(lost_on_leader)
     ROWS+=("$SETTING|$name|$took|$lost|pg$(leader || echo '?')")
@@ -235,10 +228,10 @@ run_setting() { # run_setting NAME TTL LOOP RETRY
     mkdir -p "$WD"
     for i in 0 1 2; do config "$i" "$2" "$3" "$4"; done
     node_on 0
-    wait_for 120 leader >/dev/null || { echo "no Patroni leader: $(tail -n 20 "$B/patroni0.log")"; exit 1; }
+    poll 120 leader || { echo "no Patroni leader: $(tail -n 20 "$B/patroni0.log")"; exit 1; }
     node_on 1
     node_on 2
-    wait_for 180 healthy || { echo "Patroni not healthy: $(tail -n 5 "$B"/patroni*.log)"; exit 1; }
+    poll 180 healthy || { echo "Patroni not healthy: $(tail -n 5 "$B"/patroni*.log)"; exit 1; }
     psql_m "$(leader)" "CREATE TABLE w (id int PRIMARY KEY, via int NOT NULL)" >/dev/null
     writer &
     WRITER_PID=$!

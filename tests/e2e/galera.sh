@@ -247,7 +247,7 @@ galera_rss() {
     fi
 }
 
-sc_create() {
+sc_galera_create() {
     local t0
     t0=$(now_ms)
     galera_rss | k apply -f - >/dev/null || fail "kubectl apply apps/galera/rss.yaml"
@@ -268,7 +268,7 @@ sc_create() {
 # Member 0's node dies first; rows go on through the other two (still a primary component); then the
 # rest go dark. Ordinal 0, which a plain StatefulSet would start first, has the lowest seqno: it must not
 # seed, and it catches up by IST. Members 1 and 2 tie; the lower ordinal of the two seeds.
-sc_staggered() {
+sc_galera_staggered() {
     local mark t0 n0
     n0=$(member_node "$R" 0)
     "$WORLD" power-off "$n0" >/dev/null 2>&1 || fail "power-off $n0"
@@ -288,7 +288,7 @@ sc_staggered() {
 }
 
 # All nodes at once, the writer running.
-sc_lightsout() {
+sc_galera_lightsout() {
     local mark t0
     insert_retry 1 401 450
     sleep 2
@@ -308,7 +308,7 @@ sc_lightsout() {
 # 2 stalls 8 s meanwhile (GALERA_KILLED_STALL, 0 = none), so survivor 0 is briefly non-Primary: with
 # status saying 1 for that (the hooks before the fix of the status hook) rssd stopped both survivors and the
 # cluster did not come back (GALERA_HOOKS=<old hooks> reproduces it).
-sc_killed() {
+sc_galera_killed() {
     ensure() { rss_running "$R" 3; }
     wait_until 120 "$R Running with 3 primaries" ensure
     local mark t0 node cid ist0 last join
@@ -363,7 +363,7 @@ sc_killed() {
 
 # A lights-out after which member 2's node stays off: rssd waits; with minimumMembers 2 it seeds the
 # highest of the two, the cluster serves writes; member 2 returns later and joins by IST.
-sc_stays_off() {
+sc_galera_stays_off() {
     local mark t0 off n mark2
     off=$(member_node "$R" 2)
     insert_retry 2 471 480
@@ -395,7 +395,7 @@ sc_stays_off() {
 
 # The API server hangs for twice the fence timeout while the writer runs: the agents reach each other,
 # so nothing stops; no hook but status runs, mariadbd keeps its pid and keeps acknowledging writes.
-sc_api_outage() {
+sc_galera_api_outage() {
     wait_until 120 "$R Running with 3 primaries" rss_running "$R" 3
     # Every agent re-reads its peers' addresses and keys every 10 s: a node that rebooted in the scenario
     # before (stays_off) has a new key, and the failsafe, which must reach every hosting agent, cannot
@@ -435,7 +435,7 @@ sc_api_outage() {
 # load: GALERA_DATA_MB (default 1024) MiB of rows into rss.big through member 0, 32 MiB per
 # transaction (512 rows of 64 KiB, made by the server: INSERT ... SELECT over a sequence table), so
 # every member holds that much data before the lights-outs that follow.
-sc_load() {
+sc_galera_load() {
     local mb=${GALERA_DATA_MB:-1024} chunks c t0 m
     chunks=$(((mb + 31) / 32))
     msql 0 "CREATE TABLE IF NOT EXISTS rss.big (id INT PRIMARY KEY, b LONGBLOB NOT NULL)" >/dev/null || fail "create rss.big"
@@ -453,7 +453,7 @@ sc_load() {
 
 # wiped: member 2's mariadbd is SIGKILLed and its datadir wiped (a replaced disk): rssd rejoins it by a
 # full SST of the whole datadir; the time from the kill to Running again.
-sc_wiped() {
+sc_galera_wiped() {
     ensure() { rss_running "$R" 3; }
     wait_until 120 "$R Running with 3 primaries" ensure
     local mark t0 node cid
@@ -486,7 +486,7 @@ mexec_long() { # mexec_long M CMD...: as mexec, with a 200 s timeout and stderr 
     cid=$("$WORLD" crictl "$node" find "$NS" "$(member "$R" "$m")" mariadb 2>/dev/null) || return 1
     "$WORLD" crictl "$node" exec --timeout 200 "$cid" env POD_NAME="$(member "$R" "$m")" GALERA_START_TIMEOUT=90 "$@"
 }
-sc_sts() {
+sc_galera_sts() {
     wait_until 120 "$R Running with 3 primaries" rss_running "$R" 3
     local n0 mark t0 seqs rc t seq0 m lost0 lostw missing
     k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"paused":true}}' >/dev/null || fail "pause the RSS"
@@ -549,7 +549,7 @@ sc_sts() {
     [ "$((lost0 + lostw))" -gt 0 ] || fail "the StatefulSet way lost nothing: the scenario did not put ordinal 0 behind"
 }
 
-sc_verify() {
+sc_galera_verify() {
     touch "$WRITER_DIR/stop"
     sleep 2
     acked_ok
@@ -560,7 +560,7 @@ sc_verify() {
 # The writer belongs to this shell (teardown kills it by pid); it starts once create made its table.
 mkdir -p "$WRITER_DIR"
 bg writer
-# GALERA_SCENARIOS: a subset to run (create first), e.g. "create stays_off verify".
+# GALERA_SCENARIOS: a subset to run (galera_create first), e.g. "galera_create galera_stays_off galera_verify".
 # The default: 3 lights-out cycles under the writer (the issue's "3 cycles"), then the rest.
-read -ra scenarios <<<"${GALERA_SCENARIOS:-create staggered lightsout lightsout lightsout killed stays_off api_outage verify}"
+read -ra scenarios <<<"${GALERA_SCENARIOS:-galera_create galera_staggered galera_lightsout galera_lightsout galera_lightsout galera_killed galera_stays_off galera_api_outage galera_verify}"
 run_scenarios 1 "${scenarios[@]}"

@@ -9,6 +9,10 @@
 
 e2e_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$e2e_here/../.." && pwd)
+# shellcheck source=../lib/assert.sh
+source "$repo/tests/lib/assert.sh"
+# fail (a scenario runs in a subshell of run_scenarios: fail ends that scenario) shows the world's state.
+ASSERT_ON_FAIL=diagnostics
 WORLD=$repo/tests/sim/world/world
 export RSS_BUILD_DIR=${RSS_BUILD_DIR:-$repo/build}
 case $RSS_BUILD_DIR in /*) ;; *) RSS_BUILD_DIR=$repo/$RSS_BUILD_DIR ;; esac
@@ -99,28 +103,7 @@ diagnostics() {
     } >&2
 }
 
-# fail MSG: fails the current scenario (a subshell in run_scenario) with diagnostics.
-fail() {
-    echo "FAIL: $*" >&2
-    diagnostics
-    exit 1
-}
 note() { echo "  - $*"; }
-
-# wait_until SECONDS DESCRIPTION CMD...: polls CMD every 0.2 s; after SECONDS, fails showing CMD's last output.
-wait_until() {
-    local t=$1 what=$2 end out=""
-    shift 2
-    end=$(($(date +%s) + t))
-    while :; do
-        if out=$("$@" 2>&1); then
-            return 0
-        fi
-        [ "$(date +%s)" -lt "$end" ] || break
-        sleep 0.2
-    done
-    fail "timed out after ${t}s waiting for: $what (last seen: $(printf '%s' "$out" | tail -n 5 | cut -c1-400))"
-}
 
 # ---- the world and deploy/
 

@@ -209,7 +209,7 @@ check_all() {
     timelines_ok
 }
 
-sc_create() {
+sc_postgres_create() {
     local t0
     t0=$(now_ms)
     k apply -f "$repo/apps/postgres/rss.yaml" >/dev/null || fail "kubectl apply apps/postgres/rss.yaml"
@@ -227,7 +227,7 @@ sc_create() {
 }
 
 # All nodes at once, the writer running.
-sc_lightsout() {
+sc_postgres_lightsout() {
     local mark t0
     sleep 2
     power_off_all
@@ -241,7 +241,7 @@ sc_lightsout() {
 
 # A standby's node dies first; writes go on (the other standby acknowledges them); then the rest go
 # dark. That standby has the oldest WAL: it must not seed.
-sc_staggered() {
+sc_postgres_staggered() {
     wait_until 120 "$R Running" pg_running
     local p s mark t0 a0
     p=$(primary_ordinal)
@@ -261,7 +261,7 @@ sc_staggered() {
 }
 
 # The primary's postgres SIGKILLed inside its container (container and node stay up).
-sc_killed() {
+sc_postgres_killed() {
     wait_until 120 "$R Running" pg_running
     local p mark t0
     p=$(primary_ordinal)
@@ -281,7 +281,7 @@ sc_killed() {
 
 # The API server hangs for twice the fence timeout while the writer runs: the agents reach each other,
 # so nothing stops; no hook but status runs, postgres keeps its pid and keeps acknowledging commits.
-sc_api_outage() {
+sc_postgres_api_outage() {
     wait_until 120 "$R Running" pg_running
     local m pids=() mark a0 a1 acts p
     p=$(primary_ordinal)
@@ -317,7 +317,7 @@ sc_api_outage() {
 
 # rssd SIGKILLed on the primary's node: it comes back, re-probes (status), runs nothing else; postgres
 # keeps its pid, commits go on.
-sc_rssd_restart() {
+sc_postgres_rssd_restart() {
     wait_until 120 "$R Running" pg_running
     local p node pid mark before a0 acts
     p=$(primary_ordinal)
@@ -348,7 +348,7 @@ sc_rssd_restart() {
 # The primary's node powers off for PG_NODE_OFF_S seconds, then comes back. Today rssd stops both
 # standbys (no primary on a live node) and, since the lost member may hold the newest WAL (rule 3),
 # seeds nothing until it is back: safe, and an outage as long as the node is off.
-sc_primary_node_off() {
+sc_postgres_primary_node_off() {
     wait_until 120 "$R Running" pg_running
     local p node mark t0 t_on acts
     p=$(primary_ordinal)
@@ -372,7 +372,7 @@ sc_primary_node_off() {
 # standby: ANY 1). The old primary's node then returns: it rejoins as a standby (pg_rewind when its WAL
 # went past the fork); if it comes back with a higher sequence than the seed had, rssd holds it back
 # (NewerThanSeed) and the admin lets it join (onNewerLateMember: Join: its unacknowledged WAL is given up).
-sc_primary_stays_off() {
+sc_postgres_primary_stays_off() {
     wait_until 120 "$R Running" pg_running
     local p node mark t0 mark2 s held=no
     p=$(primary_ordinal)
@@ -415,7 +415,7 @@ sc_primary_stays_off() {
 
 # A lights-out while the primary (the newest WAL) is not ordinal 0 (after primary_stays_off): the seed
 # is that member, not ordinal 0, which a StatefulSet would start first.
-sc_lightsout_nonzero() {
+sc_postgres_lightsout_nonzero() {
     wait_until 120 "$R Running" pg_running
     local p mark t0
     p=$(primary_ordinal)
@@ -434,7 +434,7 @@ sc_lightsout_nonzero() {
 
 # A pod template change: rssd rolls the standbys itself (stop, pod recreated, secondary); it never
 # stops the only primary and says so, so the primary's pod is deleted by hand as its message asks.
-sc_rollout() {
+sc_postgres_rollout() {
     wait_until 120 "$R Running" pg_running
     local p mark t0 containers want waiting t_del
     p=$(primary_ordinal)
@@ -467,7 +467,7 @@ sc_rollout() {
     check_all
 }
 
-sc_verify() {
+sc_postgres_verify() {
     touch "$WRITER_DIR/stop"
     sleep 2
     acked_ok
@@ -479,6 +479,6 @@ sc_verify() {
 # The writer belongs to this shell (teardown kills it by pid); it starts once create made its table.
 mkdir -p "$WRITER_DIR"
 bg writer
-# PG_SCENARIOS: a subset to run (create first), e.g. "create killed verify".
-read -ra scenarios <<<"${PG_SCENARIOS:-create lightsout staggered killed api_outage rssd_restart primary_node_off primary_stays_off lightsout_nonzero rollout verify}"
+# PG_SCENARIOS: a subset to run (postgres_create first), e.g. "postgres_create postgres_killed postgres_verify".
+read -ra scenarios <<<"${PG_SCENARIOS:-postgres_create postgres_lightsout postgres_staggered postgres_killed postgres_api_outage postgres_rssd_restart postgres_primary_node_off postgres_primary_stays_off postgres_lightsout_nonzero postgres_rollout postgres_verify}"
 run_scenarios 1 "${scenarios[@]}"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # safety_primary.sh -- one primary with read-only secondaries (spec.primaries: 1) through the faults that matter.
 #
-# Usage: safety_primary.sh [SCENARIO...]   (default: all, in the order below; `create` first)
+# Usage: safety_primary.sh [SCENARIO...]   (default: all, in the order below; `primary_create` first)
 # One 3-node world with rssd from deploy/ and apps/dummy in primaries: 1 mode (a primary and two
 # secondaries); fence timeout 10 s (E2E_FENCE) and a `stop` timeout of 5 s (STOP_S: the dummy stops at
 # once), so the leader's dead window is 10 + 5 + 5 (kill) + 5 (margin) = 25 s. Ground truth: the
@@ -67,7 +67,7 @@ rssd_ready_on() {
 }
 
 # ---- 1. create: one primary (seed), two secondaries joined with the primary as their peer
-sc_create() {
+sc_primary_create() {
     local mark
     mark=$(now)
     sed -e 's/^  replicas: 3$/  replicas: 3\n  primaries: 1/' -e "/^      stop:\$/{n;s/timeout: 30s/timeout: ${STOP_S}s/}" \
@@ -237,7 +237,7 @@ sc_node_loss() {
 }
 
 # ---- 8. the API server hangs for twice the fence timeout: nothing is stopped, no application restarts
-sc_api_outage() {
+sc_primary_api_outage() {
     ensure_running
     sleep 12 # every agent re-listed its peers' addresses (the failsafe needs them)
     local before mark
@@ -253,7 +253,7 @@ sc_api_outage() {
 }
 
 # ---- 9. suspend and resume: secondaries stop first, then the primary; resume seeds the highest
-sc_suspend() {
+sc_primary_suspend() {
     ensure_running
     local mark
     mark=$(now)
@@ -283,10 +283,10 @@ sc_new_min_members() {
     k delete rss $N -n "$NS" --wait=false >/dev/null || true
 }
 
-all=(create restart_leader_and_primary restart_primary hang_primary_agent leader_change app_crash node_loss api_outage lights_out suspend new_min_members)
+all=(primary_create restart_leader_and_primary restart_primary hang_primary_agent leader_change app_crash node_loss primary_api_outage lights_out primary_suspend new_min_members)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
-[ "${sel[0]}" = create ] || sel=(create "${sel[@]}")
+[ "${sel[0]}" = primary_create ] || sel=(primary_create "${sel[@]}")
 
 say "safety_primary: world of 3 nodes (build $RSS_BUILD_DIR, world $RSS_WORLD_DIR, fence timeout $E2E_FENCE)"
 e2e_up 3

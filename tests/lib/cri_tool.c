@@ -5,10 +5,12 @@
  *     wait SECONDS                 retry Version until it succeeds (exit 1 after SECONDS)
  *     pods | ps                    list sandboxes | containers
  *     rm-all-pods                  stop and remove every sandbox (and any container left over)
- *     run-pod [--mount HOST:CTR[:ro]]... [--env K=V]... NAME [IMAGE]
- *                                  create a sandbox and a container "main" (sleep infinity) with
- *                                  kubelet-style labels, bind mounts and env; prints "SANDBOX_ID
- * CONTAINER_ID" exec [-t SECONDS] ID CMD...  ExecSync; prints stdout/stderr, exits with the command's code
+ *     run-pod [--mount HOST:CTR[:ro]]... [--env K=V]... [--namespace NS] [--uid UID] [--container C]
+ *             NAME [IMAGE]         create a sandbox and a container (sleep infinity) with the kubelet's
+ *                                  labels for pod NAME in NS (default "default"), pod uid UID (default:
+ *                                  a fresh one), container name C (default "main"), bind mounts and
+ *                                  env; prints "SANDBOX_ID CONTAINER_ID"
+ *     exec [-t SECONDS] ID CMD...  ExecSync; prints stdout/stderr, exits with the command's code
  * Without --endpoint: $CRI_ENDPOINT, else auto-detection.
  */
 #include <stdio.h>
@@ -25,7 +27,7 @@
 static int usage(void)
 {
     fprintf(stderr, "usage: cri_tool [--endpoint E] version|wait S|pods|ps|rm-all-pods|run-pod [--mount "
-                    "H:C[:ro]]... [--env K=V]... NAME [IMAGE]|"
+                    "H:C[:ro]]... [--env K=V]... [--namespace NS] [--uid U] [--container C] NAME [IMAGE]|"
                     "exec [-t S] ID CMD...\n");
     return 2;
 }
@@ -128,32 +130,41 @@ static int cmd_rm_all_pods(struct rss_cri *cri, rss_error_t *err)
     return 0;
 }
 
-static int cmd_run_pod(struct rss_cri *cri, const char *name, const char *image,
-                       const struct rss_cri_mount *mounts, size_t n_mounts, const struct rss_cri_map *envs,
-                       rss_error_t *err)
+/* What run-pod creates: the pod's identity as the kubelet labels it, and its one container. */
+struct run_pod {
+    const char *name;
+    const char *namespace;
+    const char *uid; /* NULL: a fresh one */
+    const char *container;
+    const char *image;
+};
+
+static int cmd_run_pod(struct rss_cri *cri, const struct run_pod *p, const struct rss_cri_mount *mounts,
+                       size_t n_mounts, const struct rss_cri_map *envs, rss_error_t *err)
 {
-    _cleanup_free_ char *uid = rss_xasprintf("%s-%ld-%d", name, (long)time(NULL), (int)getpid());
+    _cleanup_free_ char *fresh = rss_xasprintf("%s-%ld-%d", p->name, (long)time(NULL), (int)getpid());
+    const char *uid = p->uid ? p->uid : fresh;
     struct rss_cri_kv labels[] = {
-        {"io.kubernetes.pod.name", name},
-        {"io.kubernetes.pod.namespace", "default"},
+        {"io.kubernetes.pod.name", p->name},
+        {"io.kubernetes.pod.namespace", p->namespace},
         {"io.kubernetes.pod.uid", uid},
     };
     struct rss_cri_kv clabels[] = {
-        {"io.kubernetes.pod.name", name},
-        {"io.kubernetes.pod.namespace", "default"},
+        {"io.kubernetes.pod.name", p->name},
+        {"io.kubernetes.pod.namespace", p->namespace},
         {"io.kubernetes.pod.uid", uid},
-        {"io.kubernetes.container.name", "main"},
+        {"io.kubernetes.container.name", p->container},
     };
     struct rss_cri_sandbox_config sc = {
-        .name = name,
-        .namespace = "default",
+        .name = p->name,
+        .namespace = p->namespace,
         .uid = uid,
         .labels = {3, labels},
     };
     static const char *const cmd[] = {"/bin/sleep", "infinity", NULL};
     struct rss_cri_container_config cc = {
-        .name = "main",
-        .image = image,
+        .name = p->container,
+        .image = p->image,
         .command = cmd,
         .envs = *envs,
         .mounts = mounts,
@@ -227,6 +238,7 @@ int main(int argc, char **argv)
         struct rss_cri_kv kvs[16];
         size_t nm = 0;
         size_t ne = 0;
+        struct run_pod p = {.namespace = "default", .container = "main", .image = "localhost/rss/busybox:1"};
         for (; i + 1 < argc; i += 2) {
             if (strcmp(argv[i], "--mount") == 0 && nm < 16) {
                 char *h = argv[i + 1];
@@ -245,6 +257,12 @@ int main(int argc, char **argv)
                     break;
                 *eq = '\0';
                 kvs[ne++] = (struct rss_cri_kv){argv[i + 1], eq + 1};
+            } else if (strcmp(argv[i], "--namespace") == 0) {
+                p.namespace = argv[i + 1];
+            } else if (strcmp(argv[i], "--uid") == 0) {
+                p.uid = argv[i + 1];
+            } else if (strcmp(argv[i], "--container") == 0) {
+                p.container = argv[i + 1];
             } else {
                 break;
             }
@@ -254,8 +272,10 @@ int main(int argc, char **argv)
             return usage();
         }
         struct rss_cri_map envs = {ne, kvs};
-        r = cmd_run_pod(cri, argv[i], i + 1 < argc ? argv[i + 1] : "localhost/rss/busybox:1", mounts, nm,
-                        &envs, &err);
+        p.name = argv[i];
+        if (i + 1 < argc)
+            p.image = argv[i + 1];
+        r = cmd_run_pod(cri, &p, mounts, nm, &envs, &err);
     } else if (strcmp(cmd, "exec") == 0) {
         int timeout_s = 10;
         if (i + 1 < argc && strcmp(argv[i], "-t") == 0) {

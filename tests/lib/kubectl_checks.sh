@@ -4,8 +4,8 @@
 # Usage: NAME=... ; . tests/lib/kubectl_checks.sh KUBESIM_BINARY SOURCE_DIR
 # Checks the tools, starts kubesim (tests/lib/kubesim.sh) in a temporary directory removed on exit, and
 # defines: $top (the source dir), $tmp, k (kubectl with a fresh cache: the dispatcher caches /version
-# and discovery, kube-api.md 4.1), ok / bad / expect / run to count checks, and checks_done, which
-# prints "# N checks, M failed" and returns non-zero on a failure.
+# and discovery, kube-api.md 4.1), and tests/lib/assert.sh (ok / bad / expect / run count checks,
+# checks_done prints "# N checks, M failed" and returns non-zero on a failure).
 
 kubesim=$1
 top=$(cd "$2" && pwd)
@@ -31,29 +31,5 @@ trap kubectl_checks_cleanup EXIT
 kubesim_start "$kubesim" "$tmp/sim" "$tmp/kubesim.log" || exit 1
 k() { kubectl --cache-dir "$tmp/cache" "$@"; }
 
-fails=0
-checks=0
-ok() {
-	checks=$((checks + 1))
-	echo "ok   $*"
-}
-bad() {
-	checks=$((checks + 1))
-	fails=$((fails + 1))
-	echo "FAIL $*"
-}
-expect() { # expect DESCRIPTION EXPECTED ACTUAL
-	if [ "$2" = "$3" ]; then ok "$1"; else bad "$1: expected '$2', got '$3'"; fi
-}
-run() { # run DESCRIPTION CMD...: CMD must succeed
-	local what=$1
-	shift
-	if "$@" >"$tmp/out" 2>&1; then ok "$what"; else
-		bad "$what"
-		sed 's/^/     /' "$tmp/out"
-	fi
-}
-checks_done() {
-	echo "# $checks checks, $fails failed"
-	[ "$fails" = 0 ]
-}
+# shellcheck source=assert.sh
+. "$top/tests/lib/assert.sh"

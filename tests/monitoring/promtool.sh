@@ -16,18 +16,12 @@ rule=$top/deploy/monitoring/prometheusrule.yaml
 # Everything under `spec:`, two spaces less: a plain Prometheus rule file.
 sed -n '/^spec:$/,$p' "$rule" | sed '1d; s/^  //' >"$tmp/rules.yaml"
 cp "$top/tests/monitoring/rules_test.yaml" "$tmp/"
-fails=0
+# shellcheck source=../lib/assert.sh
+. "$top/tests/lib/assert.sh"
 echo "# promtool $(promtool --version 2>&1 | head -1)"
-if promtool check rules "$tmp/rules.yaml" >"$tmp/out" 2>&1; then echo "ok   promtool check rules"; else
-	echo "FAIL promtool check rules"; sed 's/^/     /' "$tmp/out"; fails=$((fails + 1))
-fi
+run "promtool check rules" promtool check rules "$tmp/rules.yaml"
 expected=$(grep -c '^    - alert:' "$rule")
 tested=$(grep -o 'alertname: [A-Za-z]*' "$tmp/rules_test.yaml" | sort -u | wc -l)
-if [ "$expected" = "$tested" ]; then echo "ok   every alert ($expected) has a test"; else
-	echo "FAIL $expected alerts, $tested tested"; fails=$((fails + 1))
-fi
-if (cd "$tmp" && promtool test rules rules_test.yaml) >"$tmp/out" 2>&1; then echo "ok   promtool test rules"; else
-	echo "FAIL promtool test rules"; sed 's/^/     /' "$tmp/out"; fails=$((fails + 1))
-fi
-echo "# $((3 - fails)) passed, $fails failed"
-[ "$fails" = 0 ]
+expect "every alert has a test" "$expected" "$tested"
+run "promtool test rules" bash -c 'cd "$1" && promtool test rules rules_test.yaml' _ "$tmp"
+checks_done

@@ -18,21 +18,10 @@ cleanup() {
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-fail() {
-    echo "FAIL: $*" >&2
-    "$WORLD" status >&2 2>&1 || true
-    exit 1
-}
-ok() { echo "ok - $*"; }
-wait_until() { # SECONDS WHAT CMD...
-    local t=$1 what=$2 i
-    shift 2
-    for ((i = 0; i < t * 5; i++)); do
-        "$@" >/dev/null 2>&1 && return 0
-        sleep 0.2
-    done
-    fail "timed out after ${t}s: $what"
-}
+# shellcheck source=../lib/assert.sh
+source "$repo/tests/lib/assert.sh"
+world_status() { "$WORLD" status 2>&1 || true; }
+ASSERT_ON_FAIL=world_status
 
 t0=$(date +%s%3N)
 "$WORLD" up --real --nodes 2 --node-grace 3 >"$tmp/up.log" 2>&1 || { cat "$tmp/up.log" >&2; fail "world up --real"; }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_agent_kube.sh -- one real rssd against kubesim and a real containerd, without the world.
 #
-# Usage: test_agent_kube.sh KUBESIM RSSD AGENT_POD CRI_TOOL SOURCE_DIR
+# Usage: test_agent_kube.sh KUBESIM RSSD CRI_TOOL SOURCE_DIR
 # Step 10 runs it with --namespaces and checks kubesim's request counts by namespace.
 # The test plays the leader by hand: it holds the Lease rssd-leader itself (so rssd never leads) and
 # writes `desired` into the member records (ConfigMaps <ns>.<pod> in rssd-system, docs/protocol.md); the
@@ -9,7 +9,7 @@
 # on rssd's own log lines and the records, never on sleeps.
 set -euo pipefail
 
-kubesim=$1 rssd=$2 agent_pod=$3 cri_tool=$4 top=$5
+kubesim=$1 rssd=$2 cri_tool=$3 top=$4
 export CRI_TOOL=$cri_tool
 fixture=$top/tests/lib/containerd.sh
 
@@ -25,29 +25,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-checks=0
-ok() {
-	checks=$((checks + 1))
-	echo "ok $checks - $*"
+# shellcheck source=../../lib/assert.sh
+. "$top/tests/lib/assert.sh"
+rssd_diagnostics() {
+	echo "--- rssd log (last 40 lines):"
+	tail -n 40 "$tmp"/rssd*.log || true
+	echo "--- hooks.log:"
+	cat "$tmp/data/hooks.log" || true
 }
-fail() {
-	echo "FAIL: $*" >&2
-	echo "--- rssd log (last 40 lines):" >&2
-	tail -n 40 "$tmp"/rssd*.log >&2 || true
-	echo "--- hooks.log:" >&2
-	cat "$tmp/data/hooks.log" >&2 || true
-	exit 1
-}
-# wait_for DESCRIPTION COMMAND...: polls COMMAND (quietly) for up to 60 s.
-wait_for() {
-	local what=$1 i
-	shift
-	for i in $(seq 1 600); do
-		if "$@" >/dev/null 2>&1; then return 0; fi
-		sleep 0.1
-	done
-	fail "timed out waiting for: $what"
-}
+ASSERT_ON_FAIL=rssd_diagnostics
 
 # --- containerd and kubesim ---------------------------------------------------------------------
 mkdir -p "$tmp/ctrd" "$tmp/data"
@@ -65,7 +51,7 @@ k() { kubectl --cache-dir "$tmp/cache" --request-timeout=20s "$@"; }
 
 k apply -f "$top/deploy/crd.yaml" >/dev/null
 printf 'apiVersion: v1\nkind: Namespace\nmetadata: {name: rssd-system}\n' | k apply -f - >/dev/null
-wait_for "the CRD is served" k get rss -n default
+wait_until 60 "the CRD is served" k get rss -n default
 
 # The RSS: apps/dummy's hooks, with a short primary timeout for the hung-hook case.
 cat >"$tmp/rss.yaml" <<'YAML'
@@ -109,7 +95,13 @@ k apply -f "$tmp/pod.yaml" >/dev/null
 uid=$(k get pod rss-dummy-0 -o jsonpath='{.metadata.uid}')
 [ -n "$uid" ] || fail "pod has no uid"
 seq 1 42 >"$tmp/data/writes"
-ids=$("$agent_pod" "$CRI_ENDPOINT" rss-dummy-0 default "$uid" dummy "$top/apps/dummy/hooks" "$tmp/data")
+# member_container POD NAMESPACE UID DATA_DIR: the member's container "dummy" as the kubelet would label it,
+# apps/dummy's hooks at /hooks (read-only), DATA_DIR at /data, POD_NAME set; prints "SANDBOX_ID CONTAINER_ID".
+member_container() {
+	"$cri_tool" --endpoint "$CRI_ENDPOINT" run-pod --namespace "$2" --uid "$3" --container dummy \
+		--mount "$top/apps/dummy/hooks:/hooks:ro" --mount "$4:/data" --env "POD_NAME=$1" "$1"
+}
+ids=$(member_container rss-dummy-0 default "$uid" "$tmp/data")
 cid=${ids#* }
 
 # desire_for POD RSS JSON: writes desired (for the pod's current uid) into the pod's record, as the leader
@@ -150,8 +142,8 @@ spec:
   - name: dummy
     image: localhost/rss/busybox:1
 YAML
-	"$agent_pod" "$CRI_ENDPOINT" "$1" default "$(k get pod "$1" -o jsonpath='{.metadata.uid}')" dummy \
-		"$top/apps/dummy/hooks" "$4" >/dev/null || fail "container for $1"
+	member_container "$1" default "$(k get pod "$1" -o jsonpath='{.metadata.uid}')" "$4" >/dev/null ||
+		fail "container for $1"
 	desire_for "$1" "$3" '{"epoch":2,"action":"seed","id":"2-99","generation":1,"peers":[]}'
 }
 foreign rss-dummy-1 node2 dummy "$tmp/data-node2"
@@ -193,7 +185,7 @@ count() { grep -c " $1 " "$tmp/data/hooks.log" || true; }
 
 # --- 1. probe first ----------------------------------------------------------------------------
 start_rssd "$tmp/rssd1.log"
-wait_for "the first observed report" obs_is .sequence 42
+wait_until 60 "the first observed report" obs_is .sequence 42
 [ "$(hooks)" = "status sequence " ] || fail "probe: expected 'status sequence', hooks ran: $(hooks)"
 obs_is .role stopped || fail "probe: role $(obs .role)"
 obs_is .containerId "$cid" || fail "probe: containerId $(obs .containerId), want $cid"
@@ -203,7 +195,7 @@ ok "probe first: status then sequence (42), role stopped, generation $gen, epoch
 
 # --- 2. seed executes once ---------------------------------------------------------------------
 desire "{\"epoch\":2,\"action\":\"seed\",\"id\":\"2-1\",\"generation\":$gen,\"peers\":[]}"
-wait_for "seed 2-1 reported" obs_is .lastAction.result ok
+wait_until 60 "seed 2-1 reported" obs_is .lastAction.result ok
 obs_is .lastAction.id 2-1 || fail "seed: lastAction $(observed)"
 obs_is .role primary || fail "seed: role $(obs .role)"
 [ "$(count seed)" = 1 ] || fail "seed ran $(count seed) times"
@@ -213,32 +205,32 @@ ok "seed 2-1 ran once, role primary, generation $gen -> $gen2"
 
 # --- 3. stale epoch and stale generation ---------------------------------------------------------
 desire "{\"epoch\":1,\"action\":\"stop\",\"id\":\"1-9\",\"generation\":$gen2}"
-wait_for "the stale epoch decision" grep -q "1-9: epoch 1 is older" "$tmp/rssd1.log"
+wait_until 60 "the stale epoch decision" grep -q "1-9: epoch 1 is older" "$tmp/rssd1.log"
 [ "$(count stop)" = 0 ] || fail "a stop of epoch 1 ran"
 obs_is .lastAction.id 2-1 || fail "stale epoch changed lastAction: $(observed)"
 ok "stop of a deposed epoch (1 < 2) is not executed"
 
 desire "{\"epoch\":2,\"action\":\"stop\",\"id\":\"2-2\",\"generation\":$gen}"
-wait_for "stale generation rejected" obs_is .lastAction.result rejected
+wait_until 60 "stale generation rejected" obs_is .lastAction.result rejected
 obs_is .lastAction.id 2-2 || fail "reject: $(observed)"
 [ "$(count stop)" = 0 ] || fail "a stop for an old generation ran"
 ok "stop for generation $gen (member in $gen2) is rejected: $(obs .lastAction.message)"
 
 # --- 4. no re-run across an rssd restart ---------------------------------------------------------
 desire "{\"epoch\":2,\"action\":\"seed\",\"id\":\"2-1\",\"generation\":$gen,\"peers\":[]}"
-wait_for "old seed ignored" grep -q "seed 2-1: already taken up" "$tmp/rssd1.log"
+wait_until 60 "old seed ignored" grep -q "seed 2-1: already taken up" "$tmp/rssd1.log"
 stop_rssd
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 start_rssd "$tmp/rssd2.log" "$port"
-wait_for "re-probe after restart" grep -q "probed container" "$tmp/rssd2.log"
-wait_for "restart decision" grep -q "seed 2-1: already taken up" "$tmp/rssd2.log"
+wait_until 60 "re-probe after restart" grep -q "probed container" "$tmp/rssd2.log"
+wait_until 60 "restart decision" grep -q "seed 2-1: already taken up" "$tmp/rssd2.log"
 [ "$(count seed)" = 1 ] || fail "seed ran $(count seed) times after a restart"
 obs_is .role primary || fail "after restart: role $(obs .role)"
 obs_is .generation "$gen2" || fail "after restart: generation $(obs .generation), want $gen2"
 ok "after SIGTERM and a new rssd: seed 2-1 not re-run, generation $gen2 kept, role primary"
 health() { curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/$1"; }
 ready_ok() { [ "$(health readyz)" = 200 ]; }
-wait_for "readyz" ready_ok
+wait_until 60 "readyz" ready_ok
 [ "$(health healthz)" = 200 ] || fail "healthz: $(health healthz)"
 [ "$(health nope)" = 404 ] || fail "unknown path: $(health nope)"
 ok "/healthz and /readyz answer 200 on 127.0.0.1:$port"
@@ -246,7 +238,7 @@ ok "/healthz and /readyz answer 200 on 127.0.0.1:$port"
 # --- 5. a garbage sequence is an error, never 0 ----------------------------------------------------
 printf 'abc\n' >"$tmp/data/garbage-sequence"
 desire "{\"epoch\":2,\"action\":\"stop\",\"id\":\"2-3\",\"generation\":$gen2}"
-wait_for "stop 2-3 reported" obs_is '.lastAction.id + " " + .lastAction.result' "2-3 ok"
+wait_until 60 "stop 2-3 reported" obs_is '.lastAction.id + " " + .lastAction.result' "2-3 ok"
 obs_is .role stopped || fail "stop: role $(obs .role)"
 obs_is .sequence null || fail "garbage sequence published as $(obs .sequence)"
 [ "$(obs .sequenceError)" != null ] || fail "no sequenceError: $(observed)"
@@ -258,8 +250,8 @@ rm -f "$tmp/data/garbage-sequence"
 gen3=$(obs .generation)
 touch "$tmp/data/hang-primary"
 desire "{\"epoch\":2,\"action\":\"primary\",\"id\":\"2-4\",\"generation\":$gen3,\"peers\":[\"rss-dummy-1.dummy-svc\"]}"
-wait_for "primary 2-4 reported" obs_is .lastAction.id 2-4
-wait_for "primary 2-4 final" obs_is '.lastAction.result != "pending"' true
+wait_until 60 "primary 2-4 reported" obs_is .lastAction.id 2-4
+wait_until 60 "primary 2-4 final" obs_is '.lastAction.result != "pending"' true
 obs_is .lastAction.result timeout || fail "hung primary: $(observed)"
 grep -q "primary args=\[rss-dummy-1.dummy-svc\] rc=hang" "$tmp/data/hooks.log" || fail "no hang line with the peers"
 sleeps=$("$cri_tool" --endpoint "$CRI_ENDPOINT" exec "$cid" ps -o args | grep -c 'sleep infinity' || true)
@@ -271,14 +263,14 @@ rm -f "$tmp/data/hang-primary"
 gen3=$(obs .generation)
 touch "$tmp/data/hang-seed"
 desire "{\"epoch\":2,\"action\":\"seed\",\"id\":\"2-6\",\"generation\":$gen3,\"peers\":[]}"
-wait_for "the seed hangs" grep -q "seed args=\[\] rc=hang" "$tmp/data/hooks.log"
+wait_until 60 "the seed hangs" grep -q "seed args=\[\] rc=hang" "$tmp/data/hooks.log"
 stop_rssd
 grep -q "hook(s) still running" "$tmp/rssd2.log" || fail "rssd did not stop while the hook ran"
 grep -q "running hook" "$tmp/rssd2.log" || fail "hook runs are not logged"
 rm -f "$tmp/data/hang-seed"
 start_rssd "$tmp/rssd3.log" 0 --fence-timeout 4s
-wait_for "interrupted reported" obs_is '.lastAction.id + " " + .lastAction.result' "2-6 interrupted"
-wait_for "decision after restart" grep -q "seed 2-6: already taken up" "$tmp/rssd3.log"
+wait_until 60 "interrupted reported" obs_is '.lastAction.id + " " + .lastAction.result' "2-6 interrupted"
+wait_until 60 "decision after restart" grep -q "seed 2-6: already taken up" "$tmp/rssd3.log"
 [ "$(count seed)" = 2 ] || fail "seed ran $(count seed) times, want 2 (one hung)"
 [ "$(obs .generation)" = $((gen3 + 1)) ] || fail "interrupted start: generation $(obs .generation), want $((gen3 + 1))"
 ok "seed 2-6 interrupted by an rssd stop: reported interrupted, not re-run, generation $gen3 -> $((gen3 + 1))"
@@ -287,16 +279,16 @@ ok "seed 2-6 interrupted by an rssd stop: reported interrupted, not re-run, gene
 #        (the RSS status lists no member nodes: there is no leader in this test) --------------------
 gen4=$(obs .generation)
 desire "{\"epoch\":2,\"action\":\"primary\",\"id\":\"2-5\",\"generation\":$gen4,\"peers\":[]}"
-wait_for "primary 2-5 reported" obs_is '.lastAction.id + " " + .lastAction.result + " " + .role' "2-5 ok primary"
+wait_until 60 "primary 2-5 reported" obs_is '.lastAction.id + " " + .lastAction.result + " " + .role' "2-5 ok primary"
 stops=$(count stop)
 kill -STOP "$KS_PID"
-wait_for "self-fencing" grep -q "self-fencing pod default/" "$tmp/rssd3.log"
+wait_until 60 "self-fencing" grep -q "self-fencing pod default/" "$tmp/rssd3.log"
 stopped_once() { [ "$(count stop)" = $((stops + 1)) ]; }
-wait_for "the fencing stop" stopped_once
+wait_until 60 "the fencing stop" stopped_once
 kill -CONT "$KS_PID"
-wait_for "fenced state published" obs_is .role stopped
+wait_until 60 "fenced state published" obs_is .role stopped
 # (the record write that says "stopped" may land before the next heartbeat renewal ends the cut-off)
-wait_for "the end of self-fencing logged" grep -q "reachable again" "$tmp/rssd3.log"
+wait_until 60 "the end of self-fencing logged" grep -q "reachable again" "$tmp/rssd3.log"
 [ "$(count primary)" = 2 ] || fail "primary ran $(count primary) times, want 2"
 obs_is .generation "$((gen4 + 1))" || fail "fencing: generation $(obs .generation), want $((gen4 + 1)) (no crash bump)"
 ok "API unreachable > fence timeout: member stopped once, stopped role published once the API is back"
@@ -321,7 +313,7 @@ sed 's/namespace: default/namespace: other/' "$tmp/rss.yaml" | k apply -f - >/de
 sed 's/namespace: default/namespace: other/' "$tmp/pod.yaml" | k apply -f - >/dev/null
 ouid=$(k get pod -n other rss-dummy-0 -o jsonpath='{.metadata.uid}')
 mkdir -p "$tmp/data-other"
-"$agent_pod" "$CRI_ENDPOINT" rss-dummy-0 other "$ouid" dummy "$top/apps/dummy/hooks" "$tmp/data-other" >/dev/null ||
+member_container rss-dummy-0 other "$ouid" "$tmp/data-other" >/dev/null ||
 	fail "container for other/rss-dummy-0"
 jq -n --arg u "$ouid" '{apiVersion: "v1", kind: "ConfigMap",
 	metadata: {name: "other.rss-dummy-0", namespace: "rssd-system", labels: {
@@ -332,7 +324,7 @@ jq -n --arg u "$ouid" '{apiVersion: "v1", kind: "ConfigMap",
 sim() { curl -sf --cacert "$KS_DIR/ca.crt" -H "Authorization: Bearer $KS_TOKEN" "$@"; }
 sim -X POST "https://127.0.0.1:$KS_PORT/_sim/stats-reset" >/dev/null || fail "stats-reset"
 start_rssd "$tmp/rssd4.log" 0 --namespaces default
-wait_for "the default member probed" grep -q "probed container" "$tmp/rssd4.log"
+wait_until 60 "the default member probed" grep -q "probed container" "$tmp/rssd4.log"
 grep -q "managing namespace default only" "$tmp/rssd4.log" || fail "no 'managing namespace default only' line"
 # The probe and the seed would have started together had rssd seen the other member; give a second more.
 sleep 1

@@ -97,7 +97,7 @@ rendered=$(k create --dry-run=client -o json -f "$tmp/cluster.yaml" | jq -S 'if 
 	select(.kind == "DaemonSet") | .spec | del(.template.spec.containers[0].image, .template.spec.containers[0].imagePullPolicy)')
 expect "cluster: the DaemonSet is deploy/daemonset.yaml but for the image" "$plain" "$rendered"
 run "cluster: applying again changes nothing" k apply -k "$top/deploy/overlays/cluster"
-if grep -q -v ' unchanged$' "$tmp/out"; then bad "cluster: a second apply -k changed: $(grep -v ' unchanged$' "$tmp/out" | tr '\n' ';')"; fi
+if grep -q -v ' unchanged$' <<<"$run_out"; then bad "cluster: a second apply -k changed: $(grep -v ' unchanged$' <<<"$run_out" | tr '\n' ';')"; fi
 
 # Upgrade as docs/deploy.md says: an overlay of one's own on top that sets the new tag.
 mkdir -p "$tmp/upgrade"

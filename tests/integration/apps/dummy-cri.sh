@@ -29,15 +29,8 @@ rm -f "$dir.log"
 eval "$(bash "$fixture" env "$dir")"
 export CRI_ENDPOINT
 
-fails=0
-checks=0
-expect() { # expect DESCRIPTION EXPECTED ACTUAL
-	checks=$((checks + 1))
-	if [ "$2" = "$3" ]; then echo "ok   $1 ($3)"; else
-		fails=$((fails + 1))
-		echo "FAIL $1: expected '$2', got '$3'"
-	fi
-}
+# shellcheck source=../../lib/assert.sh
+. "$top/tests/lib/assert.sh"
 
 ids=$("$cri_tool" run-pod rss-dummy-0)
 cid=${ids#* }
@@ -104,5 +97,4 @@ x cat /data/hooks.log
 expect "one hooks.log line per hook run" "$hook_runs" "$(grep -c . <<<"$out")"
 expect "the last line is the hang" "rc=hang" "$(tail -n 1 <<<"$out" | sed 's/.* //')"
 
-echo "# $checks checks, $fails failed"
-[ "$fails" = 0 ]
+checks_done

@@ -28,22 +28,9 @@ trap cleanup EXIT
 mkdir "$tmp/bin" "$tmp/data" "$tmp/run"
 for a in $("$busybox" --list); do ln -s "$busybox" "$tmp/bin/$a"; done
 
-fails=0
-checks=0
 calls=0 # hook invocations, to compare with the lines of hooks.log
-ok() {
-	checks=$((checks + 1))
-	echo "ok   $*"
-}
-bad() {
-	checks=$((checks + 1))
-	fails=$((fails + 1))
-	echo "FAIL $*"
-}
-expect() { # expect DESCRIPTION EXPECTED ACTUAL
-	if [ "$2" = "$3" ]; then ok "$1 ($3)"; else bad "$1: expected '$2', got '$3'"; fi
-}
-
+# shellcheck source=../../lib/assert.sh
+. "$here/../../lib/assert.sh"
 # hook NAME ARGS...: run a hook as rssd would (argv), setting $rc and $out; stderr goes to $tmp/err.
 hook() {
 	local name=$1
@@ -69,18 +56,6 @@ alive() {
 	st=$(sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f1)
 	[ "$st" != Z ]
 }
-# wait_for DESCRIPTION CMD...: poll CMD until true (generous deadline; not a timing assertion).
-wait_for() {
-	local what=$1
-	shift
-	for _ in $(seq 1 200); do
-		if "$@"; then return 0; fi
-		sleep 0.1
-	done
-	bad "gave up waiting: $what"
-	return 1
-}
-
 echo "# sequence counts writes"
 hook sequence
 expect "sequence on an empty volume" "0:0" "$rc:$out"
@@ -115,7 +90,7 @@ expect "dummyd's stdout is /dev/null" /dev/null "$(readlink "/proc/$pid1/fd/1")"
 expect "dummyd's stderr is /dev/null" /dev/null "$(readlink "/proc/$pid1/fd/2")"
 beat1=$(cut -d' ' -f2 "$tmp/run/heartbeat")
 heartbeat_moved() { [ "$(cut -d' ' -f2 "$tmp/run/heartbeat" 2>/dev/null)" != "$beat1" ]; }
-wait_for "dummyd heartbeat advances" heartbeat_moved && ok "dummyd keeps running (heartbeat advances)"
+if poll 20 heartbeat_moved; then ok "dummyd keeps running (heartbeat advances)"; else bad "gave up waiting: dummyd heartbeat advances"; fi
 hook status
 expect "status of a running primary is 8" 8 "$rc"
 
@@ -154,7 +129,7 @@ expect "primary without peers exits 0" 0 "$rc"
 pid3=$(daemon_pid)
 touch "$tmp/data/crash"
 dead3() { ! alive "$pid3"; }
-wait_for "dummyd crashes on the crash knob" dead3 && ok "dummyd exited on the crash knob"
+if poll 20 dead3; then ok "dummyd exited on the crash knob"; else bad "gave up waiting: dummyd crashes on the crash knob"; fi
 hook status
 expect "status after a crash is 1 (failed)" 1 "$rc"
 hook stop
@@ -227,5 +202,4 @@ if grep -q ' sequence args=\[\] out=18446744073709551616 rc=0$' "$tmp/data/hooks
 # Times never go backwards within one log (ISO strings sort as times).
 if sort -c <(cut -d' ' -f1 "$tmp/data/hooks.log") 2>/dev/null; then ok "log times are ordered"; else bad "log times out of order"; fi
 
-echo "# $checks checks, $fails failed"
-[ "$fails" = 0 ]
+checks_done

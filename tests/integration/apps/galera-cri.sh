@@ -48,15 +48,8 @@ t=$(date +%s.%N)
 ctr --address "$CONTAINERD_ADDRESS" -n k8s.io images import --snapshotter overlayfs "$image_tar" >/dev/null
 echo "# image imported in $(elapsed "$t") s"
 
-fails=0
-checks=0
-expect() { # expect DESCRIPTION EXPECTED ACTUAL
-	checks=$((checks + 1))
-	if [ "$2" = "$3" ]; then echo "ok   $1 ($3)"; else
-		fails=$((fails + 1))
-		echo "FAIL $1: expected '$2', got '$3'"
-	fi
-}
+# shellcheck source=../../lib/assert.sh
+. "$top/tests/lib/assert.sh"
 
 # Ports far from the e2e world's (offset 1000): mysql 14306+i, gcomm 15567+10i (+1 IST, +2 SST).
 OFFSET=1000

@@ -6,7 +6,8 @@
 . "$(dirname "${BASH_SOURCE[0]}")/../../lib/kubesim.sh"
 KS_TMP=$(mktemp -d /tmp/kubesim-test.XXXXXX)
 BG_PIDS=()
-CHECKS=0
+# shellcheck source=../../lib/assert.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../lib/assert.sh"
 
 ks_cleanup() {
   local p
@@ -19,19 +20,13 @@ ks_cleanup() {
 }
 trap ks_cleanup EXIT
 
-fail() {
-  echo "FAIL: $*" >&2
+kubesim_diagnostics() {
   if [ -n "${KS_DIR:-}" ] && [ -f "$KS_TMP/kubesim.log" ]; then
-    echo "--- last kubesim log lines:" >&2
-    tail -n 20 "$KS_TMP/kubesim.log" >&2
+    echo "--- last kubesim log lines:"
+    tail -n 20 "$KS_TMP/kubesim.log"
   fi
-  exit 1
 }
-
-pass() {
-  CHECKS=$((CHECKS + 1))
-  echo "ok $CHECKS - $*"
-}
+ASSERT_ON_FAIL=kubesim_diagnostics
 
 # ks_start KUBESIM [extra args]: starts kubesim on a free port; sets KS_DIR, KS_PORT, KS_TOKEN.
 ks_start() {
@@ -58,10 +53,10 @@ req() {
   body=$(cat "$KS_TMP/body" 2>/dev/null || true)
 }
 
-# expect CODE DESCRIPTION: the last req answered CODE.
-expect() {
+# expect_http CODE DESCRIPTION: the last req answered CODE (fatal).
+expect_http() {
   [ "$code" = "$1" ] || fail "$2: expected HTTP $1, got $code: $body"
-  pass "$2"
+  ok "$2"
 }
 
 # jb FILTER: jq on the last body.
@@ -69,30 +64,17 @@ jb() {
   jq -r "$1" <<<"$body"
 }
 
-# same DESCRIPTION ACTUAL EXPECTED
+# same DESCRIPTION ACTUAL EXPECTED: fatal equality (the counted one is expect, tests/lib/assert.sh).
 same() {
   [ "$2" = "$3" ] || fail "$1: expected '$3', got '$2'"
-  pass "$1"
+  ok "$1"
 }
 
 # contains DESCRIPTION HAYSTACK NEEDLE
 contains() {
   case "$2" in
-  *"$3"*) pass "$1" ;;
+  *"$3"*) ok "$1" ;;
   *) fail "$1: '$3' not found in: $2" ;;
   esac
 }
 
-# wait_for DESCRIPTION COMMAND...: polls (up to 60 s) until the command succeeds.
-wait_for() {
-  local desc=$1 i
-  shift
-  for i in $(seq 1 600); do
-    if "$@"; then
-      pass "$desc"
-      return 0
-    fi
-    sleep 0.1
-  done
-  fail "$desc: still not true after 60 s"
-}

@@ -85,7 +85,7 @@ contains "get by kind shows printer columns" "$out" "SIZE"
 out=$(kc get gd 2>&1) || fail "get gd: $out"
 contains "get by short name" "$(echo "$out" | tail -1)" "g1"
 [ "$(echo "$out" | awk 'NR==2 {print $2}')" = 2 ] || fail "SIZE column: $out"
-pass "SIZE column value"
+ok "SIZE column value"
 out=$(kc get all 2>&1) || fail "get all: $out"
 contains "category all includes the CR" "$out" "gadget.test.kubesim.io/g1"
 cr 3 >"$KS_TMP/cr.yaml"
@@ -103,9 +103,9 @@ contains "schema violation reported" "$out" "spec.size in body should be greater
 kc get gd -w >"$KS_TMP/watch.out" 2>&1 &
 wpid=$!
 BG_PIDS+=("$wpid")
-wait_for "get -w prints the object" grep -q "^g1 " "$KS_TMP/watch.out"
+wait_until 60 "get -w prints the object" grep -q "^g1 " "$KS_TMP/watch.out" && ok "get -w prints the object"
 kc patch gd g1 --type=merge -p '{"spec":{"size":7}}' >/dev/null
-wait_for "get -w prints the change" grep -Eq "^g1 +7 " "$KS_TMP/watch.out"
+wait_until 60 "get -w prints the change" grep -Eq "^g1 +7 " "$KS_TMP/watch.out" && ok "get -w prints the change"
 kill "$wpid"
 wait "$wpid" 2>/dev/null || true
 
@@ -126,7 +126,7 @@ fi
 # describe shows core/v1 events of the object
 uid=$(kc get gd g1 -o jsonpath='{.metadata.uid}')
 req POST /api/v1/namespaces/default/events "{\"metadata\":{\"name\":\"g1.ev1\"},\"involvedObject\":{\"apiVersion\":\"test.kubesim.io/v1\",\"kind\":\"Gadget\",\"name\":\"g1\",\"namespace\":\"default\",\"uid\":\"$uid\"},\"reason\":\"Tested\",\"message\":\"kubesim event for g1\",\"type\":\"Normal\",\"count\":1,\"source\":{\"component\":\"test\"},\"firstTimestamp\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\",\"lastTimestamp\":\"$(date -u +%Y-%m-%dT%H:%M:%SZ)\"}"
-expect 201 "post an event"
+expect_http 201 "post an event"
 out=$(kc describe gd g1 2>&1) || fail "describe: $out"
 contains "describe shows the spec" "$out" "Size:"
 contains "describe shows the event" "$out" "kubesim event for g1"
@@ -172,9 +172,9 @@ kc delete gd g1 >"$KS_TMP/delete.out" 2>&1 &
 dpid=$!
 BG_PIDS+=("$dpid")
 has_deletion_ts() { [ -n "$(kc get gd g1 -o jsonpath='{.metadata.deletionTimestamp}' 2>/dev/null)" ]; }
-wait_for "delete sets deletionTimestamp" has_deletion_ts
+wait_until 60 "delete sets deletionTimestamp" has_deletion_ts && ok "delete sets deletionTimestamp"
 kill -0 "$dpid" 2>/dev/null || fail "kubectl delete returned while a finalizer remained: $(cat "$KS_TMP/delete.out")"
-pass "kubectl delete still waiting"
+ok "kubectl delete still waiting"
 kc patch gd g1 --type=json -p '[{"op":"remove","path":"/metadata/finalizers"}]' >/dev/null
 wait "$dpid" || fail "kubectl delete failed: $(cat "$KS_TMP/delete.out")"
 contains "delete reports deletion" "$(cat "$KS_TMP/delete.out")" 'deleted'
@@ -197,9 +197,9 @@ out=$(kc get pod p1 2>&1) || fail "get pod: $out"
 contains "pod shows Terminating" "$out" "Terminating"
 puid=$(kc get pod p1 -o jsonpath='{.metadata.uid}')
 req DELETE /api/v1/namespaces/default/pods/p1 "{\"gracePeriodSeconds\":0,\"preconditions\":{\"uid\":\"$puid\"}}"
-expect 200 "kubelet removes the pod"
+expect_http 200 "kubelet removes the pod"
 if out=$(kc get pod p1 2>&1); then fail "pod still exists: $out"; fi
-pass "pod gone"
+ok "pod gone"
 ks_stop
 
-echo "test_kubectl ($mode, server 1.$minor): all $CHECKS checks passed"
+echo "test_kubectl ($mode, server 1.$minor): all $checks checks passed"

@@ -77,7 +77,7 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: one-config}
 subjects: [{kind: User, name: bob, apiGroup: rbac.authorization.k8s.io}]
 YAML
 out=$(kc apply -f "$KS_TMP/roles.yaml" 2>&1) || fail "apply roles: $out"
-pass "edit-like Role and resourceNames Role applied"
+ok "edit-like Role and resourceNames Role applied"
 
 printf 'alice-token,alice,uid-alice\nbob-token,bob,uid-bob\n' >"$KS_DIR/tokens"
 if [ "$mode" = debian ]; then
@@ -91,7 +91,7 @@ else
   contains "kubectl create token for a missing ServiceAccount" "$out" 'serviceaccounts "nobody" not found'
 fi
 [ -n "$RSSD" ] && [ "$RSSD" != null ] || fail "no token for rssd-system/rssd"
-pass "a token for deploy/'s ServiceAccount rssd-system/rssd"
+ok "a token for deploy/'s ServiceAccount rssd-system/rssd"
 
 cases=0
 set -f # the arguments hold literal '*'
@@ -156,7 +156,7 @@ admin   yes     * *
 admin   yes     deletecollection secrets --all-namespaces
 TABLE
 set +f
-pass "$cases kubectl auth can-i answers as expected"
+ok "$cases kubectl auth can-i answers as expected"
 
 out=$(kc auth can-i --list -n rssd-system --token "$RSSD" 2>&1) || fail "auth can-i --list: $out"
 contains "auth can-i --list shows the Lease rule in rssd-system" "$out" "leases.coordination.k8s.io"
@@ -165,7 +165,7 @@ out=$(kc get secrets -n default --token "$RSSD" 2>&1) && fail "rssd listed secre
 contains "kubectl prints the Forbidden error" "$out" \
   'Error from server (Forbidden): secrets is forbidden: User "system:serviceaccount:rssd-system:rssd" cannot list resource "secrets" in API group "" in the namespace "default"'
 out=$(kc get pods -A --token "$RSSD" 2>&1) || fail "rssd cannot list pods: $out"
-pass "kubectl get pods -A as rssd"
+ok "kubectl get pods -A as rssd"
 
 ks_stop
-echo "all $CHECKS checks passed"
+echo "all $checks checks passed"

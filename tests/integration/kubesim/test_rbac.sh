@@ -149,7 +149,7 @@ roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: nodes-re
 subjects: [{kind: User, name: frank}]
 YAML
 )
-pass "deploy/rbac.yaml and the test roles created"
+ok "deploy/rbac.yaml and the test roles created"
 
 # ---- the decision table, through SubjectAccessReview
 # SUBJECT is sa:NS:NAME, user:NAME[:GROUP,...] or group:GROUP; "-" is an empty field.
@@ -275,7 +275,7 @@ user:frank                    list             -                   namespaces   
 # the privileged group
 user:root:system:masters      deletecollection -                   secrets                  -         -            -      true
 TABLE
-pass "$rows authorizer decisions as expected"
+ok "$rows authorizer decisions as expected"
 
 # ---- the same rules on real requests
 # Users from the tokens file (kube-apiserver's --token-auth-file format); a bare line stays an admin.
@@ -293,119 +293,119 @@ as() {
   req "$@"
 }
 as admin-too GET /api/v1/secrets
-expect 200 "a bare tokens-file line is still an admin"
+expect_http 200 "a bare tokens-file line is still an admin"
 as nope GET /api
-expect 401 "an unknown token: 401"
+expect_http 401 "an unknown token: 401"
 
 as alice-token POST /api/v1/namespaces/team-a/configmaps '{"metadata":{"name":"cfg1"},"data":{"a":"1"}}'
-expect 201 "alice creates in team-a (Role edit)"
+expect_http 201 "alice creates in team-a (Role edit)"
 as alice-token POST /api/v1/namespaces/team-b/configmaps '{"metadata":{"name":"cfg1"},"data":{"a":"1"}}'
-expect 403 "alice cannot create in team-b"
+expect_http 403 "alice cannot create in team-b"
 same "403 message: name-less create" "$(jb .message)" \
   'configmaps is forbidden: User "alice" cannot create resource "configmaps" in API group "" in the namespace "team-b"'
 same "403 Status reason and details" "$(jb '[.kind, .status, .reason, .code, .details.kind, (.details.name // "-")] | join(" ")')" \
   "Status Failure Forbidden 403 configmaps -"
 as "$ADMIN" POST /api/v1/namespaces/team-b/configmaps '{"metadata":{"name":"cfg1"},"data":{"a":"1"}}'
-expect 201 "the admin creates team-b/cfg1"
+expect_http 201 "the admin creates team-b/cfg1"
 as "$ADMIN" POST /api/v1/namespaces/team-b/configmaps '{"metadata":{"name":"cfg2"},"data":{"a":"2"}}'
-expect 201 "the admin creates team-b/cfg2"
+expect_http 201 "the admin creates team-b/cfg2"
 as alice-token GET /api/v1/namespaces/team-b/configmaps/cfg1
-expect 403 "alice cannot get in team-b"
+expect_http 403 "alice cannot get in team-b"
 same "403 message: named get" "$(jb .message)" \
   'configmaps "cfg1" is forbidden: User "alice" cannot get resource "configmaps" in API group "" in the namespace "team-b"'
 same "403 details name" "$(jb .details.name)" cfg1
 as alice-token GET /api/v1/configmaps
-expect 403 "alice cannot list across namespaces"
+expect_http 403 "alice cannot list across namespaces"
 same "403 message: cluster scope" "$(jb .message)" \
   'configmaps is forbidden: User "alice" cannot list resource "configmaps" in API group "" at the cluster scope'
 as alice-token GET "/api/v1/namespaces/team-b/pods?watch=1&timeoutSeconds=1"
-expect 403 "a watch is authorized too"
+expect_http 403 "a watch is authorized too"
 same "403 message: watch" "$(jb .message)" \
   'pods is forbidden: User "alice" cannot watch resource "pods" in API group "" in the namespace "team-b"'
 as alice-token PUT /apis/apps/v1/namespaces/team-a/statefulsets/web/status '{"metadata":{"name":"web"}}'
-expect 403 "alice cannot update statefulsets/status"
+expect_http 403 "alice cannot update statefulsets/status"
 same "403 message: subresource" "$(jb .message)" \
   'statefulsets.apps "web" is forbidden: User "alice" cannot update resource "statefulsets/status" in API group "apps" in the namespace "team-a"'
 same "403 details group" "$(jb .details.group)" apps
 as alice-token GET /apis/example.com/v1/namespaces/team-a/widgets
-expect 403 "an unknown resource is still 403 for who may not (authorization before routing)"
+expect_http 403 "an unknown resource is still 403 for who may not (authorization before routing)"
 as "$ADMIN" GET /apis/example.com/v1/namespaces/team-a/widgets
-expect 404 "and 404 for the admin"
+expect_http 404 "and 404 for the admin"
 as alice-token POST /api '{}'
-expect 403 "a non-resource POST"
+expect_http 403 "a non-resource POST"
 same "403 message: non-resource" "$(jb .message)" 'forbidden: User "alice" cannot post path "/api"'
 as alice-token GET /apis
-expect 200 "discovery for every authenticated user"
+expect_http 200 "discovery for every authenticated user"
 as alice-token DELETE /api/v1/namespaces/team-a/configmaps
-expect 200 "alice deletecollection in team-a"
+expect_http 200 "alice deletecollection in team-a"
 
 # groups from the tokens file; list vs watch vs delete
 as gina-token GET /api/v1/namespaces/team-b/pods
-expect 200 "gina (group devs) lists pods in team-b"
+expect_http 200 "gina (group devs) lists pods in team-b"
 as gina-token GET "/api/v1/namespaces/team-b/pods?watch=true&timeoutSeconds=1"
-expect 200 "gina watches pods in team-b"
+expect_http 200 "gina watches pods in team-b"
 as gina-token DELETE /api/v1/namespaces/team-b/pods
-expect 403 "gina cannot deletecollection"
+expect_http 403 "gina cannot deletecollection"
 same "403 message: deletecollection" "$(jb .message)" \
   'pods is forbidden: User "gina" cannot deletecollection resource "pods" in API group "" in the namespace "team-b"'
 
 # resourceNames: bob may get/list/watch/update cfg1 only, by name; patch is not update
 as bob-token GET /api/v1/namespaces/team-b/configmaps/cfg1
-expect 200 "bob gets cfg1"
+expect_http 200 "bob gets cfg1"
 as bob-token GET /api/v1/namespaces/team-b/configmaps/cfg2
-expect 403 "bob cannot get cfg2"
+expect_http 403 "bob cannot get cfg2"
 as bob-token GET /api/v1/namespaces/team-b/configmaps
-expect 403 "bob cannot list configmaps (resourceNames never match a name-less list)"
+expect_http 403 "bob cannot list configmaps (resourceNames never match a name-less list)"
 as bob-token GET "/api/v1/namespaces/team-b/configmaps?fieldSelector=metadata.name%3Dcfg1"
-expect 200 "bob lists with fieldSelector metadata.name=cfg1"
+expect_http 200 "bob lists with fieldSelector metadata.name=cfg1"
 same "only cfg1 listed" "$(jb '[.items[].metadata.name] | join(",")')" cfg1
 as bob-token GET "/api/v1/namespaces/team-b/configmaps?watch=1&timeoutSeconds=1&fieldSelector=metadata.name%3Dcfg1"
-expect 200 "bob watches cfg1 by field selector"
+expect_http 200 "bob watches cfg1 by field selector"
 rv=$(as bob-token GET /api/v1/namespaces/team-b/configmaps/cfg1 && jb .metadata.resourceVersion)
 as bob-token PUT /api/v1/namespaces/team-b/configmaps/cfg1 \
   "{\"metadata\":{\"name\":\"cfg1\",\"resourceVersion\":\"$rv\"},\"data\":{\"a\":\"3\"}}"
-expect 200 "bob updates cfg1"
+expect_http 200 "bob updates cfg1"
 as bob-token PATCH /api/v1/namespaces/team-b/configmaps/cfg1 '{"data":{"a":"4"}}' application/merge-patch+json
-expect 403 "bob cannot patch cfg1 (patch is its own verb)"
+expect_http 403 "bob cannot patch cfg1 (patch is its own verb)"
 as bob-token POST /api/v1/namespaces/team-b/configmaps '{"metadata":{"name":"cfg1b"}}'
-expect 403 "bob cannot create (create never matches resourceNames)"
+expect_http 403 "bob cannot create (create never matches resourceNames)"
 
 # ServiceAccount tokens: TokenRequest (JSON; kubectl sends protobuf, test_kubectl.sh covers it)
 as "$ADMIN" POST /api/v1/namespaces/team-b/serviceaccounts '{"metadata":{"name":"builder"}}'
-expect 201 "ServiceAccount team-b/builder"
+expect_http 201 "ServiceAccount team-b/builder"
 as "$ADMIN" GET /api/v1/namespaces/team-b/serviceaccounts/default
-expect 200 "every namespace has its default ServiceAccount"
+expect_http 200 "every namespace has its default ServiceAccount"
 as "$ADMIN" POST /api/v1/namespaces/team-b/serviceaccounts/builder/token \
   '{"apiVersion":"authentication.k8s.io/v1","kind":"TokenRequest","spec":{"expirationSeconds":3600}}'
-expect 201 "TokenRequest"
+expect_http 201 "TokenRequest"
 same "TokenRequest kind" "$(jb .kind)" TokenRequest
 SA_TOKEN=$(jb .status.token)
 as "$ADMIN" POST /api/v1/namespaces/team-b/serviceaccounts/nobody/token '{"spec":{}}'
-expect 404 "TokenRequest for a missing ServiceAccount"
+expect_http 404 "TokenRequest for a missing ServiceAccount"
 as "$SA_TOKEN" POST /api/v1/namespaces/team-b/serviceaccounts/builder/token '{"spec":{}}'
-expect 403 "a ServiceAccount cannot mint tokens without create serviceaccounts/token"
+expect_http 403 "a ServiceAccount cannot mint tokens without create serviceaccounts/token"
 same "403 message: serviceaccounts/token" "$(jb .message)" \
   'serviceaccounts "builder" is forbidden: User "system:serviceaccount:team-b:builder" cannot create resource "serviceaccounts/token" in API group "" in the namespace "team-b"'
 as "$SA_TOKEN" POST /apis/apps/v1/namespaces/team-b/statefulsets \
   '{"metadata":{"name":"web"},"spec":{"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}'
-expect 201 "the builder ServiceAccount creates a StatefulSet in team-b"
+expect_http 201 "the builder ServiceAccount creates a StatefulSet in team-b"
 as "$SA_TOKEN" GET /apis/apps/v1/namespaces/team-b/statefulsets/web/scale
-expect 200 "and reads its scale"
+expect_http 200 "and reads its scale"
 as "$SA_TOKEN" GET /api/v1/namespaces/team-b/pods
-expect 403 "but cannot list pods"
+expect_http 403 "but cannot list pods"
 same "403 message: ServiceAccount user" "$(jb .message)" \
   'pods is forbidden: User "system:serviceaccount:team-b:builder" cannot list resource "pods" in API group "" in the namespace "team-b"'
 as "$SA_TOKEN" POST /apis/authorization.k8s.io/v1/selfsubjectaccessreviews \
   '{"spec":{"resourceAttributes":{"verb":"create","group":"apps","resource":"deployments","namespace":"team-b"}}}'
-expect 201 "SelfSubjectAccessReview"
+expect_http 201 "SelfSubjectAccessReview"
 same "SelfSubjectAccessReview allowed with the RBAC reason" "$(jb '[.status.allowed, .status.reason] | join(" ")')" \
   'true RBAC: allowed by RoleBinding "builder-apps/team-b" of ClusterRole "apps-admin" to ServiceAccount "builder/team-b"'
 as "$SA_TOKEN" POST /apis/authorization.k8s.io/v1/selfsubjectrulesreviews '{"spec":{"namespace":"team-b"}}'
-expect 201 "SelfSubjectRulesReview"
+expect_http 201 "SelfSubjectRulesReview"
 same "rules of the builder in team-b" "$(jb '[.status.resourceRules[] | select(.apiGroups == ["apps"]) | .verbs[]] | join(",")')" "*"
 as "$SA_TOKEN" POST /apis/authorization.k8s.io/v1/subjectaccessreviews \
   '{"spec":{"user":"alice","resourceAttributes":{"verb":"get","resource":"pods","namespace":"team-a"}}}'
-expect 403 "SubjectAccessReview needs its own permission"
+expect_http 403 "SubjectAccessReview needs its own permission"
 # OwnerReferencesPermissionEnforcement: blockOwnerDeletion needs update on the owner's finalizers
 sts_owned() {
   jq -nc --argjson block "$2" '{metadata: {name: $ARGS.positional[0], ownerReferences: [{apiVersion: "v1", kind: "ConfigMap",
@@ -413,42 +413,42 @@ sts_owned() {
     template: {metadata: {labels: {a: "b"}}, spec: {containers: [{name: "c", image: "i"}]}}}}' --args "$1"
 }
 as "$SA_TOKEN" POST /apis/apps/v1/namespaces/team-b/statefulsets "$(sts_owned owned true)"
-expect 403 "blockOwnerDeletion on an owner whose finalizers one cannot update"
+expect_http 403 "blockOwnerDeletion on an owner whose finalizers one cannot update"
 same "403 message: OwnerReferencesPermissionEnforcement" "$(jb .message)" \
   'statefulsets.apps "owned" is forbidden: cannot set blockOwnerDeletion if an ownerReference refers to a resource you can'"'"'t set finalizers on: , <nil>'
 as "$SA_TOKEN" POST /apis/apps/v1/namespaces/team-b/statefulsets "$(sts_owned owned false)"
-expect 201 "the same owner reference without blockOwnerDeletion"
+expect_http 201 "the same owner reference without blockOwnerDeletion"
 as "$ADMIN" POST /apis/rbac.authorization.k8s.io/v1/namespaces/team-b/roles \
   '{"metadata":{"name":"cm-finalizers"},"rules":[{"apiGroups":[""],"resources":["configmaps/finalizers"],"verbs":["update"]}]}'
 as "$ADMIN" POST /apis/rbac.authorization.k8s.io/v1/namespaces/team-b/rolebindings \
   '{"metadata":{"name":"builder-cm-finalizers"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"cm-finalizers"},"subjects":[{"kind":"ServiceAccount","name":"builder","namespace":"team-b"}]}'
 as "$SA_TOKEN" POST /apis/apps/v1/namespaces/team-b/statefulsets "$(sts_owned owned2 true)"
-expect 201 "blockOwnerDeletion with update on configmaps/finalizers"
+expect_http 201 "blockOwnerDeletion with update on configmaps/finalizers"
 as "$ADMIN" DELETE /api/v1/namespaces/team-b/serviceaccounts/builder
-expect 200 "delete the ServiceAccount"
+expect_http 200 "delete the ServiceAccount"
 as "$SA_TOKEN" GET /apis/apps/v1/namespaces/team-b/statefulsets
-expect 401 "its tokens die with it"
+expect_http 401 "its tokens die with it"
 as "$ADMIN" POST /api/v1/namespaces/team-b/serviceaccounts '{"metadata":{"name":"builder"}}'
 as "$SA_TOKEN" GET /apis/apps/v1/namespaces/team-b/statefulsets
-expect 401 "and a new ServiceAccount of the same name does not revive them (uid)"
+expect_http 401 "and a new ServiceAccount of the same name does not revive them (uid)"
 
 # deploy/rbac.yaml's ServiceAccount, on real requests
 as "$ADMIN" POST /api/v1/namespaces/rssd-system/serviceaccounts/rssd/token '{"spec":{}}'
 RSSD=$(jb .status.token)
 as "$RSSD" PUT /apis/coordination.k8s.io/v1/namespaces/rssd-system/leases/rssd-leader \
   '{"metadata":{"name":"rssd-leader"},"spec":{"holderIdentity":"a"}}'
-expect 201 "rssd creates its Lease by PUT in rssd-system"
+expect_http 201 "rssd creates its Lease by PUT in rssd-system"
 as "$RSSD" PUT /apis/coordination.k8s.io/v1/namespaces/default/leases/rssd-leader \
   '{"metadata":{"name":"rssd-leader"},"spec":{"holderIdentity":"a"}}'
-expect 403 "but not in default"
+expect_http 403 "but not in default"
 as "$RSSD" GET "/api/v1/pods?labelSelector=a%3Db&watch=1&timeoutSeconds=1"
-expect 200 "rssd watches pods cluster-wide"
+expect_http 200 "rssd watches pods cluster-wide"
 as "$RSSD" POST /api/v1/namespaces/default/events '{"metadata":{"name":"e1"},"involvedObject":{"kind":"Pod","name":"p"},"reason":"R","message":"m"}'
-expect 201 "rssd creates events"
+expect_http 201 "rssd creates events"
 as "$RSSD" PUT /api/v1/namespaces/default/events/e1 '{"metadata":{"name":"e1"},"involvedObject":{"kind":"Pod","name":"p"},"reason":"R","message":"m"}'
-expect 403 "rssd cannot update events"
+expect_http 403 "rssd cannot update events"
 as "$RSSD" GET /api/v1/namespaces/default/secrets
-expect 403 "rssd cannot list secrets"
+expect_http 403 "rssd cannot list secrets"
 
 ks_stop
-echo "all $CHECKS checks passed"
+echo "all $checks checks passed"

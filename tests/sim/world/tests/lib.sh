@@ -13,8 +13,10 @@ RSS_WORLD_DIR=$(mktemp -d /tmp/rssw.XXXXXX)
 export RSS_WORLD_DIR
 IMAGE=localhost/rss/busybox:1
 
-fail() {
-    echo "FAIL: $*" >&2
+# shellcheck source=../../../lib/assert.sh
+source "$repo/tests/lib/assert.sh"
+# world_diagnostics: the world's state and the tail of every log, for fail (tests/lib/assert.sh).
+world_diagnostics() {
     if [ -d "$RSS_WORLD_DIR" ] && [ -e "$RSS_WORLD_DIR/.rss-world" ]; then
         "$WORLD" status >&2 2>&1 || true
         local f
@@ -25,9 +27,8 @@ fail() {
             tail -n 25 "$f" >&2
         done
     fi
-    exit 1
 }
-ok() { echo "ok: $*"; }
+ASSERT_ON_FAIL=world_diagnostics
 
 world_cleanup() {
     "$WORLD" down || true
@@ -53,19 +54,6 @@ api() {
     printf '%s\n' "$out"
 }
 merge_patch() { CONTENT_TYPE=application/merge-patch+json api PATCH "$1" "$2"; }
-
-# wait_until SECONDS DESCRIPTION CMD...: polls CMD every 0.2 s; fails the test after SECONDS.
-wait_until() {
-    local t=$1 what=$2 i
-    shift 2
-    for ((i = 0; i < t * 5; i++)); do
-        if "$@" >/dev/null 2>&1; then
-            return 0
-        fi
-        sleep 0.2
-    done
-    fail "timed out after ${t}s waiting for: $what"
-}
 
 pods_json() { api GET "/api/v1/namespaces/default/pods?labelSelector=app%3D$1"; }
 pod_get() { api GET "/api/v1/namespaces/default/pods/$1"; }
