@@ -49,9 +49,17 @@ RSS_BUILD_DIR=$build bash "$top/tests/chaos/run.sh" --cycles 8
 echo "== real Kubernetes (tests/realk8s: components built from source once per machine, then cached)"
 t0=$(date +%s)
 bash "$top/tests/realk8s/build.sh"
+# The world's cluster DNS, built once per machine like helm (the world needs it: Galera's peers).
+bash "$top/tests/lib/coredns.sh" >/dev/null || { echo "run.sh: no coredns" >&2; exit 1; }
 RSS_BUILD_DIR=$build bash "$top/tests/realk8s/test_world_real.sh"
-# The scenarios that pass on the real cluster; docs/testing.md says which run where and why.
+# Each suite's real part (tests/e2e/flavour.sh: one flavour per scenario; ctest ran the kubesim part);
+# docs/testing.md says which scenario runs where and why.
 RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/e2e.sh"
+RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/safety.sh"
+rc=0
+RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/galera.sh" || rc=$?
+[ $rc = 0 ] || [ $rc = 77 ] || { echo "run.sh: galera.sh on the real world failed" >&2; exit 1; }
+RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/chaos/run.sh" --cycles 3
 echo "   (real Kubernetes: $(($(date +%s) - t0)) s)"
 echo "== protocol model (spin)"
 bash "$top/tests/model/check.sh"

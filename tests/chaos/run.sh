@@ -44,8 +44,11 @@ BGP=()
 
 ev() { echo "$(now) @$*" >>"$EVENTS"; }
 
-# sim VERB [QUERY]: kubesim's fault injection (docs/kubesim.md), admin token, loopback only.
+# sim VERB [QUERY]: kubesim's fault injection (docs/kubesim.md), admin token, loopback only. A real
+# apiserver has none: there the draw's API error bursts are logged as skipped and not injected, and the
+# oracle judges the cycle without them (api-error-skipped excuses nothing).
 sim() {
+    [ "$(world_flavour)" = kubesim ] || return 1
     local ks=$RSS_WORLD_DIR/kubesim
     curl -sS --max-time 5 --cacert "$ks/ca.crt" -H "Authorization: Bearer $(cat "$ks/token")" -X "${3:-POST}" \
         "https://127.0.0.1:$(cat "$ks/port")/_sim/$1${2:+?$2}" >/dev/null 2>&1
@@ -91,7 +94,7 @@ api_error() { # D:TYPE:A:B:VERB[:RETRY]
     stall) sim stall "count=$b&ms=$a" ;;
     drop) sim drop "count=$b" ;;
     watchcut) sim watch-cut ;;
-    esac
+    esac || { ev "api-error-skipped $t $a $b $verb ${ra:-}"; return 0; }
     ev "api-error $t $a $b $verb ${ra:-}"
 }
 knob_path() { echo "$(claim_dir $R "$1")/$3-$2"; } # ordinal hook fail|hang
@@ -227,9 +230,21 @@ record_truth() {
     done
     ev "truth$out"
 }
-# lease_log: the API server's log of Lease writes (kubesim /_sim/leases-log), rssd-leader's epoch
-# changes as "wall-time leaseTransitions", appended to leases.tsv (CLOCK_MONOTONIC mapped to UTC).
+# lease_log: the API server's log of Lease writes (kubesim /_sim/leases-log; on the real cluster its audit
+# log, k8s/audit.log), rssd-leader's epoch changes as "wall-time leaseTransitions holder", written to
+# leases.tsv (kubesim's CLOCK_MONOTONIC mapped to UTC; the audit log's stageTimestamp is UTC already).
 lease_log() {
+    if [ "$(world_flavour)" = real ]; then
+        # Only the writes the server committed (2xx): a refused one (409 on a stale resourceVersion) moved
+        # no epoch. The audit log is written in completion order; the oracle wants time order.
+        jq -r 'select(.stage == "ResponseComplete" and .objectRef.resource == "leases"
+                and .objectRef.name == "rssd-leader" and .responseStatus.code >= 200 and .responseStatus.code < 300
+                and .responseObject.spec != null)
+            | "\(.stageTimestamp) \(.responseObject.spec.leaseTransitions // 0) \(.responseObject.spec.holderIdentity // "-")"' \
+            "$RSS_WORLD_DIR/k8s/audit.log" 2>/dev/null | sort >"$CHAOS_DIR/leases.tsv.new" &&
+            mv "$CHAOS_DIR/leases.tsv.new" "$CHAOS_DIR/leases.tsv" || true
+        return 0
+    fi
     local ks=$RSS_WORLD_DIR/kubesim off
     off=$(python3 -c 'import time; print("%.6f" % (time.time() - time.monotonic()))')
     curl -sS --max-time 10 --cacert "$ks/ca.crt" -H "Authorization: Bearer $(cat "$ks/token")" \

@@ -17,7 +17,7 @@
 # SST), sts (the staggered dark recovered the plain-StatefulSet way, without rssd).
 # Prints image build time and size, import time, power-on -> Running and -> writable and where that
 # time went (container start, each hook, rssd), rows acked/lost.
-# Exit 77 (skip) without root or debootstrap.
+# Exit 77 (skip) without root or debootstrap, or when no scenario runs in this world's flavour.
 set -euo pipefail
 
 if [ "$(id -u)" != 0 ] || ! command -v debootstrap >/dev/null; then
@@ -30,7 +30,23 @@ export E2E_FENCE=${E2E_FENCE:-10s}
 FENCE_S=${E2E_FENCE%s}
 # shellcheck source=lib.sh disable=SC2154 # repo comes from lib.sh
 . "$here/lib.sh"
+. "$here/flavour.sh"
 R=galera
+# GALERA_SCENARIOS: a subset to run (galera_create first), e.g. "galera_create galera_stays_off galera_verify",
+# in whichever world RSS_WORLD_FLAVOUR makes. The default: 3 lights-out cycles under the writer , then the rest, all on the real world (flavour.sh; docs/testing.md): there the members have
+# their own addresses and find each other by the cluster DNS, as on a cluster. On the kubesim world (ctest
+# e2e_galera) the default runs nothing and says so (skip); GALERA_SCENARIOS runs them there, on loopback.
+table=(galera_create:real galera_staggered:real galera_lightsout:real galera_lightsout:real galera_lightsout:real
+    galera_killed:real galera_stays_off:real galera_api_outage:real galera_verify:real)
+if [ -n "${GALERA_SCENARIOS:-}" ]; then
+    read -ra scenarios <<<"$GALERA_SCENARIOS"
+else
+    mapfile -t scenarios < <(select_scenarios "${table[@]}" --)
+fi
+if [ ${#scenarios[@]} = 0 ]; then
+    echo "galera e2e: SKIP (its scenarios run on the real world: RSS_WORLD_FLAVOUR=real, tests/run.sh's real stage)"
+    exit 77
+fi
 # GALERA_HOOKS: another hooks directory (to compare hook versions on the same scenarios).
 export RSS_WORLD_HOOKS=${GALERA_HOOKS:-$repo/apps/galera/hooks}
 ms_since() { echo $(($(now_ms) - $1)); }
@@ -233,10 +249,24 @@ acked_ok() {
     [ "${r#* }" = 0 ] || fail "${r#* } acknowledged rows lost"
 }
 
+# galera_rss: apps/galera/rss.yaml for this world. In the real one the pods have their own addresses on the
+# CNI bridges (not the host's loopback): GALERA_NETWORK=dns and POD_IP, as its REAL CLUSTER comments say,
+# the peers found by the cluster DNS (CoreDNS, tests/realk8s/world-real).
+galera_rss() {
+    if [ "$(world_flavour)" = real ]; then
+        awk '{ print }
+            /- name: GALERA_NETWORK$/ { getline; sub(/loopback/, "dns"); print
+                print "      - name: POD_IP"; print "        valueFrom:"; print "          fieldRef:"
+                print "            fieldPath: status.podIP" }' "$repo/apps/galera/rss.yaml"
+    else
+        cat "$repo/apps/galera/rss.yaml"
+    fi
+}
+
 sc_galera_create() {
     local t0
     t0=$(now_ms)
-    k apply -f "$repo/apps/galera/rss.yaml" >/dev/null || fail "kubectl apply apps/galera/rss.yaml"
+    galera_rss | k apply -f - >/dev/null || fail "kubectl apply apps/galera/rss.yaml"
     wait_until 600 "$R Running with 3 primaries" rss_running "$R" 3
     note "apply -> Running: $(ms_since "$t0") ms"
     [ "$(count_lines "$(hook_lines 0 "$R" seed)")" = 1 ] || fail "expected one seed: $(hook_lines 0 "$R" seed)"
@@ -546,7 +576,4 @@ sc_galera_verify() {
 # The writer belongs to this shell (teardown kills it by pid); it starts once create made its table.
 mkdir -p "$WRITER_DIR"
 bg writer
-# GALERA_SCENARIOS: a subset to run (galera_create first), e.g. "galera_create galera_stays_off galera_verify".
-# The default: 3 lights-out cycles under the writer, then the rest.
-read -ra scenarios <<<"${GALERA_SCENARIOS:-galera_create galera_staggered galera_lightsout galera_lightsout galera_lightsout galera_killed galera_stays_off galera_api_outage galera_verify}"
 run_scenarios 1 "${scenarios[@]}"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # safety.sh -- the safety rules' end-to-end scenarios (ARCHITECTURE rule 3 as corrected, epochs, deposition).
 #
-# Usage: safety.sh [SCENARIO...]   (default: all, in the order below)
+# Usage: safety.sh [all | SCENARIO...]   (default: those of this world's flavour, table below)
 # One 3-node world with rssd from deploy/ and apps/dummy; the agents' fence timeout is shortened to
 # 10 s (E2E_FENCE) so that "well past the fence timeout" takes seconds, not minutes. Ground truth: the
 # hooks logs and the data on the volumes; rssd's status and Events are checked in addition, since
@@ -11,15 +11,22 @@ export E2E_FENCE=${E2E_FENCE:-10s}
 here=$(dirname "$0")
 source "$here/lib.sh"
 source "$here/safety/lib.sh"
-# The scenarios, one file per theme; `all` below is the order they run in.
+source "$here/flavour.sh"
+# The scenarios, one file per theme; the table below is the order they run in.
 for theme in "$here"/safety/*.sh; do
     [ "$(basename "$theme")" = lib.sh ] || source "$theme"
 done
 
-all=(late_node stays_off journal force_seed suspend hook_env app_rollout app_rollout_outage metrics garbage_fixed noisy api_outage outage_end outage_after_lightsout outage_stopped partition restart_cutoff huge_epoch forgery namespaced annotation_upgrade keeps_failing node_replace node_replace_highest invalid_spec foreign_sts
-    reinstall)
-sel=("$@")
-[ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
+# The scenarios in the order they run, each with the world flavour it runs in by default (flavour.sh):
+# `safety.sh` runs those of RSS_WORLD_FLAVOUR's (kubesim: ctest e2e_safety; real: tests/run.sh's real stage),
+# `safety.sh all` every one, `safety.sh NAME...` the named ones. Why not real: docs/testing.md.
+table=(late_node:real stays_off:real journal:real force_seed:real suspend:real hook_env:real app_rollout:real
+    app_rollout_outage:real metrics:real garbage_fixed:real noisy:real api_outage:real
+    outage_end:kubesim outage_after_lightsout:kubesim outage_stopped:real partition:real restart_cutoff:real
+    huge_epoch:real forgery:kubesim namespaced:kubesim annotation_upgrade:real keeps_failing:real
+    node_replace:kubesim node_replace_highest:kubesim invalid_spec:real foreign_sts:real reinstall:real)
+mapfile -t sel < <(select_scenarios "${table[@]}" -- "$@")
+[ ${#sel[@]} -gt 0 ] || { say "safety: no scenario runs in the ${RSS_WORLD_FLAVOUR:-kubesim} world by default"; exit 0; }
 
 say "safety: world of 3 nodes (build $RSS_BUILD_DIR, world $RSS_WORLD_DIR, fence timeout $E2E_FENCE)"
 e2e_up 3

@@ -72,6 +72,12 @@ ex test -x /hooks/status || fail "no /hooks in the container (the runc wrapper's
 ip=$(k get pod probe -o jsonpath='{.status.podIP}')
 [[ $ip == 10.244.2.* ]] || fail "pod IP '$ip' not in node-2's range"
 ok "pod on node-2: its runtime, its /run/containerd, /hooks, a projected token, IP $ip"
+# The cluster DNS, as the pod uses it: its resolv.conf from the kubelet's clusterDNS, CoreDNS answering from
+# the apiserver (the kubernetes Service's address). Galera's peers are found so.
+ex grep -q '^nameserver 10.96.0.10$' /etc/resolv.conf || fail "the pod's resolv.conf: $(ex cat /etc/resolv.conf)"
+dns() { ex nslookup kubernetes.default.svc.cluster.local 2>/dev/null | grep -q '10\.96\.0\.1$'; }
+wait_until 30 "kubernetes.default.svc.cluster.local to resolve in the pod" dns
+ok "cluster DNS: the pod resolves kubernetes.default.svc.cluster.local to 10.96.0.1"
 
 # rssd installed as a user would, unchanged: kubectl apply -k deploy/overlays/cluster; the DaemonSet's pods
 # Ready on both real kubelets (their readiness: connected to the API server with the projected token, and
@@ -84,6 +90,15 @@ rssd_ready() {
 wait_until 120 "2 rssd pods Ready" rssd_ready
 leader() { [ -n "$(k get lease rssd-leader -n rssd-system -o jsonpath='{.spec.holderIdentity}')" ]; }
 wait_until 60 "a leader" leader
+# The audit log records rssd's Lease writes with the Lease the server committed (the chaos oracle's input).
+# The apiserver logs a request once it answered it, so the line may come a moment after the Lease changed.
+# (One filter over all lines: jq -e judges by the last input's output only.)
+holder=$(k get lease rssd-leader -n rssd-system -o jsonpath='{.spec.holderIdentity}')
+audited() {
+    jq -en --arg h "$holder" 'any(inputs; .objectRef.resource == "leases" and .objectRef.name == "rssd-leader"
+        and .responseStatus.code < 300 and .responseObject.spec.holderIdentity == $h)' "$RSS_WORLD_DIR/k8s/audit.log" >/dev/null
+}
+wait_until 20 "a write of the leader Lease by $holder in the audit log" audited
 ok "kubectl apply -k deploy/overlays/cluster: rssd Ready on both nodes, leader $(k get lease rssd-leader -n rssd-system -o jsonpath='{.spec.holderIdentity}')"
 
 # power-off: the kubelet and the container die, the node goes NotReady; power-on: the pod runs again.

@@ -58,7 +58,10 @@ sc_app_rollout_outage() {
     peers_current
     local mark t_freeze t_thaw m2 before after acts
     m2=$(member $R 2)
-    echo 4 >"$(claim_dir $R 2)/delay-stop" # the stop ends inside the outage, before anyone can report it
+    # The stop ends inside the outage, before anyone can report it: long enough for the test to see it run,
+    # read the others' pids through CRI and freeze the API (seconds on a busy machine: 4 s was too short on
+    # the real world with three worlds up), well inside the 30 s stop timeout and the 25 s outage.
+    echo 12 >"$(claim_dir $R 2)/delay-stop"
     mark=$(now)
     start_rollout "outage-$mark"
     local node2 id2
