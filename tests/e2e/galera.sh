@@ -33,8 +33,8 @@ FENCE_S=${E2E_FENCE%s}
 . "$here/flavour.sh"
 R=galera
 # GALERA_SCENARIOS: a subset to run (galera_create first), e.g. "galera_create galera_stays_off galera_verify",
-# in whichever world RSS_WORLD_FLAVOUR makes. The default: 3 lights-out cycles under the writer , then the rest, all on the real world (flavour.sh; docs/testing.md): there the members have
-# their own addresses and find each other by the cluster DNS, as on a cluster. On the kubesim world (ctest
+# in whichever world RSS_WORLD_FLAVOUR makes. The default: 3 lights-out cycles under the writer, then the
+# rest, all on the real world (flavour.sh; docs/testing.md): there the members have their own addresses and find each other by the cluster DNS, as on a cluster. On the kubesim world (ctest
 # e2e_galera) the default runs nothing and says so (skip); GALERA_SCENARIOS runs them there, on loopback.
 table=(galera_create:real galera_staggered:real galera_lightsout:real galera_lightsout:real galera_lightsout:real
     galera_killed:real galera_stays_off:real galera_api_outage:real galera_verify:real)
