@@ -41,8 +41,12 @@ echo "== house rules (format, string functions, public prefix)"
 bash "$top/tests/lib/house_rules.sh" "$build"
 
 echo "== tests"
+# e2e.sh (ctest e2e_rssd) runs below on the real cluster and, with rssd, kubesim and the world built
+# with ASan+UBSan, on kubesim: a third plain run would prove nothing the two do not.
+skip=()
+[ "${RSS_SKIP_ASAN:-0}" = 1 ] || skip=(-E '^e2e_rssd$')
 # shellcheck disable=SC2086
-ctest --test-dir "$build" --output-on-failure ${CTEST_ARGS:-}
+ctest --test-dir "$build" --output-on-failure "${skip[@]}" ${CTEST_ARGS:-}
 
 echo "== chaos (short run)"
 RSS_BUILD_DIR=$build bash "$top/tests/chaos/run.sh" --cycles 8
