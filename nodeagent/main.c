@@ -14,6 +14,7 @@
 #include "rss/cleanup.h"
 #include "rss/cri.h"
 #include "rss/election.h"
+#include "rss/fencestate.h"
 #include "rss/health.h"
 #include "rss/kube.h"
 #include "rss/leader.h"
@@ -321,6 +322,15 @@ int main(int argc, char **argv)
     struct rss_agent *agent = NULL;
     struct rss_health *health = NULL;
     struct rss_leader_scope floor_scope = {.kube = kube, .namespaces = &o.managed};
+    /* The reboot shortcut needs the full boot id; without one the election simply waits out Leases. */
+    char boot_id[RSS_FENCESTATE_BOOT_LEN] = "";
+    {
+        _cleanup_error_ rss_error_t be = NULL;
+        if (rss_fencestate_boot_id(boot_id, &be) < 0) {
+            rss_log_error(RSS_LOG_WARN, &be, "boot id unknown: a rebooted leader's Lease is waited out");
+            boot_id[0] = '\0';
+        }
+    }
     struct rss_election_config ec = {.kube = kube,
                                      .ns = ns,
                                      .name = RSS_LEADER_LEASE,
@@ -333,7 +343,9 @@ int main(int argc, char **argv)
                                      .on_new_leader = on_new_leader,
                                      .userdata = terms,
                                      .epoch_floor = rss_leader_epoch_floor,
-                                     .floor_userdata = &floor_scope};
+                                     .floor_userdata = &floor_scope,
+                                     .node = o.node,
+                                     .boot_id = boot_id};
     struct rss_agent_config ac = {.kube = kube,
                                   .cri = cri,
                                   .node = o.node,
