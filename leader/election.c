@@ -34,6 +34,7 @@ struct rss_election {
     void *ud;
     int (*epoch_floor)(void *, int64_t *, rss_error_t *);
     void *floor_ud;
+    char *node, *boot_id; /* the reboot shortcut; NULL = off */
     atomic_bool resigned; /* rss_election_verify found the Lease not ours: stop leading now */
 
     /* Shared with other threads. */
@@ -51,6 +52,7 @@ struct rss_election {
     char *reported_leader;   /* the holder last reported to on_new_leader */
     int64_t max_transitions; /* highest leaseTransitions ever seen: a recreated Lease continues from it */
     int64_t sent_ns;         /* when the last write was sent */
+    bool boot_watch;         /* the held record is stale and names a node to watch for a reboot */
     unsigned seed;
 };
 
@@ -141,6 +143,116 @@ char *rss_election_make_identity(const char *prefix)
     return rss_xasprintf("%s_%s_%d_%08x", prefix, boot, (int)getpid(), rnd);
 }
 
+/* --- the reboot shortcut --- */
+
+/* A field of the boot record: printable, no blank, bounded (it goes into a URL path and a log line). */
+static bool boot_field_ok(const char *s, size_t n)
+{
+    if (n == 0 || n > 253)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)s[i] <= ' ' || (unsigned char)s[i] >= 0x7f || s[i] == '/')
+            return false;
+    return true;
+}
+
+bool rss_election_boot_parse(const char *annotation, const char *holder, char **node, char **boot)
+{
+    if (!annotation || !holder || !*holder)
+        return false;
+    const char *s1 = strchr(annotation, ' ');
+    const char *s2 = s1 ? strchr(s1 + 1, ' ') : NULL;
+    if (!s2 || strchr(s2 + 1, ' '))
+        return false;
+    size_t nl = (size_t)(s1 - annotation), bl = (size_t)(s2 - s1 - 1);
+    if (!boot_field_ok(annotation, nl) || !boot_field_ok(s1 + 1, bl) || strcmp(s2 + 1, holder) != 0)
+        return false;
+    *node = rss_xstrndup(annotation, nl);
+    *boot = rss_xstrndup(s1 + 1, bl);
+    return true;
+}
+
+bool rss_election_boot_changed(const char *recorded, const char *reported)
+{
+    if (!recorded || !reported || !boot_field_ok(recorded, strlen(recorded)) ||
+        !boot_field_ok(reported, strlen(reported)))
+        return false;
+    return strcmp(recorded, reported) != 0;
+}
+
+/* The Node's status.nodeInfo.bootID (the kubelet reads the kernel's at its start), or NULL when the
+ * Node cannot be read (no RBAC, API error) or reports none: no shortcut then. */
+static char *node_boot_id(struct rss_election *el, const char *node, long timeout_ms)
+{
+    _cleanup_free_ char *path = rss_kube_path("v1", NULL, "nodes", node, NULL);
+    struct rss_kube_request get = {.method = "GET", .path = path, .timeout_ms = timeout_ms, .attempts = 1};
+    _cleanup_json_ cJSON *n = NULL;
+    _cleanup_error_ rss_error_t e = NULL;
+    if (rss_kube_call(el->kube, &get, &n, &e) < 0) {
+        rss_log_error(RSS_LOG_DEBUG, &e, "election: reading node %s for its boot id", node);
+        return NULL;
+    }
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(n, "status");
+    const cJSON *info = cJSON_GetObjectItemCaseSensitive(st, "nodeInfo");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(info, "bootID");
+    return cJSON_IsString(b) && b->valuestring[0] ? rss_xstrdup(b->valuestring) : NULL;
+}
+
+/* The boot record to write with an acquisition, or NULL. Recorded only when our own Node already
+ * reports our boot id: a later, different bootID on it then comes from a later boot (the kubelets of
+ * one node run one boot after another), never from the boot before ours whose kubelet has not yet
+ * been replaced in the Node's status. */
+static char *boot_record(struct rss_election *el, long timeout_ms)
+{
+    if (!el->node)
+        return NULL;
+    _cleanup_free_ char *reported = node_boot_id(el, el->node, timeout_ms);
+    if (!reported || strcmp(reported, el->boot_id) != 0) {
+        rss_log_debug("election: node %s reports boot id %s, ours is %s: no boot record with this term",
+                      el->node, reported ? reported : "(none)", el->boot_id);
+        return NULL;
+    }
+    return rss_xasprintf("%s %s %s", el->node, el->boot_id, el->identity);
+}
+
+/* Sets (value) or removes (NULL) the boot record on a Lease body. */
+static void set_boot_record(cJSON *lease, const char *value)
+{
+    cJSON *meta = cJSON_GetObjectItemCaseSensitive(lease, "metadata");
+    if (!cJSON_IsObject(meta))
+        return;
+    cJSON *ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+    if (cJSON_IsObject(ann))
+        cJSON_DeleteItemFromObjectCaseSensitive(ann, RSS_ELECTION_BOOT_ANNOTATION);
+    if (!value)
+        return;
+    if (!cJSON_IsObject(ann)) {
+        cJSON_DeleteItemFromObjectCaseSensitive(meta, "annotations");
+        ann = cJSON_AddObjectToObject(meta, "annotations");
+    }
+    cJSON_AddStringToObject(ann, RSS_ELECTION_BOOT_ANNOTATION, value);
+}
+
+/* True when the holder of `lease` recorded its node and boot and that Node reports another boot now. */
+static bool holder_node_rebooted(struct rss_election *el, const cJSON *lease, const char *holder,
+                                 long timeout_ms)
+{
+    const cJSON *meta = cJSON_GetObjectItemCaseSensitive(lease, "metadata");
+    const cJSON *ann = cJSON_GetObjectItemCaseSensitive(meta, "annotations");
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(ann, RSS_ELECTION_BOOT_ANNOTATION);
+    _cleanup_free_ char *node = NULL, *boot = NULL;
+    if (!cJSON_IsString(rec) || !rss_election_boot_parse(rec->valuestring, holder, &node, &boot))
+        return false;
+    el->boot_watch = true;
+    _cleanup_free_ char *now = node_boot_id(el, node, timeout_ms);
+    if (!rss_election_boot_changed(boot, now))
+        return false;
+    rss_log_info("election: the Lease holder %s acquired on node %s in boot %s, which now reports boot %s: "
+                 "it is gone, taking over without waiting out the lease",
+                 holder, node, boot, now);
+    return true;
+}
+
 /* --- lifecycle --- */
 
 int rss_election_new(const struct rss_election_config *cfg, struct rss_election **ret, rss_error_t *err)
@@ -182,6 +294,10 @@ int rss_election_new(const struct rss_election_config *cfg, struct rss_election 
     el->ud = cfg->userdata;
     el->epoch_floor = cfg->epoch_floor;
     el->floor_ud = cfg->floor_userdata;
+    if (cfg->node && *cfg->node && cfg->boot_id && *cfg->boot_id) {
+        el->node = rss_xstrdup(cfg->node);
+        el->boot_id = rss_xstrdup(cfg->boot_id);
+    }
     el->seed = (unsigned)rss_clock_mono_ns() ^ (unsigned)getpid();
     atomic_init(&el->stop, false);
     atomic_init(&el->leading, false);
@@ -203,6 +319,8 @@ void rss_election_free(struct rss_election *el)
     free(el->ns);
     free(el->name);
     free(el->identity);
+    free(el->node);
+    free(el->boot_id);
     free(el->item_path);
     free(el->collection_path);
     free(el);
@@ -222,6 +340,12 @@ bool rss_election_leading(struct rss_election *el, int64_t *epoch)
     if (epoch)
         *epoch = l ? atomic_load(&el->epoch) : -1;
     return l;
+}
+
+bool rss_election_holds(struct rss_election *el, int64_t epoch)
+{
+    int64_t e = -1;
+    return rss_election_leading(el, &e) && e == epoch;
 }
 
 const char *rss_election_identity(const struct rss_election *el)
@@ -400,6 +524,8 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
         if (above_floor(el, &t) < 0)
             return FAILED;
         _cleanup_json_ cJSON *body = lease_body(el, NULL, el->identity, dur_s(el), now_s, now_s, t);
+        _cleanup_free_ char *rec = boot_record(el, timeout_ms);
+        set_boot_record(body, rec);
         if (write_lease(el, "POST", body, timeout_ms, &e) < 0) {
             rss_log_error(RSS_LOG_DEBUG, &e, "election: create lease");
             return FAILED;
@@ -415,7 +541,11 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
     struct record old = {0};
     record_from(got, &old);
     int64_t now = rss_clock_mono_ns();
+    /* A record that changed since our last look has a live writer: no reason to look for a reboot. */
+    _cleanup_free_ char *key = record_key(&old);
+    bool stale = !el->observed_key || !strcmp(key, el->observed_key);
     observe(el, &old, now);
+    el->boot_watch = false;
 
     enum outcome out;
     if (leading) {
@@ -435,7 +565,8 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
         }
     } else if (old.holder[0] && strcmp(old.holder, el->identity) &&
                !rss_election_holder_rebooted(old.holder, el->identity) &&
-               now < el->observed_ns + (int64_t)el->observed_dur_s * 1000000000LL) {
+               now < el->observed_ns + (int64_t)el->observed_dur_s * 1000000000LL &&
+               !(stale && holder_node_rebooted(el, got, old.holder, timeout_ms))) {
         out = HELD;
     } else {
         if (old.holder[0] && rss_election_holder_rebooted(old.holder, el->identity))
@@ -446,17 +577,21 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
          * term of ours. Either way a new term, so a new epoch (never client-go's "holder == me"
          * renewal, which would let two terms share one). */
         int64_t t = (old.transitions > el->max_transitions ? old.transitions : el->max_transitions) + 1;
-        _cleanup_json_ cJSON *body = NULL;
+        el->boot_watch = false;
         if (above_floor(el, &t) < 0) {
             out = FAILED;
-        } else if (body = lease_body(el, got, el->identity, dur_s(el), now_s, now_s, t),
-                   write_lease(el, "PUT", body, timeout_ms, &e) == 0) {
-            observe_written(el);
-            *new_epoch = t;
-            out = ACQUIRED;
         } else {
-            rss_log_error(RSS_LOG_DEBUG, &e, "election: acquire");
-            out = FAILED;
+            _cleanup_json_ cJSON *body = lease_body(el, got, el->identity, dur_s(el), now_s, now_s, t);
+            _cleanup_free_ char *rec = boot_record(el, timeout_ms);
+            set_boot_record(body, rec);
+            if (write_lease(el, "PUT", body, timeout_ms, &e) == 0) {
+                observe_written(el);
+                *new_epoch = t;
+                out = ACQUIRED;
+            } else {
+                rss_log_error(RSS_LOG_DEBUG, &e, "election: acquire");
+                out = FAILED;
+            }
         }
     }
     record_clear(&old);
@@ -547,6 +682,7 @@ static void release(struct rss_election *el)
         char now_s[RSS_TIME_LEN];
         rss_time_micro(now_s, NULL);
         _cleanup_json_ cJSON *body = lease_body(el, got, "", 1, now_s, now_s, t);
+        set_boot_record(body, NULL);
         if (write_lease(el, "PUT", body, el->renew_ms, &e) == 0) {
             rss_log_debug("election: %s released the lease", el->identity);
             return;
@@ -621,8 +757,10 @@ int rss_election_run(struct rss_election *el, rss_error_t *err)
             } else {
                 /* Jitter factor 1.2 like client-go, so candidates do not move in lockstep. */
                 int64_t j = (int64_t)el->retry_ms * ms / 5 * (rand_r(&el->seed) % 1000) / 1000;
+                /* A stale record with a boot record is looked at every retry period: its node's reboot
+                 * ends the wait at once, and the look costs only while the Lease is not renewed. */
                 int64_t wake =
-                    election_candidate_wake(start, el->retry_ms, el->lease_ms, o == HELD,
+                    election_candidate_wake(start, el->retry_ms, el->lease_ms, o == HELD && !el->boot_watch,
                                             el->observed_ns + (int64_t)el->observed_dur_s * 1000000000LL);
                 wait_until(el, wake + j);
             }

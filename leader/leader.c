@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "leader_cache.h"
 #include "leader_internal.h"
 #include "rss/cleanup.h"
 #include "rss/kube.h"
@@ -12,12 +13,16 @@
 #include "rss/metrics.h"
 #include "rss/record.h"
 
-#define WAKE_MS            200   /* the loop re-checks stop and the election at least this often */
-#define RETRY_MS           1000  /* after an API error, the RSS is tried again this soon */
-#define MAX_FULL_MS        60000 /* a full pass over every RSS at least this often */
-#define MIN_FULL_MS        500
-#define POLL_MS            1000 /* heartbeat Leases are LISTed this often while leading */
-#define MAX_GAP_MS         5000 /* a longer gap between two successful LISTs restarts every node's clock */
+#define WAKE_MS     200   /* the loop re-checks stop and the election at least this often */
+#define RETRY_MS    1000  /* after an API error, the RSS is tried again this soon */
+#define MAX_FULL_MS 60000 /* a full pass over every RSS at least this often */
+#define MIN_FULL_MS 500
+#define POLL_MS     1000 /* the liveness view is updated from the Lease cache this often */
+#define MAX_GAP_MS  5000 /* a longer gap between two good views restarts every node's clock */
+/* A Lease watch silent this long no longer vouches for the cache: LIST once (below MAX_GAP_MS, so a
+ * working LIST keeps the view gap-free as before the cache). Every live agent renews its heartbeat every
+ * few seconds, so in a cluster of more than a handful of nodes the watch is never this quiet. */
+#define LEASE_QUIET_MS     3000
 #define MAX_DIRTY          4096
 #define KUBELET_RECHECK_MS 5000 /* a node read down is read again this often: a rebooted kubelet */
 #define MAX_KUBELET_READS  16   /* Node GETs per poll: a rack lost at once is read over a few polls */
@@ -33,6 +38,10 @@ struct rss_leader {
     struct leader_keyset services;   /* the loop thread's only: Services checked this term */
     struct leader_keyset ignored;    /* the loop thread's only: pods warned about (IgnoredAnnotation) */
     struct leader_keyset floors;     /* the loop thread's only: RSSs whose epoch floor this term raised */
+    /* This term's RSS objects as the RSS watches saw them, one cache per watch (per managed namespace,
+     * or one for all): an event-driven reconcile reads its RSS here instead of a GET. */
+    struct leader_cache **rss_caches;
+    size_t n_rss_caches;
 
     /* Shared with the watch threads, under mu. */
     pthread_mutex_t mu;
@@ -175,9 +184,19 @@ struct watch_arg {
     char *path;
     const char *label_selector;
     rss_kube_watch_fn fn;
+    void *ud;                   /* fn's userdata; NULL: the leader */
+    struct leader_cache *cache; /* fed before fn sees the event (fn is then called with the leader) */
     pthread_t thread;
     bool started;
 };
+
+/* The cache first, then the dirty mark: the reconcile that mark wakes reads at least this version. */
+static int feed_then(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
+{
+    struct watch_arg *w = ud;
+    leader_cache_feed(w->cache, ev, obj, err);
+    return w->fn(w->l, ev, obj, err);
+}
 
 static void *watch_main(void *p)
 {
@@ -185,7 +204,9 @@ static void *watch_main(void *p)
     while (!atomic_load(&w->l->wstop)) {
         struct rss_kube_watch_opts o = {.label_selector = w->label_selector, .stop = &w->l->wstop};
         _cleanup_error_ rss_error_t err = NULL;
-        if (rss_kube_watch(w->l->kube, w->path, &o, w->fn, w->l, &err) < 0) {
+        rss_kube_watch_fn fn = w->cache ? feed_then : w->fn;
+        void *ud = w->cache ? w : w->ud ? w->ud : w->l;
+        if (rss_kube_watch(w->l->kube, w->path, &o, fn, ud, &err) < 0) {
             /* E.g. the CRD is not installed yet: keep trying, the periodic pass covers the gap. */
             rss_log_error(RSS_LOG_WARN, &err, "leader watch %s", w->path);
             for (int i = 0; i < 10 && !atomic_load(&w->l->wstop); i++)
@@ -274,6 +295,27 @@ static int drop_records_of_deleted(struct rss_leader *l, const struct leader_ctx
     return LEADER_DONE;
 }
 
+/* The RSS cache of the watch that covers namespace ns, or NULL. */
+static struct leader_cache *rss_cache_for(const struct rss_leader *l, const char *ns)
+{
+    if (!l->n_rss_caches || !ns)
+        return NULL;
+    if (!l->managed.n)
+        return l->rss_caches[0];
+    for (size_t i = 0; i < l->managed.n && i < l->n_rss_caches; i++)
+        if (!strcmp(l->managed.names[i], ns))
+            return l->rss_caches[i];
+    return NULL;
+}
+
+/* ctx->rss_written: our own write's result into the cache, so the next plan sees at least it. */
+static void rss_written(void *ud, const cJSON *obj)
+{
+    struct leader_cache *c = rss_cache_for(ud, md_str(obj, "namespace"));
+    if (c)
+        leader_cache_feed(c, RSS_KUBE_MODIFIED, obj, NULL);
+}
+
 /* One pass: every RSS (all) or the dirty ones. Returns DONE or LOST. */
 static int run_pass(struct rss_leader *l, const struct leader_ctx *ctx, bool all, char **keys, size_t n_keys,
                     struct pass *ps)
@@ -313,9 +355,15 @@ static int run_pass(struct rss_leader *l, const struct leader_ctx *ctx, bool all
         *slash = '\0';
         _cleanup_free_ char *path =
             rss_kube_path(RSS_CRD_GROUP_VERSION, keys[i], RSS_CRD_PLURAL, slash + 1, NULL);
+        /* The RSS from the watch's cache when it has it: its spec and annotations are as new as the
+         * event that marked it dirty, its status at least our own last write (rss_written). A plan
+         * that wants a fresher one (after fencing, a lost CAS) GETs it (leader_reconcile). Absent from
+         * the cache (deleted, or the cache not synced yet): the API says. */
+        struct leader_cache *rc = rss_cache_for(l, keys[i]);
+        _cleanup_json_ cJSON *cr =
+            rc && leader_cache_synced(rc) ? leader_cache_get(rc, keys[i], slash + 1) : NULL;
         *slash = '/';
-        _cleanup_json_ cJSON *cr = NULL;
-        if (rss_kube_get(l->kube, path, &cr, &err) < 0) {
+        if (!cr && rss_kube_get(l->kube, path, &cr, &err) < 0) {
             if (rss_error_code(err) != RSS_E_NOT_FOUND) {
                 rss_log_error(RSS_LOG_WARN, &err, "get %s", path);
                 ps->retry = true;
@@ -334,17 +382,26 @@ static int run_pass(struct rss_leader *l, const struct leader_ctx *ctx, bool all
     return LEADER_DONE;
 }
 
-/* Lists the heartbeat Leases into the liveness view; true when a node's verdict changed. */
-static bool poll_liveness(struct rss_leader *l, int64_t dead_after)
+/* The heartbeat Leases from the watch-fed cache into the liveness view; true when a node's verdict
+ * changed. A watch is only as good as its last word: a stream cut, stalled or hung sends nothing and
+ * every heartbeat in the cache would look unchanged, the view of a dead cluster. So a cache that heard
+ * nothing for LEASE_QUIET_MS (or never synced) is vouched for by one LIST, which also brings it up to
+ * date; a failed LIST is a gap in the view as it always was. */
+static bool poll_liveness(struct rss_leader *l, struct leader_cache *cache, int64_t dead_after)
 {
     _cleanup_error_ rss_error_t err = NULL;
-    _cleanup_json_ cJSON *leases = NULL;
-    if (list_leases(l, &leases, &err) < 0) {
-        /* Our own view has a gap: no node is judged dead from it (every clock restarts). */
-        rss_log_error(RSS_LOG_WARN, &err, "list heartbeat leases in %s", l->ns);
-        leader_liveness_failed(&l->liveness);
-        return false;
+    int64_t heard = leader_cache_heard_ms(cache);
+    if (!leader_cache_synced(cache) || heard == 0 || rss_clock_mono_ms() - heard > LEASE_QUIET_MS) {
+        _cleanup_json_ cJSON *list = NULL;
+        if (list_leases(l, &list, &err) < 0) {
+            /* Our own view has a gap: no node is judged dead from it (every clock restarts). */
+            rss_log_error(RSS_LOG_WARN, &err, "list heartbeat leases in %s", l->ns);
+            leader_liveness_failed(&l->liveness);
+            return false;
+        }
+        leader_cache_replace(cache, list, rss_clock_mono_ms());
     }
+    _cleanup_json_ cJSON *leases = leader_cache_list(cache);
     bool changed = leader_liveness_update(&l->liveness, leases, rss_clock_mono_ms(), MAX_GAP_MS, dead_after);
     /* Rule 13: the agent's silence says nothing about the members of its node (an absent agent fenced
      * nothing); the node counts as dead only once its kubelet is seen down too. Read only for nodes whose
@@ -423,7 +480,9 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
         return rss_error_make(err, RSS_E_INVALID, 0, "leader: bad epoch %lld or no stop flag",
                               (long long)epoch);
     int64_t dead_after = l->fence_ms + LEADER_FENCE_MARGIN;
-    struct leader_ctx ctx = {.kube = l->kube,
+    struct leader_ctx ctx = {.rss_written = rss_written,
+                             .rss_written_ud = l,
+                             .kube = l->kube,
                              .election = l->election,
                              .epoch = epoch,
                              .identity = rss_election_identity(l->election),
@@ -449,14 +508,18 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
     l->liveness.own_fence_ms = l->fence_ms;
     /* RSS objects, member pods and StatefulSets: cluster-wide, or one watch each per managed
      * namespace; then the member records in rssd's namespace. */
-    size_t n_scopes = l->managed.n ? l->managed.n : 1, n_w = 3 * n_scopes + 1;
+    size_t n_scopes = l->managed.n ? l->managed.n : 1, n_w = 3 * n_scopes + 2;
+    struct leader_cache *leases = leader_cache_new();
+    l->rss_caches = rss_xcalloc(n_scopes, sizeof(*l->rss_caches));
+    l->n_rss_caches = n_scopes;
     struct watch_arg *w = rss_xcalloc(n_w, sizeof(*w));
     for (size_t k = 0; k < n_scopes; k++) {
         const char *sns = l->managed.n ? l->managed.names[k] : NULL;
         w[3 * k] =
             (struct watch_arg){.l = l,
                                .path = rss_kube_path(RSS_CRD_GROUP_VERSION, sns, RSS_CRD_PLURAL, NULL, NULL),
-                               .fn = on_rss};
+                               .fn = on_rss,
+                               .cache = l->rss_caches[k] = leader_cache_new()};
         w[3 * k + 1] = (struct watch_arg){.l = l,
                                           .path = rss_kube_path("v1", sns, "pods", NULL, NULL),
                                           .label_selector = RSS_LABEL_NAME,
@@ -466,10 +529,16 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
                                           .label_selector = RSS_LABEL_NAME,
                                           .fn = on_member};
     }
-    w[n_w - 1] = (struct watch_arg){.l = l,
+    w[n_w - 2] = (struct watch_arg){.l = l,
                                     .path = rss_kube_path("v1", l->ns, "configmaps", NULL, NULL),
                                     .label_selector = RSS_LABEL_RECORD_MEMBER,
                                     .fn = on_record};
+    /* The heartbeat Leases: a watch instead of a LIST every second, which grew with the nodes. */
+    w[n_w - 1] =
+        (struct watch_arg){.l = l,
+                           .path = rss_kube_path("coordination.k8s.io/v1", l->ns, "leases", NULL, NULL),
+                           .fn = leader_cache_feed,
+                           .ud = leases};
     for (size_t i = 0; i < n_w; i++) {
         int e = pthread_create(&w[i].thread, NULL, watch_main, &w[i]);
         if (e)
@@ -486,7 +555,7 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
         }
         int64_t now = rss_clock_mono_ms();
         if (now >= next_poll) {
-            bool changed = poll_liveness(l, dead_after);
+            bool changed = poll_liveness(l, leases, dead_after);
             next_poll = rss_clock_mono_ms() + POLL_MS;
             /* A per-RSS dead window (stop timeout included) ended: plan then, not at the next full pass. */
             if (l->liveness.replan_at_ms && rss_clock_mono_ms() >= l->liveness.replan_at_ms) {
@@ -543,6 +612,12 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
         free(w[i].path);
     }
     free(w);
+    leader_cache_free(leases);
+    for (size_t i = 0; i < l->n_rss_caches; i++)
+        leader_cache_free(l->rss_caches[i]);
+    free(l->rss_caches);
+    l->rss_caches = NULL;
+    l->n_rss_caches = 0;
     rss_log_info("stopped leading epoch %lld (%s)", (long long)epoch,
                  atomic_load(stop) ? "stop requested" : "the Lease is not ours any more");
     return 0;

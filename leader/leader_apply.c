@@ -12,12 +12,6 @@
 #include "rss/metrics.h"
 #include "rss/record.h"
 
-bool leader_still_leading(const struct leader_ctx *ctx)
-{
-    int64_t e = -1;
-    return rss_election_leading(ctx->election, &e) && e == ctx->epoch;
-}
-
 cJSON *leader_record_patch(const struct rss_plan_patch *p)
 {
     if (!p->set_desired && !p->set_hold)
@@ -329,7 +323,9 @@ static int raise_epoch_floor(const struct leader_ctx *ctx, const struct rss_spec
         if (rv)
             cJSON_AddStringToObject(cJSON_AddObjectToObject(patch, "metadata"), "resourceVersion", rv);
         cJSON_AddNumberToObject(cJSON_AddObjectToObject(patch, "status"), "epoch", (double)ctx->epoch);
-        if (rss_kube_merge_patch_status(ctx->kube, path, patch, NULL, err) == 0) {
+        _cleanup_json_ cJSON *written = NULL;
+        if (rss_kube_merge_patch_status(ctx->kube, path, patch, &written, err) == 0) {
+            leader_rss_written(ctx, written);
             if (ctx->floors)
                 leader_keyset_add(ctx->floors, key);
             return LEADER_DONE;
@@ -371,7 +367,8 @@ static int apply_status(const struct leader_ctx *ctx, const struct rss_spec *spe
     if (!leader_still_leading(ctx))
         return LEADER_LOST;
     _cleanup_free_ char *path = item_path(spec);
-    if (rss_kube_merge_patch_status(ctx->kube, path, patch, NULL, err) < 0) {
+    _cleanup_json_ cJSON *written = NULL;
+    if (rss_kube_merge_patch_status(ctx->kube, path, patch, &written, err) < 0) {
         if (rss_error_code(*err) == RSS_E_NOT_FOUND) { /* the RSS is gone; its objects follow (GC) */
             rss_error_release(err);
             rss_metrics_rss_forget(spec->ns, spec->name);
@@ -379,6 +376,7 @@ static int apply_status(const struct leader_ctx *ctx, const struct rss_spec *spe
         }
         return rss_error_wrap(err, "status of %s/%s", spec->ns, spec->name);
     }
+    leader_rss_written(ctx, written);
     return LEADER_DONE;
 }
 
@@ -405,7 +403,10 @@ static int clear_annotation(const struct leader_ctx *ctx, const struct rss_spec 
     cJSON_AddStringToObject(rm, "path", ptr);
     cJSON_AddItemToArray(ops, rm);
     _cleanup_free_ char *path = item_path(spec);
-    if (rss_kube_json_patch(ctx->kube, path, ops, NULL, err) < 0) {
+    /* The object returned goes to the RSS cache: a plan read from a cache still holding the used
+     * request would take it for a new one. */
+    _cleanup_json_ cJSON *written = NULL;
+    if (rss_kube_json_patch(ctx->kube, path, ops, &written, err) < 0) {
         enum rss_errc c = rss_error_code(*err);
         if (c == RSS_E_INVALID || c == RSS_E_CONFLICT || c == RSS_E_NOT_FOUND) {
             rss_error_release(err); /* changed or gone meanwhile: the next plan looks again */
@@ -413,6 +414,7 @@ static int clear_annotation(const struct leader_ctx *ctx, const struct rss_spec 
         }
         return rss_error_wrap(err, "removing the annotation %s of %s/%s", key, spec->ns, spec->name);
     }
+    leader_rss_written(ctx, written);
     return LEADER_DONE;
 }
 

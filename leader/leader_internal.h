@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cjson/cJSON.h>
 
+#include "rss/election.h"
 #include "rss/error.h"
 #include "rss/leader.h"
 #include "rss/planner.h"
@@ -133,6 +134,18 @@ bool leader_liveness_kubelet(struct leader_liveness *lv, const char *node, enum 
  * controller sets Unknown once the kubelet stops posting, on its own clock). */
 enum leader_kubelet leader_node_kubelet(const cJSON *node);
 
+/* --- leader_records.c: the member records (rss/record.h) as the leader reads and collects them --- */
+
+/* The record in a ConfigMap List (items[]) whose member label is `pod`, or NULL. */
+const cJSON *leader_record_find(const cJSON *records, const char *pod);
+/* Deletes one member record (a ConfigMap of the list in rssd's namespace NS) with
+ * its uid and resourceVersion as preconditions, so a record written meanwhile waits for the next round.
+ * WHY says whose record it was and why it goes, for the log. Best effort: a failure is logged (a
+ * conflict or a record already gone silently). */
+void leader_record_drop(struct rss_kube *kube, const char *ns, const cJSON *cm, const char *why);
+/* True when a record carries rule 14's hold (data.leftOut): it is never dropped with its pod or RSS. */
+bool leader_record_holds(const cJSON *cm);
+
 /* --- leader_snapshot.c: one LIST of pods + the liveness view -> planner input --- */
 
 struct leader_snapshot {
@@ -144,9 +157,6 @@ struct leader_snapshot {
     size_t n_ignored;
     int64_t replan_at_ms; /* the earliest leader_liveness_dead_at() of a member's node; 0: none */
 };
-
-/* The record in a ConfigMap List (items[]) whose member label is `pod`, or NULL. */
-const cJSON *leader_record_find(const cJSON *records, const char *pod);
 
 /* Fills *snap from a pod List (items[]), the List of the RSS's member records (rss/record.h; NULL =
  * none) and the liveness view at monotonic now_ms. Pods whose name is not rss-<name>-<ordinal> are
@@ -212,6 +222,8 @@ cJSON *leader_build_event(const struct rss_spec *spec, const char *name, const c
  * but at least every half lease duration. */
 int64_t election_candidate_wake(int64_t start_ns, long retry_ms, long lease_ms, bool held, int64_t expiry_ns);
 
+/* --- leader_keyset.c --- */
+
 /* A sorted set of strings (lookup O(log n)): the Services checked this term, as "ns/name/uid". */
 struct leader_keyset {
     char **keys;
@@ -240,6 +252,10 @@ struct leader_ctx {
     /* RSSs ("ns/name/uid") whose epoch floor this term raised (leader_apply.c raise_epoch_floor). NULL:
      * none remembered, the floor is raised (or found taken) at every plan that acts. */
     struct leader_keyset *floors;
+    /* Called with the RSS object a write of ours returned (a status write, the floor), so the RSS cache
+     * the next reconcile reads from holds at least our own last write. NULL: none. */
+    void (*rss_written)(void *ud, const cJSON *obj);
+    void *rss_written_ud;
 };
 
 enum leader_outcome {
@@ -256,15 +272,18 @@ static inline bool leader_epoch_valid(double e)
     return e >= 0 && e < 2147483647.0;
 }
 
-/* True while the election says we lead this epoch (the check before every write). */
-bool leader_still_leading(const struct leader_ctx *ctx);
-/* leader_reconcile.c: deletes one member record (a ConfigMap of the list in rssd's namespace NS) with
- * its uid and resourceVersion as preconditions, so a record written meanwhile waits for the next round.
- * WHY says whose record it was and why it goes, for the log. Best effort: a failure is logged (a
- * conflict or a record already gone silently). */
-void leader_record_drop(struct rss_kube *kube, const char *ns, const cJSON *cm, const char *why);
-/* True when a record carries rule 14's hold (data.leftOut): it is never dropped with its pod or RSS. */
-bool leader_record_holds(const cJSON *cm);
+/* Passes the RSS object a write returned on to ctx->rss_written (obj may be NULL). */
+static inline void leader_rss_written(const struct leader_ctx *ctx, const cJSON *obj)
+{
+    if (ctx->rss_written && obj)
+        ctx->rss_written(ctx->rss_written_ud, obj);
+}
+
+/* True while the election says we hold the Lease at this term's epoch (the check before every write). */
+static inline bool leader_still_leading(const struct leader_ctx *ctx)
+{
+    return rss_election_holds(ctx->election, ctx->epoch);
+}
 
 /* Applies `plan` for the RSS (`cr` its raw object) in order: pod patches, StatefulSet create or
  * replicas, pod deletes, Events, /status. Returns an outcome >= 0, or negative on an API error

@@ -12,55 +12,6 @@
  * another. Beyond that the next event or timer tries again. */
 #define MAX_ROUNDS 6
 
-static size_t keyset_find(const struct leader_keyset *s, const char *key, bool *found)
-{
-    size_t lo = 0, hi = s->n;
-    *found = false;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(s->keys[mid], key);
-        if (c == 0) {
-            *found = true;
-            return mid;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-bool leader_keyset_has(const struct leader_keyset *s, const char *key)
-{
-    bool found;
-    keyset_find(s, key, &found);
-    return found;
-}
-
-void leader_keyset_add(struct leader_keyset *s, const char *key)
-{
-    bool found;
-    size_t i = keyset_find(s, key, &found);
-    if (found)
-        return;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 16;
-        s->keys = rss_xrealloc(s->keys, s->cap * sizeof(*s->keys));
-    }
-    memmove(s->keys + i + 1, s->keys + i, (s->n - i) * sizeof(*s->keys));
-    s->keys[i] = rss_xstrdup(key);
-    s->n++;
-}
-
-void leader_keyset_clear(struct leader_keyset *s)
-{
-    for (size_t i = 0; i < s->n; i++)
-        free(s->keys[i]);
-    free(s->keys);
-    *s = (struct leader_keyset){0};
-}
-
 /* Nothing of the RSS is touched; `why` goes to its status (phase Failed) and a Warning Event `reason`,
  * both only when they change. */
 static int report_failed(const struct leader_ctx *ctx, const cJSON *cr, const char *reason, const char *why,
@@ -87,8 +38,10 @@ static int report_failed(const struct leader_ctx *ctx, const cJSON *cr, const ch
     if (cJSON_IsNumber(gen))
         cJSON_AddNumberToObject(st, "observedGeneration", gen->valuedouble);
     _cleanup_free_ char *path = rss_kube_path(RSS_CRD_GROUP_VERSION, ns, RSS_CRD_PLURAL, name, NULL);
-    if (rss_kube_merge_patch_status(ctx->kube, path, patch, NULL, err) < 0)
+    _cleanup_json_ cJSON *written = NULL;
+    if (rss_kube_merge_patch_status(ctx->kube, path, patch, &written, err) < 0)
         return rss_error_wrap(err, "status of %s/%s", ns, name);
+    leader_rss_written(ctx, written);
     /* The admin reads `kubectl describe` and Events first: say it there too (once per new reason). */
     const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "uid"));
     struct rss_spec who = {.name = (char *)name, .ns = (char *)ns, .uid = (char *)(uid ? uid : "")};
@@ -277,31 +230,6 @@ static int drop_orphan_records(const struct leader_ctx *ctx, const struct rss_sp
     return LEADER_DONE;
 }
 
-bool leader_record_holds(const cJSON *cm)
-{
-    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cm, "data"),
-                                                                 RSS_RECORD_LEFT_OUT)) != NULL;
-}
-
-void leader_record_drop(struct rss_kube *kube, const char *ns, const cJSON *cm, const char *why)
-{
-    const cJSON *md = cJSON_GetObjectItemCaseSensitive(cm, "metadata");
-    const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
-    if (!name)
-        return;
-    struct rss_kube_delete_opts o = {
-        .uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "uid")),
-        .resource_version = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "resourceVersion"))};
-    _cleanup_free_ char *path = rss_kube_path("v1", ns, "configmaps", name, NULL);
-    _cleanup_error_ rss_error_t err = NULL;
-    if (rss_kube_delete(kube, path, &o, NULL, &err) < 0) {
-        if (rss_error_code(err) != RSS_E_NOT_FOUND && rss_error_code(err) != RSS_E_CONFLICT)
-            rss_log_error(RSS_LOG_WARN, &err, "deleting %s", why);
-        return;
-    }
-    rss_log_info("deleted %s", why);
-}
-
 static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
                       rss_error_t *err)
 {
@@ -428,6 +356,7 @@ int leader_reconcile(const struct leader_ctx *ctx, const cJSON *cr, rss_error_t 
             }
             return rss_error_wrap(err, "re-read rss");
         }
+        leader_rss_written(ctx, next); /* the freshest copy: the cache takes it too */
         cJSON_Delete(fresh);
         fresh = next;
         cr = fresh;

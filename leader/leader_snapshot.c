@@ -83,18 +83,6 @@ static int by_ordinal(const void *a, const void *b)
     return x->ordinal < y->ordinal ? -1 : x->ordinal > y->ordinal;
 }
 
-const cJSON *leader_record_find(const cJSON *records, const char *pod)
-{
-    const cJSON *cm;
-    cJSON_ArrayForEach(cm, cJSON_GetObjectItemCaseSensitive(records, "items"))
-    {
-        const char *ns, *rss, *member;
-        if (rss_record_member(cm, &ns, &rss, &member) && !strcmp(member, pod))
-            return cm;
-    }
-    return NULL;
-}
-
 void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const cJSON *records,
                            const struct leader_liveness *lv, int64_t now_ms, int64_t dead_after_ms,
                            struct leader_snapshot *snap)

@@ -24,6 +24,9 @@ int rss_agent_new(const struct rss_agent_config *cfg, struct rss_agent **ret, rs
         return rss_error_make(err, RSS_E_INVALID, 0, "agent: the namespace is required");
     if (cfg->fence_timeout_ms < 0 || cfg->heartbeat_ms < 0)
         return rss_error_make(err, RSS_E_INVALID, 0, "agent: negative durations");
+    if (rss_agent_timing_check(cfg->fence_timeout_ms ? cfg->fence_timeout_ms : 30000,
+                               cfg->heartbeat_ms ? cfg->heartbeat_ms : 10000, err) < 0)
+        return rss_error_wrap(err, "agent");
     struct rss_agent *a = rss_xcalloc(1, sizeof(*a));
     a->state_lock_fd = -1;
     a->kube = cfg->kube;
@@ -32,7 +35,7 @@ int rss_agent_new(const struct rss_agent_config *cfg, struct rss_agent **ret, rs
     a->ns = rss_xstrdup(cfg->ns);
     a->identity = rss_xstrdup(cfg->identity ? cfg->identity : cfg->node);
     a->fence_timeout_ms = cfg->fence_timeout_ms ? cfg->fence_timeout_ms : 30000;
-    a->heartbeat_ms = cfg->heartbeat_ms ? cfg->heartbeat_ms : 2000;
+    a->heartbeat_ms = cfg->heartbeat_ms ? cfg->heartbeat_ms : 10000;
     a->hook_output_max = cfg->hook_output_max;
     if (cfg->namespaces && cfg->namespaces->n) {
         a->managed.names = rss_xcalloc(cfg->namespaces->n, sizeof(char *));

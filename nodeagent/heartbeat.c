@@ -107,6 +107,24 @@ static int renew(struct rss_agent *a, const char *coll, const char *item, const 
     return 0;
 }
 
+int rss_agent_timing_check(long fence_timeout_ms, long heartbeat_ms, rss_error_t *err)
+{
+    if (heartbeat_ms < 100)
+        return rss_error_make(err, RSS_E_INVALID, 0, "heartbeat period %ld ms: at least 100 ms",
+                              heartbeat_ms);
+    if (fence_timeout_ms / 3 < heartbeat_ms)
+        return rss_error_make(err, RSS_E_INVALID, 0,
+                              "fence timeout %ld ms is under 3 heartbeat periods (%ld ms): a live agent "
+                              "would stop its members after a slow renewal",
+                              fence_timeout_ms, heartbeat_ms);
+    return 0;
+}
+
+long rss_agent_heartbeat_retry_ms(long heartbeat_ms)
+{
+    return heartbeat_ms < 2000 ? heartbeat_ms : 2000;
+}
+
 void *agent_heartbeat(void *arg)
 {
     struct rss_agent *a = arg;
@@ -130,7 +148,8 @@ void *agent_heartbeat(void *arg)
                 rss_log_error(RSS_LOG_WARN, &err, "heartbeat");
             failing = true;
         }
-        for (long t = 0; t < a->heartbeat_ms && !atomic_load(a->stop); t += 100)
+        long wait = failing ? rss_agent_heartbeat_retry_ms(a->heartbeat_ms) : a->heartbeat_ms;
+        for (long t = 0; t < wait && !atomic_load(a->stop); t += 100)
             usleep(100 * 1000);
     }
     return NULL;

@@ -14,6 +14,7 @@
 #include "rss/cleanup.h"
 #include "rss/cri.h"
 #include "rss/election.h"
+#include "rss/fencestate.h"
 #include "rss/health.h"
 #include "rss/kube.h"
 #include "rss/leader.h"
@@ -26,7 +27,7 @@
 struct opts {
     const char *node, *ns, *kubeconfig, *cri_endpoint, *health_address, *peer_address, *state_dir;
     int health_port;
-    long lease_duration_ms, renew_deadline_ms, retry_period_ms, fence_timeout_ms;
+    long lease_duration_ms, renew_deadline_ms, retry_period_ms, fence_timeout_ms, heartbeat_ms;
     long hook_output_max;
     struct rss_namespaces managed; /* --namespaces; n == 0: every namespace */
 };
@@ -54,7 +55,9 @@ static void usage(FILE *f)
                "  --lease-duration D      leader Lease duration (default 15s)\n"
                "  --renew-deadline D      leader renew deadline (default 10s)\n"
                "  --retry-period D        leader retry period (default 2s)\n"
-               "  --fence-timeout D       API unreachable this long -> stop local members (default 30s)\n"
+               "  --fence-timeout D       API unreachable this long -> stop local members (default 30s;\n"
+               "                          at least 3 heartbeat periods)\n"
+               "  --heartbeat-period D    heartbeat Lease renewal period (default 10s, the kubelet's)\n"
                "  --state-dir DIR         node-local directory (a tmpfs such as /run/rssd) where the\n"
                "                          fence clock and what fencing needs survive an rssd restart\n"
                "                          (default $RSSD_STATE_DIR; unset or none = not kept)\n"
@@ -110,6 +113,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         O_RD,
         O_RP,
         O_FT,
+        O_HB,
         O_SD,
         O_HOM,
         O_LOG,
@@ -127,6 +131,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                                        {"renew-deadline", required_argument, NULL, O_RD},
                                        {"retry-period", required_argument, NULL, O_RP},
                                        {"fence-timeout", required_argument, NULL, O_FT},
+                                       {"heartbeat-period", required_argument, NULL, O_HB},
                                        {"state-dir", required_argument, NULL, O_SD},
                                        {"hook-output-max", required_argument, NULL, O_HOM},
                                        {"log-level", required_argument, NULL, O_LOG},
@@ -143,6 +148,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                        .renew_deadline_ms = 10000,
                        .retry_period_ms = 2000,
                        .fence_timeout_ms = 30000,
+                       .heartbeat_ms = 10000,
                        .state_dir = getenv("RSSD_STATE_DIR"),
                        .hook_output_max = 1048576};
     opterr = 0;
@@ -198,6 +204,10 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             if (parse_ms("--fence-timeout", optarg, &o->fence_timeout_ms) < 0)
                 return -1;
             break;
+        case O_HB:
+            if (parse_ms("--heartbeat-period", optarg, &o->heartbeat_ms) < 0)
+                return -1;
+            break;
         case O_HOM: {
             long v = strtol(optarg, &end, 10);
             /* At least a page (a sequence is tiny, a status message short); at most what runtimes send. */
@@ -240,6 +250,11 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         return bad("unexpected argument '%s'", argv[optind]);
     if (!o->node || !*o->node)
         return bad("no node name: pass --node or set NODE_NAME");
+    _cleanup_error_ rss_error_t terr = NULL;
+    if (rss_agent_timing_check(o->fence_timeout_ms, o->heartbeat_ms, &terr) < 0) {
+        _cleanup_free_ char *msg = rss_error_string(terr);
+        return bad("%s", msg);
+    }
     return 0;
 }
 
@@ -321,6 +336,15 @@ int main(int argc, char **argv)
     struct rss_agent *agent = NULL;
     struct rss_health *health = NULL;
     struct rss_leader_scope floor_scope = {.kube = kube, .namespaces = &o.managed};
+    /* The reboot shortcut needs the full boot id; without one the election simply waits out Leases. */
+    char boot_id[RSS_FENCESTATE_BOOT_LEN] = "";
+    {
+        _cleanup_error_ rss_error_t be = NULL;
+        if (rss_fencestate_boot_id(boot_id, &be) < 0) {
+            rss_log_error(RSS_LOG_WARN, &be, "boot id unknown: a rebooted leader's Lease is waited out");
+            boot_id[0] = '\0';
+        }
+    }
     struct rss_election_config ec = {.kube = kube,
                                      .ns = ns,
                                      .name = RSS_LEADER_LEASE,
@@ -333,13 +357,16 @@ int main(int argc, char **argv)
                                      .on_new_leader = on_new_leader,
                                      .userdata = terms,
                                      .epoch_floor = rss_leader_epoch_floor,
-                                     .floor_userdata = &floor_scope};
+                                     .floor_userdata = &floor_scope,
+                                     .node = o.node,
+                                     .boot_id = boot_id};
     struct rss_agent_config ac = {.kube = kube,
                                   .cri = cri,
                                   .node = o.node,
                                   .ns = ns,
                                   .identity = identity,
                                   .fence_timeout_ms = o.fence_timeout_ms,
+                                  .heartbeat_ms = o.heartbeat_ms,
                                   .hook_output_max = (size_t)o.hook_output_max,
                                   .namespaces = &o.managed,
                                   .state_dir =

@@ -32,7 +32,7 @@ struct rss_agent_config {
     const char *ns;         /* rssd's namespace (Leases); required */
     const char *identity;   /* holderIdentity of the heartbeat Lease; NULL = node */
     long fence_timeout_ms;  /* API unreachable this long -> stop local members; 0 = 30000 */
-    long heartbeat_ms;      /* heartbeat renew period; 0 = 2000 */
+    long heartbeat_ms;      /* heartbeat renew period; 0 = 10000 (the kubelet's node Lease rate) */
     size_t hook_output_max; /* for messages: the hook output limit the CRI client enforces (bytes) */
     const char *state_dir;  /* node-local dir (tmpfs) for the fence state (rss/fencestate.h); NULL none */
     const struct rss_namespaces *namespaces; /* the managed namespaces (copied); NULL or empty = all */
@@ -127,5 +127,15 @@ bool rss_agent_action_starts(enum rss_action a);
  * else failed); RSS_E_TIMEOUT = timeout; RSS_E_NOT_RUNNING / RSS_E_NOT_FOUND = interrupted (the
  * container went away); anything else = failed. */
 enum rss_result rss_agent_hook_result(int err_code, int exit_code);
+
+/* Checks that a fence timeout suits a heartbeat period (docs/rules.md, "Timing"): a live agent's fence
+ * clock runs up to one period plus one request between two acknowledged renewals, so the fence timeout
+ * must leave at least two more renewals after a full period: fence >= 3 x period, period >= 100 ms.
+ * Errors: RSS_E_INVALID, saying which. */
+int rss_agent_timing_check(long fence_timeout_ms, long heartbeat_ms, rss_error_t *err);
+
+/* How long the heartbeat waits after a failed renewal: the period, but at most 2 s, so that an agent
+ * whose API came back is heard again (and its fence clock reset) well within its fence timeout. */
+long rss_agent_heartbeat_retry_ms(long heartbeat_ms);
 
 #endif

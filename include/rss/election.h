@@ -57,7 +57,19 @@ struct rss_election_config {
      * known: no acquisition this round (acting on a guess could reuse an epoch, rule 11). */
     int (*epoch_floor)(void *floor_userdata, int64_t *floor, rss_error_t *err);
     void *floor_userdata;
+
+    /* The reboot shortcut (both NULL: off). `node` is the Node this instance runs on, `boot_id` the
+     * kernel's boot id as this process read it. At each acquisition the election GETs that Node and,
+     * only when its status.nodeInfo.bootID already equals boot_id, records "<node> <boot_id>
+     * <identity>" on the Lease (RSS_ELECTION_BOOT_ANNOTATION). A candidate facing a valid Lease whose
+     * holder recorded that, and whose Node now reports another bootID, takes over at once: that node
+     * has rebooted since the holder acquired, so the holder is gone (docs/election.md). */
+    const char *node;
+    const char *boot_id;
 };
+
+/* Where the holder's node and boot id are recorded on the Lease (see node/boot_id above). */
+#define RSS_ELECTION_BOOT_ANNOTATION "rss.clusterlabs.org/leader-boot"
 
 /* Validates cfg (durations as in client-go) and creates an election (copies the strings).
  * Errors: RSS_E_INVALID. */
@@ -78,6 +90,10 @@ void rss_election_stop(struct rss_election *el);
  * not NULL) gets the epoch of the current term, or -1 when not leading. Thread-safe and cheap: leader
  * code calls it before every write and stamps writes with the epoch. */
 bool rss_election_leading(struct rss_election *el, int64_t *epoch);
+
+/* True while this instance leads the term `epoch`: rss_election_leading() and the same epoch. The check
+ * before every write of a term (a term that ended and a new one of ours began writes nothing more). */
+bool rss_election_holds(struct rss_election *el, int64_t epoch);
 
 /* A fresh read (GET) of the Lease: 1 when it still names this instance with leaseTransitions ==
  * epoch; otherwise 0, and this instance stops leading at once (on_stopped_leading is called and
@@ -107,5 +123,16 @@ char *rss_election_make_identity(const char *prefix);
  * out a lease duration: after a lights-out the first leader is elected as soon as the old leader's
  * node is back. Any other holder is judged by client-go's rules. */
 bool rss_election_holder_rebooted(const char *holder, const char *me);
+
+/* Parses the value of RSS_ELECTION_BOOT_ANNOTATION: true when it is "<node> <boot id> <identity>"
+ * with that identity equal to `holder` (a record left by an earlier holder, e.g. by a client that
+ * copied the annotations, proves nothing about this one). *node and *boot (caller frees) are set only
+ * on true. */
+bool rss_election_boot_parse(const char *annotation, const char *holder, char **node, char **boot);
+
+/* The reboot shortcut's decision: true only when `recorded` (the holder's boot id at acquisition) and
+ * `reported` (its Node's bootID now) are both non-empty and differ. A missing or unreadable one is no
+ * proof: wait out the Lease as usual. */
+bool rss_election_boot_changed(const char *recorded, const char *reported);
 
 #endif

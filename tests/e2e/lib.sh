@@ -32,6 +32,10 @@ E2E_RETRY=${E2E_RETRY:-500ms}
 # every container at /rss-sanitizers); at teardown the agents are stopped through SIGTERM, so they
 # exit through their normal path and LeakSanitizer reports before the world goes.
 RSS_E2E_SANITIZER_DIR=${RSS_E2E_SANITIZER_DIR:-}
+# The agents' heartbeat period (--heartbeat-period): the world's short timing, so that the short fence
+# timeouts the suites set stay above 3 periods and lights-outs do not wait out 50 s heartbeat Leases;
+# empty = rssd's default (10 s).
+E2E_HEARTBEAT=${E2E_HEARTBEAT-2s}
 # The agents' fence timeout (--fence-timeout); empty = rssd's default (30 s).
 E2E_FENCE=${E2E_FENCE:-}
 
@@ -151,6 +155,8 @@ daemonset_for_world() {
     grep -q -- '--renew-deadline' <<<"$help" && extra+=("--renew-deadline=${E2E_RENEW}")
     grep -q -- '--retry-period' <<<"$help" && extra+=("--retry-period=${E2E_RETRY}")
     [ -z "${E2E_FENCE:-}" ] || extra+=("--fence-timeout=${E2E_FENCE}")
+    [ -z "${E2E_HEARTBEAT:-}" ] || ! grep -q -- '--heartbeat-period' <<<"$help" ||
+        extra+=("--heartbeat-period=${E2E_HEARTBEAT}")
     # --state-dir: the host processes share one /run; each world keeps its agents' fence state in its
     # own directory (the file names carry the node).
     local a sedargs=(-e '/--cri-endpoint=/d')

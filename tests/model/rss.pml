@@ -107,6 +107,17 @@
 #ifndef FAULT_DELETE
 #define FAULT_DELETE 0   /* the leader Lease is deleted (reinstall) */
 #endif
+#ifndef FAULT_REBOOT
+#define FAULT_REBOOT 0   /* a candidate's node reboots (its rssd and its member's container end); the reboot
+                            shortcut of election.c: a holder whose Node reports another boot is taken over at once */
+#endif
+#ifndef NO_BOOTAGREE
+#define NO_BOOTAGREE 0   /* mutant: the boot recorded at acquisition without checking that the Node already
+                            reports it (election.c boot_record) */
+#endif
+#ifndef MAXBOOT
+#define MAXBOOT 1        /* reboots, all nodes (FAULT_REBOOT) */
+#endif
 #ifndef FAULT_OUTAGE
 #define FAULT_OUTAGE 0   /* API server outage, every node keeps its peers */
 #endif
@@ -247,6 +258,15 @@ byte oGen[N], oRole[N], oSeq[N], oLast[N], oLAct[N], oRes[N], oLE[N], oCtr[N];
 /* Lease rssd-leader */
 byte lHolder = NOHOLDER, lTrans = 0;
 bool lExpired = false, lGone = true;  /* no Lease before the first acquisition */
+#if FAULT_REBOOT
+#define NOBOOT 7
+/* the reboot shortcut: realBoot[c] is node c's boot (reality), nodeBoot[c] what its Node reports (the
+   kubelet updates it some time after the boot); on the Lease, lIdBoot is the boot in the holder's
+   identity and lBoot the boot record (NOBOOT: none) */
+byte realBoot[2], nodeBoot[2];
+byte lIdBoot = 0, lBoot = NOBOOT;
+byte boots = 0;
+#endif
 /* the RSS status.epoch (the epoch floor, leader.c rss_leader_epoch_floor) */
 byte floorE = 0;
 byte nextAid = 1;
@@ -862,7 +882,24 @@ end:
   /* election.c: acquire a missing (POST), released or expired Lease: a new term, transitions + 1,
      above the epoch floor (rule 11) */
   :: d_step { !isL && LAPI(c) && acqs < MAXACQ &&
-              (lGone || lHolder == NOHOLDER || lExpired || (NO_RULE11 && lHolder == ID(c))) ->
+              (lGone || lHolder == NOHOLDER || lExpired || (NO_RULE11 && lHolder == ID(c))
+#if FAULT_REBOOT
+               /* rss_election_holder_rebooted: the holder ran on this node in an earlier boot */
+               || (lHolder == ID(c) && lIdBoot != realBoot[c])
+               /* holder_node_rebooted: the holder's Node reports another boot than the one recorded */
+               || (lHolder < 2 && lHolder != ID(c) && lBoot != NOBOOT && nodeBoot[lHolder] != lBoot)
+#endif
+              ) ->
+#if FAULT_REBOOT
+       /* THE REBOOT SHORTCUT NEVER MAKES TWO LEADERS: a holder taken over before its Lease expired is
+          not running (its node rebooted since it acquired) */
+       if
+       :: !lGone && lHolder != NOHOLDER && !lExpired ->
+            printf("@@ L%d takes over from rebooted holder L%d\n", c, lHolder);
+            assert(!isLG[lHolder])
+       :: else -> skip
+       fi;
+#endif
        if
        :: lGone -> h_t = maxT + 1
        :: else -> h_t = (lTrans > maxT -> lTrans : maxT) + 1
@@ -876,6 +913,10 @@ end:
        if
        :: h_t <= MAXT ->
             acqs++; lTrans = h_t; lHolder = ID(c); lExpired = false; lGone = false;
+#if FAULT_REBOOT
+            lIdBoot = realBoot[c];
+            if :: NO_BOOTAGREE || nodeBoot[c] == realBoot[c] -> lBoot = realBoot[c] :: else -> lBoot = NOBOOT fi;
+#endif
             isL = true; isLG[c] = true; ep = h_t; ph = P_IDLE; flr = false;
 #if FAULT_DELETE
             maxT = (h_t > maxT -> h_t : maxT);
@@ -890,6 +931,14 @@ end:
      expired and was taken: rss_election_leading is checked before each write, a paused process may
      still send one) */
   :: d_step { isL -> printf("@@ L%d stops acting\n", c); LEADER_RESET() }
+#endif
+
+#if FAULT_REBOOT
+  /* node c reboots: its rssd ends (a new process starts, memory lost) and so does its member's container;
+     the kubelet reports the new boot in the Node later */
+  :: d_step { boots < MAXBOOT -> boots++; realBoot[c]++; LEADER_RESET(); maxT = 0;
+              dbrun[c] = false; ctr[c]++; printf("@@ node %d REBOOTS (boot %d)\n", c, realBoot[c]) }
+  :: d_step { nodeBoot[c] != realBoot[c] -> nodeBoot[c] = realBoot[c]; printf("@@ Node %d reports boot %d\n", c, realBoot[c]) }
 #endif
 
 #if LIVENESS

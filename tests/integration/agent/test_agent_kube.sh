@@ -170,7 +170,7 @@ start_rssd() { # start_rssd LOGFILE [HEALTH_PORT [ARGS...]]
 	local log=$1 hport=${2:-0}
 	shift $(($# < 2 ? $# : 2))
 	"$rssd" --node node1 --namespace rssd-system --cri-endpoint "$CRI_ENDPOINT" --health-port "$hport" \
-		--health-address 127.0.0.1 --log-level info "$@" >"$log" 2>&1 &
+		--health-address 127.0.0.1 --heartbeat-period 1s --log-level info "$@" >"$log" 2>&1 &
 	rssd_pid=$!
 }
 stop_rssd() {

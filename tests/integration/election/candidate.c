@@ -1,7 +1,7 @@
 /* candidate.c -- one leader-election candidate process for the election tests and benchmark.
  *
  *   candidate --kubeconfig PATH --lease NAME --log FILE [--id IDENTITY] [--durations LEASE,RENEW,RETRY ms]
- *             [--no-release]
+ *             [--no-release] [--node NODE --boot-id ID]
  *
  * Runs rss_election until SIGTERM/SIGINT and logs, one line each, "<CLOCK_MONOTONIC ns> <event> [arg]":
  *   start <identity> | leading <epoch> | stopped | newleader <identity> | act <epoch> | exit
@@ -88,7 +88,7 @@ static void on_signal(int sig)
 
 int main(int argc, char **argv)
 {
-    const char *kubeconfig = NULL, *lease = NULL, *logpath = NULL, *id = NULL;
+    const char *kubeconfig = NULL, *lease = NULL, *logpath = NULL, *id = NULL, *node = NULL, *boot = NULL;
     long dur[3] = {0, 0, 0};
     bool no_release = false;
     static const struct option opts[] = {
@@ -98,6 +98,8 @@ int main(int argc, char **argv)
         {"id", required_argument, NULL, 'i'},
         {"durations", required_argument, NULL, 'd'},
         {"no-release", no_argument, NULL, 'n'},
+        {"node", required_argument, NULL, 'N'},
+        {"boot-id", required_argument, NULL, 'b'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -124,13 +126,19 @@ int main(int argc, char **argv)
         case 'n':
             no_release = true;
             break;
+        case 'N':
+            node = optarg;
+            break;
+        case 'b':
+            boot = optarg;
+            break;
         default:
             return 2;
         }
     }
     if (!kubeconfig || !lease || !logpath) {
         fprintf(stderr, "usage: candidate --kubeconfig PATH --lease NAME --log FILE [--id ID] "
-                        "[--durations L,R,P] [--no-release]\n");
+                        "[--durations L,R,P] [--no-release] [--node NODE --boot-id ID]\n");
         return 2;
     }
     rss_log_set_component("candidate");
@@ -156,6 +164,8 @@ int main(int argc, char **argv)
         .on_started_leading = on_started,
         .on_stopped_leading = on_stopped,
         .on_new_leader = on_new_leader,
+        .node = node,
+        .boot_id = boot,
     };
     if (rss_election_new(&cfg, &election, &err) < 0) {
         rss_log_error(RSS_LOG_ERROR, &err, "election");

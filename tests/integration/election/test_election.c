@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "rss/cleanup.h"
+#include "rss/election.h"
 #include "rss/kube.h"
 #include "simfix.h"
 
@@ -178,6 +179,9 @@ struct ev {
     char arg[160];
 };
 
+/* --node/--boot-id for the next cand_start (NULL: none). */
+static const char *cand_node, *cand_boot;
+
 static void cand_start(struct cand *c, const char *name, const char *lease, bool proxied)
 {
     memset(c, 0, sizeof(*c));
@@ -213,8 +217,12 @@ static void cand_start(struct cand *c, const char *name, const char *lease, bool
     if (pid == 0) {
         FILE *f = freopen(errlog, "w", stderr);
         (void)f;
-        execl(CANDIDATE_BIN, CANDIDATE_BIN, "--kubeconfig", kc, "--lease", lease, "--log", c->log,
-              "--durations", DURATIONS, (char *)NULL);
+        if (cand_node)
+            execl(CANDIDATE_BIN, CANDIDATE_BIN, "--kubeconfig", kc, "--lease", lease, "--log", c->log,
+                  "--durations", DURATIONS, "--node", cand_node, "--boot-id", cand_boot, (char *)NULL);
+        else
+            execl(CANDIDATE_BIN, CANDIDATE_BIN, "--kubeconfig", kc, "--lease", lease, "--log", c->log,
+                  "--durations", DURATIONS, (char *)NULL);
         _exit(127);
     }
     c->pid = pid;
@@ -587,6 +595,121 @@ static void test_rebooted_holder_taken_over_at_once(void **state)
     assert_int_equal(WEXITSTATUS(cand_signal(&cs[1], SIGTERM)), 0);
 }
 
+/* A Node with status.nodeInfo.bootID `boot` (NULL: none), created or updated. */
+static void set_node_boot(const char *node, const char *boot)
+{
+    _cleanup_free_ char *coll = rss_kube_path("v1", NULL, "nodes", NULL, NULL);
+    _cleanup_free_ char *item = rss_kube_path("v1", NULL, "nodes", node, NULL);
+    _cleanup_free_ char *body =
+        rss_xasprintf("{\"apiVersion\":\"v1\",\"kind\":\"Node\",\"metadata\":{\"name\":\"%s\"}}", node);
+    _cleanup_json_ cJSON *obj = cJSON_Parse(body);
+    _cleanup_error_ rss_error_t err = NULL;
+    if (rss_kube_create(kube, coll, obj, NULL, &err) < 0) {
+        assert_int_equal(rss_error_code(err), RSS_E_EXISTS);
+        rss_error_release(&err);
+    }
+    _cleanup_free_ char *patch = boot ? rss_xasprintf("{\"status\":{\"nodeInfo\":{\"bootID\":\"%s\"}}}", boot)
+                                      : rss_xstrdup("{\"status\":{\"nodeInfo\":{\"bootID\":null}}}");
+    _cleanup_json_ cJSON *p = cJSON_Parse(patch);
+    assert_int_equal(rss_kube_merge_patch_status(kube, item, p, NULL, &err), 0);
+}
+
+/* An hour-long Lease held by `holder` with the boot record `record` (NULL: none). */
+static void create_held_lease(const char *name, const char *holder, const char *record)
+{
+    char now[RSS_TIME_LEN];
+    rss_time_micro(now, NULL);
+    _cleanup_free_ char *ann =
+        record ? rss_xasprintf(",\"annotations\":{\"%s\":\"%s\"}", RSS_ELECTION_BOOT_ANNOTATION, record)
+               : rss_xstrdup("");
+    _cleanup_free_ char *body = rss_xasprintf(
+        "{\"apiVersion\":\"coordination.k8s.io/v1\",\"kind\":\"Lease\",\"metadata\":{\"name\":\"%s\"%s},"
+        "\"spec\":{\"holderIdentity\":\"%s\",\"leaseDurationSeconds\":3600,"
+        "\"leaseTransitions\":7,\"acquireTime\":\"%s\",\"renewTime\":\"%s\"}}",
+        name, ann, holder, now, now);
+    _cleanup_json_ cJSON *lease = cJSON_Parse(body);
+    _cleanup_free_ char *path = rss_kube_path("coordination.k8s.io/v1", "default", "leases", NULL, NULL);
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_kube_create(kube, path, lease, NULL, &err), 0);
+}
+
+/* The boot record on a Lease, or NULL. */
+static char *lease_boot_record(const char *name)
+{
+    _cleanup_free_ char *path = rss_kube_path("coordination.k8s.io/v1", "default", "leases", name, NULL);
+    _cleanup_json_ cJSON *l = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_kube_get(kube, path, &l, &err), 0);
+    const cJSON *ann =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(l, "metadata"), "annotations");
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(ann, RSS_ELECTION_BOOT_ANNOTATION);
+    return cJSON_IsString(r) ? rss_xstrdup(r->valuestring) : NULL;
+}
+
+/* The holder of another node recorded its node and boot; that Node now reports another boot: the holder
+ * is gone (its node rebooted), so a candidate takes over at once as a new term, far inside the hour-long
+ * lease. No takeover while the Node still reports the holder's boot, when the record names another
+ * identity than the holder, or when the Node reports no boot id. The new holder records its own boot
+ * only because its Node reports it. */
+static void test_holder_node_rebooted_taken_over_at_once(void **state)
+{
+    (void)state;
+    const char *holder = "nodea_aaaaaaaa_1_00000000";
+    set_node_boot("nodea", "boot-a-1");
+    set_node_boot("nodeb", "boot-b-1");
+    create_held_lease("nreboot", holder, "nodea boot-a-1 nodea_aaaaaaaa_1_00000000");
+    create_held_lease("nforeign", holder, "nodea boot-a-1 nodez_aaaaaaaa_1_00000000");
+    set_node_boot("nodec", "boot-c-1");
+    create_held_lease("nnoboot", "nodec_cccccccc_1_00000000", "nodec boot-c-1 nodec_cccccccc_1_00000000");
+
+    cand_node = "nodeb";
+    cand_boot = "boot-b-1";
+    cand_start(&cs[0], "b", "nreboot", false);
+    cand_start(&cs[1], "b", "nforeign", false);
+    cand_start(&cs[2], "b", "nnoboot", false);
+    cand_node = cand_boot = NULL;
+    /* The holder's node still runs the holder's boot: it may be alive. */
+    simfix_sleep_ms(2000);
+    for (int i = 0; i < 3; i++)
+        assert_true(cand_leading_since(&cs[i], NULL) < 0);
+
+    set_node_boot("nodea", "boot-a-2"); /* nodea rebooted */
+    set_node_boot("nodec", NULL);       /* nodec's boot unknown */
+    assert_int_equal(wait_leader(cs, 1, -1), 0);
+    int64_t epoch = 0;
+    cand_leading_since(&cs[0], &epoch);
+    assert_int_equal(epoch, 8);
+    char id[160];
+    identity_of(&cs[0], id, sizeof(id));
+    _cleanup_free_ char *want = rss_xasprintf("nodeb boot-b-1 %s", id);
+    _cleanup_free_ char *rec = lease_boot_record("nreboot");
+    assert_non_null(rec);
+    assert_string_equal(rec, want);
+
+    /* The record of another identity, and a Node without a boot id, prove nothing. */
+    simfix_sleep_ms(2000);
+    assert_true(cand_leading_since(&cs[1], NULL) < 0);
+    assert_true(cand_leading_since(&cs[2], NULL) < 0);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(WEXITSTATUS(cand_signal(&cs[i], SIGTERM)), 0);
+}
+
+/* A candidate whose Node reports another boot id than its own records none: a Node still showing the
+ * boot before ours must not later look like a reboot of ours. */
+static void test_boot_record_only_when_node_agrees(void **state)
+{
+    (void)state;
+    set_node_boot("noded", "boot-d-old");
+    cand_node = "noded";
+    cand_boot = "boot-d-new";
+    cand_start(&cs[0], "d", "nagree", false);
+    cand_node = cand_boot = NULL;
+    assert_int_equal(wait_leader(cs, 1, -1), 0);
+    _cleanup_free_ char *rec = lease_boot_record("nagree");
+    assert_null(rec);
+    assert_int_equal(WEXITSTATUS(cand_signal(&cs[0], SIGTERM)), 0);
+}
+
 static void test_partitioned_leader_stops_first(void **state)
 {
     (void)state;
@@ -661,6 +784,8 @@ int main(void)
         cmocka_unit_test_teardown(test_sigkill_failover, cleanup_cands),
         cmocka_unit_test_teardown(test_sigterm_release_takeover, cleanup_cands),
         cmocka_unit_test_teardown(test_rebooted_holder_taken_over_at_once, cleanup_cands),
+        cmocka_unit_test_teardown(test_holder_node_rebooted_taken_over_at_once, cleanup_cands),
+        cmocka_unit_test_teardown(test_boot_record_only_when_node_agrees, cleanup_cands),
         cmocka_unit_test_teardown(test_partitioned_leader_stops_first, cleanup_cands),
         cmocka_unit_test_teardown(test_churn, cleanup_cands),
     };

@@ -827,6 +827,8 @@ static void small_rss(const char *ns, const char *name)
     create("v1", ns, "pods", pod);
 }
 
+static int leader_requests(const char *verb, const char *resource);
+
 static void test_namespaces_scoped(void **state)
 {
     (void)state;
@@ -919,6 +921,10 @@ static void test_namespaces_scoped(void **state)
     }
     assert_true(watched_prod > 0);
     assert_true(watched_second > 0);
+    print_message("the leader: %d GET and %d LIST of replicatedstatefulsets, %d status writes\n",
+                  leader_requests("GET", "replicatedstatefulsets"),
+                  leader_requests("LIST", "replicatedstatefulsets"),
+                  leader_requests("PATCH", "replicatedstatefulsets/status"));
 
     atomic_store(&t.stop, true);
     wait_for(leader_returned, &t, "the leader to return on the stop flag");
@@ -1029,6 +1035,96 @@ static void test_floor_forged(void **state)
     term_join(&t);
 }
 
+/* The heartbeat Leases come from a watch-fed cache. An idle leader sends no LIST of them per second
+ * (that LIST grew with the number of nodes); a compaction (410 on the watch's resume) re-lists; and a
+ * Lease watch that hangs no longer vouches for the cache: the leader LISTs instead, so a hung stream can
+ * never make live nodes look silent. */
+static int leader_requests(const char *verb, const char *resource)
+{
+    _cleanup_json_ cJSON *st = NULL;
+    assert_int_equal(simfix_ctl(kube, "GET", "/_sim/stats", NULL, &st), 0);
+    int n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(st, "by"))
+    {
+        const char *client = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "client"));
+        const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "verb"));
+        const char *res = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "resource"));
+        if (client && v && res && !strcmp(client, "leader-under-test") && !strcmp(v, verb) &&
+            !strcmp(res, resource))
+            n += cJSON_GetObjectItemCaseSensitive(e, "count")->valueint;
+    }
+    return n;
+}
+
+/* The agents: every node's heartbeat renewed, for `seconds`, once a second. */
+static void renew_heartbeats(int seconds)
+{
+    for (int s = 0; s < seconds; s++) {
+        char renew[RSS_TIME_LEN];
+        rss_time_micro(renew, NULL);
+        for (int n = 1; n <= 3; n++) {
+            _cleanup_free_ char *name = rss_xasprintf("rssd-node-node-%d", n);
+            _cleanup_free_ char *path = rss_kube_path("coordination.k8s.io/v1", NS, "leases", name, NULL);
+            _cleanup_free_ char *pj = rss_xasprintf("{\"spec\":{\"renewTime\":\"%s\"}}", renew);
+            _cleanup_json_ cJSON *patch = cJSON_Parse(pj);
+            _cleanup_error_ rss_error_t err = NULL;
+            check(rss_kube_merge_patch(kube, path, patch, NULL, &err), &err, "a heartbeat renewal");
+        }
+        simfix_sleep_ms(1000);
+    }
+}
+
+static void test_leases_watched(void **state)
+{
+    (void)state;
+    make_world();
+    struct rss_kube *lk = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    check(rss_kube_new(sim.kubeconfig, &lk, &err), &err, "the leader's client");
+    rss_kube_set_user_agent(lk, "leader-under-test");
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/stats-reset", NULL, NULL), 0);
+    struct term t;
+    term_start_in(&t, lk, NULL);
+
+    renew_heartbeats(8);
+    int lists = leader_requests("LIST", "leases"), watches = leader_requests("WATCH", "leases");
+    print_message("idle 8 s: the leader sent %d LIST and %d WATCH of leases\n", lists, watches);
+    /* Eight polls of the liveness view: a LIST each before the cache, at most the term's first LIST and
+     * the watch's own here. */
+    assert_true(lists <= 2);
+    assert_true(watches >= 1);
+
+    /* 410: the Lease watch is cut and held back while the heartbeats move on and the history is
+     * compacted, so its resume point is gone; the cache re-lists. */
+    _cleanup_free_ char *lpath = rss_kube_path("coordination.k8s.io/v1", NS, "leases", NULL, NULL);
+    _cleanup_free_ char *hold = rss_xasprintf("count=1&ms=1500&verb=WATCH&path=%s", lpath);
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/stall", hold, NULL), 0);
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/watch-cut", NULL, NULL), 0);
+    renew_heartbeats(1);
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/compact", NULL, NULL), 0);
+    renew_heartbeats(3);
+    int after_gone = leader_requests("LIST", "leases");
+    print_message("after a compaction: %d LIST of leases\n", after_gone);
+    assert_true(after_gone > lists);
+    assert_true(after_gone <= lists + 3);
+    assert_false(atomic_load(&t.leader_done));
+
+    /* A Lease watch that hangs for 9 s: the leader's view must come from LISTs meanwhile. */
+    _cleanup_free_ char *q = rss_xasprintf("count=3&ms=9000&verb=WATCH&path=%s", lpath);
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/stall", q, NULL), 0);
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/watch-cut", NULL, NULL), 0);
+    renew_heartbeats(8);
+    int during_stall = leader_requests("LIST", "leases") - after_gone;
+    print_message("a hung Lease watch, 8 s: %d LIST of leases\n", during_stall);
+    assert_true(during_stall >= 1);
+
+    atomic_store(&t.stop, true);
+    wait_for(leader_returned, &t, "the leader to return on the stop flag");
+    term_join(&t);
+    rss_kube_free(lk);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1037,6 +1133,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_namespaces_scoped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_floor_taken, setup, teardown),
         cmocka_unit_test_setup_teardown(test_floor_forged, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_leases_watched, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,6 +120,9 @@ static int patch_status(struct kl *kl, const char *since, rss_error_t *err)
     cJSON_AddStringToObject(info, "containerRuntimeVersion", kl->runtime_version ? kl->runtime_version : "");
     cJSON_AddStringToObject(info, "operatingSystem", "linux");
     cJSON_AddStringToObject(info, "architecture", "amd64");
+    /* As a real kubelet reports the kernel's: this power-on's, so a reboot shows in the Node. */
+    if (kl->boot_id)
+        cJSON_AddStringToObject(info, "bootID", kl->boot_id);
     _cleanup_free_ char *path = rss_kube_path("v1", NULL, "nodes", kl->node, NULL);
     if (rss_kube_merge_patch_status(kl->kube, path, patch, NULL, err) < 0)
         return rss_error_wrap(err, "updating node %s status", kl->node);

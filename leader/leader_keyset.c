@@ -1,0 +1,55 @@
+/* leader_keyset.c -- a sorted set of strings: what the leader already did this term ("ns/name/uid"). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "leader_internal.h"
+#include "rss/cleanup.h"
+
+static size_t keyset_find(const struct leader_keyset *s, const char *key, bool *found)
+{
+    size_t lo = 0, hi = s->n;
+    *found = false;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(s->keys[mid], key);
+        if (c == 0) {
+            *found = true;
+            return mid;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+bool leader_keyset_has(const struct leader_keyset *s, const char *key)
+{
+    bool found;
+    keyset_find(s, key, &found);
+    return found;
+}
+
+void leader_keyset_add(struct leader_keyset *s, const char *key)
+{
+    bool found;
+    size_t i = keyset_find(s, key, &found);
+    if (found)
+        return;
+    if (s->n == s->cap) {
+        s->cap = s->cap ? s->cap * 2 : 16;
+        s->keys = rss_xrealloc(s->keys, s->cap * sizeof(*s->keys));
+    }
+    memmove(s->keys + i + 1, s->keys + i, (s->n - i) * sizeof(*s->keys));
+    s->keys[i] = rss_xstrdup(key);
+    s->n++;
+}
+
+void leader_keyset_clear(struct leader_keyset *s)
+{
+    for (size_t i = 0; i < s->n; i++)
+        free(s->keys[i]);
+    free(s->keys);
+    *s = (struct leader_keyset){0};
+}
