@@ -50,6 +50,7 @@ K8S_BIN=$(bash "$repo/tests/realk8s/build.sh" --print-dir) || die "building the 
 w=$(mktemp -d /tmp/bench-scale-real.XXXXXX)
 pids=()
 cleanup() {
+    trap "" INT TERM
     local p
     for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
     if [ -s "$w/rssd.pids" ]; then
