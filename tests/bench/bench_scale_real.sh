@@ -22,7 +22,8 @@
 # is Running again.
 #
 # Figures: requests by verb and resource from the API server's audit log (only rssd's user is audited;
-# each rssd names its node in its User-Agent), etcd writes (etcd_mvcc_put_total, proposals committed)
+# each rssd names its node in its User-Agent; a window is judged by the events' stage times, and the
+# leader is the node that renewed rssd-leader most in it), etcd writes (etcd_mvcc_put_total, proposals committed)
 # and watch events (apiserver_watch_events_total) from /metrics deltas, VmRSS and CPU from /proc.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -183,27 +184,22 @@ alive=$(while read -r _ p; do kill -0 "$p" 2>/dev/null && echo; done <"$w/rssd.p
 say "leader: $(leader_node); $alive of $nodes rssd alive, started in $(($(date +%s) - t_start)) s"
 
 snap() { python3 "$here/scale_report.py" snap "$pki" "$etcd_url" "$1"; }
-audit_size() { stat -c %s "$w/audit.log"; }
 # An idle window: metric deltas, rssd's requests from the audit log, memory and the leader's CPU.
 measure_idle() { # LABEL
-    local label=$1 a0 a1 t0 t1 leader cpu0 cpu1
-    leader=$(leader_node)
-    sleep 2 # the audit log is written in batches
-    cpu0=$(python3 "$here/scale_report.py" procs "$w/rssd.pids" "$leader" | sed -n 's/^CPU [^ ]* //p')
+    local label=$1 t0 t1 leader cpu0 cpu1 out
+    cpu0=$(python3 "$here/scale_report.py" procs "$w/rssd.pids" "$(leader_node)" | sed -n 's/^CPU [^ ]* //p')
     snap "$w/idle-$label-0.json"
-    a0=$(audit_size)
-    t0=$(date +%s.%N)
     sleep "$idle"
     snap "$w/idle-$label-1.json"
-    t1=$(date +%s.%N)
-    sleep 2
-    a1=$(audit_size)
+    sleep 5 # the audit log is written in batches
     echo "=== idle, $label: $idle s window, load average $(cut -d' ' -f1-3 /proc/loadavg)"
     python3 "$here/scale_report.py" delta "$w/idle-$label-0.json" "$w/idle-$label-1.json"
-    python3 "$here/scale_report.py" audit "$w/audit.log" "$a0" "$a1" "$(echo "$t1 - $t0" | bc)" "$leader"
+    out=$(python3 "$here/scale_report.py" audit-window "$w/audit.log" "$w/idle-$label-0.json" "$w/idle-$label-1.json")
+    echo "$out"
+    leader=$(echo "$out" | sed -n 's/^leader: \([^ ]*\).*/\1/p')
     python3 "$here/scale_report.py" procs "$w/rssd.pids" "$leader" | grep -v '^CPU'
     cpu1=$(python3 "$here/scale_report.py" procs "$w/rssd.pids" "$leader" | sed -n 's/^CPU [^ ]* //p')
-    echo "leader CPU in the window: $(echo "scale=2; ($cpu1 - $cpu0) * 100 / $idle" | bc)% of one core"
+    echo "leader CPU in the window: $(echo "scale=2; ($cpu1 - $cpu0) * 100 / $idle" | bc)% of one core (if the leader did not change)"
 }
 rss_yaml() { # NAME
     cat <<EOF
@@ -259,23 +255,19 @@ for size in "${size_list[@]}"; do
 
     boot=$((boot + 1))
     say "lights-out $boot with $size RSS"
-    leader=$(leader_node)
     snap "$w/lo-$boot-0.json"
-    a0=$(audit_size)
-    t0=$(date +%s.%N)
     kill -USR1 "$cri_pid" "$sim_pid"
     ok=1
     sleep 10
     wait_running "$size" 1800 || ok=0
     snap "$w/lo-$boot-1.json"
-    t1=$(date +%s.%N)
-    sleep 2
-    a1=$(audit_size)
+    sleep 5
     echo "=== lights-out with $size RSS of 3 ($((size * 3)) members), load average $(cut -d' ' -f1-3 /proc/loadavg)"
     python3 "$here/scale_report.py" lights "$w/events.log" "$boot" || true
     python3 "$here/scale_report.py" delta "$w/lo-$boot-0.json" "$w/lo-$boot-1.json"
-    python3 "$here/scale_report.py" audit "$w/audit.log" "$a0" "$a1" "$(echo "$t1 - $t0" | bc)" "$leader"
-    python3 "$here/scale_report.py" procs "$w/rssd.pids" "$leader" | grep -v '^CPU'
+    out=$(python3 "$here/scale_report.py" audit-window "$w/audit.log" "$w/lo-$boot-0.json" "$w/lo-$boot-1.json")
+    echo "$out"
+    python3 "$here/scale_report.py" procs "$w/rssd.pids" "$(echo "$out" | sed -n 's/^leader: \([^ ]*\).*/\1/p')" | grep -v '^CPU'
     kill -USR2 "$cri_pid"
     sleep 1
     echo "hooks run (all lights-outs so far): $(tr '\n' ' ' <"$w/cri/hooks.txt")"

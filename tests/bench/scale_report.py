@@ -79,18 +79,41 @@ def delta(a, b):
     print("apiserver requests, all clients %-14s %10.0f  %8.2f/s" % ("", rt, rt / dt))
 
 
-def audit(log, frm, to, seconds, leader):
+def stamp(e):
+    t = e.get("stageTimestamp", "")
+    try:
+        return time.mktime(time.strptime(t[:19], "%Y-%m-%dT%H:%M:%S")) - time.timezone + float("0" + t[19:-1])
+    except ValueError:
+        return 0
+
+
+def audit(log, frm, to, seconds, leader, t_from=None, t_to=None):
     by = Counter()
     per_node = Counter()
     leader_by = Counter()
     with open(log, "rb") as f:
         f.seek(frm)
         data = f.read(to - frm)
+    events = []
+    renewals = Counter()
     for line in data.splitlines():
         try:
             e = json.loads(line)
         except ValueError:
             continue
+        if t_from is not None and not (t_from <= stamp(e) < t_to):
+            continue
+        events.append(e)
+        if e.get("verb") == "update" and e.get("objectRef", {}).get("name") == "rssd-leader" and \
+                e.get("responseStatus", {}).get("code") == 200:
+            m = re.search(r"rssd/\S+ \(([^)]*)\)", e.get("userAgent", ""))
+            if m:
+                renewals[m.group(1)] += 1
+    if leader == "auto":
+        # The leader is whoever renewed rssd-leader most in the window (a leader change shows up here).
+        leader = renewals.most_common(1)[0][0] if renewals else "?"
+        print("leader: %s (renewals of rssd-leader in the window: %s)" % (leader, dict(renewals.most_common(3))))
+    for e in events:
         verb = e.get("verb", "")
         stage = e.get("stage")
         if not ((verb == "watch" and stage == "ResponseStarted") or (verb != "watch" and stage == "ResponseComplete")):
@@ -190,6 +213,9 @@ if __name__ == "__main__":
         delta(sys.argv[2], sys.argv[3])
     elif cmd == "audit":
         audit(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6])
+    elif cmd == "audit-window":  # LOG SNAP_A SNAP_B: rssd's requests between two snapshots' times
+        ta, tb = json.load(open(sys.argv[3]))["t"], json.load(open(sys.argv[4]))["t"]
+        audit(sys.argv[2], 0, os.path.getsize(sys.argv[2]), tb - ta, "auto", ta, tb)
     elif cmd == "lights":
         sys.exit(lights(sys.argv[2], int(sys.argv[3])))
     elif cmd == "procs":
