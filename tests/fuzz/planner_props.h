@@ -223,9 +223,9 @@ static inline bool prop_current(const struct rss_member_input *m, uint64_t epoch
 /* Rule 15's conditions on a promotion of target, from the input: the failover record of the previous
  * status names the lost primary and a position request of this epoch (a leader writes it only in a plan
  * that saw the primary lost; another epoch's request may predate the loss); the lost primary is fenced
- * (on a node judged dead) or reported stopped with nothing in flight; S-k+1 of the S standbys (every
- * other ordinal below replicas, pod or not) answered that request with a position; the target answered
- * the highest. */
+ * (on a node judged dead) or reported stopped with nothing in flight; the target answered that request,
+ * and so did S-k+1 of the S standbys (every other ordinal below replicas, pod or not) with a position no
+ * higher than the target's. */
 static inline void prop_check_promotion(const struct rss_plan_input *in, const struct rss_plan *plan,
                                         const struct rss_member_input *target)
 {
@@ -251,30 +251,25 @@ static inline void prop_check_promotion(const struct rss_plan_input *in, const s
     rss_error_release(&err);
     RULE("15 (a promotion only after a position request of this epoch, issued once the loss was seen)",
          have_req && req.epoch == E);
-    size_t s_total = 0, n_ans = 0;
-    bool target_answered = false;
-    uint64_t best = 0, target_pos = 0;
+    /* The promoted answer must be the highest of S-k+1 answers: an acknowledged commit is on k standbys,
+     * so on one of any S-k+1, and the log is linear. Answers above it from members the planner may not
+     * count (stopped since, an action in flight) do not make it unsafe when S-k+1 others are below it. */
+    const struct rss_observed *t = &target->observed;
+    RULE("15 (the promoted standby answered the request)",
+         prop_current(target, E) && rss_action_id_equal(t->position_for, req) && t->has_position);
+    size_t s_total = 0, n_below = 0;
     for (unsigned o = 0; o < (unsigned)in->spec->replicas; o++) {
         if (o == lost_ord)
             continue;
         s_total++;
         const struct rss_member_input *m = prop_member(in, o);
-        if (!m || !prop_current(m, E) || !rss_action_id_equal(m->observed.position_for, req) ||
-            !m->observed.has_position)
-            continue;
-        n_ans++;
-        if (m->observed.position > best)
-            best = m->observed.position;
-        if (m == target) {
-            target_answered = true;
-            target_pos = m->observed.position;
-        }
+        n_below += m && prop_current(m, E) && rss_action_id_equal(m->observed.position_for, req) &&
+                   m->observed.has_position && m->observed.position <= t->position;
     }
     size_t k = (size_t)in->spec->sync_standbys;
     size_t need = s_total >= k ? s_total - k + 1 : s_total + 1;
-    RULE("15 (a promotion only after S-k+1 answers to the request)", n_ans >= need);
-    RULE("15 (the promoted standby answered the request)", target_answered);
-    RULE("15 (the promoted standby has the highest answer)", target_pos == best);
+    RULE("15 (a promotion only after S-k+1 answers to the request, the promoted one the highest of them)",
+         n_below >= need);
 }
 
 /* check_seq_rule: false when a member's failure history (from prev_status) may exclude it from seeding
