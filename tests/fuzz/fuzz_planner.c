@@ -2,14 +2,17 @@
  * random snapshot (spec: replicas, primaries, hooks, minimumMembers, paused/suspend, nodeLossPolicy;
  * StatefulSet replicas; up to 10 member pods with random desired/observed annotations, epochs, generations,
  * roles, sequences, sequence errors, pending/acknowledged actions, node liveness, container ids; a previous
- * status with a recovery pin; sometimes a force-seed), plans it, then plans again from the plan's own
+ * status with a recovery pin; sometimes a force-seed; under spec.failover PromoteStandby a failover record,
+ * position requests and answers), plans it, then plans again from the plan's own
  * status. Asserts beyond "no crash" the safety rules of ARCHITECTURE section 6 on every plan
  * (planner_props.h): at most one seed and never next to another start; no seed while any member runs or
  * starts or any action is unresolved; the seed reported and has the highest sequence among the members
  * that reported; no seed before every member reported unless minimumMembers allows (then at least that
  * many); never below the pinned seed sequence; fencing first; our epoch on every desired; actions target
  * the reported generation with new unique ids; starts only for ordinals < replicas; writes and deletes
- * only to existing pods, as CAS; paused writes nothing. And the plan is deterministic. */
+ * only to existing pods, as CAS; paused writes nothing; rule 15's promotion (a seed of a running standby)
+ * only with the primary lost and fenced, after S-k+1 answers to the failover request of this epoch, of the
+ * highest answer, next to running standbys only. And the plan is deterministic. */
 #include <cjson/cJSON.h>
 
 #include "fuzz.h"
@@ -145,6 +148,53 @@ static cJSON *make_prev(struct fuzz_reader *r)
     return p;
 }
 
+/* A request or answer id: mostly our epoch and a small seq, so requests and answers meet often. */
+static struct rss_action_id pick_id(struct fuzz_reader *r)
+{
+    struct rss_action_id id;
+    id.epoch = pick_epoch(r);
+    id.seq = 1 + fuzz_below(r, 4);
+    return id;
+}
+
+static void failover(struct fuzz_reader *r, struct rss_spec *spec, struct rss_member_input *m, size_t n,
+                     cJSON **prev)
+{
+    spec->promote_standby = true;
+    spec->sync_standbys = 1 + (int)fuzz_below(r, (unsigned)spec->replicas - 1);
+    struct rss_action_id req = pick_id(r);
+    if (fuzz_below(r, 4)) { /* the record a plan that saw the primary lost left in status.failover */
+        if (!*prev)
+            *prev = cJSON_CreateObject();
+        cJSON *rec = cJSON_AddObjectToObject(*prev, "failover");
+        cJSON_AddNumberToObject(rec, "lost", fuzz_below(r, ORD_SPAN));
+        uint8_t b = fuzz_u8(r);
+        if (b & 1) {
+            char id[48];
+            rss_action_id_format(req, id, sizeof(id));
+            cJSON_AddStringToObject(rec, "request", id);
+            /* asked now, or an hour ago (the answers' deadline is over) */
+            cJSON_AddStringToObject(rec, "since",
+                                    b & 2 ? "2023-11-14T21:13:20.000Z" : "2023-11-14T22:13:20.000Z");
+        }
+        if (b & 4) { /* a promotion already made: the repoint list */
+            cJSON_AddNumberToObject(rec, "promoted", fuzz_below(r, ORD_SPAN));
+            cJSON *rep = cJSON_AddArrayToObject(rec, "repoint");
+            cJSON_AddItemToArray(rep, cJSON_CreateNumber(fuzz_below(r, ORD_SPAN)));
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        uint8_t b = fuzz_u8(r);
+        if (m[i].has_desired && (b & 1))
+            m[i].desired.position_request = (b & 2) ? req : pick_id(r);
+        if (!m[i].has_observed || !(b & 4))
+            continue;
+        m[i].observed.position_for = (b & 8) ? req : pick_id(r);
+        m[i].observed.has_position = (b & 0x30) != 0;
+        m[i].observed.position = pick_seq(r);
+    }
+}
+
 static bool make_spec(struct fuzz_reader *r, struct rss_spec *spec)
 {
     int replicas = (int)fuzz_below(r, 6);
@@ -251,6 +301,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             cJSON_AddItemToArray(jr, e);
         }
     }
+    /* Rule 15 (spec.failover PromoteStandby), read last and off when the bytes run out, so older corpus
+     * entries keep their meaning: the opt-in where spec.c accepts it, a failover record in the previous
+     * status, position requests on the records and answers in the reports. */
+    if (spec.primaries == 1 && spec.replicas >= 2 && spec.hooks[RSS_HOOK_SEED].present &&
+        spec.hooks[RSS_HOOK_SECONDARY].present && fuzz_below(&r, 4) == 3)
+        failover(&r, &spec, m, n, &prev);
     struct rss_plan_input in = {.spec = &spec,
                                 .epoch = EPOCH,
                                 .now_ms = NOW,

@@ -206,6 +206,72 @@ static inline bool prop_journal_behind(const struct rss_plan_input *in, unsigned
     return false;
 }
 
+/* Rule 15: under spec.failover PromoteStandby a seed of a member that runs is a promotion, rule 1's one
+ * exception (no seed while any member runs). */
+static inline bool prop_promotion(const struct rss_plan_input *in, const struct rss_member_input *m)
+{
+    return in->spec->promote_standby && m && prop_live(m);
+}
+
+/* A report of this epoch for the pod's current container. */
+static inline bool prop_current(const struct rss_member_input *m, uint64_t epoch)
+{
+    return m->pod_exists && m->has_observed && m->observed.lease_epoch == epoch &&
+           (!m->container_id || prop_same_container(m->container_id, m->observed.container_id));
+}
+
+/* Rule 15's conditions on a promotion of target, from the input: the failover record of the previous
+ * status names the lost primary and a position request of this epoch (a leader writes it only in a plan
+ * that saw the primary lost; another epoch's request may predate the loss); the lost primary is fenced
+ * (on a node judged dead) or reported stopped with nothing in flight; the target answered that request,
+ * and so did S-k+1 of the S standbys (every other ordinal below replicas, pod or not) with a position no
+ * higher than the target's. */
+static inline void prop_check_promotion(const struct rss_plan_input *in, const struct rss_plan *plan,
+                                        const struct rss_member_input *target)
+{
+    const uint64_t E = in->epoch;
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(in->prev_status, "failover");
+    const cJSON *lo = cJSON_GetObjectItemCaseSensitive(rec, "lost");
+    RULE("15 (a promotion only with a failover record naming the lost primary)",
+         cJSON_IsNumber(lo) && lo->valuedouble >= 0 && lo->valuedouble <= RSS_SPEC_ORDINAL_MAX);
+    unsigned lost_ord = (unsigned)lo->valuedouble;
+    const struct rss_member_input *lost = prop_member(in, lost_ord);
+    RULE("15 (the lost primary is not the promoted standby)", lost_ord != target->ordinal);
+    RULE("15 (the lost primary's pod exists)", lost && lost->pod_exists);
+    const struct rss_observed *lo_o = &lost->observed;
+    RULE("15 (a promotion only with the lost primary fenced: on a node judged dead, or reported stopped on "
+         "its live node with nothing in flight)",
+         prop_fenced_dead(lost) ||
+             (prop_current(lost, E) && lost->node_alive && lo_o->role == RSS_ROLE_STOPPED &&
+              !(lo_o->last.present && lo_o->last.result == RSS_RESULT_PENDING) && !prop_unresolved(lost, E)));
+    struct rss_action_id req;
+    rss_error_t err = NULL;
+    const char *rs = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "request"));
+    bool have_req = rs && rss_action_id_parse(rs, &req, &err) == 0;
+    rss_error_release(&err);
+    RULE("15 (a promotion only after a position request of this epoch, issued once the loss was seen)",
+         have_req && req.epoch == E);
+    /* The promoted answer must be the highest of S-k+1 answers: an acknowledged commit is on k standbys,
+     * so on one of any S-k+1, and the log is linear. Answers above it from members the planner may not
+     * count (stopped since, an action in flight) do not make it unsafe when S-k+1 others are below it. */
+    const struct rss_observed *t = &target->observed;
+    RULE("15 (the promoted standby answered the request)",
+         prop_current(target, E) && rss_action_id_equal(t->position_for, req) && t->has_position);
+    size_t s_total = 0, n_below = 0;
+    for (unsigned o = 0; o < (unsigned)in->spec->replicas; o++) {
+        if (o == lost_ord)
+            continue;
+        s_total++;
+        const struct rss_member_input *m = prop_member(in, o);
+        n_below += m && prop_current(m, E) && rss_action_id_equal(m->observed.position_for, req) &&
+                   m->observed.has_position && m->observed.position <= t->position;
+    }
+    size_t k = (size_t)in->spec->sync_standbys;
+    size_t need = s_total >= k ? s_total - k + 1 : s_total + 1;
+    RULE("15 (a promotion only after S-k+1 answers to the request, the promoted one the highest of them)",
+         n_below >= need);
+}
+
 /* check_seq_rule: false when a member's failure history (from prev_status) may exclude it from seeding
  * under minimumMembers, which the input alone cannot tell. */
 static inline void prop_check_plan(const struct rss_plan_input *in, const struct rss_plan *plan,
@@ -274,7 +340,16 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
             RULE("action ids are unique", !plan->patches[j].set_desired ||
                                               plan->patches[j].desired.action == RSS_ACTION_NONE ||
                                               !rss_action_id_equal(plan->patches[j].desired.id, d->id));
-        if (prop_is_start(d->action)) {
+        if (d->action == RSS_ACTION_SEED && prop_promotion(in, m)) {
+            n_starts++;
+            const struct rss_observed *o = &m->observed;
+            RULE("15 (a promotion targets a standby running on its current container, on a live node)",
+                 prop_current(m, E) && o->role == RSS_ROLE_SECONDARY && !m->deleting && m->node &&
+                     m->node[0] && m->node_alive &&
+                     !(o->last.present && o->last.result == RSS_RESULT_PENDING));
+            RULE("15 (a promotion only for an ordinal < replicas)", (int)p->ordinal < spec->replicas);
+            RULE("1 (no promotion of a member whose action is unresolved)", !prop_unresolved(m, E));
+        } else if (prop_is_start(d->action)) {
             n_starts++;
             const struct rss_observed *o = &m->observed;
             RULE("8 (start only a member that reported stopped for its current container, on a live node)",
@@ -316,20 +391,33 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
         return;
     RULE("node loss: never a replacement in a plan that seeds (it needs a running primary)", n_forced == 0);
     RULE("1 (a seed is never next to another start)", n_starts == 1);
+    const struct rss_member_input *s = prop_member(in, seed->ordinal);
+    bool promotion = prop_promotion(in, s);
     for (size_t i = 0; i < in->n_members; i++) {
-        RULE("1 (no seed while any member runs or starts)", !prop_live(&in->members[i]));
+        const struct rss_member_input *m = &in->members[i];
+        if (!promotion)
+            RULE("1 (no seed while any member runs or starts)", !prop_live(m));
+        else if (m != s)
+            RULE("15 (a promotion is rule 1's only exception: next to running standbys, nothing else runs or "
+                 "starts)",
+                 !prop_live(m) ||
+                     (m->observed.role == RSS_ROLE_SECONDARY &&
+                      !(m->observed.last.present && m->observed.last.result == RSS_RESULT_PENDING)));
         RULE("8 (no seed while any action is unresolved)", !prop_unresolved(&in->members[i], E));
         RULE("8 (no seed while a dead node holds an unacknowledged start: trace F1)",
              !prop_stale_start(&in->members[i], E));
         RULE("1 (no seed while a start written ahead may still run on a dead node: trace F4)",
              !prop_dead_start(in, &in->members[i]));
     }
+    if (promotion) { /* rules 2 and 3 judge stopped copies; rule 15 judges a promotion */
+        prop_check_promotion(in, plan, s);
+        return;
+    }
     if (in->force_seed) /* the admin's explicit exception to rules 2 and 3 */
         return;
     RULE("node loss: a replacement that has not run never seeds",
          !prop_replacement(in->prev_status, seed->ordinal));
     RULE("14 (a member left out of an earlier recovery never seeds)", !prop_diverged(in, seed->ordinal));
-    const struct rss_member_input *s = prop_member(in, seed->ordinal);
     RULE("2 (the seed reported a sequence)", prop_reported(s, E));
     RULE("seed has no peers", seed->desired.n_peers == 0);
     RULE("no seed before the StatefulSet exists", in->statefulset_replicas > 0);

@@ -15,13 +15,19 @@
 
 void spec_init(struct rss_spec *spec, int replicas, int primaries, bool secondary, int min_members)
 {
+    spec_init_with(spec, replicas, primaries, secondary, min_members, "");
+}
+
+void spec_init_with(struct rss_spec *spec, int replicas, int primaries, bool secondary, int min_members,
+                    const char *spec_extra)
+{
     _cleanup_free_ char *json = rss_xasprintf(
-        "{\"metadata\":{\"name\":\"db\",\"generation\":2},\"spec\":{\"replicas\":%d,\"primaries\":%d,"
+        "{\"metadata\":{\"name\":\"db\",\"generation\":2},\"spec\":{%s\"replicas\":%d,\"primaries\":%d,"
         "\"recovery\":{\"minimumMembers\":%d},\"pod\":{\"commands\":{"
         "\"sequence\":{\"command\":[\"/seq\"]},\"seed\":{\"command\":[\"/seed\"]},"
         "\"primary\":{\"command\":[\"/start\"]},%s\"status\":{\"command\":[\"/check\"]},"
         "\"stop\":{\"command\":[\"/stop\"]}},\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}}",
-        replicas,
+        spec_extra, replicas,
         primaries > 0  ? primaries
         : replicas > 0 ? replicas
                        : 1,
@@ -219,6 +225,12 @@ void member_token(struct world *w, unsigned ordinal, const char *tok)
 
 void world_init(struct world *w, const char *members, int primaries, bool secondary, int min_members)
 {
+    world_init_with(w, members, primaries, secondary, min_members, "");
+}
+
+void world_init_with(struct world *w, const char *members, int primaries, bool secondary, int min_members,
+                     const char *spec_extra)
+{
     memset(w, 0, sizeof(*w));
     w->now = NOW;
     w->epoch = EPOCH;
@@ -229,7 +241,7 @@ void world_init(struct world *w, const char *members, int primaries, bool second
     for (char *save = NULL, *t = strtok_r(buf, " ", &save); t; t = strtok_r(NULL, " ", &save))
         member_token(w, o++, t);
     w->sts = (int)o;
-    spec_init(&w->spec, (int)o, primaries, secondary, min_members);
+    spec_init_with(&w->spec, (int)o, primaries, secondary, min_members, spec_extra);
 }
 
 void world_free(struct world *w)
@@ -268,6 +280,53 @@ void run(struct world *w, struct rss_plan *p)
         _cleanup_free_ char *m = rss_error_string(err);
         fail_msg("plan failed: %s", m);
     }
+}
+
+/* ---- simulating the agents between two plans ---- */
+
+void apply(struct world *w, struct rss_plan *p)
+{
+    cJSON_Delete(w->prev);
+    w->prev = cJSON_Duplicate(p->status, true);
+    for (size_t i = 0; i < p->n_patches; i++) {
+        const struct rss_plan_patch *pt = &p->patches[i];
+        struct rss_member_input *m = find(w, pt->ordinal);
+        if (!m || !pt->set_desired)
+            continue;
+        rss_recordcodec_desired_clear(&m->desired);
+        rss_recordcodec_desired_copy(&m->desired, &pt->desired);
+        m->has_desired = true;
+    }
+    rss_plan_free(p);
+}
+
+void crash(struct world *w, unsigned ordinal, uint64_t last_seq)
+{
+    struct rss_member_input *m = find(w, ordinal);
+    assert_non_null(m);
+    set_observed(m, RSS_ROLE_STOPPED, GEN + 1, true, last_seq, NULL);
+}
+
+void answer_position(struct world *w, unsigned ordinal, bool has, uint64_t pos)
+{
+    struct rss_member_input *m = find(w, ordinal);
+    assert_non_null(m);
+    /* An agent answers only a request it was given: a test answering none is wrong, not the planner. */
+    assert_true(m->desired.position_request.seq != 0);
+    m->observed.position_for = m->desired.position_request;
+    m->observed.has_position = has;
+    m->observed.position = pos;
+}
+
+void ran(struct world *w, unsigned ordinal, enum rss_role role)
+{
+    struct rss_member_input *m = find(w, ordinal);
+    assert_non_null(m);
+    struct rss_action_id id = m->desired.id;
+    enum rss_action a = m->desired.action;
+    set_observed(m, role, m->desired.generation, false, 0, NULL);
+    m->observed.last =
+        (struct rss_last_action){.present = true, .id = id, .action = a, .result = RSS_RESULT_OK};
 }
 
 /* ---- reading plans ---- */
@@ -315,6 +374,14 @@ const struct rss_plan_patch *patch_of(const struct rss_plan *p, unsigned ordinal
 {
     for (size_t i = 0; i < p->n_patches; i++)
         if (p->patches[i].ordinal == ordinal)
+            return &p->patches[i];
+    return NULL;
+}
+
+const struct rss_plan_patch *desired_patch_of(const struct rss_plan *p, unsigned ordinal)
+{
+    for (size_t i = 0; i < p->n_patches; i++)
+        if (p->patches[i].ordinal == ordinal && p->patches[i].set_desired)
             return &p->patches[i];
     return NULL;
 }

@@ -34,6 +34,9 @@
 #define GEN    3
 #define NO_PIN -1
 
+/* spec fields for world_init_with: rule 15's opt-in, an `ANY 1` synchronous quorum */
+#define FAILOVER_SPEC "\"failover\":\"PromoteStandby\",\"synchronousStandbys\":1,"
+
 struct mstore {
     char uid[32], rv[32], node[32], cid[48], obs_err[64];
 };
@@ -57,6 +60,9 @@ struct world {
 /* ---- building worlds ---- */
 
 void spec_init(struct rss_spec *spec, int replicas, int primaries, bool secondary, int min_members);
+/* spec_extra: more spec fields, each followed by a comma (e.g. FAILOVER_SPEC), "" for none */
+void spec_init_with(struct rss_spec *spec, int replicas, int primaries, bool secondary, int min_members,
+                    const char *spec_extra);
 struct rss_member_input *find(struct world *w, unsigned ordinal);
 struct mstore *store(struct world *w, const struct rss_member_input *m);
 void set_observed(struct rss_member_input *m, enum rss_role role, uint64_t gen, bool has_seq, uint64_t seq,
@@ -68,10 +74,25 @@ struct rss_member_input *add_pod(struct world *w, unsigned ordinal);
 void remove_pod(struct world *w, unsigned ordinal);
 void member_token(struct world *w, unsigned ordinal, const char *tok);
 void world_init(struct world *w, const char *members, int primaries, bool secondary, int min_members);
+void world_init_with(struct world *w, const char *members, int primaries, bool secondary, int min_members,
+                     const char *spec_extra);
 void world_free(struct world *w);
 /* The previous status of a seed that failed on ordinal with seq (the recovery pin). */
 void set_pin(struct world *w, unsigned ordinal, uint64_t seq);
 void run(struct world *w, struct rss_plan *p);
+
+/* ---- simulating the agents between two plans ---- */
+
+/* The next plan sees this plan's status and every desired it wrote (the leader applied it); frees p. */
+void apply(struct world *w, struct rss_plan *p);
+/* The application died in its container: the agent reports it stopped, its last sequence, in a new
+ * generation. */
+void crash(struct world *w, unsigned ordinal, uint64_t last_seq);
+/* The agent answers the position request on its record (rule 15): has = false when its sequence hook
+ * gave nothing. */
+void answer_position(struct world *w, unsigned ordinal, bool has, uint64_t pos);
+/* The member ran its desired action to completion and reports role. */
+void ran(struct world *w, unsigned ordinal, enum rss_role role);
 
 /* ---- reading plans ---- */
 
@@ -79,7 +100,10 @@ unsigned peer_ordinal(const char *dns);
 /* "<ordinal>:<action>(<peer ordinals>)" tokens, then "<ordinal>:delete", then "replicas=N". */
 char *summary(const struct rss_plan *p);
 const struct rss_plan_event *find_event(const struct rss_plan *p, const char *reason);
+/* the first patch of ordinal (a desired, a hold, ...), or NULL */
 const struct rss_plan_patch *patch_of(const struct rss_plan *p, unsigned ordinal);
+/* the patch writing ordinal's desired, or NULL */
+const struct rss_plan_patch *desired_patch_of(const struct rss_plan *p, unsigned ordinal);
 const char *status_str(const struct rss_plan *p, const char *key);
 /* status.memberStatus entry of ordinal, or NULL */
 const cJSON *member_status(const struct rss_plan *p, unsigned ordinal);
