@@ -47,7 +47,7 @@ struct rss_leader {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     char **dirty; /* "ns/name" of RSSs to reconcile */
-    size_t n_dirty;
+    size_t n_dirty, cap_dirty;
     bool all_dirty;
     atomic_bool wstop;
 };
@@ -84,7 +84,7 @@ static void clear_dirty(struct rss_leader *l)
         free(l->dirty[i]);
     free(l->dirty);
     l->dirty = NULL;
-    l->n_dirty = 0;
+    l->n_dirty = l->cap_dirty = 0;
 }
 
 void rss_leader_free(struct rss_leader *l)
@@ -117,8 +117,7 @@ static void mark_locked(struct rss_leader *l, const char *ns, const char *name)
         l->all_dirty = true;
         return;
     }
-    l->dirty = rss_xrealloc(l->dirty, (l->n_dirty + 1) * sizeof(*l->dirty));
-    l->dirty[l->n_dirty++] = TAKE_PTR(key);
+    *(char **)rss_xarray_push(&l->dirty, &l->n_dirty, &l->cap_dirty, sizeof(*l->dirty)) = TAKE_PTR(key);
 }
 
 static const char *md_str(const cJSON *obj, const char *key)
@@ -584,7 +583,7 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
         char **keys = l->dirty;
         size_t n_keys = l->n_dirty;
         l->dirty = NULL;
-        l->n_dirty = 0;
+        l->n_dirty = l->cap_dirty = 0;
         l->all_dirty = false;
         pthread_mutex_unlock(&l->mu);
 

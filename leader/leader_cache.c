@@ -111,13 +111,9 @@ static void put_at(struct leader_cache *c, size_t i, bool found, char *key, cJSO
         c->v[i].rv = rv;
         return;
     }
-    if (c->n == c->cap) {
-        c->cap = c->cap ? c->cap * 2 : 16;
-        c->v = rss_xrealloc(c->v, c->cap * sizeof(*c->v));
-    }
-    memmove(&c->v[i + 1], &c->v[i], (c->n - i) * sizeof(*c->v));
+    rss_xarray_push(&c->v, &c->n, &c->cap, sizeof(*c->v)); /* kept sorted: make room at i */
+    memmove(&c->v[i + 1], &c->v[i], (c->n - 1 - i) * sizeof(*c->v));
     c->v[i] = (struct entry){.key = key, .obj = obj, .rv = rv};
-    c->n++;
 }
 
 static void remove_at(struct leader_cache *c, size_t i)

@@ -70,9 +70,9 @@ struct leader_report_obs {
 
 struct leader_liveness {
     struct leader_node_obs *v;
-    size_t n;
+    size_t n, cap;
     struct leader_report_obs *r;
-    size_t n_r;
+    size_t n_r, cap_r;
     int64_t clock_start_ms; /* the term's start, or the end of the last gap in this leader's view */
     int64_t last_ok_ms;     /* the last successful heartbeat LIST; 0 = none in this term */
     bool gap;               /* a LIST failed since */
@@ -152,9 +152,9 @@ struct leader_snapshot {
     struct rss_member_input *members; /* borrow strings from the lists; decoded records owned */
     size_t n_members;
     char **errors; /* why pods were skipped (not a member name, duplicate), for logs */
-    size_t n_errors;
+    size_t n_errors, cap_errors;
     const cJSON **ignored; /* member pods that carry a desired/observed annotation (ignored) */
-    size_t n_ignored;
+    size_t n_ignored, cap_ignored;
     int64_t replan_at_ms; /* the earliest leader_liveness_dead_at() of a member's node; 0: none */
 };
 

@@ -37,13 +37,9 @@ void leader_keyset_add(struct leader_keyset *s, const char *key)
     size_t i = keyset_find(s, key, &found);
     if (found)
         return;
-    if (s->n == s->cap) {
-        s->cap = s->cap ? s->cap * 2 : 16;
-        s->keys = rss_xrealloc(s->keys, s->cap * sizeof(*s->keys));
-    }
-    memmove(s->keys + i + 1, s->keys + i, (s->n - i) * sizeof(*s->keys));
+    rss_xarray_push(&s->keys, &s->n, &s->cap, sizeof(*s->keys)); /* kept sorted: make room at i */
+    memmove(s->keys + i + 1, s->keys + i, (s->n - 1 - i) * sizeof(*s->keys));
     s->keys[i] = rss_xstrdup(key);
-    s->n++;
 }
 
 void leader_keyset_clear(struct leader_keyset *s)

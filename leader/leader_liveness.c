@@ -136,8 +136,7 @@ bool leader_liveness_update(struct leader_liveness *lv, const cJSON *leases, int
         if (!o) {
             if (lv->n >= LEADER_MAX_NODES)
                 continue;
-            lv->v = rss_xrealloc(lv->v, (lv->n + 1) * sizeof(*lv->v));
-            o = &lv->v[lv->n++];
+            o = rss_xarray_push(&lv->v, &lv->n, &lv->cap, sizeof(*lv->v));
             *o = (struct leader_node_obs){.node = rss_xstrdup(name + plen), .changed_ms = now_ms};
             o->renew = renew ? rss_xstrdup(renew) : NULL;
         } else if ((renew == NULL) != (o->renew == NULL) || (renew && strcmp(renew, o->renew))) {
@@ -203,8 +202,7 @@ void leader_liveness_reports(struct leader_liveness *lv, const cJSON *pods, cons
                 forget_old_reports(lv, now_ms);
             if (lv->n_r >= LEADER_MAX_REPORTS)
                 continue; /* no revival without a baseline: the safe side is a node that looks dead */
-            lv->r = rss_xrealloc(lv->r, (lv->n_r + 1) * sizeof(*lv->r));
-            lv->r[lv->n_r++] =
+            *(struct leader_report_obs *)rss_xarray_push(&lv->r, &lv->n_r, &lv->cap_r, sizeof(*lv->r)) =
                 (struct leader_report_obs){.uid = rss_xstrdup(uid), .hash = h, .seen_ms = now_ms};
             continue;
         }

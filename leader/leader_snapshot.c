@@ -73,8 +73,7 @@ static void start_facts(const cJSON *pod, struct rss_member_input *m)
 
 static void note(struct leader_snapshot *snap, char *msg)
 {
-    snap->errors = rss_xrealloc(snap->errors, (snap->n_errors + 1) * sizeof(*snap->errors));
-    snap->errors[snap->n_errors++] = msg;
+    *(char **)rss_xarray_push(&snap->errors, &snap->n_errors, &snap->cap_errors, sizeof(*snap->errors)) = msg;
 }
 
 static int by_ordinal(const void *a, const void *b)
@@ -151,8 +150,8 @@ void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const
         const cJSON *ann = cJSON_GetObjectItemCaseSensitive(md, "annotations");
         if (cJSON_HasObjectItem(ann, RSS_ANNOTATION_DESIRED) ||
             cJSON_HasObjectItem(ann, RSS_ANNOTATION_OBSERVED)) {
-            snap->ignored = rss_xrealloc(snap->ignored, (snap->n_ignored + 1) * sizeof(*snap->ignored));
-            snap->ignored[snap->n_ignored++] = pod;
+            *(const cJSON **)rss_xarray_push(&snap->ignored, &snap->n_ignored, &snap->cap_ignored,
+                                             sizeof(*snap->ignored)) = pod;
         }
         const char *d = rss_record_value(rec, RSS_RECORD_DESIRED, RSS_RECORD_DESIRED_FOR, m->pod_uid);
         if (d) {

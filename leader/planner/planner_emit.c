@@ -8,16 +8,13 @@ __attribute__((format(printf, 5, 0))) void planner_eventv(struct planner *c, enu
                                                           const char *fmt, va_list ap)
 {
     struct rss_plan *o = c->out;
-    if (o->n_events == c->cap_events) {
-        c->cap_events = c->cap_events ? c->cap_events * 2 : 8;
-        o->events = rss_xrealloc(o->events, c->cap_events * sizeof(*o->events));
-    }
     struct rss_strbuf b = {0};
     rss_strbuf_vprintf(&b, fmt, ap);
-    o->events[o->n_events++] = (struct rss_plan_event){.type = type,
-                                                       .reason = rss_xstrdup(reason),
-                                                       .message = b.s ? b.s : rss_xstrdup(""),
-                                                       .pod = m ? rss_xstrdup(m->pod) : NULL};
+    *(struct rss_plan_event *)rss_xarray_push(&o->events, &o->n_events, &c->cap_events, sizeof(*o->events)) =
+        (struct rss_plan_event){.type = type,
+                                .reason = rss_xstrdup(reason),
+                                .message = b.s ? b.s : rss_xstrdup(""),
+                                .pod = m ? rss_xstrdup(m->pod) : NULL};
 }
 
 __attribute__((format(printf, 5, 6))) void planner_event(struct planner *c, enum rss_event_type type,
@@ -36,12 +33,8 @@ struct rss_plan_patch *planner_patch_for(struct planner *c, struct planner_membe
     for (size_t i = 0; i < o->n_patches; i++)
         if (o->patches[i].ordinal == m->ordinal)
             return &o->patches[i];
-    if (o->n_patches == c->cap_patches) {
-        c->cap_patches = c->cap_patches ? c->cap_patches * 2 : 8;
-        o->patches = rss_xrealloc(o->patches, c->cap_patches * sizeof(*o->patches));
-    }
-    struct rss_plan_patch *p = &o->patches[o->n_patches++];
-    memset(p, 0, sizeof(*p));
+    struct rss_plan_patch *p =
+        rss_xarray_push(&o->patches, &o->n_patches, &c->cap_patches, sizeof(*o->patches));
     p->ordinal = m->ordinal;
     p->pod = rss_xstrdup(m->pod);
     p->resource_version = m->in && m->in->resource_version ? rss_xstrdup(m->in->resource_version) : NULL;
@@ -73,11 +66,8 @@ void planner_issue(struct planner *c, struct planner_member *m, enum rss_action 
 void planner_delete_pod(struct planner *c, struct planner_member *m)
 {
     struct rss_plan *o = c->out;
-    if (o->n_deletes == c->cap_deletes) {
-        c->cap_deletes = c->cap_deletes ? c->cap_deletes * 2 : 4;
-        o->deletes = rss_xrealloc(o->deletes, c->cap_deletes * sizeof(*o->deletes));
-    }
-    o->deletes[o->n_deletes++] =
+    *(struct rss_plan_delete *)rss_xarray_push(&o->deletes, &o->n_deletes, &c->cap_deletes,
+                                               sizeof(*o->deletes)) =
         (struct rss_plan_delete){.ordinal = m->ordinal,
                                  .pod = rss_xstrdup(m->pod),
                                  .uid = m->in->pod_uid ? rss_xstrdup(m->in->pod_uid) : NULL};
