@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # bench_postgres.sh -- rssd and Patroni side by side on PostgreSQL 15 (same packages, same writer, same faults): time to writable and acknowledged commits lost per fault; prints figures, asserts nothing.
 #
-# Usage: tests/bench/bench_postgres.sh [--no-rssd] [--no-patroni] [CYCLES]   (CYCLES per fault, default 1)
+# Usage: tests/bench/bench_postgres.sh [--no-rssd] [--no-patroni] [--promote] [--failover-only] [CYCLES]
+#        (CYCLES per fault, default 1)
 #
 # rssd: tests/e2e/postgres.sh with the fault scenarios (killed, primary_node_off, lightsout, staggered,
-# api_outage) in the 3-node world; its "->" lines are the figures.
+# api_outage) in the 3-node world; its "->" lines are the figures. --promote adds the same two
+# primary faults under spec.failover PromoteStandby (killed_promote, primary_node_off_promote: one
+# standby promoted, nothing stopped) beside the default path. --failover-only keeps the two primary
+# faults only (the primary's postgres killed, the primary's node off), for rssd and Patroni.
 # Patroni (Debian's patroni 3.0, python3-etcd, etcd-server 3.4 with the v2 API as the DCS) runs three
 # members as host processes on 127.0.0.1 (postgres 25432-25434, REST 28008-28010, etcd 22379/22380),
 # synchronous_mode on (the same guarantee as rssd's ANY 1), use_pg_rewind on, the host's postgresql-15.
@@ -22,12 +26,16 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 RUN_RSSD=1
 RUN_PATRONI=1
+PROMOTE=0
+FAILOVER_ONLY=0
 CYCLES=1
 for a in "$@"; do
     case $a in
     --no-rssd) RUN_RSSD=0 ;;
     --no-patroni) RUN_PATRONI=0 ;;
-    *[!0-9]* | '') echo "usage: $0 [--no-rssd] [--no-patroni] [CYCLES]" >&2; exit 2 ;;
+    --promote) PROMOTE=1 ;;
+    --failover-only) FAILOVER_ONLY=1 ;;
+    *[!0-9]* | '') echo "usage: $0 [--no-rssd] [--no-patroni] [--promote] [--failover-only] [CYCLES]" >&2; exit 2 ;;
     *) CYCLES=$a ;;
     esac
 done
@@ -38,8 +46,13 @@ say() { echo "[$(date -u +%H:%M:%S)] $*"; }
 if [ $RUN_RSSD = 1 ]; then
     say "== rssd (tests/e2e/postgres.sh)"
     list="postgres_create"
-    for _ in $(seq 1 "$CYCLES"); do list+=" postgres_killed postgres_primary_node_off postgres_lightsout postgres_staggered postgres_api_outage"; done
-    PG_SCENARIOS="$list postgres_verify" bash "$repo/tests/e2e/postgres.sh" 2>&1 | grep -E '^(PASS|FAIL|\[|  - (killed|sequences|->|primary member .* node off|API frozen|KNOWN|writer|the node))' | sed 's/^/  rssd| /'
+    for _ in $(seq 1 "$CYCLES"); do
+        list+=" postgres_killed postgres_primary_node_off"
+        [ $PROMOTE = 0 ] || list+=" postgres_killed_promote postgres_primary_node_off_promote"
+        [ $FAILOVER_ONLY = 1 ] || list+=" postgres_lightsout postgres_staggered postgres_api_outage"
+    done
+    PG_SCENARIOS="$list postgres_verify" bash "$repo/tests/e2e/postgres.sh" 2>&1 |
+        grep -E '^(PASS|FAIL|\[|  - (killed|sequences|->|primary member .* node off|API frozen|KNOWN|writer|the node|kill ->|node off ->|the primary.s node|member [0-9].s secondary))' | sed 's/^/  rssd| /'
 fi
 [ $RUN_PATRONI = 1 ] || exit 0
 [ "$(id -u)" = 0 ] || { echo "bench_postgres: root needed" >&2; exit 1; }
@@ -247,6 +260,7 @@ run_setting() { # run_setting NAME TTL LOOP RETRY
         node_off "$l"
         t0=$(now_ms) # after the cut: a write sent before it may still be acknowledged
         measure "primary's node off" "$t0" "node_on $l"
+        [ $FAILOVER_ONLY = 0 ] || continue
         # Lights-out: every node off, power-on staggered (the DCS stays up).
         sleep 2
         for i in 0 1 2; do node_off "$i"; done

@@ -15,6 +15,9 @@
 # back); primary_stays_off (the primary's node stays off: the admin's minimumMembers 2 seeds the
 # higher standby, a promotion; the old primary rejoins, by pg_rewind when its timeline forked);
 # postgres_killed_promote (the same under spec.failover PromoteStandby: one standby promoted, nothing stopped);
+# postgres_primary_node_off_promote (the primary's node off under PromoteStandby: one promotion after the
+# dead window, nothing stopped, the old primary rejoins once back; by name only: the dead window with the
+# 90 s stop timeout makes it about 3 min);
 # lightsout_nonzero (a lights-out when the primary, the newest WAL, is not ordinal 0); rollout (a pod
 # template change: the standbys are rolled by rssd, the primary's pod deleted by hand as rssd asks);
 # verify. After each: the seed had the highest sequence, every acknowledged id is on every member,
@@ -320,6 +323,83 @@ sc_postgres_killed_promote() {
         fail "remove spec.failover"
 }
 
+
+# how_of MARK ORDINAL HOOK: how= of member ORDINAL's last HOOK begun after MARK in its hooks.times
+# ("restart" when the hook said nothing: a stop and start without rewind).
+how_of() {
+    awk -v m="$1" -v h="$3" '$1 > m && $4 == h { w = "restart"; for (i = 6; i <= NF; i++) if ($i ~ /^how=/) w = substr($i, 5) } END { print w }' \
+        "$(claim_dir "$R" "$2")/hooks.times"
+}
+# iso_ms TIME: a hooks.log/hooks.times time (UTC, microseconds) in epoch milliseconds.
+iso_ms() { date -u -d "$1" +%s%3N; }
+
+# spec.failover PromoteStandby (rule 15) with the primary's node powered off and staying off: the
+# leader may promote only after its dead verdict (the dead window: fence timeout + 5 s + the stop hook's
+# timeout + LEADER_KILL_MS, counted from the node's last heartbeat renewal, which is at most one
+# heartbeat period + 1 s before the power-off). Judged by the hook logs: no stop on the standbys,
+# exactly one promotion (a former standby's seed, begun no earlier than that bound), the other standby
+# repointed; writes go on with the node still off; once the node is back the old primary rejoins with
+# `secondary`, and every member is on the new primary's timeline with every acknowledged commit.
+# Without the opt-in (row 8) both standbys get `stop` and the scenario fails.
+sc_postgres_primary_node_off_promote() {
+    wait_until 120 "$R Running" pg_running
+    local p node mark t0 s sp o stops stop_ms dw lower begin a0 hb_s
+    k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"failover":"PromoteStandby","synchronousStandbys":1}}' >/dev/null ||
+        fail "patch spec.failover"
+    [ "${PG_NO_OPT_IN:-0}" != 1 ] || { k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"failover":null}}' >/dev/null &&
+        note "PG_NO_OPT_IN=1: spec.failover removed again (the scenario must fail)"; }
+    p=$(primary_ordinal)
+    node=$(member_node "$R" "$p")
+    sleep 20
+    stop_ms=$(rss_json "$R" | jq -r '.spec.pod.commands.stop.timeout // "90s"')
+    stop_ms=$((${stop_ms%s} * 1000))
+    hb_s=${E2E_HEARTBEAT%s}
+    dw=$(((FENCE_S + 5) * 1000 + stop_ms + 5000))
+    mark=$(now)
+    t0=$(now_ms)
+    "$WORLD" power-off "$node" >/dev/null 2>&1 || fail "power-off $node"
+    note "the primary's node $node (member $p) off, spec.failover PromoteStandby; dead window $dw ms"
+    standby_stops() { hook_lines "$mark" "$R" stop | grep -v " $(member "$R" "$p") " || true; }
+    standbys_not_stopped() {
+        stops=$(standby_stops)
+        [ -z "$stops" ] || fail "a standby was stopped: $stops"
+    }
+    # A stop on a standby ends the wait too: it fails at once instead of after the timeout.
+    promoted() { hook_lines "$mark" "$R" seed | grep -q 'rc=0$' || [ -n "$(standby_stops)" ]; }
+    wait_until $((dw / 1000 + 240)) "a promotion in the hooks logs" promoted
+    standbys_not_stopped
+    s=$(hook_lines "$mark" "$R" seed | grep 'rc=0$' | awk '{print $2}' | head -n 1)
+    sp=${s##*-}
+    [ "$sp" != "$p" ] || fail "the old primary $s was seeded with its node off"
+    begin=$(awk -v m="$mark" '$1 > m && $4 == "seed" { print $1; exit }' "$(claim_dir "$R" "$sp")/hooks.times")
+    begin=$(iso_ms "$begin")
+    lower=$((t0 + dw - (hb_s + 1) * 1000))
+    [ "$begin" -ge "$lower" ] || fail "the promotion began $((begin - t0)) ms after the power-off, before the dead verdict (>= $((lower - t0)) ms)"
+    write_probe "$sp"
+    note "node off -> promotion begun: $((begin - t0)) ms (dead window $dw ms); node off -> writable on $s: $(ms_since "$t0") ms"
+    # The node stays off a while longer: the new primary acknowledges commits with its one standby.
+    a0=$(acked)
+    sleep 15
+    [ "$(acked)" -gt "$a0" ] || fail "no commit acknowledged on the new primary with the old one's node off"
+    note "$(($(acked) - a0)) commits acknowledged in 15 s with the old primary's node still off"
+    standbys_not_stopped
+    "$WORLD" power-on "$node" >/dev/null 2>&1 || fail "power-on $node"
+    rejoined() { hook_lines "$mark" "$R" secondary | grep "$(member "$R" "$p") " | grep -q 'rc=0$'; }
+    wait_until 300 "the old primary rejoined as a standby" rejoined
+    wait_until 120 "$R Running with a primary and 2 secondaries" pg_running
+    note "node off -> Running with the old primary back: $(ms_since "$t0") ms"
+    [ "$(count_lines "$(hook_lines "$mark" "$R" seed)")" = 1 ] || fail "expected one promotion, got: $(hook_lines "$mark" "$R" seed)"
+    standbys_not_stopped
+    [ "$(primary_ordinal)" = "$sp" ] || fail "the promoted $s is not the reported primary"
+    for o in 0 1 2; do
+        [ "$o" = "$sp" ] && continue
+        note "member $o's secondary: how=$(how_of "$mark" "$o" secondary)"
+    done
+    note "hooks: $(hook_lines "$mark" "$R" stop seed secondary | awk '{ sub("rss-postgres-", "", $2); printf "%s:%s:%s ", $2, $3, $NF }'); positions: $(hook_lines "$mark" "$R" sequence | awk '{ sub("rss-postgres-", "", $2); printf "%s:%s:%s ", $2, $(NF-1), $NF }')"
+    check_all
+    k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"failover":null,"synchronousStandbys":null}}' >/dev/null ||
+        fail "remove spec.failover"
+}
 # The API server hangs for twice the fence timeout while the writer runs: the agents reach each other,
 # so nothing stops; no hook but status runs, postgres keeps its pid and keeps acknowledging commits.
 sc_postgres_api_outage() {
