@@ -358,7 +358,7 @@ sc_postgres_primary_node_off_promote() {
     mark=$(now)
     t0=$(now_ms)
     "$WORLD" power-off "$node" >/dev/null 2>&1 || fail "power-off $node"
-    note "the primary's node $node (member $p) off, spec.failover PromoteStandby; dead window $dw ms"
+    note "the primary's node $node (member $p) off, spec.failover $(rss_json "$R" | jq -r '.spec.failover // "unset"'); dead window $dw ms"
     standby_stops() { hook_lines "$mark" "$R" stop | grep -v " $(member "$R" "$p") " || true; }
     standbys_not_stopped() {
         stops=$(standby_stops)
