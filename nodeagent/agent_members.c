@@ -159,6 +159,12 @@ void agent_record_ingest(struct rss_agent *a, const cJSON *cm)
     if (!rss_record_member(cm, &ns, &rss, &pod) || !rv)
         return;
     struct agent_record **p = find_record(a, ns, pod);
+    /* A member's agent writes `observed` when it (re)probes or its member changes: a new agent on that
+     * node may have a new failsafe address and key (agent_peers_reread.c). */
+    const char *was = p ? rss_json_str((*p)->cm, "data." RSS_RECORD_OBSERVED) : NULL;
+    const char *now = rss_json_str(cm, "data." RSS_RECORD_OBSERVED);
+    if (now && (!was || strcmp(was, now)))
+        agent_peers_record_changed(a, ns, rss, pod);
     struct agent_record *r;
     if (p) {
         r = *p;

@@ -91,6 +91,38 @@ sc_outage_after_lightsout() {
     note "API frozen $((2 * FENCE_S + 5)) s, ~10 s after a staggered lights-out: no action, same pids"
 }
 
+# ---- 8c. the same outage right after one hosting node rebooted: its new agent has a new failsafe key,
+#          and the API freezes as soon as its member runs again, well within the 10 s period at which the
+#          agents re-read their peers' heartbeat Leases. They held its old key, could not vouch for it,
+#          and every agent stopped its healthy member; now its member's new report makes them read its
+#          Lease at once. Judged from the hook logs and the applications' pids.
+sc_outage_after_reboot() {
+    ensure_running
+    peers_current
+    local x=2 xn before after mark acts
+    [ "$(member_node $R $x)" != "$(leader_node)" ] || x=1
+    xn=$(member_node $R $x)
+    "$WORLD" power-off "$xn" >/dev/null 2>&1 || fail "power-off $xn"
+    sleep 2
+    mark=$(now)
+    "$WORLD" power-on "$xn" >/dev/null 2>&1 || fail "power-on $xn"
+    joined() { hook_lines "$mark" "$R" primary | grep -q " $(member $R $x) primary .* rc=0$"; }
+    wait_until 90 "$(member $R $x) to start again on $xn" joined
+    ensure_running 30 # its agent reported it running: the record the others watch
+    before=$(dummyd_pids) || fail "no dummyd pids"
+    mark=$(now)
+    "$WORLD" api-freeze || fail "api-freeze"
+    sleep $((2 * FENCE_S + 5))
+    "$WORLD" api-thaw || fail "api-thaw"
+    sleep 3
+    ensure_running 90
+    acts=$(hook_lines "$mark" "$R" stop seed primary secondary)
+    [ -z "$acts" ] || fail "the API outage right after $xn rebooted made rssd act on the members: $acts"
+    after=$(dummyd_pids) || fail "no dummyd pids after"
+    [ "$before" = "$after" ] || fail "an application restarted: before [$before] after [$after]"
+    note "API frozen $((2 * FENCE_S + 5)) s as soon as $(member $R $x) ran again after $xn rebooted: no action, same pids"
+}
+
 # ---- 8b. the same outage with every member stopped before it, and distinct data written during it:
 #          after it the highest sequence seeds, once every member reported (the heartbeats look old
 #          after an outage only because nobody could write: no node may count as dead for it)
