@@ -179,7 +179,8 @@ void agent_member_ingest(struct rss_agent *a, const cJSON *pod);
 void agent_member_delete(struct rss_agent *a, const char *ns, const char *name);
 void agent_member_free(struct agent_member *m);
 /* The member records (rss/record.h): ingest/delete a record, and copy a member's record into it. */
-void agent_record_ingest(struct rss_agent *a, const cJSON *cm);
+/* ingest: true when the record's `observed` is new or changed (its agent wrote: maybe a new agent). */
+bool agent_record_ingest(struct rss_agent *a, const cJSON *cm);
 void agent_record_delete(struct rss_agent *a, const cJSON *cm);
 void agent_records_clear(struct rss_agent *a);
 void agent_records_sweep(struct rss_agent *a); /* drops those not `seen` in a relist */
@@ -250,9 +251,10 @@ bool agent_peers_learn(struct rss_agent *a, const cJSON *lease);
 
 /* agent_peers_reread.c: reading a peer's Lease as soon as there is a reason to think its agent changed,
  * between the periodic reads of agent_peers_refresh. record_changed: the record watch saw the `observed`
- * of member ns/pod of RSS `rss` change (lock held; takes peers_lock): suspects its node's agent when this
- * agent hosts a member of the same RSS. was_read (peers_lock held): p's Lease was just read; `changed`:
- * it named a new address or key. reread_due: the pure decision. The reader thread reads the suspects. */
+ * of member ns/pod of RSS `rss` change (agent_record_ingest said so; lock held; takes peers_lock): suspects
+ * its node's agent when this agent hosts a member of the same RSS. was_read (peers_lock held): p's Lease was
+ * just read; `changed`: it named a new address or key. reread_due: the pure decision. The reader thread reads
+ * the suspects. */
 void agent_peers_record_changed(struct rss_agent *a, const char *ns, const char *rss, const char *pod);
 void agent_peers_was_read(struct agent_peer *p, int64_t now_ms, bool changed);
 bool agent_peers_reread_due(int64_t now_ms, int64_t read_ms, int64_t suspect_ms);

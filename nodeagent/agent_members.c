@@ -152,19 +152,16 @@ static void record_free(struct agent_record *r)
     free(r);
 }
 
-void agent_record_ingest(struct rss_agent *a, const cJSON *cm)
+bool agent_record_ingest(struct rss_agent *a, const cJSON *cm)
 {
     const char *ns, *rss, *pod;
     const char *rv = rss_json_str(cm, "metadata.resourceVersion");
     if (!rss_record_member(cm, &ns, &rss, &pod) || !rv)
-        return;
+        return false;
     struct agent_record **p = find_record(a, ns, pod);
-    /* A member's agent writes `observed` when it (re)probes or its member changes: a new agent on that
-     * node may have a new failsafe address and key (agent_peers_reread.c). */
     const char *was = p ? rss_json_str((*p)->cm, "data." RSS_RECORD_OBSERVED) : NULL;
     const char *now = rss_json_str(cm, "data." RSS_RECORD_OBSERVED);
-    if (now && (!was || strcmp(was, now)))
-        agent_peers_record_changed(a, ns, rss, pod);
+    bool observed_changed = now && (!was || strcmp(was, now));
     struct agent_record *r;
     if (p) {
         r = *p;
@@ -181,6 +178,7 @@ void agent_record_ingest(struct rss_agent *a, const cJSON *cm)
     r->cm = cJSON_Duplicate(cm, true);
     r->seen = true;
     sync_member_of(a, ns, pod);
+    return observed_changed;
 }
 
 void agent_record_delete(struct rss_agent *a, const cJSON *cm)

@@ -277,8 +277,11 @@ static bool set_peer(struct rss_agent *a, const char *node, const char *addr, co
         memcpy(p->key, k, 32);
         p->reached_ms = 0; /* a new process there: nothing it said before counts */
     }
-    if (read)
-        agent_peers_was_read(p, rss_clock_mono_ms(), changed);
+    if (read) { /* agent_peers_reread.c's clocks: a new agent found, no need to read it again */
+        p->read_ms = rss_clock_mono_ms();
+        if (changed)
+            p->suspect_ms = 0;
+    }
     pthread_mutex_unlock(&a->peers_lock);
     return changed;
 }

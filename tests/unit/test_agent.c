@@ -413,7 +413,8 @@ static void ingest_record(struct rss_agent *a, const char *pod, const char *rv, 
     snprintf(buf, sizeof(buf), suspect_record, pod, rv, rss, pod, observed, desired);
     _cleanup_json_ cJSON *j = cJSON_Parse(buf);
     assert_non_null(j);
-    agent_record_ingest(a, j);
+    if (agent_record_ingest(a, j)) /* as the record watch does */
+        agent_peers_record_changed(a, "ns1", rss, pod);
 }
 
 static void test_peer_suspect_from_record(void **state)
