@@ -246,6 +246,8 @@ bool agent_peers_adopt(struct rss_agent *a, const char *b64);
 /* The known peers as [{"node","address","key"}] (caller deletes), and back (fence_persist.c). */
 cJSON *agent_peers_snapshot(struct rss_agent *a);
 void agent_peers_restore(struct rss_agent *a, const cJSON *peers);
+/* Do we know where `node`'s agent answers? (takes peers_lock) */
+bool agent_peers_known(struct rss_agent *a, const char *node);
 /* Takes a peer's address and key from its heartbeat Lease `lease` (read just now); true when they changed. */
 bool agent_peers_learn(struct rss_agent *a, const cJSON *lease);
 

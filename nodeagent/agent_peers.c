@@ -234,7 +234,7 @@ size_t agent_peers_wanted(struct rss_agent *a, char ***out)
     return u;
 }
 
-static bool peer_known(struct rss_agent *a, const char *node)
+bool agent_peers_known(struct rss_agent *a, const char *node)
 {
     bool known = false;
     pthread_mutex_lock(&a->peers_lock);
@@ -360,7 +360,7 @@ void agent_peers_refresh(struct rss_agent *a)
     bool missing_due = !a->peers_missing_ms || now - a->peers_missing_ms >= LIST_MISSING_MS;
     bool ok = true;
     for (size_t i = 0; i < n; i++) {
-        if (ok && (all || (missing_due && !peer_known(a, nodes[i])))) {
+        if (ok && (all || (missing_due && !agent_peers_known(a, nodes[i])))) {
             _cleanup_free_ char *lname = rss_xasprintf("%s%s", RSS_HEARTBEAT_PREFIX, nodes[i]);
             _cleanup_free_ char *path = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", lname, NULL);
             _cleanup_json_ cJSON *lease = NULL;

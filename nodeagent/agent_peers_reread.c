@@ -10,7 +10,9 @@
  * an RSS that has members here, whose `observed` changed, makes its node's agent a suspect, and this thread
  * reads that one Lease within a second. The records live in rssd's namespace, where only rssd writes (a
  * namespace user cannot make this agent read anything), and a read only ever learns what the Lease says.
- * Cost: one GET per suspect peer per second at most, for SUSPECT_MS, and only for peers sharing an RSS.
+ * A needed peer not known at all (this agent just started) is looked for once a second too, not only at the
+ * next heartbeat. Cost: one GET per suspect or unknown peer per second at most (a suspect for SUSPECT_MS),
+ * and only for peers sharing an RSS.
  */
 #include <string.h>
 #include <unistd.h>
@@ -131,9 +133,28 @@ static bool reread(struct rss_agent *a, const char *node)
     return true;
 }
 
+/* The peers this agent needs and does not know yet, looked for once a second: an agent that just started
+ * (a reboot) learns of its members and their RSS's nodes from its watches, and would otherwise wait for its
+ * next heartbeat (up to --heartbeat-period, 10 s) to read their Leases; an outage in between found it
+ * unable to vouch for anyone, and it stopped the member it had just started. */
+static bool read_missing(struct rss_agent *a)
+{
+    char **nodes = NULL;
+    size_t n = agent_peers_wanted(a, &nodes);
+    bool ok = true;
+    for (size_t i = 0; i < n; i++) {
+        if (ok && !agent_peers_known(a, nodes[i]))
+            ok = reread(a, nodes[i]);
+        free(nodes[i]);
+    }
+    free(nodes);
+    return ok;
+}
+
 void *agent_peers_reader(void *arg)
 {
     struct rss_agent *a = arg;
+    int64_t missing_ms = 0;
     while (!atomic_load(a->stop)) {
         int64_t now = rss_clock_mono_ms();
         long wait = TICK_MS;
@@ -148,6 +169,10 @@ void *agent_peers_reader(void *arg)
                 free(nodes[i]);
             }
             free(nodes);
+            if (ok && now - missing_ms >= REREAD_MIN_MS) {
+                missing_ms = now;
+                ok = read_missing(a);
+            }
             if (!ok)
                 wait = REREAD_MIN_MS;
         }
