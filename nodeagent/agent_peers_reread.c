@@ -137,14 +137,16 @@ static bool reread(struct rss_agent *a, const char *node)
  * (a reboot) learns of its members and their RSS's nodes from its watches, and would otherwise wait for its
  * next heartbeat (up to --heartbeat-period, 10 s) to read their Leases; an outage in between found it
  * unable to vouch for anyone, and it stopped the member it had just started. */
-static bool read_missing(struct rss_agent *a)
+static bool read_missing(struct rss_agent *a, bool *read)
 {
     char **nodes = NULL;
     size_t n = agent_peers_wanted(a, &nodes);
     bool ok = true;
     for (size_t i = 0; i < n; i++) {
-        if (ok && !agent_peers_known(a, nodes[i]))
+        if (ok && !agent_peers_known(a, nodes[i])) {
             ok = reread(a, nodes[i]);
+            *read = true;
+        }
         free(nodes[i]);
     }
     free(nodes);
@@ -169,9 +171,12 @@ void *agent_peers_reader(void *arg)
                 free(nodes[i]);
             }
             free(nodes);
+            /* Every tick until there is one to look for (the watches just told us), then once a second. */
+            bool read = false;
             if (ok && now - missing_ms >= REREAD_MIN_MS) {
-                missing_ms = now;
-                ok = read_missing(a);
+                ok = read_missing(a, &read);
+                if (read)
+                    missing_ms = now;
             }
             if (!ok)
                 wait = REREAD_MIN_MS;
