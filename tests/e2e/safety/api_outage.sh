@@ -95,7 +95,9 @@ sc_outage_after_lightsout() {
 #          and the API freezes as soon as its member runs again, well within the 10 s period at which the
 #          agents re-read their peers' heartbeat Leases. They held its old key, could not vouch for it,
 #          and every agent stopped its healthy member; now its member's new report makes them read its
-#          Lease at once. Judged from the hook logs and the applications' pids.
+#          Lease at once (and the rebooted agent, which read its peers' Leases only at its heartbeats,
+#          stopped the member it had just started: it now reads them as soon as its watches name them).
+#          Judged from the hook logs and the applications' pids.
 sc_outage_after_reboot() {
     ensure_running
     peers_current
