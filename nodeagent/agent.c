@@ -159,19 +159,21 @@ int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err
         return 0; /* asked to stop while another rssd of this node still ran */
     agent_fence_state_restore(a);
     /* The pod and RSS watches: one each per managed namespace (or one cluster-wide). */
-    size_t n = 4 + 2 * a->n_scopes;
+    const size_t n_fixed = 5;
+    size_t n = n_fixed + 2 * a->n_scopes;
     void *(**fns)(void *) = rss_xcalloc(n, sizeof(*fns));
     void **args = rss_xcalloc(n, sizeof(*args));
-    void *(*fixed[])(void *) = {agent_watch_lease, agent_watch_records, agent_heartbeat, agent_peers_prober};
-    for (size_t i = 0; i < 4; i++) {
+    void *(*fixed[])(void *) = {agent_watch_lease, agent_watch_records, agent_heartbeat, agent_peers_prober,
+                                agent_peers_reader};
+    for (size_t i = 0; i < n_fixed; i++) {
         fns[i] = fixed[i];
         args[i] = a;
     }
     for (size_t i = 0; i < a->n_scopes; i++) {
-        fns[4 + 2 * i] = agent_watch_pods;
-        args[4 + 2 * i] = &a->pod_scopes[i];
-        fns[5 + 2 * i] = agent_watch_specs;
-        args[5 + 2 * i] = &a->spec_scopes[i];
+        fns[n_fixed + 2 * i] = agent_watch_pods;
+        args[n_fixed + 2 * i] = &a->pod_scopes[i];
+        fns[n_fixed + 1 + 2 * i] = agent_watch_specs;
+        args[n_fixed + 1 + 2 * i] = &a->spec_scopes[i];
     }
     pthread_t *th = rss_xcalloc(n, sizeof(*th));
     size_t started = 0;

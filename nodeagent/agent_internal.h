@@ -76,6 +76,9 @@ struct agent_peer {
     unsigned char key[32];
     int64_t reached_ms;   /* monotonic: its last valid signed answer; 0 none */
     long long api_age_ms; /* what it said: ms since its last successful API call */
+    int64_t read_ms;      /* monotonic: its Lease last read; 0 never (known from the fence state file) */
+    int64_t
+        suspect_ms; /* monotonic: a record of a member on its node changed (it may have restarted); 0 none */
 };
 
 /* One namespace's pod or RSS watch (ns NULL: cluster-wide). Its re-lists judge only its namespace's
@@ -176,7 +179,8 @@ void agent_member_ingest(struct rss_agent *a, const cJSON *pod);
 void agent_member_delete(struct rss_agent *a, const char *ns, const char *name);
 void agent_member_free(struct agent_member *m);
 /* The member records (rss/record.h): ingest/delete a record, and copy a member's record into it. */
-void agent_record_ingest(struct rss_agent *a, const cJSON *cm);
+/* ingest: true when the record's `observed` is new or changed (its agent wrote: maybe a new agent). */
+bool agent_record_ingest(struct rss_agent *a, const cJSON *cm);
 void agent_record_delete(struct rss_agent *a, const cJSON *cm);
 void agent_records_clear(struct rss_agent *a);
 void agent_records_sweep(struct rss_agent *a); /* drops those not `seen` in a relist */
@@ -242,6 +246,22 @@ bool agent_peers_adopt(struct rss_agent *a, const char *b64);
 /* The known peers as [{"node","address","key"}] (caller deletes), and back (fence_persist.c). */
 cJSON *agent_peers_snapshot(struct rss_agent *a);
 void agent_peers_restore(struct rss_agent *a, const cJSON *peers);
+/* Do we know where `node`'s agent answers? (takes peers_lock) */
+bool agent_peers_known(struct rss_agent *a, const char *node);
+/* Takes a peer's address and key from its heartbeat Lease `lease` (read just now); true when they changed. */
+bool agent_peers_learn(struct rss_agent *a, const cJSON *lease);
+
+/* agent_peers_reread.c: reading a peer's Lease as soon as there is a reason to think its agent changed,
+ * between the periodic reads of agent_peers_refresh. record_changed: the record watch saw the `observed`
+ * of member ns/pod of RSS `rss` change (agent_record_ingest said so; lock held; takes peers_lock): suspects
+ * its node's agent when this agent hosts a member of the same RSS. was_read (peers_lock held): p's Lease was
+ * just read; `changed`: it named a new address or key. reread_due: the pure decision. The reader thread reads
+ * the suspects. */
+void agent_peers_record_changed(struct rss_agent *a, const char *ns, const char *rss, const char *pod);
+void agent_peers_was_read(struct agent_peer *p, int64_t now_ms, bool changed);
+bool agent_peers_reread_due(int64_t now_ms, int64_t read_ms, int64_t suspect_ms);
+void *agent_peers_reader(void *arg);
+
 /* agent_members.c (takes the lock): does `node` host a member of an RSS that has members here? */
 bool agent_peer_wanted(struct rss_agent *a, const char *node);
 

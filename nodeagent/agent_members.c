@@ -152,13 +152,16 @@ static void record_free(struct agent_record *r)
     free(r);
 }
 
-void agent_record_ingest(struct rss_agent *a, const cJSON *cm)
+bool agent_record_ingest(struct rss_agent *a, const cJSON *cm)
 {
     const char *ns, *rss, *pod;
     const char *rv = rss_json_str(cm, "metadata.resourceVersion");
     if (!rss_record_member(cm, &ns, &rss, &pod) || !rv)
-        return;
+        return false;
     struct agent_record **p = find_record(a, ns, pod);
+    const char *was = p ? rss_json_str((*p)->cm, "data." RSS_RECORD_OBSERVED) : NULL;
+    const char *now = rss_json_str(cm, "data." RSS_RECORD_OBSERVED);
+    bool observed_changed = now && (!was || strcmp(was, now));
     struct agent_record *r;
     if (p) {
         r = *p;
@@ -175,6 +178,7 @@ void agent_record_ingest(struct rss_agent *a, const cJSON *cm)
     r->cm = cJSON_Duplicate(cm, true);
     r->seen = true;
     sync_member_of(a, ns, pod);
+    return observed_changed;
 }
 
 void agent_record_delete(struct rss_agent *a, const cJSON *cm)

@@ -234,7 +234,7 @@ size_t agent_peers_wanted(struct rss_agent *a, char ***out)
     return u;
 }
 
-static bool peer_known(struct rss_agent *a, const char *node)
+bool agent_peers_known(struct rss_agent *a, const char *node)
 {
     bool known = false;
     pthread_mutex_lock(&a->peers_lock);
@@ -250,8 +250,10 @@ static bool peer_fields(const char *addr, const char *key, unsigned char k[32])
     return addr && key && strlen(addr) <= 300 && !strpbrk(addr, "/?#@ ") && decode_b64(key, k, 32);
 }
 
-/* Records a peer's address and key (a new process there when they changed). */
-static void set_peer(struct rss_agent *a, const char *node, const char *addr, const unsigned char k[32])
+/* Records a peer's address and key (a new process there when they changed: then true). `read` says
+ * they come from its Lease just read (not from the fence state file): its reread clock restarts. */
+static bool set_peer(struct rss_agent *a, const char *node, const char *addr, const unsigned char k[32],
+                     bool read)
 {
     pthread_mutex_lock(&a->peers_lock);
     struct agent_peer *p = NULL;
@@ -261,24 +263,30 @@ static void set_peer(struct rss_agent *a, const char *node, const char *addr, co
     if (!p) {
         if (a->n_peers >= 4096) {
             pthread_mutex_unlock(&a->peers_lock);
-            return;
+            return false;
         }
         p = rss_xarray_push(&a->peers, &a->n_peers, &a->cap_peers, sizeof(*a->peers));
         p->node = rss_xstrdup(node);
     }
     _cleanup_free_ char *url = rss_xasprintf("http://%s/peer", addr);
-    if (!p->url || strcmp(p->url, url) || memcmp(p->key, k, 32)) {
+    bool changed = !p->url || strcmp(p->url, url) || memcmp(p->key, k, 32);
+    if (changed) {
         rss_log_info("failsafe: the agent on %s answers at %s", p->node, url);
         free(p->url);
         p->url = TAKE_PTR(url);
         memcpy(p->key, k, 32);
         p->reached_ms = 0; /* a new process there: nothing it said before counts */
     }
+    if (read) { /* agent_peers_reread.c's clocks: a new agent found, no need to read it again */
+        p->read_ms = rss_clock_mono_ms();
+        if (changed)
+            p->suspect_ms = 0;
+    }
     pthread_mutex_unlock(&a->peers_lock);
+    return changed;
 }
 
-/* Takes a peer's address and key from its heartbeat Lease. */
-static void learn_peer(struct rss_agent *a, const cJSON *it)
+bool agent_peers_learn(struct rss_agent *a, const cJSON *it)
 {
     const size_t plen = strlen(RSS_HEARTBEAT_PREFIX);
     const cJSON *md = rss_json_obj(it, "metadata");
@@ -287,12 +295,12 @@ static void learn_peer(struct rss_agent *a, const cJSON *it)
     const char *ann = cJSON_GetStringValue(
         cJSON_GetObjectItemCaseSensitive(rss_json_obj(md, "annotations"), RSS_ANNOTATION_PEER));
     if (!name || strncmp(name, RSS_HEARTBEAT_PREFIX, plen) || !ann || !strcmp(name + plen, a->node))
-        return;
+        return false;
     _cleanup_json_ cJSON *pj = cJSON_Parse(ann);
     unsigned char k[32];
     if (!peer_fields(rss_json_str(pj, "address"), rss_json_str(pj, "key"), k))
-        return;
-    set_peer(a, name + plen, rss_json_str(pj, "address"), k);
+        return false;
+    return set_peer(a, name + plen, rss_json_str(pj, "address"), k, true);
 }
 
 cJSON *agent_peers_snapshot(struct rss_agent *a)
@@ -326,14 +334,15 @@ void agent_peers_restore(struct rss_agent *a, const cJSON *peers)
         const char *node = rss_json_str(it, "node"), *addr = rss_json_str(it, "address");
         unsigned char k[32];
         if (node && *node && strcmp(node, a->node) && peer_fields(addr, rss_json_str(it, "key"), k))
-            set_peer(a, node, addr, k);
+            set_peer(a, node, addr, k, false);
     }
 }
 
 /* Reads the heartbeat Leases of the peers this agent needs (the nodes of the RSS that have members
  * here), each by name: all of them every LIST_EVERY_MS, the ones not known yet every LIST_MISSING_MS.
  * Not a LIST of every heartbeat Lease: that would cost each agent the size of the cluster, and the
- * API server the square of it (docs/scale.md). An agent without members reads nothing. */
+ * API server the square of it (docs/scale.md). An agent without members reads nothing. Between these
+ * reads, agent_peers_reread.c reads a peer's Lease as soon as one of its records says it changed. */
 void agent_peers_refresh(struct rss_agent *a)
 {
     int64_t now = rss_clock_mono_ms();
@@ -351,13 +360,13 @@ void agent_peers_refresh(struct rss_agent *a)
     bool missing_due = !a->peers_missing_ms || now - a->peers_missing_ms >= LIST_MISSING_MS;
     bool ok = true;
     for (size_t i = 0; i < n; i++) {
-        if (ok && (all || (missing_due && !peer_known(a, nodes[i])))) {
+        if (ok && (all || (missing_due && !agent_peers_known(a, nodes[i])))) {
             _cleanup_free_ char *lname = rss_xasprintf("%s%s", RSS_HEARTBEAT_PREFIX, nodes[i]);
             _cleanup_free_ char *path = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", lname, NULL);
             _cleanup_json_ cJSON *lease = NULL;
             _cleanup_error_ rss_error_t err = NULL;
             if (rss_kube_get(a->kube, path, &lease, &err) == 0) {
-                learn_peer(a, lease);
+                agent_peers_learn(a, lease);
             } else if (rss_error_code(err) != RSS_E_NOT_FOUND) {
                 rss_log_error(RSS_LOG_DEBUG, &err, "failsafe: reading the heartbeat Lease of %s", nodes[i]);
                 ok = false; /* the API is failing: try again at the next heartbeat */

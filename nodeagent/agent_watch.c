@@ -178,9 +178,14 @@ static int on_record(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_err
         a->records_synced = true;
         break;
     case RSS_KUBE_ADDED:
-    case RSS_KUBE_MODIFIED:
-        agent_record_ingest(a, obj);
+    case RSS_KUBE_MODIFIED: {
+        /* A member's agent writes `observed` when it (re)probes or its member changes: a new agent on
+         * that node may have a new failsafe address and key (agent_peers_reread.c). */
+        const char *ns, *rss, *pod;
+        if (agent_record_ingest(a, obj) && rss_record_member(obj, &ns, &rss, &pod))
+            agent_peers_record_changed(a, ns, rss, pod);
         break;
+    }
     case RSS_KUBE_DELETED:
         agent_record_delete(a, obj);
         break;

@@ -412,11 +412,10 @@ sc_galera_stays_off() {
 # The API server hangs for twice the fence timeout while the writer runs: the agents reach each other,
 # so nothing stops; no hook but status runs, mariadbd keeps its pid and keeps acknowledging writes.
 sc_galera_api_outage() {
+    # No wait for the agents' 10 s re-read of their peers' heartbeat Leases: a node that rebooted in the
+    # scenario before (stays_off) has a new failsafe key, and its member's report, which Running waits
+    # for, makes the other agents read its Lease within a second (nodeagent/agent_peers_reread.c).
     wait_until 120 "$R Running with 3 primaries" rss_running "$R" 3
-    # Every agent re-reads its peers' addresses and keys every 10 s: a node that rebooted in the scenario
-    # before (stays_off) has a new key, and the failsafe, which must reach every hosting agent, cannot
-    # vouch for a peer it knows only by its old one (the failsafe's cost, docs/rules.md rule 13).
-    sleep 12
     local m node cid pids=() after mark a0 a1 acts
     for m in 0 1 2; do
         node=$(member_node "$R" "$m")

@@ -22,7 +22,7 @@ done
 # `safety.sh all` every one, `safety.sh NAME...` the named ones. Why not real: docs/testing.md.
 table=(late_node:real stays_off:real journal:real force_seed:real suspend:real hook_env:real app_rollout:real
     app_rollout_outage:real metrics:real garbage_fixed:real noisy:real api_outage:real
-    outage_end:kubesim outage_after_lightsout:kubesim outage_stopped:real partition:real restart_cutoff:real
+    outage_end:kubesim outage_after_lightsout:kubesim outage_after_reboot:kubesim outage_stopped:real partition:real restart_cutoff:real
     huge_epoch:real forgery:kubesim namespaced:kubesim annotation_upgrade:real keeps_failing:real
     node_replace:kubesim node_replace_highest:kubesim invalid_spec:real foreign_sts:real reinstall:real)
 mapfile -t sel < <(select_scenarios "${table[@]}" -- "$@")

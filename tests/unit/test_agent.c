@@ -19,6 +19,7 @@
 #include "rss/spec.h"
 #include "rss/cleanup.h"
 #include "rss/protocol.h"
+#include "rss/record.h"
 #include "agent_internal.h"
 
 /* A view where everything allows execution of desired {epoch 3, id 3-7, generation 4}. */
@@ -354,6 +355,105 @@ static void test_peers_wanted(void **state)
     rss_agent_free(a);
 }
 
+/* When a peer's Lease is read again between the periodic reads: once as soon as a record said its agent
+ * may be new, then once a second for a few seconds (the record may come before the new agent's first
+ * renewal), never more than once a second, and not at all without a reason. */
+static void test_peer_reread_due(void **state)
+{
+    (void)state;
+    static const struct {
+        int64_t now, read, suspect;
+        bool due;
+    } rows[] = {
+        {50000, 45000, 0, false},     /* no reason: the 10 s period does it */
+        {50000, 0, 49900, true},      /* never read (known from the fence state file) */
+        {50000, 45000, 49900, true},  /* suspect since the last read */
+        {50000, 49500, 49900, false}, /* read 0.5 s ago: at most once a second */
+        {50000, 49000, 48500, true},  /* read once after, unchanged: again while SUSPECT_MS runs */
+        {54000, 53000, 50000, true},  /* ...up to its end */
+        {54600, 53500, 50000, false}, /* ...not after: not a new agent after all */
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        if (agent_peers_reread_due(rows[i].now, rows[i].read, rows[i].suspect) != rows[i].due)
+            fail_msg("row %zu: now %lld read %lld suspect %lld: want due=%d", i, (long long)rows[i].now,
+                     (long long)rows[i].read, (long long)rows[i].suspect, rows[i].due);
+    struct agent_peer p = {.read_ms = 1000, .suspect_ms = 5000};
+    agent_peers_was_read(&p, 6000, true); /* a new address or key: found, no more reads */
+    assert_int_equal(p.suspect_ms, 0);
+    assert_int_equal(p.read_ms, 6000);
+    p.suspect_ms = 5000;
+    agent_peers_was_read(&p, 7000, false); /* unchanged: keep looking */
+    assert_int_equal(p.suspect_ms, 5000);
+    assert_false(agent_peers_reread_due(7500, p.read_ms, p.suspect_ms));
+    assert_true(agent_peers_reread_due(8000, p.read_ms, p.suspect_ms));
+}
+
+/* Which record changes make a peer a suspect: a new `observed` of a member of an RSS with a member here,
+ * and only its node's agent (from status.memberStatus); not a record of an RSS foreign to this node, not
+ * a record written again with the same `observed` (the leader's `desired`), not this node itself. */
+static const char suspect_record[] =
+    "{\"metadata\":{\"name\":\"ns1.%s\",\"resourceVersion\":\"%s\",\"labels\":{"
+    "\"" RSS_LABEL_RECORD_NS "\":\"ns1\",\"" RSS_LABEL_RECORD_RSS "\":\"%s\",\"" RSS_LABEL_RECORD_MEMBER
+    "\":\"%s\"}},"
+    "\"data\":{\"observed\":\"%s\",\"desired\":\"%s\"}}";
+
+static int64_t suspect_of(struct rss_agent *a, const char *node)
+{
+    for (size_t i = 0; i < a->n_peers; i++)
+        if (!strcmp(a->peers[i].node, node))
+            return a->peers[i].suspect_ms;
+    fail_msg("no peer %s", node);
+    return 0;
+}
+
+static void ingest_record(struct rss_agent *a, const char *pod, const char *rv, const char *rss,
+                          const char *observed, const char *desired)
+{
+    char buf[2048];
+    snprintf(buf, sizeof(buf), suspect_record, pod, rv, rss, pod, observed, desired);
+    _cleanup_json_ cJSON *j = cJSON_Parse(buf);
+    assert_non_null(j);
+    if (agent_record_ingest(a, j)) /* as the record watch does */
+        agent_peers_record_changed(a, "ns1", rss, pod);
+}
+
+static void test_peer_suspect_from_record(void **state)
+{
+    (void)state;
+    struct rss_agent_config cfg = {
+        .kube = (struct rss_kube *)1, .cri = (struct rss_cri *)1, .node = "n1", .ns = "x"};
+    struct rss_agent *a = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_agent_new(&cfg, &a, &err), 0);
+    add_json(a, false, wanted_cr, "db", "db",
+             "{\"name\":\"rss-db-0\",\"node\":\"n1\"},{\"name\":\"rss-db-1\",\"node\":\"n2\"},"
+             "{\"name\":\"rss-db-2\",\"node\":\"n3\"}");
+    add_json(a, false, wanted_cr, "web", "web", "{\"name\":\"rss-web-0\",\"node\":\"n4\"}");
+    add_json(a, true, wanted_pod, "rss-db-0", "p0", "db");
+    _cleanup_json_ cJSON *known = cJSON_Parse("[{\"node\":\"n2\",\"address\":\"10.0.0.2:1\",\"key\":"
+                                              "\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\"},"
+                                              "{\"node\":\"n3\",\"address\":\"10.0.0.3:1\",\"key\":"
+                                              "\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\"},"
+                                              "{\"node\":\"n4\",\"address\":\"10.0.0.4:1\",\"key\":"
+                                              "\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\"}]");
+    agent_peers_restore(a, known);
+    assert_int_equal(a->n_peers, 3);
+    ingest_record(a, "rss-db-1", "1", "db", "o1", "d1"); /* a new record of a member on n2 */
+    assert_true(suspect_of(a, "n2") > 0);
+    assert_int_equal(suspect_of(a, "n3"), 0);
+    a->peers[0].suspect_ms = a->peers[1].suspect_ms = 0;
+    ingest_record(a, "rss-db-1", "2", "db", "o1", "d2"); /* the leader's desired: same observed */
+    assert_int_equal(suspect_of(a, "n2"), 0);
+    ingest_record(a, "rss-db-2", "3", "db", "o2", "d2"); /* n3's agent reported */
+    assert_int_equal(suspect_of(a, "n2"), 0);
+    assert_true(suspect_of(a, "n3") > 0);
+    ingest_record(a, "rss-web-0", "4", "web", "o3", "d3"); /* no member of web here: none of ours */
+    assert_int_equal(suspect_of(a, "n4"), 0);
+    ingest_record(a, "rss-db-0", "5", "db", "o4", "d3"); /* our own member: nobody else */
+    assert_int_equal(suspect_of(a, "n2"), 0);
+    rss_agent_free(a);
+}
+
 /* The self-fence's last resort: a `stop` that failed or timed out is followed by a CRI StopContainer
  * (kill) of the member's container, because the leader counts the member stopped once the node's dead
  * window (stop timeout included) ended; a stop that worked, or a container that is gone, is left alone. */
@@ -430,6 +530,8 @@ int main(void)
         cmocka_unit_test(test_verdict_names),
         cmocka_unit_test(test_failsafe_keep),
         cmocka_unit_test(test_failsafe_answers_signed),
+        cmocka_unit_test(test_peer_reread_due),
+        cmocka_unit_test(test_peer_suspect_from_record),
         cmocka_unit_test(test_peers_wanted),
         cmocka_unit_test(test_fence_stop_kills),
     };

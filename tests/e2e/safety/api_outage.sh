@@ -91,6 +91,45 @@ sc_outage_after_lightsout() {
     note "API frozen $((2 * FENCE_S + 5)) s, ~10 s after a staggered lights-out: no action, same pids"
 }
 
+# ---- 8c. the same outage right after one hosting node rebooted: its new agent has a new failsafe key,
+#          and the API freezes as soon as its member runs again, well within the 10 s period at which the
+#          agents re-read their peers' heartbeat Leases. They held its old key, could not vouch for it,
+#          and every agent stopped its healthy member; now its member's new report makes them read its
+#          Lease at once (and the rebooted agent, which read its peers' Leases only at its heartbeats,
+#          stopped the member it had just started: it now reads them as soon as its watches name them).
+#          Judged from the hook logs and the applications' pids.
+sc_outage_after_reboot() {
+    ensure_running
+    peers_current
+    # Past the other agents' first 30 s, in which they re-read every 2 s (a fresh world's): their 10 s
+    # period is what this scenario is about.
+    sleep 20
+    local x=2 xn before after mark acts t_on gap
+    [ "$(member_node $R $x)" != "$(leader_node)" ] || x=1
+    xn=$(member_node $R $x)
+    "$WORLD" power-off "$xn" >/dev/null 2>&1 || fail "power-off $xn"
+    sleep 2
+    mark=$(now)
+    t_on=$(date +%s)
+    "$WORLD" power-on "$xn" >/dev/null 2>&1 || fail "power-on $xn"
+    joined() { hook_lines "$mark" "$R" primary | grep -q " $(member $R $x) primary .* rc=0$"; }
+    wait_until 90 "$(member $R $x) to start again on $xn" joined
+    ensure_running 30 # its agent reported it running: the record the others watch
+    before=$(dummyd_pids) || fail "no dummyd pids"
+    mark=$(now)
+    "$WORLD" api-freeze || fail "api-freeze"
+    gap=$(($(date +%s) - t_on))
+    sleep $((2 * FENCE_S + 5))
+    "$WORLD" api-thaw || fail "api-thaw"
+    sleep 3
+    ensure_running 90
+    acts=$(hook_lines "$mark" "$R" stop seed primary secondary)
+    [ -z "$acts" ] || fail "the API outage ${gap} s after $xn's power-on made rssd act on the members: $acts"
+    after=$(dummyd_pids) || fail "no dummyd pids after"
+    [ "$before" = "$after" ] || fail "an application restarted: before [$before] after [$after]"
+    note "API frozen $((2 * FENCE_S + 5)) s as soon as $(member $R $x) ran again, ${gap} s after $xn's power-on: no action, same pids ($(rssd_logs | grep -c "re-read the heartbeat Lease of $xn" || true) early re-reads of $xn's Lease logged)"
+}
+
 # ---- 8b. the same outage with every member stopped before it, and distinct data written during it:
 #          after it the highest sequence seeds, once every member reported (the heartbeats look old
 #          after an outage only because nobody could write: no node may count as dead for it)
