@@ -155,6 +155,29 @@ static int apply_patches(const struct leader_ctx *ctx, const struct rss_spec *sp
     return LEADER_DONE;
 }
 
+/* Creating the StatefulSet brings pods into being, so it is never done from a stale copy of the RSS:
+ * the leader's RSS cache may still hold an RSS that was just deleted (its watch's DELETED event not in
+ * yet) while the garbage collector has already taken the StatefulSet, and a plan from that copy would
+ * create a new StatefulSet, whose pods then run under an RSS that no longer exists. A fresh GET decides:
+ * 1 the same RSS (its uid) is there, 2 it is being deleted, 0 it is gone or another one took its name,
+ * -1 an error. */
+static int rss_still_there(const struct leader_ctx *ctx, const struct rss_spec *spec, rss_error_t *err)
+{
+    _cleanup_free_ char *path = item_path(spec);
+    _cleanup_json_ cJSON *got = NULL;
+    if (rss_kube_get(ctx->kube, path, &got, err) < 0) {
+        if (rss_error_code(*err) != RSS_E_NOT_FOUND)
+            return rss_error_wrap(err, "re-read rss %s/%s", spec->ns, spec->name);
+        rss_error_release(err);
+        return 0;
+    }
+    const cJSON *md = cJSON_GetObjectItemCaseSensitive(got, "metadata");
+    const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "uid"));
+    if (!uid || !spec->uid || strcmp(uid, spec->uid))
+        return 0;
+    return cJSON_GetObjectItemCaseSensitive(md, "deletionTimestamp") ? 2 : 1;
+}
+
 static int apply_statefulset(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
                              const struct rss_plan *plan, rss_error_t *err)
 {
@@ -164,6 +187,14 @@ static int apply_statefulset(const struct leader_ctx *ctx, const struct rss_spec
         return LEADER_LOST;
     _cleanup_free_ char *name = rss_spec_statefulset_name(spec);
     if (plan->create_statefulset) {
+        int there = rss_still_there(ctx, spec, err);
+        if (there < 0)
+            return -1;
+        if (there != 1) {
+            rss_log_info("%s/%s: the RSS is %s: no statefulset created", spec->ns, spec->name,
+                         there ? "being deleted" : "gone, or another one took its name");
+            return there ? LEADER_DONE : LEADER_REPLAN; /* a re-read of the RSS decides what follows */
+        }
         int replicas = plan->set_replicas >= 0 ? plan->set_replicas : spec->replicas;
         _cleanup_json_ cJSON *sts = leader_build_statefulset(spec, cr, replicas);
         _cleanup_free_ char *coll = rss_kube_path("apps/v1", spec->ns, "statefulsets", NULL, NULL);

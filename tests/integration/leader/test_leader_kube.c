@@ -1177,6 +1177,56 @@ static void test_rss_cache_own_writes(void **state)
     rss_kube_free(lk);
 }
 
+/* The leader's RSS cache may still hold an RSS that was just deleted (its watch's DELETED event not in
+ * yet) while the garbage collector has already taken its StatefulSet: a plan from that copy must not
+ * create a new StatefulSet, whose pods would run under an RSS that no longer exists (a CI run saw it).
+ * With the RSS watch held back, the RSS is deleted, its StatefulSet collected, and a record touched to
+ * wake a reconcile: no StatefulSet comes back. */
+static void test_deleted_rss_not_recreated(void **state)
+{
+    (void)state;
+    make_world();
+    small_rss(APP_NS, "db");
+    struct rss_kube *lk = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    check(rss_kube_new(sim.kubeconfig, &lk, &err), &err, "the leader's client");
+    rss_kube_set_user_agent(lk, "leader-under-test");
+    struct term t;
+    term_start_in(&t, lk, NULL);
+    const char *st[] = {APP_NS, "db"};
+    wait_for(status_written, st, "the status of db");
+    const char *sts_arg[] = {"apps/v1", "statefulsets", "rss-db"};
+    wait_for(exists_obj, sts_arg, "the StatefulSet of db");
+    simfix_sleep_ms(1000);
+
+    _cleanup_free_ char *rpath =
+        rss_kube_path("clusterlabs.org/v1alpha1", NULL, "replicatedstatefulsets", NULL, NULL);
+    _cleanup_free_ char *hold = rss_xasprintf("count=20&ms=40000&verb=WATCH&path=%s", rpath);
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/stall", hold, NULL), 0);
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/watch-cut", NULL, NULL), 0);
+    simfix_sleep_ms(500);
+    _cleanup_free_ char *path =
+        rss_kube_path("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db", NULL);
+    check(rss_kube_delete(kube, path, NULL, NULL, &err), &err, "delete rss");
+    wait_for(gone_obj, sts_arg, "the StatefulSet to be collected");
+    int before = leader_requests("POST", "statefulsets");
+    for (int i = 0; i < 3; i++) {
+        _cleanup_free_ char *v = rss_xasprintf("%d", i);
+        write_record(0, "touch", "touch-for", v);
+        simfix_sleep_ms(700);
+    }
+    simfix_sleep_ms(2000);
+    int after = leader_requests("POST", "statefulsets");
+    print_message("StatefulSet creations by the leader after the delete: %d\n", after - before);
+    assert_int_equal(after, before);
+    assert_false(exists_obj(sts_arg));
+
+    atomic_store(&t.stop, true);
+    wait_for(leader_returned, &t, "the leader to return on the stop flag");
+    term_join(&t);
+    rss_kube_free(lk);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1187,6 +1237,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_floor_forged, setup, teardown),
         cmocka_unit_test_setup_teardown(test_leases_watched, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rss_cache_own_writes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deleted_rss_not_recreated, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
