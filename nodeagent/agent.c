@@ -205,6 +205,9 @@ int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err
         pthread_cond_timedwait(&a->cond, &a->lock, &ts);
     }
     pthread_mutex_unlock(&a->lock);
+    /* First, before joining threads that may wait out a request to an API server we cannot reach: a fence
+     * in flight ends now, the leader's dead window does not wait for us. */
+    agent_fence_finish(a);
     for (size_t i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     free(th);

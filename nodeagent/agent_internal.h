@@ -283,6 +283,8 @@ void *agent_heartbeat(void *arg);
  * it starts one thread per member that runs `stop` through CRI only, so a worker blocked on the
  * unreachable API cannot delay the fence. agent_fenced() takes the lock. */
 void agent_fence_check(struct rss_agent *a, int64_t now_ms);
+/* fence.c: at exit, kills the container of every member whose fence `stop` still runs (lock not held). */
+void agent_fence_finish(struct rss_agent *a);
 bool agent_fenced(struct rss_agent *a);
 
 #endif

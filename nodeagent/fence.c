@@ -231,3 +231,47 @@ bool agent_fenced(struct rss_agent *a)
     pthread_mutex_unlock(&a->lock);
     return f;
 }
+
+/* The agent is stopping (SIGTERM: an eviction, a DaemonSet update, the kubelet's liveness probe) while a
+ * fence `stop` still runs: the fence was decided, and the leader will count this node's members stopped
+ * once its dead window has passed, whether this process lives to see the `stop` end or not. The next
+ * process may come too late (a crash-loop back-off; a CI run saw it start only after the heal, its primary
+ * still running beside the one the leader had seeded meanwhile). So the fence ends here: each such
+ * member's container is killed before the process exits. */
+void agent_fence_finish(struct rss_agent *a)
+{
+    struct pending {
+        char *ns, *pod, *uid, *cname;
+    } *p = NULL;
+    size_t n = 0, cap = 0;
+    pthread_mutex_lock(&a->lock);
+    for (struct agent_member *m = a->members; m; m = m->next)
+        if (m->fence_started && !m->fence_done)
+            *(struct pending *)rss_xarray_push(&p, &n, &cap, sizeof(*p)) = (struct pending){
+                rss_xstrdup(m->ns), rss_xstrdup(m->pod), rss_xstrdup(m->uid), rss_xstrdup(m->container_name)};
+    pthread_mutex_unlock(&a->lock);
+    for (size_t i = 0; i < n; i++) {
+        _cleanup_free_ char *cid = NULL;
+        _cleanup_error_ rss_error_t err = NULL;
+        if (agent_find_container(a, p[i].uid, p[i].cname, &cid, &err) < 0)
+            rss_log_error(RSS_LOG_ERROR, &err, "self-fencing: pod %s/%s: cannot find its container", p[i].ns,
+                          p[i].pod);
+        else if (cid && rss_cri_stop_container(a->cri, cid, 0, &err) < 0 &&
+                 rss_error_code(err) != RSS_E_NOT_FOUND)
+            rss_log_error(
+                RSS_LOG_ERROR, &err,
+                "self-fencing: pod %s/%s: cannot kill container %.12s; the application may still run",
+                p[i].ns, p[i].pod, cid);
+        else if (cid) {
+            rss_metrics_inc(RSS_METRIC_FENCE_KILLS);
+            rss_log_warn(
+                "self-fencing: pod %s/%s: rssd stops while its fence stop runs: container %.12s killed",
+                p[i].ns, p[i].pod, cid);
+        }
+        free(p[i].ns);
+        free(p[i].pod);
+        free(p[i].uid);
+        free(p[i].cname);
+    }
+    free(p);
+}

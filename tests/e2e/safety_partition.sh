@@ -280,7 +280,41 @@ sc_hung_fence_stop() {
     wait_until 90 "$R's pods to go" gone
 }
 
-all=(split_brain image_typo slow_fence_stop hung_fence_stop)
+# ---- 5. rssd stopped (SIGTERM: an eviction, a DaemonSet update, a liveness kill) while its fence stop
+#         hangs on a cut node: the process kills the member's container before it exits, well before the
+#         stop timeout would have (30 s), so the leader's dead window holds whether or not the next rssd
+#         starts in time (a crash-loop back-off once started it only after the heal, its primary still
+#         running beside the one the leader had seeded). Judged by the member's container on the node (CRI).
+sc_fence_stop_sigterm() {
+    local R=ht pm P L mark cid t
+    lead_elsewhere node-1
+    sp_manifest $R | k apply -n "$NS" -f - >/dev/null || fail "apply $R"
+    wait_until 120 "$R Running with one primary" one_primary $R
+    pm=$(primary_member $R)
+    P=$(node_of "$pm")
+    lead_elsewhere "$P"
+    wait_until 60 "$R Running with one primary" one_primary $R
+    L=$(leader_node) || fail "no leader"
+    [ "$P" != "$L" ] || fail "setup: the primary $pm runs on the leader's node $L"
+    cid=$("$WORLD" crictl "$P" find "$NS" "$pm" dummy) || fail "no container of $pm"
+    touch "$RSS_WORLD_DIR/pv/$NS/data-$pm/hang-stop"
+    mark=$(now)
+    "$WORLD" partition "$P" || fail "partition $P"
+    hung() { [ -n "$(hook_lines "$mark" $R stop | grep " $pm .*rc=hang")" ]; }
+    wait_until $((FENCE_S + 30)) "$pm's fence stop to hang" hung
+    t=$(now_ms)
+    kill -TERM "$(rssd_pid "$P")" || fail "no rssd on $P"
+    killed() { ! "$WORLD" crictl "$P" exec "$cid" true >/dev/null 2>&1; }
+    wait_until 15 "$pm's container $cid killed by the stopping rssd (the stop timeout is 30 s)" killed
+    note "container of $pm gone $(($(now_ms) - t)) ms after rssd's SIGTERM"
+    rm -f "$RSS_WORLD_DIR/pv/$NS/data-$pm/hang-stop"
+    "$WORLD" heal "$P" || fail "heal $P"
+    k delete rss $R -n "$NS" --wait=false >/dev/null || true
+    gone() { [ "$(members_json $R | jq '.items | length')" = 0 ]; }
+    wait_until 120 "$R's pods to go" gone
+}
+
+all=(split_brain image_typo slow_fence_stop hung_fence_stop fence_stop_sigterm)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
 
