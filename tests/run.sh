@@ -40,9 +40,36 @@ bash "$top/tests/lib/helm.sh" >/dev/null || { echo "run.sh: no helm" >&2; exit 1
 echo "== house rules (format, string functions, public prefix)"
 bash "$top/tests/lib/house_rules.sh" "$build"
 
+# The real-Kubernetes stage runs beside ctest and the kubesim chaos run: both are mostly waiting (fence
+# timeouts, dead windows, hooks), each world is its own (directories, node addresses, network namespace),
+# and one after the other they took most of the suite's time. Its output goes to a log, printed at the end.
+echo "== real Kubernetes, in the background (tests/realk8s: built from source once per machine, then cached; log: $build/real-stage.log)"
+real_stage() {
+    local t0 rc=0
+    t0=$(date +%s)
+    bash "$top/tests/realk8s/build.sh"
+    # The world's cluster DNS, built once per machine like helm (the world needs it: Galera's peers).
+    bash "$top/tests/lib/coredns.sh" >/dev/null || { echo "run.sh: no coredns" >&2; return 1; }
+    RSS_BUILD_DIR=$build bash "$top/tests/realk8s/test_world_real.sh"
+    # Each suite's real part (tests/e2e/flavour.sh: one flavour per scenario; ctest runs the kubesim part);
+    # docs/testing.md says which scenario runs where and why.
+    RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/e2e.sh"
+    RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/safety.sh"
+    RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/galera.sh" || rc=$?
+    [ $rc = 0 ] || [ $rc = 77 ] || { echo "run.sh: galera.sh on the real world failed" >&2; return 1; }
+    RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/chaos/run.sh" --cycles 3
+    echo "   (real Kubernetes: $(($(date +%s) - t0)) s)"
+}
+set -m # its own process group, so that it can be ended whole
+(set -e; real_stage) >"$build/real-stage.log" 2>&1 &
+real_pid=$!
+set +m
+# Whatever ends this script ends the background stage too (its worlds tear down on TERM).
+trap 'kill -TERM -- -"$real_pid" 2>/dev/null || true' EXIT
+
 echo "== tests"
-# e2e.sh (ctest e2e_rssd) runs below on the real cluster and, with rssd, kubesim and the world built
-# with ASan+UBSan, on kubesim: a third plain run would prove nothing the two do not.
+# e2e.sh (ctest e2e_rssd) runs on the real cluster and, with rssd, kubesim and the world built with
+# ASan+UBSan, on kubesim below: a third plain run would prove nothing the two do not.
 skip=()
 [ "${RSS_SKIP_ASAN:-0}" = 1 ] || skip=(-E '^e2e_rssd$')
 # shellcheck disable=SC2086
@@ -50,21 +77,15 @@ ctest --test-dir "$build" --output-on-failure "${skip[@]}" ${CTEST_ARGS:-}
 
 echo "== chaos (short run)"
 RSS_BUILD_DIR=$build bash "$top/tests/chaos/run.sh" --cycles 8
-echo "== real Kubernetes (tests/realk8s: components built from source once per machine, then cached)"
-t0=$(date +%s)
-bash "$top/tests/realk8s/build.sh"
-# The world's cluster DNS, built once per machine like helm (the world needs it: Galera's peers).
-bash "$top/tests/lib/coredns.sh" >/dev/null || { echo "run.sh: no coredns" >&2; exit 1; }
-RSS_BUILD_DIR=$build bash "$top/tests/realk8s/test_world_real.sh"
-# Each suite's real part (tests/e2e/flavour.sh: one flavour per scenario; ctest ran the kubesim part);
-# docs/testing.md says which scenario runs where and why.
-RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/e2e.sh"
-RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/safety.sh"
-rc=0
-RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/galera.sh" || rc=$?
-[ $rc = 0 ] || [ $rc = 77 ] || { echo "run.sh: galera.sh on the real world failed" >&2; exit 1; }
-RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/chaos/run.sh" --cycles 3
-echo "   (real Kubernetes: $(($(date +%s) - t0)) s)"
+
+echo "== real Kubernetes (waiting for the background stage)"
+if ! wait "$real_pid"; then
+    tail -n 150 "$build/real-stage.log" >&2
+    echo "run.sh: the real-Kubernetes stage failed (whole log: $build/real-stage.log)" >&2
+    exit 1
+fi
+trap - EXIT
+grep -E '^(PASS|FAIL|[0-9]+ passed|violations|   \()' "$build/real-stage.log" || true
 echo "== protocol model (spin)"
 bash "$top/tests/model/check.sh"
 echo "== fuzz smoke runs"
