@@ -1130,6 +1130,48 @@ static void test_leases_watched(void **state)
     rss_kube_free(lk);
 }
 
+/* The RSS-cache tests: one RSS "db" of one member, a leader on a client of its own, its status written. */
+static void cache_test_start(struct term *t, struct rss_kube **lk)
+{
+    make_world();
+    small_rss(APP_NS, "db");
+    _cleanup_error_ rss_error_t err = NULL;
+    check(rss_kube_new(sim.kubeconfig, lk, &err), &err, "the leader's client");
+    rss_kube_set_user_agent(*lk, "leader-under-test");
+    term_start_in(t, *lk, NULL);
+    const char *st[] = {APP_NS, "db"};
+    wait_for(status_written, st, "the status of db");
+}
+
+/* The leader's RSS watch is cut and held back for 40 s: its cache sees nothing new meanwhile. */
+static void hold_rss_watch(void)
+{
+    _cleanup_free_ char *rpath =
+        rss_kube_path("clusterlabs.org/v1alpha1", NULL, "replicatedstatefulsets", NULL, NULL);
+    _cleanup_free_ char *hold = rss_xasprintf("count=20&ms=40000&verb=WATCH&path=%s", rpath);
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/stall", hold, NULL), 0);
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/watch-cut", NULL, NULL), 0);
+    simfix_sleep_ms(500);
+}
+
+/* Three changes of member 0's record, events that wake reconciles and change nothing in a plan. */
+static void touch_record_thrice(void)
+{
+    for (int i = 0; i < 3; i++) {
+        _cleanup_free_ char *v = rss_xasprintf("%d", i);
+        write_record(0, "touch", "touch-for", v);
+        simfix_sleep_ms(700);
+    }
+}
+
+static void cache_test_stop(struct term *t, struct rss_kube *lk)
+{
+    atomic_store(&t->stop, true);
+    wait_for(leader_returned, t, "the leader to return on the stop flag");
+    term_join(t);
+    rss_kube_free(lk);
+}
+
 /* An event-driven reconcile reads its RSS from the RSS watch's cache. The planner's memory is in the
  * status, so that copy must hold at least the leader's own last status write even when the watch has not
  * delivered it: here the RSS watch is held back, a member's report changes the status, and then the
@@ -1138,43 +1180,24 @@ static void test_leases_watched(void **state)
 static void test_rss_cache_own_writes(void **state)
 {
     (void)state;
-    make_world();
-    small_rss(APP_NS, "db");
     struct rss_kube *lk = NULL;
-    _cleanup_error_ rss_error_t err = NULL;
-    check(rss_kube_new(sim.kubeconfig, &lk, &err), &err, "the leader's client");
-    rss_kube_set_user_agent(lk, "leader-under-test");
     struct term t;
-    term_start_in(&t, lk, NULL);
-    const char *st[] = {APP_NS, "db"};
-    wait_for(status_written, st, "the status of db");
+    cache_test_start(&t, &lk);
     simfix_sleep_ms(2000);
 
-    _cleanup_free_ char *rpath =
-        rss_kube_path("clusterlabs.org/v1alpha1", NULL, "replicatedstatefulsets", NULL, NULL);
-    _cleanup_free_ char *hold = rss_xasprintf("count=20&ms=40000&verb=WATCH&path=%s", rpath);
-    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/stall", hold, NULL), 0);
-    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/watch-cut", NULL, NULL), 0);
-    simfix_sleep_ms(500);
+    hold_rss_watch();
     int before = leader_requests("PATCH", "replicatedstatefulsets/status");
     write_observed(0, (uint64_t)t.epoch, 1, "none", 0, "7", NULL);
     simfix_sleep_ms(4000);
     int reported = leader_requests("PATCH", "replicatedstatefulsets/status");
     print_message("status writes: %d before the report, %d after it\n", before, reported);
     assert_true(reported > before); /* the report changed the status (so the check below can fail) */
-    for (int i = 0; i < 3; i++) {
-        _cleanup_free_ char *v = rss_xasprintf("%d", i);
-        write_record(0, "touch", "touch-for", v);
-        simfix_sleep_ms(700);
-    }
+    touch_record_thrice();
     int after = leader_requests("PATCH", "replicatedstatefulsets/status");
     print_message("status writes after three touches: %d\n", after);
     assert_int_equal(after, reported);
 
-    atomic_store(&t.stop, true);
-    wait_for(leader_returned, &t, "the leader to return on the stop flag");
-    term_join(&t);
-    rss_kube_free(lk);
+    cache_test_stop(&t, lk);
 }
 
 /* The leader's RSS cache may still hold an RSS that was just deleted (its watch's DELETED event not in
@@ -1185,46 +1208,28 @@ static void test_rss_cache_own_writes(void **state)
 static void test_deleted_rss_not_recreated(void **state)
 {
     (void)state;
-    make_world();
-    small_rss(APP_NS, "db");
     struct rss_kube *lk = NULL;
-    _cleanup_error_ rss_error_t err = NULL;
-    check(rss_kube_new(sim.kubeconfig, &lk, &err), &err, "the leader's client");
-    rss_kube_set_user_agent(lk, "leader-under-test");
     struct term t;
-    term_start_in(&t, lk, NULL);
-    const char *st[] = {APP_NS, "db"};
-    wait_for(status_written, st, "the status of db");
+    cache_test_start(&t, &lk);
     const char *sts_arg[] = {"apps/v1", "statefulsets", "rss-db"};
     wait_for(exists_obj, sts_arg, "the StatefulSet of db");
     simfix_sleep_ms(1000);
 
-    _cleanup_free_ char *rpath =
-        rss_kube_path("clusterlabs.org/v1alpha1", NULL, "replicatedstatefulsets", NULL, NULL);
-    _cleanup_free_ char *hold = rss_xasprintf("count=20&ms=40000&verb=WATCH&path=%s", rpath);
-    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/stall", hold, NULL), 0);
-    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/watch-cut", NULL, NULL), 0);
-    simfix_sleep_ms(500);
+    hold_rss_watch();
+    _cleanup_error_ rss_error_t err = NULL;
     _cleanup_free_ char *path =
         rss_kube_path("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db", NULL);
     check(rss_kube_delete(kube, path, NULL, NULL, &err), &err, "delete rss");
     wait_for(gone_obj, sts_arg, "the StatefulSet to be collected");
     int before = leader_requests("POST", "statefulsets");
-    for (int i = 0; i < 3; i++) {
-        _cleanup_free_ char *v = rss_xasprintf("%d", i);
-        write_record(0, "touch", "touch-for", v);
-        simfix_sleep_ms(700);
-    }
+    touch_record_thrice();
     simfix_sleep_ms(2000);
     int after = leader_requests("POST", "statefulsets");
     print_message("StatefulSet creations by the leader after the delete: %d\n", after - before);
     assert_int_equal(after, before);
     assert_false(exists_obj(sts_arg));
 
-    atomic_store(&t.stop, true);
-    wait_for(leader_returned, &t, "the leader to return on the stop flag");
-    term_join(&t);
-    rss_kube_free(lk);
+    cache_test_stop(&t, lk);
 }
 
 int main(void)
