@@ -534,22 +534,28 @@ sc_postgres_primary_stays_off() {
     check_all
 }
 
-# A lights-out while the primary (the newest WAL) is not ordinal 0 (after primary_stays_off): the seed
-# is that member, not ordinal 0, which a StatefulSet would start first.
+# A lights-out while the primary is not ordinal 0 (after primary_stays_off), and ordinal 0 (a standby)
+# went dark first, so its WAL is strictly older: the seed is not ordinal 0, which a StatefulSet would
+# start first. (With every member dark at once, synchronous standbys often end at the primary's exact
+# WAL position; a tie goes to the lowest ordinal, rightly, and proves nothing here.)
 sc_postgres_lightsout_nonzero() {
     wait_until 120 "$R Running" pg_running
-    local p mark t0
+    local p mark t0 a0 s
     p=$(primary_ordinal)
     [ "$p" != 0 ] || fail "the primary is ordinal 0: run primary_stays_off first"
-    sleep 2
+    "$WORLD" power-off "$(member_node "$R" 0)" >/dev/null 2>&1 || fail "power-off member 0's node"
+    a0=$(acked)
+    sleep 5
+    [ "$(acked)" -gt "$a0" ] || fail "no commit acknowledged with member 0 down"
+    note "member 0 (a standby) off first; $(($(acked) - a0)) commits acknowledged after it"
     power_off_all
     wait_heartbeats_expired
     mark=$(now)
     t0=$(now_ms)
     power_on_all
-    recover_and_check "$mark" "$t0"
+    recover_and_check "$mark" "$t0" 0
     s=$(hook_lines "$mark" "$R" seed | grep 'rc=0$' | awk '{print $2}')
-    [ "${s##*-}" != 0 ] || fail "ordinal 0 seeded although member $p was the primary"
+    [ "${s##*-}" != 0 ] || fail "ordinal 0 seeded although its WAL was the oldest (member $p was the primary)"
     check_all
 }
 
