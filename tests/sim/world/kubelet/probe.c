@@ -54,6 +54,11 @@ int kl_probe_http(const char *host, int port, const char *path, long timeout_ms,
     _cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
         return rss_error_errno(err, errno, "probe: socket");
+    /* From the pod's own address (the node's: pods are on the host network), as a node's kubelet probes
+     * from the node: a partition of the node (world partition) leaves the node talking to itself. Not
+     * a local address: the kernel picks the source, as before. */
+    struct sockaddr_in src = {.sin_family = AF_INET, .sin_addr = sa.sin_addr};
+    (void)bind(fd, (struct sockaddr *)&src, sizeof(src));
     if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
         if (errno != EINPROGRESS)
             return rss_error_errno(err, errno, "probe: connect %s:%d", host, port);

@@ -79,11 +79,18 @@ if command -v iptables >/dev/null && [ -d /sys/fs/cgroup/unified ]; then
     kport=$(cat "$RSS_WORLD_DIR/kubesim/port")
     reach() { cri_exec web nc -w 2 127.0.0.1 "$kport" </dev/null; }
     reach || fail "web cannot reach the API server before the partition"
+    lfail() { grep -c "failed liveness probe" "$RSS_WORLD_DIR/nodes/node-2/kubelet.log" || true; }
+    lf0=$(lfail)
     "$WORLD" partition node-2 >/dev/null 2>&1 || fail "partition node-2"
     ! reach 2>/dev/null || fail "web reaches the API server although node-2 is partitioned"
+    ! curl -fsS --max-time 2 "http://$ip2:$port/live.html" >/dev/null 2>&1 ||
+        fail "web answers the host (127.0.0.1) although node-2 is partitioned"
+    # The node still talks to itself: its kubelet's probes (liveness every 1 s, 3 failures restart) pass.
+    sleep 30
+    [ "$(lfail)" = "$lf0" ] || fail "the kubelet's liveness probes failed during the partition ($lf0 -> $(lfail) failures logged)"
     "$WORLD" heal node-2 >/dev/null 2>&1 || fail "heal node-2"
     reach || fail "web cannot reach the API server after the heal"
-    ok "partition: node-2's container is cut off with its node, and reaches the API server again after the heal"
+    ok "partition: node-2's container is cut off with its node (its kubelet's probes still pass), and reaches the API server again after the heal"
 else
     echo "skip: partition (no iptables or no cgroup v2 hierarchy at /sys/fs/cgroup/unified)"
 fi
