@@ -29,7 +29,7 @@
  * makes this agent read its Lease at once (agent_peers_reread.c): the periodic read is a safety net,
  * slow because with many RSS objects it was the largest idle cost (docs/scale.md). */
 #define LIST_EVERY_MS   60000
-#define LIST_MISSING_MS 2000  /* ...but a peer we need and do not know yet is looked for often */
+#define LIST_MISSING_MS 2000 /* ...but a peer we need and do not know yet is looked for often */
 #define LIST_SETTLE_MS  30000
 #define PROBE_EVERY_MS  1000
 #define PROBE_TIMEOUT   800L /* ms, per peer */

@@ -4,15 +4,15 @@
  * The failsafe (agent_peers.c) must reach every agent hosting a member of an RSS, with the address and key
  * that agent published in its heartbeat Lease. agent_peers_refresh reads those Leases every LIST_EVERY_MS
  * (60 s; it was 10 s): an API outage that began within that period of a peer's reboot or rssd restart (a
- * new key; on a real cluster a new pod IP) found this agent holding the old ones, so it could not vouch for that peer,
- * and every agent of the RSS stopped its healthy member. A restarted agent reports its members soon after it
- * starts (it probes them anew), and this agent watches every member record already: a record of a member of
- * an RSS that has members here, whose `observed` changed, makes its node's agent a suspect, and this thread
- * reads that one Lease within a second. The records live in rssd's namespace, where only rssd writes (a
- * namespace user cannot make this agent read anything), and a read only ever learns what the Lease says.
- * A needed peer not known at all (this agent just started) is looked for once a second too, not only at the
- * next heartbeat. Cost: one GET per suspect or unknown peer per second at most (a suspect for SUSPECT_MS),
- * and only for peers sharing an RSS.
+ * new key; on a real cluster a new pod IP) found this agent holding the old ones, so it could not vouch for
+ * that peer, and every agent of the RSS stopped its healthy member. A restarted agent reports its members
+ * soon after it starts (it probes them anew), and this agent watches every member record already: a record of
+ * a member of an RSS that has members here, whose `observed` changed, makes its node's agent a suspect, and
+ * this thread reads that one Lease within a second. The records live in rssd's namespace, where only rssd
+ * writes (a namespace user cannot make this agent read anything), and a read only ever learns what the Lease
+ * says. A needed peer not known at all (this agent just started) is looked for once a second too, not only at
+ * the next heartbeat. Cost: one GET per suspect or unknown peer per second at most (a suspect for
+ * SUSPECT_MS), and only for peers sharing an RSS.
  */
 #include <string.h>
 #include <unistd.h>
