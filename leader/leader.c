@@ -541,7 +541,8 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
                              .services = &l->services,
                              .rssd_ns = l->ns,
                              .ignored = &l->ignored,
-                             .floors = &l->floors}};
+                             .floors = &l->floors,
+                             .stop = stop}};
     const struct leader_ctx *ctx = &t.ctx;
     rss_log_info("leading with epoch %lld: fencing every member before deciding (%zu reconcile workers)",
                  (long long)epoch, l->workers);

@@ -3,6 +3,7 @@
 #define RSS_LEADER_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -326,6 +327,7 @@ struct leader_ctx {
      * the next reconcile reads from holds at least our own last write. NULL: none. */
     void (*rss_written)(void *ud, const cJSON *obj);
     void *rss_written_ud;
+    const atomic_bool *stop; /* the term's stop request (rss_leader_run's); NULL: none */
 };
 
 enum leader_outcome {
@@ -365,10 +367,11 @@ static inline void leader_ctx_key_add(const struct leader_ctx *ctx, struct leade
     leader_unlock(ctx->keys_mu);
 }
 
-/* True while the election says we hold the Lease at this term's epoch (the check before every write). */
+/* True while the election says we hold the Lease at this term's epoch and the term was not asked to
+ * stop (the check before every write): a reconcile under way when rssd stops writes nothing more. */
 static inline bool leader_still_leading(const struct leader_ctx *ctx)
 {
-    return rss_election_holds(ctx->election, ctx->epoch);
+    return (!ctx->stop || !atomic_load(ctx->stop)) && rss_election_holds(ctx->election, ctx->epoch);
 }
 
 /* Applies `plan` for the RSS (`cr` its raw object) in order: pod patches, StatefulSet create or
