@@ -389,8 +389,8 @@ static void reconcile_work(void *ud, struct leader_work *w)
 }
 
 /* A full pass: every listed RSS to the workers, then the records of deleted RSSs. *min_iv gets the
- * smallest reconcileInterval. Returns DONE or LOST. */
-static int full_pass(struct term *t, struct leader_queue *q, int64_t *min_iv)
+ * smallest reconcileInterval; *listed whether the LIST worked. Returns DONE or LOST. */
+static int full_pass(struct term *t, struct leader_queue *q, int64_t *min_iv, bool *listed)
 {
     struct rss_leader *l = t->l;
     _cleanup_error_ rss_error_t err = NULL;
@@ -399,8 +399,10 @@ static int full_pass(struct term *t, struct leader_queue *q, int64_t *min_iv)
         0) {
         rss_log_error(RSS_LOG_WARN, &err, "list replicatedstatefulsets");
         atomic_store(&t->retry, true);
+        *listed = false;
         return LEADER_DONE;
     }
+    *listed = true;
     pthread_mutex_lock(&l->keys_mu);
     leader_keyset_clear(&l->services); /* refilled by this pass: deleted RSSs drop out */
     pthread_mutex_unlock(&l->keys_mu);
@@ -651,13 +653,14 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
         pthread_mutex_unlock(&l->mu);
 
         int outcome = LEADER_DONE;
+        bool listed = false;
         if (all) {
             int64_t iv = MAX_FULL_MS;
-            outcome = full_pass(&t, &q, &iv);
+            outcome = full_pass(&t, &q, &iv, &listed);
             next_full = rss_clock_mono_ms() + (iv < MIN_FULL_MS ? MIN_FULL_MS : iv);
         }
         for (size_t i = 0; i < n_keys; i++) {
-            if (!all) /* a full pass queued every RSS already */
+            if (!listed) /* a full pass that listed queued every RSS already */
                 leader_queue_add(&q, keys[i], NULL, false);
             free(keys[i]);
         }
