@@ -1300,6 +1300,53 @@ static void test_slow_rss_serial(void **state)
     slow_and_fast_stop(&t, lk);
 }
 
+/* The leader's writes of every kind but the election's Lease renewals (same client). */
+static int leader_writes(void)
+{
+    _cleanup_json_ cJSON *st = NULL;
+    assert_int_equal(simfix_ctl(kube, "GET", "/_sim/stats", NULL, &st), 0);
+    int n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(st, "by"))
+    {
+        const char *client = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "client"));
+        const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "verb"));
+        const char *res = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "resource"));
+        if (client && v && res && !strcmp(client, "leader-under-test") && strcmp(res, "leases") &&
+            (!strcmp(v, "POST") || !strcmp(v, "PUT") || !strcmp(v, "PATCH") || !strcmp(v, "DELETE")))
+            n += cJSON_GetObjectItemCaseSensitive(e, "count")->valueint;
+    }
+    return n;
+}
+
+/* The term ends while a worker is held in a-slow's reconcile: rss_leader_run returns, and nothing the
+ * held worker would have gone on to write (a-slow's fence, its StatefulSet) reaches the API server after
+ * that, not even once the hold is over. */
+static void test_term_end_waits_for_workers(void **state)
+{
+    (void)state;
+    struct rss_kube *lk = NULL;
+    struct term t;
+    slow_and_fast(4, &t, &lk);
+    const char *fast_st[] = {APP_NS, "b-fast"};
+    const char *fast_sts[] = {"apps/v1", "statefulsets", "rss-b-fast"};
+    wait_for(status_written, fast_st, "the status of b-fast");
+    wait_for(exists_obj, fast_sts, "the StatefulSet of b-fast");
+    simfix_sleep_ms(500);
+    atomic_store(&t.stop, true);
+    wait_for(leader_returned, &t, "the leader to return on the stop flag");
+    int at_return = leader_writes();
+    simfix_sleep_ms(STALL_MS + 2000);
+    int later = leader_writes();
+    print_message("leader writes after rss_leader_run returned: %d\n", later - at_return);
+    assert_int_equal(later, at_return);
+    const char *slow_sts[] = {"apps/v1", "statefulsets", "rss-a-slow"};
+    assert_false(exists_obj(slow_sts));
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/clear", NULL, NULL), 0);
+    term_join(&t);
+    rss_kube_free(lk);
+}
+
 /* One RSS is never reconciled by two workers at once. Its StatefulSet GET is held 15 s; meanwhile full
  * passes (reconcileInterval 1 s) and three record changes mark it dirty again and again, with idle
  * workers to spare. Ground truth is kubesim's count of the leader's requests: while its one reconcile is
@@ -1366,6 +1413,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_slow_rss_holds_one_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_rss_serial, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_rss_one_worker, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_term_end_waits_for_workers, setup, teardown),
     };
     /* RSS_TEST_FILTER=test_slow* runs some tests only (a glob on the names). */
     if (getenv("RSS_TEST_FILTER"))
