@@ -268,47 +268,6 @@ static int list_leases(struct rss_leader *l, cJSON **leases, rss_error_t *err)
     return rss_kube_list(l->kube, path, NULL, leases, err);
 }
 
-/* The records of RSSs that no longer exist (a full pass saw `rsss`, every RSS): deleted, only the
- * version listed. The per-RSS reconcile drops those of gone pods; this catches a deleted RSS. Best
- * effort. */
-static int drop_records_of_deleted(struct rss_leader *l, const struct leader_ctx *ctx, const cJSON *rsss)
-{
-    _cleanup_error_ rss_error_t err = NULL;
-    _cleanup_free_ char *coll = rss_kube_path("v1", l->ns, "configmaps", NULL, NULL);
-    struct rss_kube_list_opts lo = {.label_selector = RSS_LABEL_RECORD_MEMBER};
-    _cleanup_json_ cJSON *records = NULL;
-    if (rss_kube_list(l->kube, coll, &lo, &records, &err) < 0) {
-        rss_log_error(RSS_LOG_WARN, &err, "list member records");
-        return LEADER_DONE;
-    }
-    const cJSON *cm;
-    cJSON_ArrayForEach(cm, cJSON_GetObjectItemCaseSensitive(records, "items"))
-    {
-        const char *ns, *rss, *pod;
-        /* A namespace rssd does not manage is not its to judge (its RSS list does not cover it). */
-        if (!rss_record_member(cm, &ns, &rss, &pod) || !rss_namespaces_contains(&l->managed, ns))
-            continue;
-        bool exists = false;
-        const cJSON *cr;
-        cJSON_ArrayForEach(cr, cJSON_GetObjectItemCaseSensitive(rsss, "items"))
-        {
-            const char *cns = md_str(cr, "namespace"), *cname = md_str(cr, "name");
-            exists |= cns && cname && !strcmp(cns, ns) && !strcmp(cname, rss);
-        }
-        /* Rule 14: a held member's record outlives its RSS, so a re-created RSS finds the hold; the
-         * admin deletes the record to give the member's data up. */
-        if (exists || leader_record_holds(cm))
-            continue;
-        if (!leader_still_leading(ctx))
-            return LEADER_LOST;
-        const char *name = md_str(cm, "name");
-        _cleanup_free_ char *why =
-            rss_xasprintf("the record %s (RSS %s/%s no longer exists)", name ? name : "?", ns, rss);
-        leader_record_drop(l->kube, l->ns, cm, why);
-    }
-    return LEADER_DONE;
-}
-
 /* The RSS cache of the watch that covers namespace ns, or NULL. */
 static struct leader_cache *rss_cache_for(const struct rss_leader *l, const char *ns)
 {
@@ -334,8 +293,6 @@ static void rss_written(void *ud, const cJSON *obj)
  * gone (its metrics series go with it) or cannot be read (a retry is asked for). */
 static cJSON *work_object(struct term *t, struct leader_work *w)
 {
-    if (w->obj)
-        return TAKE_PTR(w->obj);
     char *slash = strchr(w->key, '/');
     if (!slash)
         return NULL;
@@ -347,6 +304,13 @@ static cJSON *work_object(struct term *t, struct leader_work *w)
      * (deleted, or the cache not synced yet): the API says. */
     struct leader_cache *rc = rss_cache_for(t->l, w->key);
     cJSON *cr = rc && leader_cache_synced(rc) ? leader_cache_get(rc, w->key, slash + 1) : NULL;
+    /* A full pass's listed copy, unless the cache holds a newer one: a worker of this RSS may have
+     * written its status after the LIST, and a plan must never read a status older than our own last
+     * write (the planner's memory is there). */
+    if (w->obj && !(cr && leader_rv_newer(cr, w->obj))) {
+        cJSON_Delete(cr);
+        cr = TAKE_PTR(w->obj);
+    }
     _cleanup_error_ rss_error_t err = NULL;
     if (!cr && rss_kube_get(t->l->kube, path, &cr, &err) < 0) {
         if (rss_error_code(err) != RSS_E_NOT_FOUND) {
@@ -421,7 +385,7 @@ static int full_pass(struct term *t, struct leader_queue *q, int64_t *min_iv, bo
     /* The list is as fresh here as it will ever be: an RSS created after it is not in it, and the sooner
      * its records are judged the smaller that window. Their reconciles need not be over: a record is
      * dropped only when its RSS is not in the list. */
-    return drop_records_of_deleted(l, &t->ctx, list);
+    return leader_records_drop_deleted(&t->ctx, &l->managed, list);
 }
 
 /* The heartbeat Leases from the watch-fed cache into the liveness view; true when a node's verdict

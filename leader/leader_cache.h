@@ -52,6 +52,9 @@ cJSON *leader_cache_list(const struct leader_cache *c);
 /* A copy of one object (ns NULL or "" for a cluster-scoped one), or NULL when absent. */
 cJSON *leader_cache_get(const struct leader_cache *c, const char *ns, const char *name);
 
+/* True when both objects carry decimal resourceVersions and a's is the greater (the later write). */
+bool leader_rv_newer(const cJSON *a, const cJSON *b);
+
 /* The number of live objects (tombstones not counted). */
 size_t leader_cache_size(const struct leader_cache *c);
 

@@ -135,6 +135,8 @@ bool leader_liveness_kubelet(struct leader_liveness *lv, const char *node, enum 
  * controller sets Unknown once the kubelet stops posting, on its own clock). */
 enum leader_kubelet leader_node_kubelet(const cJSON *node);
 
+struct leader_ctx;
+
 /* --- leader_records.c: the member records (rss/record.h) as the leader reads and collects them --- */
 
 /* The record in a ConfigMap List (items[]) whose member label is `pod`, or NULL. */
@@ -146,6 +148,12 @@ const cJSON *leader_record_find(const cJSON *records, const char *pod);
 void leader_record_drop(struct rss_kube *kube, const char *ns, const cJSON *cm, const char *why);
 /* True when a record carries rule 14's hold (data.leftOut): it is never dropped with its pod or RSS. */
 bool leader_record_holds(const cJSON *cm);
+/* A full pass saw `rsss`, every RSS of the managed namespaces: deletes the records of RSSs not in it,
+ * each only at the version listed. The per-RSS reconcile drops those of gone pods; this catches a deleted
+ * RSS. A held record (rule 14) and one of a namespace rssd does not manage stay. Best effort: errors
+ * are logged. Returns DONE or LOST. */
+int leader_records_drop_deleted(const struct leader_ctx *ctx, const struct rss_namespaces *managed,
+                                const cJSON *rsss);
 
 /* --- leader_snapshot.c: one LIST of pods + the liveness view -> planner input --- */
 
