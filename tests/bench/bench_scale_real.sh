@@ -171,6 +171,7 @@ t_start=$(date +%s)
 for ((i = 1; i <= nodes; i++)); do
     n=node-$i
     mkdir -p "$w/state/$n"
+    # shellcheck disable=SC2086 # RSSD_ARGS is split into flags on purpose
     RSS_BOOT_ID=$(printf 'b%07d' "$i") setsid "$rssd" --node "$n" --namespace rssd-system \
         --kubeconfig "$w/rssd.kubeconfig" --cri-endpoint "unix://$w/cri/$n.sock" --health-port 0 \
         --health-address 127.0.0.1 --peer-address 127.0.0.1 --state-dir "$w/state/$n" --log-level warn \
