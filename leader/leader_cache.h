@@ -22,7 +22,8 @@
  * bring the object back (tombstones go at the next List at or above them). A resourceVersion that is
  * not an integer is taken as newer (the server's order, as client-go does).
  *
- * Thread-safe: one writer (the watch thread) and any number of readers. Readers get copies. */
+ * Thread-safe: any number of writers (the watch thread; the reconcile workers, each feeding its own writes)
+ * and readers, under one lock. Readers get copies. */
 struct leader_cache;
 
 struct leader_cache *leader_cache_new(void);
