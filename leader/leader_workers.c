@@ -75,9 +75,11 @@ static size_t takeable_locked(const struct leader_queue *q)
 bool leader_queue_take(struct leader_queue *q, struct leader_work *w, bool block)
 {
     pthread_mutex_lock(&q->mu);
-    size_t i;
-    while (!q->shutdown && (i = takeable_locked(q)) == q->n_pending && block)
+    size_t i = takeable_locked(q);
+    while (!q->shutdown && i == q->n_pending && block) {
         pthread_cond_wait(&q->cv, &q->mu);
+        i = takeable_locked(q);
+    }
     bool got = !q->shutdown && i < q->n_pending;
     if (got) {
         *w = q->pending[i];
