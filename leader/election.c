@@ -47,15 +47,22 @@ struct rss_election {
     rss_deadline_t deadline_ns; /* leading ends here unless a renewal moves it (rss/deadline.h) */
     int wake[2];                /* self-pipe: rss_election_stop wakes the sleeping loop */
 
-    /* Election thread only. */
-    cJSON *lease;            /* the Lease as last read or written (its resourceVersion) */
+    /* What is known of the Lease: from the election thread's own reads and writes, and from a watch of
+     * the Lease (rss_election_observe, another thread). Either way a change is dated when this process
+     * first saw it, so a watch that lags only ever makes a holder look alive longer. */
+    pthread_mutex_t obs_lock;
     char *observed_key;      /* the Lease spec as last seen, to detect changes */
+    char *observed_holder;   /* its holderIdentity */
     int64_t observed_ns;     /* when it was last seen to change (local monotonic clock) */
     long observed_dur_s;     /* its leaseDurationSeconds */
-    char *reported_leader;   /* the holder last reported to on_new_leader */
     int64_t max_transitions; /* highest leaseTransitions ever seen: a recreated Lease continues from it */
-    int64_t sent_ns;         /* when the last write was sent */
-    bool boot_watch;         /* the held Lease is stale and names a node to watch for a reboot */
+    bool watched;            /* rss_election_observe has been called: a watch feeds the observation */
+
+    /* Election thread only. */
+    cJSON *lease;          /* the Lease as last read or written (its resourceVersion) */
+    char *reported_leader; /* the holder last reported to on_new_leader */
+    int64_t sent_ns;       /* when the last write was sent */
+    bool boot_watch;       /* the held Lease is stale and names a node to watch for a reboot */
     unsigned seed;
 };
 
@@ -137,6 +144,7 @@ int rss_election_new(const struct rss_election_config *cfg, struct rss_election 
         el->boot_id = rss_xstrdup(cfg->boot_id);
     }
     el->seed = (unsigned)rss_clock_mono_ns() ^ (unsigned)getpid();
+    pthread_mutex_init(&el->obs_lock, NULL);
     atomic_init(&el->stop, false);
     atomic_init(&el->leading, false);
     atomic_init(&el->epoch, -1);
@@ -153,6 +161,8 @@ void rss_election_free(struct rss_election *el)
     close(el->wake[1]);
     cJSON_Delete(el->lease);
     free(el->observed_key);
+    free(el->observed_holder);
+    pthread_mutex_destroy(&el->obs_lock);
     free(el->reported_leader);
     free(el->ns);
     free(el->name);
@@ -260,23 +270,90 @@ static int write_lease(struct rss_election *el, const char *method, cJSON *body,
 }
 
 /* Remembers the Lease spec we just wrote as observed, as client-go's setObservedRecord does. */
-static void observe(struct rss_election *el, const struct lease_spec *r, int64_t now)
+/* Dates a change of the Lease spec at now (a spec seen before keeps its date). Returns true when the
+ * spec is the one observed already (unchanged since the last look, by either reader). */
+static bool observe_spec(struct rss_election *el, const struct lease_spec *r, int64_t now)
 {
     _cleanup_free_ char *key = lease_spec_key(r);
-    if (!el->observed_key || strcmp(key, el->observed_key)) {
+    pthread_mutex_lock(&el->obs_lock);
+    bool same = el->observed_key && !strcmp(key, el->observed_key);
+    if (!same) {
         free(el->observed_key);
         el->observed_key = TAKE_PTR(key);
+        free(el->observed_holder);
+        el->observed_holder = rss_xstrdup(r->holder);
         el->observed_ns = now;
         el->observed_dur_s = r->duration_s;
     }
     if (r->transitions > el->max_transitions)
         el->max_transitions = r->transitions;
-    if (!el->reported_leader || strcmp(el->reported_leader, r->holder)) {
+    pthread_mutex_unlock(&el->obs_lock);
+    return same;
+}
+
+/* Election thread only: on_new_leader when the holder changed since the last report. */
+static void report_holder(struct rss_election *el, const char *holder)
+{
+    if (!el->reported_leader || strcmp(el->reported_leader, holder)) {
         free(el->reported_leader);
-        el->reported_leader = rss_xstrdup(r->holder);
+        el->reported_leader = rss_xstrdup(holder);
         if (el->on_new_leader)
-            el->on_new_leader(el->ud, r->holder);
+            el->on_new_leader(el->ud, holder);
     }
+}
+
+/* Returns true when the spec is unchanged since the last look (see observe_spec). */
+static bool observe(struct rss_election *el, const struct lease_spec *r, int64_t now)
+{
+    bool same = observe_spec(el, r, now);
+    report_holder(el, r->holder);
+    return same;
+}
+
+void rss_election_observe(struct rss_election *el, const cJSON *lease)
+{
+    if (!el || !cJSON_IsObject(lease))
+        return;
+    struct lease_spec r = {0};
+    lease_spec_read(lease, &r);
+    observe_spec(el, &r, rss_clock_mono_ns());
+    lease_spec_clear(&r);
+    pthread_mutex_lock(&el->obs_lock);
+    el->watched = true;
+    pthread_mutex_unlock(&el->obs_lock);
+}
+
+/* Candidate only. True when a watch feeds the observation and it shows another holder that renewed
+ * within the last two retry periods (it renews every one): the Lease is held, a GET could only say so
+ * again. *until is when to look again (the same test then), *holder a copy of the holder. Without a
+ * watch, or once the renewals stop showing, the candidate GETs as client-go does. */
+static bool watch_shows_held(struct rss_election *el, int64_t now, int64_t *until, char **holder)
+{
+    const int64_t ms = 1000000;
+    pthread_mutex_lock(&el->obs_lock);
+    bool held = el->watched && el->observed_holder && el->observed_holder[0] &&
+                strcmp(el->observed_holder, el->identity) &&
+                !rss_election_holder_rebooted(el->observed_holder, el->identity);
+    int64_t fresh = el->observed_ns + 2 * (int64_t)el->retry_ms * ms;
+    int64_t expiry = el->observed_ns + (int64_t)el->observed_dur_s * 1000000000LL;
+    held = held && now < fresh && now < expiry;
+    if (held) {
+        *until = fresh < expiry ? fresh : expiry;
+        *holder = rss_xstrdup(el->observed_holder);
+    }
+    pthread_mutex_unlock(&el->obs_lock);
+    return held;
+}
+
+/* The observed expiry (monotonic ns) and the highest epoch seen, read together. */
+static void observed_expiry(struct rss_election *el, int64_t *expiry, int64_t *max_transitions)
+{
+    pthread_mutex_lock(&el->obs_lock);
+    if (expiry)
+        *expiry = el->observed_ns + (int64_t)el->observed_dur_s * 1000000000LL;
+    if (max_transitions)
+        *max_transitions = el->max_transitions;
+    pthread_mutex_unlock(&el->obs_lock);
 }
 
 static void observe_written(struct rss_election *el)
@@ -358,7 +435,9 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
         if (leading)
             return HELD; /* deleted under us: our term is over; the next round recreates it */
         /* Continue from the highest epoch seen so that a recreated Lease never reuses an epoch we know. */
-        int64_t t = el->max_transitions + 1;
+        int64_t max_t;
+        observed_expiry(el, NULL, &max_t);
+        int64_t t = max_t + 1;
         if (above_floor(el, &t) < 0)
             return FAILED;
         _cleanup_json_ cJSON *body = lease_body(el, NULL, el->identity, dur_s(el), now_s, now_s, t);
@@ -381,10 +460,10 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
     lease_spec_read(got, &old);
     int64_t now = rss_clock_mono_ns();
     /* A Lease spec that changed since our last look has a live writer: no reason to look for a reboot. */
-    _cleanup_free_ char *key = lease_spec_key(&old);
-    bool stale = !el->observed_key || !strcmp(key, el->observed_key);
-    observe(el, &old, now);
+    bool stale = observe(el, &old, now);
     el->boot_watch = false;
+    int64_t expiry, max_t;
+    observed_expiry(el, &expiry, &max_t);
 
     enum outcome out;
     if (leading) {
@@ -403,8 +482,7 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
             }
         }
     } else if (old.holder[0] && strcmp(old.holder, el->identity) &&
-               !rss_election_holder_rebooted(old.holder, el->identity) &&
-               now < el->observed_ns + (int64_t)el->observed_dur_s * 1000000000LL &&
+               !rss_election_holder_rebooted(old.holder, el->identity) && now < expiry &&
                !(stale &&
                  election_holder_node_rebooted(el->kube, got, old.holder, &el->boot_watch, timeout_ms))) {
         out = HELD;
@@ -416,7 +494,7 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
         /* Taking over: an expired or released Lease, or one left under our own identity by an earlier
          * term of ours. Either way a new term, so a new epoch (never client-go's "holder == me"
          * renewal, which would let two terms share one). */
-        int64_t t = (old.transitions > el->max_transitions ? old.transitions : el->max_transitions) + 1;
+        int64_t t = (old.transitions > max_t ? old.transitions : max_t) + 1;
         el->boot_watch = false;
         if (above_floor(el, &t) < 0) {
             out = FAILED;
@@ -592,6 +670,15 @@ int rss_election_run(struct rss_election *el, rss_error_t *err)
         } else {
             int64_t epoch;
             int64_t start = rss_clock_mono_ns();
+            /* The agent's watch of this Lease shows every renewal: while they keep coming, a GET would
+             * only say "held" again. At one candidate per node these GETs were the largest idle cost. */
+            int64_t until;
+            _cleanup_free_ char *holder = NULL;
+            if (watch_shows_held(el, start, &until, &holder)) {
+                report_holder(el, holder);
+                wait_until(el, until);
+                continue;
+            }
             enum outcome o = try_acquire_or_renew(el, false, el->renew_ms / 2, &epoch);
             if (o == ACQUIRED) {
                 atomic_store(&el->epoch, epoch);
@@ -606,9 +693,10 @@ int rss_election_run(struct rss_election *el, rss_error_t *err)
                 int64_t j = (int64_t)el->retry_ms * ms / 5 * (rand_r(&el->seed) % 1000) / 1000;
                 /* A stale record with a boot record is looked at every retry period: its node's reboot
                  * ends the wait at once, and the look costs only while the Lease is not renewed. */
-                int64_t wake =
-                    election_candidate_wake(start, el->retry_ms, el->lease_ms, o == HELD && !el->boot_watch,
-                                            el->observed_ns + (int64_t)el->observed_dur_s * 1000000000LL);
+                int64_t expiry;
+                observed_expiry(el, &expiry, NULL);
+                int64_t wake = election_candidate_wake(start, el->retry_ms, el->lease_ms,
+                                                       o == HELD && !el->boot_watch, expiry);
                 wait_until(el, wake + j);
             }
         }

@@ -36,6 +36,8 @@ int rss_agent_new(const struct rss_agent_config *cfg, struct rss_agent **ret, rs
     a->fence_timeout_ms = cfg->fence_timeout_ms ? cfg->fence_timeout_ms : 30000;
     a->heartbeat_ms = cfg->heartbeat_ms ? cfg->heartbeat_ms : 10000;
     a->hook_output_max = cfg->hook_output_max;
+    a->leader_lease_seen = cfg->leader_lease_seen;
+    a->leader_lease_ud = cfg->leader_lease_ud;
     if (cfg->namespaces && cfg->namespaces->n) {
         a->managed.names = rss_xcalloc(cfg->namespaces->n, sizeof(char *));
         for (size_t i = 0; i < cfg->namespaces->n; i++)

@@ -94,6 +94,8 @@ struct rss_agent {
     struct rss_cri *cri;
     char *node, *ns, *identity;
     long fence_timeout_ms, heartbeat_ms;
+    void (*leader_lease_seen)(void *ud, const cJSON *lease); /* rss_agent_config's */
+    void *leader_lease_ud;
     size_t hook_output_max;
     const atomic_bool *stop;
     struct rss_namespaces managed;   /* --namespaces; n == 0: every namespace */

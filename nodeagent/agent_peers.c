@@ -25,7 +25,10 @@
 
 /* After this agent starts, its peers are often starting too (a lights-out: the nodes boot seconds apart)
  * and their Leases still name their previous processes: it lists often for LIST_SETTLE_MS. */
-#define LIST_EVERY_MS   10000 /* peers' addresses and keys change only when an agent restarts */
+/* Peers' addresses and keys change only when an agent restarts, and a restarted agent's first report
+ * makes this agent read its Lease at once (agent_peers_reread.c): the periodic read is a safety net,
+ * slow because with many RSS objects it was the largest idle cost (docs/scale.md). */
+#define LIST_EVERY_MS   60000
 #define LIST_MISSING_MS 2000  /* ...but a peer we need and do not know yet is looked for often */
 #define LIST_SETTLE_MS  30000
 #define PROBE_EVERY_MS  1000

@@ -3,8 +3,8 @@
  *
  * The failsafe (agent_peers.c) must reach every agent hosting a member of an RSS, with the address and key
  * that agent published in its heartbeat Lease. agent_peers_refresh reads those Leases every LIST_EVERY_MS
- * (10 s): an API outage that began within those 10 s of a peer's reboot or rssd restart (a new key; on a
- * real cluster a new pod IP) found this agent holding the old ones, so it could not vouch for that peer,
+ * (60 s; it was 10 s): an API outage that began within that period of a peer's reboot or rssd restart (a
+ * new key; on a real cluster a new pod IP) found this agent holding the old ones, so it could not vouch for that peer,
  * and every agent of the RSS stopped its healthy member. A restarted agent reports its members soon after it
  * starts (it probes them anew), and this agent watches every member record already: a record of a member of
  * an RSS that has members here, whose `observed` changed, makes its node's agent a suspect, and this thread

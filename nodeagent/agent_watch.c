@@ -233,8 +233,11 @@ static int on_lease(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_erro
     struct rss_agent *a = ud;
     (void)err;
     const char *name = rss_json_str(rss_json_obj(obj, "metadata"), "name");
-    if ((ev == RSS_KUBE_ADDED || ev == RSS_KUBE_MODIFIED) && name && strcmp(name, RSS_LEADER_LEASE) == 0)
+    if ((ev == RSS_KUBE_ADDED || ev == RSS_KUBE_MODIFIED) && name && strcmp(name, RSS_LEADER_LEASE) == 0) {
         see_lease(a, obj);
+        if (a->leader_lease_seen)
+            a->leader_lease_seen(a->leader_lease_ud, obj);
+    }
     return 0;
 }
 
@@ -251,6 +254,8 @@ void *agent_watch_lease(void *arg)
         _cleanup_json_ cJSON *lease = NULL;
         if (rss_kube_get(a->kube, item, &lease, &err) == 0) {
             see_lease(a, lease);
+            if (a->leader_lease_seen)
+                a->leader_lease_seen(a->leader_lease_ud, lease);
             pthread_mutex_lock(&a->lock);
             a->lease_read = true;
             pthread_mutex_unlock(&a->lock);

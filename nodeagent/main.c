@@ -279,6 +279,12 @@ static void on_new_leader(void *ud, const char *identity)
     rss_log_info("the leader is now %s", *identity ? identity : "(nobody)");
 }
 
+/* The agent's watch of the leader Lease feeds the election's candidate: no GETs while it is held. */
+static void leader_lease_seen(void *ud, const cJSON *lease)
+{
+    rss_election_observe(ud, lease);
+}
+
 static void *election_thread(void *arg)
 {
     _cleanup_error_ rss_error_t err = NULL;
@@ -385,13 +391,16 @@ int main(int argc, char **argv)
                                   .hook_output_max = (size_t)o.hook_output_max,
                                   .namespaces = &o.managed,
                                   .state_dir =
-                                      o.state_dir && strcmp(o.state_dir, "none") ? o.state_dir : NULL};
+                                      o.state_dir && strcmp(o.state_dir, "none") ? o.state_dir : NULL,
+                                  .leader_lease_seen = leader_lease_seen};
     struct rss_leader_config lc = {.ns = ns,
                                    .namespaces = &o.managed,
                                    .fence_timeout_ms = o.fence_timeout_ms,
                                    .workers = o.reconcile_workers};
     int rc = 1;
-    if (rss_election_new(&ec, &el, &err) < 0 || rss_agent_new(&ac, &agent, &err) < 0) {
+    if (rss_election_new(&ec, &el, &err) == 0)
+        ac.leader_lease_ud = el;
+    if (!el || rss_agent_new(&ac, &agent, &err) < 0) {
         rss_log_error(RSS_LOG_ERROR, &err, "configuration");
         goto out;
     }

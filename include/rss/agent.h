@@ -36,6 +36,11 @@ struct rss_agent_config {
     size_t hook_output_max; /* for messages: the hook output limit the CRI client enforces (bytes) */
     const char *state_dir;  /* node-local dir (tmpfs) for the fence state (rss/fencestate.h); NULL none */
     const struct rss_namespaces *namespaces; /* the managed namespaces (copied); NULL or empty = all */
+    /* Called with every view of the leader Lease the agent's watch of it gets (its first GET, then each
+     * ADDED/MODIFIED), from the watching thread; rssd feeds the election's candidate with it
+     * (rss_election_observe). NULL: none. */
+    void (*leader_lease_seen)(void *ud, const cJSON *lease);
+    void *leader_lease_ud;
 };
 
 /* Validates cfg and creates an agent (copies the strings). Errors: RSS_E_INVALID. */

@@ -83,6 +83,12 @@ void rss_election_free(struct rss_election *el);
  * releases the Lease. Returns 0 after a stop; API failures never end it (they are retried). */
 int rss_election_run(struct rss_election *el, rss_error_t *err);
 
+/* Feeds one view of the Lease from a watch of it (ADDED/MODIFIED events, or a GET), from any thread.
+ * A candidate fed this way GETs the Lease only once the holder's renewals stop showing (two retry
+ * periods without one); a change is dated when this process first saw it, by the watch or its own
+ * read, so a lagging or stalled watch only delays a takeover, never hastens one. NULL el: no-op. */
+void rss_election_observe(struct rss_election *el, const cJSON *lease);
+
 /* Asks rss_election_run to stop. Async-signal-safe; callable from any thread. */
 void rss_election_stop(struct rss_election *el);
 

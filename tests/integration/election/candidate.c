@@ -1,8 +1,10 @@
 /* candidate.c -- one leader-election candidate process for the election tests and benchmark.
  *
  *   candidate --kubeconfig PATH --lease NAME --log FILE [--id IDENTITY] [--durations LEASE,RENEW,RETRY ms]
- *             [--no-release] [--node NODE --boot-id ID]
+ *             [--no-release] [--node NODE --boot-id ID] [--watch]
  *
+ * --watch: a thread watches the Lease and feeds the election with it (rss_election_observe), as rssd's
+ * agent does.
  * Runs rss_election until SIGTERM/SIGINT and logs, one line each, "<CLOCK_MONOTONIC ns> <event> [arg]":
  *   start <identity> | leading <epoch> | stopped | newleader <identity> | act <epoch> | exit
  * "act" lines come from a worker thread that stands for leader work: every 20 ms it does one unit of
@@ -80,6 +82,34 @@ static void *worker(void *arg)
     return NULL;
 }
 
+static const char *watch_ns, *watch_name;
+static struct rss_kube *watch_kube;
+
+static int on_watch(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
+{
+    (void)ud;
+    (void)err;
+    if (ev == RSS_KUBE_ADDED || ev == RSS_KUBE_MODIFIED)
+        rss_election_observe(election, obj);
+    return 0;
+}
+
+static void *watcher(void *arg)
+{
+    (void)arg;
+    _cleanup_free_ char *coll = rss_kube_path("coordination.k8s.io/v1", watch_ns, "leases", NULL, NULL);
+    _cleanup_free_ char *fs = rss_xasprintf("metadata.name=%s", watch_name);
+    while (!atomic_load(&done)) {
+        _cleanup_error_ rss_error_t err = NULL;
+        struct rss_kube_watch_opts o = {.field_selector = fs, .stop = &done};
+        if (rss_kube_watch(watch_kube, coll, &o, on_watch, NULL, &err) < 0) {
+            struct timespec ts = {.tv_sec = 0, .tv_nsec = 200 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
+    }
+    return NULL;
+}
+
 static void on_signal(int sig)
 {
     (void)sig;
@@ -90,7 +120,7 @@ int main(int argc, char **argv)
 {
     const char *kubeconfig = NULL, *lease = NULL, *logpath = NULL, *id = NULL, *node = NULL, *boot = NULL;
     long dur[3] = {0, 0, 0};
-    bool no_release = false;
+    bool no_release = false, watch = false;
     static const struct option opts[] = {
         {"kubeconfig", required_argument, NULL, 'k'},
         {"lease", required_argument, NULL, 'l'},
@@ -100,6 +130,7 @@ int main(int argc, char **argv)
         {"no-release", no_argument, NULL, 'n'},
         {"node", required_argument, NULL, 'N'},
         {"boot-id", required_argument, NULL, 'b'},
+        {"watch", no_argument, NULL, 'w'},
         {NULL, 0, NULL, 0},
     };
     int c;
@@ -132,13 +163,16 @@ int main(int argc, char **argv)
         case 'b':
             boot = optarg;
             break;
+        case 'w':
+            watch = true;
+            break;
         default:
             return 2;
         }
     }
     if (!kubeconfig || !lease || !logpath) {
         fprintf(stderr, "usage: candidate --kubeconfig PATH --lease NAME --log FILE [--id ID] "
-                        "[--durations L,R,P] [--no-release] [--node NODE --boot-id ID]\n");
+                        "[--durations L,R,P] [--no-release] [--node NODE --boot-id ID] [--watch]\n");
         return 2;
     }
     rss_log_set_component("candidate");
@@ -177,11 +211,19 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGINT, &sa, NULL);
     logline("start", rss_election_identity(election));
-    pthread_t th;
+    pthread_t th, tw;
     pthread_create(&th, NULL, worker, NULL);
+    if (watch) {
+        watch_kube = kube;
+        watch_ns = rss_kube_namespace(kube);
+        watch_name = lease;
+        pthread_create(&tw, NULL, watcher, NULL);
+    }
     int r = rss_election_run(election, &err);
     atomic_store(&done, true);
     pthread_join(th, NULL);
+    if (watch)
+        pthread_join(tw, NULL);
     if (r < 0)
         rss_log_error(RSS_LOG_ERROR, &err, "election");
     logline("exit", NULL);

@@ -179,8 +179,9 @@ struct ev {
     char arg[160];
 };
 
-/* --node/--boot-id for the next cand_start (NULL: none). */
+/* --node/--boot-id for the next cand_start (NULL: none); --watch for it (true). */
 static const char *cand_node, *cand_boot;
+static bool cand_watch;
 
 static void cand_start(struct cand *c, const char *name, const char *lease, bool proxied)
 {
@@ -220,6 +221,9 @@ static void cand_start(struct cand *c, const char *name, const char *lease, bool
         if (cand_node)
             execl(CANDIDATE_BIN, CANDIDATE_BIN, "--kubeconfig", kc, "--lease", lease, "--log", c->log,
                   "--durations", DURATIONS, "--node", cand_node, "--boot-id", cand_boot, (char *)NULL);
+        else if (cand_watch)
+            execl(CANDIDATE_BIN, CANDIDATE_BIN, "--kubeconfig", kc, "--lease", lease, "--log", c->log,
+                  "--durations", DURATIONS, "--watch", (char *)NULL);
         else
             execl(CANDIDATE_BIN, CANDIDATE_BIN, "--kubeconfig", kc, "--lease", lease, "--log", c->log,
                   "--durations", DURATIONS, (char *)NULL);
@@ -555,6 +559,75 @@ static void test_sigterm_release_takeover(void **state)
     check_candidate_logs(cs, 3);
 }
 
+/* GETs of Leases kubesim counted since its last stats-reset. */
+static int lease_gets(void)
+{
+    _cleanup_json_ cJSON *st = NULL;
+    assert_int_equal(simfix_ctl(kube, "GET", "/_sim/stats", NULL, &st), 0);
+    int n = 0;
+    const cJSON *b;
+    cJSON_ArrayForEach(b, cJSON_GetObjectItem(st, "by"))
+    {
+        const cJSON *verb = cJSON_GetObjectItem(b, "verb"), *res = cJSON_GetObjectItem(b, "resource");
+        if (cJSON_IsString(verb) && !strcmp(verb->valuestring, "GET") && cJSON_IsString(res) &&
+            strstr(res->valuestring, "leases"))
+            n += (int)cJSON_GetObjectItem(b, "count")->valuedouble;
+    }
+    return n;
+}
+
+/* Three candidates for 3 s (10 retry periods) while one leads: GETs of the Lease counted by kubesim. */
+static int idle_lease_gets(const char *lease)
+{
+    cand_start(&cs[0], "a", lease, false);
+    cand_start(&cs[1], "b", lease, false);
+    cand_start(&cs[2], "c", lease, false);
+    wait_leader(cs, 3, -1);
+    simfix_sleep_ms(1000);
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/stats-reset", NULL, NULL), 0);
+    simfix_sleep_ms(3000);
+    return lease_gets();
+}
+
+/* Candidates fed by a watch of the Lease (as rssd's agent feeds its election) do not GET it while its
+ * holder keeps renewing; without the watch they look every half lease duration. After the leader's
+ * SIGKILL a watched candidate still takes over, and never before the Lease expired: from kubesim's own
+ * write log, the new holder's first write comes at least a lease duration after the last renewal. */
+static void test_watched_candidates_quiet(void **state)
+{
+    (void)state;
+    int plain = idle_lease_gets("plain");
+    cleanup_cands(NULL);
+    cand_watch = true;
+    int watched = idle_lease_gets("watched");
+    cand_watch = false;
+    printf("idle GETs of the Lease in 3 s, 3 candidates: %d without a watch, %d with one\n", plain, watched);
+    assert_true(plain >= 2); /* the measurement sees the GETs the watch saves */
+    assert_int_equal(watched, 0);
+
+    int l = wait_leader(cs, 3, -1);
+    char lid[160];
+    identity_of(&cs[l], lid, sizeof(lid));
+    cand_signal(&cs[l], SIGKILL);
+    int s = wait_leader(cs, 3, l);
+    char sid[160];
+    identity_of(&cs[s], sid, sizeof(sid));
+    int n = check_lease_log("watched");
+    int64_t last_renew = -1;
+    for (int i = 0; i < n; i++)
+        if (!strcmp(lw[i].holder, lid))
+            last_renew = lw[i].mono;
+    int64_t acq = acquired_at(n, sid);
+    printf("watched candidates: SIGKILL failover %.3f s after the last renewal (lease %d ms)\n",
+           (double)(acq - last_renew) / 1e9, LEASE_MS);
+    assert_true(last_renew > 0);
+    assert_true(acq >= last_renew + (int64_t)LEASE_MS * 1000000);
+    for (int i = 0; i < 3; i++)
+        if (cs[i].pid > 0)
+            assert_int_equal(WEXITSTATUS(cand_signal(&cs[i], SIGTERM)), 0);
+    check_candidate_logs(cs, 3);
+}
+
 /* The Lease holder ran on this node before it rebooted (same node prefix, other boot id): it is gone,
  * so a candidate of this boot takes over at once, as a new term; a holder of the current boot is
  * judged by the usual expiry, here an hour away. */
@@ -788,6 +861,7 @@ int main(void)
         cmocka_unit_test_teardown(test_boot_record_only_when_node_agrees, cleanup_cands),
         cmocka_unit_test_teardown(test_partitioned_leader_stops_first, cleanup_cands),
         cmocka_unit_test_teardown(test_churn, cleanup_cands),
+        cmocka_unit_test_teardown(test_watched_candidates_quiet, cleanup_cands),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
