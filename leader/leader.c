@@ -1,4 +1,4 @@
-/* leader.c -- the leader's run loop: watches feed a dirty set, the loop reconciles each dirty RSS. */
+/* leader.c -- the leader's run loop: watches feed a dirty set, the loop hands each dirty RSS to a worker. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -33,13 +33,17 @@ struct rss_leader {
     char *ns;
     struct rss_namespaces managed; /* a copy of cfg->namespaces; n == 0: every namespace */
     long fence_ms;
-    struct leader_events events;
-    struct leader_liveness liveness; /* the loop thread's only */
-    struct leader_keyset services;   /* the loop thread's only: Services checked this term */
-    struct leader_keyset ignored;    /* the loop thread's only: pods warned about (IgnoredAnnotation) */
-    struct leader_keyset floors;     /* the loop thread's only: RSSs whose epoch floor this term raised */
+    size_t workers;              /* reconcile workers per term */
+    struct leader_events events; /* its own lock */
+    pthread_mutex_t lv_mu;       /* guards liveness: the loop polls it, workers read and note into it */
+    struct leader_liveness liveness;
+    pthread_mutex_t keys_mu;       /* guards the three keysets below: workers test and add */
+    struct leader_keyset services; /* Services checked this term */
+    struct leader_keyset ignored;  /* pods warned about (IgnoredAnnotation) */
+    struct leader_keyset floors;   /* RSSs whose epoch floor this term raised */
     /* This term's RSS objects as the RSS watches saw them, one cache per watch (per managed namespace,
-     * or one for all): an event-driven reconcile reads its RSS here instead of a GET. */
+     * or one for all): an event-driven reconcile reads its RSS here instead of a GET. Set before the
+     * workers start and cleared after they end; each cache has its own lock. */
     struct leader_cache **rss_caches;
     size_t n_rss_caches;
 
@@ -67,6 +71,16 @@ int rss_leader_new(const struct rss_leader_config *cfg, struct rss_leader **ret,
         l->managed.n = cfg->namespaces->n;
     }
     l->fence_ms = cfg->fence_timeout_ms > 0 ? cfg->fence_timeout_ms : 30000;
+    if (cfg->workers > RSS_LEADER_MAX_WORKERS) {
+        free(l->ns);
+        rss_namespaces_clear(&l->managed);
+        free(l);
+        return rss_error_make(err, RSS_E_INVALID, 0, "leader: %d reconcile workers, at most %d", cfg->workers,
+                              RSS_LEADER_MAX_WORKERS);
+    }
+    l->workers = cfg->workers > 0 ? (size_t)cfg->workers : RSS_LEADER_DEFAULT_WORKERS;
+    pthread_mutex_init(&l->lv_mu, NULL);
+    pthread_mutex_init(&l->keys_mu, NULL);
     leader_events_init(&l->events, 1024);
     pthread_mutex_init(&l->mu, NULL);
     pthread_condattr_t ca;
@@ -99,6 +113,8 @@ void rss_leader_free(struct rss_leader *l)
     leader_keyset_clear(&l->floors);
     pthread_mutex_destroy(&l->mu);
     pthread_cond_destroy(&l->cv);
+    pthread_mutex_destroy(&l->lv_mu);
+    pthread_mutex_destroy(&l->keys_mu);
     free(l->ns);
     rss_namespaces_clear(&l->managed);
     free(l);
@@ -215,12 +231,16 @@ static void *watch_main(void *p)
     return NULL;
 }
 
-struct pass {
-    int64_t min_interval_ms; /* smallest reconcileInterval seen */
-    bool retry;              /* something failed or did not settle: come back soon */
+/* What the workers of one term share with the loop; ctx is read-only while they run. */
+struct term {
+    struct rss_leader *l;
+    struct leader_ctx ctx;
+    atomic_bool lost;  /* a worker saw the term end: the loop ends it */
+    atomic_bool retry; /* something failed or did not settle: a full pass soon */
 };
 
-static int reconcile_one(const struct leader_ctx *ctx, const cJSON *cr, struct pass *ps)
+/* spec.reconcileInterval in ms (60 s when absent or unreadable). */
+static int64_t interval_ms(const cJSON *cr)
 {
     const cJSON *ri =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "spec"), "reconcileInterval");
@@ -231,67 +251,21 @@ static int reconcile_one(const struct leader_ctx *ctx, const cJSON *cr, struct p
     else if (cJSON_IsNumber(ri) && ri->valuedouble > 0)
         iv = (uint64_t)(ri->valuedouble * 1000);
     rss_error_release(&perr);
-    if ((int64_t)iv < ps->min_interval_ms)
-        ps->min_interval_ms = (int64_t)iv;
+    return (int64_t)iv;
+}
 
-    _cleanup_error_ rss_error_t err = NULL;
-    int r = leader_reconcile(ctx, cr, &err);
-    if (r < 0) {
-        rss_log_error(RSS_LOG_WARN, &err, "reconcile %s/%s (will retry)", md_str(cr, "namespace"),
-                      md_str(cr, "name"));
-        ps->retry = true;
-        return LEADER_DONE;
-    }
-    if (r == LEADER_REPLAN)
-        ps->retry = true;
-    return r;
+static void term_lost(struct term *t)
+{
+    atomic_store(&t->lost, true);
+    pthread_mutex_lock(&t->l->mu);
+    pthread_cond_signal(&t->l->cv); /* the loop ends the term now, not at its next wake */
+    pthread_mutex_unlock(&t->l->mu);
 }
 
 static int list_leases(struct rss_leader *l, cJSON **leases, rss_error_t *err)
 {
     _cleanup_free_ char *path = rss_kube_path("coordination.k8s.io/v1", l->ns, "leases", NULL, NULL);
     return rss_kube_list(l->kube, path, NULL, leases, err);
-}
-
-/* The records of RSSs that no longer exist (a full pass saw `rsss`, every RSS): deleted, only the
- * version listed. The per-RSS reconcile drops those of gone pods; this catches a deleted RSS. Best
- * effort. */
-static int drop_records_of_deleted(struct rss_leader *l, const struct leader_ctx *ctx, const cJSON *rsss)
-{
-    _cleanup_error_ rss_error_t err = NULL;
-    _cleanup_free_ char *coll = rss_kube_path("v1", l->ns, "configmaps", NULL, NULL);
-    struct rss_kube_list_opts lo = {.label_selector = RSS_LABEL_RECORD_MEMBER};
-    _cleanup_json_ cJSON *records = NULL;
-    if (rss_kube_list(l->kube, coll, &lo, &records, &err) < 0) {
-        rss_log_error(RSS_LOG_WARN, &err, "list member records");
-        return LEADER_DONE;
-    }
-    const cJSON *cm;
-    cJSON_ArrayForEach(cm, cJSON_GetObjectItemCaseSensitive(records, "items"))
-    {
-        const char *ns, *rss, *pod;
-        /* A namespace rssd does not manage is not its to judge (its RSS list does not cover it). */
-        if (!rss_record_member(cm, &ns, &rss, &pod) || !rss_namespaces_contains(&l->managed, ns))
-            continue;
-        bool exists = false;
-        const cJSON *cr;
-        cJSON_ArrayForEach(cr, cJSON_GetObjectItemCaseSensitive(rsss, "items"))
-        {
-            const char *cns = md_str(cr, "namespace"), *cname = md_str(cr, "name");
-            exists |= cns && cname && !strcmp(cns, ns) && !strcmp(cname, rss);
-        }
-        /* Rule 14: a held member's record outlives its RSS, so a re-created RSS finds the hold; the
-         * admin deletes the record to give the member's data up. */
-        if (exists || leader_record_holds(cm))
-            continue;
-        if (!leader_still_leading(ctx))
-            return LEADER_LOST;
-        const char *name = md_str(cm, "name");
-        _cleanup_free_ char *why =
-            rss_xasprintf("the record %s (RSS %s/%s no longer exists)", name ? name : "?", ns, rss);
-        leader_record_drop(l->kube, l->ns, cm, why);
-    }
-    return LEADER_DONE;
 }
 
 /* The RSS cache of the watch that covers namespace ns, or NULL. */
@@ -315,70 +289,103 @@ static void rss_written(void *ud, const cJSON *obj)
         leader_cache_feed(c, RSS_KUBE_MODIFIED, obj, NULL);
 }
 
-/* One pass: every RSS (all) or the dirty ones. Returns DONE or LOST. */
-static int run_pass(struct rss_leader *l, const struct leader_ctx *ctx, bool all, char **keys, size_t n_keys,
-                    struct pass *ps)
+/* The RSS object of a work item: the listed copy, else the watch's cache, else a GET. NULL when it is
+ * gone (its metrics series go with it) or cannot be read (a retry is asked for). */
+static cJSON *work_object(struct term *t, struct leader_work *w)
 {
+    char *slash = strchr(w->key, '/');
+    if (!slash)
+        return NULL;
+    *slash = '\0';
+    _cleanup_free_ char *path = rss_kube_path(RSS_CRD_GROUP_VERSION, w->key, RSS_CRD_PLURAL, slash + 1, NULL);
+    /* The RSS from the watch's cache when it has it: its spec and annotations are as new as the event
+     * that marked it dirty, its status at least our own last write (rss_written). A plan that wants a
+     * fresher one (after fencing, a lost CAS) GETs it (leader_reconcile). Absent from the cache
+     * (deleted, or the cache not synced yet): the API says. */
+    struct leader_cache *rc = rss_cache_for(t->l, w->key);
+    cJSON *cr = rc && leader_cache_synced(rc) ? leader_cache_get(rc, w->key, slash + 1) : NULL;
+    /* A full pass's listed copy, unless the cache holds a newer one: a worker of this RSS may have
+     * written its status after the LIST, and a plan must never read a status older than our own last
+     * write (the planner's memory is there). */
+    if (w->obj && !(cr && leader_rv_newer(cr, w->obj))) {
+        cJSON_Delete(cr);
+        cr = TAKE_PTR(w->obj);
+    }
     _cleanup_error_ rss_error_t err = NULL;
-    struct leader_ctx c = *ctx;
-    c.services = &l->services;
-    c.full = all;
-    ctx = &c;
-    if (all)
-        leader_keyset_clear(&l->services); /* refilled by this pass: deleted RSSs drop out */
-    if (all) {
-        _cleanup_json_ cJSON *list = NULL;
-        if (rss_namespaces_list(l->kube, &l->managed, RSS_CRD_GROUP_VERSION, RSS_CRD_PLURAL, NULL, &list,
-                                &err) < 0) {
-            rss_log_error(RSS_LOG_WARN, &err, "list replicatedstatefulsets");
-            ps->retry = true;
-            return LEADER_DONE;
+    if (!cr && rss_kube_get(t->l->kube, path, &cr, &err) < 0) {
+        if (rss_error_code(err) != RSS_E_NOT_FOUND) {
+            rss_log_error(RSS_LOG_WARN, &err, "get %s", path);
+            atomic_store(&t->retry, true);
+        } else {
+            rss_metrics_rss_forget(w->key, slash + 1); /* deleted: its rssd_rss_* series go with it */
         }
-        const cJSON *cr;
-        cJSON_ArrayForEach(cr, cJSON_GetObjectItemCaseSensitive(list, "items"))
-        {
-            if (!leader_still_leading(ctx))
-                return LEADER_LOST;
-            int r = reconcile_one(ctx, cr, ps);
-            if (r == LEADER_LOST)
-                return r;
-        }
-        return drop_records_of_deleted(l, ctx, list);
+        cr = NULL;
     }
-    for (size_t i = 0; i < n_keys; i++) {
-        if (!leader_still_leading(ctx))
-            return LEADER_LOST;
-        char *slash = strchr(keys[i], '/');
-        if (!slash)
-            continue;
-        *slash = '\0';
-        _cleanup_free_ char *path =
-            rss_kube_path(RSS_CRD_GROUP_VERSION, keys[i], RSS_CRD_PLURAL, slash + 1, NULL);
-        /* The RSS from the watch's cache when it has it: its spec and annotations are as new as the
-         * event that marked it dirty, its status at least our own last write (rss_written). A plan
-         * that wants a fresher one (after fencing, a lost CAS) GETs it (leader_reconcile). Absent from
-         * the cache (deleted, or the cache not synced yet): the API says. */
-        struct leader_cache *rc = rss_cache_for(l, keys[i]);
-        _cleanup_json_ cJSON *cr =
-            rc && leader_cache_synced(rc) ? leader_cache_get(rc, keys[i], slash + 1) : NULL;
-        *slash = '/';
-        if (!cr && rss_kube_get(l->kube, path, &cr, &err) < 0) {
-            if (rss_error_code(err) != RSS_E_NOT_FOUND) {
-                rss_log_error(RSS_LOG_WARN, &err, "get %s", path);
-                ps->retry = true;
-            } else {
-                *slash = '\0'; /* deleted: its rssd_rss_* series go with it */
-                rss_metrics_rss_forget(keys[i], slash + 1);
-                *slash = '/';
-            }
-            rss_error_release(&err);
-            continue;
-        }
-        int r = reconcile_one(ctx, cr, ps);
-        if (r == LEADER_LOST)
-            return r;
+    *slash = '/';
+    return cr;
+}
+
+/* A worker's one RSS. The queue never hands one key to two workers, so everything per RSS (its
+ * objects, its keyset entries, its Events' group) has one writer at a time. */
+static void reconcile_work(void *ud, struct leader_work *w)
+{
+    struct term *t = ud;
+    /* The term is over: no new reconcile starts (the loop joins the workers next). */
+    if (atomic_load(&t->lost) || !leader_still_leading(&t->ctx)) {
+        term_lost(t);
+        return;
     }
-    return LEADER_DONE;
+    struct leader_ctx c = t->ctx;
+    c.full = w->full;
+    _cleanup_json_ cJSON *cr = work_object(t, w);
+    if (!cr)
+        return;
+    _cleanup_error_ rss_error_t err = NULL;
+    int r = leader_reconcile(&c, cr, &err);
+    if (r < 0) {
+        rss_log_error(RSS_LOG_WARN, &err, "reconcile %s (will retry)", w->key);
+        atomic_store(&t->retry, true);
+    } else if (r == LEADER_REPLAN) {
+        atomic_store(&t->retry, true);
+    } else if (r == LEADER_LOST) {
+        term_lost(t);
+    }
+}
+
+/* A full pass: every listed RSS to the workers, then the records of deleted RSSs. *min_iv gets the
+ * smallest reconcileInterval; *listed whether the LIST worked. Returns DONE or LOST. */
+static int full_pass(struct term *t, struct leader_queue *q, int64_t *min_iv, bool *listed)
+{
+    struct rss_leader *l = t->l;
+    _cleanup_error_ rss_error_t err = NULL;
+    _cleanup_json_ cJSON *list = NULL;
+    if (rss_namespaces_list(l->kube, &l->managed, RSS_CRD_GROUP_VERSION, RSS_CRD_PLURAL, NULL, &list, &err) <
+        0) {
+        rss_log_error(RSS_LOG_WARN, &err, "list replicatedstatefulsets");
+        atomic_store(&t->retry, true);
+        *listed = false;
+        return LEADER_DONE;
+    }
+    *listed = true;
+    pthread_mutex_lock(&l->keys_mu);
+    leader_keyset_clear(&l->services); /* refilled by this pass: deleted RSSs drop out */
+    pthread_mutex_unlock(&l->keys_mu);
+    const cJSON *cr;
+    cJSON_ArrayForEach(cr, cJSON_GetObjectItemCaseSensitive(list, "items"))
+    {
+        const char *ns = md_str(cr, "namespace"), *name = md_str(cr, "name");
+        if (!ns || !name)
+            continue;
+        int64_t iv = interval_ms(cr);
+        if (iv < *min_iv)
+            *min_iv = iv;
+        _cleanup_free_ char *key = rss_xasprintf("%s/%s", ns, name);
+        leader_queue_add(q, key, cr, true);
+    }
+    /* The list is as fresh here as it will ever be: an RSS created after it is not in it, and the sooner
+     * its records are judged the smaller that window. Their reconciles need not be over: a record is
+     * dropped only when its RSS is not in the list. */
+    return leader_records_drop_deleted(&t->ctx, &l->managed, list);
 }
 
 /* The heartbeat Leases from the watch-fed cache into the liveness view; true when a node's verdict
@@ -395,26 +402,30 @@ static bool poll_liveness(struct rss_leader *l, struct leader_cache *cache, int6
         if (list_leases(l, &list, &err) < 0) {
             /* Our own view has a gap: no node is judged dead from it (every clock restarts). */
             rss_log_error(RSS_LOG_WARN, &err, "list heartbeat leases in %s", l->ns);
+            pthread_mutex_lock(&l->lv_mu);
             leader_liveness_failed(&l->liveness);
+            pthread_mutex_unlock(&l->lv_mu);
             return false;
         }
         leader_cache_replace(cache, list, rss_clock_mono_ms());
     }
     _cleanup_json_ cJSON *leases = leader_cache_list(cache);
+    pthread_mutex_lock(&l->lv_mu);
     bool changed = leader_liveness_update(&l->liveness, leases, rss_clock_mono_ms(), MAX_GAP_MS, dead_after);
     /* Rule 13: the agent's silence says nothing about the members of its node (an absent agent fenced
      * nothing); the node counts as dead only once its kubelet is seen down too. Read only for nodes whose
      * agent is silent past the dead window, so a healthy cluster costs no extra requests. A Node we
      * cannot read (no RBAC, an error) stays unknown: its members count as possibly running. */
     int64_t now = rss_clock_mono_ms();
-    const char *batch[MAX_KUBELET_READS];
+    char *batch[MAX_KUBELET_READS];
     size_t n = 0;
     for (const char *node;
          n < MAX_KUBELET_READS &&
          (node = leader_liveness_suspect(&l->liveness, n, now, dead_after, KUBELET_RECHECK_MS));)
-        batch[n++] = node;
+        batch[n++] = rss_xstrdup(node); /* copies: the Node GETs below are made without the lock */
+    pthread_mutex_unlock(&l->lv_mu);
     for (size_t i = 0; i < n; i++) {
-        _cleanup_free_ char *node = rss_xstrdup(batch[i]); /* the view may be reallocated below */
+        _cleanup_free_ char *node = batch[i];
         _cleanup_free_ char *path = rss_kube_path("v1", NULL, "nodes", node, NULL);
         _cleanup_json_ cJSON *obj = NULL;
         enum leader_kubelet k = LEADER_KUBELET_UNKNOWN;
@@ -429,7 +440,9 @@ static bool poll_liveness(struct rss_leader *l, struct leader_cache *cache, int6
                           "count as possibly running",
                           node);
         }
+        pthread_mutex_lock(&l->lv_mu);
         changed |= leader_liveness_kubelet(&l->liveness, node, k, rss_clock_mono_ms(), dead_after);
+        pthread_mutex_unlock(&l->lv_mu);
     }
     return changed;
 }
@@ -479,7 +492,8 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
         return rss_error_make(err, RSS_E_INVALID, 0, "leader: bad epoch %lld or no stop flag",
                               (long long)epoch);
     int64_t dead_after = l->fence_ms + LEADER_FENCE_MARGIN;
-    struct leader_ctx ctx = {.rss_written = rss_written,
+    struct term t = {.l = l,
+                     .ctx = {.rss_written = rss_written,
                              .rss_written_ud = l,
                              .kube = l->kube,
                              .election = l->election,
@@ -487,12 +501,19 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
                              .identity = rss_election_identity(l->election),
                              .events = &l->events,
                              .liveness = &l->liveness,
+                             .liveness_mu = &l->lv_mu,
+                             .keys_mu = &l->keys_mu,
                              .dead_after_ms = dead_after,
+                             .services = &l->services,
                              .rssd_ns = l->ns,
                              .ignored = &l->ignored,
-                             .floors = &l->floors};
-    rss_log_info("leading with epoch %lld: fencing every member before deciding", (long long)epoch);
+                             .floors = &l->floors,
+                             .stop = stop}};
+    const struct leader_ctx *ctx = &t.ctx;
+    rss_log_info("leading with epoch %lld: fencing every member before deciding (%zu reconcile workers)",
+                 (long long)epoch, l->workers);
 
+    /* No worker runs between terms: the term's state is reset without its locks' contention. */
     leader_keyset_clear(&l->services); /* a new term checks every Service again */
     leader_keyset_clear(&l->ignored);
     leader_keyset_clear(&l->floors); /* a new epoch: every floor is raised again */
@@ -544,32 +565,40 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
             rss_log_warn("leader: cannot start a watch thread (%s): periodic passes only", strerror(e));
         w[i].started = e == 0;
     }
+    /* Workers per term: they hold this term's epoch and caches, and the term ends only once they have
+     * all returned, so no write of theirs outlives it; a new term starts from empty queues. */
+    struct leader_queue q;
+    leader_queue_init(&q);
+    struct leader_pool pool;
+    if (!leader_pool_start(&pool, l->workers, &q, reconcile_work, &t))
+        rss_log_warn("leader: no reconcile worker started: the loop reconciles itself");
 
     int64_t next_full = 0, next_poll = 0; /* monotonic ms */
-    int outcome = LEADER_DONE;
-    while (!atomic_load(stop)) {
-        if (!leader_still_leading(&ctx)) {
-            outcome = LEADER_LOST;
+    while (!atomic_load(stop) && !atomic_load(&t.lost)) {
+        if (!leader_still_leading(ctx))
             break;
-        }
         int64_t now = rss_clock_mono_ms();
         if (now >= next_poll) {
             bool changed = poll_liveness(l, leases, dead_after);
             next_poll = rss_clock_mono_ms() + POLL_MS;
             /* A per-RSS dead window (stop timeout included) ended: plan then, not at the next full pass. */
+            pthread_mutex_lock(&l->lv_mu);
             if (l->liveness.replan_at_ms && rss_clock_mono_ms() >= l->liveness.replan_at_ms) {
                 l->liveness.replan_at_ms = 0;
                 changed = true;
             }
+            pthread_mutex_unlock(&l->lv_mu);
             if (changed) {
                 pthread_mutex_lock(&l->mu);
                 l->all_dirty = true;
                 pthread_mutex_unlock(&l->mu);
             }
         }
+        if (atomic_exchange(&t.retry, false) && next_full > rss_clock_mono_ms() + RETRY_MS)
+            next_full = rss_clock_mono_ms() + RETRY_MS;
         pthread_mutex_lock(&l->mu);
         now = rss_clock_mono_ms();
-        if (!l->all_dirty && !l->n_dirty) {
+        if (!l->all_dirty && !l->n_dirty && !atomic_load(&t.lost)) {
             int64_t wake = WAKE_MS;
             if (next_full - now < wake)
                 wake = next_full - now;
@@ -587,23 +616,34 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
         l->all_dirty = false;
         pthread_mutex_unlock(&l->mu);
 
-        if (all || n_keys) {
-            struct pass ps = {.min_interval_ms = MAX_FULL_MS};
-            outcome = run_pass(l, &ctx, all, keys, n_keys, &ps);
-            if (all) {
-                int64_t iv = ps.min_interval_ms < MIN_FULL_MS ? MIN_FULL_MS : ps.min_interval_ms;
-                next_full = rss_clock_mono_ms() + iv;
-            }
-            if (ps.retry && next_full > rss_clock_mono_ms() + RETRY_MS)
-                next_full = rss_clock_mono_ms() + RETRY_MS;
+        int outcome = LEADER_DONE;
+        bool listed = false;
+        if (all) {
+            int64_t iv = MAX_FULL_MS;
+            outcome = full_pass(&t, &q, &iv, &listed);
+            next_full = rss_clock_mono_ms() + (iv < MIN_FULL_MS ? MIN_FULL_MS : iv);
         }
-        for (size_t i = 0; i < n_keys; i++)
+        for (size_t i = 0; i < n_keys; i++) {
+            if (!listed) /* a full pass that listed queued every RSS already */
+                leader_queue_add(&q, keys[i], NULL, false);
             free(keys[i]);
+        }
         free(keys);
+        if (!pool.n) {
+            struct leader_work wk;
+            while (!atomic_load(&t.lost) && leader_queue_take(&q, &wk, false)) {
+                reconcile_work(&t, &wk);
+                leader_queue_done(&q, &wk);
+            }
+        }
         if (outcome == LEADER_LOST)
             break;
     }
 
+    /* The term ends: no worker starts another reconcile, and this returns only after each one's
+     * current reconcile is over (it stops at its next write check when the Lease is lost). */
+    leader_pool_join(&pool);
+    leader_queue_clear(&q);
     atomic_store(&l->wstop, true);
     for (size_t i = 0; i < n_w; i++) {
         if (w[i].started)

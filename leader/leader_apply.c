@@ -333,7 +333,7 @@ static int raise_epoch_floor(const struct leader_ctx *ctx, const struct rss_spec
     if (!plan->n_patches && !plan->n_deletes && !plan->create_statefulset && plan->set_replicas < 0)
         return LEADER_DONE;
     _cleanup_free_ char *key = rss_xasprintf("%s/%s/%s", spec->ns, spec->name, spec->uid ? spec->uid : "");
-    if (ctx->floors && leader_keyset_has(ctx->floors, key))
+    if (ctx->floors && leader_ctx_key_has(ctx, ctx->floors, key))
         return LEADER_DONE;
     _cleanup_free_ char *path = item_path(spec);
     _cleanup_json_ cJSON *fresh = NULL;
@@ -358,7 +358,7 @@ static int raise_epoch_floor(const struct leader_ctx *ctx, const struct rss_spec
         if (rss_kube_merge_patch_status(ctx->kube, path, patch, &written, err) == 0) {
             leader_rss_written(ctx, written);
             if (ctx->floors)
-                leader_keyset_add(ctx->floors, key);
+                leader_ctx_key_add(ctx, ctx->floors, key);
             return LEADER_DONE;
         }
         enum rss_errc c = rss_error_code(*err);

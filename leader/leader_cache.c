@@ -74,6 +74,12 @@ static bool not_newer(uint64_t incoming, uint64_t held)
     return incoming && held && incoming <= held;
 }
 
+bool leader_rv_newer(const cJSON *a, const cJSON *b)
+{
+    uint64_t ra = parse_rv(md(a, "resourceVersion")), rb = parse_rv(md(b, "resourceVersion"));
+    return ra && rb && ra > rb;
+}
+
 static char *key_of(const cJSON *obj)
 {
     const char *ns = md(obj, "namespace"), *name = md(obj, "name");

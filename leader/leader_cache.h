@@ -22,7 +22,8 @@
  * bring the object back (tombstones go at the next List at or above them). A resourceVersion that is
  * not an integer is taken as newer (the server's order, as client-go does).
  *
- * Thread-safe: one writer (the watch thread) and any number of readers. Readers get copies. */
+ * Thread-safe: any number of writers (the watch thread; the reconcile workers, each feeding its own writes)
+ * and readers, under one lock. Readers get copies. */
 struct leader_cache;
 
 struct leader_cache *leader_cache_new(void);
@@ -51,6 +52,9 @@ cJSON *leader_cache_list(const struct leader_cache *c);
 
 /* A copy of one object (ns NULL or "" for a cluster-scoped one), or NULL when absent. */
 cJSON *leader_cache_get(const struct leader_cache *c, const char *ns, const char *name);
+
+/* True when both objects carry decimal resourceVersions and a's is the greater (the later write). */
+bool leader_rv_newer(const cJSON *a, const cJSON *b);
 
 /* The number of live objects (tombstones not counted). */
 size_t leader_cache_size(const struct leader_cache *c);

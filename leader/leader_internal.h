@@ -3,6 +3,7 @@
 #define RSS_LEADER_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -134,6 +135,8 @@ bool leader_liveness_kubelet(struct leader_liveness *lv, const char *node, enum 
  * controller sets Unknown once the kubelet stops posting, on its own clock). */
 enum leader_kubelet leader_node_kubelet(const cJSON *node);
 
+struct leader_ctx;
+
 /* --- leader_records.c: the member records (rss/record.h) as the leader reads and collects them --- */
 
 /* The record in a ConfigMap List (items[]) whose member label is `pod`, or NULL. */
@@ -145,6 +148,12 @@ const cJSON *leader_record_find(const cJSON *records, const char *pod);
 void leader_record_drop(struct rss_kube *kube, const char *ns, const cJSON *cm, const char *why);
 /* True when a record carries rule 14's hold (data.leftOut): it is never dropped with its pod or RSS. */
 bool leader_record_holds(const cJSON *cm);
+/* A full pass saw `rsss`, every RSS of the managed namespaces: deletes the records of RSSs not in it,
+ * each only at the version listed. The per-RSS reconcile drops those of gone pods; this catches a deleted
+ * RSS. A held record (rule 14) and one of a namespace rssd does not manage stay. Best effort: errors
+ * are logged. Returns DONE or LOST. */
+int leader_records_drop_deleted(const struct leader_ctx *ctx, const struct rss_namespaces *managed,
+                                const cJSON *rsss);
 
 /* --- leader_snapshot.c: one LIST of pods + the liveness view -> planner input --- */
 
@@ -233,13 +242,83 @@ bool leader_keyset_has(const struct leader_keyset *s, const char *key);
 void leader_keyset_add(struct leader_keyset *s, const char *key); /* no-op when present */
 void leader_keyset_clear(struct leader_keyset *s);
 
+/* --- leader_workers.c: the reconcile workqueue and its workers --- */
+
+/* One RSS to reconcile: its key "ns/name"; the object a full pass listed (NULL: read it from the RSS
+ * cache, else GET); full: a full pass asked for it (every Service is checked again). */
+struct leader_work {
+    char *key;
+    cJSON *obj;
+    bool full;
+};
+
+/* client-go's workqueue: pending is the dirty set (one entry per key, oldest first), processing the keys
+ * workers hold. A key is never handed to two workers at once; a key marked while it is processed stays
+ * pending and is handed out again once its worker is done. All under mu. */
+struct leader_queue {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct leader_work *pending;
+    size_t n_pending, cap_pending;
+    char **processing;
+    size_t n_processing, cap_processing;
+    bool shutdown;
+    unsigned long taken; /* keys handed out so far (tests) */
+};
+
+void leader_queue_init(struct leader_queue *q);
+void leader_queue_clear(struct leader_queue *q); /* no worker may still use it */
+/* Marks key dirty; obj (copied; may be NULL) replaces what a pending entry carried, full is or-ed. */
+void leader_queue_add(struct leader_queue *q, const char *key, const cJSON *obj, bool full);
+/* Hands out the oldest pending key no worker holds (moved to processing; *w is the caller's until
+ * leader_queue_done). block: wait for one. Returns false after leader_queue_shutdown, or when nothing
+ * is takeable and !block. */
+bool leader_queue_take(struct leader_queue *q, struct leader_work *w, bool block);
+/* The worker is done with w's key (frees *w): a mark that came meanwhile is takeable now. */
+void leader_queue_done(struct leader_queue *q, struct leader_work *w);
+/* No key is handed out any more (pending ones stay, for leader_queue_clear). */
+void leader_queue_shutdown(struct leader_queue *q);
+/* Nothing pending and nothing processing. */
+bool leader_queue_idle(struct leader_queue *q);
+
+typedef void (*leader_work_fn)(void *ud, struct leader_work *w);
+
+struct leader_pool {
+    pthread_t *threads;
+    size_t n; /* started */
+    struct leader_queue *q;
+    leader_work_fn fn;
+    void *ud;
+};
+
+/* Starts n workers that take from q and call fn(ud, work) until q shuts down. Returns how many
+ * started (a failed pthread_create is logged). */
+size_t leader_pool_start(struct leader_pool *pool, size_t n, struct leader_queue *q, leader_work_fn fn,
+                         void *ud);
+/* Shuts q down and returns once every worker has finished its current work. */
+void leader_pool_join(struct leader_pool *pool);
+
+/* A lock that may be absent (NULL: one thread, as in the unit tests). */
+static inline void leader_lock(pthread_mutex_t *mu)
+{
+    if (mu)
+        pthread_mutex_lock(mu);
+}
+static inline void leader_unlock(pthread_mutex_t *mu)
+{
+    if (mu)
+        pthread_mutex_unlock(mu);
+}
+
 struct leader_ctx {
     struct rss_kube *kube;
     struct rss_election *election;
     int64_t epoch;
     const char *identity;
     struct leader_events *events;
-    struct leader_liveness *liveness; /* owned by the leader's loop thread */
+    struct leader_liveness *liveness; /* under liveness_mu: the loop polls it, workers read it */
+    pthread_mutex_t *liveness_mu;     /* NULL: one thread */
+    pthread_mutex_t *keys_mu;         /* guards services, ignored and floors; NULL: one thread */
     int64_t dead_after_ms;            /* fence timeout + margin (leader_dead_window() adds the stop) */
     /* Services already checked this term: a reconcile woken by an event skips their GET (one per
      * event otherwise); a full pass (full) checks them all again. NULL: always check. */
@@ -256,6 +335,7 @@ struct leader_ctx {
      * the next reconcile reads from holds at least our own last write. NULL: none. */
     void (*rss_written)(void *ud, const cJSON *obj);
     void *rss_written_ud;
+    const atomic_bool *stop; /* the term's stop request (rss_leader_run's); NULL: none */
 };
 
 enum leader_outcome {
@@ -279,10 +359,27 @@ static inline void leader_rss_written(const struct leader_ctx *ctx, const cJSON 
         ctx->rss_written(ctx->rss_written_ud, obj);
 }
 
-/* True while the election says we hold the Lease at this term's epoch (the check before every write). */
+/* The keysets of ctx (services, ignored, floors) under ctx->keys_mu: workers share them. */
+static inline bool leader_ctx_key_has(const struct leader_ctx *ctx, const struct leader_keyset *s,
+                                      const char *key)
+{
+    leader_lock(ctx->keys_mu);
+    bool has = leader_keyset_has(s, key);
+    leader_unlock(ctx->keys_mu);
+    return has;
+}
+static inline void leader_ctx_key_add(const struct leader_ctx *ctx, struct leader_keyset *s, const char *key)
+{
+    leader_lock(ctx->keys_mu);
+    leader_keyset_add(s, key);
+    leader_unlock(ctx->keys_mu);
+}
+
+/* True while the election says we hold the Lease at this term's epoch and the term was not asked to
+ * stop (the check before every write): a reconcile under way when rssd stops writes nothing more. */
 static inline bool leader_still_leading(const struct leader_ctx *ctx)
 {
-    return rss_election_holds(ctx->election, ctx->epoch);
+    return (!ctx->stop || !atomic_load(ctx->stop)) && rss_election_holds(ctx->election, ctx->epoch);
 }
 
 /* Applies `plan` for the RSS (`cr` its raw object) in order: pod patches, StatefulSet create or

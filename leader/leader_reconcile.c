@@ -178,7 +178,7 @@ static int warn_ignored(const struct leader_ctx *ctx, const struct rss_spec *spe
         const char *pod = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
         const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "uid"));
         _cleanup_free_ char *key = rss_xasprintf("%s/%s/%s", spec->ns, pod ? pod : "", uid ? uid : "");
-        if (ctx->ignored && leader_keyset_has(ctx->ignored, key))
+        if (ctx->ignored && leader_ctx_key_has(ctx, ctx->ignored, key))
             continue;
         _cleanup_free_ char *msg = rss_xasprintf(
             "pod %s carries a %s or %s annotation: ignored. rssd keeps that state in member records in its "
@@ -193,7 +193,7 @@ static int warn_ignored(const struct leader_ctx *ctx, const struct rss_spec *spe
         if (r != LEADER_DONE)
             return r;
         if (ctx->ignored)
-            leader_keyset_add(ctx->ignored, key);
+            leader_ctx_key_add(ctx, ctx->ignored, key);
     }
     return LEADER_DONE;
 }
@@ -258,6 +258,9 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
 
     int64_t now = rss_clock_wall_ms();
     struct leader_snapshot snap;
+    /* The view is the loop's and every worker's: read and noted in one hold of its lock, which no API
+     * request is made under. */
+    leader_lock(ctx->liveness_mu);
     leader_liveness_reports(ctx->liveness, pods, records, rss_clock_mono_ms());
     /* The dead verdict for this RSS's members says "its node stopped them": after the fence timeout the
      * node's `stop` may still run for its timeout. The pass when that window ends comes from replan_at. */
@@ -266,6 +269,7 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
     if (snap.replan_at_ms &&
         (!ctx->liveness->replan_at_ms || snap.replan_at_ms < ctx->liveness->replan_at_ms))
         ctx->liveness->replan_at_ms = snap.replan_at_ms;
+    leader_unlock(ctx->liveness_mu);
     if ((r = warn_ignored(ctx, spec, &snap)) != LEADER_DONE) {
         leader_snapshot_clear(&snap);
         return r;
@@ -331,10 +335,10 @@ int leader_reconcile(const struct leader_ctx *ctx, const cJSON *cr, rss_error_t 
         if (!round) {
             _cleanup_free_ char *key =
                 rss_xasprintf("%s/%s/%s", spec.ns, spec.name, spec.uid ? spec.uid : "");
-            if (ctx->full || !ctx->services || !leader_keyset_has(ctx->services, key)) {
+            if (ctx->full || !ctx->services || !leader_ctx_key_has(ctx, ctx->services, key)) {
                 r = ensure_service(ctx, &spec, cr, err);
                 if (r == LEADER_DONE && ctx->services)
-                    leader_keyset_add(ctx->services, key);
+                    leader_ctx_key_add(ctx, ctx->services, key);
             }
         }
         if (r == LEADER_DONE)

@@ -29,6 +29,7 @@ struct opts {
     int health_port;
     long lease_duration_ms, renew_deadline_ms, retry_period_ms, fence_timeout_ms, heartbeat_ms;
     long hook_output_max;
+    int reconcile_workers;
     struct rss_namespaces managed; /* --namespaces; n == 0: every namespace */
 };
 
@@ -61,6 +62,9 @@ static void usage(FILE *f)
                "  --state-dir DIR         node-local directory (a tmpfs such as /run/rssd) where the\n"
                "                          fence clock and what fencing needs survive an rssd restart\n"
                "                          (default $RSSD_STATE_DIR; unset or none = not kept)\n"
+               "  --reconcile-workers N   when leading, reconcile up to N ReplicatedStatefulSets at once\n"
+               "                          (1..64, default 4; 1 = one at a time): a slow one holds one\n"
+               "                          worker, never the others\n"
                "  --hook-output-max BYTES the most output (stdout + stderr) one hook may print; more is\n"
                "                          reported as \"output too large\" and never used (default 1048576)\n"
                "  --log-level LEVEL       error, warn, info or debug (default info, or $RSS_LOG_LEVEL)\n"
@@ -118,6 +122,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         O_HOM,
         O_LOG,
         O_NSS,
+        O_RW,
         O_HELP
     };
     static const struct option lo[] = {{"node", required_argument, NULL, O_NODE},
@@ -136,6 +141,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                                        {"hook-output-max", required_argument, NULL, O_HOM},
                                        {"log-level", required_argument, NULL, O_LOG},
                                        {"namespaces", required_argument, NULL, O_NSS},
+                                       {"reconcile-workers", required_argument, NULL, O_RW},
                                        {"help", no_argument, NULL, O_HELP},
                                        {NULL, 0, NULL, 0}};
     *o = (struct opts){.node = getenv("NODE_NAME"),
@@ -150,7 +156,8 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                        .fence_timeout_ms = 30000,
                        .heartbeat_ms = 10000,
                        .state_dir = getenv("RSSD_STATE_DIR"),
-                       .hook_output_max = 1048576};
+                       .hook_output_max = 1048576,
+                       .reconcile_workers = RSS_LEADER_DEFAULT_WORKERS};
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":", lo, NULL)) != -1) {
@@ -214,6 +221,14 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             if (*optarg == '\0' || *end != '\0' || v < 4096 || v > 16 * 1024 * 1024)
                 return bad("--hook-output-max: '%s' is not a byte count in [4096, 16777216]", optarg);
             o->hook_output_max = v;
+            break;
+        }
+        case O_RW: {
+            long v = strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || v < 1 || v > RSS_LEADER_MAX_WORKERS)
+                return bad("--reconcile-workers: '%s' is not a number of workers in [1, %d]", optarg,
+                           RSS_LEADER_MAX_WORKERS);
+            o->reconcile_workers = (int)v;
             break;
         }
         case O_LOG:
@@ -378,8 +393,10 @@ int main(int argc, char **argv)
                                   .state_dir =
                                       o.state_dir && strcmp(o.state_dir, "none") ? o.state_dir : NULL,
                                   .leader_lease_seen = leader_lease_seen};
-    struct rss_leader_config lc = {
-        .ns = ns, .namespaces = &o.managed, .fence_timeout_ms = o.fence_timeout_ms};
+    struct rss_leader_config lc = {.ns = ns,
+                                   .namespaces = &o.managed,
+                                   .fence_timeout_ms = o.fence_timeout_ms,
+                                   .workers = o.reconcile_workers};
     int rc = 1;
     if (rss_election_new(&ec, &el, &err) == 0)
         ac.leader_lease_ud = el;

@@ -33,7 +33,14 @@ struct rss_leader_config {
     long fence_timeout_ms;                   /* the agents' self-fencing timeout; 0 = 30000. A node whose
                                                 heartbeat expired longer ago than this plus a margin counts as
                                                 dead (its members must have self-fenced). */
+    int workers;                             /* reconcile workers (--reconcile-workers): different RSSs
+                                                are reconciled concurrently, one RSS never by two at once;
+                                                0 = RSS_LEADER_DEFAULT_WORKERS, 1 = one RSS at a time;
+                                                above RSS_LEADER_MAX_WORKERS: RSS_E_INVALID */
 };
+
+#define RSS_LEADER_DEFAULT_WORKERS 4
+#define RSS_LEADER_MAX_WORKERS     64
 
 /* Creates a leader (copies the strings). Does no I/O. Errors: RSS_E_INVALID (missing kube,
  * election or ns). */

@@ -2,6 +2,7 @@
 # bench_scale_real.sh -- rssd at scale on a real kube-apiserver and etcd: hundreds of rssd processes, hundreds of RSS objects, idle load and lights-outs.
 #
 # Usage: tests/bench/bench_scale_real.sh [--nodes N] [--sizes 10,100,300] [--idle S] [--keep]
+#   RSSD_ARGS = more flags for every rssd (e.g. "--reconcile-workers 1": the serial leader, to compare).
 #   RSS_BUILD_DIR = the build (default ./build; needs rssd and scale_cri). Prints figures; asserts nothing
 #   about performance. Defaults: 200 nodes, sizes 10,100,300, idle windows of 120 s.
 #
@@ -170,10 +171,11 @@ t_start=$(date +%s)
 for ((i = 1; i <= nodes; i++)); do
     n=node-$i
     mkdir -p "$w/state/$n"
+    # shellcheck disable=SC2086 # RSSD_ARGS is split into flags on purpose
     RSS_BOOT_ID=$(printf 'b%07d' "$i") setsid "$rssd" --node "$n" --namespace rssd-system \
         --kubeconfig "$w/rssd.kubeconfig" --cri-endpoint "unix://$w/cri/$n.sock" --health-port 0 \
         --health-address 127.0.0.1 --peer-address 127.0.0.1 --state-dir "$w/state/$n" --log-level warn \
-        </dev/null >"$w/logs/rssd-$n.log" 2>&1 &
+        ${RSSD_ARGS:-} </dev/null >"$w/logs/rssd-$n.log" 2>&1 &
     echo "$n $!" >>"$w/rssd.pids"
     ((i % 20)) || sleep 1
 done

@@ -1,6 +1,7 @@
 /* log.c -- leveled, timestamped, line-atomic logging to stderr. */
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,31 +11,35 @@
 #include "rss/cleanup.h"
 #include "rss/log.h"
 
-static enum rss_log_level level = RSS_LOG_INFO;
-static bool level_from_env_done;
+/* Every thread logs (agent, election, leader workers): the level is atomic and $RSS_LOG_LEVEL is read
+ * once, before any set_level can be overwritten by it. */
+static atomic_int level = RSS_LOG_INFO;
 static char component[32] = "rss";
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
-static void level_from_env(void)
+static void read_env_level(void)
 {
-    if (level_from_env_done)
-        return;
-    level_from_env_done = true;
     const char *v = getenv("RSS_LOG_LEVEL");
     if (!v)
         return;
     if (!strcasecmp(v, "error"))
-        level = RSS_LOG_ERROR;
+        atomic_store(&level, RSS_LOG_ERROR);
     else if (!strcasecmp(v, "warn"))
-        level = RSS_LOG_WARN;
+        atomic_store(&level, RSS_LOG_WARN);
     else if (!strcasecmp(v, "debug"))
-        level = RSS_LOG_DEBUG;
+        atomic_store(&level, RSS_LOG_DEBUG);
+}
+
+static void level_from_env(void)
+{
+    pthread_once(&env_once, read_env_level);
 }
 
 void rss_log_set_level(enum rss_log_level l)
 {
-    level_from_env_done = true;
-    level = l;
+    level_from_env(); /* an explicit level wins over the environment's, whenever that is read */
+    atomic_store(&level, (int)l);
 }
 
 void rss_log_set_component(const char *c)
@@ -45,7 +50,7 @@ void rss_log_set_component(const char *c)
 bool rss_log_enabled(enum rss_log_level l)
 {
     level_from_env();
-    return l <= level;
+    return (int)l <= atomic_load(&level);
 }
 
 __attribute__((format(printf, 2, 0))) static void vlog(enum rss_log_level l, const char *fmt, va_list ap)

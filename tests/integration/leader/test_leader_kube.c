@@ -37,6 +37,7 @@
 
 static struct simfix sim;
 static struct rss_kube *kube;
+static int term_workers; /* rss_leader_config.workers of the next term_start_in (0: the default) */
 
 static void check(int r, rss_error_t *err, const char *what)
 {
@@ -210,7 +211,8 @@ static void term_start_in(struct term *t, struct rss_kube *client, const struct 
                                    .election = t->el,
                                    .ns = NS,
                                    .namespaces = scope ? scope->namespaces : NULL,
-                                   .fence_timeout_ms = 2000};
+                                   .fence_timeout_ms = 2000,
+                                   .workers = term_workers};
     check(rss_leader_new(&lc, &t->leader, &err), &err, "leader");
     assert_int_equal(pthread_create(&t->el_thread, NULL, election_main, t), 0);
     wait_for(is_leading, t, "the election");
@@ -1232,6 +1234,171 @@ static void test_deleted_rss_not_recreated(void **state)
     cache_test_stop(&t, lk);
 }
 
+/* --- reconcile workers --- */
+
+#define STALL_MS 8000
+
+/* Two RSSs, "a-slow" first in every list, and every GET of a-slow's StatefulSet held STALL_MS by the API
+ * server (a stalled apiserver path): each reconcile of a-slow takes STALL_MS per round. A leader with
+ * `workers` reconcile workers on a client of its own. Returns when the term started (monotonic ms). */
+static int64_t slow_and_fast(int workers, struct term *t, struct rss_kube **lk)
+{
+    make_world();
+    small_rss(APP_NS, "a-slow");
+    small_rss(APP_NS, "b-fast");
+    _cleanup_free_ char *path = rss_kube_path("apps/v1", APP_NS, "statefulsets", "rss-a-slow", NULL);
+    _cleanup_free_ char *q = rss_xasprintf("count=1000&ms=%d&verb=GET&path=%s", STALL_MS, path);
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/stall", q, NULL), 0);
+    _cleanup_error_ rss_error_t err = NULL;
+    check(rss_kube_new(sim.kubeconfig, lk, &err), &err, "the leader's client");
+    rss_kube_set_user_agent(*lk, "leader-under-test");
+    term_workers = workers;
+    term_start_in(t, *lk, NULL);
+    term_workers = 0;
+    return simfix_mono_ns() / 1000000;
+}
+
+static void slow_and_fast_stop(struct term *t, struct rss_kube *lk)
+{
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/clear", NULL, NULL), 0);
+    cache_test_stop(t, lk);
+}
+
+/* A slow RSS holds one worker, never the others: b-fast, created with a-slow and behind it in the list,
+ * is fenced and gets its StatefulSet and status while a-slow's reconcile still waits on the API server. */
+static void test_slow_rss_holds_one_worker(void **state)
+{
+    (void)state;
+    struct rss_kube *lk = NULL;
+    struct term t;
+    int64_t t0 = slow_and_fast(4, &t, &lk);
+    const char *fast_st[] = {APP_NS, "b-fast"};
+    const char *fast_sts[] = {"apps/v1", "statefulsets", "rss-b-fast"};
+    wait_for(status_written, fast_st, "the status of b-fast");
+    wait_for(exists_obj, fast_sts, "the StatefulSet of b-fast");
+    int64_t took = simfix_mono_ns() / 1000000 - t0;
+    print_message("b-fast done %lld ms into the term (a-slow's StatefulSet GETs take %d ms)\n",
+                  (long long)took, STALL_MS);
+    assert_true(took < STALL_MS / 2);
+    /* a-slow really was held: it has no StatefulSet yet (its first GET of it is still stalled). */
+    const char *slow_sts[] = {"apps/v1", "statefulsets", "rss-a-slow"};
+    assert_false(exists_obj(slow_sts));
+    slow_and_fast_stop(&t, lk);
+}
+
+/* The same world with one worker (the serial leader): b-fast waits behind a-slow. This is what the test
+ * above guards against, and shows that its stall does delay a reconcile. */
+static void test_slow_rss_serial(void **state)
+{
+    (void)state;
+    struct rss_kube *lk = NULL;
+    struct term t;
+    slow_and_fast(1, &t, &lk);
+    simfix_sleep_ms(STALL_MS / 2);
+    const char *fast_st[] = {APP_NS, "b-fast"};
+    assert_false(status_written(fast_st));
+    slow_and_fast_stop(&t, lk);
+}
+
+/* The leader's writes of every kind but the election's Lease renewals (same client). */
+static int leader_writes(void)
+{
+    _cleanup_json_ cJSON *st = NULL;
+    assert_int_equal(simfix_ctl(kube, "GET", "/_sim/stats", NULL, &st), 0);
+    int n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(st, "by"))
+    {
+        const char *client = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "client"));
+        const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "verb"));
+        const char *res = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "resource"));
+        if (client && v && res && !strcmp(client, "leader-under-test") && strcmp(res, "leases") &&
+            (!strcmp(v, "POST") || !strcmp(v, "PUT") || !strcmp(v, "PATCH") || !strcmp(v, "DELETE")))
+            n += cJSON_GetObjectItemCaseSensitive(e, "count")->valueint;
+    }
+    return n;
+}
+
+/* The term ends while a worker is held in a-slow's reconcile: rss_leader_run returns, and nothing the
+ * held worker would have gone on to write (a-slow's fence, its StatefulSet) reaches the API server after
+ * that, not even once the hold is over. */
+static void test_term_end_waits_for_workers(void **state)
+{
+    (void)state;
+    struct rss_kube *lk = NULL;
+    struct term t;
+    slow_and_fast(4, &t, &lk);
+    const char *fast_st[] = {APP_NS, "b-fast"};
+    const char *fast_sts[] = {"apps/v1", "statefulsets", "rss-b-fast"};
+    wait_for(status_written, fast_st, "the status of b-fast");
+    wait_for(exists_obj, fast_sts, "the StatefulSet of b-fast");
+    simfix_sleep_ms(500);
+    atomic_store(&t.stop, true);
+    wait_for(leader_returned, &t, "the leader to return on the stop flag");
+    int at_return = leader_writes();
+    simfix_sleep_ms(STALL_MS + 2000);
+    int later = leader_writes();
+    print_message("leader writes after rss_leader_run returned: %d\n", later - at_return);
+    assert_int_equal(later, at_return);
+    const char *slow_sts[] = {"apps/v1", "statefulsets", "rss-a-slow"};
+    assert_false(exists_obj(slow_sts));
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/clear", NULL, NULL), 0);
+    term_join(&t);
+    rss_kube_free(lk);
+}
+
+/* One RSS is never reconciled by two workers at once. Its StatefulSet GET is held 15 s; meanwhile full
+ * passes (reconcileInterval 1 s) and three record changes mark it dirty again and again, with idle
+ * workers to spare. Ground truth is kubesim's count of the leader's requests: while its one reconcile is
+ * held, no other reconcile of it GETs the StatefulSet or LISTs the pods; after the hold, the marks made
+ * meanwhile are reconciled. */
+static void test_one_rss_one_worker(void **state)
+{
+    (void)state;
+    struct rss_kube *lk = NULL;
+    struct term t;
+    make_world();
+    small_rss(APP_NS, "db");
+    _cleanup_error_ rss_error_t err = NULL;
+    check(rss_kube_new(sim.kubeconfig, &lk, &err), &err, "the leader's client");
+    rss_kube_set_user_agent(lk, "leader-under-test");
+    term_workers = 8;
+    term_start_in(&t, lk, NULL);
+    term_workers = 0;
+    const char *st[] = {APP_NS, "db"};
+    const char *sts[] = {"apps/v1", "statefulsets", "rss-db"};
+    wait_for(status_written, st, "the status of db");
+    wait_for(exists_obj, sts, "the StatefulSet of db");
+    simfix_sleep_ms(1000);
+
+    _cleanup_free_ char *path = rss_kube_path("apps/v1", APP_NS, "statefulsets", "rss-db", NULL);
+    _cleanup_free_ char *q = rss_xasprintf("count=1&ms=15000&verb=GET&path=%s", path);
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/stall", q, NULL), 0);
+    /* The hold has begun once the leader's pod LISTs stop (a full pass a second LISTs them otherwise). */
+    int lists = leader_requests("LIST", "pods");
+    bool held = false;
+    for (int i = 0; i < 4 && !held; i++) {
+        simfix_sleep_ms(2500);
+        int now = leader_requests("LIST", "pods");
+        held = now == lists;
+        lists = now;
+    }
+    assert_true(held);
+    int gets = leader_requests("GET", "statefulsets");
+    touch_record_thrice();
+    simfix_sleep_ms(300);
+    print_message("while held: %d more pod LISTs, %d more StatefulSet GETs\n",
+                  leader_requests("LIST", "pods") - lists, leader_requests("GET", "statefulsets") - gets);
+    assert_int_equal(leader_requests("LIST", "pods"), lists);
+    assert_int_equal(leader_requests("GET", "statefulsets"), gets);
+    /* The hold ends: the RSS marked meanwhile is reconciled again. */
+    int64_t end = simfix_mono_ns() / 1000000 + WAIT_MS;
+    while (leader_requests("LIST", "pods") == lists && simfix_mono_ns() / 1000000 < end)
+        simfix_sleep_ms(200);
+    assert_true(leader_requests("LIST", "pods") > lists);
+    cache_test_stop(&t, lk);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1243,6 +1410,13 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_leases_watched, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rss_cache_own_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deleted_rss_not_recreated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slow_rss_holds_one_worker, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slow_rss_serial, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_one_rss_one_worker, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_term_end_waits_for_workers, setup, teardown),
     };
+    /* RSS_TEST_FILTER=test_slow* runs some tests only (a glob on the names). */
+    if (getenv("RSS_TEST_FILTER"))
+        cmocka_set_test_filter(getenv("RSS_TEST_FILTER"));
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
