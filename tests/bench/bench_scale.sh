@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # bench_scale.sh -- rssd at scale on 5 nodes: 10 RSS x 3 lights-out (and one slow RSS), one RSS of 3/9/27 (K=1, K=4): time, API requests by verb/resource, idle load, memory, CPU.
 #
-# Usage: tests/bench/bench_scale.sh   (as root; RSS_BUILD_DIR = the build; BENCH_IDLE_S = idle window, 30)
+# Usage: tests/bench/bench_scale.sh   (as root; RSS_BUILD_DIR = the build; BENCH_IDLE_S = idle window, 30;
+#        BENCH_IDLE_ONLY=1: stop after the two idle figures; E2E_LEASE/E2E_RENEW/E2E_RETRY/E2E_HEARTBEAT =
+#        rssd's timings, the world's short ones by default: 15s/10s/2s/10s measure a real deployment's)
 # Prints figures, asserts nothing about time (not run by ctest). One 5-node world, one run, in order:
 #   idle-0      no RSS: each rssd's requests per minute (the leader's node = agent + leader)
 #   10x3        10 RSS of 3 members (no anti-affinity), idle window, then a cluster-wide lights-out
@@ -191,6 +193,7 @@ done
 all_running() { [ "$(running_map | awk '$4 == "Running" && $2 == $3' | wc -l)" = "$1" ]; }
 wait_until 600 "10 RSS Running" all_running 10
 idle idle-10x3
+[ "${BENCH_IDLE_ONLY:-0}" != 1 ] || exit 0
 IDLE_REF=idle-10x3
 lightsout 10x3 30 "${RS[@]}"
 # The same again: a control for the slow variant, which is the second lights-out of these RSS (the
