@@ -269,7 +269,6 @@ static int write_lease(struct rss_election *el, const char *method, cJSON *body,
     return 0;
 }
 
-/* Remembers the Lease spec we just wrote as observed, as client-go's setObservedRecord does. */
 /* Dates a change of the Lease spec at now (a spec seen before keeps its date). Returns true when the
  * spec is the one observed already (unchanged since the last look, by either reader). */
 static bool observe_spec(struct rss_election *el, const struct lease_spec *r, int64_t now)
@@ -356,6 +355,7 @@ static void observed_expiry(struct rss_election *el, int64_t *expiry, int64_t *m
     pthread_mutex_unlock(&el->obs_lock);
 }
 
+/* Remembers the Lease spec we just wrote as observed, as client-go's setObservedRecord does. */
 static void observe_written(struct rss_election *el)
 {
     struct lease_spec r = {0};
