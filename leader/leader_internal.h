@@ -148,10 +148,10 @@ const cJSON *leader_record_find(const cJSON *records, const char *pod);
 void leader_record_drop(struct rss_kube *kube, const char *ns, const cJSON *cm, const char *why);
 /* True when a record carries rule 14's hold (data.leftOut): it is never dropped with its pod or RSS. */
 bool leader_record_holds(const cJSON *cm);
-/* leader_records_gc.c. A full pass saw `rsss`, every RSS of the managed namespaces: deletes the records of RSSs not in it,
- * each only at the version listed. The per-RSS reconcile drops those of gone pods; this catches a deleted
- * RSS. A held record (rule 14) and one of a namespace rssd does not manage stay. Best effort: errors
- * are logged. Returns DONE or LOST. */
+/* leader_records_gc.c. A full pass saw `rsss`, every RSS of the managed namespaces: deletes the records of
+ * RSSs not in it, each only at the version listed. The per-RSS reconcile drops those of gone pods; this
+ * catches a deleted RSS. A held record (rule 14) and one of a namespace rssd does not manage stay. Best
+ * effort: errors are logged. Returns DONE or LOST. */
 int leader_records_drop_deleted(const struct leader_ctx *ctx, const struct rss_namespaces *managed,
                                 const cJSON *rsss);
 
