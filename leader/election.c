@@ -17,87 +17,6 @@
 #include "rss/deadline.h"
 #include "rss/log.h"
 
-/* The fields of a Lease's spec the election compares (client-go calls this the leader election record). */
-struct lease_spec {
-    char *holder;
-    long duration_s;
-    char *acquire, *renew;
-    int64_t transitions;
-};
-
-struct rss_election {
-    struct rss_kube *kube;
-    char *ns, *name, *identity;
-    char *item_path, *collection_path;
-    long lease_ms, renew_ms, retry_ms;
-    bool release;
-    void (*on_started)(void *, int64_t);
-    void (*on_stopped)(void *);
-    void (*on_new_leader)(void *, const char *);
-    void *ud;
-    int (*epoch_floor)(void *, int64_t *, rss_error_t *);
-    void *floor_ud;
-    char *node, *boot_id; /* the reboot shortcut; NULL = off */
-    atomic_bool resigned; /* rss_election_verify found the Lease not ours: stop leading now */
-
-    /* Shared with other threads. */
-    atomic_bool stop;
-    atomic_bool leading;
-    atomic_int_least64_t epoch;
-    rss_deadline_t deadline_ns; /* leading ends here unless a renewal moves it (rss/deadline.h) */
-    int wake[2];                /* self-pipe: rss_election_stop wakes the sleeping loop */
-
-    /* What is known of the Lease: from the election thread's own reads and writes, and from a watch of
-     * the Lease (rss_election_observe, another thread). Either way a change is dated when this process
-     * first saw it, so a watch that lags only ever makes a holder look alive longer. */
-    pthread_mutex_t obs_lock;
-    char *observed_key;      /* the Lease spec as last seen, to detect changes */
-    char *observed_holder;   /* its holderIdentity */
-    int64_t observed_ns;     /* when it was last seen to change (local monotonic clock) */
-    long observed_dur_s;     /* its leaseDurationSeconds */
-    int64_t max_transitions; /* highest leaseTransitions ever seen: a recreated Lease continues from it */
-    bool watched;            /* rss_election_observe has been called: a watch feeds the observation */
-
-    /* Election thread only. */
-    cJSON *lease;          /* the Lease as last read or written (its resourceVersion) */
-    char *reported_leader; /* the holder last reported to on_new_leader */
-    int64_t sent_ns;       /* when the last write was sent */
-    bool boot_watch;       /* the held Lease is stale and names a node to watch for a reboot */
-    unsigned seed;
-};
-
-static void lease_spec_clear(struct lease_spec *r)
-{
-    free(r->holder);
-    free(r->acquire);
-    free(r->renew);
-    memset(r, 0, sizeof(*r));
-}
-
-static const char *spec_str(const cJSON *spec, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(spec, key);
-    return cJSON_IsString(v) ? v->valuestring : "";
-}
-
-static void lease_spec_read(const cJSON *lease, struct lease_spec *r)
-{
-    const cJSON *spec = cJSON_GetObjectItemCaseSensitive(lease, "spec");
-    r->holder = rss_xstrdup(spec_str(spec, "holderIdentity"));
-    r->acquire = rss_xstrdup(spec_str(spec, "acquireTime"));
-    r->renew = rss_xstrdup(spec_str(spec, "renewTime"));
-    const cJSON *d = cJSON_GetObjectItemCaseSensitive(spec, "leaseDurationSeconds");
-    r->duration_s = cJSON_IsNumber(d) ? (long)d->valuedouble : 0;
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(spec, "leaseTransitions");
-    r->transitions = cJSON_IsNumber(t) ? (int64_t)t->valuedouble : 0;
-}
-
-static char *lease_spec_key(const struct lease_spec *r)
-{
-    return rss_xasprintf("%s|%ld|%s|%s|%lld", r->holder, r->duration_s, r->acquire, r->renew,
-                         (long long)r->transitions);
-}
-
 /* --- lifecycle --- */
 
 int rss_election_new(const struct rss_election_config *cfg, struct rss_election **ret, rss_error_t *err)
@@ -269,101 +188,6 @@ static int write_lease(struct rss_election *el, const char *method, cJSON *body,
     return 0;
 }
 
-/* Dates a change of the Lease spec at now (a spec seen before keeps its date). Returns true when the
- * spec is the one observed already (unchanged since the last look, by either reader). */
-static bool observe_spec(struct rss_election *el, const struct lease_spec *r, int64_t now)
-{
-    _cleanup_free_ char *key = lease_spec_key(r);
-    pthread_mutex_lock(&el->obs_lock);
-    bool same = el->observed_key && !strcmp(key, el->observed_key);
-    if (!same) {
-        free(el->observed_key);
-        el->observed_key = TAKE_PTR(key);
-        free(el->observed_holder);
-        el->observed_holder = rss_xstrdup(r->holder);
-        el->observed_ns = now;
-        el->observed_dur_s = r->duration_s;
-    }
-    if (r->transitions > el->max_transitions)
-        el->max_transitions = r->transitions;
-    pthread_mutex_unlock(&el->obs_lock);
-    return same;
-}
-
-/* Election thread only: on_new_leader when the holder changed since the last report. */
-static void report_holder(struct rss_election *el, const char *holder)
-{
-    if (!el->reported_leader || strcmp(el->reported_leader, holder)) {
-        free(el->reported_leader);
-        el->reported_leader = rss_xstrdup(holder);
-        if (el->on_new_leader)
-            el->on_new_leader(el->ud, holder);
-    }
-}
-
-/* Returns true when the spec is unchanged since the last look (see observe_spec). */
-static bool observe(struct rss_election *el, const struct lease_spec *r, int64_t now)
-{
-    bool same = observe_spec(el, r, now);
-    report_holder(el, r->holder);
-    return same;
-}
-
-void rss_election_observe(struct rss_election *el, const cJSON *lease)
-{
-    if (!el || !cJSON_IsObject(lease))
-        return;
-    struct lease_spec r = {0};
-    lease_spec_read(lease, &r);
-    observe_spec(el, &r, rss_clock_mono_ns());
-    lease_spec_clear(&r);
-    pthread_mutex_lock(&el->obs_lock);
-    el->watched = true;
-    pthread_mutex_unlock(&el->obs_lock);
-}
-
-/* Candidate only. True when a watch feeds the observation and it shows another holder that renewed
- * within the last two retry periods (it renews every one): the Lease is held, a GET could only say so
- * again. *until is when to look again (the same test then), *holder a copy of the holder. Without a
- * watch, or once the renewals stop showing, the candidate GETs as client-go does. */
-static bool watch_shows_held(struct rss_election *el, int64_t now, int64_t *until, char **holder)
-{
-    const int64_t ms = 1000000;
-    pthread_mutex_lock(&el->obs_lock);
-    bool held = el->watched && el->observed_holder && el->observed_holder[0] &&
-                strcmp(el->observed_holder, el->identity) &&
-                !rss_election_holder_rebooted(el->observed_holder, el->identity);
-    int64_t fresh = el->observed_ns + 2 * (int64_t)el->retry_ms * ms;
-    int64_t expiry = el->observed_ns + (int64_t)el->observed_dur_s * 1000000000LL;
-    held = held && now < fresh && now < expiry;
-    if (held) {
-        *until = fresh < expiry ? fresh : expiry;
-        *holder = rss_xstrdup(el->observed_holder);
-    }
-    pthread_mutex_unlock(&el->obs_lock);
-    return held;
-}
-
-/* The observed expiry (monotonic ns) and the highest epoch seen, read together. */
-static void observed_expiry(struct rss_election *el, int64_t *expiry, int64_t *max_transitions)
-{
-    pthread_mutex_lock(&el->obs_lock);
-    if (expiry)
-        *expiry = el->observed_ns + (int64_t)el->observed_dur_s * 1000000000LL;
-    if (max_transitions)
-        *max_transitions = el->max_transitions;
-    pthread_mutex_unlock(&el->obs_lock);
-}
-
-/* Remembers the Lease spec we just wrote as observed, as client-go's setObservedRecord does. */
-static void observe_written(struct rss_election *el)
-{
-    struct lease_spec r = {0};
-    lease_spec_read(el->lease, &r);
-    observe(el, &r, rss_clock_mono_ns());
-    lease_spec_clear(&r);
-}
-
 /* Raises *t above the epoch floor, if there is one. */
 static int above_floor(struct rss_election *el, int64_t *t)
 {
@@ -406,13 +230,13 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
     if (leading && el->lease) {
         /* Fast path: PUT on the cached resourceVersion; a 409 means someone wrote in between. */
         struct lease_spec cur = {0};
-        lease_spec_read(el->lease, &cur);
+        election_spec_read(el->lease, &cur);
         _cleanup_json_ cJSON *body =
             lease_body(el, el->lease, el->identity, dur_s(el), cur.acquire, now_s, epoch);
-        lease_spec_clear(&cur);
+        election_spec_clear(&cur);
         _cleanup_error_ rss_error_t e = NULL;
         if (write_lease(el, "PUT", body, timeout_ms, &e) == 0) {
-            observe_written(el);
+            election_observe_written(el);
             *new_epoch = epoch;
             return ACQUIRED;
         }
@@ -436,7 +260,7 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
             return HELD; /* deleted under us: our term is over; the next round recreates it */
         /* Continue from the highest epoch seen so that a recreated Lease never reuses an epoch we know. */
         int64_t max_t;
-        observed_expiry(el, NULL, &max_t);
+        election_observed_expiry(el, NULL, &max_t);
         int64_t t = max_t + 1;
         if (above_floor(el, &t) < 0)
             return FAILED;
@@ -448,7 +272,7 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
             rss_log_error(RSS_LOG_DEBUG, &e, "election: create lease");
             return FAILED;
         }
-        observe_written(el);
+        election_observe_written(el);
         *new_epoch = t;
         return ACQUIRED;
     }
@@ -457,13 +281,13 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
     cJSON_Delete(el->lease);
     el->lease = cJSON_Duplicate(got, true);
     struct lease_spec old = {0};
-    lease_spec_read(got, &old);
+    election_spec_read(got, &old);
     int64_t now = rss_clock_mono_ns();
     /* A Lease spec that changed since our last look has a live writer: no reason to look for a reboot. */
-    bool stale = observe(el, &old, now);
+    bool stale = election_observe(el, &old, now);
     el->boot_watch = false;
     int64_t expiry, max_t;
-    observed_expiry(el, &expiry, &max_t);
+    election_observed_expiry(el, &expiry, &max_t);
 
     enum outcome out;
     if (leading) {
@@ -473,7 +297,7 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
             _cleanup_json_ cJSON *body =
                 lease_body(el, got, el->identity, dur_s(el), old.acquire, now_s, epoch);
             if (write_lease(el, "PUT", body, timeout_ms, &e) == 0) {
-                observe_written(el);
+                election_observe_written(el);
                 *new_epoch = epoch;
                 out = ACQUIRED;
             } else {
@@ -504,7 +328,7 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
                 election_boot_record(el->kube, el->node, el->boot_id, el->identity, timeout_ms);
             election_boot_set(body, rec);
             if (write_lease(el, "PUT", body, timeout_ms, &e) == 0) {
-                observe_written(el);
+                election_observe_written(el);
                 *new_epoch = t;
                 out = ACQUIRED;
             } else {
@@ -513,7 +337,7 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
             }
         }
     }
-    lease_spec_clear(&old);
+    election_spec_clear(&old);
     return out;
 }
 
@@ -528,17 +352,17 @@ int rss_election_verify(struct rss_election *el, int64_t epoch, rss_error_t *err
     }
     struct lease_spec r = {0};
     if (got)
-        lease_spec_read(got, &r);
+        election_spec_read(got, &r);
     bool ours = got && r.holder && !strcmp(r.holder, el->identity) && r.transitions == epoch;
     int64_t now_epoch;
     if (ours && rss_election_leading(el, &now_epoch) && now_epoch == epoch) {
-        lease_spec_clear(&r);
+        election_spec_clear(&r);
         return 1;
     }
     rss_log_warn("election: the Lease names %s with leaseTransitions %lld, not us with %lld: stepping down",
                  got && r.holder && r.holder[0] ? r.holder : "nobody", (long long)r.transitions,
                  (long long)epoch);
-    lease_spec_clear(&r);
+    election_spec_clear(&r);
     /* Stop at once (the deadline check makes rss_election_leading false now); the election thread
      * runs on_stopped_leading and does not renew. */
     atomic_store(&el->resigned, true);
@@ -592,10 +416,10 @@ static void release(struct rss_election *el)
             return;
         }
         struct lease_spec r = {0};
-        lease_spec_read(got, &r);
+        election_spec_read(got, &r);
         bool mine = !strcmp(r.holder, el->identity);
         int64_t t = r.transitions;
-        lease_spec_clear(&r);
+        election_spec_clear(&r);
         if (!mine)
             return;
         char now_s[RSS_TIME_LEN];
@@ -674,8 +498,8 @@ int rss_election_run(struct rss_election *el, rss_error_t *err)
              * only say "held" again. At one candidate per node these GETs were the largest idle cost. */
             int64_t until;
             _cleanup_free_ char *holder = NULL;
-            if (watch_shows_held(el, start, &until, &holder)) {
-                report_holder(el, holder);
+            if (election_watch_shows_held(el, start, &until, &holder)) {
+                election_report_holder(el, holder);
                 wait_until(el, until);
                 continue;
             }
@@ -694,7 +518,7 @@ int rss_election_run(struct rss_election *el, rss_error_t *err)
                 /* A stale record with a boot record is looked at every retry period: its node's reboot
                  * ends the wait at once, and the look costs only while the Lease is not renewed. */
                 int64_t expiry;
-                observed_expiry(el, &expiry, NULL);
+                election_observed_expiry(el, &expiry, NULL);
                 int64_t wake = election_candidate_wake(start, el->retry_ms, el->lease_ms,
                                                        o == HELD && !el->boot_watch, expiry);
                 wait_until(el, wake + j);
@@ -705,9 +529,9 @@ int rss_election_run(struct rss_election *el, rss_error_t *err)
     if (el->release && el->lease) {
         /* Also after a lost deadline: a Lease still naming us only delays a successor. */
         struct lease_spec r = {0};
-        lease_spec_read(el->lease, &r);
+        election_spec_read(el->lease, &r);
         bool mine = !strcmp(r.holder, el->identity);
-        lease_spec_clear(&r);
+        election_spec_clear(&r);
         if (mine)
             release(el);
     }

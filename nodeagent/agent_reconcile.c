@@ -100,11 +100,6 @@ static void do_position(struct agent_job *j, const char *cid, const struct rss_d
     agent_hook_out_clear(&h);
 }
 
-static bool role_running_now(enum rss_role r)
-{
-    return r == RSS_ROLE_PRIMARY || r == RSS_ROLE_SECONDARY;
-}
-
 static void set_last(struct rss_observed *o, const struct rss_desired *d, enum rss_result res, int exit_code,
                      const char *msg)
 {
@@ -426,7 +421,7 @@ static int64_t reconcile(struct agent_job *j)
     bool asked = has_d && j->lease_known && d.epoch == j->lease_epoch &&
                  (d.position_request.epoch || d.position_request.seq) &&
                  !rss_action_id_equal(d.position_request, o->position_for);
-    if (asked && role_running_now(o->role)) {
+    if (asked && rss_role_running(o->role)) {
         do_position(j, cid, &d);
         m->dirty = true;
     }
