@@ -961,9 +961,10 @@ static bool leading_epoch(void *p)
     return rss_election_leading(t->el, &e) && e == PRE_EPOCH + 2;
 }
 
-static void test_floor_taken(void **state)
+/* The pods of "db" and the RSS, whose status.epoch is `epoch` (written as another leader, or anyone who
+ * may write RSS status, would). */
+static void floor_world(const char *epoch)
 {
-    (void)state;
     make_world();
     for (unsigned i = 0; i < N_PODS; i++) {
         _cleanup_free_ char *pod = rss_xasprintf(
@@ -973,12 +974,19 @@ static void test_floor_taken(void **state)
         create("v1", APP_NS, "pods", pod);
     }
     create("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", rss_json);
-    /* The other leader of epoch PRE_EPOCH + 1 raised the floor first. */
-    _cleanup_json_ cJSON *patch = cJSON_Parse("{\"status\":{\"epoch\":6}}");
+    _cleanup_free_ char *pj = rss_xasprintf("{\"status\":{\"epoch\":%s}}", epoch);
+    _cleanup_json_ cJSON *patch = cJSON_Parse(pj);
     _cleanup_free_ char *path =
         rss_kube_path("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db", NULL);
     _cleanup_error_ rss_error_t err = NULL;
     check(rss_kube_merge_patch_status(kube, path, patch, NULL, &err), &err, "status.epoch");
+}
+
+static void test_floor_taken(void **state)
+{
+    (void)state;
+    /* The other leader of epoch PRE_EPOCH + 1 raised the floor first. */
+    floor_world("6");
     int64_t shared = PRE_EPOCH + 1, next = PRE_EPOCH + 2;
     assert_true(floor_is(&shared));
 
@@ -1014,20 +1022,7 @@ static void test_floor_taken(void **state)
 static void test_floor_forged(void **state)
 {
     (void)state;
-    make_world();
-    for (unsigned i = 0; i < N_PODS; i++) {
-        _cleanup_free_ char *pod = rss_xasprintf(
-            "{\"metadata\":{\"name\":\"rss-db-%u\",\"labels\":{\"rss.clusterlabs.org/name\":\"db\"}},"
-            "\"spec\":{\"nodeName\":\"node-%u\",\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}",
-            i, i % 3 + 1);
-        create("v1", APP_NS, "pods", pod);
-    }
-    create("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", rss_json);
-    _cleanup_json_ cJSON *patch = cJSON_Parse("{\"status\":{\"epoch\":2147483648}}");
-    _cleanup_free_ char *path =
-        rss_kube_path("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db", NULL);
-    _cleanup_error_ rss_error_t err = NULL;
-    check(rss_kube_merge_patch_status(kube, path, patch, NULL, &err), &err, "status.epoch");
+    floor_world("2147483648");
 
     struct rss_leader_scope scope = {.kube = kube};
     struct term t;
