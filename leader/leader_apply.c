@@ -14,7 +14,7 @@
 
 cJSON *leader_record_patch(const struct rss_plan_patch *p)
 {
-    if (!p->set_desired && !p->set_hold)
+    if (!p->set_desired && !p->set_hold && !p->set_pin)
         return NULL;
     cJSON *patch = cJSON_CreateObject();
     /* The CAS (rule 9): the record must still be the version the decision was made from. */
@@ -33,6 +33,12 @@ cJSON *leader_record_patch(const struct rss_plan_patch *p)
         cJSON_AddStringToObject(data, RSS_RECORD_LEFT_OUT, p->hold);
     else if (p->set_hold)
         cJSON_AddNullToObject(data, RSS_RECORD_LEFT_OUT);
+    /* Rule 2's recovery pin: in the seed's own write (same CAS as its desired), so a leader deposed after
+     * it leaves the pin with the seed. No *For key either. */
+    if (p->set_pin && p->pin)
+        cJSON_AddStringToObject(data, RSS_RECORD_RECOVERY_PIN, p->pin);
+    else if (p->set_pin)
+        cJSON_AddNullToObject(data, RSS_RECORD_RECOVERY_PIN);
     return patch;
 }
 

@@ -146,7 +146,8 @@ const cJSON *leader_record_find(const cJSON *records, const char *pod);
  * WHY says whose record it was and why it goes, for the log. Best effort: a failure is logged (a
  * conflict or a record already gone silently). */
 void leader_record_drop(struct rss_kube *kube, const char *ns, const cJSON *cm, const char *why);
-/* True when a record carries rule 14's hold (data.leftOut): it is never dropped with its pod or RSS. */
+/* True when a record carries rule 14's hold (data.leftOut) or rule 2's recovery pin (data.recoveryPin): it is
+ * never dropped with its pod or RSS. */
 bool leader_record_holds(const cJSON *cm);
 /* leader_records_gc.c. A full pass saw `rsss`, every RSS of the managed namespaces: deletes the records of
  * RSSs not in it, each only at the version listed. The per-RSS reconcile drops those of gone pods; this

@@ -218,7 +218,7 @@ static int drop_orphan_records(const struct leader_ctx *ctx, const struct rss_sp
                 cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p, "metadata"), "name"));
             exists |= name && !strcmp(name, pod);
         }
-        /* Rule 14: a held member's record outlives its pod (a resume, a re-created pod). */
+        /* Rules 14 and 2: a held or pinned member's record outlives its pod (a resume, a re-created pod). */
         if (exists || leader_record_holds(cm))
             continue;
         if (!leader_still_leading(ctx))

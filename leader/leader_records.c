@@ -21,8 +21,10 @@ const cJSON *leader_record_find(const cJSON *records, const char *pod)
 
 bool leader_record_holds(const cJSON *cm)
 {
-    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cm, "data"),
-                                                                 RSS_RECORD_LEFT_OUT)) != NULL;
+    const cJSON *data = cJSON_GetObjectItemCaseSensitive(cm, "data");
+    /* Rule 14's hold and rule 2's recovery pin are about the volume's data, which outlives the pod. */
+    return cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, RSS_RECORD_LEFT_OUT)) != NULL ||
+           cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(data, RSS_RECORD_RECOVERY_PIN)) != NULL;
 }
 
 void leader_record_drop(struct rss_kube *kube, const char *ns, const cJSON *cm, const char *why)

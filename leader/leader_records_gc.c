@@ -42,8 +42,9 @@ int leader_records_drop_deleted(const struct leader_ctx *ctx, const struct rss_n
             const char *cns = md_str(cr, "namespace"), *cname = md_str(cr, "name");
             exists |= cns && cname && !strcmp(cns, ns) && !strcmp(cname, rss);
         }
-        /* Rule 14: a held member's record outlives its RSS, so a re-created RSS finds the hold; the
-         * admin deletes the record to give the member's data up. */
+        /* Rules 14 and 2: a held or pinned member's record outlives its RSS, so a re-created RSS finds the
+         * hold and the recovery pin (the status that had them is gone); the admin deletes the record to give
+         * the member's data up. */
         if (exists || leader_record_holds(cm))
             continue;
         if (!leader_still_leading(ctx))

@@ -118,6 +118,8 @@ void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const
         m->resource_version = rec ? str_at(rec, "metadata", "resourceVersion") : NULL;
         /* Rule 14's hold is about the volume, so it is read whatever incarnation the record last saw. */
         m->hold_record = rec ? str_at(rec, "data", RSS_RECORD_LEFT_OUT) : NULL;
+        /* Rule 2's recovery pin likewise: the seed it records may have been issued to another incarnation. */
+        m->pin_record = rec ? str_at(rec, "data", RSS_RECORD_RECOVERY_PIN) : NULL;
         m->phase = str_at(pod, "status", "phase");
         const cJSON *del = cJSON_GetObjectItemCaseSensitive(md, "deletionTimestamp");
         m->deleting = del && !cJSON_IsNull(del);

@@ -50,6 +50,10 @@ struct rss_member_input {
     /* The record's leftOut document (rss/record.h), or NULL: rule 14's hold, about the data on the
      * member's volume, so it is not tied to a pod incarnation and survives the RSS's status. */
     const char *hold_record;
+    /* The record's recoveryPin document (rss/record.h), or NULL: rule 2's pin of a seed issued to this
+     * member, read whatever the pod uid (it is about the data too). The planner takes the highest of
+     * these and status.recovery: a status write lost with the Lease leaves the record's copy. */
+    const char *pin_record;
     const char *phase; /* status.phase: "Pending", "Running", ... (NULL = unknown) */
     bool deleting;     /* metadata.deletionTimestamp is set */
     const char *node;  /* spec.nodeName, NULL when unscheduled */
@@ -127,6 +131,10 @@ struct rss_plan_patch {
      * written before any desired of the same plan (patches with set_hold && hold come first). */
     bool set_hold;
     char *hold;
+    /* Rule 2: write the record's recoveryPin document (pin; NULL removes it). A seed's pin is in the same
+     * patch as the seed's desired: one write, one CAS. */
+    bool set_pin;
+    char *pin;
 };
 
 struct rss_plan_delete {

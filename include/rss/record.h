@@ -8,6 +8,10 @@
  *                          the member was left out of a recovery and its history diverged from the
  *                          cluster's. Not tied to an incarnation (it is about the volume's data), and a
  *                          record carrying it is kept when its pod or its RSS is gone.
+ *   recoveryPin            rule 2's recovery pin (JSON {"seedSequence":"<n>"}): the leader issued `seed` to
+ *                          this member when it had that sequence, in the same write as that `desired`; no
+ *                          recovery seeds a lower sequence until a primary runs (then the leader removes
+ *                          it). Not tied to an incarnation either, and it keeps its record like leftOut.
  * Each pair is written together in one write, so a record never mixes incarnations: a reader uses a
  * value only when its *For key equals the uid of the pod it is looking at (a recreated pod starts
  * empty, as it did with annotations). Labels let the leader LIST an RSS's records.
@@ -23,6 +27,7 @@
 #define RSS_RECORD_OBSERVED     "observed"
 #define RSS_RECORD_OBSERVED_FOR "observedFor"
 #define RSS_RECORD_LEFT_OUT     "leftOut"
+#define RSS_RECORD_RECOVERY_PIN "recoveryPin"
 
 /* Labels of a record: the member's namespace, RSS and pod (label values, at most 63 characters). */
 #define RSS_LABEL_RECORD_NS     "rss.clusterlabs.org/namespace"

@@ -53,8 +53,10 @@ int rss_planner_plan(const struct rss_plan_input *in, struct rss_plan *out, rss_
                 planner_labels(&c);
             }
         }
-        if (!c.spec->paused)
+        if (!c.spec->paused) {
             planner_hold_persist(&c); /* patches only: planner_finish orders them */
+            planner_pin_persist(&c);
+        }
         planner_finish(&c);
     }
     planner_teardown(&c);

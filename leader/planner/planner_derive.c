@@ -239,8 +239,7 @@ void planner_load(struct planner *c)
     }
     if (!c->spec->paused)
         planner_journal_update(c);
-    if (c->n_primaries_up)
-        c->pin = false; /* the recovery is over: a primary runs */
+    planner_pin_load(c);
 }
 
 void planner_teardown(struct planner *c)

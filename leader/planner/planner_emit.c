@@ -158,6 +158,7 @@ void rss_plan_free(struct rss_plan *plan)
         free(plan->patches[i].resource_version);
         free(plan->patches[i].pod_uid);
         free(plan->patches[i].hold);
+        free(plan->patches[i].pin);
         rss_recordcodec_desired_clear(&plan->patches[i].desired);
     }
     free(plan->patches);
@@ -207,6 +208,8 @@ char *rss_plan_describe(const struct rss_plan *plan)
         }
         if (p->set_hold)
             rss_strbuf_printf(&b, "hold %s %s\n", p->pod, p->hold ? p->hold : "removed");
+        if (p->set_pin)
+            rss_strbuf_printf(&b, "pin %s %s\n", p->pod, p->pin ? p->pin : "removed");
         if (p->set_active_label >= 0)
             rss_strbuf_printf(&b, "label %s %s=%s\n", p->pod, RSS_LABEL_ACTIVE,
                               p->set_active_label ? "true" : "false");

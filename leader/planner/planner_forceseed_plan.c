@@ -65,9 +65,7 @@ bool planner_force_seed(struct planner *c, bool busy)
     cJSON_AddStringToObject(c->new_recovery, "sequence", ms);
     char when[RSS_TIME_LEN];
     cJSON_AddStringToObject(c->new_recovery, "time", rss_time_ms(when, c->in->now_ms));
-    c->pin = m->has_seq;
-    c->pin_ordinal = m->ordinal;
-    c->pin_seq = m->seq;
+    planner_pin_issue(c, m, m->has_seq, m->seq, true);
     c->out->clear_force_seed = true;
     /* Those that could not tell their data may hold newer writes: they are not joined over them. */
     for (size_t i = 0; i < c->n && m->has_seq; i++)

@@ -110,8 +110,13 @@ struct planner {
     bool wait_warning;
     const char *wait_reason;
     const char *prev_message;
+    /* Rule 2's recovery pin: the highest of status.recovery and the records' recoveryPin (planner_pin.c). */
     bool pin;
     unsigned pin_ordinal;
+    bool pin_issued;            /* this plan issued a seed: its member's record gets the pin with it */
+    bool pin_forced;            /* ... the admin's force-seed */
+    bool pin_bad;               /* a record's recoveryPin is unreadable: a seed at an unknown sequence */
+    unsigned pin_bad_ordinal;   /* ... in the record of this member */
     const cJSON *last_recovery; /* status.lastRecovery as last written (NULL: never seeded: a new cluster) */
     cJSON *new_recovery;        /* set when this plan seeds */
     cJSON *suspended;           /* status.suspended, written once every member stopped (spec.suspend) */
@@ -220,6 +225,17 @@ bool planner_hold_diverged(struct planner *c, struct planner_member *m, struct r
 void planner_hold_release(struct planner *c);
 /* Writes each member's hold into its record when it differs (before any desired of the plan). */
 void planner_hold_persist(struct planner *c);
+
+/* planner_pin.c: rule 2's recovery pin, durable in the seed member's record. */
+/* Reads the records' pins after the status's (the highest wins; an unreadable one is kept apart) and
+ * drops them all once a primary runs. Call once every member is loaded. */
+void planner_pin_load(struct planner *c);
+/* This plan seeds m: the pin goes with the seed's desired (has_seq false: a force-seed of a member
+ * without a sequence, no pin; forced: the admin's force-seed, which supersedes every other pin). */
+void planner_pin_issue(struct planner *c, struct planner_member *m, bool has_seq, uint64_t seq, bool forced);
+/* Writes the pins into the records: the seed's with its desired; removed once a primary runs, and from
+ * the other members at a force-seed (the admin's choice supersedes them). */
+void planner_pin_persist(struct planner *c);
 
 /* planner_status.c: renders c->out->status (rss-operator's members lists, memberStatus, conditions,
  * phase, recovery) from the decided context. */

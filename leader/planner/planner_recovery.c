@@ -179,7 +179,8 @@ static void left_out(struct planner *c, const struct tally *t, const char *bs)
 }
 
 /* The seed: `seed` issued on the best candidate, said in an Event and status.lastRecovery, and pinned
- * (status.recovery) so that a failed seed is retried on its member, never a lower one (rule 2). */
+ * (its record, in the seed's own write, and status.recovery) so that a failed seed is retried on its member,
+ * never a lower one (rule 2). */
 static void seed(struct planner *c, const struct tally *t, const char *bs)
 {
     struct planner_member *best = t->best;
@@ -213,9 +214,7 @@ static void seed(struct planner *c, const struct tally *t, const char *bs)
         cJSON_AddNumberToObject(c->new_recovery, "membersBehind", (double)t->n_behind);
     planner_decision(c, "%s", why.s);
     left_out(c, t, bs);
-    c->pin = true;
-    c->pin_ordinal = best->ordinal;
-    c->pin_seq = best->seq;
+    planner_pin_issue(c, best, true, best->seq, false);
     free(why.s);
 }
 
@@ -259,6 +258,14 @@ void planner_recovery(struct planner *c)
                      "%s: %s (a replacement, never seeds) reports sequence %s above the best other member's "
                      "%s (%s): refusing to seed the lower sequence; force-seed decides",
                      what, t.repl->pod, rs, bs, t.best->pod);
+    } else if (c->pin_bad) {
+        /* Rule 2 (docs/rules.md): a seed was issued at a sequence nobody can read now; any automatic choice
+         * could go below it. The admin's force-seed decides (and its pin replaces the unreadable one). */
+        planner_wait(c, true, "SeedFallbackRefused",
+                     "lights-out recovery: the recovery pin in the record of %s is unreadable, so the "
+                     "sequence of the seed issued to it is unknown; refusing to seed %s (sequence %s) or any "
+                     "other member automatically; force-seed decides",
+                     c->m[c->pin_bad_ordinal].pod, t.best->pod, bs);
     } else if (c->pin && t.best->seq < c->pin_seq) {
         /* Rule 2: a failed seed is retried on its member; never an automatic fallback to less data. */
         planner_wait(
