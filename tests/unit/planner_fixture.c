@@ -101,6 +101,7 @@ struct rss_member_input *add_pod(struct world *w, unsigned ordinal)
     snprintf(s->rv, sizeof(s->rv), "rv-%u", ordinal);
     snprintf(s->node, sizeof(s->node), "node-%u", ordinal);
     snprintf(s->cid, sizeof(s->cid), "containerd://cid-uid-%u-%d", ordinal, k);
+    s->pin[0] = '\0';
     m->ordinal = ordinal;
     m->pod_exists = true;
     m->pod_uid = s->uid;
@@ -131,6 +132,7 @@ void remove_pod(struct world *w, unsigned ordinal)
         w->m[k].resource_version = w->s[k].rv;
         w->m[k].node = w->s[k].node;
         w->m[k].container_id = w->s[k].cid;
+        w->m[k].pin_record = w->s[k].pin[0] ? w->s[k].pin : NULL;
         if (w->m[k].observed_error)
             w->m[k].observed_error = w->s[k].obs_err;
     }
@@ -262,6 +264,15 @@ void set_pin(struct world *w, unsigned ordinal, uint64_t seq)
     w->prev = cJSON_Parse(j);
 }
 
+void set_record_pin(struct world *w, unsigned ordinal, const char *doc)
+{
+    struct rss_member_input *m = find(w, ordinal);
+    assert_non_null(m);
+    struct mstore *s = store(w, m);
+    snprintf(s->pin, sizeof(s->pin), "%s", doc ? doc : "");
+    m->pin_record = doc ? s->pin : NULL;
+}
+
 void run(struct world *w, struct rss_plan *p)
 {
     struct rss_plan_input in = {.spec = &w->spec,
@@ -291,6 +302,8 @@ void apply(struct world *w, struct rss_plan *p)
     for (size_t i = 0; i < p->n_patches; i++) {
         const struct rss_plan_patch *pt = &p->patches[i];
         struct rss_member_input *m = find(w, pt->ordinal);
+        if (m && pt->set_pin)
+            set_record_pin(w, pt->ordinal, pt->pin);
         if (!m || !pt->set_desired)
             continue;
         rss_recordcodec_desired_clear(&m->desired);

@@ -38,7 +38,7 @@
 #define FAILOVER_SPEC "\"failover\":\"PromoteStandby\",\"synchronousStandbys\":1,"
 
 struct mstore {
-    char uid[32], rv[32], node[32], cid[48], obs_err[64];
+    char uid[32], rv[32], node[32], cid[48], obs_err[64], pin[80];
 };
 
 struct world {
@@ -79,6 +79,8 @@ void world_init_with(struct world *w, const char *members, int primaries, bool s
 void world_free(struct world *w);
 /* The previous status of a seed that failed on ordinal with seq (the recovery pin). */
 void set_pin(struct world *w, unsigned ordinal, uint64_t seq);
+/* The member record's recoveryPin document (rule 2), NULL for none; apply() keeps it as the leader wrote. */
+void set_record_pin(struct world *w, unsigned ordinal, const char *doc);
 void run(struct world *w, struct rss_plan *p);
 
 /* ---- simulating the agents between two plans ---- */

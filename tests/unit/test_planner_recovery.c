@@ -181,13 +181,207 @@ static void test_bootstrap_then_recovery(void **state)
     world_free(&w);
 }
 
+/* ---- rule 2's recovery pin, durable in the seed member's record ---- */
+
+#define PIN300 "{\"seedSequence\":\"300\"}"
+
+/* The pin is in the seed's own patch: its desired and its recoveryPin are one record write (one CAS). No
+ * other member's record gets a pin. */
+static void test_pin_written_with_seed(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S100 S300 D120", 0, false, 2);
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "1:seed", "seed");
+    const struct rss_plan_patch *seed = desired_patch_of(&p, 1);
+    assert_non_null(seed);
+    assert_true(seed->desired.action == RSS_ACTION_SEED);
+    assert_true(seed->set_pin);
+    assert_string_equal(seed->pin, PIN300);
+    for (size_t i = 0; i < p.n_patches; i++)
+        assert_true(p.patches[i].ordinal == 1 || !p.patches[i].set_pin);
+    /* the status pin says the same */
+    const cJSON *r = cJSON_GetObjectItem(p.status, "recovery");
+    assert_int_equal(cJSON_GetObjectItem(r, "seedOrdinal")->valueint, 1);
+    assert_string_equal(cJSON_GetObjectItem(r, "seedSequence")->valuestring, "300");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* The Lease was lost after the seed's record write and before the status write: the next leader has no
+ * status.recovery, only the seed member's record. Its seed failed and it now reports a sequence error;
+ * minimumMembers 2 would let the 200 seed. The record's pin refuses it; the pinned member's retry seeds. */
+static void test_pin_from_record_only(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S100 S300 S200", 0, false, 2);
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "1:seed", "the first leader seeds");
+    char pin[80];
+    snprintf(pin, sizeof(pin), "%s", desired_patch_of(&p, 1)->pin);
+    rss_plan_free(&p);
+    world_free(&w);
+    /* the next leader: the status write was lost (no previous status at all) */
+    world_init(&w, "S100 E S200", 0, false, 2);
+    set_record_pin(&w, 1, pin);
+    run(&w, &p);
+    expect(&p, "", "a lower sequence is refused");
+    const struct rss_plan_event *e = find_event(&p, "SeedFallbackRefused");
+    assert_non_null(e);
+    assert_true(e->type == RSS_EVENT_WARNING);
+    assert_non_null(strstr(e->message, "previous seed rss-db-1 had sequence 300"));
+    /* the status gets the pin back */
+    const cJSON *r = cJSON_GetObjectItem(p.status, "recovery");
+    assert_string_equal(cJSON_GetObjectItem(r, "seedSequence")->valuestring, "300");
+    rss_plan_free(&p);
+    world_free(&w);
+    /* ... without minimumMembers too, a lower reported sequence never seeds */
+    world_init(&w, "S100 S250 S200", 0, false, 0);
+    set_record_pin(&w, 1, pin);
+    run(&w, &p);
+    expect(&p, "", "250 < 300");
+    assert_non_null(find_event(&p, "SeedFallbackRefused"));
+    rss_plan_free(&p);
+    world_free(&w);
+    /* the pinned member reports its 300 again: its retry seeds (the pin stays in its seed's write) */
+    world_init(&w, "S100 S300 S200", 0, false, 2);
+    set_record_pin(&w, 1, pin);
+    run(&w, &p);
+    expect(&p, "1:seed", "the retry");
+    assert_string_equal(desired_patch_of(&p, 1)->pin, PIN300);
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* Status and records disagree after a lost write: the higher pin wins, whichever holds it. */
+static void test_pin_highest_wins(void **state)
+{
+    (void)state;
+    struct world w;
+    struct rss_plan p;
+    /* status 2@200, record of 1 at 300: the 250 is refused */
+    world_init(&w, "S100 S250 S200", 0, false, 0);
+    set_pin(&w, 2, 200);
+    set_record_pin(&w, 1, PIN300);
+    run(&w, &p);
+    expect(&p, "", "record higher");
+    assert_non_null(strstr(find_event(&p, "SeedFallbackRefused")->message, "rss-db-1 had sequence 300"));
+    const cJSON *r = cJSON_GetObjectItem(p.status, "recovery");
+    assert_int_equal(cJSON_GetObjectItem(r, "seedOrdinal")->valueint, 1);
+    assert_string_equal(cJSON_GetObjectItem(r, "seedSequence")->valuestring, "300");
+    rss_plan_free(&p);
+    world_free(&w);
+    /* status 1@300, a stale record pin of 2 at 200: still refused at 300 */
+    world_init(&w, "S100 S250 S200", 0, false, 0);
+    set_pin(&w, 1, 300);
+    set_record_pin(&w, 2, "{\"seedSequence\":\"200\"}");
+    run(&w, &p);
+    expect(&p, "", "status higher");
+    assert_non_null(strstr(find_event(&p, "SeedFallbackRefused")->message, "rss-db-1 had sequence 300"));
+    rss_plan_free(&p);
+    world_free(&w);
+    /* both lower than the best: it seeds, and its record gets its own pin */
+    world_init(&w, "S100 S350 S200", 0, false, 0);
+    set_pin(&w, 2, 200);
+    set_record_pin(&w, 1, PIN300);
+    run(&w, &p);
+    expect(&p, "1:seed", "above both");
+    assert_string_equal(desired_patch_of(&p, 1)->pin, "{\"seedSequence\":\"350\"}");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* An unreadable pin (only rssd writes there) is a seed at an unknown sequence: no automatic seed at all,
+ * not even of its own member; the admin's force-seed decides and its pin replaces it. */
+static void test_pin_unreadable(void **state)
+{
+    (void)state;
+    struct world w;
+    struct rss_plan p;
+    world_init(&w, "S100 S300 S200", 0, false, 0);
+    set_record_pin(&w, 1, "garbage");
+    run(&w, &p);
+    expect(&p, "", "unreadable");
+    const struct rss_plan_event *e = find_event(&p, "SeedFallbackRefused");
+    assert_non_null(e);
+    assert_non_null(strstr(e->message, "record of rss-db-1 is unreadable"));
+    rss_plan_free(&p);
+    world_free(&w);
+    world_init(&w, "S100 S300 S200", 0, false, 0);
+    set_record_pin(&w, 1, "{\"seedSequence\":\"-1\"}");
+    w.force_seed = "rss-db-2";
+    run(&w, &p);
+    expect(&p, "2:seed", "force-seed");
+    assert_string_equal(desired_patch_of(&p, 2)->pin, "{\"seedSequence\":\"200\"}");
+    const struct rss_plan_patch *old = patch_of(&p, 1);
+    assert_non_null(old);
+    assert_true(old->set_pin && !old->pin); /* the admin's choice supersedes it */
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* A force-seed writes its pin into the seeded member's record with the seed, and removes the others'. */
+static void test_pin_force_seed(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "S100 S300 S200", 0, false, 0);
+    set_pin(&w, 1, 300);
+    set_record_pin(&w, 1, PIN300);
+    w.force_seed = "rss-db-0";
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "0:seed", "force-seed");
+    const struct rss_plan_patch *seed = desired_patch_of(&p, 0);
+    assert_true(seed->set_pin);
+    assert_string_equal(seed->pin, "{\"seedSequence\":\"100\"}");
+    assert_true(patch_of(&p, 1)->set_pin && !patch_of(&p, 1)->pin);
+    assert_false(patch_of(&p, 2) && patch_of(&p, 2)->set_pin); /* no pin there, nothing to remove */
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* Once a primary runs, the recovery is over: every record's pin is removed (and the status's), so a stale
+ * pin never blocks a later recovery; a record without one gets no write for it. */
+static void test_pin_removed_once_primary_runs(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "P S300 S200", 0, false, 0);
+    set_pin(&w, 0, 300);
+    set_record_pin(&w, 0, PIN300);
+    set_record_pin(&w, 2, "garbage");
+    struct rss_plan p;
+    run(&w, &p);
+    assert_null(cJSON_GetObjectItem(p.status, "recovery"));
+    assert_true(patch_of(&p, 0) && patch_of(&p, 0)->set_pin && !patch_of(&p, 0)->pin);
+    assert_true(patch_of(&p, 2) && patch_of(&p, 2)->set_pin && !patch_of(&p, 2)->pin);
+    assert_false(patch_of(&p, 1) && patch_of(&p, 1)->set_pin);
+    /* the next lights-out, with the pins gone (the leader applied the plan), seeds the highest again */
+    apply(&w, &p);
+    assert_null(find(&w, 0)->pin_record);
+    assert_null(find(&w, 2)->pin_record);
+    rss_plan_free(&p);
+    world_free(&w);
+    world_init(&w, "S250 S100 S200", 0, false, 0);
+    run(&w, &p);
+    expect(&p, "0:seed", "no stale pin");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_recovery_table),
-        cmocka_unit_test(test_tie_2_vs_10),
-        cmocka_unit_test(test_ordinal_above_replicas),
-        cmocka_unit_test(test_bootstrap_then_recovery),
+        cmocka_unit_test(test_recovery_table),         cmocka_unit_test(test_tie_2_vs_10),
+        cmocka_unit_test(test_ordinal_above_replicas), cmocka_unit_test(test_bootstrap_then_recovery),
+        cmocka_unit_test(test_pin_written_with_seed),  cmocka_unit_test(test_pin_from_record_only),
+        cmocka_unit_test(test_pin_highest_wins),       cmocka_unit_test(test_pin_unreadable),
+        cmocka_unit_test(test_pin_force_seed),         cmocka_unit_test(test_pin_removed_once_primary_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
