@@ -847,6 +847,31 @@ static void test_pod_patch(void **state)
     h.hold = NULL; /* removed: a merge patch null */
     _cleanup_json_ cJSON *hr = leader_record_patch(&h);
     expect_at(hr, "data.leftOut", "null", "hold removed");
+
+    /* Rule 2's recovery pin: in the seed's own write, the same CAS as its desired, no *For key. */
+    struct rss_plan_patch s = {
+        .pod = "rss-db-1",
+        .resource_version = "11",
+        .pod_uid = "u1",
+        .set_desired = true,
+        .desired = {.epoch = 6, .id = {6, 4}, .action = RSS_ACTION_SEED, .generation = 1},
+        .set_active_label = -1,
+        .set_pin = true,
+        .pin = "{\"seedSequence\":\"300\"}"};
+    _cleanup_json_ cJSON *sj = leader_record_patch(&s);
+    expect_at(sj, "metadata.resourceVersion", "\"11\"", "seed");
+    expect_at(sj, "data.recoveryPin", "\"{\\\"seedSequence\\\":\\\"300\\\"}\"", "seed");
+    expect_at(sj, "data.desiredFor", "\"u1\"", "seed");
+    expect_at(sj, "data.recoveryPinFor", "<absent>", "seed");
+    _cleanup_json_ cJSON *sd = cJSON_Parse(cJSON_GetStringValue(at(sj, "data.desired")));
+    expect_at(sd, "action", "\"seed\"", "seed");
+    /* removed once a primary runs: a patch of its own when nothing else changes */
+    struct rss_plan_patch r = {
+        .pod = "rss-db-1", .resource_version = "12", .set_active_label = -1, .set_pin = true};
+    _cleanup_json_ cJSON *rj = leader_record_patch(&r);
+    expect_at(rj, "metadata.resourceVersion", "\"12\"", "pin removed");
+    expect_at(rj, "data.recoveryPin", "null", "pin removed");
+    expect_at(rj, "data.desired", "<absent>", "pin removed");
 }
 
 struct status_row {

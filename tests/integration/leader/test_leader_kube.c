@@ -1394,6 +1394,135 @@ static void test_one_rss_one_worker(void **state)
     cache_test_stop(&t, lk);
 }
 
+/* --- rule 2's recovery pin across a lost status write --- */
+
+#define PIN_PODS 3
+
+struct pin_arg {
+    int64_t epoch;
+};
+
+static bool pin_fenced(void *p)
+{
+    struct pin_arg *a = p;
+    for (unsigned i = 0; i < PIN_PODS; i++) {
+        struct rss_desired d;
+        bool ok = pod_desired(i, &d) && d.epoch == (uint64_t)a->epoch;
+        rss_recordcodec_desired_clear(&d);
+        if (!ok)
+            return false;
+    }
+    return true;
+}
+
+static bool seeded_1(void *p)
+{
+    (void)p;
+    struct rss_desired d;
+    bool ok = pod_desired(1, &d) && d.action == RSS_ACTION_SEED;
+    rss_recordcodec_desired_clear(&d);
+    return ok;
+}
+
+static void write_seq_error(unsigned ord, uint64_t epoch)
+{
+    char now[40];
+    rss_time_ms(now, (int64_t)time(NULL) * 1000);
+    _cleanup_free_ char *obs =
+        rss_xasprintf("{\"containerId\":\"\",\"generation\":2,\"role\":\"stopped\",\"status\":7,"
+                      "\"sequenceError\":\"sequence "
+                      "hook exited 1: data directory unreadable\",\"leaseEpoch\":%llu,\"time\":\"%s\"}",
+                      (unsigned long long)epoch, now);
+    write_record(ord, RSS_RECORD_OBSERVED, RSS_RECORD_OBSERVED_FOR, obs);
+}
+
+/* The leader issues the seed (rss-db-1, sequence 300) and loses its Lease before the status write: kubesim
+ * fails every status PATCH, so status.recovery never gets the pin. The seed fails; rss-db-1's sequence hook
+ * errors; minimumMembers 2 would let rss-db-2 (200) seed. The next leader refuses it, from the pin that the
+ * seed's own record write carried. Judged from the records and the status kubesim holds. */
+static void test_pin_survives_lost_status(void **state)
+{
+    (void)state;
+    make_world();
+    for (unsigned i = 0; i < PIN_PODS; i++) {
+        _cleanup_free_ char *pod = rss_xasprintf(
+            "{\"metadata\":{\"name\":\"rss-db-%u\",\"labels\":{\"rss.clusterlabs.org/name\":\"db\"}},"
+            "\"spec\":{\"nodeName\":\"node-%u\",\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}",
+            i, i + 1);
+        create("v1", APP_NS, "pods", pod);
+    }
+    create(
+        "clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets",
+        "{\"apiVersion\":\"clusterlabs.org/v1alpha1\",\"kind\":\"ReplicatedStatefulSet\",\"metadata\":{"
+        "\"name\":\"db\"},\"spec\":{\"replicas\":3,\"reconcileInterval\":\"1s\",\"recovery\":{"
+        "\"minimumMembers\":2},\"pod\":{\"antiAffinity\":false,\"commands\":{\"sequence\":{\"command\":[\"/"
+        "seq\"]},\"seed\":{\"command\":[\"/seed\"]},\"primary\":{\"command\":[\"/start\"]},\"status\":{"
+        "\"command\":[\"/check\"]},\"stop\":{\"command\":[\"/stop\"]}},\"containers\":[{\"name\":\"app\","
+        "\"image\":\"busybox\"}]}}}");
+    struct term t;
+    term_start(&t);
+    const int64_t epoch = t.epoch;
+    struct pin_arg pa = {epoch};
+    wait_for(pin_fenced, &pa, "every pod fenced");
+
+    /* From now on no status write of the RSS gets through: the leader's view of it is lost with it. */
+    _cleanup_free_ char *spath =
+        rss_kube_path("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db", "status");
+    _cleanup_free_ char *q = rss_xasprintf("count=100000&code=500&verb=PATCH&path=%s", spath);
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/fail", q, NULL), 0);
+    const char *seqs[PIN_PODS] = {"100", "300", "200"};
+    for (unsigned i = 0; i < PIN_PODS; i++)
+        write_observed(i, (uint64_t)epoch, 1, "stopped", 7, seqs[i], NULL);
+    wait_for(seeded_1, NULL, "the seed of rss-db-1");
+    {
+        /* One GET: the seed's desired and its pin are in the record together. */
+        _cleanup_json_ cJSON *rec = get("v1", NS, "configmaps", APP_NS ".rss-db-1");
+        const char *pin = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(rec, "data"), RSS_RECORD_RECOVERY_PIN));
+        assert_non_null(pin);
+        assert_string_equal(pin, "{\"seedSequence\":\"300\"}");
+    }
+    atomic_store(&t.stop, true);
+    wait_for(leader_returned, &t, "the leader to return");
+    term_join(&t);
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/clear", NULL, NULL), 0);
+    {
+        _cleanup_json_ cJSON *rss = get("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db");
+        assert_null(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rss, "status"), "recovery"));
+    }
+
+    /* The next leader: the seed failed, and rss-db-1 now cannot tell its sequence. */
+    term_start(&t);
+    assert_int_equal(t.epoch, epoch + 1);
+    pa.epoch = t.epoch;
+    wait_for(pin_fenced, &pa, "every pod fenced with the new epoch");
+    write_observed(0, (uint64_t)t.epoch, 2, "stopped", 7, "100", NULL);
+    write_seq_error(1, (uint64_t)t.epoch);
+    write_observed(2, (uint64_t)t.epoch, 2, "stopped", 7, "200", NULL);
+    wait_for(status_names, "refusing to seed lower sequence", "the refusal in the status");
+    simfix_sleep_ms(1500); /* a few more rounds: still nothing seeds */
+    for (unsigned i = 0; i < PIN_PODS; i++) {
+        struct rss_desired d;
+        assert_true(pod_desired(i, &d));
+        if (d.action != RSS_ACTION_NONE || d.epoch != (uint64_t)t.epoch)
+            fail_msg("rss-db-%u: desired %s epoch %llu, want none", i, rss_action_name(d.action),
+                     (unsigned long long)d.epoch);
+        rss_recordcodec_desired_clear(&d);
+    }
+    _cleanup_json_ cJSON *rss = get("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db");
+    const cJSON *rec =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rss, "status"), "recovery");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "seedSequence")), "300");
+    const char *uid = cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rss, "metadata"), "uid"));
+    struct ev_arg refused = {uid, "SeedFallbackRefused"};
+    wait_for(event_seen, &refused, "a SeedFallbackRefused event");
+    atomic_store(&t.stop, true);
+    wait_for(leader_returned, &t, "the leader to return");
+    term_join(&t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1409,6 +1538,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_slow_rss_serial, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_rss_one_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_term_end_waits_for_workers, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pin_survives_lost_status, setup, teardown),
     };
     /* RSS_TEST_FILTER=test_slow* runs some tests only (a glob on the names). */
     if (getenv("RSS_TEST_FILTER"))
