@@ -2,10 +2,10 @@
  * random snapshot (spec: replicas, primaries, hooks, minimumMembers, paused/suspend, nodeLossPolicy;
  * StatefulSet replicas; up to 10 member pods with random desired/observed annotations, epochs, generations,
  * roles, sequences, sequence errors, pending/acknowledged actions, node liveness, container ids; a previous
- * status with a recovery pin; sometimes a force-seed; under spec.failover PromoteStandby a failover record,
- * position requests and answers), plans it, then plans again from the plan's own
- * status. Asserts beyond "no crash" the safety rules of ARCHITECTURE section 6 on every plan
- * (planner_props.h): at most one seed and never next to another start; no seed while any member runs or
+ * status with a recovery pin, and pins in the member records (readable or not); sometimes a force-seed; under
+ * spec.failover PromoteStandby a failover record, position requests and answers), plans it, then plans again
+ * from the plan's own status. Asserts beyond "no crash" the safety rules of ARCHITECTURE section 6 on every
+ * plan (planner_props.h): at most one seed and never next to another start; no seed while any member runs or
  * starts or any action is unresolved; the seed reported and has the highest sequence among the members
  * that reported; no seed before every member reported unless minimumMembers allows (then at least that
  * many); never below the pinned seed sequence; fencing first; our epoch on every desired; actions target
@@ -27,7 +27,7 @@
 #define ORD_SPAN 8
 
 struct store {
-    char uid[32], rv[32], node[16], cid[48], ocid[48], seqerr[16];
+    char uid[32], rv[32], node[16], cid[48], ocid[48], seqerr[16], pin[40];
 };
 
 static uint64_t pick_epoch(struct fuzz_reader *r)
@@ -68,6 +68,9 @@ static void member(struct fuzz_reader *r, unsigned ord, struct rss_member_input 
     m->volume = (enum rss_volume_locality)((nl >> 1) % 3);
     /* Rule 14's hold in the record (its two top bits, so no input changes meaning): readable or not. */
     m->hold_record = (nl & 0xC0) == 0xC0 ? ((nl & 0x20) ? "{\"seedSequence\":\"3\"}" : "garbage") : NULL;
+    /* Rule 2's recovery pin in the record (the same bits, another pattern): readable (0..7) or not. */
+    snprintf(s->pin, sizeof(s->pin), "{\"seedSequence\":\"%u\"}", (nl >> 1) & 7);
+    m->pin_record = (nl & 0xC0) == 0x80 ? ((nl & 0x20) ? s->pin : "{\"seedSequence\":\"x\"}") : NULL;
 
     m->has_desired = fuzz_below(r, 5) != 0;
     if (m->has_desired) {

@@ -91,6 +91,18 @@ static inline bool prop_pin(const cJSON *prev, uint64_t *seq)
     return true;
 }
 
+/* A member record's recoveryPin, as documented: {"seedSequence":"<decimal>"}. */
+static inline bool prop_record_pin(const char *doc, uint64_t *seq)
+{
+    cJSON *j = cJSON_Parse(doc);
+    const char *s = rss_json_str(j, "seedSequence");
+    rss_error_t err = NULL;
+    bool ok = s && rss_hook_parse_sequence(s, strlen(s), seq, &err) == 0;
+    rss_error_release(&err);
+    cJSON_Delete(j);
+    return ok;
+}
+
 /* The previous status records a replacement (nodeLossPolicy Replace) for this ordinal. */
 static inline bool prop_replacement(const cJSON *prev, unsigned ordinal)
 {
@@ -453,6 +465,17 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
     uint64_t pin;
     if (prop_pin(in->prev_status, &pin))
         RULE("2 (no automatic fallback below the pinned seed sequence)", s->observed.sequence >= pin);
+    /* The pin in a member's record (written with the seed's desired; the status may have lost it). */
+    for (size_t i = 0; i < in->n_members; i++) {
+        const char *doc = in->members[i].pin_record;
+        if (!doc)
+            continue;
+        if (prop_record_pin(doc, &pin))
+            RULE("2 (no automatic fallback below a record's pinned seed sequence)",
+                 s->observed.sequence >= pin);
+        else
+            RULE("2 (no automatic seed while a record's pin is unreadable)", false);
+    }
 }
 
 #endif
