@@ -333,6 +333,11 @@ sc_lightsout() {
     local stops
     stops=$(hook_lines "$mark" "$R" stop)
     [ -z "$stops" ] || fail "stop ran during recovery: $stops"
+    # Rule 2's pin (in the seed's record and the status) goes once a primary runs: none lingers to block a
+    # later recovery.
+    no_pins() { records_json "$R" | jq -e '[.items[].data.recoveryPin // empty] | length == 0' >/dev/null &&
+        rss_json "$R" | jq -e '.status.recovery == null' >/dev/null; }
+    wait_until 30 "no recovery pin left in $R's records and status" no_pins
     note "seed $(member $R 1) (30) at $(line_time "$seeds"), then $(awk '{print $2}' <<<"$prim" | tr '\n' ' ')"
     note "power-on to Running: ${total} ms; SeedChosen: $(events_since "$mark" SeedChosen "$R" | tail -1 | cut -c1-200)"
 }
