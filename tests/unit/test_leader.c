@@ -874,6 +874,30 @@ static void test_pod_patch(void **state)
     expect_at(rj, "data.desired", "<absent>", "pin removed");
 }
 
+/* The records kept when their pod or RSS is gone: those with rule 14's hold or rule 2's recovery pin (the
+ * pinned member may come back on the same volume, its seed failed); any other record goes. */
+static void test_record_holds(void **state)
+{
+    (void)state;
+    const struct {
+        const char *data;
+        bool keep;
+    } rows[] = {
+        {"{\"recoveryPin\":\"{\\\"seedSequence\\\":\\\"300\\\"}\"}", true},
+        {"{\"leftOut\":\"{\\\"seedSequence\\\":\\\"100\\\"}\"}", true},
+        {"{\"recoveryPin\":\"garbage\",\"observed\":\"{}\"}", true},
+        {"{\"desired\":\"{}\",\"desiredFor\":\"u1\",\"observed\":\"{}\",\"observedFor\":\"u1\"}", false},
+        {"{}", false},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        _cleanup_free_ char *j = rss_xasprintf("{\"data\":%s}", rows[i].data);
+        _cleanup_json_ cJSON *cm = cJSON_Parse(j);
+        assert_non_null(cm);
+        if (leader_record_holds(cm) != rows[i].keep)
+            fail_msg("row %zu (%s): want keep=%d", i, rows[i].data, rows[i].keep);
+    }
+}
+
 struct status_row {
     const char *name, *status, *prev, *want; /* want NULL: no write */
 };
@@ -1141,6 +1165,7 @@ int main(void)
         cmocka_unit_test(test_event_correlation_table),
         cmocka_unit_test(test_event_object),
         cmocka_unit_test(test_pod_patch),
+        cmocka_unit_test(test_record_holds),
         cmocka_unit_test(test_status_patch_table),
         cmocka_unit_test(test_apply_not_leading),
         cmocka_unit_test(test_replace_facts),
