@@ -280,7 +280,7 @@ static void test_no_member_no_watch(void **state)
     assert_int_equal(
         agent_count("WATCH", "replicatedstatefulsets") + agent_count("LIST", "replicatedstatefulsets"), 0);
     assert_int_equal(agent_count("WATCH", "configmaps") + agent_count("LIST", "configmaps"), 0);
-    assert_true(rss_agent_ready(agent));
+    wait_for(ready, NULL, "the agent ready");
 }
 
 /* A member pod of `a` arrives: the watches of `a` open; writes of `b` never reach the agent, those of `a`
@@ -321,7 +321,7 @@ static void test_member_moves_in_and_out(void **state)
     assert_int_equal(
         agent_count("WATCH", "replicatedstatefulsets") + agent_count("LIST", "replicatedstatefulsets"), 0);
     assert_int_equal(agent_count("WATCH", "configmaps") + agent_count("LIST", "configmaps"), 0);
-    assert_true(rss_agent_ready(agent));
+    wait_for(ready, NULL, "the agent ready");
 }
 
 /* Rule 10: a member whose records are not listed yet is not dispatched (its job's first act is a CRI
