@@ -179,8 +179,9 @@ lightsout() {
     echo "  watch events sent to rssd (kubesim's /_sim/stats watchEvents; the leader's node counts its leader too):"
     jq -r '.watchEvents[]? | select(.client | startswith("rssd/")) | "\(.resource) \(.count)"' "$f" |
         awk '{c[$1] += $2; t += $2} END {for (k in c) printf "    %-28s %d\n", k, c[k]; printf "    %-28s %d\n", "(all)", t + 0}' | sort
-    echo "    per node: $(jq -r '.watchEvents[]? | select(.client | startswith("rssd/")) | "\(.client | sub("^rssd/[^ ]* \\("; "") | sub("\\)$"; "")) \(.count)"' "$f" |
-        awk '{c[$1] += $2} END {for (k in c) printf "%s=%d ", k, c[k]}')"
+    jq -r '.watchEvents[]? | select(.client | startswith("rssd/")) | "\(.client | sub("^rssd/[^ ]* \\("; "") | sub("\\)$"; "")) \(.resource) \(.count)"' "$f" |
+        awk -v ln="$(leader_node || true)" '{c[$1] = c[$1] " " $2 "=" $3; t[$1] += $3}
+            END {for (k in c) printf "    %-7s %6d:%s%s\n", k, t[k], c[k], k == ln ? " (leader)" : ""}' | sort
     echo "  rssd memory VmRSS/RssAnon/VmHWM and CPU seconds since the power-on:"
     mem_cpu
 }

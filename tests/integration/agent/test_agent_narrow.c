@@ -283,17 +283,30 @@ static void test_no_member_no_watch(void **state)
     wait_for(ready, NULL, "the agent ready");
 }
 
-/* A member pod of `a` arrives: the watches of `a` open; writes of `b` never reach the agent, those of `a`
- * (its object, its peers' records) do; the pod leaving closes them. */
+/* Waits until a status write of `a` reaches the agent (the counts were reset before). */
+static void wait_event_of_a(const char *what)
+{
+    int64_t end = simfix_mono_ns() / 1000000 + WAIT_MS;
+    while (agent_count("EVENT", "replicatedstatefulsets") < 1) {
+        if (simfix_mono_ns() / 1000000 > end)
+            fail_msg("%s", what);
+        simfix_sleep_ms(50);
+    }
+}
+
+/* Member pods of `a` arrive: the watches of `a` open; writes of `b` never reach the agent, those of `a`
+ * (its object, its peers' records) do; the first pod leaving keeps them, the last closes them. */
 static void test_member_moves_in_and_out(void **state)
 {
     (void)state;
     reset_stats();
     create_pod("a-0", "a", NODE);
+    create_pod("a-2", "a", NODE);
     wait_for(watching, NULL, "the watches of RSS a");
     wait_for(ready, NULL, "the agent ready with RSS a listed");
-    /* Its first report written (its own record write is an event of its watch too), then quiet. */
+    /* Their first reports written (the agent's own record writes are events of its watch too), then quiet. */
     wait_for(reported, "a-0", "the first report of a-0");
+    wait_for(reported, "a-2", "the first report of a-2");
     simfix_sleep_ms(500);
     reset_stats();
     for (int i = 10; i < 15; i++) {
@@ -313,7 +326,16 @@ static void test_member_moves_in_and_out(void **state)
     assert_int_equal(agent_count("EVENT", "replicatedstatefulsets"), 1);
     assert_int_equal(agent_count("EVENT", "configmaps"), 1);
 
+    /* One of its two members leaves: the spec and the watches of `a` stay for the other. */
     delete_pod("a-0");
+    simfix_sleep_ms(1500);
+    reset_stats();
+    write_status("a", 21);
+    wait_event_of_a("a's status write did not reach the agent with a-2 still here");
+    assert_int_equal(
+        agent_count("WATCH", "replicatedstatefulsets") + agent_count("LIST", "replicatedstatefulsets"), 0);
+
+    delete_pod("a-2");
     wait_for(deaf_to, "a", "the watches of RSS a to close");
     /* And they stay closed: no request reopens them. */
     reset_stats();
