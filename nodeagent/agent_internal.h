@@ -221,7 +221,6 @@ void *agent_watch_lease(void *arg);
 void agent_rss_watch_update(struct rss_agent *a);
 bool agent_rss_watch_synced(struct rss_agent *a, const char *ns, const char *name);
 bool agent_rss_watch_all_synced(struct rss_agent *a);
-size_t agent_rss_watch_count(struct rss_agent *a);
 void agent_rss_watch_stop_all(struct rss_agent *a);
 
 /* agent_reconcile.c: one job of a member's worker (thread entry; arg = struct agent_job *). */

@@ -269,14 +269,6 @@ bool agent_rss_watch_all_synced(struct rss_agent *a)
     return true;
 }
 
-size_t agent_rss_watch_count(struct rss_agent *a)
-{
-    size_t n = 0;
-    for (const struct agent_rss_watch *w = a->rss_watches; w; w = w->next)
-        n++;
-    return n;
-}
-
 void agent_rss_watch_stop_all(struct rss_agent *a)
 {
     pthread_mutex_lock(&a->lock);
