@@ -46,11 +46,9 @@ int rss_agent_new(const struct rss_agent_config *cfg, struct rss_agent **ret, rs
     }
     a->n_scopes = a->managed.n ? a->managed.n : 1;
     a->pod_scopes = rss_xcalloc(a->n_scopes, sizeof(*a->pod_scopes));
-    a->spec_scopes = rss_xcalloc(a->n_scopes, sizeof(*a->spec_scopes));
     for (size_t i = 0; i < a->n_scopes; i++) {
         const char *ns = a->managed.n ? a->managed.names[i] : NULL;
         a->pod_scopes[i] = (struct agent_scope){.a = a, .ns = ns};
-        a->spec_scopes[i] = (struct agent_scope){.a = a, .ns = ns};
     }
     pthread_mutex_init(&a->lock, NULL);
     pthread_condattr_t ca;
@@ -74,6 +72,7 @@ void rss_agent_free(struct rss_agent *a)
 {
     if (!a)
         return;
+    agent_rss_watch_stop_all(a); /* none left after rss_agent_run */
     while (a->members) {
         struct agent_member *m = a->members;
         a->members = m->next;
@@ -93,7 +92,6 @@ void rss_agent_free(struct rss_agent *a)
     if (a->state_lock_fd >= 0)
         close(a->state_lock_fd);
     free(a->pod_scopes);
-    free(a->spec_scopes);
     rss_namespaces_clear(&a->managed);
     free(a);
 }
@@ -101,7 +99,8 @@ void rss_agent_free(struct rss_agent *a)
 bool rss_agent_ready(struct rss_agent *a)
 {
     pthread_mutex_lock(&a->lock);
-    bool r = a->lease_read && a->pods_synced && a->specs_synced && a->records_synced && !a->fenced;
+    /* Every RSS with a member here has its object and its records listed (none: nothing to wait for). */
+    bool r = a->lease_read && a->pods_synced && agent_rss_watch_all_synced(a) && !a->fenced;
     pthread_mutex_unlock(&a->lock);
     return r;
 }
@@ -160,22 +159,20 @@ int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err
     if (!agent_state_lock(a, stop))
         return 0; /* asked to stop while another rssd of this node still ran */
     agent_fence_state_restore(a);
-    /* The pod and RSS watches: one each per managed namespace (or one cluster-wide). */
-    const size_t n_fixed = 5;
-    size_t n = n_fixed + 2 * a->n_scopes;
+    /* The pod watches: one per managed namespace (or one cluster-wide); the RSS objects and the member
+     * records are watched per RSS with a member here, from the loop (agent_rss_watch.c). */
+    const size_t n_fixed = 4;
+    size_t n = n_fixed + a->n_scopes;
     void *(**fns)(void *) = rss_xcalloc(n, sizeof(*fns));
     void **args = rss_xcalloc(n, sizeof(*args));
-    void *(*fixed[])(void *) = {agent_watch_lease, agent_watch_records, agent_heartbeat, agent_peers_prober,
-                                agent_peers_reader};
+    void *(*fixed[])(void *) = {agent_watch_lease, agent_heartbeat, agent_peers_prober, agent_peers_reader};
     for (size_t i = 0; i < n_fixed; i++) {
         fns[i] = fixed[i];
         args[i] = a;
     }
     for (size_t i = 0; i < a->n_scopes; i++) {
-        fns[n_fixed + 2 * i] = agent_watch_pods;
-        args[n_fixed + 2 * i] = &a->pod_scopes[i];
-        fns[n_fixed + 1 + 2 * i] = agent_watch_specs;
-        args[n_fixed + 1 + 2 * i] = &a->spec_scopes[i];
+        fns[n_fixed + i] = agent_watch_pods;
+        args[n_fixed + i] = &a->pod_scopes[i];
     }
     pthread_t *th = rss_xcalloc(n, sizeof(*th));
     size_t started = 0;
@@ -198,11 +195,14 @@ int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err
         for (struct agent_member *m = a->members; m; m = m->next)
             n_members++;
         rss_metrics_set(RSS_METRIC_MEMBERS, n_members);
-        /* Rule 10: nothing is dispatched before the Lease GET answered and the pod and record lists
-         * arrived (a member without its record would probe as if it had never reported). */
-        if (a->lease_read && a->pods_synced && a->records_synced)
+        agent_rss_watch_update(a);
+        /* Rule 10: nothing is dispatched before the Lease GET answered, the pod list arrived and the
+         * member's RSS and its records were listed (a member without its record would probe as if it had
+         * never reported). */
+        if (a->lease_read && a->pods_synced)
             for (struct agent_member *m = a->members; m; m = m->next)
-                dispatch(a, m, now);
+                if (agent_rss_watch_synced(a, m->ns, m->rss))
+                    dispatch(a, m, now);
         struct timespec ts = rss_clock_mono_after(LOOP_TICK_MS);
         pthread_cond_timedwait(&a->cond, &a->lock, &ts);
     }
@@ -210,6 +210,7 @@ int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err
     /* First, before joining threads that may wait out a request to an API server we cannot reach: a fence
      * in flight ends now, the leader's dead window does not wait for us. */
     agent_fence_finish(a);
+    agent_rss_watch_stop_all(a);
     for (size_t i = 0; i < started; i++)
         pthread_join(th[i], NULL);
     free(th);

@@ -60,13 +60,13 @@ struct agent_member {
     char *last_skip;       /* last skip/reject reason logged, to log a decision once */
 };
 
-/* A member record ConfigMap in rssd's namespace as last seen by the record watch (under agent.lock).
- * Records of every member in the cluster are kept, since a record may arrive before its pod does. */
+/* A member record ConfigMap in rssd's namespace as last seen by its RSS's record watch (under agent.lock):
+ * the records of every member of each RSS that has a member on this node (agent_rss_watch.c). */
 struct agent_record {
     struct agent_record *next;
-    char *ns, *pod, *rv;
-    cJSON *cm; /* the whole object */
-    bool seen; /* during a relist */
+    char *ns, *rss, *pod, *rv; /* rss: its label, which the watch selects on */
+    cJSON *cm;                 /* the whole object */
+    bool seen;                 /* during a relist */
 };
 
 /* A peer agent, learned from its heartbeat Lease (agent_peers.c; under peers_lock). */
@@ -81,12 +81,24 @@ struct agent_peer {
         suspect_ms; /* monotonic: a record of a member on its node changed (it may have restarted); 0 none */
 };
 
-/* One namespace's pod or RSS watch (ns NULL: cluster-wide). Its re-lists judge only its namespace's
- * members or specs as gone, so one namespace's relist never drops another's. */
+/* One namespace's pod watch (ns NULL: cluster-wide). Its re-lists judge only its namespace's members as
+ * gone, so one namespace's relist never drops another's. */
 struct agent_scope {
     struct rss_agent *a;
     const char *ns; /* borrowed from rss_agent.managed */
     bool synced;    /* under agent.lock */
+};
+
+/* The two narrow watches of one RSS that has a member pod on this node (agent_rss_watch.c): its object by
+ * name and its member records by label. Fields under agent.lock but `stop`. */
+struct agent_rss_watch {
+    struct agent_rss_watch *next;
+    struct rss_agent *a;
+    char *ns, *name, *key; /* key "ns/name", as agent_spec's */
+    atomic_bool stop;      /* set (under agent.lock) when the RSS left the node or the agent stops */
+    pthread_t th[2];       /* the spec and the records watch */
+    bool started[2], done[2];
+    bool spec_synced, records_synced; /* each watch's first list arrived */
 };
 
 struct rss_agent {
@@ -98,9 +110,8 @@ struct rss_agent {
     void *leader_lease_ud;
     size_t hook_output_max;
     const atomic_bool *stop;
-    struct rss_namespaces managed;   /* --namespaces; n == 0: every namespace */
-    struct agent_scope *pod_scopes;  /* one per managed namespace (or one cluster-wide) */
-    struct agent_scope *spec_scopes; /* same */
+    struct rss_namespaces managed;  /* --namespaces; n == 0: every namespace */
+    struct agent_scope *pod_scopes; /* one per managed namespace (or one cluster-wide) */
     size_t n_scopes;
 
     pthread_mutex_t lock;
@@ -112,7 +123,9 @@ struct rss_agent {
     bool lease_read; /* the first GET answered (found or not) */
     uint64_t lease_epoch;
     struct agent_record *records;
-    bool pods_synced, specs_synced, records_synced;
+    struct agent_rss_watch *rss_watches; /* one per RSS with a member here */
+    struct agent_rss_watch *rss_retired; /* stopped, their threads not joined yet */
+    bool pods_synced;
     bool fenced;
     int workers;
 
@@ -185,7 +198,9 @@ void agent_member_free(struct agent_member *m);
 bool agent_record_ingest(struct rss_agent *a, const cJSON *cm);
 void agent_record_delete(struct rss_agent *a, const cJSON *cm);
 void agent_records_clear(struct rss_agent *a);
-void agent_records_sweep(struct rss_agent *a); /* drops those not `seen` in a relist */
+/* A relist of RSS ns/rss's records: mark clears their `seen`, sweep drops those still not `seen`. */
+void agent_records_mark(struct rss_agent *a, const char *ns, const char *rss);
+void agent_records_sweep(struct rss_agent *a, const char *ns, const char *rss);
 void agent_member_sync(struct rss_agent *a, struct agent_member *m);
 struct agent_spec *agent_spec_get(struct rss_agent *a, const char *ns, const char *name); /* +1 ref */
 void agent_spec_put(struct rss_agent *a, struct agent_spec *s);                           /* -1 ref */
@@ -195,11 +210,18 @@ void agent_spec_delete(struct rss_agent *a, const char *ns, const char *name);
 int agent_find_container(struct rss_agent *a, const char *uid, const char *cname, char **id,
                          rss_error_t *err);
 
-/* agent_watch.c: the three watch threads. */
-void *agent_watch_pods(void *arg);  /* arg = struct agent_scope * */
-void *agent_watch_specs(void *arg); /* arg = struct agent_scope * */
+/* agent_watch.c: the pod watch threads (one per scope) and the leader Lease's. */
+void *agent_watch_pods(void *arg); /* arg = struct agent_scope * */
 void *agent_watch_lease(void *arg);
-void *agent_watch_records(void *arg);
+
+/* agent_rss_watch.c: the per-RSS watches (lock held unless said otherwise). update: starts the watches of
+ * each RSS that gained a member on this node, stops (and forgets the spec and records of) each that has
+ * none left, joins those that ended. synced: both watches of ns/name listed (false when it has none);
+ * all_synced: every current one has. stop_all (lock not held): stops and joins them all, at agent stop. */
+void agent_rss_watch_update(struct rss_agent *a);
+bool agent_rss_watch_synced(struct rss_agent *a, const char *ns, const char *name);
+bool agent_rss_watch_all_synced(struct rss_agent *a);
+void agent_rss_watch_stop_all(struct rss_agent *a);
 
 /* agent_reconcile.c: one job of a member's worker (thread entry; arg = struct agent_job *). */
 struct agent_job {

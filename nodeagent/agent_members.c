@@ -146,6 +146,7 @@ static void sync_member_of(struct rss_agent *a, const char *ns, const char *pod)
 static void record_free(struct agent_record *r)
 {
     free(r->ns);
+    free(r->rss);
     free(r->pod);
     free(r->rv);
     cJSON_Delete(r->cm);
@@ -175,6 +176,8 @@ bool agent_record_ingest(struct rss_agent *a, const cJSON *cm)
         a->records = r;
     }
     r->rv = rss_xstrdup(rv);
+    free(r->rss);
+    r->rss = rss_xstrdup(rss);
     r->cm = cJSON_Duplicate(cm, true);
     r->seen = true;
     sync_member_of(a, ns, pod);
@@ -204,13 +207,19 @@ void agent_records_clear(struct rss_agent *a)
     }
 }
 
-/* Lock held: drops the records a relist did not show. */
-void agent_records_sweep(struct rss_agent *a)
+void agent_records_mark(struct rss_agent *a, const char *ns, const char *rss)
+{
+    for (struct agent_record *r = a->records; r; r = r->next)
+        if (!strcmp(r->ns, ns) && !strcmp(r->rss, rss))
+            r->seen = false;
+}
+
+void agent_records_sweep(struct rss_agent *a, const char *ns, const char *rss)
 {
     struct agent_record **p = &a->records;
     while (*p) {
         struct agent_record *r = *p;
-        if (r->seen) {
+        if (r->seen || strcmp(r->ns, ns) || strcmp(r->rss, rss)) {
             p = &r->next;
             continue;
         }

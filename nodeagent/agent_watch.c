@@ -1,5 +1,5 @@
-/* agent_watch.c -- the agent's watches: the leader Lease (rule 10), pods on this node, RSS objects, and
- * the member records in rssd's namespace. */
+/* agent_watch.c -- the agent's fixed watches: the leader Lease (rule 10) and the pods on this node (the RSS
+ * objects and member records are watched per RSS, agent_rss_watch.c). */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -7,7 +7,6 @@
 #include "rss/cleanup.h"
 #include "rss/json.h"
 #include "rss/log.h"
-#include "rss/record.h"
 #include "agent_internal.h"
 
 static void sleep_unless_stopped(struct rss_agent *a, long ms)
@@ -97,110 +96,6 @@ void *agent_watch_pods(void *arg)
     _cleanup_free_ char *path = rss_kube_path("v1", sc->ns, "pods", NULL, NULL);
     struct rss_kube_watch_opts o = {.field_selector = fs, .label_selector = RSS_LABEL_NAME, .stop = a->stop};
     watch_forever(a, sc, "pods", path, &o, on_pod);
-    return NULL;
-}
-
-/* --- RSS objects ----------------------------------------------------------------------------------- */
-
-/* The namespace part of a spec key "ns/name" (into buf). */
-static const char *key_ns(const char *key, char *buf, size_t n)
-{
-    size_t len = strcspn(key, "/");
-    snprintf(buf, n, "%.*s", (int)(len < n ? len : n - 1), key);
-    return buf;
-}
-
-static int on_spec(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
-{
-    struct agent_scope *sc = ud;
-    struct rss_agent *a = sc->a;
-    char nsbuf[254];
-    (void)err;
-    pthread_mutex_lock(&a->lock);
-    switch (ev) {
-    case RSS_KUBE_SYNC_BEGIN:
-        for (size_t i = 0; i < a->n_specs; i++)
-            if (in_scope(sc, key_ns(a->specs[i]->key, nsbuf, sizeof(nsbuf))))
-                a->specs[i]->seen = false;
-        break;
-    case RSS_KUBE_SYNC_END:
-        for (size_t i = a->n_specs; i-- > 0;)
-            if (!a->specs[i]->seen && in_scope(sc, key_ns(a->specs[i]->key, nsbuf, sizeof(nsbuf)))) {
-                _cleanup_free_ char *key = rss_xstrdup(a->specs[i]->key);
-                char *slash = strchr(key, '/');
-                *slash = '\0';
-                agent_spec_delete(a, key, slash + 1);
-            }
-        sc->synced = true;
-        a->specs_synced = all_synced(a->spec_scopes, a->n_scopes);
-        break;
-    case RSS_KUBE_ADDED:
-    case RSS_KUBE_MODIFIED:
-        agent_spec_set(a, obj);
-        break;
-    case RSS_KUBE_DELETED: {
-        const cJSON *meta = rss_json_obj(obj, "metadata");
-        const char *ns = rss_json_str(meta, "namespace"), *name = rss_json_str(meta, "name");
-        if (ns && name)
-            agent_spec_delete(a, ns, name);
-        break;
-    }
-    }
-    pthread_cond_broadcast(&a->cond);
-    pthread_mutex_unlock(&a->lock);
-    return 0;
-}
-
-void *agent_watch_specs(void *arg)
-{
-    struct agent_scope *sc = arg;
-    struct rss_agent *a = sc->a;
-    _cleanup_free_ char *path = rss_kube_path(RSS_CRD_GROUP_VERSION, sc->ns, RSS_CRD_PLURAL, NULL, NULL);
-    struct rss_kube_watch_opts o = {.stop = a->stop};
-    watch_forever(a, sc, "ReplicatedStatefulSets", path, &o, on_spec);
-    return NULL;
-}
-
-/* --- member records in rssd's namespace (rss/record.h) ------------------------------------------- */
-
-static int on_record(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
-{
-    struct rss_agent *a = ud;
-    (void)err;
-    pthread_mutex_lock(&a->lock);
-    switch (ev) {
-    case RSS_KUBE_SYNC_BEGIN:
-        for (struct agent_record *r = a->records; r; r = r->next)
-            r->seen = false;
-        break;
-    case RSS_KUBE_SYNC_END:
-        agent_records_sweep(a);
-        a->records_synced = true;
-        break;
-    case RSS_KUBE_ADDED:
-    case RSS_KUBE_MODIFIED: {
-        /* A member's agent writes `observed` when it (re)probes or its member changes: a new agent on
-         * that node may have a new failsafe address and key (agent_peers_reread.c). */
-        const char *ns, *rss, *pod;
-        if (agent_record_ingest(a, obj) && rss_record_member(obj, &ns, &rss, &pod))
-            agent_peers_record_changed(a, ns, rss, pod);
-        break;
-    }
-    case RSS_KUBE_DELETED:
-        agent_record_delete(a, obj);
-        break;
-    }
-    pthread_cond_broadcast(&a->cond);
-    pthread_mutex_unlock(&a->lock);
-    return 0;
-}
-
-void *agent_watch_records(void *arg)
-{
-    struct rss_agent *a = arg;
-    _cleanup_free_ char *coll = rss_kube_path("v1", a->ns, "configmaps", NULL, NULL);
-    struct rss_kube_watch_opts o = {.label_selector = RSS_LABEL_RECORD_MEMBER, .stop = a->stop};
-    watch_forever(a, a, "member records", coll, &o, on_record);
     return NULL;
 }
 

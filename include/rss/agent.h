@@ -56,7 +56,8 @@ int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err
 /* Number of hook workers still running. */
 int rss_agent_busy_workers(struct rss_agent *a);
 
-/* For health checks: true once the Lease, pods and RSS objects were read once. */
+/* For health checks: true once the Lease and the pods were read, and the object and member records of
+ * every RSS with a member pod on this node (its narrow watches, docs/agent.md), and not cut off. */
 bool rss_agent_ready(struct rss_agent *a);
 /* For health checks: ms since the loop last went round (it wakes at least every second). */
 int64_t rss_agent_loop_age_ms(struct rss_agent *a);

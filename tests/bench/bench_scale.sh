@@ -2,7 +2,7 @@
 # bench_scale.sh -- rssd at scale on 5 nodes: 10 RSS x 3 lights-out (and one slow RSS), one RSS of 3/9/27 (K=1, K=4): time, API requests by verb/resource, idle load, memory, CPU.
 #
 # Usage: tests/bench/bench_scale.sh   (as root; RSS_BUILD_DIR = the build; BENCH_IDLE_S = idle window, 30;
-#        BENCH_IDLE_ONLY=1: stop after the two idle figures; E2E_LEASE/E2E_RENEW/E2E_RETRY/E2E_HEARTBEAT =
+#        BENCH_IDLE_ONLY=1: stop after the two idle figures; BENCH_ONE_LIGHTSOUT=1: after the first 10x3 lights-out; E2E_LEASE/E2E_RENEW/E2E_RETRY/E2E_HEARTBEAT =
 #        rssd's timings, the world's short ones by default: 15s/10s/2s/10s measure a real deployment's)
 # Prints figures, asserts nothing about time (not run by ctest). One 5-node world, one run, in order:
 #   idle-0      no RSS: each rssd's requests per minute (the leader's node = agent + leader)
@@ -176,6 +176,12 @@ lightsout() {
         awk -v m="$nm" '{printf "    %-6s %-28s %6d  %6.2f\n", $2, $3, $1, $1 / m}'
     echo "  by node:"
     rssd_by "$f" | awk '{c[$1] += $4} END {for (k in c) printf "    %-7s %d\n", k, c[k]}' | sort
+    echo "  watch events sent to rssd (kubesim's /_sim/stats watchEvents; the leader's node counts its leader too):"
+    jq -r '.watchEvents[]? | select(.client | startswith("rssd/")) | "\(.resource) \(.count)"' "$f" |
+        awk '{c[$1] += $2; t += $2} END {for (k in c) printf "    %-28s %d\n", k, c[k]; printf "    %-28s %d\n", "(all)", t + 0}' | sort
+    jq -r '.watchEvents[]? | select(.client | startswith("rssd/")) | "\(.client | sub("^rssd/[^ ]* \\("; "") | sub("\\)$"; "")) \(.resource) \(.count)"' "$f" |
+        awk -v ln="$(leader_node || true)" '{c[$1] = c[$1] " " $2 "=" $3; t[$1] += $3}
+            END {for (k in c) printf "    %-7s %6d:%s%s\n", k, t[k], c[k], k == ln ? " (leader)" : ""}' | sort
     echo "  rssd memory VmRSS/RssAnon/VmHWM and CPU seconds since the power-on:"
     mem_cpu
 }
@@ -196,6 +202,7 @@ idle idle-10x3
 [ "${BENCH_IDLE_ONLY:-0}" != 1 ] || exit 0
 IDLE_REF=idle-10x3
 lightsout 10x3 30 "${RS[@]}"
+[ "${BENCH_ONE_LIGHTSOUT:-0}" != 1 ] || exit 0
 # The same again: a control for the slow variant, which is the second lights-out of these RSS (the
 # world's runtimes restart more containers each time, so the second is not the first's equal).
 lightsout 10x3-again 30 "${RS[@]}"

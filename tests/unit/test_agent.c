@@ -518,6 +518,46 @@ static void test_verdict_names(void **state)
     assert_string_equal(rss_agent_verdict_name(RSS_AGENT_REJECT), "reject");
 }
 
+/* A relist of one RSS's records (its narrow watch, agent_rss_watch.c) judges only that RSS's records gone:
+ * another RSS's records, listed by its own watch, stay. */
+static void test_records_sweep_per_rss(void **state)
+{
+    (void)state;
+    struct rss_agent_config cfg = {
+        .kube = (struct rss_kube *)1, .cri = (struct rss_cri *)1, .node = "n1", .ns = "x"};
+    struct rss_agent *a = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_agent_new(&cfg, &a, &err), 0);
+    static const char *const recs[][2] = {{"db", "rss-db-0"}, {"db", "rss-db-1"}, {"kv", "rss-kv-0"}};
+    for (size_t i = 0; i < 3; i++) {
+        _cleanup_json_ cJSON *cm = rss_record_new("ns1", recs[i][0], recs[i][1]);
+        cJSON_AddStringToObject(cJSON_GetObjectItem(cm, "metadata"), "resourceVersion", "7");
+        agent_record_ingest(a, cm);
+    }
+    /* db's relist shows rss-db-1 only; kv's records are none of its business. */
+    agent_records_mark(a, "ns1", "db");
+    _cleanup_json_ cJSON *again = rss_record_new("ns1", "db", "rss-db-1");
+    cJSON_AddStringToObject(cJSON_GetObjectItem(again, "metadata"), "resourceVersion", "8");
+    agent_record_ingest(a, again);
+    agent_records_sweep(a, "ns1", "db");
+    int db0 = 0, db1 = 0, kv0 = 0;
+    for (struct agent_record *r = a->records; r; r = r->next) {
+        db0 += !strcmp(r->pod, "rss-db-0");
+        db1 += !strcmp(r->pod, "rss-db-1");
+        kv0 += !strcmp(r->pod, "rss-kv-0") && !strcmp(r->rss, "kv");
+    }
+    assert_int_equal(db0, 0);
+    assert_int_equal(db1, 1);
+    assert_int_equal(kv0, 1);
+    /* kv left the node: its records go, db's stay. */
+    agent_records_mark(a, "ns1", "kv");
+    agent_records_sweep(a, "ns1", "kv");
+    assert_non_null(a->records);
+    assert_string_equal(a->records->pod, "rss-db-1");
+    assert_null(a->records->next);
+    rss_agent_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -534,6 +574,7 @@ int main(void)
         cmocka_unit_test(test_peer_suspect_from_record),
         cmocka_unit_test(test_peers_wanted),
         cmocka_unit_test(test_fence_stop_kills),
+        cmocka_unit_test(test_records_sweep_per_rss),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

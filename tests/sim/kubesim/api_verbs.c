@@ -133,6 +133,7 @@ void api_do_watch(struct ctx *c)
     o.ns = c->ns ? rss_xstrdup(c->ns) : NULL;
     o.bookmarks = api_qbool(c, "allowWatchBookmarks");
     o.table = c->table;
+    o.client = c->req->client ? rss_xstrdup(c->req->client) : NULL;
     const char *ts = api_q(c, "timeoutSeconds");
     o.timeout_s = ts ? atol(ts) : 0;
     if (o.timeout_s <= 0)

@@ -164,6 +164,7 @@ struct ks_req {
     const char *(*query)(void *ctx, const char *key);
     void *query_ctx;
     const struct ks_user *user; /* who is asking (authenticated, or anonymous on public paths) */
+    const char *client;         /* its User-Agent, may be NULL */
 };
 
 struct ks_reply {
@@ -242,6 +243,7 @@ struct ks_watch_opts {
     bool expired; /* answer one ERROR 410 event and end */
     uint64_t expired_rv;
     long timeout_s;
+    char *client; /* the User-Agent (owned), for the per-client event counts; NULL = "-" */
 };
 /* Creates a watch (under the lock: takes the initial snapshot). Frees opts' owned members on error. */
 struct ks_watch *ks_watch_new(struct ks_watch_opts *opts);
@@ -266,6 +268,9 @@ enum ks_fault ks_sim_faults(const char *method, const char *alt, const char *pat
 void ks_simctl_free(void);
 /* Counts one request: by verb, and by client (User-Agent), verb and the resource of its path. */
 void ks_sim_count(const char *verb, const char *path, const char *client);
+/* Under the lock: counts one watch event (ADDED/MODIFIED/DELETED, not BOOKMARK or ERROR) sent to client on
+ * a stream of resource `plural`. */
+void ks_sim_count_event(const char *client, const char *plural);
 
 /* ---- HTTPS server (server.c) ---- */
 

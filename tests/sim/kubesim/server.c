@@ -193,6 +193,7 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *mc, const char 
         .query = lookup,
         .query_ctx = mc,
         .user = c->user,
+        .client = MHD_lookup_connection_value(mc, MHD_HEADER_KIND, "User-Agent"),
     };
     if (c->unauthorized) {
         ks_reply_status(&reply, 401, "Unauthorized", "Unauthorized");

@@ -40,8 +40,9 @@ static struct {
     unsigned cut_gen;
     unsigned long counts[NVERBS];
     unsigned long total;
-    struct by_key *by;    /* counts by client, verb and resource */
-    struct by_key *by_ns; /* the same split by the namespace in the path ("" = none: cluster-wide) */
+    struct by_key *by;     /* counts by client, verb and resource */
+    struct by_key *by_ns;  /* the same split by the namespace in the path ("" = none: cluster-wide) */
+    struct by_key *events; /* watch events sent, by client and resource (verb "EVENT") */
 } sim;
 
 bool ks_sim_paused(void)
@@ -128,6 +129,11 @@ void ks_sim_count(const char *verb, const char *path, const char *client)
     ks_unlock();
 }
 
+void ks_sim_count_event(const char *client, const char *plural)
+{
+    count_in(&sim.events, client, "EVENT", plural, NULL);
+}
+
 static void list_free(struct by_key **list)
 {
     while (*list) {
@@ -145,6 +151,7 @@ static void by_free(void)
 {
     list_free(&sim.by);
     list_free(&sim.by_ns);
+    list_free(&sim.events);
 }
 
 static bool rule_matches(const struct rule *r, const char *method, const char *alt, const char *path)
@@ -261,6 +268,7 @@ static cJSON *stats(void)
     cJSON_AddNumberToObject(o, "total", (double)sim.total);
     add_counts(o, "by", sim.by, false);
     add_counts(o, "byNamespace", sim.by_ns, true);
+    add_counts(o, "watchEvents", sim.events, false);
     ks_unlock();
     return o;
 }

@@ -54,6 +54,7 @@ static void emit(struct ks_watch *w, const char *type, cJSON *object)
 
 static void emit_obj(struct ks_watch *w, const char *type, const cJSON *obj)
 {
+    ks_sim_count_event(w->o.client ? w->o.client : "-", w->o.res->plural);
     cJSON *o = cJSON_Duplicate(obj, true);
     if (w->o.res->flags & KS_CUSTOM)
         ks_json_set_str(o, "apiVersion", w->api_version);
@@ -133,6 +134,7 @@ void ks_watch_free(void *cls)
     ks_selector_free(w->o.labels);
     ks_selector_free(w->o.fields);
     free(w->o.ns);
+    free(w->o.client);
     free(w->api_version);
     free(w->buf);
     free(w);
