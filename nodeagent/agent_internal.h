@@ -41,6 +41,7 @@ struct agent_member {
     bool seen;             /* during a relist */
     bool fence_done;       /* fence.c ran `stop` on it; the next job re-probes */
     bool fence_started;    /* fence.c started `stop` in this cut-off period */
+    bool fence_committed;  /* ... and decided to stop it (no last look at the API server pending) */
     bool failsafe_kept;    /* fence.c kept it running in this cut-off period (logged once) */
     int64_t vouch_lost_ms; /* monotonic: when the peers stopped vouching after having kept it, in this
                               cut-off period (the end of a shared outage); 0 = not */
@@ -307,7 +308,9 @@ void *agent_heartbeat(void *arg);
  * it starts one thread per member that runs `stop` through CRI only, so a worker blocked on the
  * unreachable API cannot delay the fence. agent_fenced() takes the lock. */
 void agent_fence_check(struct rss_agent *a, int64_t now_ms);
-/* fence.c: at exit, kills the container of every member whose fence `stop` still runs (lock not held). */
+/* fence.c: at exit, kills the container of every member whose fence `stop` still runs; one whose fence is
+ * still taking its last look at the API server only when a look here (1 s at most) gets no answer either
+ * (lock not held). */
 void agent_fence_finish(struct rss_agent *a);
 bool agent_fenced(struct rss_agent *a);
 

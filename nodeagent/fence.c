@@ -87,6 +87,16 @@ bool agent_fence_stop(struct rss_agent *a, const struct rss_spec *spec, const ch
     return true;
 }
 
+/* The job's member: its fence is decided, the last look (if any) found the API server silent. */
+static void commit(struct rss_agent *a, const struct fence_job *f)
+{
+    pthread_mutex_lock(&a->lock);
+    for (struct agent_member *m = a->members; m; m = m->next)
+        if (strcmp(m->ns, f->ns) == 0 && strcmp(m->pod, f->pod) == 0 && strcmp(m->uid, f->uid) == 0)
+            m->fence_committed = true;
+    pthread_mutex_unlock(&a->lock);
+}
+
 /* Runs `stop` in the member's container with CRI only: nothing here may wait for the API server beyond
  * api_answers()' bounded look. */
 static void *fence_member(void *arg)
@@ -96,6 +106,8 @@ static void *fence_member(void *arg)
     _cleanup_free_ char *cid = NULL;
     _cleanup_error_ rss_error_t err = NULL;
     bool called_off = f->may_call_off && api_answers(a);
+    if (f->may_call_off && !called_off)
+        commit(a, f);
     if (called_off) {
         rss_log_info("self-fencing of pod %s/%s called off: the API server answers this node again", f->ns,
                      f->pod);
@@ -116,7 +128,7 @@ static void *fence_member(void *arg)
     for (struct agent_member *m = a->members; m; m = m->next)
         if (strcmp(m->ns, f->ns) == 0 && strcmp(m->pod, f->pod) == 0 && strcmp(m->uid, f->uid) == 0) {
             if (called_off)
-                m->fence_started = false; /* decided again at the next check, unless the heartbeat renewed */
+                m->fence_started = m->fence_committed = false; /* decided again at the next check */
             else
                 m->fence_done = true;
             m->wake = true;
@@ -151,6 +163,7 @@ static void fence_member_start(struct rss_agent *a, struct agent_member *m, stru
         return;
     }
     m->fence_started = true;
+    m->fence_committed = !f->may_call_off;
 }
 
 /* Why: the leader counts a node as dead once it has seen its heartbeat unchanged for the fence timeout
@@ -192,7 +205,7 @@ void agent_fence_check(struct rss_agent *a, int64_t now_ms)
                          "are, the leader decides what starts");
         for (struct agent_member *m = a->members; m; m = m->next) {
             m->wake = true;
-            m->fence_started = false;
+            m->fence_started = m->fence_committed = false;
             m->failsafe_kept = false;
             m->vouch_lost_ms = 0;
         }
@@ -242,18 +255,33 @@ void agent_fence_finish(struct rss_agent *a)
 {
     struct pending {
         char *ns, *pod, *uid, *cname;
+        bool committed;
     } *p = NULL;
     size_t n = 0, cap = 0;
+    bool looking = false;
     pthread_mutex_lock(&a->lock);
     for (struct agent_member *m = a->members; m; m = m->next)
-        if (m->fence_started && !m->fence_done)
-            *(struct pending *)rss_xarray_push(&p, &n, &cap, sizeof(*p)) = (struct pending){
-                rss_xstrdup(m->ns), rss_xstrdup(m->pod), rss_xstrdup(m->uid), rss_xstrdup(m->container_name)};
+        if (m->fence_started && !m->fence_done) {
+            *(struct pending *)rss_xarray_push(&p, &n, &cap, sizeof(*p)) =
+                (struct pending){rss_xstrdup(m->ns), rss_xstrdup(m->pod), rss_xstrdup(m->uid),
+                                 rss_xstrdup(m->container_name), m->fence_committed};
+            looking |= !m->fence_committed;
+        }
     pthread_mutex_unlock(&a->lock);
+    /* A fence still taking its last look (a stalled or just-started agent) is not decided: the kubelet's
+     * SIGTERM of an agent that just woke from a long stop (its liveness probe failed meanwhile) came while
+     * that look was finding the API server answering, and the kill stopped a healthy primary. Look once
+     * more here: if the API server answers, those members are left running (the next agent decides); if
+     * not, they are killed like the decided ones. */
+    bool answers = looking && api_answers(a);
     for (size_t i = 0; i < n; i++) {
         _cleanup_free_ char *cid = NULL;
         _cleanup_error_ rss_error_t err = NULL;
-        if (agent_find_container(a, p[i].uid, p[i].cname, &cid, &err) < 0)
+        if (!p[i].committed && answers)
+            rss_log_info(
+                "self-fencing of pod %s/%s called off as rssd stops: the API server answers this node",
+                p[i].ns, p[i].pod);
+        else if (agent_find_container(a, p[i].uid, p[i].cname, &cid, &err) < 0)
             rss_log_error(RSS_LOG_ERROR, &err, "self-fencing: pod %s/%s: cannot find its container", p[i].ns,
                           p[i].pod);
         else if (cid && rss_cri_stop_container(a->cri, cid, 0, &err) < 0 &&
