@@ -207,6 +207,9 @@ struct agent_spec *agent_spec_get(struct rss_agent *a, const char *ns, const cha
 void agent_spec_put(struct rss_agent *a, struct agent_spec *s);                           /* -1 ref */
 void agent_spec_set(struct rss_agent *a, const cJSON *cr);
 void agent_spec_delete(struct rss_agent *a, const char *ns, const char *name);
+/* By key "ns/name": the spec, valid or not, without a reference; drop: true if there was one. */
+struct agent_spec *agent_spec_find(const struct rss_agent *a, const char *key);
+bool agent_spec_drop(struct rss_agent *a, const char *key);
 /* Without the lock: the newest RUNNING container of the pod's first container. *id = NULL if none. */
 int agent_find_container(struct rss_agent *a, const char *uid, const char *cname, char **id,
                          rss_error_t *err);

@@ -237,7 +237,7 @@ static char *spec_key(const char *ns, const char *name)
     return rss_xasprintf("%s/%s", ns, name);
 }
 
-static struct agent_spec *find_spec(struct rss_agent *a, const char *key, size_t *idx)
+static struct agent_spec *find_spec(const struct rss_agent *a, const char *key, size_t *idx)
 {
     for (size_t i = 0; i < a->n_specs; i++)
         if (strcmp(a->specs[i]->key, key) == 0) {
@@ -279,14 +279,25 @@ static void drop_spec(struct rss_agent *a, size_t i)
     agent_spec_put(a, s);
 }
 
+struct agent_spec *agent_spec_find(const struct rss_agent *a, const char *key)
+{
+    return find_spec(a, key, NULL);
+}
+
+bool agent_spec_drop(struct rss_agent *a, const char *key)
+{
+    size_t i;
+    if (!find_spec(a, key, &i))
+        return false;
+    drop_spec(a, i);
+    return true;
+}
+
 void agent_spec_delete(struct rss_agent *a, const char *ns, const char *name)
 {
     _cleanup_free_ char *key = spec_key(ns, name);
-    size_t i;
-    if (find_spec(a, key, &i)) {
+    if (agent_spec_drop(a, key))
         rss_log_info("RSS %s deleted: its pods are no longer members", key);
-        drop_spec(a, i);
-    }
 }
 
 void agent_spec_set(struct rss_agent *a, const cJSON *cr)

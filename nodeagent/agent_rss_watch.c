@@ -30,15 +30,6 @@ static bool is_ours(const struct agent_rss_watch *w, const char *ns, const char 
     return ns && name && !strcmp(ns, w->ns) && !strcmp(name, w->name);
 }
 
-/* Lock held: the spec of this RSS, or NULL. */
-static struct agent_spec *our_spec(struct rss_agent *a, const struct agent_rss_watch *w)
-{
-    for (size_t i = 0; i < a->n_specs; i++)
-        if (!strcmp(a->specs[i]->key, w->key))
-            return a->specs[i];
-    return NULL;
-}
-
 static int on_spec(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
 {
     struct agent_rss_watch *w = ud;
@@ -51,11 +42,11 @@ static int on_spec(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error
     if (!live(w)) {
         /* retired: changes nothing */
     } else if (ev == RSS_KUBE_SYNC_BEGIN) {
-        if ((s = our_spec(a, w)))
+        if ((s = agent_spec_find(a, w->key)))
             s->seen = false;
     } else if (ev == RSS_KUBE_SYNC_END) {
         /* Only this RSS is judged gone by this relist (rule 5: its pods are then no members). */
-        if ((s = our_spec(a, w)) && !s->seen)
+        if ((s = agent_spec_find(a, w->key)) && !s->seen)
             agent_spec_delete(a, w->ns, w->name);
         w->spec_synced = true;
     } else if (!is_ours(w, ns, name)) {
@@ -189,14 +180,7 @@ static struct agent_rss_watch *find(struct rss_agent *a, const char *ns, const c
 static void retire(struct rss_agent *a, struct agent_rss_watch *w)
 {
     atomic_store(&w->stop, true);
-    struct agent_spec *s = our_spec(a, w);
-    if (s) {
-        size_t i = 0;
-        while (a->specs[i] != s)
-            i++;
-        a->specs[i] = a->specs[--a->n_specs];
-        agent_spec_put(a, s);
-    }
+    agent_spec_drop(a, w->key);
     agent_records_mark(a, w->ns, w->name);
     agent_records_sweep(a, w->ns, w->name);
     rss_log_info("RSS %s has no member on this node any more: its watches stop", w->key);

@@ -132,6 +132,65 @@ int simfix_ctl(struct rss_kube *k, const char *method, const char *path, const c
     return 0;
 }
 
+int simfix_create(struct rss_kube *k, const char *gv, const char *ns, const char *plural, const char *json)
+{
+    _cleanup_json_ cJSON *obj = cJSON_Parse(json);
+    if (!obj) {
+        fprintf(stderr, "simfix: not JSON: %s\n", json);
+        return -1;
+    }
+    _cleanup_free_ char *path = rss_kube_path(gv, ns, plural, NULL, NULL);
+    _cleanup_error_ rss_error_t err = NULL;
+    if (rss_kube_create(k, path, obj, NULL, &err) < 0) {
+        _cleanup_free_ char *s = rss_error_string(err);
+        fprintf(stderr, "simfix: create %s: %s\n", json, s);
+        return -1;
+    }
+    return 0;
+}
+
+static bool in_list(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+        if (!strncmp(p, word, n) && (p[n] == ',' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+static bool resource_matches(const char *want, const char *res)
+{
+    if (!want)
+        return true;
+    if (want[0] == '!')
+        return strcmp(res, want + 1) != 0;
+    if (want[0] == '*')
+        return strstr(res, want + 1) != NULL;
+    return !strcmp(res, want);
+}
+
+int simfix_stats_count(struct rss_kube *k, const char *client, const char *verbs, const char *resource)
+{
+    _cleanup_json_ cJSON *st = NULL;
+    if (simfix_ctl(k, "GET", "/_sim/stats", NULL, &st) < 0)
+        return -1;
+    int n = 0;
+    const cJSON *e;
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(st, "by"))
+    {
+        const char *c = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "client"));
+        const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "verb"));
+        const char *res = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "resource"));
+        const cJSON *count = cJSON_GetObjectItemCaseSensitive(e, "count");
+        if (!c || !v || !res || !cJSON_IsNumber(count))
+            continue;
+        if ((!client || !strcmp(c, client)) && (!verbs || in_list(verbs, v)) &&
+            resource_matches(resource, res))
+            n += count->valueint;
+    }
+    return n;
+}
+
 int simfix_listen_loopback(int backlog, int *port)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -26,6 +26,24 @@ void simfix_stop(struct simfix *s);
  * Returns 0 or -1 (the error is printed). */
 int simfix_ctl(struct rss_kube *k, const char *method, const char *path, const char *query, cJSON **ret);
 
+/* cmocka tests: fails the test with err's message and `what` when r < 0 (r is evaluated once). */
+#define SIMFIX_CHECK(r, err, what)                                                                           \
+    do {                                                                                                     \
+        if ((r) < 0) {                                                                                       \
+            _cleanup_free_ char *simfix_msg_ = rss_error_string(*(err));                                     \
+            fail_msg("%s: %s", (what), simfix_msg_);                                                         \
+        }                                                                                                    \
+    } while (0)
+
+/* POSTs the object `json` to the collection gv/ns/plural (ns NULL: cluster-scoped). Returns 0 or -1
+ * (the error is printed). */
+int simfix_create(struct rss_kube *k, const char *gv, const char *ns, const char *plural, const char *json);
+
+/* The requests kubesim counted since its last stats-reset (/_sim/stats "by") from client (NULL: any)
+ * whose verb is one of the comma-separated `verbs` (NULL: any) and whose resource is `resource` (NULL:
+ * any; "!x": any but x; "*x": any containing x). Returns the count, or -1 when the stats are unreadable. */
+int simfix_stats_count(struct rss_kube *k, const char *client, const char *verbs, const char *resource);
+
 /* CLOCK_MONOTONIC in ns (the same clock kubesim's leases-log uses). */
 int64_t simfix_mono_ns(void);
 

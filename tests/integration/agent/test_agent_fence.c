@@ -32,21 +32,13 @@ static struct rss_kube *kube, *dead_kube;
 static struct fake_cri *fake;
 static struct rss_cri *cri;
 
-static void check(int r, rss_error_t *err, const char *what)
-{
-    if (r < 0) {
-        _cleanup_free_ char *s = rss_error_string(*err);
-        fail_msg("%s: %s", what, s);
-    }
-}
-
 /* An agent with one member pod whose fence started; committed = its decision is taken. */
 static struct rss_agent *agent_with_fence(struct rss_kube *k, bool committed)
 {
     struct rss_agent_config cfg = {.kube = k, .cri = cri, .node = NODE, .ns = NS};
     struct rss_agent *a = NULL;
     _cleanup_error_ rss_error_t err = NULL;
-    check(rss_agent_new(&cfg, &a, &err), &err, "rss_agent_new");
+    SIMFIX_CHECK(rss_agent_new(&cfg, &a, &err), &err, "rss_agent_new");
     _cleanup_json_ cJSON *pod = cJSON_Parse(
         "{\"metadata\":{\"name\":\"rss-db-0\",\"namespace\":\"prod\",\"uid\":\"u0\","
         "\"labels\":{\"rss.clusterlabs.org/name\":\"db\"}},"

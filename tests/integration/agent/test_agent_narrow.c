@@ -43,22 +43,7 @@ static atomic_bool stop;
 static pthread_t agent_thread;
 static char *tmpdir;
 
-static void check(int r, rss_error_t *err, const char *what)
-{
-    if (r < 0) {
-        _cleanup_free_ char *s = rss_error_string(*err);
-        fail_msg("%s: %s", what, s);
-    }
-}
-
-static void create(const char *gv, const char *ns, const char *plural, const char *json)
-{
-    _cleanup_json_ cJSON *obj = cJSON_Parse(json);
-    assert_non_null(obj);
-    _cleanup_free_ char *path = rss_kube_path(gv, ns, plural, NULL, NULL);
-    _cleanup_error_ rss_error_t err = NULL;
-    check(rss_kube_create(kube, path, obj, NULL, &err), &err, json);
-}
+#define create(...) assert_int_equal(simfix_create(kube, __VA_ARGS__), 0)
 
 static void create_rss(const char *name)
 {
@@ -85,7 +70,7 @@ static void delete_pod(const char *name)
     _cleanup_free_ char *path = rss_kube_path("v1", APP_NS, "pods", name, NULL);
     _cleanup_error_ rss_error_t err = NULL;
     struct rss_kube_delete_opts o = {.set_grace = true, .grace_period_seconds = 0}; /* gone at once */
-    check(rss_kube_delete(kube, path, &o, NULL, &err), &err, "delete pod");
+    SIMFIX_CHECK(rss_kube_delete(kube, path, &o, NULL, &err), &err, "delete pod");
 }
 
 /* A status write, as the leader's of each reconcile. */
@@ -95,7 +80,7 @@ static void write_status(const char *rss, int n)
     _cleanup_free_ char *json = rss_xasprintf("{\"status\":{\"observedGeneration\":%d}}", n);
     _cleanup_json_ cJSON *patch = cJSON_Parse(json);
     _cleanup_error_ rss_error_t err = NULL;
-    check(rss_kube_merge_patch(kube, path, patch, NULL, &err), &err, "status write");
+    SIMFIX_CHECK(rss_kube_merge_patch(kube, path, patch, NULL, &err), &err, "status write");
 }
 
 /* Creates or rewrites the record of APP_NS/pod of RSS rss (its `leftOut`-free data: a changing key). */
@@ -114,7 +99,7 @@ static void write_record(const char *rss, const char *pod, int n)
     cJSON_ReplaceItemInObjectCaseSensitive(cm, "data",
                                            cJSON_Duplicate(cJSON_GetObjectItem(patch, "data"), true));
     _cleanup_free_ char *coll = rss_kube_path("v1", NS, "configmaps", NULL, NULL);
-    check(rss_kube_create(kube, coll, cm, NULL, &err), &err, "create record");
+    SIMFIX_CHECK(rss_kube_create(kube, coll, cm, NULL, &err), &err, "create record");
 }
 
 /* kubesim's count of the agent's `verb` requests (or, verb "EVENT", watch events sent to it) on resource. */

@@ -39,22 +39,7 @@ static struct simfix sim;
 static struct rss_kube *kube;
 static int term_workers; /* rss_leader_config.workers of the next term_start_in (0: the default) */
 
-static void check(int r, rss_error_t *err, const char *what)
-{
-    if (r < 0) {
-        _cleanup_free_ char *s = rss_error_string(*err);
-        fail_msg("%s: %s", what, s);
-    }
-}
-
-static void create(const char *gv, const char *ns, const char *plural, const char *json)
-{
-    _cleanup_json_ cJSON *obj = cJSON_Parse(json);
-    assert_non_null(obj);
-    _cleanup_free_ char *path = rss_kube_path(gv, ns, plural, NULL, NULL);
-    _cleanup_error_ rss_error_t err = NULL;
-    check(rss_kube_create(kube, path, obj, NULL, &err), &err, json);
-}
+#define create(...) assert_int_equal(simfix_create(kube, __VA_ARGS__), 0)
 
 static cJSON *get(const char *gv, const char *ns, const char *plural, const char *name)
 {
@@ -98,7 +83,7 @@ static bool pod_desired(unsigned ord, struct rss_desired *d)
     if (!s)
         return false;
     _cleanup_error_ rss_error_t err = NULL;
-    check(rss_recordcodec_desired_decode(s, d, &err), &err, s);
+    SIMFIX_CHECK(rss_recordcodec_desired_decode(s, d, &err), &err, s);
     return true;
 }
 
@@ -121,7 +106,7 @@ static void write_record(unsigned ord, const char *key, const char *key_for, con
     _cleanup_json_ cJSON *cm = rss_record_new(APP_NS, "db", pod_name);
     cJSON_ReplaceItemInObjectCaseSensitive(cm, "data", cJSON_Duplicate(data, true));
     _cleanup_free_ char *coll = rss_kube_path("v1", NS, "configmaps", NULL, NULL);
-    check(rss_kube_create(kube, coll, cm, NULL, &err), &err, "create record");
+    SIMFIX_CHECK(rss_kube_create(kube, coll, cm, NULL, &err), &err, "create record");
 }
 
 static void write_observed(unsigned ord, uint64_t epoch, uint64_t gen, const char *role, int status,
@@ -206,14 +191,14 @@ static void term_start_in(struct term *t, struct rss_kube *client, const struct 
                                      .epoch_floor = scope ? rss_leader_epoch_floor : NULL,
                                      .floor_userdata = (void *)scope};
     _cleanup_error_ rss_error_t err = NULL;
-    check(rss_election_new(&ec, &t->el, &err), &err, "election");
+    SIMFIX_CHECK(rss_election_new(&ec, &t->el, &err), &err, "election");
     struct rss_leader_config lc = {.kube = client,
                                    .election = t->el,
                                    .ns = NS,
                                    .namespaces = scope ? scope->namespaces : NULL,
                                    .fence_timeout_ms = 2000,
                                    .workers = term_workers};
-    check(rss_leader_new(&lc, &t->leader, &err), &err, "leader");
+    SIMFIX_CHECK(rss_leader_new(&lc, &t->leader, &err), &err, "leader");
     assert_int_equal(pthread_create(&t->el_thread, NULL, election_main, t), 0);
     wait_for(is_leading, t, "the election");
     assert_int_equal(pthread_create(&t->leader_thread, NULL, leader_main, t), 0);
@@ -332,7 +317,7 @@ static cJSON *rss_events(const char *uid)
     _cleanup_free_ char *path = rss_kube_path("v1", APP_NS, "events", NULL, NULL);
     cJSON *list = NULL;
     _cleanup_error_ rss_error_t err = NULL;
-    check(rss_kube_list(kube, path, NULL, &list, &err), &err, "list events");
+    SIMFIX_CHECK(rss_kube_list(kube, path, NULL, &list, &err), &err, "list events");
     cJSON *out = cJSON_CreateArray();
     const cJSON *e;
     cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(list, "items"))
@@ -562,7 +547,7 @@ static void test_lights_out(void **state)
         _cleanup_json_ cJSON *cm = rss_record_new(APP_NS, "db", "rss-db-99");
         _cleanup_free_ char *coll = rss_kube_path("v1", NS, "configmaps", NULL, NULL);
         _cleanup_error_ rss_error_t err = NULL;
-        check(rss_kube_create(kube, coll, cm, NULL, &err), &err, "create an orphan record");
+        SIMFIX_CHECK(rss_kube_create(kube, coll, cm, NULL, &err), &err, "create an orphan record");
         wait_for(record_gone, APP_NS ".rss-db-99", "the orphan record to be deleted");
     }
     struct ev_arg ignored = {uid, "IgnoredAnnotation"};
@@ -671,7 +656,7 @@ static void test_lights_out(void **state)
     _cleanup_free_ char *path =
         rss_kube_path("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db", NULL);
     _cleanup_error_ rss_error_t err = NULL;
-    check(rss_kube_delete(kube, path, NULL, NULL, &err), &err, "delete rss");
+    SIMFIX_CHECK(rss_kube_delete(kube, path, NULL, NULL, &err), &err, "delete rss");
     wait_for(gone_obj, svc_arg, "the Service to be collected");
     wait_for(gone_obj, sts_arg, "the StatefulSet to be collected");
 }
@@ -763,7 +748,7 @@ static void test_node_loss_replace(void **state)
         cJSON_AddStringToObject(data, RSS_RECORD_OBSERVED_FOR, pod_uid_of(p));
         _cleanup_free_ char *path = rss_record_path(NS, APP_NS, name);
         _cleanup_error_ rss_error_t err = NULL;
-        check(rss_kube_merge_patch(kube, path, patch, NULL, &err), &err, "write observed");
+        SIMFIX_CHECK(rss_kube_merge_patch(kube, path, patch, NULL, &err), &err, "write observed");
     }
     const char *gone[] = {"data-rss-nl-2", "rss-nl-2"};
     wait_for(nl_gone, (void *)gone, "the lost member's claim and pod deleted");
@@ -854,7 +839,7 @@ static void test_namespaces_scoped(void **state)
             rss_kube_path("clusterlabs.org/v1alpha1", "other", "replicatedstatefulsets", "theirs", "status");
         _cleanup_json_ cJSON *patch = cJSON_Parse("{\"status\":{\"epoch\":1000}}");
         _cleanup_error_ rss_error_t err = NULL;
-        check(rss_kube_merge_patch(kube, path, patch, NULL, &err), &err, "status of other/theirs");
+        SIMFIX_CHECK(rss_kube_merge_patch(kube, path, patch, NULL, &err), &err, "status of other/theirs");
     }
 
     /* The record of a member of "other", left by an earlier cluster-wide install: not this leader's to
@@ -863,14 +848,14 @@ static void test_namespaces_scoped(void **state)
         _cleanup_json_ cJSON *cm = rss_record_new("other", "gone", "rss-gone-0");
         _cleanup_free_ char *coll = rss_kube_path("v1", NS, "configmaps", NULL, NULL);
         _cleanup_error_ rss_error_t e = NULL;
-        check(rss_kube_create(kube, coll, cm, NULL, &e), &e, "the record of other/rss-gone-0");
+        SIMFIX_CHECK(rss_kube_create(kube, coll, cm, NULL, &e), &e, "the record of other/rss-gone-0");
     }
     struct rss_kube *lk = NULL;
     _cleanup_error_ rss_error_t err = NULL;
-    check(rss_kube_new(sim.kubeconfig, &lk, &err), &err, "the leader's client");
+    SIMFIX_CHECK(rss_kube_new(sim.kubeconfig, &lk, &err), &err, "the leader's client");
     rss_kube_set_user_agent(lk, "leader-under-test");
     struct rss_namespaces nss;
-    check(rss_namespaces_parse(APP_NS ",second", &nss, &err), &err, "--namespaces");
+    SIMFIX_CHECK(rss_namespaces_parse(APP_NS ",second", &nss, &err), &err, "--namespaces");
     struct rss_leader_scope scope = {.kube = lk, .namespaces = &nss};
     assert_int_equal(simfix_ctl(kube, "POST", "/_sim/stats-reset", NULL, NULL), 0);
     struct term t;
@@ -979,7 +964,7 @@ static void floor_world(const char *epoch)
     _cleanup_free_ char *path =
         rss_kube_path("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db", NULL);
     _cleanup_error_ rss_error_t err = NULL;
-    check(rss_kube_merge_patch_status(kube, path, patch, NULL, &err), &err, "status.epoch");
+    SIMFIX_CHECK(rss_kube_merge_patch_status(kube, path, patch, NULL, &err), &err, "status.epoch");
 }
 
 static void test_floor_taken(void **state)
@@ -1043,19 +1028,8 @@ static void test_floor_forged(void **state)
  * never make live nodes look silent. */
 static int leader_requests(const char *verb, const char *resource)
 {
-    _cleanup_json_ cJSON *st = NULL;
-    assert_int_equal(simfix_ctl(kube, "GET", "/_sim/stats", NULL, &st), 0);
-    int n = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(st, "by"))
-    {
-        const char *client = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "client"));
-        const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "verb"));
-        const char *res = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "resource"));
-        if (client && v && res && !strcmp(client, "leader-under-test") && !strcmp(v, verb) &&
-            !strcmp(res, resource))
-            n += cJSON_GetObjectItemCaseSensitive(e, "count")->valueint;
-    }
+    int n = simfix_stats_count(kube, "leader-under-test", verb, resource);
+    assert_true(n >= 0);
     return n;
 }
 
@@ -1071,7 +1045,7 @@ static void renew_heartbeats(int seconds)
             _cleanup_free_ char *pj = rss_xasprintf("{\"spec\":{\"renewTime\":\"%s\"}}", renew);
             _cleanup_json_ cJSON *patch = cJSON_Parse(pj);
             _cleanup_error_ rss_error_t err = NULL;
-            check(rss_kube_merge_patch(kube, path, patch, NULL, &err), &err, "a heartbeat renewal");
+            SIMFIX_CHECK(rss_kube_merge_patch(kube, path, patch, NULL, &err), &err, "a heartbeat renewal");
         }
         simfix_sleep_ms(1000);
     }
@@ -1083,7 +1057,7 @@ static void test_leases_watched(void **state)
     make_world();
     struct rss_kube *lk = NULL;
     _cleanup_error_ rss_error_t err = NULL;
-    check(rss_kube_new(sim.kubeconfig, &lk, &err), &err, "the leader's client");
+    SIMFIX_CHECK(rss_kube_new(sim.kubeconfig, &lk, &err), &err, "the leader's client");
     rss_kube_set_user_agent(lk, "leader-under-test");
     assert_int_equal(simfix_ctl(kube, "POST", "/_sim/stats-reset", NULL, NULL), 0);
     struct term t;
@@ -1133,7 +1107,7 @@ static void cache_test_start(struct term *t, struct rss_kube **lk)
     make_world();
     small_rss(APP_NS, "db");
     _cleanup_error_ rss_error_t err = NULL;
-    check(rss_kube_new(sim.kubeconfig, lk, &err), &err, "the leader's client");
+    SIMFIX_CHECK(rss_kube_new(sim.kubeconfig, lk, &err), &err, "the leader's client");
     rss_kube_set_user_agent(*lk, "leader-under-test");
     term_start_in(t, *lk, NULL);
     const char *st[] = {APP_NS, "db"};
@@ -1216,7 +1190,7 @@ static void test_deleted_rss_not_recreated(void **state)
     _cleanup_error_ rss_error_t err = NULL;
     _cleanup_free_ char *path =
         rss_kube_path("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db", NULL);
-    check(rss_kube_delete(kube, path, NULL, NULL, &err), &err, "delete rss");
+    SIMFIX_CHECK(rss_kube_delete(kube, path, NULL, NULL, &err), &err, "delete rss");
     wait_for(gone_obj, sts_arg, "the StatefulSet to be collected");
     int before = leader_requests("POST", "statefulsets");
     touch_record_thrice();
@@ -1245,7 +1219,7 @@ static int64_t slow_and_fast(int workers, struct term *t, struct rss_kube **lk)
     _cleanup_free_ char *q = rss_xasprintf("count=1000&ms=%d&verb=GET&path=%s", STALL_MS, path);
     assert_int_equal(simfix_ctl(kube, "POST", "/_sim/stall", q, NULL), 0);
     _cleanup_error_ rss_error_t err = NULL;
-    check(rss_kube_new(sim.kubeconfig, lk, &err), &err, "the leader's client");
+    SIMFIX_CHECK(rss_kube_new(sim.kubeconfig, lk, &err), &err, "the leader's client");
     rss_kube_set_user_agent(*lk, "leader-under-test");
     term_workers = workers;
     term_start_in(t, *lk, NULL);
@@ -1298,19 +1272,8 @@ static void test_slow_rss_serial(void **state)
 /* The leader's writes of every kind but the election's Lease renewals (same client). */
 static int leader_writes(void)
 {
-    _cleanup_json_ cJSON *st = NULL;
-    assert_int_equal(simfix_ctl(kube, "GET", "/_sim/stats", NULL, &st), 0);
-    int n = 0;
-    const cJSON *e;
-    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(st, "by"))
-    {
-        const char *client = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "client"));
-        const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "verb"));
-        const char *res = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "resource"));
-        if (client && v && res && !strcmp(client, "leader-under-test") && strcmp(res, "leases") &&
-            (!strcmp(v, "POST") || !strcmp(v, "PUT") || !strcmp(v, "PATCH") || !strcmp(v, "DELETE")))
-            n += cJSON_GetObjectItemCaseSensitive(e, "count")->valueint;
-    }
+    int n = simfix_stats_count(kube, "leader-under-test", "POST,PUT,PATCH,DELETE", "!leases");
+    assert_true(n >= 0);
     return n;
 }
 
@@ -1355,7 +1318,7 @@ static void test_one_rss_one_worker(void **state)
     make_world();
     small_rss(APP_NS, "db");
     _cleanup_error_ rss_error_t err = NULL;
-    check(rss_kube_new(sim.kubeconfig, &lk, &err), &err, "the leader's client");
+    SIMFIX_CHECK(rss_kube_new(sim.kubeconfig, &lk, &err), &err, "the leader's client");
     rss_kube_set_user_agent(lk, "leader-under-test");
     term_workers = 8;
     term_start_in(&t, lk, NULL);
