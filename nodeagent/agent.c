@@ -1,6 +1,9 @@
 /* agent.c -- the agent role's lifecycle and event loop: starts the watches and the heartbeat, and
  * hands each member that has something to do to its own worker thread. */
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -11,6 +14,16 @@
 
 #define LOOP_TICK_MS      1000
 #define SHUTDOWN_GRACE_MS 2000
+
+/* A new id per process start (observed.agent): only its uniqueness matters, a peer re-reads this node's
+ * heartbeat Lease when it changes. Without getrandom the clocks and pid still tell two starts apart. */
+static void make_incarnation(char out[RSS_AGENT_INCARNATION_LEN + 1])
+{
+    uint64_t rnd = 0;
+    if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
+        rnd = (uint64_t)rss_clock_mono_ns() ^ ((uint64_t)rss_clock_wall_ms() << 20) ^ (uint64_t)getpid();
+    snprintf(out, RSS_AGENT_INCARNATION_LEN + 1, "%016" PRIx64, rnd);
+}
 
 int rss_agent_new(const struct rss_agent_config *cfg, struct rss_agent **ret, rss_error_t *err)
 {
@@ -33,6 +46,7 @@ int rss_agent_new(const struct rss_agent_config *cfg, struct rss_agent **ret, rs
     a->node = rss_xstrdup(cfg->node);
     a->ns = rss_xstrdup(cfg->ns);
     a->identity = rss_xstrdup(cfg->identity ? cfg->identity : cfg->node);
+    make_incarnation(a->incarnation);
     a->fence_timeout_ms = cfg->fence_timeout_ms ? cfg->fence_timeout_ms : 30000;
     a->heartbeat_ms = cfg->heartbeat_ms ? cfg->heartbeat_ms : 10000;
     a->hook_output_max = cfg->hook_output_max;
@@ -184,8 +198,8 @@ int rss_agent_run(struct rss_agent *a, const atomic_bool *stop, rss_error_t *err
             break;
         }
     }
-    rss_log_info("agent on node %s started (namespace %s, fence timeout %ld ms)", a->node, a->ns,
-                 a->fence_timeout_ms);
+    rss_log_info("agent on node %s started (namespace %s, fence timeout %ld ms, incarnation %s)", a->node,
+                 a->ns, a->fence_timeout_ms, a->incarnation);
     pthread_mutex_lock(&a->lock);
     while (r == 0 && !atomic_load(stop)) {
         int64_t now = rss_clock_mono_ms();

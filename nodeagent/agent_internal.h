@@ -15,6 +15,8 @@
 #include "rss/hook.h"
 #include "rss/spec.h"
 
+#define RSS_AGENT_INCARNATION_LEN 16 /* hex characters of rss_agent.incarnation */
+
 /* A parsed RSS shared by reference: a worker keeps its spec even if the RSS changes meanwhile. */
 struct agent_spec {
     int refs;  /* under agent.lock */
@@ -68,6 +70,9 @@ struct agent_record {
     char *ns, *rss, *pod, *rv; /* rss: its label, which the watch selects on */
     cJSON *cm;                 /* the whole object */
     bool seen;                 /* during a relist */
+    /* agent_peers_reread.c: the incarnation (observed.agent) of the writer whose report last made its node a
+     * suspect, and that node ("" every node of the RSS); NULL none yet. Forgotten with the record. */
+    char *writer, *writer_node;
 };
 
 /* A peer agent, learned from its heartbeat Lease (agent_peers.c; under peers_lock). */
@@ -106,6 +111,9 @@ struct rss_agent {
     struct rss_kube *kube;
     struct rss_cri *cri;
     char *node, *ns, *identity;
+    /* This process's incarnation, written into every `observed` it publishes (observed.agent): random, made
+     * once per start, so a peer tells a new agent on this node from a report of the same one. */
+    char incarnation[RSS_AGENT_INCARNATION_LEN + 1];
     long fence_timeout_ms, heartbeat_ms;
     void (*leader_lease_seen)(void *ud, const cJSON *lease); /* rss_agent_config's */
     void *leader_lease_ud;
@@ -197,6 +205,7 @@ void agent_member_free(struct agent_member *m);
 /* The member records (rss/record.h): ingest/delete a record, and copy a member's record into it. */
 /* ingest: true when the record's `observed` is new or changed (its agent wrote: maybe a new agent). */
 bool agent_record_ingest(struct rss_agent *a, const cJSON *cm);
+struct agent_record *agent_record_find(struct rss_agent *a, const char *ns, const char *pod); /* or NULL */
 void agent_record_delete(struct rss_agent *a, const cJSON *cm);
 void agent_records_clear(struct rss_agent *a);
 /* A relist of RSS ns/rss's records: mark clears their `seen`, sweep drops those still not `seen`. */
@@ -282,9 +291,10 @@ bool agent_peers_learn(struct rss_agent *a, const cJSON *lease);
 /* agent_peers_reread.c: reading a peer's Lease as soon as there is a reason to think its agent changed,
  * between the periodic reads of agent_peers_refresh. record_changed: the record watch saw the `observed`
  * of member ns/pod of RSS `rss` change (agent_record_ingest said so; lock held; takes peers_lock): suspects
- * its node's agent when this agent hosts a member of the same RSS. was_read (peers_lock held): p's Lease was
- * just read; `changed`: it named a new address or key. reread_due: the pure decision. The reader thread reads
- * the suspects. */
+ * its node's agent when this agent hosts a member of the same RSS, unless the same agent incarnation
+ * (observed.agent) already made that node a suspect for this record. was_read (peers_lock held): p's Lease
+ * was just read; `changed`: it named a new address or key. reread_due: the pure decision. The reader thread
+ * reads the suspects. */
 void agent_peers_record_changed(struct rss_agent *a, const char *ns, const char *rss, const char *pod);
 void agent_peers_was_read(struct agent_peer *p, int64_t now_ms, bool changed);
 bool agent_peers_reread_due(int64_t now_ms, int64_t read_ms, int64_t suspect_ms);

@@ -124,6 +124,12 @@ static struct agent_record **find_record(struct rss_agent *a, const char *ns, co
     return NULL;
 }
 
+struct agent_record *agent_record_find(struct rss_agent *a, const char *ns, const char *pod)
+{
+    struct agent_record **p = find_record(a, ns, pod);
+    return p ? *p : NULL;
+}
+
 void agent_member_sync(struct rss_agent *a, struct agent_member *m)
 {
     struct agent_record **p = find_record(a, m->ns, m->pod);
@@ -149,6 +155,8 @@ static void record_free(struct agent_record *r)
     free(r->rss);
     free(r->pod);
     free(r->rv);
+    free(r->writer);
+    free(r->writer_node);
     cJSON_Delete(r->cm);
     free(r);
 }

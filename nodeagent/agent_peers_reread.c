@@ -8,7 +8,10 @@
  * that peer, and every agent of the RSS stopped its healthy member. A restarted agent reports its members
  * soon after it starts (it probes them anew), and this agent watches every member record already: a record of
  * a member of an RSS that has members here, whose `observed` changed, makes its node's agent a suspect, and
- * this thread reads that one Lease within a second. The records live in rssd's namespace, where only rssd
+ * this thread reads that one Lease within a second. Only when `observed` names an agent incarnation other
+ * than the one that last made that node a suspect for this record (observed.agent, new at every process
+ * start): a healthy peer's periodic reports are the same agent and cost no read; a report without one (an
+ * older rssd) counts as new, as before. The records live in rssd's namespace, where only rssd
  * writes (a namespace user cannot make this agent read anything), and a read only ever learns what the Lease
  * says. A needed peer not known at all (this agent just started) is looked for once a second too, not only at
  * the next heartbeat. Cost: one GET per suspect or unknown peer per second at most (a suspect for
@@ -20,6 +23,7 @@
 #include "rss/cleanup.h"
 #include "rss/json.h"
 #include "rss/log.h"
+#include "rss/record.h"
 #include "agent_internal.h"
 
 #define REREAD_MIN_MS 1000 /* at most one read of a peer's Lease per second */
@@ -54,6 +58,35 @@ static void suspect(struct rss_agent *a, const char *node, int64_t now)
     /* A peer not known yet is looked for every LIST_MISSING_MS already (agent_peers_refresh). */
 }
 
+/* The incarnation that wrote the record's `observed` (caller frees); NULL when it names none. */
+static char *writer_of(const struct agent_record *r)
+{
+    const char *json = r ? rss_json_str(r->cm, "data." RSS_RECORD_OBSERVED) : NULL;
+    struct rss_observed o;
+    _cleanup_error_ rss_error_t err = NULL;
+    if (!json || rss_recordcodec_observed_decode(json, &o, &err) < 0)
+        return NULL;
+    char *agent = TAKE_PTR(o.agent);
+    rss_recordcodec_observed_clear(&o);
+    return agent;
+}
+
+/* Lock held. False when the agent that wrote this record's `observed` already made `where` a suspect for
+ * it; otherwise remembers it. Each record keeps one writer, so the memory goes with the record. */
+static bool new_writer(struct rss_agent *a, const char *ns, const char *pod, const char *where)
+{
+    struct agent_record *r = agent_record_find(a, ns, pod);
+    if (!r)
+        return true;
+    char *writer = writer_of(r);
+    bool same = writer && r->writer && !strcmp(writer, r->writer) && !strcmp(where, r->writer_node);
+    free(r->writer);
+    free(r->writer_node);
+    r->writer = writer;
+    r->writer_node = rss_xstrdup(where);
+    return !same;
+}
+
 void agent_peers_record_changed(struct rss_agent *a, const char *ns, const char *rss, const char *pod)
 {
     bool hosted = false;
@@ -73,6 +106,11 @@ void agent_peers_record_changed(struct rss_agent *a, const char *ns, const char 
         const char *name = rss_json_str(ms, "name");
         if (name && !strcmp(name, pod))
             node = rss_json_str(ms, "node");
+    }
+    /* A report of the agent that made this node a suspect already: the same address and key. */
+    if (!new_writer(a, ns, pod, node ? node : "")) {
+        agent_spec_put(a, spec);
+        return;
     }
     int64_t now = rss_clock_mono_ms();
     pthread_mutex_lock(&a->peers_lock);

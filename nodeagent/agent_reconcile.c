@@ -120,6 +120,12 @@ static int publish(struct agent_job *j, const char *cas_rv, rss_error_t *err)
     if (j->lease_known)
         m->obs.lease_epoch = j->lease_epoch;
     m->obs.time_ms = rss_clock_wall_ms();
+    /* Every report names this process: the first one after a start (the probe) tells the peers that a new
+     * agent, with a new failsafe address and key, runs here; later ones do not make them look again. */
+    if (!m->obs.agent || strcmp(m->obs.agent, j->a->incarnation)) {
+        free(m->obs.agent);
+        m->obs.agent = rss_xstrdup(j->a->incarnation);
+    }
     _cleanup_free_ char *rv = NULL, *desired = NULL;
     if (agent_publish(j->a, m->ns, m->pod, j->uid, j->rss, &m->obs, cas_rv, &rv, &desired, err) < 0)
         return -1;

@@ -27,6 +27,7 @@
 #define RSS_RECORD_MAX_LEN   65536
 #define RSS_RECORD_MAX_PEERS 1024
 #define RSS_RECORD_MAX_TEXT  4096 /* reason, messages, container id */
+#define RSS_RECORD_MAX_AGENT 64   /* observed.agent, the writer's incarnation */
 
 enum rss_action {
     RSS_ACTION_NONE = 0, /* "none": fencing by a new leader, or nothing to do */
@@ -95,6 +96,11 @@ struct rss_observed {
     struct rss_last_action last;
     uint64_t lease_epoch; /* the leader Lease's leaseTransitions the agent last saw */
     int64_t time_ms;      /* when the agent wrote this, ms since the Unix epoch */
+    /* "agent": the incarnation of the agent process that wrote this report (owned; NULL when absent, as
+     * from an agent before it was added). A random id made once per process start, so a restarted or
+     * rebooted agent always writes a new one: its peers re-read its heartbeat Lease (new address, new key)
+     * only when it changes, not on every report (nodeagent/agent_peers_reread.c). Only agents read it. */
+    char *agent;
     /* The answer to desired.positionRequest: the `sequence` hook run on the running member after the
      * request was seen (position_for = the request's id; has_position false: the hook gave none). */
     struct rss_action_id position_for;

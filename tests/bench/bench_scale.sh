@@ -2,8 +2,10 @@
 # bench_scale.sh -- rssd at scale on 5 nodes: 10 RSS x 3 lights-out (and one slow RSS), one RSS of 3/9/27 (K=1, K=4): time, API requests by verb/resource, idle load, memory, CPU.
 #
 # Usage: tests/bench/bench_scale.sh   (as root; RSS_BUILD_DIR = the build; BENCH_IDLE_S = idle window, 30;
-#        BENCH_IDLE_ONLY=1: stop after the two idle figures; BENCH_ONE_LIGHTSOUT=1: after the first 10x3 lights-out; E2E_LEASE/E2E_RENEW/E2E_RETRY/E2E_HEARTBEAT =
-#        rssd's timings, the world's short ones by default: 15s/10s/2s/10s measure a real deployment's)
+#        BENCH_IDLE_ONLY=1: stop after the two idle figures; BENCH_ONE_LIGHTSOUT=1: after the first 10x3 lights-out;
+#        BENCH_NEW_EPOCH=1: after idle-10x3, delete the leader's rssd pod and count each agent's Lease GETs over
+#        BENCH_IDLE_S (the re-reads a new epoch causes); E2E_LEASE/E2E_RENEW/E2E_RETRY/E2E_HEARTBEAT = rssd's
+#        timings, the world's short ones by default: 15s/10s/2s/10s measure a real deployment's)
 # Prints figures, asserts nothing about time (not run by ctest). One 5-node world, one run, in order:
 #   idle-0      no RSS: each rssd's requests per minute (the leader's node = agent + leader)
 #   10x3        10 RSS of 3 members (no anti-affinity), idle window, then a cluster-wide lights-out
@@ -199,6 +201,20 @@ done
 all_running() { [ "$(running_map | awk '$4 == "Running" && $2 == $3' | wc -l)" = "$1" ]; }
 wait_until 600 "10 RSS Running" all_running 10
 idle idle-10x3
+if [ "${BENCH_NEW_EPOCH:-0}" = 1 ]; then
+    # A new leader epoch: every agent republishes its members' `observed` (docs/protocol.md, leaseEpoch),
+    # and the leader's node runs a new agent. Each agent's Lease GETs over the next IDLE_S: the peers'
+    # heartbeat Leases its record watch made it re-read (agent_peers_reread.c) plus its 60 s refresh.
+    ln0=$(leader_node) || fail "no leader"
+    sim_post stats-reset
+    k delete pod -n "$RSSD_NS" "$(rssd_pod "$ln0")" --wait=false >/dev/null || fail "delete rssd on $ln0"
+    sleep "$IDLE_S"
+    stats >"$E2E_TMP/epoch.json"
+    echo
+    echo "after a new leader epoch (rssd on $ln0 deleted, leader now $(leader_node || true)): GETs of Leases per agent over ${IDLE_S} s"
+    rssd_by "$E2E_TMP/epoch.json" | awk -v ln="$ln0" '$2 == "GET" && $3 ~ /leases/ { g[$1] += $4 }
+        END { for (n in g) printf "  %-8s %d%s\n", n, g[n], n == ln ? " (its new agent)" : "" }' | sort
+fi
 [ "${BENCH_IDLE_ONLY:-0}" != 1 ] || exit 0
 IDLE_REF=idle-10x3
 lightsout 10x3 30 "${RS[@]}"

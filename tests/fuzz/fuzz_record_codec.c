@@ -40,7 +40,8 @@ static bool observed_eq(const struct rss_observed *a, const struct rss_observed 
     return str_eq(a->container_id, b->container_id) && a->generation == b->generation && a->role == b->role &&
            a->status_code == b->status_code && a->has_sequence == b->has_sequence &&
            (!a->has_sequence || a->sequence == b->sequence) && str_eq(a->sequence_error, b->sequence_error) &&
-           last_eq(&a->last, &b->last) && a->lease_epoch == b->lease_epoch && a->time_ms == b->time_ms;
+           last_eq(&a->last, &b->last) && a->lease_epoch == b->lease_epoch && a->time_ms == b->time_ms &&
+           str_eq(a->agent, b->agent);
 }
 
 static bool zero(const void *p, size_t n)

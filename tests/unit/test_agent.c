@@ -454,6 +454,71 @@ static void test_peer_suspect_from_record(void **state)
     rss_agent_free(a);
 }
 
+/* A report of the agent incarnation (observed.agent) that already made a node a suspect for this record
+ * makes no new suspect: the same process, the same address and key. A new incarnation does, and so does
+ * the same one once status.memberStatus places the member on another node (the suspect follows the node),
+ * and a report without one (an older rssd) every time. */
+static void ingest_obs(struct rss_agent *a, const char *rv, int sec, const char *agent)
+{
+    char obs[512];
+    snprintf(obs, sizeof(obs),
+             "{\\\"generation\\\":1,\\\"role\\\":\\\"secondary\\\",\\\"leaseEpoch\\\":1,"
+             "\\\"time\\\":\\\"2026-01-01T00:00:%02dZ\\\"%s%s%s}",
+             sec, agent ? ",\\\"agent\\\":\\\"" : "", agent ? agent : "", agent ? "\\\"" : "");
+    ingest_record(a, "rss-db-1", rv, "db", obs, "d");
+}
+
+static void clear_suspects(struct rss_agent *a)
+{
+    for (size_t i = 0; i < a->n_peers; i++)
+        a->peers[i].suspect_ms = 0;
+}
+
+static void test_peer_suspect_same_agent(void **state)
+{
+    (void)state;
+    struct rss_agent_config cfg = {
+        .kube = (struct rss_kube *)1, .cri = (struct rss_cri *)1, .node = "n1", .ns = "x"};
+    struct rss_agent *a = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_agent_new(&cfg, &a, &err), 0);
+    assert_int_equal(strlen(a->incarnation), RSS_AGENT_INCARNATION_LEN);
+    struct rss_agent *b = NULL;
+    assert_int_equal(rss_agent_new(&cfg, &b, &err), 0);
+    assert_string_not_equal(a->incarnation, b->incarnation); /* every start a new one */
+    rss_agent_free(b);
+    const char *ms2 = "{\"name\":\"rss-db-0\",\"node\":\"n1\"},{\"name\":\"rss-db-1\",\"node\":\"n2\"}";
+    const char *ms3 = "{\"name\":\"rss-db-0\",\"node\":\"n1\"},{\"name\":\"rss-db-1\",\"node\":\"n3\"}";
+    add_json(a, false, wanted_cr, "db", "db", ms2);
+    add_json(a, true, wanted_pod, "rss-db-0", "p0", "db");
+    _cleanup_json_ cJSON *known = cJSON_Parse("[{\"node\":\"n2\",\"address\":\"10.0.0.2:1\",\"key\":"
+                                              "\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\"},"
+                                              "{\"node\":\"n3\",\"address\":\"10.0.0.3:1\",\"key\":"
+                                              "\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\"}]");
+    agent_peers_restore(a, known);
+    ingest_obs(a, "1", 1, "aaaaaaaaaaaaaaaa"); /* first seen: a suspect, as before */
+    assert_true(suspect_of(a, "n2") > 0);
+    clear_suspects(a);
+    ingest_obs(a, "2", 2, "aaaaaaaaaaaaaaaa"); /* a periodic report of the same agent */
+    assert_int_equal(suspect_of(a, "n2"), 0);
+    ingest_obs(a, "3", 3, "bbbbbbbbbbbbbbbb"); /* n2's rssd restarted */
+    assert_true(suspect_of(a, "n2") > 0);
+    clear_suspects(a);
+    add_json(a, false, wanted_cr, "db", "db", ms3); /* the leader now places rss-db-1 on n3 */
+    ingest_obs(a, "4", 4, "bbbbbbbbbbbbbbbb");
+    assert_true(suspect_of(a, "n3") > 0);
+    assert_int_equal(suspect_of(a, "n2"), 0);
+    clear_suspects(a);
+    ingest_obs(a, "5", 5, "bbbbbbbbbbbbbbbb");
+    assert_int_equal(suspect_of(a, "n3"), 0);
+    ingest_obs(a, "6", 6, NULL); /* an older rssd: every changed report */
+    assert_true(suspect_of(a, "n3") > 0);
+    clear_suspects(a);
+    ingest_obs(a, "7", 7, NULL);
+    assert_true(suspect_of(a, "n3") > 0);
+    rss_agent_free(a);
+}
+
 /* The self-fence's last resort: a `stop` that failed or timed out is followed by a CRI StopContainer
  * (kill) of the member's container, because the leader counts the member stopped once the node's dead
  * window (stop timeout included) ended; a stop that worked, or a container that is gone, is left alone. */
@@ -572,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_failsafe_answers_signed),
         cmocka_unit_test(test_peer_reread_due),
         cmocka_unit_test(test_peer_suspect_from_record),
+        cmocka_unit_test(test_peer_suspect_same_agent),
         cmocka_unit_test(test_peers_wanted),
         cmocka_unit_test(test_fence_stop_kills),
         cmocka_unit_test(test_records_sweep_per_rss),

@@ -154,9 +154,11 @@ static void test_observed_roundtrip(void **state)
                                       .exit_code = 0,
                                       .message = "written ahead"},
                              .lease_epoch = 3,
-                             .time_ms = 1714557600123};
+                             .time_ms = 1714557600123,
+                             .agent = "0123456789abcdef"};
     _cleanup_free_ char *s = rss_recordcodec_observed_encode(&o);
     assert_non_null(strstr(s, "\"sequence\":\"18446744073709551615\""));
+    assert_non_null(strstr(s, "\"agent\":\"0123456789abcdef\""));
     assert_non_null(strstr(s, "\"time\":\"2024-05-01T10:00:00.123Z\""));
     _cleanup_error_ rss_error_t err = NULL;
     struct rss_observed b;
@@ -175,8 +177,16 @@ static void test_observed_roundtrip(void **state)
     assert_string_equal(b.last.message, "written ahead");
     assert_int_equal(b.lease_epoch, 3);
     assert_int_equal(b.time_ms, 1714557600123);
+    assert_string_equal(b.agent, "0123456789abcdef");
     rss_recordcodec_observed_clear(&b);
     rss_recordcodec_observed_clear(NULL);
+    /* A report by an agent from before `agent` existed: none, and none written back. */
+    o.agent = NULL;
+    _cleanup_free_ char *old = rss_recordcodec_observed_encode(&o);
+    assert_null(strstr(old, "\"agent\""));
+    assert_int_equal(rss_recordcodec_observed_decode(old, &b, &err), 0);
+    assert_null(b.agent);
+    rss_recordcodec_observed_clear(&b);
 }
 
 static void test_observed_sequence_error_roundtrip(void **state)
@@ -233,6 +243,9 @@ static const struct reject_row observed_rejects[] = {
     {OBS(",\"status\":\"7\""), "observed.status: expected a 32-bit integer"},
     {OBS(",\"status\":7.5"), "observed.status: expected a 32-bit integer"},
     {OBS(",\"containerId\":5"), "observed.containerId: expected a string"},
+    {OBS(",\"agent\":7"), "observed.agent: expected a string"},
+    {OBS(",\"agent\":\"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef0\""),
+     "observed.agent: longer than 64 characters"},
     {OBS(",\"lastAction\":[]"), "observed.lastAction: expected an object"},
     {OBS(",\"lastAction\":{\"action\":\"seed\",\"result\":\"ok\"}"), "observed.lastAction.id: required"},
     {OBS(",\"lastAction\":{\"id\":\"1-1\",\"result\":\"ok\"}"), "observed.lastAction.action: required"},

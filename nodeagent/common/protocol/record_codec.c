@@ -346,6 +346,7 @@ void rss_recordcodec_observed_clear(struct rss_observed *o)
     free(o->container_id);
     free(o->sequence_error);
     free(o->last.message);
+    free(o->agent);
     memset(o, 0, sizeof(*o));
 }
 
@@ -387,6 +388,8 @@ char *rss_recordcodec_observed_encode(const struct rss_observed *o)
     add_uint(j, "leaseEpoch", o->lease_epoch);
     rss_time_ms(buf, o->time_ms);
     cJSON_AddStringToObject(j, "time", buf);
+    if (o->agent)
+        cJSON_AddStringToObject(j, "agent", o->agent);
     char *s = cJSON_PrintUnformatted(j);
     if (!s)
         abort();
@@ -422,7 +425,7 @@ static int decode_last_action(const cJSON *la, struct rss_last_action *l, rss_er
 static int decode_observed(const cJSON *j, struct rss_observed *o, rss_error_t *err)
 {
     const char *ctx = "observed";
-    const char *cid, *role, *seq, *seqerr, *time;
+    const char *cid, *role, *seq, *seqerr, *time, *agent;
     if (get_str(j, "containerId", ctx, false, RSS_RECORD_MAX_TEXT, &cid, err) < 0 ||
         get_uint(j, "generation", ctx, true, &o->generation, err) < 0 ||
         get_str(j, "role", ctx, true, 32, &role, err) < 0)
@@ -476,6 +479,9 @@ static int decode_observed(const cJSON *j, struct rss_observed *o, rss_error_t *
     if (time[strlen(time) - 1] != 'Z')
         return rss_error_make(err, RSS_E_INVALID, 0, "observed.time '%.40s': only UTC ('Z') is accepted",
                               time);
+    if (get_str(j, "agent", ctx, false, RSS_RECORD_MAX_AGENT, &agent, err) < 0)
+        return -1;
+    o->agent = dup_or_null(agent);
     return 0;
 }
 
