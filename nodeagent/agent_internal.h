@@ -70,9 +70,6 @@ struct agent_record {
     char *ns, *rss, *pod, *rv; /* rss: its label, which the watch selects on */
     cJSON *cm;                 /* the whole object */
     bool seen;                 /* during a relist */
-    /* agent_peers_reread.c: the incarnation (observed.agent) of the writer whose report last made its node a
-     * suspect, and that node ("" every node of the RSS); NULL none yet. Forgotten with the record. */
-    char *writer, *writer_node;
 };
 
 /* A peer agent, learned from its heartbeat Lease (agent_peers.c; under peers_lock). */
@@ -85,6 +82,10 @@ struct agent_peer {
     int64_t read_ms;      /* monotonic: its Lease last read; 0 never (known from the fence state file) */
     int64_t
         suspect_ms; /* monotonic: a record of a member on its node changed (it may have restarted); 0 none */
+    /* The agent incarnation its Lease names ("" none read yet, or an rssd from before it), and the one a
+     * suspect waits for its Lease to show: the writer of the report that made it a suspect ("" a report
+     * naming none: read for SUSPECT_MS, as before observed.agent). */
+    char agent[RSS_AGENT_INCARNATION_LEN + 1], want[RSS_AGENT_INCARNATION_LEN + 1];
 };
 
 /* One namespace's pod watch (ns NULL: cluster-wide). Its re-lists judge only its namespace's members as
@@ -291,13 +292,16 @@ bool agent_peers_learn(struct rss_agent *a, const cJSON *lease);
 /* agent_peers_reread.c: reading a peer's Lease as soon as there is a reason to think its agent changed,
  * between the periodic reads of agent_peers_refresh. record_changed: the record watch saw the `observed`
  * of member ns/pod of RSS `rss` change (agent_record_ingest said so; lock held; takes peers_lock): suspects
- * its node's agent when this agent hosts a member of the same RSS, unless the same agent incarnation
- * (observed.agent) already made that node a suspect for this record. was_read (peers_lock held): p's Lease
- * was just read; `changed`: it named a new address or key. reread_due: the pure decision. The reader thread
- * reads the suspects. */
+ * its node's agent when this agent hosts a member of the same RSS, unless the report names the agent
+ * incarnation (observed.agent) that node's Lease already showed. settled (peers_lock held): p's Lease was
+ * just read (`changed`: a new address or key); true when p is no suspect any more: its Lease shows the
+ * incarnation the suspect waits for, or the window for reading passed. reread_due: whether to read p now,
+ * window_ms = agent_peers_window(p). The pure decisions; the reader thread reads the suspects. */
 void agent_peers_record_changed(struct rss_agent *a, const char *ns, const char *rss, const char *pod);
-void agent_peers_was_read(struct agent_peer *p, int64_t now_ms, bool changed);
-bool agent_peers_reread_due(int64_t now_ms, int64_t read_ms, int64_t suspect_ms);
+bool agent_peers_settled(const struct agent_peer *p, int64_t now_ms, bool changed);
+void agent_peers_was_read(struct agent_peer *p, int64_t now_ms, bool changed); /* settles: peers_lock */
+int64_t agent_peers_window(const struct agent_peer *p);
+bool agent_peers_reread_due(int64_t now_ms, int64_t read_ms, int64_t suspect_ms, int64_t window_ms);
 void *agent_peers_reader(void *arg);
 
 /* agent_members.c (takes the lock): does `node` host a member of an RSS that has members here? */

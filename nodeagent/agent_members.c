@@ -155,8 +155,6 @@ static void record_free(struct agent_record *r)
     free(r->rss);
     free(r->pod);
     free(r->rv);
-    free(r->writer);
-    free(r->writer_node);
     cJSON_Delete(r->cm);
     free(r);
 }

@@ -151,9 +151,9 @@ void rss_agent_set_peer_address(struct rss_agent *a, const char *host, int port)
 char *agent_peers_annotation(struct rss_agent *a)
 {
     pthread_mutex_lock(&a->peers_lock);
-    char *r = a->peer_address
-                  ? rss_xasprintf("{\"address\":\"%s\",\"key\":\"%s\"}", a->peer_address, a->peer_pub)
-                  : NULL;
+    char *r = a->peer_address ? rss_xasprintf("{\"address\":\"%s\",\"key\":\"%s\",\"agent\":\"%s\"}",
+                                              a->peer_address, a->peer_pub, a->incarnation)
+                              : NULL;
     pthread_mutex_unlock(&a->peers_lock);
     return r;
 }
@@ -255,8 +255,9 @@ static bool peer_fields(const char *addr, const char *key, unsigned char k[32])
 
 /* Records a peer's address and key (a new process there when they changed: then true). `read` says
  * they come from its Lease just read (not from the fence state file): its reread clock restarts. */
+/* agent: the incarnation its Lease names (NULL: unknown, e.g. from the fence state file). */
 static bool set_peer(struct rss_agent *a, const char *node, const char *addr, const unsigned char k[32],
-                     bool read)
+                     const char *agent, bool read)
 {
     pthread_mutex_lock(&a->peers_lock);
     struct agent_peer *p = NULL;
@@ -280,11 +281,10 @@ static bool set_peer(struct rss_agent *a, const char *node, const char *addr, co
         memcpy(p->key, k, 32);
         p->reached_ms = 0; /* a new process there: nothing it said before counts */
     }
-    if (read) { /* agent_peers_reread.c's clocks: a new agent found, no need to read it again */
-        p->read_ms = rss_clock_mono_ms();
-        if (changed)
-            p->suspect_ms = 0;
-    }
+    if (agent)
+        snprintf(p->agent, sizeof(p->agent), "%s", agent);
+    if (read) /* agent_peers_reread.c's clocks: the agent it waits for found, no need to read it again */
+        agent_peers_was_read(p, rss_clock_mono_ms(), changed);
     pthread_mutex_unlock(&a->peers_lock);
     return changed;
 }
@@ -303,7 +303,12 @@ bool agent_peers_learn(struct rss_agent *a, const cJSON *it)
     unsigned char k[32];
     if (!peer_fields(rss_json_str(pj, "address"), rss_json_str(pj, "key"), k))
         return false;
-    return set_peer(a, name + plen, rss_json_str(pj, "address"), k, true);
+    /* "agent": an incarnation as rssd makes them; absent (an rssd from before it) or odd, "" = unknown. */
+    const char *agent = rss_json_str(pj, "agent");
+    if (!agent || !*agent || strlen(agent) > RSS_AGENT_INCARNATION_LEN ||
+        strspn(agent, "0123456789abcdef") != strlen(agent))
+        agent = "";
+    return set_peer(a, name + plen, rss_json_str(pj, "address"), k, agent, true);
 }
 
 cJSON *agent_peers_snapshot(struct rss_agent *a)
@@ -337,7 +342,7 @@ void agent_peers_restore(struct rss_agent *a, const cJSON *peers)
         const char *node = rss_json_str(it, "node"), *addr = rss_json_str(it, "address");
         unsigned char k[32];
         if (node && *node && strcmp(node, a->node) && peer_fields(addr, rss_json_str(it, "key"), k))
-            set_peer(a, node, addr, k, false);
+            set_peer(a, node, addr, k, NULL, false);
     }
 }
 

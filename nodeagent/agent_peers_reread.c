@@ -1,21 +1,27 @@
 /* agent_peers_reread.c -- reads a peer's heartbeat Lease as soon as there is a reason to think its agent
- * changed.
+ * changed, until the Lease shows that agent.
  *
  * The failsafe (agent_peers.c) must reach every agent hosting a member of an RSS, with the address and key
  * that agent published in its heartbeat Lease. agent_peers_refresh reads those Leases every LIST_EVERY_MS
  * (60 s; it was 10 s): an API outage that began within that period of a peer's reboot or rssd restart (a
  * new key; on a real cluster a new pod IP) found this agent holding the old ones, so it could not vouch for
  * that peer, and every agent of the RSS stopped its healthy member. A restarted agent reports its members
- * soon after it starts (it probes them anew), and this agent watches every member record already: a record of
- * a member of an RSS that has members here, whose `observed` changed, makes its node's agent a suspect, and
- * this thread reads that one Lease within a second. Only when `observed` names an agent incarnation other
- * than the one that last made that node a suspect for this record (observed.agent, new at every process
- * start): a healthy peer's periodic reports are the same agent and cost no read; a report without one (an
- * older rssd) counts as new, as before. The records live in rssd's namespace, where only rssd
- * writes (a namespace user cannot make this agent read anything), and a read only ever learns what the Lease
- * says. A needed peer not known at all (this agent just started) is looked for once a second too, not only at
- * the next heartbeat. Cost: one GET per suspect or unknown peer per second at most (a suspect for
- * SUSPECT_MS), and only for peers sharing an RSS.
+ * soon after it starts (it probes them anew), and this agent watches the records of its RSSs' members: a
+ * record of a member of an RSS that has members here, whose `observed` changed, makes its node's agent a
+ * suspect, and this thread reads that one Lease within a second.
+ *
+ * Each report names the agent process that wrote it (observed.agent, random at every start) and each
+ * heartbeat Lease the process that renews it (the peer annotation's "agent"). A report naming the
+ * incarnation the node's Lease already showed is from the agent this one knows: no read (a role change,
+ * a periodic `status`, every member republished at a new epoch, all the reports of a lights-out without
+ * restarts: in a 200-node lights-out they were half of all rssd's requests, docs/scale.md). A report
+ * naming another one makes its node a suspect until a read of its Lease shows that incarnation (its first
+ * heartbeat may come after its first report, even by seconds under load), at most CONFIRM_MS; a report
+ * naming none (an rssd from before observed.agent) makes it a suspect for SUSPECT_MS, as before. The
+ * records live in rssd's namespace, where only rssd writes (a namespace user cannot make this agent read
+ * anything), and a read only ever learns what the Lease says. A needed peer not known at all (this agent
+ * just started) is looked for once a second too, not only at the next heartbeat. Cost: one GET per suspect
+ * or unknown peer per second at most, and only for peers sharing an RSS.
  */
 #include <string.h>
 #include <unistd.h>
@@ -27,40 +33,70 @@
 #include "agent_internal.h"
 
 #define REREAD_MIN_MS 1000 /* at most one read of a peer's Lease per second */
-/* The record may come before the new agent's first renewal with its address (its health server starts
- * with it): a suspect whose Lease did not change is read again, once a second, for this long. */
+/* A report naming no incarnation: the new agent's first renewal with its address may come after it (its
+ * health server starts with it), so a suspect whose Lease did not change is read again for this long. */
 #define SUSPECT_MS 4000
+/* A report naming a new incarnation: read until the Lease shows it, for at most 3 default heartbeat
+ * periods; past that the 60 s refresh goes on, and each new report of that agent starts this again. */
+#define CONFIRM_MS 30000
 #define TICK_MS    200
 
-bool agent_peers_reread_due(int64_t now_ms, int64_t read_ms, int64_t suspect_ms)
+int64_t agent_peers_window(const struct agent_peer *p)
+{
+    return p->want[0] ? CONFIRM_MS : SUSPECT_MS;
+}
+
+bool agent_peers_reread_due(int64_t now_ms, int64_t read_ms, int64_t suspect_ms, int64_t window_ms)
 {
     if (!suspect_ms)
         return false;
     if (read_ms && now_ms - read_ms < REREAD_MIN_MS)
         return false;
     /* Not read since it became a suspect, or read too early to show the new agent. */
-    return read_ms < suspect_ms || now_ms - suspect_ms <= SUSPECT_MS;
+    return read_ms < suspect_ms || now_ms - suspect_ms <= window_ms;
+}
+
+bool agent_peers_settled(const struct agent_peer *p, int64_t now_ms, bool changed)
+{
+    if (!p->suspect_ms)
+        return true;
+    if (p->want[0] ? !strcmp(p->agent, p->want) : changed)
+        return true;
+    return now_ms - p->suspect_ms > agent_peers_window(p);
 }
 
 void agent_peers_was_read(struct agent_peer *p, int64_t now_ms, bool changed)
 {
     p->read_ms = now_ms;
-    if (changed || (p->suspect_ms && now_ms - p->suspect_ms > SUSPECT_MS))
+    if (agent_peers_settled(p, now_ms, changed)) {
         p->suspect_ms = 0;
+        p->want[0] = '\0';
+    }
 }
 
-/* peers_lock held. */
-static void suspect(struct rss_agent *a, const char *node, int64_t now)
+/* peers_lock held: p's Lease already names the agent that wrote the report. */
+static bool known_writer(const struct agent_peer *p, const char *writer)
 {
-    for (size_t i = 0; i < a->n_peers; i++)
-        if (!strcmp(a->peers[i].node, node))
-            a->peers[i].suspect_ms = now;
+    return writer && p->agent[0] && !strcmp(p->agent, writer);
+}
+
+/* peers_lock held. writer: the report's incarnation, NULL none. */
+static void suspect(struct rss_agent *a, const char *node, const char *writer, int64_t now)
+{
+    for (size_t i = 0; i < a->n_peers; i++) {
+        struct agent_peer *p = &a->peers[i];
+        if (strcmp(p->node, node) || known_writer(p, writer))
+            continue;
+        p->suspect_ms = now;
+        snprintf(p->want, sizeof(p->want), "%s", writer ? writer : "");
+    }
     /* A peer not known yet is looked for every LIST_MISSING_MS already (agent_peers_refresh). */
 }
 
 /* The incarnation that wrote the record's `observed` (caller frees); NULL when it names none. */
-static char *writer_of(const struct agent_record *r)
+static char *writer_of(struct rss_agent *a, const char *ns, const char *pod)
 {
+    struct agent_record *r = agent_record_find(a, ns, pod);
     const char *json = r ? rss_json_str(r->cm, "data." RSS_RECORD_OBSERVED) : NULL;
     struct rss_observed o;
     _cleanup_error_ rss_error_t err = NULL;
@@ -71,29 +107,13 @@ static char *writer_of(const struct agent_record *r)
     return agent;
 }
 
-/* Lock held. False when the agent that wrote this record's `observed` already made `where` a suspect for
- * it; otherwise remembers it. Each record keeps one writer, so the memory goes with the record. */
-static bool new_writer(struct rss_agent *a, const char *ns, const char *pod, const char *where)
-{
-    struct agent_record *r = agent_record_find(a, ns, pod);
-    if (!r)
-        return true;
-    char *writer = writer_of(r);
-    bool same = writer && r->writer && !strcmp(writer, r->writer) && !strcmp(where, r->writer_node);
-    free(r->writer);
-    free(r->writer_node);
-    r->writer = writer;
-    r->writer_node = rss_xstrdup(where);
-    return !same;
-}
-
 void agent_peers_record_changed(struct rss_agent *a, const char *ns, const char *rss, const char *pod)
 {
     bool hosted = false;
     for (struct agent_member *m = a->members; m && !hosted; m = m->next)
         hosted = m->rss && !strcmp(m->ns, ns) && !strcmp(m->rss, rss);
     if (!hosted)
-        return; /* not a peer of ours: at 5,000 nodes most records are none of this agent's business */
+        return; /* not a peer of ours */
     struct agent_spec *spec = agent_spec_get(a, ns, rss);
     if (!spec)
         return;
@@ -107,20 +127,22 @@ void agent_peers_record_changed(struct rss_agent *a, const char *ns, const char 
         if (name && !strcmp(name, pod))
             node = rss_json_str(ms, "node");
     }
-    /* A report of the agent that made this node a suspect already: the same address and key. */
-    if (!new_writer(a, ns, pod, node ? node : "")) {
-        agent_spec_put(a, spec);
-        return;
-    }
+    _cleanup_free_ char *writer = writer_of(a, ns, pod);
     int64_t now = rss_clock_mono_ms();
     pthread_mutex_lock(&a->peers_lock);
     if (node && *node) {
         if (strcmp(node, a->node))
-            suspect(a, node, now);
+            suspect(a, node, writer, now);
     } else {
-        for (size_t k = 0; k < spec->n_nodes; k++)
+        /* Placed nowhere yet: a writer some node's Lease names is known; otherwise every node of the RSS
+         * may host it, and none can be waited for to show it: each is read as for a report naming none. */
+        bool known = false;
+        for (size_t i = 0; i < a->n_peers && !known; i++)
+            for (size_t k = 0; k < spec->n_nodes && !known; k++)
+                known = !strcmp(a->peers[i].node, spec->nodes[k]) && known_writer(&a->peers[i], writer);
+        for (size_t k = 0; k < spec->n_nodes && !known; k++)
             if (strcmp(spec->nodes[k], a->node))
-                suspect(a, spec->nodes[k], now);
+                suspect(a, spec->nodes[k], NULL, now);
     }
     pthread_mutex_unlock(&a->peers_lock);
     agent_spec_put(a, spec);
@@ -134,10 +156,12 @@ static size_t due(struct rss_agent *a, int64_t now, char ***out)
     pthread_mutex_lock(&a->peers_lock);
     for (size_t i = 0; i < a->n_peers; i++) {
         struct agent_peer *p = &a->peers[i];
-        if (agent_peers_reread_due(now, p->read_ms, p->suspect_ms))
+        if (agent_peers_reread_due(now, p->read_ms, p->suspect_ms, agent_peers_window(p))) {
             *(char **)rss_xarray_push(&nodes, &n, &cap, sizeof(*nodes)) = rss_xstrdup(p->node);
-        else if (p->suspect_ms && p->read_ms >= p->suspect_ms && now - p->suspect_ms > SUSPECT_MS)
-            p->suspect_ms = 0; /* read and unchanged for long enough: not a new agent after all */
+        } else if (p->suspect_ms && p->read_ms >= p->suspect_ms && agent_peers_settled(p, now, false)) {
+            p->suspect_ms = 0; /* read, and its window passed without the Lease showing a new agent */
+            p->want[0] = '\0';
+        }
     }
     pthread_mutex_unlock(&a->peers_lock);
     *out = nodes;
@@ -158,6 +182,7 @@ static bool reread(struct rss_agent *a, const char *node)
         rss_log_error(RSS_LOG_DEBUG, &err, "failsafe: re-reading the heartbeat Lease of %s", node);
         return false;
     }
+    /* Also when the Lease is gone or names no address (learn settled the others already). */
     int64_t now = rss_clock_mono_ms();
     pthread_mutex_lock(&a->peers_lock);
     for (size_t i = 0; i < a->n_peers; i++)

@@ -356,36 +356,57 @@ static void test_peers_wanted(void **state)
 }
 
 /* When a peer's Lease is read again between the periodic reads: once as soon as a record said its agent
- * may be new, then once a second for a few seconds (the record may come before the new agent's first
- * renewal), never more than once a second, and not at all without a reason. */
+ * may be new, then once a second while the suspect's window runs (4 s for a report naming no incarnation,
+ * 30 s while waiting for the Lease to show the one a report named), never more than once a second, and
+ * not at all without a reason. And when a read settles a suspect. */
 static void test_peer_reread_due(void **state)
 {
     (void)state;
     static const struct {
-        int64_t now, read, suspect;
+        int64_t now, read, suspect, window;
         bool due;
     } rows[] = {
-        {50000, 45000, 0, false},     /* no reason: the 10 s period does it */
-        {50000, 0, 49900, true},      /* never read (known from the fence state file) */
-        {50000, 45000, 49900, true},  /* suspect since the last read */
-        {50000, 49500, 49900, false}, /* read 0.5 s ago: at most once a second */
-        {50000, 49000, 48500, true},  /* read once after, unchanged: again while SUSPECT_MS runs */
-        {54000, 53000, 50000, true},  /* ...up to its end */
-        {54600, 53500, 50000, false}, /* ...not after: not a new agent after all */
+        {50000, 45000, 0, 4000, false},      /* no reason: the periodic refresh does it */
+        {50000, 0, 49900, 4000, true},       /* never read (known from the fence state file) */
+        {50000, 45000, 49900, 4000, true},   /* suspect since the last read */
+        {50000, 49500, 49900, 4000, false},  /* read 0.5 s ago: at most once a second */
+        {50000, 49000, 48500, 4000, true},   /* read once after, unchanged: again while the window runs */
+        {54000, 53000, 50000, 4000, true},   /* ...up to its end */
+        {54600, 53500, 50000, 4000, false},  /* ...not after: not a new agent after all */
+        {54600, 53500, 50000, 30000, true},  /* waiting for a named incarnation: on */
+        {80000, 79000, 50000, 30000, true},  /* ...to the end of its window */
+        {80100, 79000, 50000, 30000, false}, /* ...not after: the periodic refresh goes on */
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-        if (agent_peers_reread_due(rows[i].now, rows[i].read, rows[i].suspect) != rows[i].due)
-            fail_msg("row %zu: now %lld read %lld suspect %lld: want due=%d", i, (long long)rows[i].now,
-                     (long long)rows[i].read, (long long)rows[i].suspect, rows[i].due);
+        if (agent_peers_reread_due(rows[i].now, rows[i].read, rows[i].suspect, rows[i].window) != rows[i].due)
+            fail_msg("row %zu: now %lld read %lld suspect %lld window %lld: want due=%d", i,
+                     (long long)rows[i].now, (long long)rows[i].read, (long long)rows[i].suspect,
+                     (long long)rows[i].window, rows[i].due);
+    /* A report naming no incarnation: a new address or key settles it. */
     struct agent_peer p = {.read_ms = 1000, .suspect_ms = 5000};
-    agent_peers_was_read(&p, 6000, true); /* a new address or key: found, no more reads */
+    assert_int_equal(agent_peers_window(&p), 4000);
+    agent_peers_was_read(&p, 6000, true);
     assert_int_equal(p.suspect_ms, 0);
     assert_int_equal(p.read_ms, 6000);
     p.suspect_ms = 5000;
     agent_peers_was_read(&p, 7000, false); /* unchanged: keep looking */
     assert_int_equal(p.suspect_ms, 5000);
-    assert_false(agent_peers_reread_due(7500, p.read_ms, p.suspect_ms));
-    assert_true(agent_peers_reread_due(8000, p.read_ms, p.suspect_ms));
+    assert_false(agent_peers_reread_due(7500, p.read_ms, p.suspect_ms, agent_peers_window(&p)));
+    assert_true(agent_peers_reread_due(8000, p.read_ms, p.suspect_ms, agent_peers_window(&p)));
+    /* A report naming incarnation b: only a Lease naming b settles it, not a new address of a. */
+    struct agent_peer q = {.read_ms = 1000, .suspect_ms = 5000, .agent = "aaaa", .want = "bbbb"};
+    assert_int_equal(agent_peers_window(&q), 30000);
+    agent_peers_was_read(&q, 6000, true);
+    assert_int_equal(q.suspect_ms, 5000);
+    agent_peers_was_read(&q, 20000, false);
+    assert_int_equal(q.suspect_ms, 5000);
+    strcpy(q.agent, "bbbb"); /* what set_peer stores from the Lease */
+    agent_peers_was_read(&q, 21000, false);
+    assert_int_equal(q.suspect_ms, 0);
+    assert_string_equal(q.want, "");
+    struct agent_peer r = {.read_ms = 1000, .suspect_ms = 5000, .agent = "aaaa", .want = "bbbb"};
+    agent_peers_was_read(&r, 35001, false); /* never shown in 30 s: given up, the refresh goes on */
+    assert_int_equal(r.suspect_ms, 0);
 }
 
 /* Which record changes make a peer a suspect: a new `observed` of a member of an RSS with a member here,
@@ -454,10 +475,10 @@ static void test_peer_suspect_from_record(void **state)
     rss_agent_free(a);
 }
 
-/* A report of the agent incarnation (observed.agent) that already made a node a suspect for this record
- * makes no new suspect: the same process, the same address and key. A new incarnation does, and so does
- * the same one once status.memberStatus places the member on another node (the suspect follows the node),
- * and a report without one (an older rssd) every time. */
+/* A report naming the agent incarnation (observed.agent) that its node's heartbeat Lease names makes no
+ * suspect: the agent this one knows. A report naming another one does, waiting for the Lease to show it,
+ * also one this agent has not seen any Lease name yet; so does one of a member the leader now places on
+ * another node, for that node; and a report without one (an older rssd) every time. */
 static void ingest_obs(struct rss_agent *a, const char *rv, int sec, const char *agent)
 {
     char obs[512];
@@ -472,6 +493,29 @@ static void clear_suspects(struct rss_agent *a)
 {
     for (size_t i = 0; i < a->n_peers; i++)
         a->peers[i].suspect_ms = 0;
+}
+
+static const char *want_of(struct rss_agent *a, const char *node)
+{
+    for (size_t i = 0; i < a->n_peers; i++)
+        if (!strcmp(a->peers[i].node, node))
+            return a->peers[i].want;
+    fail_msg("no peer %s", node);
+    return NULL;
+}
+
+/* node's heartbeat Lease, as a read returns it, naming incarnation `agent` (NULL: none). */
+static void learn_lease(struct rss_agent *a, const char *node, const char *addr, const char *agent)
+{
+    char buf[512];
+    snprintf(buf, sizeof(buf),
+             "{\"metadata\":{\"name\":\"" RSS_HEARTBEAT_PREFIX "%s\",\"annotations\":{\"" RSS_ANNOTATION_PEER
+             "\":\"{\\\"address\\\":\\\"%s\\\",\\\"key\\\":\\\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
+             "\\\"%s%s%s}\"}}}",
+             node, addr, agent ? ",\\\"agent\\\":\\\"" : "", agent ? agent : "", agent ? "\\\"" : "");
+    _cleanup_json_ cJSON *lease = cJSON_Parse(buf);
+    assert_non_null(lease);
+    agent_peers_learn(a, lease);
 }
 
 static void test_peer_suspect_same_agent(void **state)
@@ -495,26 +539,38 @@ static void test_peer_suspect_same_agent(void **state)
                                               "\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\"},"
                                               "{\"node\":\"n3\",\"address\":\"10.0.0.3:1\",\"key\":"
                                               "\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\"}]");
-    agent_peers_restore(a, known);
-    ingest_obs(a, "1", 1, "aaaaaaaaaaaaaaaa"); /* first seen: a suspect, as before */
+    agent_peers_restore(a, known);             /* from the fence state file: no incarnation known */
+    ingest_obs(a, "1", 1, "aaaaaaaaaaaaaaaa"); /* no Lease read yet names it: a suspect */
     assert_true(suspect_of(a, "n2") > 0);
-    clear_suspects(a);
+    assert_string_equal(want_of(a, "n2"), "aaaaaaaaaaaaaaaa");
+    learn_lease(a, "n2", "10.0.0.2:1", "aaaaaaaaaaaaaaaa"); /* the read: the Lease names it */
+    assert_int_equal(suspect_of(a, "n2"), 0);
     ingest_obs(a, "2", 2, "aaaaaaaaaaaaaaaa"); /* a periodic report of the same agent */
     assert_int_equal(suspect_of(a, "n2"), 0);
-    ingest_obs(a, "3", 3, "bbbbbbbbbbbbbbbb"); /* n2's rssd restarted */
+    ingest_obs(a, "3", 3, "bbbbbbbbbbbbbbbb"); /* n2's rssd restarted, its Lease not renewed yet */
     assert_true(suspect_of(a, "n2") > 0);
-    clear_suspects(a);
-    add_json(a, false, wanted_cr, "db", "db", ms3); /* the leader now places rss-db-1 on n3 */
+    learn_lease(a, "n2", "10.0.0.2:1", "aaaaaaaaaaaaaaaa"); /* still the old agent's Lease */
+    assert_true(suspect_of(a, "n2") > 0);
+    learn_lease(a, "n2", "10.0.0.2:2", "aaaaaaaaaaaaaaaa"); /* a new address, but not of b */
+    assert_true(suspect_of(a, "n2") > 0);
+    learn_lease(a, "n2", "10.0.0.2:2", "bbbbbbbbbbbbbbbb"); /* b renewed: settled */
+    assert_int_equal(suspect_of(a, "n2"), 0);
     ingest_obs(a, "4", 4, "bbbbbbbbbbbbbbbb");
+    assert_int_equal(suspect_of(a, "n2"), 0);
+    add_json(a, false, wanted_cr, "db", "db", ms3); /* the leader now places rss-db-1 on n3 */
+    ingest_obs(a, "5", 5, "bbbbbbbbbbbbbbbb");      /* n3's Lease names no b */
     assert_true(suspect_of(a, "n3") > 0);
     assert_int_equal(suspect_of(a, "n2"), 0);
     clear_suspects(a);
-    ingest_obs(a, "5", 5, "bbbbbbbbbbbbbbbb");
-    assert_int_equal(suspect_of(a, "n3"), 0);
-    ingest_obs(a, "6", 6, NULL); /* an older rssd: every changed report */
+    learn_lease(a, "n3", "10.0.0.3:1", NULL); /* n3 runs an rssd from before the incarnation */
+    ingest_obs(a, "6", 6, NULL);              /* ...whose reports name none: every changed report */
     assert_true(suspect_of(a, "n3") > 0);
+    assert_string_equal(want_of(a, "n3"), "");
     clear_suspects(a);
     ingest_obs(a, "7", 7, NULL);
+    assert_true(suspect_of(a, "n3") > 0);
+    clear_suspects(a);
+    ingest_obs(a, "8", 8, ""); /* an empty one names none either */
     assert_true(suspect_of(a, "n3") > 0);
     rss_agent_free(a);
 }
