@@ -296,7 +296,8 @@ bool agent_peers_learn(struct rss_agent *a, const cJSON *lease);
  * incarnation (observed.agent) that node's Lease already showed. settled (peers_lock held): p's Lease was
  * just read (`changed`: a new address or key); true when p is no suspect any more: its Lease shows the
  * incarnation the suspect waits for, or the window for reading passed. reread_due: whether to read p now,
- * window_ms = agent_peers_window(p). The pure decisions; the reader thread reads the suspects. */
+ * window_ms = agent_peers_window(p). The pure decisions (agent_peers_suspect.c); the reader thread reads
+ * the suspects. */
 void agent_peers_record_changed(struct rss_agent *a, const char *ns, const char *rss, const char *pod);
 bool agent_peers_settled(const struct agent_peer *p, int64_t now_ms, bool changed);
 void agent_peers_was_read(struct agent_peer *p, int64_t now_ms, bool changed); /* settles: peers_lock */

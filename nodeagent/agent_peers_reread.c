@@ -16,10 +16,10 @@
  * a periodic `status`, every member republished at a new epoch, all the reports of a lights-out without
  * restarts: in a 200-node lights-out they were half of all rssd's requests, docs/scale.md). A report
  * naming another one makes its node a suspect until a read of its Lease shows that incarnation (its first
- * heartbeat may come after its first report, even by seconds under load), at most CONFIRM_MS; a report
- * naming none (an rssd from before observed.agent) makes it a suspect for SUSPECT_MS, as before. The
- * records live in rssd's namespace, where only rssd writes (a namespace user cannot make this agent read
- * anything), and a read only ever learns what the Lease says. A needed peer not known at all (this agent
+ * heartbeat may come after its first report, even by seconds under load), at most 30 s; a report
+ * naming none (an rssd from before observed.agent) makes it a suspect for 4 s, as before
+ * (agent_peers_suspect.c). The records live in rssd's namespace, where only rssd writes (a namespace user
+ * cannot make this agent read anything), and a read only ever learns what the Lease says. A needed peer not known at all (this agent
  * just started) is looked for once a second too, not only at the next heartbeat. Cost: one GET per suspect
  * or unknown peer per second at most, and only for peers sharing an RSS.
  */
@@ -32,47 +32,8 @@
 #include "rss/record.h"
 #include "agent_internal.h"
 
-#define REREAD_MIN_MS 1000 /* at most one read of a peer's Lease per second */
-/* A report naming no incarnation: the new agent's first renewal with its address may come after it (its
- * health server starts with it), so a suspect whose Lease did not change is read again for this long. */
-#define SUSPECT_MS 4000
-/* A report naming a new incarnation: read until the Lease shows it, for at most 3 default heartbeat
- * periods; past that the 60 s refresh goes on, and each new report of that agent starts this again. */
-#define CONFIRM_MS 30000
-#define TICK_MS    200
-
-int64_t agent_peers_window(const struct agent_peer *p)
-{
-    return p->want[0] ? CONFIRM_MS : SUSPECT_MS;
-}
-
-bool agent_peers_reread_due(int64_t now_ms, int64_t read_ms, int64_t suspect_ms, int64_t window_ms)
-{
-    if (!suspect_ms)
-        return false;
-    if (read_ms && now_ms - read_ms < REREAD_MIN_MS)
-        return false;
-    /* Not read since it became a suspect, or read too early to show the new agent. */
-    return read_ms < suspect_ms || now_ms - suspect_ms <= window_ms;
-}
-
-bool agent_peers_settled(const struct agent_peer *p, int64_t now_ms, bool changed)
-{
-    if (!p->suspect_ms)
-        return true;
-    if (p->want[0] ? !strcmp(p->agent, p->want) : changed)
-        return true;
-    return now_ms - p->suspect_ms > agent_peers_window(p);
-}
-
-void agent_peers_was_read(struct agent_peer *p, int64_t now_ms, bool changed)
-{
-    p->read_ms = now_ms;
-    if (agent_peers_settled(p, now_ms, changed)) {
-        p->suspect_ms = 0;
-        p->want[0] = '\0';
-    }
-}
+#define TICK_MS  200
+#define RETRY_MS 1000 /* a needed peer not known yet is looked for once a second; after an API error */
 
 /* peers_lock held: p's Lease already names the agent that wrote the report. */
 static bool known_writer(const struct agent_peer *p, const char *writer)
@@ -236,13 +197,13 @@ void *agent_peers_reader(void *arg)
             free(nodes);
             /* Every tick until there is one to look for (the watches just told us), then once a second. */
             bool read = false;
-            if (ok && now - missing_ms >= REREAD_MIN_MS) {
+            if (ok && now - missing_ms >= RETRY_MS) {
                 ok = read_missing(a, &read);
                 if (read)
                     missing_ms = now;
             }
             if (!ok)
-                wait = REREAD_MIN_MS;
+                wait = RETRY_MS;
         }
         for (long t = 0; t < wait && !atomic_load(a->stop); t += 100)
             usleep(100 * 1000);

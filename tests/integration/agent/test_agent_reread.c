@@ -235,7 +235,7 @@ static void test_reread_until_the_lease_shows_it(void **state)
     print_message("reads of n2's Lease while it still names the old agent, in about 2.5 s: %d\n", n);
     assert_true(n >= 2);                /* once a second while it does not show the new one */
     n2_lease("bbbbbbbbbbbbbbbb", true); /* the new agent's first renewal */
-    simfix_sleep_ms(2000); /* the next read (once a second) sees it */
+    simfix_sleep_ms(2000);              /* the next read (once a second) sees it */
     reset_counts();
     expect_quiet("once n2's Lease names the new agent");
     report(5, "bbbbbbbbbbbbbbbb");
