@@ -253,9 +253,9 @@ static bool peer_fields(const char *addr, const char *key, unsigned char k[32])
     return addr && key && strlen(addr) <= 300 && !strpbrk(addr, "/?#@ ") && decode_b64(key, k, 32);
 }
 
-/* Records a peer's address and key (a new process there when they changed: then true). `read` says
- * they come from its Lease just read (not from the fence state file): its reread clock restarts. */
-/* agent: the incarnation its Lease names (NULL: unknown, e.g. from the fence state file). */
+/* Records a peer's address, key and incarnation (agent; NULL unknown: from the fence state file), true when
+ * the address or key changed (a new process there). `read` says they come from its Lease just read: its
+ * reread clock restarts, and a suspect waiting for this incarnation is settled. */
 static bool set_peer(struct rss_agent *a, const char *node, const char *addr, const unsigned char k[32],
                      const char *agent, bool read)
 {

@@ -16,12 +16,13 @@
  * a periodic `status`, every member republished at a new epoch, all the reports of a lights-out without
  * restarts: in a 200-node lights-out they were half of all rssd's requests, docs/scale.md). A report
  * naming another one makes its node a suspect until a read of its Lease shows that incarnation (its first
- * heartbeat may come after its first report, even by seconds under load), at most 30 s; a report
- * naming none (an rssd from before observed.agent) makes it a suspect for 4 s, as before
- * (agent_peers_suspect.c). The records live in rssd's namespace, where only rssd writes (a namespace user
- * cannot make this agent read anything), and a read only ever learns what the Lease says. A needed peer not known at all (this agent
- * just started) is looked for once a second too, not only at the next heartbeat. Cost: one GET per suspect
- * or unknown peer per second at most, and only for peers sharing an RSS.
+ * heartbeat may come after its first report, even by seconds under load), at most 30 s; a report naming
+ * none (an rssd from before observed.agent) makes it a suspect for 4 s, as before (the windows:
+ * agent_peers_suspect.c). The records live in rssd's namespace, where only rssd writes (a namespace user
+ * cannot make this agent read anything), and a read only ever learns what the Lease says. A needed peer
+ * not known at all (this agent just started) is looked for once a second too, not only at the next
+ * heartbeat. Cost: one GET per suspect or unknown peer per second at most, and only for peers sharing an
+ * RSS.
  */
 #include <string.h>
 #include <unistd.h>
