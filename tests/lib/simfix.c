@@ -132,6 +132,19 @@ int simfix_ctl(struct rss_kube *k, const char *method, const char *path, const c
     return 0;
 }
 
+int simfix_start_kube(struct simfix *s, const char *bin, struct rss_kube **k)
+{
+    if (simfix_start(s, bin) < 0)
+        return -1;
+    _cleanup_error_ rss_error_t err = NULL;
+    if (rss_kube_new(s->kubeconfig, k, &err) < 0) {
+        _cleanup_free_ char *m = rss_error_string(err);
+        fprintf(stderr, "simfix: a client of kubesim: %s\n", m);
+        return -1;
+    }
+    return 0;
+}
+
 int simfix_create(struct rss_kube *k, const char *gv, const char *ns, const char *plural, const char *json)
 {
     _cleanup_json_ cJSON *obj = cJSON_Parse(json);

@@ -19,6 +19,9 @@ struct simfix {
 /* Starts `bin --dir <new temp dir> --port 0` and waits (up to 30 s) for dir/ready. Returns 0 or -1. */
 int simfix_start(struct simfix *s, const char *bin);
 
+/* simfix_start, then a client of that kubesim in *k (the caller frees it). Returns 0 or -1 (printed). */
+int simfix_start_kube(struct simfix *s, const char *bin, struct rss_kube **k);
+
 /* SIGTERMs kubesim, reaps it and removes the directory. Safe on a never-started fixture. */
 void simfix_stop(struct simfix *s);
 

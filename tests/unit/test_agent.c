@@ -258,16 +258,22 @@ static void replace_field(char *json, const char *field, const char *value)
     snprintf(json, 1024, "%s", s);
 }
 
+/* An agent on n1 that never reaches a server: no kube client, no CRI (the tables are all it needs). */
+static struct rss_agent *offline_agent(void)
+{
+    struct rss_agent_config cfg = {
+        .kube = (struct rss_kube *)1, .cri = (struct rss_cri *)1, .node = "n1", .ns = "x"};
+    struct rss_agent *a = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_agent_new(&cfg, &a, &err), 0);
+    return a;
+}
+
 /* A peer's answer is signed: a forged, altered or replayed one never vouches. */
 static void test_failsafe_answers_signed(void **state)
 {
     (void)state;
-    struct rss_agent_config cfg = {
-        .kube = (struct rss_kube *)1, .cri = (struct rss_cri *)1, .node = "n1", .ns = "x"};
-    struct rss_agent *a = NULL, *other = NULL;
-    _cleanup_error_ rss_error_t err = NULL;
-    assert_int_equal(rss_agent_new(&cfg, &a, &err), 0);
-    assert_int_equal(rss_agent_new(&cfg, &other, &err), 0);
+    struct rss_agent *a = offline_agent(), *other = offline_agent();
     unsigned char key[32], other_key[32];
     assert_true(EVP_DecodeBlock(key, (const unsigned char *)a->peer_pub, 44) >= 32);
     assert_true(EVP_DecodeBlock(other_key, (const unsigned char *)other->peer_pub, 44) >= 32);
@@ -327,11 +333,7 @@ static void add_json(struct rss_agent *a, bool pod, const char *fmt, const char 
 static void test_peers_wanted(void **state)
 {
     (void)state;
-    struct rss_agent_config cfg = {
-        .kube = (struct rss_kube *)1, .cri = (struct rss_cri *)1, .node = "n1", .ns = "x"};
-    struct rss_agent *a = NULL;
-    _cleanup_error_ rss_error_t err = NULL;
-    assert_int_equal(rss_agent_new(&cfg, &a, &err), 0);
+    struct rss_agent *a = offline_agent();
     char **nodes = NULL;
     assert_int_equal(agent_peers_wanted(a, &nodes), 0); /* no member here: no peer to read */
     free(nodes);
@@ -441,11 +443,7 @@ static void ingest_record(struct rss_agent *a, const char *pod, const char *rv, 
 static void test_peer_suspect_from_record(void **state)
 {
     (void)state;
-    struct rss_agent_config cfg = {
-        .kube = (struct rss_kube *)1, .cri = (struct rss_cri *)1, .node = "n1", .ns = "x"};
-    struct rss_agent *a = NULL;
-    _cleanup_error_ rss_error_t err = NULL;
-    assert_int_equal(rss_agent_new(&cfg, &a, &err), 0);
+    struct rss_agent *a = offline_agent();
     add_json(a, false, wanted_cr, "db", "db",
              "{\"name\":\"rss-db-0\",\"node\":\"n1\"},{\"name\":\"rss-db-1\",\"node\":\"n2\"},"
              "{\"name\":\"rss-db-2\",\"node\":\"n3\"}");
@@ -521,14 +519,9 @@ static void learn_lease(struct rss_agent *a, const char *node, const char *addr,
 static void test_peer_suspect_same_agent(void **state)
 {
     (void)state;
-    struct rss_agent_config cfg = {
-        .kube = (struct rss_kube *)1, .cri = (struct rss_cri *)1, .node = "n1", .ns = "x"};
-    struct rss_agent *a = NULL;
-    _cleanup_error_ rss_error_t err = NULL;
-    assert_int_equal(rss_agent_new(&cfg, &a, &err), 0);
+    struct rss_agent *a = offline_agent();
     assert_int_equal(strlen(a->incarnation), RSS_AGENT_INCARNATION_LEN);
-    struct rss_agent *b = NULL;
-    assert_int_equal(rss_agent_new(&cfg, &b, &err), 0);
+    struct rss_agent *b = offline_agent();
     assert_string_not_equal(a->incarnation, b->incarnation); /* every start a new one */
     rss_agent_free(b);
     const char *ms2 = "{\"name\":\"rss-db-0\",\"node\":\"n1\"},{\"name\":\"rss-db-1\",\"node\":\"n2\"}";
@@ -644,11 +637,7 @@ static void test_verdict_names(void **state)
 static void test_records_sweep_per_rss(void **state)
 {
     (void)state;
-    struct rss_agent_config cfg = {
-        .kube = (struct rss_kube *)1, .cri = (struct rss_cri *)1, .node = "n1", .ns = "x"};
-    struct rss_agent *a = NULL;
-    _cleanup_error_ rss_error_t err = NULL;
-    assert_int_equal(rss_agent_new(&cfg, &a, &err), 0);
+    struct rss_agent *a = offline_agent();
     static const char *const recs[][2] = {{"db", "rss-db-0"}, {"db", "rss-db-1"}, {"kv", "rss-kv-0"}};
     for (size_t i = 0; i < 3; i++) {
         _cleanup_json_ cJSON *cm = rss_record_new("ns1", recs[i][0], recs[i][1]);

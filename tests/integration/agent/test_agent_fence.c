@@ -84,13 +84,9 @@ static void test_finish_looking_api_silent(void **state)
 static int setup(void **state)
 {
     (void)state;
-    if (simfix_start(&sim, KUBESIM_BIN) < 0)
+    if (simfix_start_kube(&sim, KUBESIM_BIN, &kube) < 0)
         return -1;
     rss_error_t err = NULL;
-    if (rss_kube_new(sim.kubeconfig, &kube, &err) < 0) {
-        rss_error_release(&err);
-        return -1;
-    }
     /* A kubeconfig naming a loopback port nobody listens on: every call fails at once. */
     int port = 0, fd = simfix_listen_loopback(1, &port);
     if (fd < 0)

@@ -103,13 +103,9 @@ static const char db0_pod[] =
 static int setup(void **state)
 {
     (void)state;
-    if (simfix_start(&sim, KUBESIM_BIN) < 0)
+    if (simfix_start_kube(&sim, KUBESIM_BIN, &kube) < 0)
         return -1;
     rss_error_t err = NULL;
-    if (rss_kube_new(sim.kubeconfig, &kube, &err) < 0) {
-        rss_error_release(&err);
-        return -1;
-    }
     create("v1", NULL, "namespaces", "{\"metadata\":{\"name\":\"" NS "\"}}");
     n2_lease("aaaaaaaaaaaaaaaa", false);
     create("coordination.k8s.io/v1", NS, "leases",

@@ -477,10 +477,7 @@ static int cleanup_cands(void **state)
 static int setup(void **state)
 {
     (void)state;
-    if (simfix_start(&sim, KUBESIM_BIN) < 0)
-        return -1;
-    _cleanup_error_ rss_error_t err = NULL;
-    return rss_kube_new(sim.kubeconfig, &kube, &err) < 0 ? -1 : 0;
+    return simfix_start_kube(&sim, KUBESIM_BIN, &kube);
 }
 
 static int teardown(void **state)

@@ -431,13 +431,8 @@ static void make_world(void)
 static int setup(void **state)
 {
     (void)state;
-    if (simfix_start(&sim, KUBESIM_BIN) < 0)
+    if (simfix_start_kube(&sim, KUBESIM_BIN, &kube) < 0)
         return -1;
-    rss_error_t err = NULL;
-    if (rss_kube_new(sim.kubeconfig, &kube, &err) < 0) {
-        rss_error_release(&err);
-        return -1;
-    }
     return 0;
 }
 
