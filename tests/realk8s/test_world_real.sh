@@ -108,7 +108,8 @@ kpid=$(cut -d' ' -f1 "$RSS_WORLD_DIR/nodes/node-2/kubelet.pid")
 ctr --address "$sock2" -n k8s.io tasks ls | awk -v c="$cid" '$1 == c && $3 == "RUNNING" {f=1} END {exit !f}' &&
     fail "container still running after power-off"
 # (a killed process whose parent is gone may stay a zombie until the machine's init reaps it: dead)
-st=$(sed 's/.*) //' "/proc/$kpid/stat" 2>/dev/null | cut -d' ' -f1)
+# (reaped already: no /proc entry, sed fails; without `|| true` set -e ended this script without a word)
+st=$(sed 's/.*) //' "/proc/$kpid/stat" 2>/dev/null | cut -d' ' -f1 || true)
 [ -z "$st" ] || [ "$st" = Z ] || [ "$st" = X ] || fail "kubelet of node-2 ($kpid, state $st) alive after power-off"
 notready() { [ "$(k get node node-2 -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = Unknown ]; }
 wait_until 60 "node-2 NotReady (Unknown) after power-off" notready

@@ -53,7 +53,7 @@ daemon_pid() { cat "$tmp/run/pid" 2>/dev/null || true; }
 alive() {
 	local st
 	[ -r "/proc/$1/stat" ] || return 1
-	st=$(sed 's/.*) //' "/proc/$1/stat" | cut -d' ' -f1)
+	st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) || return 1 # gone meanwhile
 	[ "$st" != Z ]
 }
 echo "# sequence counts writes"
