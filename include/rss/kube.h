@@ -1,8 +1,12 @@
 /* kube.h -- a small Kubernetes API client (libcurl + OpenSSL + cJSON): config, verbs, list+watch.
  *
  * A `struct rss_kube` holds the connection settings (server, CA, client certificate, token source)
- * and a pool of curl handles. It is thread-safe: any number of threads may call the verbs and run
- * watches on the same client at once. Tune it with the rss_kube_set_* calls before sharing it.
+ * and one connection: every request and watch is a stream of one HTTP/2 connection when the server
+ * speaks it (HTTP/1.1 otherwise, or with RSS_KUBE_HTTP1=1 in the environment), driven by one thread of
+ * the client. A connection on which nothing arrived for a whole request timeout is closed and the
+ * transfers on it fail (GETs retry, watches resume). It is thread-safe: any number of threads may call
+ * the verbs and run watches on the same client at once. Tune it with the rss_kube_set_* calls before
+ * sharing it.
  *
  * Objects go in and come out as cJSON. Every function that returns an object through `cJSON **ret`
  * gives the caller ownership (cJSON_Delete it); on failure *ret is left untouched.
@@ -16,7 +20,7 @@
  *     a 2xx body that is not JSON -> RSS_E_INVALID
  * `detail` holds the HTTP status (0 when no response arrived); the message holds the Status message.
  *
- * Retries: 429 and 5xx are retried with exponential backoff honouring Retry-After (bounded), and
+ * Retries: 429 and 5xx are retried with jittered exponential backoff honouring Retry-After (bounded), and
  * failures to connect are retried (nothing was sent). A 401 makes the client re-read its token file
  * and retry once. Every request has a timeout; watches have none but a stall detector instead.
  */

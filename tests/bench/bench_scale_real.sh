@@ -186,6 +186,21 @@ alive=$(while read -r _ p; do kill -0 "$p" 2>/dev/null && echo; done <"$w/rssd.p
 say "leader: $(leader_node); $alive of $nodes rssd alive, started in $(($(date +%s) - t_start)) s"
 
 snap() { python3 "$here/scale_report.py" snap "$pki" "$etcd_url" "$1"; }
+# The established connections to the API server, from the kernel's socket table: in all, and per rssd
+# (one HTTP/2 connection per process since 2 December; about 14 on HTTP/1.1 before).
+conns() { # LABEL
+    ss -Htnp state established "( dport = :$api_port )" 2>/dev/null | grep -o 'pid=[0-9]*' | sed 's/pid=//' |
+        python3 -c '
+import sys, statistics
+rssd = {l.split()[1] for l in open(sys.argv[2]) if l.strip()}
+per = {}
+for l in sys.stdin:
+    per[l.strip()] = per.get(l.strip(), 0) + 1
+mine = [n for p, n in per.items() if p in rssd]
+print("connections to the API server, %s: %d in all, %d from %d rssd (median %s, max %s per rssd)" % (
+    sys.argv[1], sum(per.values()), sum(mine), len(mine),
+    statistics.median(mine) if mine else "-", max(mine) if mine else "-"))' "$1" "$w/rssd.pids"
+}
 # An idle window: metric deltas, rssd's requests from the audit log, memory and the leader's CPU.
 measure_idle() { # LABEL
     local label=$1 t0 t1 leader cpu0 cpu1 out
@@ -193,8 +208,11 @@ measure_idle() { # LABEL
     snap "$w/idle-$label-0.json"
     sleep "$idle"
     snap "$w/idle-$label-1.json"
+    local c
+    c=$(conns "idle, $label")
     sleep 5 # the audit log is written in batches
     echo "=== idle, $label: $idle s window, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "$c"
     python3 "$here/scale_report.py" delta "$w/idle-$label-0.json" "$w/idle-$label-1.json"
     out=$(python3 "$here/scale_report.py" audit-window "$w/audit.log" "$w/idle-$label-0.json" "$w/idle-$label-1.json")
     echo "$out"
@@ -261,10 +279,12 @@ for size in "${size_list[@]}"; do
     kill -USR1 "$cri_pid" "$sim_pid"
     ok=1
     sleep 10
+    c=$(conns "lights-out + 10 s")
     wait_running "$size" 1800 || ok=0
     snap "$w/lo-$boot-1.json"
     sleep 5
     echo "=== lights-out with $size RSS of 3 ($((size * 3)) members), load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "$c"
     python3 "$here/scale_report.py" lights "$w/events.log" "$boot" || true
     python3 "$here/scale_report.py" delta "$w/lo-$boot-0.json" "$w/lo-$boot-1.json"
     out=$(python3 "$here/scale_report.py" audit-window "$w/audit.log" "$w/lo-$boot-0.json" "$w/lo-$boot-1.json")

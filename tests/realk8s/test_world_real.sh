@@ -38,6 +38,13 @@ k get nodes -o json | jq -e '[.items[] | select(.status.nodeInfo.kubeletVersion 
     fail "not 2 Ready v1.34.4 kubelets: $(k get nodes -o wide 2>&1)"
 ok "apiserver and 2 kubelets v1.34.4, Ready"
 
+# rssd's Kubernetes client on the real server: every watch and request of a process on one HTTP/2 connection,
+# and a connection gone silent given up at the first request timeout (kube_h2_check judges from the process's
+# sockets and a freezing TCP relay of its own).
+"$RSS_BUILD_DIR/tests/integration/kube/kube_h2_check" "$KC" >"$tmp/h2.log" 2>&1 ||
+    { cat "$tmp/h2.log" >&2; fail "kube_h2_check"; }
+ok "kube client: $(grep -c '^ok:' "$tmp/h2.log") checks of one HTTP/2 connection and its recycling passed"
+
 # A pod on node-2: in node-2's runtime, with node-2's /run/containerd as its hostPath, the world's /hooks,
 # a projected ServiceAccount token, an address of node-2's pod range.
 k apply -f - >/dev/null <<EOF || fail "apply pod"

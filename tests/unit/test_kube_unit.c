@@ -197,6 +197,26 @@ static void test_curl_errors(void **state)
     }
 }
 
+static void test_jitter(void **state)
+{
+    (void)state;
+    const long in[] = {0, 1, 2, 200, 5000, 30000};
+    for (size_t i = 0; i < sizeof(in) / sizeof(in[0]); i++) {
+        long lo = in[i], hi = 0;
+        for (int k = 0; k < 2000; k++) {
+            long d = kube_jitter_ms(in[i]);
+            assert_true(d >= in[i] / 2 && d <= in[i]);
+            lo = d < lo ? d : lo;
+            hi = d > hi ? d : hi;
+        }
+        /* Spread over the upper half, not one value: 2,000 draws reach both ends' tenths. */
+        if (in[i] >= 200) {
+            assert_true(lo < in[i] / 2 + in[i] / 10);
+            assert_true(hi > in[i] - in[i] / 10);
+        }
+    }
+}
+
 static void test_retry_decisions(void **state)
 {
     (void)state;
@@ -620,6 +640,7 @@ int main(void)
         cmocka_unit_test(test_status_decoding),
         cmocka_unit_test(test_curl_errors),
         cmocka_unit_test(test_retry_decisions),
+        cmocka_unit_test(test_jitter),
         cmocka_unit_test(test_framer),
         cmocka_unit_test(test_yaml),
         cmocka_unit_test(test_kubeconfig),

@@ -76,7 +76,11 @@ static struct rss_kube *client_of(struct kube_config cfg)
     k->max_backoff_ms = 5000;
     k->user_agent = rss_xstrdup("rssd/0.1");
     k->token = cfg.token ? rss_xstrdup(cfg.token) : NULL;
+    const char *h1 = getenv("RSS_KUBE_HTTP1");
+    k->http1 = h1 && !strcmp(h1, "1");
     pthread_mutex_init(&k->lock, NULL);
+    /* Without an eventfd the first transfer fails with an internal error; nothing to do here. */
+    (void)kube_mux_init(&k->mux);
     return k;
 }
 
@@ -84,6 +88,7 @@ void rss_kube_free(struct rss_kube *kube)
 {
     if (!kube)
         return;
+    kube_mux_free(&kube->mux);
     kube_http_pool_free(kube);
     pthread_mutex_destroy(&kube->lock);
     kube_config_clear(&kube->cfg);

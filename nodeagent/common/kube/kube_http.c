@@ -1,9 +1,8 @@
 /* kube_http.c -- the HTTP transport of the Kubernetes client: libcurl requests, the one place where curl
- * and HTTP codes become rss errors, retries with backoff, the bearer token cache, body size caps,
- * and streaming for watches. */
+ * and HTTP codes become rss errors, retries with jittered backoff, the bearer token cache, body size caps,
+ * and streaming for watches. The transfers themselves run on the client's one connection (kube_mux.c). */
 #include <curl/curl.h>
 #include <errno.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +135,16 @@ long kube_retry_delay_ms(int attempt, int max_attempts, long http_code, int curl
     return ms < max_backoff_ms ? ms : max_backoff_ms;
 }
 
+long kube_jitter_ms(long ms)
+{
+    static _Thread_local unsigned seed;
+    if (!seed)
+        seed = (unsigned)rss_clock_mono_ns() ^ (unsigned)(uintptr_t)&seed;
+    if (ms < 2)
+        return ms;
+    return ms / 2 + (long)(rand_r(&seed) % (unsigned)(ms / 2 + 1));
+}
+
 /* --- token cache --- */
 
 char *kube_token(struct rss_kube *kube, bool force)
@@ -221,23 +230,6 @@ struct body {
     bool too_large;
 };
 
-bool kube_buf_append(char **data, size_t *len, size_t *cap, size_t max, const char *p, size_t n)
-{
-    if (*len + n > max)
-        return false;
-    if (*len + n + 1 > *cap) {
-        size_t c = *cap ? *cap : 4096;
-        while (c < *len + n + 1)
-            c *= 2;
-        *data = rss_xrealloc(*data, c);
-        *cap = c;
-    }
-    memcpy(*data + *len, p, n);
-    *len += n;
-    (*data)[*len] = '\0';
-    return true;
-}
-
 static size_t body_write(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     struct body *b = ud;
@@ -278,7 +270,9 @@ static int setup(struct rss_kube *kube, CURL *h, const char *url, const char *me
     curl_easy_setopt(h, CURLOPT_URL, url);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    /* HTTP/2 where TLS negotiates it (kube-apiserver does), HTTP/1.1 otherwise. */
+    curl_easy_setopt(h, CURLOPT_HTTP_VERSION,
+                     kube->http1 ? (long)CURL_HTTP_VERSION_1_1 : (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
     curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
@@ -373,14 +367,14 @@ int rss_kube_call(struct rss_kube *kube, const struct rss_kube_request *req, cJS
             curl_easy_setopt(h, CURLOPT_POSTFIELDS, req->body);
             curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(req->body));
         }
-        curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, body_write);
-        curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-        curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, header_cb);
-        curl_easy_setopt(h, CURLOPT_HEADERDATA, &retry_after);
         curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout);
         curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout < 10000 ? timeout : 10000L);
-
-        CURLcode rc = curl_easy_perform(h);
+        struct kube_xfer x = {.h = h,
+                              .write_fn = body_write,
+                              .write_ud = &b,
+                              .header_fn = header_cb,
+                              .header_ud = &retry_after};
+        CURLcode rc = kube_mux_perform(&kube->mux, &x);
         long http = 0;
         if (rc == CURLE_OK)
             curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &http);
@@ -415,6 +409,10 @@ int rss_kube_call(struct rss_kube *kube, const struct rss_kube_request *req, cJS
         long delay = kube_retry_delay_ms(attempt, attempts, rc == CURLE_OK ? http : 0, rc, idempotent,
                                          retry_after, kube->max_backoff_ms);
         if (delay >= 0 && !b.too_large) {
+            /* Jittered, so that agents failed by the same slow server do not come back together; a
+             * Retry-After is the server's own spreading, and no shorter wait than it asked for. */
+            if (retry_after < 0)
+                delay = kube_jitter_ms(delay);
             rss_log_debug("kube: %s: %s, retrying in %ld ms", what,
                           rc == CURLE_OK ? "HTTP error" : curl_easy_strerror(rc), delay);
             free(b.data);
@@ -434,34 +432,6 @@ int rss_kube_call(struct rss_kube *kube, const struct rss_kube_request *req, cJS
 
 /* --- streaming (watch) --- */
 
-struct stream {
-    rss_kube_data_fn on_data;
-    void *ud;
-    rss_error_t cb_err; /* the error on_data returned */
-    bool cb_failed;
-    bool got_bytes;
-    int64_t last_byte_ns;
-    CURL *h;
-    struct body errbody; /* a non-2xx answer's body, for its Status */
-};
-
-static size_t stream_write(char *ptr, size_t size, size_t nmemb, void *ud)
-{
-    struct stream *s = ud;
-    size_t n = size * nmemb;
-    s->last_byte_ns = rss_clock_mono_ns();
-    s->got_bytes = true;
-    long http = 0;
-    curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &http);
-    if (http < 200 || http > 299)
-        return body_write(ptr, size, nmemb, &s->errbody);
-    if (s->on_data(s->ud, ptr, n, &s->cb_err) < 0) {
-        s->cb_failed = true;
-        return 0;
-    }
-    return n;
-}
-
 int kube_stream(struct rss_kube *kube, const char *path, const char *query, const atomic_bool *stop,
                 long stall_ms, rss_kube_data_fn on_data, void *userdata, bool *got_bytes, rss_error_t *err)
 {
@@ -471,88 +441,96 @@ int kube_stream(struct rss_kube *kube, const char *path, const char *query, cons
     CURL *h = handle_get(kube);
     if (!h)
         return rss_error_make(err, RSS_E_INTERNAL, 0, "%s: curl_easy_init failed", what);
-    CURLM *m = curl_multi_init();
-    if (!m) {
-        curl_easy_cleanup(h);
-        return rss_error_make(err, RSS_E_INTERNAL, 0, "%s: curl_multi_init failed", what);
-    }
     char errbuf[CURL_ERROR_SIZE] = "";
     struct curl_slist *headers = NULL;
-    struct stream s = {.on_data = on_data, .ud = userdata, .h = h, .errbody = {.max = 1 << 20}};
     if (setup(kube, h, url, "GET", NULL, token, &headers, errbuf) < 0) {
-        curl_multi_cleanup(m);
         curl_easy_cleanup(h);
         return rss_error_make(err, RSS_E_INTERNAL, 0, "%s: building headers failed", what);
     }
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, stream_write);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &s);
     /* No overall timeout on a watch: the server ends it at timeoutSeconds; the stall detector below
      * catches a dead connection. Connecting still has a deadline. */
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, kube->timeout_ms < 10000 ? kube->timeout_ms : 10000L);
-    curl_multi_add_handle(m, h);
+    struct kube_xfer x = {.h = h};
+    if (kube_mux_start(&kube->mux, &x) < 0) {
+        curl_slist_free_all(headers);
+        curl_easy_cleanup(h);
+        return rss_error_make(err, RSS_E_INTERNAL, 0, "%s: the transfer thread did not start", what);
+    }
 
-    s.last_byte_ns = rss_clock_mono_ns();
-    bool stalled = false, stopped = false;
-    CURLcode result = CURLE_OK;
+    /* The bytes are handed over here, on the watch's own thread, so that a slow consumer holds up no
+     * other transfer on the connection. */
+    int64_t last_byte_ns = rss_clock_mono_ns();
+    bool stalled = false, stopped = false, ended = false, cb_failed = false, got = false;
+    rss_error_t cb_err = NULL;
+    struct body errbody = {.max = 1 << 20};
+    long http = 0;
     for (;;) {
-        int running = 0;
-        CURLMcode mc = curl_multi_perform(m, &running);
-        if (mc != CURLM_OK) {
-            result = CURLE_RECV_ERROR;
-            break;
+        char *data = NULL;
+        size_t len = 0;
+        int n = kube_mux_next(&kube->mux, &x, 200, &data, &len, &http);
+        if (n > 0) {
+            last_byte_ns = rss_clock_mono_ns();
+            got = true;
+            bool fine;
+            if (http < 200 || http > 299)
+                fine = kube_buf_append(&errbody.data, &errbody.len, &errbody.cap, errbody.max, data, len);
+            else
+                fine = on_data(userdata, data, len, &cb_err) >= 0;
+            free(data);
+            if (!fine && http >= 200 && http <= 299) {
+                cb_failed = true;
+                break;
+            }
+            continue;
         }
-        if (!running) {
-            int left;
-            CURLMsg *msg;
-            while ((msg = curl_multi_info_read(m, &left)))
-                if (msg->msg == CURLMSG_DONE)
-                    result = msg->data.result;
+        if (n == 0) {
+            ended = true;
             break;
         }
         if (atomic_load(stop)) {
             stopped = true;
             break;
         }
-        if (rss_clock_mono_ns() - s.last_byte_ns > (int64_t)stall_ms * 1000000) {
+        if (rss_clock_mono_ns() - last_byte_ns > (int64_t)stall_ms * 1000000) {
             stalled = true;
             break;
         }
-        curl_multi_poll(m, NULL, 0, 200, NULL);
     }
-    long http = 0;
+    kube_mux_end(&kube->mux, &x);
+    CURLcode result = ended ? x.result : CURLE_OK;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &http);
-    curl_multi_remove_handle(m, h);
-    curl_multi_cleanup(m);
     curl_slist_free_all(headers);
-    /* A stopped or stalled transfer leaves a half-read connection behind: do not reuse it. */
-    if (stopped || stalled)
-        curl_easy_cleanup(h);
-    else
+    /* A transfer ended early leaves its HTTP/1.1 connection half read: do not keep its handle. */
+    if (ended)
         handle_put(kube, h);
+    else
+        curl_easy_cleanup(h);
     if (got_bytes)
-        *got_bytes = s.got_bytes;
+        *got_bytes = got;
 
     int r = 0;
     if (stopped) {
         r = rss_error_make(err, RSS_E_CANCELLED, 0, "%s: stopped", what);
     } else if (stalled) {
         r = rss_error_make(err, RSS_E_TIMEOUT, 0, "%s: no data for %ld ms", what, stall_ms);
-    } else if (s.cb_failed) {
-        if (s.cb_err) {
-            *err = s.cb_err;
-            s.cb_err = NULL;
+    } else if (cb_failed) {
+        if (cb_err) {
+            *err = cb_err;
+            cb_err = NULL;
             r = rss_error_wrap(err, "%s", what);
         } else {
             r = rss_error_make(err, RSS_E_CANCELLED, 0, "%s: aborted by the consumer", what);
         }
+    } else if (x.overflow) {
+        r = rss_error_make(err, RSS_E_TOO_LARGE, 0, "%s: the consumer fell 64 MiB behind", what);
     } else if (http != 0 && (http < 200 || http > 299)) {
         if (http == 401)
             free(kube_token(kube, true));
-        r = kube_http_error(http, s.errbody.data, s.errbody.len, what, err);
+        r = kube_http_error(http, errbody.data, errbody.len, what, err);
     } else if (result != CURLE_OK) {
         r = kube_curl_error(result, errbuf, false, what, err);
     }
-    free(s.errbody.data);
-    rss_error_release(&s.cb_err);
+    free(errbody.data);
+    rss_error_release(&cb_err);
     return r;
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cjson/cJSON.h>
+#include <curl/curl.h>
 
 #include "rss/error.h"
 #include "rss/kube.h"
@@ -65,6 +66,62 @@ int kube_yaml_parse(const char *text, cJSON **ret, rss_error_t *err);
 
 #define RSS_KUBE_POOL_MAX 16
 
+/* kube_mux.c: the one thread and curl multi handle that carry all of a client's transfers. */
+struct kube_xfer;
+struct kube_mux {
+    pthread_mutex_t lock; /* guards pending, started, quit and each transfer's done, cancel and buffer */
+    pthread_t thread;
+    bool started, quit;
+    int efd;                        /* eventfd: wakes the mux thread from curl_multi_poll */
+    CURLM *multi;                   /* the mux thread's alone, once started */
+    struct kube_xfer *pending;      /* submitted, not yet in the multi */
+    struct kube_xfer *active;       /* in the multi (the mux thread's alone) */
+    bool h2;                        /* the multi's connection speaks HTTP/2 (the mux thread's alone) */
+    _Atomic int64_t rx_ns;          /* CLOCK_MONOTONIC of the last byte received on any transfer */
+    _Atomic unsigned long recycles; /* connections given up as dead */
+};
+
+/* One transfer. The owner sets h's options (not the write and header callbacks: it gives write_fn and
+ * header_fn instead, which run on the mux thread) and keeps the struct alive until it is done. */
+struct kube_xfer {
+    CURL *h;
+    curl_write_callback write_fn; /* kube_mux_perform only */
+    void *write_ud;
+    curl_write_callback header_fn; /* may be NULL */
+    void *header_ud;
+    /* kube_mux.c's own */
+    struct kube_mux *mux;
+    struct kube_xfer *next;
+    pthread_cond_t cond;
+    bool stream, done, cancel, overflow;
+    CURLcode result;
+    CURLcode ended; /* the result, while the mux thread hands the ended transfers back */
+    int64_t start_ns;
+    char *sbuf; /* a stream's bytes not yet taken by kube_mux_next */
+    size_t slen, scap;
+    long http; /* a stream's HTTP status, as of its last bytes */
+};
+
+int kube_mux_init(struct kube_mux *m);  /* -1: no eventfd (errno) */
+void kube_mux_free(struct kube_mux *m); /* no transfer may be running */
+
+/* Runs x to its end and returns curl's result: CURLE_RECV_ERROR also when the connection was given up as
+ * dead; CURLE_OUT_OF_MEMORY when the mux thread could not start. */
+CURLcode kube_mux_perform(struct kube_mux *m, struct kube_xfer *x);
+
+/* A stream: kube_mux_start, then kube_mux_next until it returns 0 (the transfer ended: x->result says
+ * how, x->overflow when the consumer fell 64 MiB behind) or the owner gives up; then always
+ * kube_mux_end, which cancels a running transfer and waits until the mux lets go of it.
+ * kube_mux_next: 1 with the bytes received so far (caller frees *data; *http is the status), 0 at the
+ * end, -1 when nothing came within wait_ms. */
+int kube_mux_start(struct kube_mux *m, struct kube_xfer *x);
+int kube_mux_next(struct kube_mux *m, struct kube_xfer *x, long wait_ms, char **data, size_t *len,
+                  long *http);
+void kube_mux_end(struct kube_mux *m, struct kube_xfer *x);
+
+/* How many connections were given up as dead (tests). */
+unsigned long kube_mux_recycles(struct kube_mux *m);
+
 struct rss_kube {
     struct kube_config cfg;
     long timeout_ms;
@@ -76,8 +133,10 @@ struct rss_kube {
     pthread_mutex_t lock;          /* guards the token cache and the handle pool */
     char *token;                   /* current bearer token (static or last read from token_file) */
     int64_t token_read_ns;         /* CLOCK_MONOTONIC of the last read of token_file */
-    void *pool[RSS_KUBE_POOL_MAX]; /* idle CURL easy handles, reused for their connections */
+    void *pool[RSS_KUBE_POOL_MAX]; /* idle CURL easy handles */
     size_t npool;
+    bool http1; /* RSS_KUBE_HTTP1=1: no HTTP/2 (one connection per transfer, as before 2 December) */
+    struct kube_mux mux;
 };
 
 /* kube_http.c: maps an HTTP error response to an rss error (the single place that knows HTTP codes):
@@ -92,6 +151,9 @@ int kube_curl_error(int curl_code, const char *errbuf, bool too_large, const cha
  * when the response had no Retry-After. */
 long kube_retry_delay_ms(int attempt, int max_attempts, long http_code, int curl_code, bool idempotent,
                          long retry_after_s, long max_backoff_ms);
+
+/* kube_http.c: a delay drawn evenly from [ms/2, ms], so that clients failed together retry apart. */
+long kube_jitter_ms(long ms);
 
 /* kube_http.c: curl_global_init, once per process (pthread_once). */
 int kube_http_global_init(rss_error_t *err);
@@ -112,7 +174,7 @@ typedef int (*rss_kube_data_fn)(void *userdata, const char *data, size_t len, rs
 int kube_stream(struct rss_kube *kube, const char *path, const char *query, const atomic_bool *stop,
                 long stall_ms, rss_kube_data_fn on_data, void *userdata, bool *got_bytes, rss_error_t *err);
 
-/* kube_http.c: appends n bytes to a NUL-terminated buffer that grows by doubling (response bodies, watch
+/* kube_mux.c: appends n bytes to a NUL-terminated buffer that grows by doubling (response bodies, watch
  * lines). Returns false and appends nothing when the result would exceed max bytes. */
 bool kube_buf_append(char **data, size_t *len, size_t *cap, size_t max, const char *p, size_t n);
 

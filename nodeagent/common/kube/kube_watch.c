@@ -175,7 +175,7 @@ int rss_kube_watch(struct rss_kube *kube, const char *collection_path, const str
     unsigned seed = (unsigned)rss_clock_mono_ns();
 
     while (!atomic_load(opts->stop)) {
-        if (backoff > 0 && nap(opts->stop, backoff))
+        if (backoff > 0 && nap(opts->stop, kube_jitter_ms(backoff)))
             break;
         if (need_list) {
             _cleanup_error_ rss_error_t e = NULL;

@@ -1,0 +1,370 @@
+/* kube_mux.c -- the Kubernetes client's one connection: every request and watch of a client is a transfer
+ * on one curl multi handle, driven by one thread, and multiplexed over one HTTP/2 connection when the
+ * server speaks it (as client-go does).
+ *
+ * Why: with one HTTP/1.1 connection per watch and per concurrent request, each rssd held about 14
+ * connections, and a request that timed out took its connection down with it. 200 agents retrying
+ * against a slow API server became a storm of TLS handshakes that filled its listen queue (docs/scale.md,
+ * 2 December). On HTTP/2 a timed-out request resets only its own stream.
+ *
+ * The price of one connection is that a connection which died silently (a dropped route, a NAT entry
+ * gone) would take every transfer with it until TCP gives up, minutes later: client-go's known failure
+ * before its HTTP/2 health check. So when a multiplexed request times out and nothing at all has arrived
+ * on any transfer since it began, the connection is taken as dead: every transfer on it ends with a
+ * receive error (requests retry, watches resume) and the next ones open a new connection.
+ *
+ * Threads: callers block in kube_mux_perform or read a stream with kube_mux_next; only the mux thread
+ * touches the multi handle and runs curl's callbacks. */
+#include <curl/curl.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "rss/cleanup.h"
+#include "rss/clock.h"
+#include "rss/log.h"
+#include "kube_internal.h"
+
+/* How long a stream's consumer may fall behind before its watch is ended (and resumed by the caller). */
+#define STREAM_BUFFER_MAX (64u << 20)
+
+bool kube_buf_append(char **data, size_t *len, size_t *cap, size_t max, const char *p, size_t n)
+{
+    if (*len + n > max)
+        return false;
+    if (*len + n + 1 > *cap) {
+        size_t c = *cap ? *cap : 4096;
+        while (c < *len + n + 1)
+            c *= 2;
+        *data = rss_xrealloc(*data, c);
+        *cap = c;
+    }
+    memcpy(*data + *len, p, n);
+    *len += n;
+    (*data)[*len] = '\0';
+    return true;
+}
+
+static CURLM *multi_new(void)
+{
+    CURLM *multi = curl_multi_init();
+    if (multi) {
+        curl_multi_setopt(multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+        /* A watch holds its stream for minutes; the server's own limit (kube-apiserver: 250-1000
+         * streams) is far above what one rssd opens. */
+        curl_multi_setopt(multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 250L);
+    }
+    return multi;
+}
+
+static void wake(struct kube_mux *m)
+{
+    uint64_t one = 1;
+    /* A full counter already means "wake up". */
+    ssize_t n = write(m->efd, &one, sizeof(one));
+    (void)n;
+}
+
+/* --- callbacks, on the mux thread --- */
+
+static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    struct kube_xfer *x = ud;
+    size_t n = size * nmemb;
+    atomic_store(&x->mux->rx_ns, rss_clock_mono_ns());
+    if (!x->stream)
+        return x->write_fn(ptr, size, nmemb, x->write_ud);
+    long http = 0;
+    curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &http);
+    pthread_mutex_lock(&x->mux->lock);
+    bool ok = kube_buf_append(&x->sbuf, &x->slen, &x->scap, STREAM_BUFFER_MAX, ptr, n);
+    x->http = http;
+    if (!ok)
+        x->overflow = true;
+    pthread_cond_broadcast(&x->cond);
+    pthread_mutex_unlock(&x->mux->lock);
+    return ok ? n : 0;
+}
+
+static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
+{
+    struct kube_xfer *x = ud;
+    atomic_store(&x->mux->rx_ns, rss_clock_mono_ns());
+    if (x->header_fn)
+        return x->header_fn(buf, size, nitems, x->header_ud);
+    return size * nitems;
+}
+
+/* --- the mux thread --- */
+
+/* Takes x out of the multi (the mux thread's side of finishing). */
+static void detach(struct kube_mux *m, struct kube_xfer *x)
+{
+    curl_multi_remove_handle(m->multi, x->h);
+    for (struct kube_xfer **p = &m->active; *p; p = &(*p)->next)
+        if (*p == x) {
+            *p = x->next;
+            break;
+        }
+}
+
+/* Hands x back to its owner, who may free it as soon as the lock is gone. */
+static void release(struct kube_mux *m, struct kube_xfer *x, CURLcode result)
+{
+    pthread_mutex_lock(&m->lock);
+    x->result = result;
+    x->done = true;
+    pthread_cond_broadcast(&x->cond);
+    pthread_mutex_unlock(&m->lock);
+}
+
+static void finish(struct kube_mux *m, struct kube_xfer *x, CURLcode result)
+{
+    detach(m, x);
+    release(m, x, result);
+}
+
+/* The connection is dead: end every transfer on it and start over with an empty connection cache. */
+static void recycle(struct kube_mux *m)
+{
+    size_t n = 0;
+    while (m->active) {
+        finish(m, m->active, CURLE_RECV_ERROR);
+        n++;
+    }
+    curl_multi_cleanup(m->multi);
+    m->multi = multi_new();
+    m->h2 = false;
+    rss_log_warn("kube: nothing arrived from the API server for a whole request timeout: connection "
+                 "closed, %zu transfer(s) on it ended, the next ones connect anew",
+                 n);
+}
+
+static void *mux_main(void *arg)
+{
+    struct kube_mux *m = arg;
+    for (;;) {
+        pthread_mutex_lock(&m->lock);
+        struct kube_xfer *add = m->pending;
+        m->pending = NULL;
+        bool quit = m->quit;
+        /* Cancelled transfers are collected first, finished below without the lock held (curl may call
+         * back into code that takes it); more than fit here are taken on the next turn, at once. */
+        struct kube_xfer *cancelled[64];
+        size_t nc = 0;
+        bool more = false;
+        for (struct kube_xfer *x = m->active; x; x = x->next)
+            if (x->cancel) {
+                if (nc == 64) {
+                    more = true;
+                    break;
+                }
+                cancelled[nc++] = x;
+            }
+        pthread_mutex_unlock(&m->lock);
+
+        while (add) {
+            struct kube_xfer *x = add;
+            add = x->next;
+            x->start_ns = rss_clock_mono_ns();
+            x->next = m->active;
+            m->active = x;
+            CURLMcode mc = curl_multi_add_handle(m->multi, x->h);
+            if (mc != CURLM_OK) {
+                rss_log_warn("kube: curl_multi_add_handle: %s", curl_multi_strerror(mc));
+                m->active = x->next;
+                release(m, x, CURLE_OUT_OF_MEMORY);
+            }
+        }
+        for (size_t i = 0; i < nc; i++)
+            finish(m, cancelled[i], CURLE_ABORTED_BY_CALLBACK);
+        if (quit && !m->active)
+            break;
+
+        int running = 0;
+        curl_multi_perform(m->multi, &running);
+        /* The ended transfers are all taken out before any is handed back, so that a recycle below
+         * cannot turn a finished one into an error. */
+        bool dead = false;
+        struct kube_xfer *ended = NULL;
+        CURLMsg *msg;
+        int left;
+        while ((msg = curl_multi_info_read(m->multi, &left))) {
+            if (msg->msg != CURLMSG_DONE)
+                continue;
+            struct kube_xfer *x = NULL;
+            curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
+            CURLcode result = msg->data.result;
+            long version = 0;
+            curl_easy_getinfo(x->h, CURLINFO_HTTP_VERSION, &version);
+            if (version == CURL_HTTP_VERSION_2_0)
+                m->h2 = true;
+            /* A timed-out transfer has no version of its own; on HTTP/1.1 each transfer has its own
+             * connection, and curl closed the timed-out one. */
+            if (result == CURLE_OPERATION_TIMEDOUT && m->h2 && atomic_load(&m->rx_ns) < x->start_ns)
+                dead = true;
+            detach(m, x);
+            x->ended = result;
+            x->next = ended;
+            ended = x;
+        }
+        if (dead)
+            atomic_fetch_add(&m->recycles, 1); /* counted before anyone hears of it (tests) */
+        while (ended) {
+            struct kube_xfer *x = ended;
+            ended = x->next;
+            release(m, x, x->ended);
+        }
+        if (dead)
+            recycle(m);
+
+        struct curl_waitfd extra = {.fd = m->efd, .events = POLLIN};
+        int ready = 0;
+        curl_multi_poll(m->multi, &extra, 1, more ? 0 : 1000, &ready);
+        if (extra.revents & POLLIN) {
+            uint64_t v;
+            ssize_t r = read(m->efd, &v, sizeof(v));
+            (void)r;
+        }
+    }
+    return NULL;
+}
+
+/* --- the owners' side --- */
+
+int kube_mux_init(struct kube_mux *m)
+{
+    memset(m, 0, sizeof(*m));
+    pthread_mutex_init(&m->lock, NULL);
+    m->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    return m->efd < 0 ? -1 : 0;
+}
+
+void kube_mux_free(struct kube_mux *m)
+{
+    pthread_mutex_lock(&m->lock);
+    m->quit = true;
+    bool started = m->started;
+    pthread_mutex_unlock(&m->lock);
+    if (started) {
+        wake(m);
+        pthread_join(m->thread, NULL);
+        curl_multi_cleanup(m->multi);
+    }
+    if (m->efd >= 0)
+        close(m->efd);
+    pthread_mutex_destroy(&m->lock);
+}
+
+static int submit(struct kube_mux *m, struct kube_xfer *x)
+{
+    x->mux = m;
+    x->done = x->cancel = x->overflow = false;
+    x->next = NULL;
+    pthread_cond_init(&x->cond, NULL);
+    curl_easy_setopt(x->h, CURLOPT_PRIVATE, (char *)x);
+    curl_easy_setopt(x->h, CURLOPT_WRITEFUNCTION, on_write);
+    curl_easy_setopt(x->h, CURLOPT_WRITEDATA, x);
+    curl_easy_setopt(x->h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(x->h, CURLOPT_HEADERDATA, x);
+    /* Wait for the connection being made rather than open a second one beside it, so that requests
+     * issued together share one HTTP/2 connection. */
+    curl_easy_setopt(x->h, CURLOPT_PIPEWAIT, 1L);
+
+    pthread_mutex_lock(&m->lock);
+    if (!m->started) {
+        m->multi = multi_new();
+        if (!m->multi || m->efd < 0 || pthread_create(&m->thread, NULL, mux_main, m) != 0) {
+            if (m->multi)
+                curl_multi_cleanup(m->multi);
+            m->multi = NULL;
+            pthread_mutex_unlock(&m->lock);
+            pthread_cond_destroy(&x->cond);
+            return -1;
+        }
+        m->started = true;
+    }
+    x->next = m->pending;
+    m->pending = x;
+    pthread_mutex_unlock(&m->lock);
+    wake(m);
+    return 0;
+}
+
+CURLcode kube_mux_perform(struct kube_mux *m, struct kube_xfer *x)
+{
+    x->stream = false;
+    if (submit(m, x) < 0)
+        return CURLE_OUT_OF_MEMORY;
+    pthread_mutex_lock(&m->lock);
+    while (!x->done)
+        pthread_cond_wait(&x->cond, &m->lock);
+    pthread_mutex_unlock(&m->lock);
+    pthread_cond_destroy(&x->cond);
+    return x->result;
+}
+
+int kube_mux_start(struct kube_mux *m, struct kube_xfer *x)
+{
+    x->stream = true;
+    x->sbuf = NULL;
+    x->slen = x->scap = 0;
+    x->http = 0;
+    return submit(m, x);
+}
+
+int kube_mux_next(struct kube_mux *m, struct kube_xfer *x, long wait_ms, char **data, size_t *len, long *http)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += wait_ms / 1000;
+    until.tv_nsec += (wait_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&m->lock);
+    while (!x->slen && !x->done)
+        if (pthread_cond_timedwait(&x->cond, &m->lock, &until) == ETIMEDOUT)
+            break;
+    int r = -1;
+    if (x->slen) {
+        /* Hand the whole buffer over; the mux starts a new one. */
+        *data = x->sbuf;
+        *len = x->slen;
+        *http = x->http;
+        x->sbuf = NULL;
+        x->slen = x->scap = 0;
+        r = 1;
+    } else if (x->done) {
+        r = 0;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return r;
+}
+
+void kube_mux_end(struct kube_mux *m, struct kube_xfer *x)
+{
+    pthread_mutex_lock(&m->lock);
+    if (!x->done) {
+        x->cancel = true;
+        pthread_mutex_unlock(&m->lock);
+        wake(m);
+        pthread_mutex_lock(&m->lock);
+        while (!x->done)
+            pthread_cond_wait(&x->cond, &m->lock);
+    }
+    free(x->sbuf);
+    x->sbuf = NULL;
+    x->slen = x->scap = 0;
+    pthread_mutex_unlock(&m->lock);
+    pthread_cond_destroy(&x->cond);
+}
+
+unsigned long kube_mux_recycles(struct kube_mux *m)
+{
+    return atomic_load(&m->recycles);
+}
