@@ -76,9 +76,6 @@ struct kube_mux {
     CURLM *multi;                   /* the mux thread's alone, once started */
     struct kube_xfer *pending;      /* submitted, not yet in the multi */
     struct kube_xfer *active;       /* in the multi (the mux thread's alone) */
-    bool h2;                        /* the multi's connection speaks HTTP/2 (the mux thread's alone) */
-    _Atomic int64_t rx_ns;          /* CLOCK_MONOTONIC of the last byte received on any transfer */
-    _Atomic unsigned long recycles; /* connections given up as dead */
 };
 
 /* One transfer. The owner sets h's options (not the write and header callbacks: it gives write_fn and
@@ -95,8 +92,6 @@ struct kube_xfer {
     pthread_cond_t cond;
     bool stream, done, cancel, overflow;
     CURLcode result;
-    CURLcode ended; /* the result, while the mux thread hands the ended transfers back */
-    int64_t start_ns;
     char *sbuf; /* a stream's bytes not yet taken by kube_mux_next */
     size_t slen, scap;
     long http; /* a stream's HTTP status, as of its last bytes */
@@ -105,8 +100,7 @@ struct kube_xfer {
 int kube_mux_init(struct kube_mux *m);  /* -1: no eventfd (errno) */
 void kube_mux_free(struct kube_mux *m); /* no transfer may be running */
 
-/* Runs x to its end and returns curl's result: CURLE_RECV_ERROR also when the connection was given up as
- * dead; CURLE_OUT_OF_MEMORY when the mux thread could not start. */
+/* Runs x to its end and returns curl's result; CURLE_OUT_OF_MEMORY when the mux thread could not start. */
 CURLcode kube_mux_perform(struct kube_mux *m, struct kube_xfer *x);
 
 /* A stream: kube_mux_start, then kube_mux_next until it returns 0 (the transfer ended: x->result says
@@ -118,9 +112,6 @@ int kube_mux_start(struct kube_mux *m, struct kube_xfer *x);
 int kube_mux_next(struct kube_mux *m, struct kube_xfer *x, long wait_ms, char **data, size_t *len,
                   long *http);
 void kube_mux_end(struct kube_mux *m, struct kube_xfer *x);
-
-/* How many connections were given up as dead (tests). */
-unsigned long kube_mux_recycles(struct kube_mux *m);
 
 struct rss_kube {
     struct kube_config cfg;

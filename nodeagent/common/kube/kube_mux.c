@@ -8,15 +8,20 @@
  * 2 December). On HTTP/2 a timed-out request resets only its own stream.
  *
  * The price of one connection is that a connection which died silently (a dropped route, a NAT entry
- * gone) would take every transfer with it until TCP gives up, minutes later: client-go's known failure
- * before its HTTP/2 health check. So when a multiplexed request times out and nothing at all has arrived
- * on any transfer since it began, the connection is taken as dead: every transfer on it ends with a
- * receive error (requests retry, watches resume) and the next ones open a new connection.
+ * gone, a vanished host) would take every transfer with it until TCP gives up, up to 15 minutes later:
+ * client-go's known failure before its HTTP/2 health check. The kernel tells dead from slow here: every
+ * socket gets TCP_USER_TIMEOUT, so a connection whose sent bytes (a request, or a keepalive probe when it
+ * is idle) stay unacknowledged for USER_TIMEOUT_MS is closed, its transfers fail (requests retry, watches
+ * resume) and the next ones connect anew. A server that is only slow or stalled still acknowledges at the
+ * TCP level and keeps its connection: giving it up on silence alone made 200 agents reconnect all their
+ * watches at once when a loaded API server paused for 10 s, and it did not recover (docs/scale.md).
  *
  * Threads: callers block in kube_mux_perform or read a stream with kube_mux_next; only the mux thread
  * touches the multi handle and runs curl's callbacks. */
 #include <curl/curl.h>
 #include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +32,14 @@
 #include "rss/clock.h"
 #include "rss/log.h"
 #include "kube_internal.h"
+
+/* How long sent bytes may stay unacknowledged by the peer's TCP before the kernel closes the connection:
+ * well above any ACK delay of a live peer, however loaded; a dead path is given up after this. */
+#define USER_TIMEOUT_MS 20000u
+/* An idle connection is probed after this many seconds, then every KEEPINTVL_S: a dead idle connection
+ * fails within KEEPIDLE_S + USER_TIMEOUT_MS too, not at its next request. */
+#define KEEPIDLE_S  10L
+#define KEEPINTVL_S 5L
 
 /* How long a stream's consumer may fall behind before its watch is ended (and resumed by the caller). */
 #define STREAM_BUFFER_MAX (64u << 20)
@@ -74,7 +87,6 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 {
     struct kube_xfer *x = ud;
     size_t n = size * nmemb;
-    atomic_store(&x->mux->rx_ns, rss_clock_mono_ns());
     if (!x->stream)
         return x->write_fn(ptr, size, nmemb, x->write_ud);
     long http = 0;
@@ -92,7 +104,6 @@ static size_t on_write(char *ptr, size_t size, size_t nmemb, void *ud)
 static size_t on_header(char *buf, size_t size, size_t nitems, void *ud)
 {
     struct kube_xfer *x = ud;
-    atomic_store(&x->mux->rx_ns, rss_clock_mono_ns());
     if (x->header_fn)
         return x->header_fn(buf, size, nitems, x->header_ud);
     return size * nitems;
@@ -127,20 +138,16 @@ static void finish(struct kube_mux *m, struct kube_xfer *x, CURLcode result)
     release(m, x, result);
 }
 
-/* The connection is dead: end every transfer on it and start over with an empty connection cache. */
-static void recycle(struct kube_mux *m)
+static int on_socket(void *ud, curl_socket_t fd, curlsocktype purpose)
 {
-    size_t n = 0;
-    while (m->active) {
-        finish(m, m->active, CURLE_RECV_ERROR);
-        n++;
+    (void)ud;
+    if (purpose == CURLSOCKTYPE_IPCXN) {
+        unsigned int ms = USER_TIMEOUT_MS;
+        /* Best effort: without it a dead path costs minutes, not correctness. */
+        if (setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms)) < 0)
+            rss_log_debug("kube: TCP_USER_TIMEOUT: %s", strerror(errno));
     }
-    curl_multi_cleanup(m->multi);
-    m->multi = multi_new();
-    m->h2 = false;
-    rss_log_warn("kube: nothing arrived from the API server for a whole request timeout: connection "
-                 "closed, %zu transfer(s) on it ended, the next ones connect anew",
-                 n);
+    return CURL_SOCKOPT_OK;
 }
 
 static void *mux_main(void *arg)
@@ -169,7 +176,6 @@ static void *mux_main(void *arg)
         while (add) {
             struct kube_xfer *x = add;
             add = x->next;
-            x->start_ns = rss_clock_mono_ns();
             x->next = m->active;
             m->active = x;
             CURLMcode mc = curl_multi_add_handle(m->multi, x->h);
@@ -186,10 +192,6 @@ static void *mux_main(void *arg)
 
         int running = 0;
         curl_multi_perform(m->multi, &running);
-        /* The ended transfers are all taken out before any is handed back, so that a recycle below
-         * cannot turn a finished one into an error. */
-        bool dead = false;
-        struct kube_xfer *ended = NULL;
         CURLMsg *msg;
         int left;
         while ((msg = curl_multi_info_read(m->multi, &left))) {
@@ -197,29 +199,8 @@ static void *mux_main(void *arg)
                 continue;
             struct kube_xfer *x = NULL;
             curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&x);
-            CURLcode result = msg->data.result;
-            long version = 0;
-            curl_easy_getinfo(x->h, CURLINFO_HTTP_VERSION, &version);
-            if (version == CURL_HTTP_VERSION_2_0)
-                m->h2 = true;
-            /* A timed-out transfer has no version of its own; on HTTP/1.1 each transfer has its own
-             * connection, and curl closed the timed-out one. */
-            if (result == CURLE_OPERATION_TIMEDOUT && m->h2 && atomic_load(&m->rx_ns) < x->start_ns)
-                dead = true;
-            detach(m, x);
-            x->ended = result;
-            x->next = ended;
-            ended = x;
+            finish(m, x, msg->data.result);
         }
-        if (dead)
-            atomic_fetch_add(&m->recycles, 1); /* counted before anyone hears of it (tests) */
-        while (ended) {
-            struct kube_xfer *x = ended;
-            ended = x->next;
-            release(m, x, x->ended);
-        }
-        if (dead)
-            recycle(m);
 
         struct curl_waitfd extra = {.fd = m->efd, .events = POLLIN};
         int ready = 0;
@@ -273,6 +254,10 @@ static int submit(struct kube_mux *m, struct kube_xfer *x)
     /* Wait for the connection being made rather than open a second one beside it, so that requests
      * issued together share one HTTP/2 connection. */
     curl_easy_setopt(x->h, CURLOPT_PIPEWAIT, 1L);
+    curl_easy_setopt(x->h, CURLOPT_SOCKOPTFUNCTION, on_socket);
+    curl_easy_setopt(x->h, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(x->h, CURLOPT_TCP_KEEPIDLE, KEEPIDLE_S);
+    curl_easy_setopt(x->h, CURLOPT_TCP_KEEPINTVL, KEEPINTVL_S);
 
     pthread_mutex_lock(&m->lock);
     if (!m->started) {
@@ -362,9 +347,4 @@ void kube_mux_end(struct kube_mux *m, struct kube_xfer *x)
     x->slen = x->scap = 0;
     pthread_mutex_unlock(&m->lock);
     pthread_cond_destroy(&x->cond);
-}
-
-unsigned long kube_mux_recycles(struct kube_mux *m)
-{
-    return atomic_load(&m->recycles);
 }

@@ -1,9 +1,11 @@
 /* kube_h2_check.c -- the Kubernetes client against a real kube-apiserver: one HTTP/2 connection carries a
- * process's watches and requests, and a connection that went silent is given up for a new one.
+ * process's watches and requests; a stalled server keeps it, a dead path loses it for a new one.
  *
- * Usage: kube_h2_check KUBECONFIG   (tests/realk8s/test_world_real.sh runs it against the real world)
- * Judged from outside the client where it can be: the process's own sockets (/proc/self/net/tcp) and a TCP
- * relay in this process that counts the connections it is asked for and can freeze them. */
+ * Usage: kube_h2_check KUBECONFIG   (root; tests/realk8s/test_world_real.sh runs it against the real world)
+ * Judged from outside the client: the process's own sockets (/proc/self/net/tcp), and a TCP relay in this
+ * process that counts the connections it is asked for and can stop relaying (a stalled server: the kernel
+ * still acknowledges). For a dead path the client runs in a network namespace of its own, where iptables
+ * drops one connection's packets while new connections pass. */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <netinet/in.h>
@@ -13,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -80,46 +83,50 @@ static int connections_to(int port)
     return count;
 }
 
-/* --- a TCP relay that can freeze the connections it carries --- */
+/* --- a TCP relay that can stop relaying --- */
 
 struct relay {
-    int lfd, port, upstream_port;
-    atomic_int accepted;
+    atomic_int lfd; /* listening socket, made by the main thread in the client's namespace */
+    int upstream_port;
+    atomic_int accepted, last_port; /* connections accepted; the client port of the last one */
     atomic_bool freeze, stop;
     pthread_t thread;
 };
 
+/* Runs in the namespace it was started in (the API server's): its upstream connections are made there. */
 static void *relay_main(void *arg)
 {
     struct relay *r = arg;
     int a[32], b[32];
-    bool frozen[32];
+    bool closed[32];
     int n = 0;
+    while (atomic_load(&r->lfd) < 0 && !atomic_load(&r->stop))
+        usleep(10000);
     while (!atomic_load(&r->stop)) {
-        if (atomic_load(&r->freeze))
-            for (int i = 0; i < n; i++)
-                frozen[i] = true; /* held open, never read again: a silent peer */
+        bool frozen = atomic_load(&r->freeze); /* held open, not read: a stalled server */
         struct pollfd p[65];
         int np = 0;
-        p[np++] = (struct pollfd){.fd = r->lfd, .events = POLLIN};
+        p[np++] = (struct pollfd){.fd = atomic_load(&r->lfd), .events = POLLIN};
         for (int i = 0; i < n; i++) {
-            p[np++] = (struct pollfd){.fd = frozen[i] ? -1 : a[i], .events = POLLIN};
-            p[np++] = (struct pollfd){.fd = frozen[i] ? -1 : b[i], .events = POLLIN};
+            p[np++] = (struct pollfd){.fd = frozen || closed[i] ? -1 : a[i], .events = POLLIN};
+            p[np++] = (struct pollfd){.fd = frozen || closed[i] ? -1 : b[i], .events = POLLIN};
         }
         if (poll(p, (nfds_t)np, 100) <= 0)
             continue;
         if ((p[0].revents & POLLIN) && n < 32) {
-            int c = accept(r->lfd, NULL, NULL);
+            struct sockaddr_in peer;
+            socklen_t pl = sizeof(peer);
+            int c = accept(atomic_load(&r->lfd), (struct sockaddr *)&peer, &pl);
             int u = socket(AF_INET, SOCK_STREAM, 0);
             struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)r->upstream_port)};
             sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
             if (c >= 0 && u >= 0 && connect(u, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
                 a[n] = c;
                 b[n] = u;
-                frozen[n] = false;
+                closed[n] = false;
                 n++;
+                atomic_store(&r->last_port, ntohs(peer.sin_port));
                 atomic_fetch_add(&r->accepted, 1);
-                atomic_store(&r->freeze, false);
             } else {
                 if (c >= 0)
                     close(c);
@@ -135,8 +142,11 @@ static void *relay_main(void *arg)
                 char buf[65536];
                 ssize_t k = read(q->fd, buf, sizeof(buf));
                 int to = side ? a[i] : b[i];
-                if (k <= 0 || write(to, buf, (size_t)k) != k)
-                    frozen[i] = true; /* closed: stop polling it (the test does not need more) */
+                if (k <= 0 || write(to, buf, (size_t)k) != k) {
+                    closed[i] = true;
+                    shutdown(a[i], SHUT_RDWR);
+                    shutdown(b[i], SHUT_RDWR);
+                }
             }
         }
     }
@@ -147,18 +157,18 @@ static void *relay_main(void *arg)
     return NULL;
 }
 
-static int relay_start(struct relay *r, int upstream_port)
+/* The listening socket, in the calling thread's namespace. */
+static int relay_listen(struct relay *r)
 {
-    r->upstream_port = upstream_port;
-    r->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET};
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     socklen_t sl = sizeof(sa);
-    if (r->lfd < 0 || bind(r->lfd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(r->lfd, 16) < 0 ||
-        getsockname(r->lfd, (struct sockaddr *)&sa, &sl) < 0)
+    if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 16) < 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &sl) < 0)
         return -1;
-    r->port = ntohs(sa.sin_port);
-    return pthread_create(&r->thread, NULL, relay_main, r);
+    atomic_store(&r->lfd, fd);
+    return ntohs(sa.sin_port);
 }
 
 /* --- watches --- */
@@ -171,7 +181,7 @@ struct watch {
 };
 
 /* The name whose ADDED event the watches count. */
-static char names[2][64];
+static char names[3][64];
 static atomic_int wanted = -1; /* an index into names */
 
 static int on_event(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
@@ -208,6 +218,24 @@ static void *get_main(void *arg)
             rss_log_error(RSS_LOG_WARN, &e, "get");
     }
     return NULL;
+}
+
+/* Waits until every watch counted the wanted object; then resets the counts. */
+static bool watches_saw(struct watch *w, long ms)
+{
+    int64_t t0 = rss_clock_mono_ms();
+    bool all = false;
+    while (!all && rss_clock_mono_ms() - t0 < ms) {
+        all = true;
+        for (int i = 0; i < 3; i++)
+            all = all && atomic_load(&w[i].events) >= 1;
+        if (!all)
+            usleep(50000);
+    }
+    printf("   (%lld ms)\n", (long long)(rss_clock_mono_ms() - t0));
+    for (int i = 0; i < 3; i++)
+        atomic_store(&w[i].events, 0);
+    return all;
 }
 
 static int server_port(struct rss_kube *k)
@@ -277,16 +305,24 @@ int main(int argc, char **argv)
     rss_kube_free(k);
     unsetenv("RSS_KUBE_HTTP1");
 
-    /* 2. A connection that goes silent is given up at the first request timeout, watches included. */
-    struct relay r = {0};
+    /* 2. Through the relay, from a network namespace of our own: the relay thread starts first, so that it
+     * stays in ours and reaches the API server; the client and the listening socket live in the new one. */
+    struct relay r = {.lfd = -1};
     if (rss_kube_new(argv[1], &k, &e) < 0)
         return 1;
-    if (relay_start(&r, server_port(k)) < 0) {
-        perror("relay");
+    r.upstream_port = server_port(k);
+    if (pthread_create(&r.thread, NULL, relay_main, &r) != 0 || unshare(CLONE_NEWNET) < 0 ||
+        system("ip link set lo up") != 0) {
+        perror("relay or namespace");
+        return 1;
+    }
+    int port = relay_listen(&r);
+    if (port < 0) {
+        perror("relay listen");
         return 1;
     }
     free(k->cfg.server);
-    k->cfg.server = rss_xasprintf("https://127.0.0.1:%d", r.port);
+    k->cfg.server = rss_xasprintf("https://127.0.0.1:%d", port);
     rss_kube_set_timeout(k, 3000);
     rss_kube_set_retries(k, 1, 1000);
     struct watch w[3];
@@ -294,44 +330,57 @@ int main(int argc, char **argv)
         w[i] = (struct watch){.kube = k};
         pthread_create(&w[i].thread, NULL, watch_main, &w[i]);
     }
-    snprintf(names[0], sizeof(names[0]), "kube-h2-check-%d-a", (int)getpid());
-    snprintf(names[1], sizeof(names[1]), "kube-h2-check-%d-b", (int)getpid());
+    for (int i = 0; i < 3; i++)
+        snprintf(names[i], sizeof(names[i]), "kube-h2-check-%d-%c", (int)getpid(), 'a' + i);
     atomic_store(&wanted, 0);
     CHECK(create_cm(k, names[0]) == 0, "a request through the relay");
-    int64_t t0 = rss_clock_mono_ms();
-    while (rss_clock_mono_ms() - t0 < 5000 && atomic_load(&w[2].events) < 1)
-        usleep(50000);
+    CHECK(watches_saw(w, 10000), "the 3 watches saw it");
     CHECK(atomic_load(&r.accepted) == 1, "one connection through the relay: %d", atomic_load(&r.accepted));
 
+    /* 2a. A stalled server (the relay reads nothing; its kernel still acknowledges): requests time out, the
+     * connection stays, and everything goes on on it once the server answers again. */
     atomic_store(&r.freeze, true);
-    usleep(300000);
     _cleanup_json_ cJSON *o = NULL;
-    t0 = rss_clock_mono_ms();
+    int64_t t0 = rss_clock_mono_ms();
     int g = rss_kube_get(k, "/api/v1/namespaces/default", &o, &e);
-    CHECK(g < 0 && rss_error_code(e) == RSS_E_TIMEOUT, "a GET on the frozen connection timed out (%lld ms)",
+    CHECK(g < 0 && rss_error_code(e) == RSS_E_TIMEOUT, "stalled: a GET timed out (%lld ms)",
           (long long)(rss_clock_mono_ms() - t0));
     rss_error_release(&e);
-    CHECK(kube_mux_recycles(&k->mux) == 1, "the connection was given up: %lu", kube_mux_recycles(&k->mux));
-
+    sleep(4);
+    atomic_store(&r.freeze, false);
     atomic_store(&wanted, 1);
-    for (int i = 0; i < 3; i++)
-        atomic_store(&w[i].events, 0);
+    CHECK(create_cm(k, names[1]) == 0, "stalled, then answering: the next request went through");
+    CHECK(watches_saw(w, 10000), "the 3 watches saw the new object");
+    CHECK(atomic_load(&r.accepted) == 1,
+          "still one connection through the relay: %d (a slow server is no reason to reconnect)",
+          atomic_load(&r.accepted));
+
+    /* 2b. A dead path: this connection's packets are dropped, new connections pass (a NAT entry or route
+     * gone). The kernel gives the connection up (TCP_USER_TIMEOUT), and requests and watches go on on a
+     * new one; without that, TCP would keep retransmitting for up to 15 minutes. */
+    char cmd[256];
+    int cport = atomic_load(&r.last_port);
+    snprintf(
+        cmd, sizeof(cmd),
+        "iptables -w -I INPUT -p tcp --sport %d -j DROP && iptables -w -I INPUT -p tcp --dport %d -j DROP",
+        cport, cport);
+    CHECK(system(cmd) == 0, "dropping the packets of the connection from port %d", cport);
     t0 = rss_clock_mono_ms();
-    CHECK(create_cm(k, names[1]) == 0, "the next request went through, on a new connection (%lld ms)",
-          (long long)(rss_clock_mono_ms() - t0));
+    g = rss_kube_get(k, "/api/v1/namespaces/default", &o, &e);
+    CHECK(g < 0, "dead path: a GET failed (%lld ms)", (long long)(rss_clock_mono_ms() - t0));
+    rss_error_release(&e);
+    atomic_store(&wanted, 2);
+    bool created = false;
     t0 = rss_clock_mono_ms();
-    bool all = false;
-    while (!all && rss_clock_mono_ms() - t0 < 10000) {
-        all = true;
-        for (int i = 0; i < 3; i++)
-            all = all && atomic_load(&w[i].events) >= 1;
-        usleep(50000);
+    while (!created && rss_clock_mono_ms() - t0 < 60000) {
+        created = create_cm(k, names[2]) == 0;
+        if (!created)
+            sleep(1);
     }
-    CHECK(all,
-          "the 3 watches saw the new object (%d %d %d): they resumed on the new connection (%lld ms), "
-          "not after their 600 s stall window",
-          atomic_load(&w[0].events), atomic_load(&w[1].events), atomic_load(&w[2].events),
+    CHECK(created, "dead path: a request went through %lld ms after the drop began",
           (long long)(rss_clock_mono_ms() - t0));
+    CHECK(watches_saw(w, 20000), "the 3 watches saw the object made after it: they resumed on a new "
+                                 "connection, not after their 600 s stall window");
     CHECK(atomic_load(&r.accepted) == 2, "two connections through the relay in all: %d",
           atomic_load(&r.accepted));
 
@@ -339,7 +388,7 @@ int main(int argc, char **argv)
         atomic_store(&w[i].stop, true);
         pthread_join(w[i].thread, NULL);
     }
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         _cleanup_free_ char *path = rss_kube_path("v1", "default", "configmaps", names[i], NULL);
         rss_kube_delete(k, path, NULL, NULL, &e);
         rss_error_release(&e);
@@ -347,7 +396,7 @@ int main(int argc, char **argv)
     rss_kube_free(k);
     atomic_store(&r.stop, true);
     pthread_join(r.thread, NULL);
-    close(r.lfd);
+    close(atomic_load(&r.lfd));
     printf("%s\n", failures ? "kube_h2_check: FAILED" : "kube_h2_check: passed");
     return failures ? 1 : 0;
 }
