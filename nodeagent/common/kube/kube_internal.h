@@ -72,10 +72,10 @@ struct kube_mux {
     pthread_mutex_t lock; /* guards pending, started, quit and each transfer's done, cancel and buffer */
     pthread_t thread;
     bool started, quit;
-    int efd;                        /* eventfd: wakes the mux thread from curl_multi_poll */
-    CURLM *multi;                   /* the mux thread's alone, once started */
-    struct kube_xfer *pending;      /* submitted, not yet in the multi */
-    struct kube_xfer *active;       /* in the multi (the mux thread's alone) */
+    int efd;                   /* eventfd: wakes the mux thread from curl_multi_poll */
+    CURLM *multi;              /* the mux thread's alone, once started */
+    struct kube_xfer *pending; /* submitted, not yet in the multi */
+    struct kube_xfer *active;  /* in the multi (the mux thread's alone) */
 };
 
 /* One transfer. The owner sets h's options (not the write and header callbacks: it gives write_fn and
