@@ -3,8 +3,9 @@
  * A `struct rss_kube` holds the connection settings (server, CA, client certificate, token source)
  * and one connection: every request and watch is a stream of one HTTP/2 connection when the server
  * speaks it (HTTP/1.1 otherwise, or with RSS_KUBE_HTTP1=1 in the environment), driven by one thread of
- * the client. A connection on which nothing arrived for a whole request timeout is closed and the
- * transfers on it fail (GETs retry, watches resume). It is thread-safe: any number of threads may call
+ * the client. A connection whose sent bytes stay unacknowledged by the peer's TCP for 20 s (a dead
+ * path) is closed by the kernel and the transfers on it fail (GETs retry, watches resume); a merely slow
+ * server keeps it. It is thread-safe: any number of threads may call
  * the verbs and run watches on the same client at once. Tune it with the rss_kube_set_* calls before
  * sharing it.
  *
