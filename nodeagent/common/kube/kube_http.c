@@ -197,7 +197,7 @@ static CURL *handle_get(struct rss_kube *kube)
         h = kube->pool[--kube->npool];
     pthread_mutex_unlock(&kube->lock);
     if (h)
-        curl_easy_reset(h); /* keeps the connection and TLS session caches */
+        curl_easy_reset(h); /* the connections themselves live in the mux's multi handle */
     else
         h = curl_easy_init();
     return h;
@@ -465,6 +465,11 @@ int kube_stream(struct rss_kube *kube, const char *path, const char *query, cons
     struct body errbody = {.max = 1 << 20};
     long http = 0;
     for (;;) {
+        /* Checked before every wait too, so that a stream that never pauses still stops. */
+        if (atomic_load(stop)) {
+            stopped = true;
+            break;
+        }
         char *data = NULL;
         size_t len = 0;
         int n = kube_mux_next(&kube->mux, &x, 200, &data, &len, &http);
@@ -487,10 +492,6 @@ int kube_stream(struct rss_kube *kube, const char *path, const char *query, cons
             ended = true;
             break;
         }
-        if (atomic_load(stop)) {
-            stopped = true;
-            break;
-        }
         if (rss_clock_mono_ns() - last_byte_ns > (int64_t)stall_ms * 1000000) {
             stalled = true;
             break;
@@ -500,11 +501,9 @@ int kube_stream(struct rss_kube *kube, const char *path, const char *query, cons
     CURLcode result = ended ? x.result : CURLE_OK;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &http);
     curl_slist_free_all(headers);
-    /* A transfer ended early leaves its HTTP/1.1 connection half read: do not keep its handle. */
-    if (ended)
-        handle_put(kube, h);
-    else
-        curl_easy_cleanup(h);
+    /* Out of the multi handle now: a transfer ended early took only its stream (HTTP/2) or its
+     * connection (HTTP/1.1) with it, and the handle itself is as good as new. */
+    handle_put(kube, h);
     if (got_bytes)
         *got_bytes = got;
 
