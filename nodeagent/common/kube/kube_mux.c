@@ -245,7 +245,12 @@ static int submit(struct kube_mux *m, struct kube_xfer *x)
     x->mux = m;
     x->done = x->cancel = x->overflow = false;
     x->next = NULL;
-    pthread_cond_init(&x->cond, NULL);
+    /* On CLOCK_MONOTONIC: a wall clock set back must not stretch kube_mux_next's wait. */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&x->cond, &ca);
+    pthread_condattr_destroy(&ca);
     curl_easy_setopt(x->h, CURLOPT_PRIVATE, (char *)x);
     curl_easy_setopt(x->h, CURLOPT_WRITEFUNCTION, on_write);
     curl_easy_setopt(x->h, CURLOPT_WRITEDATA, x);
@@ -303,14 +308,7 @@ int kube_mux_start(struct kube_mux *m, struct kube_xfer *x)
 
 int kube_mux_next(struct kube_mux *m, struct kube_xfer *x, long wait_ms, char **data, size_t *len, long *http)
 {
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_sec += wait_ms / 1000;
-    until.tv_nsec += (wait_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    struct timespec until = rss_clock_mono_after(wait_ms);
     pthread_mutex_lock(&m->lock);
     while (!x->slen && !x->done)
         if (pthread_cond_timedwait(&x->cond, &m->lock, &until) == ETIMEDOUT)
