@@ -39,11 +39,11 @@ k get nodes -o json | jq -e '[.items[] | select(.status.nodeInfo.kubeletVersion 
 ok "apiserver and 2 kubelets v1.34.4, Ready"
 
 # rssd's Kubernetes client on the real server: every watch and request of a process on one HTTP/2 connection,
-# and a connection gone silent given up at the first request timeout (kube_h2_check judges from the process's
-# sockets and a freezing TCP relay of its own).
+# kept through a stalled server and left for a new one on a dead path (kube_h2_check judges from the process's
+# sockets, a TCP relay of its own and iptables in a network namespace of its own).
 "$RSS_BUILD_DIR/tests/integration/kube/kube_h2_check" "$KC" >"$tmp/h2.log" 2>&1 ||
     { cat "$tmp/h2.log" >&2; fail "kube_h2_check"; }
-ok "kube client: $(grep -c '^ok:' "$tmp/h2.log") checks of one HTTP/2 connection and its recycling passed"
+ok "kube client: $(grep -c '^ok:' "$tmp/h2.log") checks passed: one HTTP/2 connection, kept through a stalled server, left on a dead path"
 
 # A pod on node-2: in node-2's runtime, with node-2's /run/containerd as its hostPath, the world's /hooks,
 # a projected ServiceAccount token, an address of node-2's pod range.
