@@ -369,11 +369,13 @@ int rss_kube_call(struct rss_kube *kube, const struct rss_kube_request *req, cJS
         }
         curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout);
         curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout < 10000 ? timeout : 10000L);
+        /* curl's own timeout normally ends it first, with its message; the deadline is the backstop. */
         struct kube_xfer x = {.h = h,
                               .write_fn = body_write,
                               .write_ud = &b,
                               .header_fn = header_cb,
-                              .header_ud = &retry_after};
+                              .header_ud = &retry_after,
+                              .deadline_ns = rss_clock_mono_ns() + (timeout + 100) * 1000000LL};
         CURLcode rc = kube_mux_perform(&kube->mux, &x);
         long http = 0;
         if (rc == CURLE_OK)

@@ -86,6 +86,8 @@ struct kube_xfer {
     void *write_ud;
     curl_write_callback header_fn; /* may be NULL */
     void *header_ud;
+    int64_t deadline_ns; /* CLOCK_MONOTONIC; 0 = none. Ended with CURLE_OPERATION_TIMEDOUT at it, even
+                            while curl still waits for a connection */
     /* kube_mux.c's own */
     struct kube_mux *mux;
     struct kube_xfer *next;

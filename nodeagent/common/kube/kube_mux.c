@@ -190,6 +190,24 @@ static void *mux_main(void *arg)
         if (quit && !m->active)
             break;
 
+        /* A request never outlives its own timeout, whatever state curl holds it in: one that waits for
+         * a connection still being made (PIPEWAIT) was seen to wait out that connection's 9 s connect
+         * timeout past its own 2.5 s, which delayed the failsafe's last look and so a self-fence. */
+        int64_t now = rss_clock_mono_ns();
+        long wait_ms = more ? 0 : 1000;
+        for (struct kube_xfer *x = m->active, *nx; x; x = nx) {
+            nx = x->next;
+            if (!x->deadline_ns)
+                continue;
+            if (now >= x->deadline_ns) {
+                finish(m, x, CURLE_OPERATION_TIMEDOUT);
+                continue;
+            }
+            long left = (long)((x->deadline_ns - now) / 1000000) + 1;
+            if (left < wait_ms)
+                wait_ms = left;
+        }
+
         int running = 0;
         curl_multi_perform(m->multi, &running);
         CURLMsg *msg;
@@ -204,7 +222,7 @@ static void *mux_main(void *arg)
 
         struct curl_waitfd extra = {.fd = m->efd, .events = POLLIN};
         int ready = 0;
-        curl_multi_poll(m->multi, &extra, 1, more ? 0 : 1000, &ready);
+        curl_multi_poll(m->multi, &extra, 1, (int)wait_ms, &ready);
         if (extra.revents & POLLIN) {
             uint64_t v;
             ssize_t r = read(m->efd, &v, sizeof(v));
