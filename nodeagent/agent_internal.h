@@ -2,6 +2,7 @@
 #ifndef RSS_AGENT_INTERNAL_H
 #define RSS_AGENT_INTERNAL_H
 
+#include <curl/curl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -274,6 +275,11 @@ void agent_peers_refresh(struct rss_agent *a);
  * status, sorted and without duplicates, in *nodes (free each and the array). Returns how many. */
 size_t agent_peers_wanted(struct rss_agent *a, char ***nodes);
 void *agent_peers_prober(void *arg);
+/* One probe of `node`'s agent at `url` (its /peer), through h, a handle from agent_peers_probe_handle (the
+ * prober's, kept for its connections): true when it vouched, signed with `key`; records the answer. */
+CURL *agent_peers_probe_handle(void);
+bool agent_peers_probe(struct rss_agent *a, CURL *h, const char *node, const char *url,
+                       const unsigned char key[32]);
 bool agent_peers_verify(const unsigned char key[32], const char *node, const char *nonce, const char *answer,
                         long long *age_ms);
 bool agent_peers_vouch(struct rss_agent *a, char *const *nodes, size_t n_nodes, char *why, size_t size);

@@ -6,7 +6,9 @@
  * reached the API for a third of the fence timeout, a prober thread asks the agents that host members of the
  * same RSS, directly: GET /peer?nonce=<random>. The answer is signed over (node, nonce, apiOkAgeMs), so only
  * the peer's own process can give it and an old answer cannot be replayed. fence.c then decides per RSS
- * with rss_agent_failsafe_keep (docs/design.md, "Self-fencing and the failsafe").
+ * with rss_agent_failsafe_keep (docs/design.md, "Self-fencing and the failsafe"). The probes keep their
+ * connections: one per peer, not one per probe (a connection a second to each peer from every agent of a
+ * 200-node bench took the CPU the API server needed to come back: docs/scale.md).
  */
 #include <curl/curl.h>
 #include <inttypes.h>
@@ -21,6 +23,7 @@
 #include "rss/cleanup.h"
 #include "rss/json.h"
 #include "rss/log.h"
+#include "rss/metrics.h"
 #include "agent_internal.h"
 
 /* After this agent starts, its peers are often starting too (a lights-out: the nodes boot seconds apart)
@@ -35,6 +38,9 @@
 #define PROBE_TIMEOUT   800L /* ms, per peer */
 #define FRESH_MS        3000 /* an answer counts for this long */
 #define ANSWER_MAX      4096
+/* Connections the prober keeps open (libcurl's cache, least recently used dropped first): one per peer,
+ * for more peers than an agent has in practice (the nodes sharing an RSS with it). */
+#define PROBE_CONNS 256
 
 bool rss_agent_failsafe_keep(size_t hosting, size_t reached, bool peer_has_api)
 {
@@ -410,30 +416,40 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
     return len;
 }
 
-static void probe_one(struct rss_agent *a, const char *node, const char *url, const unsigned char key[32])
+CURL *agent_peers_probe_handle(void)
 {
-    unsigned char raw[16];
-    char nonce[33];
-    if (RAND_bytes(raw, sizeof(raw)) != 1)
-        return;
-    for (size_t i = 0; i < sizeof(raw); i++)
-        snprintf(nonce + 2 * i, 3, "%02x", raw[i]);
-    _cleanup_free_ char *full = rss_xasprintf("%s?nonce=%s", url, nonce);
     CURL *h = curl_easy_init();
     if (!h)
-        return;
-    struct capped body = {.len = 0};
-    curl_easy_setopt(h, CURLOPT_URL, full);
+        return NULL;
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, PROBE_TIMEOUT);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, PROBE_TIMEOUT);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_MAXCONNECTS, (long)PROBE_CONNS);
+    return h;
+}
+
+bool agent_peers_probe(struct rss_agent *a, CURL *h, const char *node, const char *url,
+                       const unsigned char key[32])
+{
+    unsigned char raw[16];
+    char nonce[33];
+    if (RAND_bytes(raw, sizeof(raw)) != 1)
+        return false;
+    for (size_t i = 0; i < sizeof(raw); i++)
+        snprintf(nonce + 2 * i, 3, "%02x", raw[i]);
+    _cleanup_free_ char *full = rss_xasprintf("%s?nonce=%s", url, nonce);
+    struct capped body = {.len = 0};
+    curl_easy_setopt(h, CURLOPT_URL, full);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
     CURLcode rc = curl_easy_perform(h);
-    long code = 0;
+    long code = 0, conns = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-    curl_easy_cleanup(h);
+    curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &conns);
+    rss_metrics_inc(RSS_METRIC_PROBES);
+    for (long i = 0; i < conns; i++)
+        rss_metrics_inc(RSS_METRIC_PROBE_CONNS);
     long long age;
     bool ok = rc == CURLE_OK && code == 200 && agent_peers_verify(key, node, nonce, body.buf, &age);
     pthread_mutex_lock(&a->peers_lock);
@@ -446,11 +462,13 @@ static void probe_one(struct rss_agent *a, const char *node, const char *url, co
     if (!ok)
         rss_log_info("failsafe: the agent on %s did not vouch (%s, HTTP %ld%s)", node, curl_easy_strerror(rc),
                      code, rc == CURLE_OK && code == 200 ? ", bad signature" : "");
+    return ok;
 }
 
 void *agent_peers_prober(void *arg)
 {
     struct rss_agent *a = arg;
+    CURL *h = agent_peers_probe_handle(); /* its connection cache outlives every probe */
     while (!atomic_load(a->stop)) {
         int64_t silent = rss_clock_mono_ms() - atomic_load(&a->api_ok_ms);
         if (silent > a->fence_timeout_ms / 3) {
@@ -465,16 +483,20 @@ void *agent_peers_prober(void *arg)
             }
             pthread_mutex_unlock(&a->peers_lock);
             for (size_t i = 0; i < n; i++) {
-                if (copy[i].url[0] && agent_peer_wanted(a, copy[i].node))
-                    probe_one(a, copy[i].node, copy[i].url, copy[i].key);
+                if (h && copy[i].url[0] && agent_peer_wanted(a, copy[i].node))
+                    agent_peers_probe(a, h, copy[i].node, copy[i].url, copy[i].key);
                 free(copy[i].node);
                 free(copy[i].url);
             }
             free(copy);
         }
+        if (!h) /* out of memory at start: try again */
+            h = agent_peers_probe_handle();
         for (int t = 0; t < PROBE_EVERY_MS / 100 && !atomic_load(a->stop); t++)
             usleep(100 * 1000);
     }
+    if (h)
+        curl_easy_cleanup(h);
     return NULL;
 }
 

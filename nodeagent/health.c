@@ -12,6 +12,7 @@
 #include "rss/metrics.h"
 
 #define LIVE_MAX_AGE_MS 30000
+#define CONN_MAX        1024U
 
 #if MHD_VERSION < 0x00097002
 typedef int mhd_result;
@@ -42,7 +43,14 @@ static mhd_result handle(void *cls, struct MHD_Connection *c, const char *url, c
     (void)version;
     (void)upload;
     (void)upload_size;
-    (void)state;
+    /* MHD calls twice: once for the headers, once after the (empty) body. A response queued at the first
+     * call makes MHD close the connection after it (it has not read the request's end), and the
+     * failsafe's probes keep their connections: answer at the second. */
+    static int headers_seen;
+    if (!*state) {
+        *state = &headers_seen;
+        return MHD_YES;
+    }
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
         return reply(c, 405, "method not allowed\n");
     if (strcmp(url, "/healthz") == 0)
@@ -71,9 +79,14 @@ static mhd_result handle(void *cls, struct MHD_Connection *c, const char *url, c
 static struct MHD_Daemon *listen_on(const struct sockaddr *sa, unsigned flags, uint16_t port,
                                     struct rss_health *h)
 {
-    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | flags, port, NULL, NULL, handle, h,
-                            MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_CONNECTION_LIMIT, 16U,
-                            MHD_OPTION_CONNECTION_TIMEOUT, 5U, MHD_OPTION_END);
+    /* Every peer whose API server is silent keeps a connection here while it probes us (agent_peers.c),
+     * so the limit is well above the number of peers a node has: a peer turned away would count this
+     * node as unreached and fence its members. epoll (MHD_USE_AUTO), since select stops at 1024 fds.
+     * A probe comes every second, so 10 s idle closes only connections nobody uses. */
+    return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | flags, port, NULL, NULL, handle,
+                            h, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_CONNECTION_LIMIT, CONN_MAX,
+                            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384, MHD_OPTION_CONNECTION_TIMEOUT,
+                            10U, MHD_OPTION_END);
 }
 
 int rss_health_start(const char *address, int port, struct rss_agent *agent, struct rss_health **ret,

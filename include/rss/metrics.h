@@ -25,6 +25,8 @@ enum rss_metric_counter {
     RSS_METRIC_FENCE_STOPS, /* rssd_fence_stops_total: members stopped by self-fencing */
     RSS_METRIC_FENCE_KILLS, /* rssd_fence_kills_total: member containers killed (CRI StopContainer) after
                                a self-fencing `stop` failed or timed out */
+    RSS_METRIC_PROBES,      /* rssd_failsafe_probes_total: peers asked to vouch (the API server silent) */
+    RSS_METRIC_PROBE_CONNS, /* rssd_failsafe_probe_connections_total: connections those probes opened */
     RSS_METRIC_COUNTER_COUNT,
 };
 void rss_metrics_inc(enum rss_metric_counter c);

@@ -18,6 +18,8 @@
 #include "rss/cri.h"
 #include "rss/spec.h"
 #include "rss/cleanup.h"
+#include "rss/health.h"
+#include "rss/metrics.h"
 #include "rss/protocol.h"
 #include "rss/record.h"
 #include "agent_internal.h"
@@ -668,6 +670,65 @@ static void test_records_sweep_per_rss(void **state)
     rss_agent_free(a);
 }
 
+/* A counter's value from GET /metrics's rendering (the metrics are process-wide). */
+static unsigned long long counter(const char *name)
+{
+    struct rss_strbuf b = {0};
+    rss_metrics_render(&b);
+    _cleanup_free_ char *n = rss_xasprintf("\n%s ", name);
+    const char *at = strstr(b.s, n);
+    unsigned long long v = at ? strtoull(at + strlen(n), NULL, 10) : 0;
+    assert_non_null(at);
+    free(b.s);
+    return v;
+}
+
+/* The failsafe's probes keep their connection: 20 probes of one peer open 1 (one a probe made the 200-node
+ * bench's kernel spend half the CPU on 1,400 connections a second). And a node keeps every prober's
+ * connection: 40 peers holding one each are all answered (the health server allowed 16, so a node probed
+ * by more peers than that would have turned some away, and they would have fenced). */
+static void test_probe_keeps_connection(void **state)
+{
+    (void)state;
+    struct rss_agent *a = offline_agent(), *b = offline_agent();
+    struct rss_health *hs = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_health_start("127.0.0.1", 0, a, &hs, &err), 0);
+    unsigned char key[32];
+    assert_true(EVP_DecodeBlock(key, (const unsigned char *)a->peer_pub, 44) >= 32);
+    _cleanup_free_ char *url = rss_xasprintf("http://127.0.0.1:%d/peer", rss_health_port(hs));
+    unsigned long long probes = counter("rssd_failsafe_probes_total");
+    unsigned long long conns = counter("rssd_failsafe_probe_connections_total");
+    CURL *h = agent_peers_probe_handle();
+    assert_non_null(h);
+    for (int i = 0; i < 20; i++)
+        assert_true(agent_peers_probe(b, h, "n1", url, key));
+    assert_int_equal(counter("rssd_failsafe_probes_total") - probes, 20);
+    assert_int_equal(counter("rssd_failsafe_probe_connections_total") - conns, 1);
+    /* a wrong key: answered, but not a vouch */
+    unsigned char wrong[32];
+    memcpy(wrong, key, sizeof(wrong));
+    wrong[0] ^= 1;
+    assert_false(agent_peers_probe(b, h, "n1", url, wrong));
+    curl_easy_cleanup(h);
+
+    enum { PEERS = 40 };
+    CURL *hp[PEERS];
+    conns = counter("rssd_failsafe_probe_connections_total");
+    for (int round = 0; round < 3; round++)
+        for (int i = 0; i < PEERS; i++) {
+            if (!round)
+                assert_non_null(hp[i] = agent_peers_probe_handle());
+            assert_true(agent_peers_probe(b, hp[i], "n1", url, key));
+        }
+    assert_int_equal(counter("rssd_failsafe_probe_connections_total") - conns, PEERS);
+    for (int i = 0; i < PEERS; i++)
+        curl_easy_cleanup(hp[i]);
+    rss_health_stop(hs);
+    rss_agent_free(a);
+    rss_agent_free(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -686,6 +747,7 @@ int main(void)
         cmocka_unit_test(test_peers_wanted),
         cmocka_unit_test(test_fence_stop_kills),
         cmocka_unit_test(test_records_sweep_per_rss),
+        cmocka_unit_test(test_probe_keeps_connection),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

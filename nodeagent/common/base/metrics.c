@@ -89,6 +89,8 @@ void rss_metrics_render(struct rss_strbuf *o)
         {"rssd_seeds_total", "Seeds this process issued as leader."},
         {"rssd_fence_stops_total", "Members stopped by self-fencing."},
         {"rssd_fence_kills_total", "Member containers killed after a self-fencing stop failed."},
+        {"rssd_failsafe_probes_total", "Peers asked to vouch while the API server was silent."},
+        {"rssd_failsafe_probe_connections_total", "Connections the failsafe's probes opened."},
     };
     for (int c = 0; c < RSS_METRIC_COUNTER_COUNT; c++) {
         family(o, cn[c].name, "counter", cn[c].help);

@@ -274,7 +274,6 @@ static int setup(struct rss_kube *kube, CURL *h, const char *url, const char *me
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION,
                      kube->http1 ? (long)CURL_HTTP_VERSION_1_1 : (long)CURL_HTTP_VERSION_2TLS);
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
-    curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
     curl_easy_setopt(h, CURLOPT_USERAGENT, kube->user_agent);
     if (c->insecure) {
