@@ -96,6 +96,11 @@ diagnostics() {
             | .[-25:][] | "  \(.lastTimestamp // "-") \(.type) \(.reason) \(.message)"' 2>/dev/null
         echo "  -- leader lease:"
         k get lease rssd-leader -n "$RSSD_NS" -o json 2>/dev/null | jq -c .spec | sed 's/^/  /'
+        # A member Pending on its claim (seen once in the real world: 2 minutes, its pod never scheduled).
+        echo "  -- claims and volumes:"
+        k get pvc -n "$NS" -o wide 2>&1 | sed 's/^/  /'
+        k get pv -o wide 2>&1 | sed 's/^/  /'
+        [ -s "$RSS_WORLD_DIR/k8s/provisioner.log" ] && tail -n 10 "$RSS_WORLD_DIR/k8s/provisioner.log" | sed 's/^/  provisioner: /'
         echo "  -- hooks logs (last 30 lines, all members, by time):"
         hooks_all | tail -n 30 | sed 's/^/  /'
         local f
@@ -194,7 +199,7 @@ e2e_up() {
             fail "the world did not map localhost/rss/rssd:dev to rssd (kubelet.args)"
     fi
     daemonset_for_world "$E2E_TMP/daemonset.yaml"
-    k apply -f "$repo/deploy/namespace.yaml" -f "$repo/deploy/crd.yaml" -f "$E2E_RBAC" \
+    k apply -f "$repo/deploy/namespace.yaml" -f "$repo/deploy/crd.yaml" -f "$E2E_RBAC" -f "$repo/deploy/flowcontrol.yaml" \
         -f "$E2E_TMP/daemonset.yaml" >"$E2E_TMP/apply.log" 2>&1 ||
         { cat "$E2E_TMP/apply.log" >&2; fail "kubectl apply deploy/"; }
     k wait --for=condition=Established --timeout=30s crd/replicatedstatefulsets.clusterlabs.org >/dev/null ||

@@ -108,6 +108,19 @@ audited() {
 wait_until 20 "a write of the leader Lease by $holder in the audit log" audited
 ok "kubectl apply -k deploy/overlays/cluster: rssd Ready on both nodes, leader $(k get lease rssd-leader -n rssd-system -o jsonpath='{.spec.holderIdentity}')"
 
+# API Priority and Fairness (deploy/base/flowcontrol.yaml): the real server takes the FlowSchema (not
+# dangling: its level exists) and dispatches rssd's own Lease requests (the projected token's
+# ServiceAccount) in the rssd-leases level, counted in its metrics; kubesim does not classify.
+dangling() { k get flowschema rssd-leases -o jsonpath='{.status.conditions[?(@.type=="Dangling")].status}'; }
+wait_until 20 "FlowSchema rssd-leases not dangling" test "$(dangling)" = False
+pf_dispatched() {
+    k get --raw /metrics | awk '/^apiserver_flowcontrol_dispatched_requests_total\{/ &&
+        /flow_schema="rssd-leases"/ && /priority_level="rssd-leases"/ {n += $NF} END {printf "%d\n", n}'
+}
+pf_some() { [ "$(pf_dispatched)" -gt 0 ]; }
+wait_until 20 "rssd's Lease requests dispatched in priority level rssd-leases" pf_some
+ok "API Priority and Fairness: $(pf_dispatched) of rssd's Lease requests dispatched in level rssd-leases (FlowSchema not dangling)"
+
 # power-off: the kubelet and the container die, the node goes NotReady; power-on: the pod runs again.
 kpid=$(cut -d' ' -f1 "$RSS_WORLD_DIR/nodes/node-2/kubelet.pid")
 [ -n "$kpid" ] && kill -0 "$kpid" || fail "no live kubelet on node-2 before power-off"

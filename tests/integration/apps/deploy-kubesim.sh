@@ -27,7 +27,7 @@ run_quiet() { "$@" >"$tmp/out" 2>&1; }
 
 echo "# deploy/"
 run "apply deploy/ (namespace first)" k apply -f "$top/deploy/namespace.yaml" -f "$top/deploy/crd.yaml" \
-	-f "$top/deploy/rbac.yaml" -f "$top/deploy/daemonset.yaml"
+	-f "$top/deploy/rbac.yaml" -f "$top/deploy/flowcontrol.yaml" -f "$top/deploy/daemonset.yaml"
 run "the CRD is Established" k wait --for=condition=Established --timeout=30s \
 	crd/replicatedstatefulsets.clusterlabs.org
 crd_file=$(k create --dry-run=client -o json -f "$top/deploy/crd.yaml")
@@ -37,6 +37,9 @@ same_json "CRD schema stored as written" "$(jq '.spec.versions[0].schema' <<<"$c
 same_json "CRD printer columns stored as written" "$(jq '.spec.versions[0].additionalPrinterColumns' <<<"$crd_file")" \
 	"$(jq '.spec.versions[0].additionalPrinterColumns' <<<"$crd_srv")"
 run "ServiceAccount rssd exists" k -n rssd-system get serviceaccount rssd
+expect "the FlowSchema sends rssd's Leases to its own priority level" "rssd-leases rssd-system/rssd" \
+	"$(k get flowschema rssd-leases -o jsonpath='{.spec.priorityLevelConfiguration.name} {.spec.rules[0].subjects[0].serviceAccount.namespace}/{.spec.rules[0].subjects[0].serviceAccount.name}')"
+run "PriorityLevelConfiguration rssd-leases exists" k get prioritylevelconfiguration rssd-leases
 run "ClusterRole rssd exists" k get clusterrole rssd
 run "ClusterRoleBinding rssd exists" k get clusterrolebinding rssd
 run "Role rssd-leases exists" k -n rssd-system get role rssd-leases

@@ -77,7 +77,9 @@ expect "cluster: the objects" "ClusterRole -/rssd
 ClusterRoleBinding -/rssd
 CustomResourceDefinition -/replicatedstatefulsets.clusterlabs.org
 DaemonSet rssd-system/rssd
+FlowSchema -/rssd-leases
 Namespace -/rssd-system
+PriorityLevelConfiguration -/rssd-leases
 Role rssd-system/rssd-leases
 Role rssd-system/rssd-records
 RoleBinding rssd-system/rssd-leases
@@ -124,7 +126,9 @@ expect "namespace: the objects" "ClusterRole -/rssd-node-loss
 ClusterRoleBinding -/rssd-node-loss
 CustomResourceDefinition -/replicatedstatefulsets.clusterlabs.org
 DaemonSet rssd-system/rssd
+FlowSchema -/rssd-leases
 Namespace -/rssd-system
+PriorityLevelConfiguration -/rssd-leases
 Role rss-apps/rssd-apps
 Role rssd-system/rssd-leases
 Role rssd-system/rssd-records

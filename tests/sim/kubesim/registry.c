@@ -120,6 +120,11 @@ static const struct builtin builtins[] = {
      NULL, age_cols},
     {"rbac.authorization.k8s.io", "v1", "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding",
      false, 0, NULL, false, NULL, age_cols},
+    /* deploy/base/flowcontrol.yaml: stored and served, not enforced (kubesim queues nothing). */
+    {"flowcontrol.apiserver.k8s.io", "v1", "flowschemas", "flowschema", "FlowSchema", false, KS_STATUS, NULL,
+     false, NULL, age_cols},
+    {"flowcontrol.apiserver.k8s.io", "v1", "prioritylevelconfigurations", "prioritylevelconfiguration",
+     "PriorityLevelConfiguration", false, KS_STATUS, NULL, false, NULL, age_cols},
     {"apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
      "CustomResourceDefinition", false, KS_STATUS | KS_GENERATION, "crd,crds", false, NULL, crd_cols},
 };
