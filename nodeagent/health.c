@@ -42,17 +42,21 @@ static mhd_result handle(void *cls, struct MHD_Connection *c, const char *url, c
     struct rss_health *h = cls;
     (void)version;
     (void)upload;
-    (void)upload_size;
-    /* MHD calls twice: once for the headers, once after the (empty) body. A response queued at the first
-     * call makes MHD close the connection after it (it has not read the request's end), and the
-     * failsafe's probes keep their connections: answer at the second. */
+    /* Anything but GET and HEAD is refused at once, and MHD closes that connection. */
+    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+        return reply(c, 405, "method not allowed\n");
+    /* MHD calls once for the headers, then once per piece of body, then once more. A response queued at
+     * the first call makes MHD close the connection after it (it has not read the request's end), and the
+     * failsafe's probes keep their connections: answer at the last call, a body (a GET has none) dropped. */
     static int headers_seen;
     if (!*state) {
         *state = &headers_seen;
         return MHD_YES;
     }
-    if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-        return reply(c, 405, "method not allowed\n");
+    if (*upload_size) {
+        *upload_size = 0;
+        return MHD_YES;
+    }
     if (strcmp(url, "/healthz") == 0)
         return rss_agent_loop_age_ms(h->agent) < LIVE_MAX_AGE_MS ? reply(c, 200, "ok\n")
                                                                  : reply(c, 503, "agent loop stalled\n");

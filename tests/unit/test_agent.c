@@ -729,6 +729,55 @@ static void test_probe_keeps_connection(void **state)
     rss_agent_free(b);
 }
 
+static size_t sink(char *d, size_t size, size_t n, void *ud)
+{
+    (void)d;
+    (void)ud;
+    return size * n;
+}
+
+/* HTTP status of METHOD url with `body` (NULL: none), 0 when no answer came within 3 s. */
+static long http_status(const char *method, const char *url, const char *body)
+{
+    CURL *h = curl_easy_init();
+    assert_non_null(h);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 3000L);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
+    if (body)
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+    long code = 0;
+    if (curl_easy_perform(h) == CURLE_OK)
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_cleanup(h);
+    return code;
+}
+
+/* The health server answers at the handler's last call (so it keeps connections): a request with a body
+ * still gets its answer, not a hang until the idle timeout (a POST to /peer hung 10 s when the body was
+ * left unread). */
+static void test_health_methods(void **state)
+{
+    (void)state;
+    struct rss_agent *a = offline_agent();
+    struct rss_health *hs = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_health_start("127.0.0.1", 0, a, &hs, &err), 0);
+    char url[128];
+    static const char big[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/peer", rss_health_port(hs));
+    assert_int_equal(http_status("POST", url, big), 405);
+    assert_int_equal(http_status("PUT", url, NULL), 405);
+    assert_int_equal(http_status("GET", url, big), 400); /* no nonce; the body is dropped */
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/nope", rss_health_port(hs));
+    assert_int_equal(http_status("GET", url, NULL), 404);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/metrics", rss_health_port(hs));
+    assert_int_equal(http_status("GET", url, NULL), 200);
+    rss_health_stop(hs);
+    rss_agent_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -748,6 +797,7 @@ int main(void)
         cmocka_unit_test(test_fence_stop_kills),
         cmocka_unit_test(test_records_sweep_per_rss),
         cmocka_unit_test(test_probe_keeps_connection),
+        cmocka_unit_test(test_health_methods),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
