@@ -275,11 +275,12 @@ void agent_peers_refresh(struct rss_agent *a);
  * status, sorted and without duplicates, in *nodes (free each and the array). Returns how many. */
 size_t agent_peers_wanted(struct rss_agent *a, char ***nodes);
 void *agent_peers_prober(void *arg);
-/* One probe of `node`'s agent at `url` (its /peer), through h, a handle from agent_peers_probe_handle (the
- * prober's, kept for its connections): true when it vouched, signed with `key`; records the answer. */
-CURL *agent_peers_probe_handle(void);
-bool agent_peers_probe(struct rss_agent *a, CURL *h, const char *node, const char *url,
-                       const unsigned char key[32]);
+/* The prober's connection cache (a curl multi handle, kept across rounds: one connection per peer), and one
+ * round through it: asks every peer in peers[0..n) (node, url, key) at once, each within PROBE_TIMEOUT, so
+ * a round is as long as one probe however many peers are silent; records each valid signed answer and
+ * returns how many vouched. */
+CURLM *agent_peers_probe_multi(void);
+size_t agent_peers_probe_round(struct rss_agent *a, CURLM *m, const struct agent_peer *peers, size_t n);
 bool agent_peers_verify(const unsigned char key[32], const char *node, const char *nonce, const char *answer,
                         long long *age_ms);
 bool agent_peers_vouch(struct rss_agent *a, char *const *nodes, size_t n_nodes, char *why, size_t size);

@@ -3,12 +3,15 @@
  * Each agent makes an Ed25519 key pair at start and publishes its public key and its address in its
  * heartbeat Lease (rssd's namespace: only rssd writes there). While the API works, every agent reads
  * the Leases of the peers it needs now and then and keeps their addresses and keys. When an agent has not
- * reached the API for a third of the fence timeout, a prober thread asks the agents that host members of the
- * same RSS, directly: GET /peer?nonce=<random>. The answer is signed over (node, nonce, apiOkAgeMs), so only
- * the peer's own process can give it and an old answer cannot be replayed. fence.c then decides per RSS
- * with rss_agent_failsafe_keep (docs/design.md, "Self-fencing and the failsafe"). The probes keep their
- * connections: one per peer, not one per probe (a new connection per probe left 82,000 sockets in TIME_WAIT
- * and half the CPU in the kernel on an overloaded 200-node bench: docs/scale.md).
+ * reached the API for half a heartbeat period past its next renewal (rss_agent_probe_after_ms), a prober
+ * thread asks the agents that host members of the same RSS, directly and all at once: GET
+ * /peer?nonce=<random>. The answer is signed over (node, nonce, apiOkAgeMs), so only the peer's own process
+ * can give it and an old answer cannot be replayed. fence.c then decides per RSS with rss_agent_failsafe_keep
+ * (docs/design.md, "Self-fencing and the failsafe"). The probes keep their connections: one per peer, not one
+ * per probe (a new connection per probe left 82,000 sockets in TIME_WAIT and half the CPU in the kernel on an
+ * overloaded 200-node bench: docs/scale.md). They run in parallel: one after the other, a few silent peers
+ * (800 ms each) made a round longer than an answer stays fresh, and the peers that did answer no longer
+ * counted, which stopped healthy members.
  */
 #include <curl/curl.h>
 #include <inttypes.h>
@@ -416,87 +419,159 @@ static size_t on_body(char *data, size_t size, size_t n, void *ud)
     return len;
 }
 
-CURL *agent_peers_probe_handle(void)
+CURLM *agent_peers_probe_multi(void)
 {
-    CURL *h = curl_easy_init();
-    if (!h)
-        return NULL;
-    curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, PROBE_TIMEOUT);
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, PROBE_TIMEOUT);
-    curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http");
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-    curl_easy_setopt(h, CURLOPT_MAXCONNECTS, (long)PROBE_CONNS);
-    return h;
+    CURLM *m = curl_multi_init();
+    if (m)
+        curl_multi_setopt(m, CURLMOPT_MAXCONNECTS, (long)PROBE_CONNS);
+    return m;
 }
 
-bool agent_peers_probe(struct rss_agent *a, CURL *h, const char *node, const char *url,
-                       const unsigned char key[32])
+/* One peer's probe within a round. */
+struct probe {
+    CURL *h;
+    const struct agent_peer *peer;
+    char nonce[33];
+    char *url;
+    struct capped body;
+    CURLcode rc;
+    bool done;
+};
+
+static bool probe_add(CURLM *m, struct probe *p)
 {
     unsigned char raw[16];
-    char nonce[33];
-    if (RAND_bytes(raw, sizeof(raw)) != 1)
+    if (RAND_bytes(raw, sizeof(raw)) != 1 || !(p->h = curl_easy_init()))
         return false;
     for (size_t i = 0; i < sizeof(raw); i++)
-        snprintf(nonce + 2 * i, 3, "%02x", raw[i]);
-    _cleanup_free_ char *full = rss_xasprintf("%s?nonce=%s", url, nonce);
-    struct capped body = {.len = 0};
-    curl_easy_setopt(h, CURLOPT_URL, full);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &body);
-    CURLcode rc = curl_easy_perform(h);
+        snprintf(p->nonce + 2 * i, 3, "%02x", raw[i]);
+    p->url = rss_xasprintf("%s?nonce=%s", p->peer->url, p->nonce);
+    curl_easy_setopt(p->h, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(p->h, CURLOPT_TIMEOUT_MS, PROBE_TIMEOUT);
+    curl_easy_setopt(p->h, CURLOPT_CONNECTTIMEOUT_MS, PROBE_TIMEOUT);
+    curl_easy_setopt(p->h, CURLOPT_PROTOCOLS_STR, "http");
+    curl_easy_setopt(p->h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(p->h, CURLOPT_WRITEDATA, &p->body);
+    curl_easy_setopt(p->h, CURLOPT_PRIVATE, p);
+    curl_easy_setopt(p->h, CURLOPT_URL, p->url);
+    if (curl_multi_add_handle(m, p->h) != CURLM_OK) {
+        curl_easy_cleanup(p->h);
+        p->h = NULL;
+        return false;
+    }
+    return true;
+}
+
+/* Checks a finished probe's answer and records it; true when the peer vouched. */
+static bool probe_record(struct rss_agent *a, CURLM *m, struct probe *p)
+{
     long code = 0, conns = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
-    curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &conns);
+    curl_easy_getinfo(p->h, CURLINFO_RESPONSE_CODE, &code);
+    curl_easy_getinfo(p->h, CURLINFO_NUM_CONNECTS, &conns);
+    curl_multi_remove_handle(m, p->h); /* its connection stays in m's cache */
+    curl_easy_cleanup(p->h);
+    p->h = NULL;
     rss_metrics_inc(RSS_METRIC_PROBES);
-    for (long i = 0; i < conns; i++)
-        rss_metrics_inc(RSS_METRIC_PROBE_CONNS);
+    rss_metrics_add(RSS_METRIC_PROBE_CONNS, conns > 0 ? (uint64_t)conns : 0);
+    const char *node = p->peer->node;
     long long age;
-    bool ok = rc == CURLE_OK && code == 200 && agent_peers_verify(key, node, nonce, body.buf, &age);
-    pthread_mutex_lock(&a->peers_lock);
-    for (size_t i = 0; i < a->n_peers; i++)
-        if (!strcmp(a->peers[i].node, node) && ok) {
-            a->peers[i].reached_ms = rss_clock_mono_ms();
-            a->peers[i].api_age_ms = age;
-        }
-    pthread_mutex_unlock(&a->peers_lock);
-    if (!ok)
-        rss_log_info("failsafe: the agent on %s did not vouch (%s, HTTP %ld%s)", node, curl_easy_strerror(rc),
-                     code, rc == CURLE_OK && code == 200 ? ", bad signature" : "");
+    bool ok = p->done && p->rc == CURLE_OK && code == 200 &&
+              agent_peers_verify(p->peer->key, node, p->nonce, p->body.buf, &age);
+    if (ok) {
+        pthread_mutex_lock(&a->peers_lock);
+        for (size_t i = 0; i < a->n_peers; i++)
+            if (!strcmp(a->peers[i].node, node)) {
+                a->peers[i].reached_ms = rss_clock_mono_ms();
+                a->peers[i].api_age_ms = age;
+            }
+        pthread_mutex_unlock(&a->peers_lock);
+    } else {
+        rss_log_info("failsafe: the agent on %s did not vouch (%s, HTTP %ld%s)", node,
+                     p->done ? curl_easy_strerror(p->rc) : "not sent", code,
+                     p->done && p->rc == CURLE_OK && code == 200 ? ", bad signature" : "");
+    }
     return ok;
+}
+
+size_t agent_peers_probe_round(struct rss_agent *a, CURLM *m, const struct agent_peer *peers, size_t n)
+{
+    struct probe *p = rss_xcalloc(n ? n : 1, sizeof(*p));
+    int running = 0;
+    for (size_t i = 0; i < n; i++) {
+        p[i].peer = &peers[i];
+        running += probe_add(m, &p[i]);
+    }
+    /* Every probe is bounded by PROBE_TIMEOUT, so the round is too, however many peers are silent. */
+    while (running > 0) {
+        if (curl_multi_perform(m, &running) != CURLM_OK)
+            break;
+        CURLMsg *msg;
+        int left;
+        while ((msg = curl_multi_info_read(m, &left)))
+            if (msg->msg == CURLMSG_DONE) {
+                struct probe *q = NULL;
+                curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, (char **)&q);
+                q->rc = msg->data.result;
+                q->done = true;
+            }
+        if (running > 0 && curl_multi_poll(m, NULL, 0, 100, NULL) != CURLM_OK)
+            break;
+    }
+    size_t vouched = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (p[i].h)
+            vouched += probe_record(a, m, &p[i]);
+        else
+            rss_log_info("failsafe: could not probe the agent on %s (out of memory)", peers[i].node);
+        free(p[i].url);
+    }
+    free(p);
+    return vouched;
 }
 
 void *agent_peers_prober(void *arg)
 {
     struct rss_agent *a = arg;
-    CURL *h = agent_peers_probe_handle(); /* its connection cache outlives every probe */
+    CURLM *m = agent_peers_probe_multi(); /* its connection cache outlives every round */
+    long after = rss_agent_probe_after_ms(a->fence_timeout_ms, a->heartbeat_ms);
     while (!atomic_load(a->stop)) {
         int64_t silent = rss_clock_mono_ms() - atomic_load(&a->api_ok_ms);
-        if (silent > a->fence_timeout_ms / 3) {
+        if (m && silent > after) {
             /* Snapshot the peers to probe without holding the lock over the network. */
             pthread_mutex_lock(&a->peers_lock);
-            size_t n = a->n_peers;
-            struct agent_peer *copy = rss_xcalloc(n ? n : 1, sizeof(*copy));
-            for (size_t i = 0; i < n; i++) {
-                copy[i] = a->peers[i];
-                copy[i].node = rss_xstrdup(a->peers[i].node);
-                copy[i].url = rss_xstrdup(a->peers[i].url ? a->peers[i].url : "");
+            size_t n = 0;
+            struct agent_peer *copy = rss_xcalloc(a->n_peers ? a->n_peers : 1, sizeof(*copy));
+            for (size_t i = 0; i < a->n_peers; i++) {
+                if (!a->peers[i].url || !a->peers[i].url[0])
+                    continue;
+                copy[n] = a->peers[i];
+                copy[n].node = rss_xstrdup(a->peers[i].node);
+                copy[n++].url = rss_xstrdup(a->peers[i].url);
             }
             pthread_mutex_unlock(&a->peers_lock);
+            size_t k = 0; /* agent_peer_wanted takes a->lock: not under peers_lock */
             for (size_t i = 0; i < n; i++) {
-                if (h && copy[i].url[0] && agent_peer_wanted(a, copy[i].node))
-                    agent_peers_probe(a, h, copy[i].node, copy[i].url, copy[i].key);
+                if (agent_peer_wanted(a, copy[i].node)) {
+                    copy[k++] = copy[i];
+                    continue;
+                }
+                free(copy[i].node);
+                free(copy[i].url);
+            }
+            agent_peers_probe_round(a, m, copy, k);
+            for (size_t i = 0; i < k; i++) {
                 free(copy[i].node);
                 free(copy[i].url);
             }
             free(copy);
         }
-        if (!h) /* out of memory at start: try again */
-            h = agent_peers_probe_handle();
+        if (!m) /* out of memory at start: try again */
+            m = agent_peers_probe_multi();
         for (int t = 0; t < PROBE_EVERY_MS / 100 && !atomic_load(a->stop); t++)
             usleep(100 * 1000);
     }
-    if (h)
-        curl_easy_cleanup(h);
+    if (m)
+        curl_multi_cleanup(m);
     return NULL;
 }
 

@@ -186,7 +186,8 @@ void *agent_peers_reader(void *arg)
         int64_t now = rss_clock_mono_ms();
         long wait = TICK_MS;
         /* While the API is silent nothing can be read (and the prober has the peers to ask). */
-        if (now - atomic_load(&a->api_ok_ms) <= a->fence_timeout_ms / 3) {
+        if (now - atomic_load(&a->api_ok_ms) <=
+            rss_agent_probe_after_ms(a->fence_timeout_ms, a->heartbeat_ms)) {
             char **nodes = NULL;
             size_t n = due(a, now, &nodes);
             bool ok = true;

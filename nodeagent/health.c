@@ -86,7 +86,7 @@ static struct MHD_Daemon *listen_on(const struct sockaddr *sa, unsigned flags, u
     /* Every peer whose API server is silent keeps a connection here while it probes us (agent_peers.c),
      * so the limit is well above the number of peers a node has: a peer turned away would count this
      * node as unreached and fence its members. epoll (MHD_USE_AUTO), since select stops at 1024 fds.
-     * A probe comes every second, so 10 s idle closes only connections nobody uses. */
+     * While a peer probes, a probe comes every second, so 10 s idle closes only connections nobody uses. */
     return MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | flags, port, NULL, NULL, handle,
                             h, MHD_OPTION_SOCK_ADDR, sa, MHD_OPTION_CONNECTION_LIMIT, CONN_MAX,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)16384, MHD_OPTION_CONNECTION_TIMEOUT,

@@ -140,4 +140,11 @@ int rss_agent_timing_check(long fence_timeout_ms, long heartbeat_ms, rss_error_t
  * whose API came back is heard again (and its fence clock reset) well within its fence timeout. */
 long rss_agent_heartbeat_retry_ms(long heartbeat_ms);
 
+/* How long the API server must be silent (since the last acknowledged renewal was sent) before the
+ * failsafe starts probing peers and stops reading their Leases: half a period past the next renewal at
+ * the defaults, max(fence/3, period + fence/6). A healthy agent's silence reaches a period plus two
+ * requests at every renewal, so fence/3 (a period, at the defaults) started a probe round at every
+ * heartbeat; never later than fence/2 (fence >= 3 periods), which leaves the probes half the timeout. */
+long rss_agent_probe_after_ms(long fence_timeout_ms, long heartbeat_ms);
+
 #endif

@@ -30,6 +30,7 @@ enum rss_metric_counter {
     RSS_METRIC_COUNTER_COUNT,
 };
 void rss_metrics_inc(enum rss_metric_counter c);
+void rss_metrics_add(enum rss_metric_counter c, uint64_t n);
 
 enum rss_metric_gauge {
     RSS_METRIC_LEADING, /* rssd_leader: 1 while this process leads */

@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "fake_cri.h"
@@ -261,14 +264,19 @@ static void replace_field(char *json, const char *field, const char *value)
 }
 
 /* An agent on n1 that never reaches a server: no kube client, no CRI (the tables are all it needs). */
-static struct rss_agent *offline_agent(void)
+static struct rss_agent *offline_agent_on(const char *node)
 {
     struct rss_agent_config cfg = {
-        .kube = (struct rss_kube *)1, .cri = (struct rss_cri *)1, .node = "n1", .ns = "x"};
+        .kube = (struct rss_kube *)1, .cri = (struct rss_cri *)1, .node = node, .ns = "x"};
     struct rss_agent *a = NULL;
     _cleanup_error_ rss_error_t err = NULL;
     assert_int_equal(rss_agent_new(&cfg, &a, &err), 0);
     return a;
+}
+
+static struct rss_agent *offline_agent(void)
+{
+    return offline_agent_on("n1");
 }
 
 /* A peer's answer is signed: a forged, altered or replayed one never vouches. */
@@ -683,10 +691,11 @@ static unsigned long long counter(const char *name)
     return v;
 }
 
-/* The failsafe's probes keep their connection: 20 probes of one peer open 1 (one a probe made the 200-node
- * bench's kernel spend half the CPU on 1,400 connections a second). And a node keeps every prober's
- * connection: 40 peers holding one each are all answered (the health server allowed 16, so a node probed
- * by more peers than that would have turned some away, and they would have fenced). */
+/* The failsafe's probes keep their connection: 20 rounds probing one peer open 1 (one a probe made the
+ * 200-node bench's kernel spend half the CPU in connection setup). And a node keeps every prober's
+ * connection: 40 peers probing it at once, three times, all answered on 40 connections (the health server
+ * allowed 16, so a node probed by more peers than that would have turned some away, and they would have
+ * fenced). */
 static void test_probe_keeps_connection(void **state)
 {
     (void)state;
@@ -694,36 +703,111 @@ static void test_probe_keeps_connection(void **state)
     struct rss_health *hs = NULL;
     _cleanup_error_ rss_error_t err = NULL;
     assert_int_equal(rss_health_start("127.0.0.1", 0, a, &hs, &err), 0);
-    unsigned char key[32];
-    assert_true(EVP_DecodeBlock(key, (const unsigned char *)a->peer_pub, 44) >= 32);
     _cleanup_free_ char *url = rss_xasprintf("http://127.0.0.1:%d/peer", rss_health_port(hs));
+    char n1[] = "n1";
+    struct agent_peer peer = {.node = n1, .url = url};
+    assert_true(EVP_DecodeBlock(peer.key, (const unsigned char *)a->peer_pub, 44) >= 32);
     unsigned long long probes = counter("rssd_failsafe_probes_total");
     unsigned long long conns = counter("rssd_failsafe_probe_connections_total");
-    CURL *h = agent_peers_probe_handle();
-    assert_non_null(h);
+    CURLM *m = agent_peers_probe_multi();
+    assert_non_null(m);
     for (int i = 0; i < 20; i++)
-        assert_true(agent_peers_probe(b, h, "n1", url, key));
+        assert_int_equal(agent_peers_probe_round(b, m, &peer, 1), 1);
     assert_int_equal(counter("rssd_failsafe_probes_total") - probes, 20);
     assert_int_equal(counter("rssd_failsafe_probe_connections_total") - conns, 1);
     /* a wrong key: answered, but not a vouch */
-    unsigned char wrong[32];
-    memcpy(wrong, key, sizeof(wrong));
-    wrong[0] ^= 1;
-    assert_false(agent_peers_probe(b, h, "n1", url, wrong));
-    curl_easy_cleanup(h);
+    struct agent_peer wrong = peer;
+    wrong.key[0] ^= 1;
+    assert_int_equal(agent_peers_probe_round(b, m, &wrong, 1), 0);
+    curl_multi_cleanup(m);
 
     enum { PEERS = 40 };
-    CURL *hp[PEERS];
+    struct agent_peer many[PEERS];
+    for (int i = 0; i < PEERS; i++)
+        many[i] = peer;
+    CURLM *mp[PEERS];
     conns = counter("rssd_failsafe_probe_connections_total");
     for (int round = 0; round < 3; round++)
         for (int i = 0; i < PEERS; i++) {
             if (!round)
-                assert_non_null(hp[i] = agent_peers_probe_handle());
-            assert_true(agent_peers_probe(b, hp[i], "n1", url, key));
+                assert_non_null(mp[i] = agent_peers_probe_multi());
+            assert_int_equal(agent_peers_probe_round(b, mp[i], &peer, 1), 1);
         }
     assert_int_equal(counter("rssd_failsafe_probe_connections_total") - conns, PEERS);
     for (int i = 0; i < PEERS; i++)
-        curl_easy_cleanup(hp[i]);
+        curl_multi_cleanup(mp[i]);
+    /* one prober asking 40 peers at once (here the same one, so 40 connections to it): all answer */
+    m = agent_peers_probe_multi();
+    for (int round = 0; round < 3; round++)
+        assert_int_equal(agent_peers_probe_round(b, m, many, PEERS), PEERS);
+    curl_multi_cleanup(m);
+    rss_health_stop(hs);
+    rss_agent_free(a);
+    rss_agent_free(b);
+}
+
+/* A peer that accepts a connection and never answers (a hung agent, a black-holed node). */
+static int silent_listener(int *port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(sa);
+    assert_true(fd >= 0);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(fd, 16), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+    *port = ntohs(sa.sin_port);
+    return fd;
+}
+
+/* Silent peers do not make the answering ones stale. With the API server gone, an agent whose peers
+ * include six that never answer (800 ms each) probed them one after the other: the round took ~5 s, the
+ * answer of the peer asked first was older than the 3 s an answer counts by its end, and an RSS whose
+ * agents had all answered was fenced. The round asks them all at once, so it lasts one probe. */
+static void test_probe_round_parallel(void **state)
+{
+    (void)state;
+    struct rss_agent *a = offline_agent(), *b = offline_agent_on("n9");
+    struct rss_health *hs = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_health_start("127.0.0.1", 0, a, &hs, &err), 0);
+    enum { SILENT = 6 };
+    int fds[SILENT], port[SILENT];
+    _cleanup_json_ cJSON *known = cJSON_CreateArray();
+    struct agent_peer peers[SILENT + 1];
+    char *urls[SILENT + 1];
+    for (int i = 0; i <= SILENT; i++) {
+        int p = i == 0 ? rss_health_port(hs) : (fds[i - 1] = silent_listener(&port[i - 1]), port[i - 1]);
+        _cleanup_free_ char *addr = rss_xasprintf("127.0.0.1:%d", p);
+        _cleanup_free_ char *node = i == 0 ? rss_xstrdup("n1") : rss_xasprintf("h%d", i);
+        cJSON *it = cJSON_CreateObject();
+        cJSON_AddStringToObject(it, "node", node);
+        cJSON_AddStringToObject(it, "address", addr);
+        cJSON_AddStringToObject(it, "key", a->peer_pub);
+        cJSON_AddItemToArray(known, it);
+        urls[i] = rss_xasprintf("http://%s/peer", addr);
+        peers[i] = (struct agent_peer){.node = rss_xstrdup(node), .url = urls[i]};
+        assert_true(EVP_DecodeBlock(peers[i].key, (const unsigned char *)a->peer_pub, 44) >= 32);
+    }
+    agent_peers_restore(b, known);
+    atomic_store(&a->api_ok_ms, rss_clock_mono_ms() - 60000); /* n1 has no API server either */
+    CURLM *m = agent_peers_probe_multi();
+    /* the answering peer first: one after the other, its answer would be the oldest at the round's end */
+    assert_int_equal(agent_peers_probe_round(b, m, peers, SILENT + 1), 1);
+    char *const rss_nodes[] = {"n9", "n1"};
+    char why[256];
+    bool keep = agent_peers_vouch(b, rss_nodes, 2, why, sizeof(why));
+    if (!keep)
+        fail_msg("an RSS whose agents all answered is not kept: %s", why);
+    char *const with_silent[] = {"n9", "n1", "h3"};
+    assert_false(agent_peers_vouch(b, with_silent, 3, why, sizeof(why)));
+    curl_multi_cleanup(m);
+    for (int i = 0; i <= SILENT; i++) {
+        free(urls[i]);
+        free(peers[i].node);
+        if (i)
+            close(fds[i - 1]);
+    }
     rss_health_stop(hs);
     rss_agent_free(a);
     rss_agent_free(b);
@@ -797,6 +881,7 @@ int main(void)
         cmocka_unit_test(test_fence_stop_kills),
         cmocka_unit_test(test_records_sweep_per_rss),
         cmocka_unit_test(test_probe_keeps_connection),
+        cmocka_unit_test(test_probe_round_parallel),
         cmocka_unit_test(test_health_methods),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

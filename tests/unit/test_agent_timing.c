@@ -45,6 +45,35 @@ static void test_retry_table(void **state)
         assert_int_equal(rss_agent_heartbeat_retry_ms(rows[i][0]), rows[i][1]);
 }
 
+/* The failsafe starts probing half a period past the renewal that should have come (a healthy agent's
+ * silence reaches a period plus two requests at every renewal: at fence/3 the defaults probed every
+ * heartbeat), and never later than fence/2, which leaves the probes half the fence timeout. */
+static void test_probe_after_table(void **state)
+{
+    (void)state;
+    static const long rows[][3] = {
+        {30000, 10000, 15000}, /* the defaults: 5 s past the next renewal */
+        {10000, 2000, 3666},   /* the test world's */
+        {4000, 1000, 1666},        {300, 100, 150},
+        {3600000, 10000, 1200000}, /* a long fence: its third is later than a period and a sixth */
+        {60000, 10000, 20000},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        assert_int_equal(rss_agent_probe_after_ms(rows[i][0], rows[i][1]), rows[i][2]);
+    /* every valid pair: after the next renewal is due, and no later than half the fence timeout */
+    for (long hb = 100; hb <= 20000; hb += 700)
+        for (long fence = 3 * hb; fence <= 40 * hb; fence += hb / 2 + 1) {
+            rss_error_t err = NULL;
+            if (rss_agent_timing_check(fence, hb, &err) < 0) {
+                rss_error_release(&err);
+                continue;
+            }
+            long after = rss_agent_probe_after_ms(fence, hb);
+            if (after <= hb || after > fence / 2 + 1)
+                fail_msg("fence %ld, heartbeat %ld: probes after %ld ms", fence, hb, after);
+        }
+}
+
 /* The defaults an install gets without overrides are a valid pair. */
 static void test_agent_defaults(void **state)
 {
@@ -69,6 +98,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_timing_check_table),
         cmocka_unit_test(test_retry_table),
+        cmocka_unit_test(test_probe_after_table),
         cmocka_unit_test(test_agent_defaults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

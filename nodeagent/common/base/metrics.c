@@ -40,8 +40,13 @@ void rss_metrics_hook(const char *kind, const char *result, double seconds)
 
 void rss_metrics_inc(enum rss_metric_counter c)
 {
+    rss_metrics_add(c, 1);
+}
+
+void rss_metrics_add(enum rss_metric_counter c, uint64_t n)
+{
     if (c < RSS_METRIC_COUNTER_COUNT)
-        atomic_fetch_add(&counters[c], 1);
+        atomic_fetch_add(&counters[c], n);
 }
 
 void rss_metrics_set(enum rss_metric_gauge g, int64_t value)
