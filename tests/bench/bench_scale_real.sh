@@ -273,6 +273,7 @@ wait_running() { # N TIMEOUT
 echo "=== bench_scale_real: $nodes nodes, rssd $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo ?), $(nproc) cores, rssd as $rssd_user, started $(date -u +%FT%TZ)"
 sleep 30 # past every agent's start-up (its first 30 s of peer reads)
 measure_idle "no RSS"
+python3 "$here/scale_report.py" probes "$w/rssd.pids" || true
 
 have=0 boot=1
 IFS=, read -r -a size_list <<<"$sizes"
@@ -303,6 +304,7 @@ for size in "${size_list[@]}"; do
     # Members stopped by self-fencing (agents log each at warn) since the run began: the API server's
     # overload must not look like this node's isolation.
     echo "self-fenced so far: $(cat "$w"/logs/rssd-node-*.log | grep -c 'self-fencing pod ' || true) member(s) by $(grep -l 'self-fencing pod ' "$w"/logs/rssd-node-*.log 2>/dev/null | wc -l) agent(s); $(grep -l 'asking the other agents' "$w"/logs/rssd-node-*.log 2>/dev/null | wc -l) agent(s) went past the fence timeout without an answer from the API server"
+    python3 "$here/scale_report.py" probes "$w/rssd.pids" || true
     python3 "$here/scale_report.py" delta "$w/lo-$boot-0.json" "$w/lo-$boot-1.json"
     out=$(python3 "$here/scale_report.py" audit-window "$w/audit.log" "$w/lo-$boot-0.json" "$w/lo-$boot-1.json")
     echo "$out"

@@ -9,6 +9,8 @@
 #                                                leader node's and the leader's share
 #   scale_report.py lights EVENTS FROM_BOOT      the lights-out clock of events.log (scale_sim.py) after `boot N`
 #   scale_report.py procs PIDFILE LEADER_NODE    VmRSS of every rssd (min/median/max), the leader's CPU seconds and VmRSS
+#   scale_report.py probes PIDFILE               the failsafe's probes since start, all rssd together, from each
+#                                                one's /metrics (its listening port found through /proc)
 import json
 import os
 import re
@@ -205,6 +207,52 @@ def procs(pidfile, leader):
     print("CPU %s %.2f" % (leader, cpu.get(leader, 0)))
 
 
+def listen_ports(pid):
+    inodes = set()
+    for fd in os.listdir("/proc/%s/fd" % pid):
+        try:
+            m = re.match(r"socket:\[(\d+)\]", os.readlink("/proc/%s/fd/%s" % (pid, fd)))
+        except OSError:
+            continue
+        if m:
+            inodes.add(m.group(1))
+    ports = []
+    for table in ("tcp", "tcp6"):
+        for line in open("/proc/%s/net/%s" % (pid, table)).readlines()[1:]:
+            f = line.split()
+            if f[3] == "0A" and f[9] in inodes:  # LISTEN
+                ports.append(int(f[1].rsplit(":", 1)[1], 16))
+    return ports
+
+
+def probes(pidfile):
+    total = Counter()
+    probing = unread = 0
+    for line in open(pidfile):
+        _, pid = line.split()
+        got = None
+        try:
+            for port in listen_ports(pid):
+                try:
+                    got = Counter()
+                    for name, _, v in parse(fetch("http://127.0.0.1:%d/metrics" % port)):
+                        got[name] += v
+                    break
+                except OSError:
+                    got = None
+        except OSError:
+            pass
+        if got is None:
+            unread += 1
+            continue
+        n = got.get("rssd_failsafe_probes_total", 0)
+        total["probes"] += n
+        total["conns"] += got.get("rssd_failsafe_probe_connections_total", 0)
+        probing += n > 0
+    print("failsafe probes since start, all rssd: %d by %d agent(s), %d new connection(s)%s" % (
+        total["probes"], probing, total["conns"], "; %d rssd unread" % unread if unread else ""))
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "snap":
@@ -220,5 +268,7 @@ if __name__ == "__main__":
         sys.exit(lights(sys.argv[2], int(sys.argv[3])))
     elif cmd == "procs":
         procs(sys.argv[2], sys.argv[3])
+    elif cmd == "probes":
+        probes(sys.argv[2])
     else:
         sys.exit("unknown command %s" % cmd)
