@@ -46,6 +46,9 @@ struct rss_leader {
      * workers start and cleared after they end; each cache has its own lock. */
     struct leader_cache **rss_caches;
     size_t n_rss_caches;
+    /* Their StatefulSets, the same way (one cache per StatefulSet watch, n_rss_caches of them): an
+     * event-driven reconcile's first round reads its StatefulSet here (leader_reconcile.c). */
+    struct leader_cache **sts_caches;
 
     /* Shared with the watch threads, under mu. */
     pthread_mutex_t mu;
@@ -268,17 +271,23 @@ static int list_leases(struct rss_leader *l, cJSON **leases, rss_error_t *err)
     return rss_kube_list(l->kube, path, NULL, leases, err);
 }
 
-/* The RSS cache of the watch that covers namespace ns, or NULL. */
-static struct leader_cache *rss_cache_for(const struct rss_leader *l, const char *ns)
+/* The cache in `caches` (rss_caches or sts_caches) of the watch that covers namespace ns, or NULL. */
+static struct leader_cache *cache_for(const struct rss_leader *l, struct leader_cache *const *caches,
+                                      const char *ns)
 {
-    if (!l->n_rss_caches || !ns)
+    if (!l->n_rss_caches || !caches || !ns)
         return NULL;
     if (!l->managed.n)
-        return l->rss_caches[0];
+        return caches[0];
     for (size_t i = 0; i < l->managed.n && i < l->n_rss_caches; i++)
         if (!strcmp(l->managed.names[i], ns))
-            return l->rss_caches[i];
+            return caches[i];
     return NULL;
+}
+
+static struct leader_cache *rss_cache_for(const struct rss_leader *l, const char *ns)
+{
+    return cache_for(l, l->rss_caches, ns);
 }
 
 /* ctx->rss_written: our own write's result into the cache, so the next plan sees at least it. */
@@ -287,6 +296,23 @@ static void rss_written(void *ud, const cJSON *obj)
     struct leader_cache *c = rss_cache_for(ud, md_str(obj, "namespace"));
     if (c)
         leader_cache_feed(c, RSS_KUBE_MODIFIED, obj, NULL);
+}
+
+/* ctx->sts_written and ctx->sts_cached: the same for the StatefulSets. A cache that has not listed yet
+ * has nothing to say. */
+static void sts_written(void *ud, const cJSON *obj)
+{
+    struct rss_leader *l = ud;
+    struct leader_cache *c = cache_for(l, l->sts_caches, md_str(obj, "namespace"));
+    if (c)
+        leader_cache_feed(c, RSS_KUBE_MODIFIED, obj, NULL);
+}
+
+static cJSON *sts_cached(void *ud, const char *ns, const char *name)
+{
+    struct rss_leader *l = ud;
+    struct leader_cache *c = cache_for(l, l->sts_caches, ns);
+    return c && leader_cache_synced(c) ? leader_cache_get(c, ns, name) : NULL;
 }
 
 /* The RSS object of a work item: the listed copy, else the watch's cache, else a GET. NULL when it is
@@ -494,7 +520,9 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
     int64_t dead_after = l->fence_ms + LEADER_FENCE_MARGIN;
     struct term t = {.l = l,
                      .ctx = {.rss_written = rss_written,
-                             .rss_written_ud = l,
+                             .sts_written = sts_written,
+                             .sts_cached = sts_cached,
+                             .caches_ud = l,
                              .kube = l->kube,
                              .election = l->election,
                              .epoch = epoch,
@@ -531,6 +559,7 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
     size_t n_scopes = l->managed.n ? l->managed.n : 1, n_w = 3 * n_scopes + 2;
     struct leader_cache *leases = leader_cache_new();
     l->rss_caches = rss_xcalloc(n_scopes, sizeof(*l->rss_caches));
+    l->sts_caches = rss_xcalloc(n_scopes, sizeof(*l->sts_caches));
     l->n_rss_caches = n_scopes;
     struct watch_arg *w = rss_xcalloc(n_w, sizeof(*w));
     for (size_t k = 0; k < n_scopes; k++) {
@@ -547,7 +576,8 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
         w[3 * k + 2] = (struct watch_arg){.l = l,
                                           .path = rss_kube_path("apps/v1", sns, "statefulsets", NULL, NULL),
                                           .label_selector = RSS_LABEL_NAME,
-                                          .fn = on_member};
+                                          .fn = on_member,
+                                          .cache = l->sts_caches[k] = leader_cache_new()};
     }
     w[n_w - 2] = (struct watch_arg){.l = l,
                                     .path = rss_kube_path("v1", l->ns, "configmaps", NULL, NULL),
@@ -652,10 +682,13 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
     }
     free(w);
     leader_cache_free(leases);
-    for (size_t i = 0; i < l->n_rss_caches; i++)
+    for (size_t i = 0; i < l->n_rss_caches; i++) {
         leader_cache_free(l->rss_caches[i]);
+        leader_cache_free(l->sts_caches[i]);
+    }
     free(l->rss_caches);
-    l->rss_caches = NULL;
+    free(l->sts_caches);
+    l->rss_caches = l->sts_caches = NULL;
     l->n_rss_caches = 0;
     rss_log_info("stopped leading epoch %lld (%s)", (long long)epoch,
                  atomic_load(stop) ? "stop requested" : "the Lease is not ours any more");

@@ -204,26 +204,30 @@ static int apply_statefulset(const struct leader_ctx *ctx, const struct rss_spec
         int replicas = plan->set_replicas >= 0 ? plan->set_replicas : spec->replicas;
         _cleanup_json_ cJSON *sts = leader_build_statefulset(spec, cr, replicas);
         _cleanup_free_ char *coll = rss_kube_path("apps/v1", spec->ns, "statefulsets", NULL, NULL);
-        if (rss_kube_create(ctx->kube, coll, sts, NULL, err) < 0) {
+        _cleanup_json_ cJSON *created = NULL;
+        if (rss_kube_create(ctx->kube, coll, sts, &created, err) < 0) {
             if (stale_view(*err)) {
                 rss_error_release(err);
                 return LEADER_REPLAN;
             }
             return rss_error_wrap(err, "create statefulset %s", name);
         }
+        leader_sts_written(ctx, created);
         rss_log_info("%s/%s: created statefulset %s with %d replicas", spec->ns, spec->name, name, replicas);
         return LEADER_DONE;
     }
     _cleanup_json_ cJSON *patch = cJSON_CreateObject();
     cJSON_AddNumberToObject(cJSON_AddObjectToObject(patch, "spec"), "replicas", plan->set_replicas);
     _cleanup_free_ char *path = rss_kube_path("apps/v1", spec->ns, "statefulsets", name, NULL);
-    if (rss_kube_merge_patch(ctx->kube, path, patch, NULL, err) < 0) {
+    _cleanup_json_ cJSON *scaled = NULL;
+    if (rss_kube_merge_patch(ctx->kube, path, patch, &scaled, err) < 0) {
         if (stale_view(*err)) {
             rss_error_release(err);
             return LEADER_REPLAN;
         }
         return rss_error_wrap(err, "scale statefulset %s", name);
     }
+    leader_sts_written(ctx, scaled);
     rss_log_info("%s/%s: statefulset %s replicas -> %d", spec->ns, spec->name, name, plan->set_replicas);
     return LEADER_DONE;
 }

@@ -335,7 +335,12 @@ struct leader_ctx {
     /* Called with the RSS object a write of ours returned (a status write, the floor), so the RSS cache
      * the next reconcile reads from holds at least our own last write. NULL: none. */
     void (*rss_written)(void *ud, const cJSON *obj);
-    void *rss_written_ud;
+    /* The StatefulSets as the leader's watch and its own writes last saw them: sts_cached gives a copy of
+     * ns/name, NULL when the cache cannot say (not listed yet, absent: the caller GETs); sts_written takes
+     * a StatefulSet a write of ours returned. NULL: none (every read a GET). */
+    cJSON *(*sts_cached)(void *ud, const char *ns, const char *name);
+    void (*sts_written)(void *ud, const cJSON *obj);
+    void *caches_ud;         /* the three functions' ud */
     const atomic_bool *stop; /* the term's stop request (rss_leader_run's); NULL: none */
 };
 
@@ -357,7 +362,14 @@ static inline bool leader_epoch_valid(double e)
 static inline void leader_rss_written(const struct leader_ctx *ctx, const cJSON *obj)
 {
     if (ctx->rss_written && obj)
-        ctx->rss_written(ctx->rss_written_ud, obj);
+        ctx->rss_written(ctx->caches_ud, obj);
+}
+
+/* The same for a StatefulSet a write returned. */
+static inline void leader_sts_written(const struct leader_ctx *ctx, const cJSON *obj)
+{
+    if (ctx->sts_written && obj)
+        ctx->sts_written(ctx->caches_ud, obj);
 }
 
 /* The keysets of ctx (services, ignored, floors) under ctx->keys_mu: workers share them. */

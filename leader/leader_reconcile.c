@@ -106,14 +106,23 @@ static int ensure_service(const struct leader_ctx *ctx, const struct rss_spec *s
 
 /* GETs the StatefulSet: *replicas = spec.replicas or -1 when missing. Brings its pod template up to
  * the spec when the spec hash differs (replicas stay the planner's). */
+/* cached: the StatefulSet may come from the leader's watch-fed cache (an event-driven reconcile's first
+ * round), which holds it at least as new as the last event the watch delivered and our own last write
+ * to it (leader_sts_written): what a GET says, short of a write the watch has yet to bring, and that
+ * write's event marks this RSS for another reconcile. A full pass, and every round after a REPLAN,
+ * GET it: a watch that stalled without a word costs one reconcileInterval at most. Not in the cache
+ * (not listed yet, or absent: being created or deleted): a GET. */
 static int sync_statefulset(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
-                            int *replicas, char **update_revision, rss_error_t *err)
+                            bool cached, int *replicas, char **update_revision, rss_error_t *err)
 {
     _cleanup_free_ char *name = rss_spec_statefulset_name(spec);
     _cleanup_free_ char *path = rss_kube_path("apps/v1", spec->ns, "statefulsets", name, NULL);
-    _cleanup_json_ cJSON *got = NULL;
+    _cleanup_json_ cJSON *got =
+        cached && ctx->sts_cached ? ctx->sts_cached(ctx->caches_ud, spec->ns, name) : NULL;
     *replicas = -1;
-    if (rss_kube_get(ctx->kube, path, &got, err) < 0) {
+    if (got && !owned_by(got, spec)) /* a cached one of an RSS of the same name before: the API decides */
+        cJSON_Delete(TAKE_PTR(got));
+    if (!got && rss_kube_get(ctx->kube, path, &got, err) < 0) {
         if (rss_error_code(*err) != RSS_E_NOT_FOUND)
             return rss_error_wrap(err, "get statefulset %s", name);
         rss_error_release(err);
@@ -162,8 +171,10 @@ static int sync_statefulset(const struct leader_ctx *ctx, const struct rss_spec 
                           cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(
                                               cJSON_GetObjectItemCaseSensitive(want, "spec"), "template"),
                                           true));
-    if (rss_kube_merge_patch(ctx->kube, path, patch, NULL, err) < 0)
+    _cleanup_json_ cJSON *written = NULL;
+    if (rss_kube_merge_patch(ctx->kube, path, patch, &written, err) < 0)
         return rss_error_wrap(err, "update statefulset %s template", name);
+    leader_sts_written(ctx, written);
     rss_log_info("%s/%s: statefulset %s template updated from the spec", spec->ns, spec->name, name);
     return LEADER_DONE;
 }
@@ -230,12 +241,12 @@ static int drop_orphan_records(const struct leader_ctx *ctx, const struct rss_sp
     return LEADER_DONE;
 }
 
-static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
+static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr, bool cached,
                       rss_error_t *err)
 {
     int replicas;
     _cleanup_free_ char *update_revision = NULL;
-    int r = sync_statefulset(ctx, spec, cr, &replicas, &update_revision, err);
+    int r = sync_statefulset(ctx, spec, cr, cached, &replicas, &update_revision, err);
     if (r != LEADER_DONE)
         return r;
     _cleanup_free_ char *coll = rss_kube_path("v1", spec->ns, "pods", NULL, NULL);
@@ -342,7 +353,7 @@ int leader_reconcile(const struct leader_ctx *ctx, const cJSON *cr, rss_error_t 
             }
         }
         if (r == LEADER_DONE)
-            r = plan_round(ctx, &spec, cr, err);
+            r = plan_round(ctx, &spec, cr, !ctx->full && !round, err);
         if (r != LEADER_REPLAN) {
             rss_spec_clear(&spec);
             return r == LEADER_FOREIGN ? LEADER_DONE : r;

@@ -791,15 +791,16 @@ static bool status_written(void *p)
     return cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r, "status"), "epoch") != NULL;
 }
 
-static void small_rss(const char *ns, const char *name)
+/* An RSS of one member whose full pass comes every `interval`. */
+static void small_rss_every(const char *ns, const char *name, const char *interval)
 {
     _cleanup_free_ char *json = rss_xasprintf(
         "{\"apiVersion\":\"clusterlabs.org/v1alpha1\",\"kind\":\"ReplicatedStatefulSet\",\"metadata\":{"
-        "\"name\":\"%s\"},\"spec\":{\"replicas\":1,\"reconcileInterval\":\"1s\",\"pod\":{\"commands\":{"
+        "\"name\":\"%s\"},\"spec\":{\"replicas\":1,\"reconcileInterval\":\"%s\",\"pod\":{\"commands\":{"
         "\"sequence\":{\"command\":[\"/seq\"]},\"primary\":{\"command\":[\"/start\"]},"
         "\"status\":{\"command\":[\"/check\"]},\"stop\":{\"command\":[\"/stop\"]}},"
         "\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}}",
-        name);
+        name, interval);
     create("clusterlabs.org/v1alpha1", ns, "replicatedstatefulsets", json);
     /* A member pod as the StatefulSet would make it, so that pods are there to be listed. */
     _cleanup_free_ char *pod = rss_xasprintf(
@@ -807,6 +808,11 @@ static void small_rss(const char *ns, const char *name)
         "\"spec\":{\"nodeName\":\"node-1\",\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}",
         name, name);
     create("v1", ns, "pods", pod);
+}
+
+static void small_rss(const char *ns, const char *name)
+{
+    small_rss_every(ns, name, "1s");
 }
 
 static int leader_requests(const char *verb, const char *resource);
@@ -1097,16 +1103,21 @@ static void test_leases_watched(void **state)
 }
 
 /* The RSS-cache tests: one RSS "db" of one member, a leader on a client of its own, its status written. */
-static void cache_test_start(struct term *t, struct rss_kube **lk)
+static void cache_test_start_every(struct term *t, struct rss_kube **lk, const char *interval)
 {
     make_world();
-    small_rss(APP_NS, "db");
+    small_rss_every(APP_NS, "db", interval);
     _cleanup_error_ rss_error_t err = NULL;
     SIMFIX_CHECK(rss_kube_new(sim.kubeconfig, lk, &err), &err, "the leader's client");
     rss_kube_set_user_agent(*lk, "leader-under-test");
     term_start_in(t, *lk, NULL);
     const char *st[] = {APP_NS, "db"};
     wait_for(status_written, st, "the status of db");
+}
+
+static void cache_test_start(struct term *t, struct rss_kube **lk)
+{
+    cache_test_start_every(t, lk, "1s");
 }
 
 /* The leader's RSS watch is cut and held back for 40 s: its cache sees nothing new meanwhile. */
@@ -1163,6 +1174,62 @@ static void test_rss_cache_own_writes(void **state)
     print_message("status writes after three touches: %d\n", after);
     assert_int_equal(after, reported);
 
+    cache_test_stop(&t, lk);
+}
+
+/* An event-driven reconcile reads its StatefulSet from the StatefulSet watch's cache (one GET per
+ * reconcile was 1.5-1.7 requests per member of a lights-out, docs/scale.md); a full pass still GETs it.
+ * With full passes 300 s apart, three touches of a record wake reconciles (each LISTs the pods) and none
+ * GETs the StatefulSet. */
+static void test_sts_cached(void **state)
+{
+    (void)state;
+    struct rss_kube *lk = NULL;
+    struct term t;
+    cache_test_start_every(&t, &lk, "300s");
+    simfix_sleep_ms(2000);
+    int gets = leader_requests("GET", "statefulsets"), lists = leader_requests("LIST", "pods");
+    touch_record_thrice();
+    simfix_sleep_ms(1000);
+    print_message("after three touches: %d more pod LISTs, %d more StatefulSet GETs\n",
+                  leader_requests("LIST", "pods") - lists, leader_requests("GET", "statefulsets") - gets);
+    assert_true(leader_requests("LIST", "pods") >= lists + 3); /* three reconciles ran */
+    assert_int_equal(leader_requests("GET", "statefulsets"), gets);
+    cache_test_stop(&t, lk);
+}
+
+/* The StatefulSet cache holds at least the leader's own last write to it: with the StatefulSet watch held
+ * back, the RSS is scaled from 1 to 2, the leader raises the StatefulSet's replicas, and the record
+ * touches that follow wake reconciles that must not raise them again (a cache without the leader's own
+ * write would show 1 replica to each of them). */
+static void test_sts_cache_own_writes(void **state)
+{
+    (void)state;
+    struct rss_kube *lk = NULL;
+    struct term t;
+    cache_test_start_every(&t, &lk, "300s");
+    simfix_sleep_ms(2000);
+    _cleanup_free_ char *spath = rss_kube_path("apps/v1", NULL, "statefulsets", NULL, NULL);
+    _cleanup_free_ char *hold = rss_xasprintf("count=20&ms=40000&verb=WATCH&path=%s", spath);
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/stall", hold, NULL), 0);
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/watch-cut", NULL, NULL), 0);
+    simfix_sleep_ms(500);
+    int patches = leader_requests("PATCH", "statefulsets");
+    _cleanup_free_ char *rpath =
+        rss_kube_path("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db", NULL);
+    _cleanup_json_ cJSON *scale = cJSON_Parse("{\"spec\":{\"replicas\":2}}");
+    _cleanup_error_ rss_error_t err = NULL;
+    SIMFIX_CHECK(rss_kube_merge_patch(kube, rpath, scale, NULL, &err), &err, "scaling the RSS to 2");
+    simfix_sleep_ms(2000);
+    _cleanup_json_ cJSON *sts = get("apps/v1", APP_NS, "statefulsets", "rss-db");
+    assert_non_null(sts);
+    assert_int_equal(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(sts, "spec"), "replicas")->valueint,
+        2);
+    touch_record_thrice();
+    print_message("StatefulSet PATCHes since the hold: %d\n",
+                  leader_requests("PATCH", "statefulsets") - patches);
+    assert_int_equal(leader_requests("PATCH", "statefulsets"), patches + 1);
     cache_test_stop(&t, lk);
 }
 
@@ -1492,6 +1559,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_leases_watched, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rss_cache_own_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_deleted_rss_not_recreated, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sts_cached, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_sts_cache_own_writes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_rss_holds_one_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_slow_rss_serial, setup, teardown),
         cmocka_unit_test_setup_teardown(test_one_rss_one_worker, setup, teardown),
