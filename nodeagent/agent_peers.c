@@ -522,7 +522,7 @@ size_t agent_peers_probe_round(struct rss_agent *a, CURLM *m, const struct agent
         if (p[i].h)
             vouched += probe_record(a, m, &p[i]);
         else
-            rss_log_info("failsafe: could not probe the agent on %s (out of memory)", peers[i].node);
+            rss_log_info("failsafe: could not start a probe of the agent on %s", peers[i].node);
         free(p[i].url);
     }
     free(p);

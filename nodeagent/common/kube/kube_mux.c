@@ -159,18 +159,12 @@ static void *mux_main(void *arg)
         m->pending = NULL;
         bool quit = m->quit;
         /* Cancelled transfers are collected first, finished below without the lock held (curl may call
-         * back into code that takes it); more than fit here are taken on the next turn, at once. */
-        struct kube_xfer *cancelled[64];
-        size_t nc = 0;
-        bool more = false;
+         * back into code that takes it). */
+        struct kube_xfer **cancelled = NULL;
+        size_t nc = 0, cap = 0;
         for (struct kube_xfer *x = m->active; x; x = x->next)
-            if (x->cancel) {
-                if (nc == 64) {
-                    more = true;
-                    break;
-                }
-                cancelled[nc++] = x;
-            }
+            if (x->cancel)
+                *(struct kube_xfer **)rss_xarray_push(&cancelled, &nc, &cap, sizeof(*cancelled)) = x;
         pthread_mutex_unlock(&m->lock);
 
         while (add) {
@@ -187,6 +181,7 @@ static void *mux_main(void *arg)
         }
         for (size_t i = 0; i < nc; i++)
             finish(m, cancelled[i], CURLE_ABORTED_BY_CALLBACK);
+        free(cancelled);
         if (quit && !m->active)
             break;
 
@@ -194,7 +189,7 @@ static void *mux_main(void *arg)
          * a connection still being made (PIPEWAIT) was seen to wait out that connection's 9 s connect
          * timeout past its own 2.5 s, which delayed the failsafe's last look and so a self-fence. */
         int64_t now = rss_clock_mono_ns();
-        long wait_ms = more ? 0 : 1000;
+        long wait_ms = 1000;
         for (struct kube_xfer *x = m->active, *nx; x; x = nx) {
             nx = x->next;
             if (!x->deadline_ns)

@@ -846,6 +846,55 @@ static void test_watch_stall(void **state)
     assert_int_equal(r.sync_begin, 0); /* resumed, never re-listed */
 }
 
+/* --- many watches ended at once --- */
+
+/* 100 watches on one client, ended by one stop flag at once: all return, and the client serves a
+ * request after (the multiplexer finishes every transfer ended in one turn; it collected them in a
+ * 64-slot array before). */
+enum { MANY = 100 };
+static atomic_bool many_stop;
+static atomic_int many_synced;
+
+static int many_fn(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
+{
+    (void)ud, (void)obj, (void)err;
+    if (ev == RSS_KUBE_SYNC_END)
+        atomic_fetch_add(&many_synced, 1);
+    return 0;
+}
+
+static void *many_main(void *arg)
+{
+    int *ret = arg;
+    struct rss_kube_watch_opts o = {.label_selector = "w=many", .stop = &many_stop};
+    rss_error_t err = NULL;
+    *ret = rss_kube_watch(kube, CM_PATH, &o, many_fn, NULL, &err);
+    rss_error_release(&err);
+    return NULL;
+}
+
+static void test_many_watches_end(void **state)
+{
+    (void)state;
+    pthread_t th[MANY];
+    int ret[MANY];
+    atomic_store(&many_stop, false);
+    atomic_store(&many_synced, 0);
+    for (int i = 0; i < MANY; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, many_main, &ret[i]), 0);
+    for (int i = 0; i < 3000 && atomic_load(&many_synced) < MANY; i++)
+        simfix_sleep_ms(10);
+    assert_int_equal(atomic_load(&many_synced), MANY);
+    atomic_store(&many_stop, true);
+    for (int i = 0; i < MANY; i++) {
+        pthread_join(th[i], NULL);
+        assert_int_equal(ret[i], 0);
+    }
+    _cleanup_error_ rss_error_t err = NULL;
+    _cleanup_json_ cJSON *list = NULL;
+    ok(rss_kube_list(kube, CM_PATH, NULL, &list, &err), &err);
+}
+
 /* --- many threads on one client --- */
 
 struct worker {
@@ -919,6 +968,7 @@ int main(void)
         cmocka_unit_test(test_watch_cut_resume),
         cmocka_unit_test(test_watch_410_relist),
         cmocka_unit_test(test_watch_stall),
+        cmocka_unit_test(test_many_watches_end),
         cmocka_unit_test(test_threads),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
