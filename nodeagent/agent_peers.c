@@ -60,6 +60,12 @@ bool rss_agent_failsafe_keep(size_t hosting, size_t reached, bool peer_has_api)
     return hosting > 0 && reached == hosting;
 }
 
+long rss_agent_probe_after_ms(long fence_timeout_ms, long heartbeat_ms)
+{
+    long third = fence_timeout_ms / 3, later = heartbeat_ms + fence_timeout_ms / 6;
+    return third > later ? third : later;
+}
+
 /* Exactly `want` bytes from base64 `in`, or false. The decoded copy is wiped: it may be the private key. */
 static bool decode_b64(const char *in, unsigned char *out, size_t want)
 {

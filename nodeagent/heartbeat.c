@@ -125,12 +125,6 @@ long rss_agent_heartbeat_retry_ms(long heartbeat_ms)
     return heartbeat_ms < 2000 ? heartbeat_ms : 2000;
 }
 
-long rss_agent_probe_after_ms(long fence_timeout_ms, long heartbeat_ms)
-{
-    long third = fence_timeout_ms / 3, later = heartbeat_ms + fence_timeout_ms / 6;
-    return third > later ? third : later;
-}
-
 void *agent_heartbeat(void *arg)
 {
     struct rss_agent *a = arg;

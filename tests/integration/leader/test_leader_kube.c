@@ -1120,15 +1120,20 @@ static void cache_test_start(struct term *t, struct rss_kube **lk)
     cache_test_start_every(t, lk, "1s");
 }
 
-/* The leader's RSS watch is cut and held back for 40 s: its cache sees nothing new meanwhile. */
-static void hold_rss_watch(void)
+/* The leader's watch of the cluster-wide `resource` is cut and held back for 40 s: its cache sees nothing
+ * new meanwhile. */
+static void hold_watch(const char *group_version, const char *resource)
 {
-    _cleanup_free_ char *rpath =
-        rss_kube_path("clusterlabs.org/v1alpha1", NULL, "replicatedstatefulsets", NULL, NULL);
+    _cleanup_free_ char *rpath = rss_kube_path(group_version, NULL, resource, NULL, NULL);
     _cleanup_free_ char *hold = rss_xasprintf("count=20&ms=40000&verb=WATCH&path=%s", rpath);
     assert_int_equal(simfix_ctl(kube, "POST", "/_sim/stall", hold, NULL), 0);
     assert_int_equal(simfix_ctl(kube, "POST", "/_sim/watch-cut", NULL, NULL), 0);
     simfix_sleep_ms(500);
+}
+
+static void hold_rss_watch(void)
+{
+    hold_watch("clusterlabs.org/v1alpha1", "replicatedstatefulsets");
 }
 
 /* Three changes of member 0's record, events that wake reconciles and change nothing in a plan. */
@@ -1209,11 +1214,7 @@ static void test_sts_cache_own_writes(void **state)
     struct term t;
     cache_test_start_every(&t, &lk, "300s");
     simfix_sleep_ms(2000);
-    _cleanup_free_ char *spath = rss_kube_path("apps/v1", NULL, "statefulsets", NULL, NULL);
-    _cleanup_free_ char *hold = rss_xasprintf("count=20&ms=40000&verb=WATCH&path=%s", spath);
-    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/stall", hold, NULL), 0);
-    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/watch-cut", NULL, NULL), 0);
-    simfix_sleep_ms(500);
+    hold_watch("apps/v1", "statefulsets");
     int patches = leader_requests("PATCH", "statefulsets");
     _cleanup_free_ char *rpath =
         rss_kube_path("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db", NULL);
