@@ -231,6 +231,7 @@ measure_idle() { # LABEL
     out=$(python3 "$here/scale_report.py" audit-window "$w/audit.log" "$w/idle-$label-0.json" "$w/idle-$label-1.json")
     echo "$out"
     leader=$(echo "$out" | sed -n 's/^leader: \([^ ]*\).*/\1/p')
+    idle_rate=$(echo "$out" | sed -n 's|^rssd requests: .* = \([0-9.]*\)/s$|\1|p')
     python3 "$here/scale_report.py" procs "$w/rssd.pids" "$leader" | grep -v '^CPU'
     cpu1=$(python3 "$here/scale_report.py" procs "$w/rssd.pids" "$leader" | sed -n 's/^CPU [^ ]* //p')
     echo "leader CPU in the window: $(echo "scale=2; ($cpu1 - $cpu0) * 100 / $idle" | bc)% of one core (if the leader did not change)"
@@ -270,7 +271,7 @@ wait_running() { # N TIMEOUT
     return 1
 }
 
-echo "=== bench_scale_real: $nodes nodes, rssd $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo ?), $(nproc) cores, rssd as $rssd_user, started $(date -u +%FT%TZ)"
+echo "=== bench_scale_real: $nodes nodes, rssd $rssd (built $(date -u -r "$rssd" +%FT%TZ)), scripts at $(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo ?), $(nproc) cores, rssd as $rssd_user, started $(date -u +%FT%TZ)"
 sleep 30 # past every agent's start-up (its first 30 s of peer reads)
 measure_idle "no RSS"
 python3 "$here/scale_report.py" probes "$w/rssd.pids" || true
@@ -308,6 +309,9 @@ for size in "${size_list[@]}"; do
     python3 "$here/scale_report.py" delta "$w/lo-$boot-0.json" "$w/lo-$boot-1.json"
     out=$(python3 "$here/scale_report.py" audit-window "$w/audit.log" "$w/lo-$boot-0.json" "$w/lo-$boot-1.json")
     echo "$out"
+    # Net of idle: the window's requests less the idle rate measured before it, per member.
+    echo "$out" | sed -n 's|^rssd requests: \([0-9]*\) in \([0-9.]*\) s = .*|\1 \2|p' |
+        awk -v idle="${idle_rate:-0}" -v m=$((size * 3)) '{printf "rssd requests net of idle (%s/s): %.0f, per member %.1f\n", idle, $1 - idle * $2, ($1 - idle * $2) / m}'
     python3 "$here/scale_report.py" procs "$w/rssd.pids" "$(echo "$out" | sed -n 's/^leader: \([^ ]*\).*/\1/p')" | grep -v '^CPU'
     kill -USR2 "$cri_pid"
     sleep 1

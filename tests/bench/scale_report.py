@@ -132,7 +132,7 @@ def audit(log, frm, to, seconds, leader, t_from=None, t_to=None):
         if node == leader:
             leader_by[key] += 1
     total = sum(by.values())
-    print("rssd requests: %d in %.0f s = %.2f/s" % (total, seconds, total / seconds))
+    print("rssd requests: %d in %.1f s = %.2f/s" % (total, seconds, total / seconds))
     print("%-50s %10s %10s %12s" % ("verb resource", "all /s", "leader /s", "leader share"))
     for k, v in by.most_common():
         print("%-50s %10.2f %10.2f %11.0f%%" % (k, v / seconds, leader_by[k] / seconds, 100.0 * leader_by[k] / v))
