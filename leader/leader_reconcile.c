@@ -104,9 +104,9 @@ static int ensure_service(const struct leader_ctx *ctx, const struct rss_spec *s
     return LEADER_DONE;
 }
 
-/* GETs the StatefulSet: *replicas = spec.replicas or -1 when missing. Brings its pod template up to
- * the spec when the spec hash differs (replicas stay the planner's). */
-/* cached: the StatefulSet may come from the leader's watch-fed cache (an event-driven reconcile's first
+/* Reads the StatefulSet: *replicas = spec.replicas or -1 when missing. Brings its pod template up to
+ * the spec when the spec hash differs (replicas stay the planner's).
+ * cached: the StatefulSet may come from the leader's watch-fed cache (an event-driven reconcile's first
  * round), which holds it at least as new as the last event the watch delivered and our own last write
  * to it (leader_sts_written): what a GET says, short of a write the watch has yet to bring, and that
  * write's event marks this RSS for another reconcile. A full pass, and every round after a REPLAN,
