@@ -2,13 +2,16 @@
  * changed, until the Lease shows that agent.
  *
  * The failsafe (agent_peers.c) must reach every agent hosting a member of an RSS, with the address and key
- * that agent published in its heartbeat Lease. agent_peers_refresh reads those Leases every LIST_EVERY_MS
- * (60 s; it was 10 s): an API outage that began within that period of a peer's reboot or rssd restart (a
- * new key; on a real cluster a new pod IP) found this agent holding the old ones, so it could not vouch for
+ * that agent published in its heartbeat Lease. Past its first 30 s, an agent reads a peer's Lease again
+ * only when it has a reason: an API outage that began soon after a peer's reboot or rssd restart (a new
+ * key; on a real cluster a new pod IP) found this agent holding the old ones, so it could not vouch for
  * that peer, and every agent of the RSS stopped its healthy member. A restarted agent reports its members
  * soon after it starts (it probes them anew), and this agent watches the records of its RSSs' members: a
  * record of a member of an RSS that has members here, whose `observed` changed, makes its node's agent a
- * suspect, and this thread reads that one Lease within a second.
+ * suspect, and this thread reads that one Lease within a second. Past the suspect's window, the same
+ * evidence (agent_peers_confirmed, read from the records and the leader's placement as they are then, so
+ * also a member the leader has placed on another node since its report) keeps the peer due for a read once
+ * a minute at the heartbeat (agent_peers_due).
  *
  * Each report names the agent process that wrote it (observed.agent, random at every start) and each
  * heartbeat Lease the process that renews it (the peer annotation's "agent"). A report naming the
@@ -56,9 +59,8 @@ static void suspect(struct rss_agent *a, const char *node, const char *writer, i
 }
 
 /* The incarnation that wrote the record's `observed` (caller frees); NULL when it names none. */
-static char *writer_of(struct rss_agent *a, const char *ns, const char *pod)
+static char *writer_of(const struct agent_record *r)
 {
-    struct agent_record *r = agent_record_find(a, ns, pod);
     const char *json = r ? rss_json_str(r->cm, "data." RSS_RECORD_OBSERVED) : NULL;
     struct rss_observed o;
     _cleanup_error_ rss_error_t err = NULL;
@@ -67,6 +69,55 @@ static char *writer_of(struct rss_agent *a, const char *ns, const char *pod)
     char *agent = TAKE_PTR(o.agent);
     rss_recordcodec_observed_clear(&o);
     return agent;
+}
+
+/* The node the leader last saw pod on (its status's memberStatus), NULL when it placed it nowhere. */
+static const char *placed_on(const struct agent_spec *spec, const char *pod)
+{
+    const char *node = NULL;
+    const cJSON *ms;
+    cJSON_ArrayForEach(ms,
+                       cJSON_GetObjectItemCaseSensitive(rss_json_obj(spec->obj, "status"), "memberStatus"))
+    {
+        const char *name = rss_json_str(ms, "name");
+        if (name && !strcmp(name, pod))
+            node = rss_json_str(ms, "node");
+    }
+    return node && *node ? node : NULL;
+}
+
+bool agent_peers_confirmed(struct rss_agent *a, const char *node)
+{
+    /* The incarnations named by the records of the members the leader places on node. */
+    char **writers = NULL;
+    size_t n = 0, cap = 0;
+    pthread_mutex_lock(&a->lock);
+    for (const struct agent_record *r = a->records; r; r = r->next) {
+        struct agent_spec *spec = r->rss ? agent_spec_get(a, r->ns, r->rss) : NULL;
+        const char *on = spec ? placed_on(spec, r->pod) : NULL;
+        char *w = on && !strcmp(on, node) ? writer_of(r) : NULL;
+        if (w && *w)
+            *(char **)rss_xarray_push(&writers, &n, &cap, sizeof(*writers)) = w;
+        else
+            free(w);
+        agent_spec_put(a, spec);
+    }
+    pthread_mutex_unlock(&a->lock);
+    bool ok = false;
+    pthread_mutex_lock(&a->peers_lock);
+    for (size_t i = 0; i < a->n_peers; i++) {
+        const struct agent_peer *p = &a->peers[i];
+        if (strcmp(p->node, node))
+            continue;
+        ok = p->agent[0] != '\0'; /* an incarnation read from its Lease */
+        for (size_t k = 0; k < n && ok; k++)
+            ok = !strcmp(p->agent, writers[k]);
+    }
+    pthread_mutex_unlock(&a->peers_lock);
+    for (size_t k = 0; k < n; k++)
+        free(writers[k]);
+    free(writers);
+    return ok;
 }
 
 void agent_peers_record_changed(struct rss_agent *a, const char *ns, const char *rss, const char *pod)
@@ -80,19 +131,11 @@ void agent_peers_record_changed(struct rss_agent *a, const char *ns, const char 
     if (!spec)
         return;
     /* The node the leader last saw this pod on; a pod it has not placed yet may be on any of them. */
-    const char *node = NULL;
-    const cJSON *ms;
-    cJSON_ArrayForEach(ms,
-                       cJSON_GetObjectItemCaseSensitive(rss_json_obj(spec->obj, "status"), "memberStatus"))
-    {
-        const char *name = rss_json_str(ms, "name");
-        if (name && !strcmp(name, pod))
-            node = rss_json_str(ms, "node");
-    }
-    _cleanup_free_ char *writer = writer_of(a, ns, pod);
+    const char *node = placed_on(spec, pod);
+    _cleanup_free_ char *writer = writer_of(agent_record_find(a, ns, pod));
     int64_t now = rss_clock_mono_ms();
     pthread_mutex_lock(&a->peers_lock);
-    if (node && *node) {
+    if (node) {
         if (strcmp(node, a->node))
             suspect(a, node, writer, now);
     } else {

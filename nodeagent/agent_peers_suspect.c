@@ -1,6 +1,6 @@
 /* agent_peers_suspect.c -- when a peer suspected of a new agent has its heartbeat Lease read, and when a read
- * settles it: the pure decisions of the failsafe re-reader (agent_peers_reread.c), shared with the periodic
- * reads of agent_peers.c. Why these windows: agent_peers_reread.c's first comment. */
+ * settles it: the pure decisions of the failsafe re-reader (agent_peers_reread.c), shared with the
+ * heartbeat's reads of agent_peers.c. Why these windows: agent_peers_reread.c's first comment. */
 #include <string.h>
 
 #include "agent_internal.h"
@@ -10,7 +10,8 @@
  * health server starts with it), so a suspect whose Lease did not change is read again for this long. */
 #define SUSPECT_MS 4000
 /* A report naming a new incarnation: read until the Lease shows it, for at most 3 default heartbeat
- * periods; past that the 60 s refresh goes on, and each new report of that agent starts this again. */
+ * periods; past that the heartbeat reads it once a minute while it stays unconfirmed, and each new report of
+ * that agent starts this again. */
 #define CONFIRM_MS 30000
 
 int64_t agent_peers_window(const struct agent_peer *p)

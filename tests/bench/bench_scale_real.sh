@@ -292,12 +292,14 @@ for size in "${size_list[@]}"; do
     boot=$((boot + 1))
     say "lights-out $boot with $size RSS"
     snap "$w/lo-$boot-0.json"
+    python3 "$here/scale_report.py" cpu "$w/cpu-$boot-0.json" "$w/rssd.pids" "${pids[1]}" "${pids[0]}"
     kill -USR1 "$cri_pid" "$sim_pid"
     ok=1
     sleep 10
     c=$(conns "lights-out + 10 s")
     wait_running "$size" 1800 || ok=0
     snap "$w/lo-$boot-1.json"
+    python3 "$here/scale_report.py" cpu "$w/cpu-$boot-1.json" "$w/rssd.pids" "${pids[1]}" "${pids[0]}"
     sleep 5
     echo "=== lights-out with $size RSS of 3 ($((size * 3)) members), load average $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "$c"
@@ -306,6 +308,7 @@ for size in "${size_list[@]}"; do
     # overload must not look like this node's isolation.
     echo "self-fenced so far: $(cat "$w"/logs/rssd-node-*.log | grep -c 'self-fencing pod ' || true) member(s) by $(grep -l 'self-fencing pod ' "$w"/logs/rssd-node-*.log 2>/dev/null | wc -l) agent(s); $(grep -l 'asking the other agents' "$w"/logs/rssd-node-*.log 2>/dev/null | wc -l) agent(s) went past the fence timeout without an answer from the API server"
     python3 "$here/scale_report.py" probes "$w/rssd.pids" || true
+    python3 "$here/scale_report.py" cpu-window "$w/cpu-$boot-0.json" "$w/cpu-$boot-1.json"
     python3 "$here/scale_report.py" delta "$w/lo-$boot-0.json" "$w/lo-$boot-1.json"
     out=$(python3 "$here/scale_report.py" audit-window "$w/audit.log" "$w/lo-$boot-0.json" "$w/lo-$boot-1.json")
     echo "$out"

@@ -11,6 +11,10 @@
 #   scale_report.py procs PIDFILE LEADER_NODE    VmRSS of every rssd (min/median/max), the leader's CPU seconds and VmRSS
 #   scale_report.py probes PIDFILE               the failsafe's probes since start, all rssd together, from each
 #                                                one's /metrics (its listening port found through /proc)
+#   scale_report.py cpu OUT PIDFILE APISERVER_PID ETCD_PID
+#                                                CPU seconds now (the machine's busy time, the API server, etcd,
+#                                                all rssd), as JSON in OUT
+#   scale_report.py cpu-window A B               cores used between two of those: is the machine the bound?
 import json
 import os
 import re
@@ -253,6 +257,32 @@ def probes(pidfile):
         total["probes"], probing, total["conns"], "; %d rssd unread" % unread if unread else ""))
 
 
+def cpu_seconds(pid):
+    stat = open("/proc/%s/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu(out, pidfile, apiserver, etcd):
+    """CPU seconds so far: the machine's busy time (all cores), the API server, etcd, all rssd together."""
+    f = [int(x) for x in open("/proc/stat").readline().split()[1:]]
+    busy = (sum(f) - f[3] - f[4]) / os.sysconf("SC_CLK_TCK")  # less idle and iowait
+    rssd = 0.0
+    for line in open(pidfile):
+        try:
+            rssd += cpu_seconds(line.split()[1])
+        except OSError:
+            pass
+    json.dump({"t": time.monotonic(), "busy": busy, "apiserver": cpu_seconds(apiserver),
+               "etcd": cpu_seconds(etcd), "rssd": rssd}, open(out, "w"))
+
+
+def cpu_window(a, b):
+    a, b = json.load(open(a)), json.load(open(b))
+    dt = b["t"] - a["t"]
+    print("CPU in the window (cores of %d): machine busy %.2f, apiserver %.2f, etcd %.2f, all rssd %.2f" % (
+        os.cpu_count(), *((b[k] - a[k]) / dt for k in ("busy", "apiserver", "etcd", "rssd"))))
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "snap":
@@ -270,5 +300,9 @@ if __name__ == "__main__":
         procs(sys.argv[2], sys.argv[3])
     elif cmd == "probes":
         probes(sys.argv[2])
+    elif cmd == "cpu":
+        cpu(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5])
+    elif cmd == "cpu-window":
+        cpu_window(sys.argv[2], sys.argv[3])
     else:
         sys.exit("unknown command %s" % cmd)

@@ -378,7 +378,7 @@ static void test_peer_reread_due(void **state)
         int64_t now, read, suspect, window;
         bool due;
     } rows[] = {
-        {50000, 45000, 0, 4000, false},      /* no reason: the periodic refresh does it */
+        {50000, 45000, 0, 4000, false},      /* no reason */
         {50000, 0, 49900, 4000, true},       /* never read (known from the fence state file) */
         {50000, 45000, 49900, 4000, true},   /* suspect since the last read */
         {50000, 49500, 49900, 4000, false},  /* read 0.5 s ago: at most once a second */
@@ -387,7 +387,7 @@ static void test_peer_reread_due(void **state)
         {54600, 53500, 50000, 4000, false},  /* ...not after: not a new agent after all */
         {54600, 53500, 50000, 30000, true},  /* waiting for a named incarnation: on */
         {80000, 79000, 50000, 30000, true},  /* ...to the end of its window */
-        {80100, 79000, 50000, 30000, false}, /* ...not after: the periodic refresh goes on */
+        {80100, 79000, 50000, 30000, false}, /* ...not after: agent_peers_due goes on */
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
         if (agent_peers_reread_due(rows[i].now, rows[i].read, rows[i].suspect, rows[i].window) != rows[i].due)
@@ -417,7 +417,7 @@ static void test_peer_reread_due(void **state)
     assert_int_equal(q.suspect_ms, 0);
     assert_string_equal(q.want, "");
     struct agent_peer r = {.read_ms = 1000, .suspect_ms = 5000, .agent = "aaaa", .want = "bbbb"};
-    agent_peers_was_read(&r, 35001, false); /* never shown in 30 s: given up, the refresh goes on */
+    agent_peers_was_read(&r, 35001, false); /* never shown in 30 s: given up here, agent_peers_due goes on */
     assert_int_equal(r.suspect_ms, 0);
 }
 
@@ -575,6 +575,77 @@ static void test_peer_suspect_same_agent(void **state)
     clear_suspects(a);
     ingest_obs(a, "8", 8, ""); /* an empty one names none either */
     assert_true(suspect_of(a, "n3") > 0);
+    rss_agent_free(a);
+}
+
+/* Which peers' Leases the heartbeat reads. While settling (the first 30 s): all of them every 2 s. After:
+ * none while every peer is confirmed (its Lease named an incarnation, and every record of a member the
+ * leader places there names that one), which is the idle steady state; a peer that is not, once a minute:
+ * a record naming another incarnation (its agent restarted and the suspect's window passed), a member the
+ * leader now places on a node whose Lease names another writer, a Lease from an rssd that names none. */
+static size_t due_at(struct rss_agent *a, int64_t now, const char *want)
+{
+    struct agent_peers_due due;
+    size_t n = agent_peers_due(a, now, &due);
+    char got[256] = "";
+    for (size_t i = 0; i < n; i++)
+        snprintf(got + strlen(got), sizeof(got) - strlen(got), "%s%s", i ? "," : "", due.nodes[i]);
+    if (strcmp(got, want))
+        fail_msg("at %lld: due [%s], want [%s]", (long long)now, got, want);
+    if (n) { /* as a successful refresh does */
+        if (due.all || due.unconfirmed)
+            a->peers_listed_ms = now;
+        if (due.all || due.missing)
+            a->peers_missing_ms = now;
+    }
+    agent_peers_due_clear(&due);
+    return n;
+}
+
+static void test_peers_due(void **state)
+{
+    (void)state;
+    struct rss_agent *a = offline_agent();
+    const char *ms = "{\"name\":\"rss-db-0\",\"node\":\"n1\"},{\"name\":\"rss-db-1\",\"node\":\"n2\"},"
+                     "{\"name\":\"rss-db-2\",\"node\":\"n3\"}";
+    add_json(a, false, wanted_cr, "db", "db", ms);
+    add_json(a, true, wanted_pod, "rss-db-0", "p0", "db");
+    /* Settling: all wanted peers, known or not, every 2 s. */
+    due_at(a, 1000, "n2,n3");
+    due_at(a, 2000, "");
+    learn_lease(a, "n2", "10.0.0.2:1", "aaaaaaaaaaaaaaaa");
+    learn_lease(a, "n3", "10.0.0.3:1", "cccccccccccccccc");
+    due_at(a, 3000, "n2,n3");
+    /* Settled, every peer confirmed: nothing, however long. */
+    ingest_obs(a, "1", 1, "aaaaaaaaaaaaaaaa");
+    clear_suspects(a);
+    due_at(a, 40000, "");
+    due_at(a, 200000, "");
+    assert_true(agent_peers_confirmed(a, "n2"));
+    /* n2's agent restarted: its report names b, its Lease still a (the suspect's window passed). */
+    ingest_obs(a, "2", 2, "bbbbbbbbbbbbbbbb");
+    clear_suspects(a);
+    assert_false(agent_peers_confirmed(a, "n2"));
+    assert_true(agent_peers_confirmed(a, "n3"));
+    due_at(a, 260000, "n2");
+    due_at(a, 300000, ""); /* once a minute */
+    due_at(a, 320000, "n2");
+    learn_lease(a, "n2", "10.0.0.2:2", "bbbbbbbbbbbbbbbb"); /* b renewed */
+    due_at(a, 400000, "");
+    /* The leader places rss-db-1 on n3 now; its record (written by b on n2) names b: n3 is unconfirmed,
+     * with no new record event to make it a suspect. */
+    const char *moved = "{\"name\":\"rss-db-0\",\"node\":\"n1\"},{\"name\":\"rss-db-1\",\"node\":\"n3\"},"
+                        "{\"name\":\"rss-db-2\",\"node\":\"n3\"}";
+    add_json(a, false, wanted_cr, "db", "db", moved);
+    due_at(a, 470000, "n3");
+    learn_lease(a, "n3", "10.0.0.3:2", "bbbbbbbbbbbbbbbb"); /* it moved with its pod */
+    due_at(a, 540000, "");
+    /* A Lease from an rssd that names no incarnation: unconfirmed, even with no record to compare
+     * (rss-db-1 back on n2, whose Lease names its writer). */
+    add_json(a, false, wanted_cr, "db", "db", ms);
+    learn_lease(a, "n2", "10.0.0.2:2", "bbbbbbbbbbbbbbbb");
+    learn_lease(a, "n3", "10.0.0.3:3", NULL);
+    due_at(a, 600000, "n3");
     rss_agent_free(a);
 }
 
@@ -736,10 +807,13 @@ static void test_probe_keeps_connection(void **state)
     assert_int_equal(counter("rssd_failsafe_probe_connections_total") - conns, PEERS);
     for (int i = 0; i < PEERS; i++)
         curl_multi_cleanup(mp[i]);
-    /* one prober asking 40 peers at once (here the same one, so 40 connections to it): all answer */
+    /* one prober asking 40 peers at once (here the same one, so 40 connections to it): all answer, and
+     * the later rounds reuse the 40 connections of the first */
+    conns = counter("rssd_failsafe_probe_connections_total");
     m = agent_peers_probe_multi();
     for (int round = 0; round < 3; round++)
         assert_int_equal(agent_peers_probe_round(b, m, many, PEERS), PEERS);
+    assert_int_equal(counter("rssd_failsafe_probe_connections_total") - conns, PEERS);
     curl_multi_cleanup(m);
     rss_health_stop(hs);
     rss_agent_free(a);
@@ -878,6 +952,7 @@ int main(void)
         cmocka_unit_test(test_peer_suspect_from_record),
         cmocka_unit_test(test_peer_suspect_same_agent),
         cmocka_unit_test(test_peers_wanted),
+        cmocka_unit_test(test_peers_due),
         cmocka_unit_test(test_fence_stop_kills),
         cmocka_unit_test(test_records_sweep_per_rss),
         cmocka_unit_test(test_probe_keeps_connection),

@@ -7,7 +7,8 @@
  * on_record does) and counts the Lease GETs kubesim served. A report naming the agent incarnation that
  * n2's Lease names (a periodic `status` report) costs no GET; one naming another (a restarted agent) is
  * read within about a second and again every second until n2's Lease names it; a report naming none (an
- * rssd from before observed.agent) is read as before.
+ * rssd from before observed.agent) is read as before. Past the agent's first 30 s, the heartbeat's reads
+ * (agent_peers_refresh) take only the peers it cannot confirm, and none at idle.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -109,7 +110,10 @@ static int setup(void **state)
     create("v1", NULL, "namespaces", "{\"metadata\":{\"name\":\"" NS "\"}}");
     n2_lease("aaaaaaaaaaaaaaaa", false);
     create("coordination.k8s.io/v1", NS, "leases",
-           "{\"metadata\":{\"name\":\"" RSS_HEARTBEAT_PREFIX "n3\",\"namespace\":\"" NS "\"},"
+           "{\"metadata\":{\"name\":\"" RSS_HEARTBEAT_PREFIX "n3\",\"namespace\":\"" NS
+           "\",\"annotations\":{\"" RSS_ANNOTATION_PEER
+           "\":\"{\\\"address\\\":\\\"127.0.0.1:1\\\",\\\"key\\\":"
+           "\\\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\\\",\\\"agent\\\":\\\"cccccccccccccccc\\\"}\"}},"
            "\"spec\":{\"holderIdentity\":\"n3\",\"leaseDurationSeconds\":50}}");
     struct rss_agent_config cfg = {.kube = kube, .cri = (struct rss_cri *)1, .node = "n1", .ns = NS};
     if (rss_agent_new(&cfg, &agent, &err) < 0) {
@@ -245,10 +249,52 @@ static void test_reread_until_the_lease_shows_it(void **state)
     expect_read("the next report without one");
 }
 
+/* The heartbeat's reads past the agent's first 30 s (agent_peers_refresh), counted by kubesim: a peer is
+ * read while its copy cannot be confirmed, and an idle agent whose peers are all confirmed reads nothing,
+ * however many minutes pass (the 60 s read of every peer was most of an idle agent's requests). */
+static int refresh_gets(void)
+{
+    int64_t now = rss_clock_mono_ms();
+    agent->peers_first_ms = now - 60000;  /* settled */
+    agent->peers_listed_ms = now - 61000; /* a minute since the last reads */
+    agent->peers_missing_ms = now;
+    settle();
+    agent_peers_refresh(agent);
+    return lease_gets();
+}
+
+static void test_refresh_reads_only_unconfirmed(void **state)
+{
+    (void)state;
+    settle();
+    report(8, "bbbbbbbbbbbbbbbb"); /* n2's agent, the one its Lease names (the test above) */
+    simfix_sleep_ms(400);
+    /* n3 is known from the state file, without an incarnation: read. */
+    assert_false(agent_peers_confirmed(agent, "n3"));
+    assert_int_equal(refresh_gets(), 1);
+    assert_true(agent_peers_confirmed(agent, "n2"));
+    assert_true(agent_peers_confirmed(agent, "n3"));
+    /* Idle: nothing, minute after minute. */
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(refresh_gets(), 0);
+    /* The leader places rss-db-1 on n3 now; its record names b, n3's Lease c: n3 is read again, with no
+     * record event to make it a suspect. */
+    add_json(false,
+             "{\"kind\":\"ReplicatedStatefulSet\",\"metadata\":{\"name\":\"db\",\"namespace\":\"ns1\","
+             "\"uid\":\"u-db\"},\"spec\":{\"pod\":{\"commands\":{\"sequence\":{\"command\":[\"/seq\"]},"
+             "\"primary\":{\"command\":[\"/start\"]},\"status\":{\"command\":[\"/check\"]},"
+             "\"stop\":{\"command\":[\"/stop\"]}},\"containers\":[{\"name\":\"app\",\"image\":"
+             "\"busybox\"}]}},\"status\":{\"memberStatus\":[{\"name\":\"rss-db-0\",\"node\":\"n1\"},"
+             "{\"name\":\"rss-db-1\",\"node\":\"n3\"}]}}");
+    assert_false(agent_peers_confirmed(agent, "n3"));
+    assert_int_equal(refresh_gets(), 1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reread_until_the_lease_shows_it),
+        cmocka_unit_test(test_refresh_reads_only_unconfirmed),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
