@@ -314,7 +314,7 @@ for size in "${size_list[@]}"; do
     echo "$out"
     # Net of idle: the window's requests less the idle rate measured before it, per member.
     echo "$out" | sed -n 's|^rssd requests: \([0-9]*\) in \([0-9.]*\) s = .*|\1 \2|p' |
-        awk -v idle="${idle_rate:-0}" -v m=$((size * 3)) '{printf "rssd requests net of idle (%s/s): %.0f, per member %.1f\n", idle, $1 - idle * $2, ($1 - idle * $2) / m}'
+        awk -v idle="${idle_rate:-0}" -v m=$((size * 3)) '{printf "rssd requests net of idle (%s/s): %.0f, per member %.1f (all in the window: %.1f per member)\n", idle, $1 - idle * $2, ($1 - idle * $2) / m, $1 / m}'
     python3 "$here/scale_report.py" procs "$w/rssd.pids" "$(echo "$out" | sed -n 's/^leader: \([^ ]*\).*/\1/p')" | grep -v '^CPU'
     kill -USR2 "$cri_pid"
     sleep 1
