@@ -264,25 +264,12 @@ int agent_publish(struct rss_agent *a, const char *ns, const char *pod, const ch
                   char **new_desired, rss_error_t *err);
 
 /* agent_peers.c: the failsafe. init/free with the agent; the annotation for our heartbeat Lease (caller
- * frees; NULL while we have no address); refresh (heartbeat thread, after a successful renew: reads the
- * Leases agent_peers_due names); the prober thread; verify (public for tests); vouch: the failsafe verdict
- * for an RSS whose members are on `nodes`, with a one-line why. vouch takes peers_lock: callers may hold
- * a->lock (lock order: lock, then peers_lock). */
+ * frees; NULL while we have no address); the prober thread; verify (public for tests); vouch: the failsafe
+ * verdict for an RSS whose members are on `nodes`, with a one-line why. vouch takes peers_lock: callers may
+ * hold a->lock (lock order: lock, then peers_lock). */
 int agent_peers_init(struct rss_agent *a, rss_error_t *err);
 void agent_peers_free(struct rss_agent *a);
 char *agent_peers_annotation(struct rss_agent *a);
-void agent_peers_refresh(struct rss_agent *a);
-/* The peers whose Lease the next refresh reads at `now` (heartbeat thread; takes lock and peers_lock):
- * all the wanted ones every 2 s while settling (the first 30 s), the ones not known every 2 s, and after
- * settling, once a minute, the ones agent_peers_confirmed cannot confirm. Returns due->n; the flags say
- * which clocks a successful read restarts. Free with agent_peers_due_clear. */
-struct agent_peers_due {
-    char **nodes;
-    size_t n;
-    bool all, missing, unconfirmed;
-};
-size_t agent_peers_due(struct rss_agent *a, int64_t now, struct agent_peers_due *due);
-void agent_peers_due_clear(struct agent_peers_due *due);
 /* The peers this agent needs: the nodes (but its own) of the RSS that have members here, from their
  * status, sorted and without duplicates, in *nodes (free each and the array). Returns how many. */
 size_t agent_peers_wanted(struct rss_agent *a, char ***nodes);
@@ -308,20 +295,33 @@ bool agent_peers_known(struct rss_agent *a, const char *node);
 /* Takes a peer's address and key from its heartbeat Lease `lease` (read just now); true when they changed. */
 bool agent_peers_learn(struct rss_agent *a, const cJSON *lease);
 
-/* agent_peers_reread.c: reading a peer's Lease as soon as there is a reason to think its agent changed,
- * besides the reads of agent_peers_refresh. record_changed: the record watch saw the `observed`
- * of member ns/pod of RSS `rss` change (agent_record_ingest said so; lock held; takes peers_lock): suspects
- * its node's agent when this agent hosts a member of the same RSS, unless the report names the agent
- * incarnation (observed.agent) that node's Lease already showed. settled (peers_lock held): p's Lease was
- * just read (`changed`: a new address or key); true when p is no suspect any more: its Lease shows the
- * incarnation the suspect waits for, or the window for reading passed. reread_due: whether to read p now,
- * window_ms = agent_peers_window(p). The pure decisions (agent_peers_suspect.c); the reader thread reads
- * the suspects. */
+/* agent_peers_reread.c: the failsafe's reads of its peers' Leases, at the heartbeat (refresh, below) and
+ * as soon as there is a reason to think a peer's agent changed (the reader thread). record_changed: the
+ * record watch saw the `observed` of member ns/pod of RSS `rss` change (agent_record_ingest said so; lock
+ * held; takes peers_lock): suspects its node's agent when this agent hosts a member of the same RSS, unless
+ * the report names the agent incarnation (observed.agent) that node's Lease already showed. settled
+ * (peers_lock held): p's Lease was just read (`changed`: a new address or key); true when p is no suspect any
+ * more: its Lease shows the incarnation the suspect waits for, or the window for reading passed. reread_due:
+ * whether to read p now, window_ms = agent_peers_window(p). The pure decisions (agent_peers_suspect.c); the
+ * reader thread reads the suspects. */
 void agent_peers_record_changed(struct rss_agent *a, const char *ns, const char *rss, const char *pod);
 /* Whether this agent's copy of node's Lease is known current (takes lock, then peers_lock): the Lease it
  * read named an incarnation, and every record of a member the leader places on node that names the
  * incarnation that wrote it names that one. */
 bool agent_peers_confirmed(struct rss_agent *a, const char *node);
+/* refresh: the heartbeat thread, after a successful renew, reads the Leases agent_peers_due names. */
+void agent_peers_refresh(struct rss_agent *a);
+/* The peers whose Lease the next refresh reads at `now` (heartbeat thread; takes lock and peers_lock):
+ * all the wanted ones every 2 s while settling (the first 30 s), the ones not known every 2 s, and after
+ * settling, once a minute, the ones agent_peers_confirmed cannot confirm. Returns due->n; the flags say
+ * which clocks a successful read restarts. Free with agent_peers_due_clear. */
+struct agent_peers_due {
+    char **nodes;
+    size_t n;
+    bool all, missing, unconfirmed;
+};
+size_t agent_peers_due(struct rss_agent *a, int64_t now, struct agent_peers_due *due);
+void agent_peers_due_clear(struct agent_peers_due *due);
 bool agent_peers_settled(const struct agent_peer *p, int64_t now_ms, bool changed);
 void agent_peers_was_read(struct agent_peer *p, int64_t now_ms, bool changed); /* settles: peers_lock */
 int64_t agent_peers_window(const struct agent_peer *p);

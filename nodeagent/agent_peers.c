@@ -1,9 +1,10 @@
 /* agent_peers.c -- the failsafe of self-fencing: agents vouch for each other when the API server is gone.
  *
  * Each agent makes an Ed25519 key pair at start and publishes its public key and its address in its
- * heartbeat Lease (rssd's namespace: only rssd writes there). While the API works, every agent reads
- * the Leases of the peers it needs now and then and keeps their addresses and keys. When an agent has not
- * reached the API for half a heartbeat period past its next renewal (rss_agent_probe_after_ms), a prober
+ * heartbeat Lease (rssd's namespace: only rssd writes there). While the API works, every agent reads the
+ * Leases of the peers it needs when it has a reason to (agent_peers_reread.c) and keeps their addresses
+ * and keys. When an agent has not reached the API for half a heartbeat period past its next renewal
+ * (rss_agent_probe_after_ms), a prober
  * thread asks the agents that host members of the same RSS, directly and all at once: GET
  * /peer?nonce=<random>. The answer is signed over (node, nonce, apiOkAgeMs), so only the peer's own process
  * can give it and an old answer cannot be replayed. fence.c then decides per RSS with rss_agent_failsafe_keep
@@ -29,21 +30,10 @@
 #include "rss/metrics.h"
 #include "agent_internal.h"
 
-/* After this agent starts, its peers are often starting too (a lights-out: the nodes boot seconds apart)
- * and their Leases still name their previous processes: it reads them all often for LIST_SETTLE_MS. */
-#define LIST_SETTLE_MS  30000
-#define LIST_MISSING_MS 2000 /* ...and a peer we need and do not know yet is looked for often */
-/* After that, a peer's Lease is read again only while this agent cannot confirm that its copy is current
- * (agent_peers_confirmed), at most once per UNCONFIRMED_EVERY_MS. A peer's address and key change only
- * when its agent restarts, and a restarted agent names itself in its first report of each member it
- * hosts (observed.agent), which makes this agent read its Lease at once (agent_peers_reread.c) and, past
- * that, keeps the peer unconfirmed here until a read shows it. Reading every peer every 60 s whatever
- * the evidence was most of an idle agent's requests with many RSS objects (docs/scale.md). */
-#define UNCONFIRMED_EVERY_MS 60000
-#define PROBE_EVERY_MS       1000
-#define PROBE_TIMEOUT        800L /* ms, per peer */
-#define FRESH_MS             3000 /* an answer counts for this long */
-#define ANSWER_MAX           4096
+#define PROBE_EVERY_MS 1000
+#define PROBE_TIMEOUT  800L /* ms, per peer */
+#define FRESH_MS       3000 /* an answer counts for this long */
+#define ANSWER_MAX     4096
 /* Connections the prober keeps open (libcurl's cache, least recently used dropped first): one per peer,
  * for more peers than an agent has in practice (the nodes sharing an RSS with it). */
 #define PROBE_CONNS 256
@@ -362,73 +352,6 @@ void agent_peers_restore(struct rss_agent *a, const cJSON *peers)
         if (node && *node && strcmp(node, a->node) && peer_fields(addr, rss_json_str(it, "key"), k))
             set_peer(a, node, addr, k, NULL, false);
     }
-}
-
-size_t agent_peers_due(struct rss_agent *a, int64_t now, struct agent_peers_due *due)
-{
-    char **nodes = NULL;
-    size_t n = agent_peers_wanted(a, &nodes);
-    if (!a->peers_first_ms)
-        a->peers_first_ms = now;
-    /* Settling: every wanted peer is read again every LIST_MISSING_MS, since the Leases may still name
-     * the peers' previous processes. Without it, an agent that came up first after a staggered lights-out
-     * kept stale addresses, reached no peer in an API outage during that window, and fenced a healthy
-     * member (chaos run, seed 20261124, cycle 29). */
-    bool settling = now - a->peers_first_ms < LIST_SETTLE_MS;
-    *due = (struct agent_peers_due){
-        .all = settling && (!a->peers_listed_ms || now - a->peers_listed_ms >= LIST_MISSING_MS),
-        .missing = !a->peers_missing_ms || now - a->peers_missing_ms >= LIST_MISSING_MS,
-        .unconfirmed = !settling && (!a->peers_listed_ms || now - a->peers_listed_ms >= UNCONFIRMED_EVERY_MS),
-    };
-    size_t u = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (due->all || (due->missing && !agent_peers_known(a, nodes[i])) ||
-            (due->unconfirmed && !agent_peers_confirmed(a, nodes[i])))
-            nodes[u++] = nodes[i];
-        else
-            free(nodes[i]);
-    }
-    due->nodes = nodes;
-    return due->n = u;
-}
-
-void agent_peers_due_clear(struct agent_peers_due *due)
-{
-    for (size_t i = 0; i < due->n; i++)
-        free(due->nodes[i]);
-    free(due->nodes);
-    *due = (struct agent_peers_due){0};
-}
-
-/* Reads the heartbeat Leases of the peers this agent needs (the nodes of the RSS that have members here)
- * that agent_peers_due names, each by name. Not a LIST of every heartbeat Lease: that would cost each
- * agent the size of the cluster, and the API server the square of it (docs/scale.md). An agent without
- * members reads nothing, and one whose peers are all confirmed reads nothing either. */
-void agent_peers_refresh(struct rss_agent *a)
-{
-    int64_t now = rss_clock_mono_ms();
-    struct agent_peers_due due;
-    agent_peers_due(a, now, &due);
-    bool ok = true;
-    for (size_t i = 0; i < due.n && ok; i++) {
-        _cleanup_free_ char *lname = rss_xasprintf("%s%s", RSS_HEARTBEAT_PREFIX, due.nodes[i]);
-        _cleanup_free_ char *path = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", lname, NULL);
-        _cleanup_json_ cJSON *lease = NULL;
-        _cleanup_error_ rss_error_t err = NULL;
-        if (rss_kube_get(a->kube, path, &lease, &err) == 0) {
-            agent_peers_learn(a, lease);
-        } else if (rss_error_code(err) != RSS_E_NOT_FOUND) {
-            rss_log_error(RSS_LOG_DEBUG, &err, "failsafe: reading the heartbeat Lease of %s", due.nodes[i]);
-            ok = false; /* the API is failing: try again at the next heartbeat */
-        }
-    }
-    if (ok) {
-        if (due.all || due.unconfirmed)
-            a->peers_listed_ms = now;
-        if (due.all || due.missing)
-            a->peers_missing_ms = now;
-    }
-    agent_peers_due_clear(&due);
 }
 
 /* --- probing, while the API is silent ------------------------------------------------------------- */

@@ -1,5 +1,6 @@
-/* agent_peers_reread.c -- reads a peer's heartbeat Lease as soon as there is a reason to think its agent
- * changed, until the Lease shows that agent.
+/* agent_peers_reread.c -- reads the failsafe's peers' heartbeat Leases: all of them while this agent
+ * settles, then a peer's only when there is a reason to think its agent changed, until the Lease shows
+ * that agent.
  *
  * The failsafe (agent_peers.c) must reach every agent hosting a member of an RSS, with the address and key
  * that agent published in its heartbeat Lease. Past its first 30 s, an agent reads a peer's Lease again
@@ -36,8 +37,19 @@
 #include "rss/record.h"
 #include "agent_internal.h"
 
-#define TICK_MS  200
-#define RETRY_MS 1000 /* a needed peer not known yet is looked for once a second; after an API error */
+/* After this agent starts, its peers are often starting too (a lights-out: the nodes boot seconds apart)
+ * and their Leases still name their previous processes: it reads them all often for LIST_SETTLE_MS. */
+#define LIST_SETTLE_MS  30000
+#define LIST_MISSING_MS 2000 /* ...and a peer we need and do not know yet is looked for often */
+/* After that, a peer's Lease is read again only while this agent cannot confirm that its copy is current
+ * (agent_peers_confirmed), at most once per UNCONFIRMED_EVERY_MS. A peer's address and key change only
+ * when its agent restarts, and a restarted agent names itself in its first report of each member it
+ * hosts (observed.agent), which makes this agent read its Lease at once (the reader below) and, past
+ * that, keeps the peer unconfirmed until a read shows it. Reading every peer every 60 s whatever
+ * the evidence was most of an idle agent's requests with many RSS objects (docs/scale.md). */
+#define UNCONFIRMED_EVERY_MS 60000
+#define TICK_MS              200
+#define RETRY_MS             1000 /* a needed peer not known yet is looked for once a second; after an API error */
 
 /* peers_lock held: p's Lease already names the agent that wrote the report. */
 static bool known_writer(const struct agent_peer *p, const char *writer)
@@ -254,4 +266,73 @@ void *agent_peers_reader(void *arg)
             usleep(100 * 1000);
     }
     return NULL;
+}
+
+/* --- the heartbeat's reads ---------------------------------------------------------------------------- */
+
+size_t agent_peers_due(struct rss_agent *a, int64_t now, struct agent_peers_due *due)
+{
+    char **nodes = NULL;
+    size_t n = agent_peers_wanted(a, &nodes);
+    if (!a->peers_first_ms)
+        a->peers_first_ms = now;
+    /* Settling: every wanted peer is read again every LIST_MISSING_MS, since the Leases may still name
+     * the peers' previous processes. Without it, an agent that came up first after a staggered lights-out
+     * kept stale addresses, reached no peer in an API outage during that window, and fenced a healthy
+     * member (chaos run, seed 20261124, cycle 29). */
+    bool settling = now - a->peers_first_ms < LIST_SETTLE_MS;
+    *due = (struct agent_peers_due){
+        .all = settling && (!a->peers_listed_ms || now - a->peers_listed_ms >= LIST_MISSING_MS),
+        .missing = !a->peers_missing_ms || now - a->peers_missing_ms >= LIST_MISSING_MS,
+        .unconfirmed = !settling && (!a->peers_listed_ms || now - a->peers_listed_ms >= UNCONFIRMED_EVERY_MS),
+    };
+    size_t u = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (due->all || (due->missing && !agent_peers_known(a, nodes[i])) ||
+            (due->unconfirmed && !agent_peers_confirmed(a, nodes[i])))
+            nodes[u++] = nodes[i];
+        else
+            free(nodes[i]);
+    }
+    due->nodes = nodes;
+    return due->n = u;
+}
+
+void agent_peers_due_clear(struct agent_peers_due *due)
+{
+    for (size_t i = 0; i < due->n; i++)
+        free(due->nodes[i]);
+    free(due->nodes);
+    *due = (struct agent_peers_due){0};
+}
+
+/* Reads the heartbeat Leases of the peers this agent needs (the nodes of the RSS that have members here)
+ * that agent_peers_due names, each by name. Not a LIST of every heartbeat Lease: that would cost each
+ * agent the size of the cluster, and the API server the square of it (docs/scale.md). An agent without
+ * members reads nothing, and one whose peers are all confirmed reads nothing either. */
+void agent_peers_refresh(struct rss_agent *a)
+{
+    int64_t now = rss_clock_mono_ms();
+    struct agent_peers_due due;
+    agent_peers_due(a, now, &due);
+    bool ok = true;
+    for (size_t i = 0; i < due.n && ok; i++) {
+        _cleanup_free_ char *lname = rss_xasprintf("%s%s", RSS_HEARTBEAT_PREFIX, due.nodes[i]);
+        _cleanup_free_ char *path = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", lname, NULL);
+        _cleanup_json_ cJSON *lease = NULL;
+        _cleanup_error_ rss_error_t err = NULL;
+        if (rss_kube_get(a->kube, path, &lease, &err) == 0) {
+            agent_peers_learn(a, lease);
+        } else if (rss_error_code(err) != RSS_E_NOT_FOUND) {
+            rss_log_error(RSS_LOG_DEBUG, &err, "failsafe: reading the heartbeat Lease of %s", due.nodes[i]);
+            ok = false; /* the API is failing: try again at the next heartbeat */
+        }
+    }
+    if (ok) {
+        if (due.all || due.unconfirmed)
+            a->peers_listed_ms = now;
+        if (due.all || due.missing)
+            a->peers_missing_ms = now;
+    }
+    agent_peers_due_clear(&due);
 }
