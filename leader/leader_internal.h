@@ -51,7 +51,12 @@ struct leader_node_obs {
     char *renew;        /* renewTime as last seen: only whether it changes matters */
     int64_t changed_ms; /* when this leader saw it change (or first saw it) */
     int64_t duration_ms;
-    int64_t fence_ms;         /* the fence timeout the node's agent published (0: none, an older rssd) */
+    int64_t fence_ms; /* the fence timeout the node's agent published (0: none, an older rssd) */
+    /* The peer annotation as last parsed, and from it the incarnation of the agent process that renews
+     * the Lease and when that process started (its node's wall clock; "" and 0: not published). */
+    char *peer;
+    char agent[33];
+    int64_t agent_since_ms;
     bool was_alive, was_dead; /* the verdict at the last update */
     /* The kubelet's view of the node (its Node's Ready condition), read by this leader after the
      * heartbeat went silent past the dead window: an agent that is absent (crashed, evicted, hung) has
@@ -109,6 +114,13 @@ void leader_liveness_reports(struct leader_liveness *lv, const cJSON *pods, cons
  * (leader_liveness_kubelet); *silent_ms = how long (0 when alive). A node never seen is neither alive
  * nor dead; so is a node whose agent is silent past the dead window while its kubelet is Ready or
  * unread: an absent agent, not a dead node (rule 13). */
+/* Whether a report on `node` by agent incarnation `agent`, written at `time_ms` (its node's wall clock),
+ * comes from a process that the one now renewing the node's heartbeat replaced: another incarnation, and
+ * written before the current one started (both times from the same node's clock). Such a report is from
+ * before a reboot or an rssd restart, and says nothing about the container now (it may still look like the
+ * pod's, until the kubelet updates the pod). False when anything is unknown, as from an older rssd. */
+bool leader_liveness_superseded(const struct leader_liveness *lv, const char *node, const char *agent,
+                                int64_t time_ms);
 void leader_liveness_node(const struct leader_liveness *lv, const char *node, int64_t now_ms,
                           int64_t dead_after_ms, bool *alive, bool *dead, int64_t *silent_ms);
 /* When (monotonic ms) a silent, not yet dead `node` becomes dead under dead_after_ms if it stays

@@ -24,6 +24,7 @@ void leader_liveness_clear(struct leader_liveness *lv)
     for (size_t i = 0; i < lv->n; i++) {
         free(lv->v[i].node);
         free(lv->v[i].renew);
+        free(lv->v[i].peer);
     }
     free(lv->v);
     for (size_t i = 0; i < lv->n_r; i++)
@@ -81,6 +82,38 @@ static int64_t published_fence_ms(const cJSON *lease)
             ms = ms * 10 + (*p - '0');
     }
     return ms > max ? max : ms;
+}
+
+/* The incarnation that renews the Lease and when it started, from the peer annotation (parsed again only
+ * when it changed: once per agent process). Anything odd reads as unknown. */
+static void learn_agent(struct leader_node_obs *o, const cJSON *lease)
+{
+    const char *ann = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(lease, "metadata"), "annotations"),
+        RSS_ANNOTATION_PEER));
+    if ((!ann && !o->peer) || (ann && o->peer && !strcmp(ann, o->peer)))
+        return;
+    free(o->peer);
+    o->peer = ann ? rss_xstrdup(ann) : NULL;
+    o->agent[0] = '\0';
+    o->agent_since_ms = 0;
+    _cleanup_json_ cJSON *pj = ann ? cJSON_Parse(ann) : NULL;
+    const char *agent = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pj, "agent"));
+    const cJSON *since = cJSON_GetObjectItemCaseSensitive(pj, "since");
+    if (!agent || !*agent || strlen(agent) >= sizeof(o->agent) ||
+        strspn(agent, "0123456789abcdef") != strlen(agent) || !cJSON_IsNumber(since) ||
+        !isfinite(since->valuedouble) || since->valuedouble <= 0 || since->valuedouble > 1e15)
+        return;
+    snprintf(o->agent, sizeof(o->agent), "%s", agent);
+    o->agent_since_ms = (int64_t)since->valuedouble;
+}
+
+bool leader_liveness_superseded(const struct leader_liveness *lv, const char *node, const char *agent,
+                                int64_t time_ms)
+{
+    const struct leader_node_obs *o = node ? find(lv, node) : NULL;
+    return o && o->agent[0] && agent && *agent && time_ms > 0 && strcmp(o->agent, agent) &&
+           time_ms < o->agent_since_ms;
 }
 
 /* The node is judged with the longer of the two fence timeouts: an agent updated to a longer one
@@ -148,6 +181,7 @@ bool leader_liveness_update(struct leader_liveness *lv, const cJSON *leases, int
         }
         o->duration_ms = duration_ms(it);
         o->fence_ms = published_fence_ms(it);
+        learn_agent(o, it);
     }
     /* Report a change of any verdict, so that the caller plans again at once. */
     bool changed = false;

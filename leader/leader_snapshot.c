@@ -170,6 +170,8 @@ void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const
         if (o) {
             if (rss_recordcodec_observed_decode(o, &m->observed, &err) == 0) {
                 m->has_observed = true;
+                m->observed_superseded =
+                    leader_liveness_superseded(lv, m->node, m->observed.agent, m->observed.time_ms);
             } else {
                 char *why = rss_error_string(err);
                 rss_error_release(&err);

@@ -47,6 +47,7 @@ int rss_agent_new(const struct rss_agent_config *cfg, struct rss_agent **ret, rs
     a->ns = rss_xstrdup(cfg->ns);
     a->identity = rss_xstrdup(cfg->identity ? cfg->identity : cfg->node);
     make_incarnation(a->incarnation);
+    a->started_wall_ms = rss_clock_wall_ms();
     a->fence_timeout_ms = cfg->fence_timeout_ms ? cfg->fence_timeout_ms : 30000;
     a->heartbeat_ms = cfg->heartbeat_ms ? cfg->heartbeat_ms : 10000;
     a->hook_output_max = cfg->hook_output_max;

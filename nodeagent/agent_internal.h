@@ -116,6 +116,9 @@ struct rss_agent {
     /* This process's incarnation, written into every `observed` it publishes (observed.agent): random, made
      * once per start, so a peer tells a new agent on this node from a report of the same one. */
     char incarnation[RSS_AGENT_INCARNATION_LEN + 1];
+    /* When it started (wall clock, ms since the Unix epoch), published with it in the heartbeat Lease: the
+     * leader takes a report of another incarnation written before it for one this process replaced. */
+    int64_t started_wall_ms;
     long fence_timeout_ms, heartbeat_ms;
     void (*leader_lease_seen)(void *ud, const cJSON *lease); /* rss_agent_config's */
     void *leader_lease_ud;

@@ -159,9 +159,10 @@ void rss_agent_set_peer_address(struct rss_agent *a, const char *host, int port)
 char *agent_peers_annotation(struct rss_agent *a)
 {
     pthread_mutex_lock(&a->peers_lock);
-    char *r = a->peer_address ? rss_xasprintf("{\"address\":\"%s\",\"key\":\"%s\",\"agent\":\"%s\"}",
-                                              a->peer_address, a->peer_pub, a->incarnation)
-                              : NULL;
+    char *r = a->peer_address
+                  ? rss_xasprintf("{\"address\":\"%s\",\"key\":\"%s\",\"agent\":\"%s\",\"since\":%lld}",
+                                  a->peer_address, a->peer_pub, a->incarnation, (long long)a->started_wall_ms)
+                  : NULL;
     pthread_mutex_unlock(&a->peers_lock);
     return r;
 }

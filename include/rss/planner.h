@@ -89,6 +89,10 @@ struct rss_member_input {
     bool has_observed; /* the record's observed decoded (for this pod uid) */
     struct rss_observed observed;
     const char *observed_error; /* observed present but undecodable: why (the member counts as silent) */
+    /* observed was written by an agent process that the one now renewing the node's heartbeat replaced
+     * (a reboot, an rssd restart): not current, like a report from before this epoch, until the new
+     * agent reports (leader_liveness_superseded). */
+    bool observed_superseded;
 
     /* spec.nodeLossPolicy Replace only (docs/node-loss.md); the leader fills them for members on dead
      * nodes. The node carries the node.kubernetes.io/out-of-service taint (the admin's word that it

@@ -31,8 +31,10 @@ static void derive(struct planner *c, struct planner_member *m)
      * from before a power cut: its node's heartbeat can still look alive for a lease duration, or a new
      * agent may not have probed yet. Trusting it let a member join "running" peers that were dead, and a
      * low sequence ran while the newest copy never seeded (e2e scenario `blip`). Agents re-probe and
-     * republish when they see a new epoch, so this only waits for them. */
-    m->fresh = m->obs && o->lease_epoch == pi->epoch;
+     * republish when they see a new epoch, so this only waits for them. Likewise a report of an agent
+     * process that its node's current one replaced (a reboot, an rssd restart): until the pod names the
+     * new container it still looked current, and the status counted a member ready that was not running. */
+    m->fresh = m->obs && o->lease_epoch == pi->epoch && !in->observed_superseded;
     m->current = m->fresh && (!in->container_id || same_container(in->container_id, o->container_id));
     m->role = m->obs ? o->role : RSS_ROLE_UNKNOWN;
     m->pending = m->obs && o->last.present && o->last.result == RSS_RESULT_PENDING;

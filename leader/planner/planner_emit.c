@@ -110,7 +110,9 @@ void planner_labels(struct planner *c)
 {
     for (size_t i = 0; i < c->n; i++) {
         struct planner_member *m = &c->m[i];
-        if (!m->exists || m->deleting)
+        /* A report from the rssd its node ran before says nothing either way: the label stays as the last
+         * current report set it until the new agent reports (an rssd restart leaves the Service alone). */
+        if (!m->exists || m->deleting || m->in->observed_superseded)
             continue;
         int want = m->running ? 1 : 0;
         if (m->in->active_label != want)

@@ -29,6 +29,11 @@ void planner_unobserved_why(const struct planner *c, const struct planner_member
                  in->node);
     else if (m->node_silent)
         snprintf(buf, size, "node %s is silent", in->node);
+    else if (in->observed_superseded)
+        snprintf(buf, size,
+                 "its last report is from the rssd that node %s ran before (its new agent has not "
+                 "probed yet)",
+                 in->node);
     else if (!m->fresh)
         snprintf(buf, size, "its last report predates epoch %" PRIu64 " (its agent has not re-probed yet)",
                  c->in->epoch);

@@ -54,6 +54,10 @@ static void not_candidate_why(const struct planner *c, const struct planner_memb
         snprintf(why, WHY_LEN, "%s%.400s",
                  m->in->observed_error ? "unreadable report: " : "no report from its agent yet",
                  m->in->observed_error ? m->in->observed_error : "");
+    else if (m->in->observed_superseded)
+        snprintf(why, WHY_LEN,
+                 "report is from the rssd node %s ran before; waiting for its new agent to probe",
+                 m->in->node);
     else if (!m->fresh)
         snprintf(why, WHY_LEN, "report predates epoch %" PRIu64 "; waiting for its agent to re-probe",
                  c->in->epoch);

@@ -179,6 +179,9 @@ void planner_running_cluster(struct planner *c)
     if (!slots)
         planner_wait(c, false, "WaitingForStart", "waiting for %s to finish starting before the next one",
                      starting->pod);
+    else if (stale && stale->in->observed_superseded)
+        planner_wait(c, false, "WaitingForMembers", "waiting for %s to report from node %s's new rssd",
+                     stale->pod, stale->in->node);
     else if (stale)
         planner_wait(c, false, "WaitingForMembers", "waiting for %s to report under epoch %" PRIu64,
                      stale->pod, c->in->epoch);

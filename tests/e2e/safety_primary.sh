@@ -230,10 +230,23 @@ sc_node_loss() {
     acts=$(hook_lines "$mark" "$R" stop seed primary secondary | grep -v " $(member $R "$s") " || true)
     [ -z "$acts" ] || fail "the loss of $snode made rssd act on the others: $acts"
     "$WORLD" power-on "$snode" >/dev/null 2>&1 || fail "power-on $snode"
-    # The hook log first: right after the power-on the status can still count the member ready, from its
-    # report of the container before the power-off while the pod still names that container (a CI run).
-    rejoined() { hook_lines "$mark" "$R" secondary | grep -q " $(member $R "$s") secondary "; }
-    wait_until 120 "$(member $R "$s") to rejoin as secondary" rejoined
+    # Until it rejoined, the status never counts the member ready: its report from before the power-off
+    # still matched the pod's container for seconds (a CI run saw "3 of 3 ready" 0.2 s before the rejoin),
+    # and it is superseded by the new rssd's Lease (leader_liveness_superseded). Each status read comes
+    # before the look at the hook log, so a read that lists the member while no `secondary` ran is a lie.
+    local m ready t0 reads=0
+    m=$(member $R "$s")
+    rejoined() { hook_lines "$mark" "$R" secondary | grep -q " $m secondary "; }
+    t0=$(date +%s)
+    while :; do
+        ready=$(k get rss "$R" -n "$NS" -o jsonpath='{.status.members.ready}' 2>/dev/null || true)
+        rejoined && break
+        grep -q "\"$m\"" <<<"$ready" && fail "the status counted $m ready before it rejoined: $ready"
+        reads=$((reads + 1))
+        [ $(($(date +%s) - t0)) -lt 120 ] || fail "$m did not rejoin as secondary"
+        sleep 0.2
+    done
+    say "  the status left $m out of the ready members in all $reads reads before its rejoin"
     ensure_running 120
     [ "$before" = "$(dummyd_pids | grep -v "^$(member $R "$s") ")" ] || fail "the others' applications restarted"
 }

@@ -59,6 +59,9 @@ static void member(struct fuzz_reader *r, unsigned ord, struct rss_member_input 
     uint8_t live = fuzz_u8(r);
     m->node_alive = (live & 3) != 0;
     m->node_dead = !m->node_alive && (live & 4);
+    /* Its report from the rssd its node ran before (leader_liveness_superseded): the byte's two top bits,
+     * so no input changes meaning; only read where a report is decoded (below). */
+    bool superseded = (live & 0xC0) == 0xC0;
     unsigned cid = fuzz_below(r, 4);
     snprintf(s->cid, sizeof(s->cid), "containerd://c%u", ord);
     m->container_id = cid == 0 ? NULL : s->cid;
@@ -88,6 +91,7 @@ static void member(struct fuzz_reader *r, unsigned ord, struct rss_member_input 
         m->observed_error = fuzz_bool(r) ? "observed: malformed JSON" : NULL;
         return;
     }
+    m->observed_superseded = superseded;
     struct rss_observed *o = &m->observed;
     unsigned oc = fuzz_below(r, 4);
     snprintf(s->ocid, sizeof(s->ocid), oc == 0 ? "c%u-old" : oc == 1 ? "containerd://c%u" : "c%u", ord);

@@ -161,12 +161,14 @@ void member_token(struct world *w, unsigned ordinal, const char *tok)
         break;
     case 'P':
     case 'O':
+    case 'R':
     case 'Q':
     case 'A':
     case 'K':
         set_observed(m, RSS_ROLE_PRIMARY, GEN, false, 0, NULL);
         m->observed.lease_epoch = kind == 'O' ? EPOCH - 1 : EPOCH;
-        m->node_alive = kind == 'P' || kind == 'O';
+        m->observed_superseded = kind == 'R';
+        m->node_alive = kind == 'P' || kind == 'O' || kind == 'R';
         m->node_dead = kind == 'K';
         m->agent_absent = kind == 'A';
         break;

@@ -9,6 +9,8 @@
  *   W<n> node dead, its last report the write-ahead of a seed a minute ago (the hook may still run; the
  *        desired already retracted)     V<n> the same, the write-ahead an hour ago (hook and stop timed out)
  *   O    primary, its report from the previous epoch (its agent restarted, not re-probed yet)
+ *   R    primary, its report (this epoch) from the rssd its node ran before: a power-on or an rssd restart,
+ *        the new agent not reported yet (observed_superseded)
  *   Q    primary on a node whose heartbeat is silent (not yet past the dead window)
  *   A    primary on a node whose agent is absent: silent past the dead window, kubelet not down
  *   K    primary on a node judged dead (agent silent past the window and kubelet down)

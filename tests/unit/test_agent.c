@@ -21,6 +21,7 @@
 #include "rss/cri.h"
 #include "rss/spec.h"
 #include "rss/cleanup.h"
+#include "rss/json.h"
 #include "rss/health.h"
 #include "rss/metrics.h"
 #include "rss/protocol.h"
@@ -578,6 +579,28 @@ static void test_peer_suspect_same_agent(void **state)
     rss_agent_free(a);
 }
 
+/* The heartbeat Lease's peer annotation: how peers reach this agent, which process renews it, and since
+ * when (the leader judges a report of another incarnation written before that superseded). None before
+ * the agent has an address. */
+static void test_peer_annotation(void **state)
+{
+    (void)state;
+    int64_t before = rss_clock_wall_ms();
+    struct rss_agent *a = offline_agent();
+    int64_t after = rss_clock_wall_ms();
+    assert_null(agent_peers_annotation(a));
+    rss_agent_set_peer_address(a, "10.0.0.1", 9090);
+    _cleanup_free_ char *ann = agent_peers_annotation(a);
+    _cleanup_json_ cJSON *j = cJSON_Parse(ann);
+    assert_non_null(j);
+    assert_string_equal(rss_json_str(j, "address"), "10.0.0.1:9090");
+    assert_string_equal(rss_json_str(j, "agent"), a->incarnation);
+    const cJSON *since = cJSON_GetObjectItemCaseSensitive(j, "since");
+    assert_true(cJSON_IsNumber(since));
+    assert_true((int64_t)since->valuedouble >= before && (int64_t)since->valuedouble <= after);
+    rss_agent_free(a);
+}
+
 /* Which peers' Leases the heartbeat reads. While settling (the first 30 s): all of them every 2 s. After:
  * none while every peer is confirmed (its Lease named an incarnation, and every record of a member the
  * leader places there names that one), which is the idle steady state; a peer that is not, once a minute:
@@ -953,6 +976,7 @@ int main(void)
         cmocka_unit_test(test_peer_suspect_same_agent),
         cmocka_unit_test(test_peers_wanted),
         cmocka_unit_test(test_peers_due),
+        cmocka_unit_test(test_peer_annotation),
         cmocka_unit_test(test_fence_stop_kills),
         cmocka_unit_test(test_records_sweep_per_rss),
         cmocka_unit_test(test_probe_keeps_connection),

@@ -351,6 +351,67 @@ static void test_node_kubelet_table(void **state)
     }
 }
 
+/* node's heartbeat Lease with the peer annotation `peer` (NULL: none). */
+static cJSON *lease_with_peer(const char *node, const char *renew, const char *peer)
+{
+    cJSON *list = lease_list(node, renew, 10);
+    cJSON *md = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(list, "items"), 0), "metadata");
+    if (peer)
+        cJSON_AddStringToObject(cJSON_AddObjectToObject(md, "annotations"), RSS_ANNOTATION_PEER, peer);
+    return list;
+}
+
+/* A report is superseded only when the node's Lease is renewed by another incarnation that started after
+ * the report was written (both times from that node's clock): after a power-on or an rssd restart. A
+ * report of the current incarnation, one written after it started (the Lease seen late), or anything
+ * unknown or malformed is not. */
+static void test_liveness_superseded(void **state)
+{
+    (void)state;
+    static const char *const unknown[] = {
+        NULL,                                                            /* an older rssd: no annotation */
+        "{\"address\":\"10.0.0.1:9\",\"key\":\"k\",\"agent\":\"bbbb\"}", /* no "since" */
+        "{\"agent\":\"bbbb\",\"since\":\"soon\"}",
+        "{\"agent\":\"BBBB\",\"since\":1700000005000}", /* not an incarnation rssd makes */
+        "{\"agent\":\"bbbb\",\"since\":1e300}",
+        "{\"agent\":\"bbbb\",\"since\":-5}",
+        "{\"agent\":\"0123456789abcdef0123456789abcdef0\",\"since\":1700000005000}", /* too long */
+        "not json",
+    };
+    for (size_t i = 0; i < sizeof(unknown) / sizeof(unknown[0]); i++) {
+        _cleanup_json_ cJSON *l = lease_with_peer("n1", "2023-11-14T22:13:15.000000Z", unknown[i]);
+        struct leader_liveness lv;
+        leader_liveness_init(&lv);
+        leader_liveness_start(&lv, T0);
+        leader_liveness_update(&lv, l, T0, GAP_MS, DEAD_MS);
+        if (leader_liveness_superseded(&lv, "n1", "aaaa", 1700000000000))
+            fail_msg("peer annotation %s: a report judged superseded", unknown[i] ? unknown[i] : "(none)");
+        leader_liveness_clear(&lv);
+    }
+    _cleanup_json_ cJSON *l = lease_with_peer(
+        "n1", "2023-11-14T22:13:15.000000Z",
+        "{\"address\":\"10.0.0.1:9\",\"key\":\"k\",\"agent\":\"bbbb\",\"since\":1700000005000}");
+    struct leader_liveness lv;
+    leader_liveness_init(&lv);
+    leader_liveness_start(&lv, T0);
+    leader_liveness_update(&lv, l, T0, GAP_MS, DEAD_MS);
+    assert_true(leader_liveness_superseded(&lv, "n1", "aaaa", 1700000004999));  /* before b started */
+    assert_false(leader_liveness_superseded(&lv, "n1", "aaaa", 1700000005001)); /* after: Lease seen late */
+    assert_false(leader_liveness_superseded(&lv, "n1", "bbbb", 1700000004999)); /* b's own */
+    assert_false(leader_liveness_superseded(&lv, "n1", NULL, 1700000004999));   /* names none */
+    assert_false(leader_liveness_superseded(&lv, "n1", "aaaa", 0));             /* no time */
+    assert_false(leader_liveness_superseded(&lv, "n2", "aaaa", 1700000004999)); /* a node never seen */
+    assert_false(leader_liveness_superseded(&lv, NULL, "aaaa", 1700000004999)); /* not scheduled */
+    /* The node's rssd restarts again: c replaces b, and b's reports before c's start are superseded. */
+    _cleanup_json_ cJSON *l2 =
+        lease_with_peer("n1", "2023-11-14T22:13:25.000000Z", "{\"agent\":\"cccc\",\"since\":1700000009000}");
+    leader_liveness_update(&lv, l2, T0 + 10000, GAP_MS, DEAD_MS);
+    assert_true(leader_liveness_superseded(&lv, "n1", "bbbb", 1700000008000));
+    assert_false(leader_liveness_superseded(&lv, "n1", "cccc", 1700000008000));
+    leader_liveness_clear(&lv);
+}
+
 /* A node's agent publishes its --fence-timeout in its heartbeat Lease: the leader judges the node with
  * the longer of that and its own (30 s here), so an agent updated to a longer fence timeout is not
  * judged fenced while it still runs its members. Garbage counts as nothing published; a huge value is
@@ -1157,6 +1218,7 @@ int main(void)
         cmocka_unit_test(test_liveness_agent_absent),
         cmocka_unit_test(test_node_kubelet_table),
         cmocka_unit_test(test_liveness_published_fence),
+        cmocka_unit_test(test_liveness_superseded),
         cmocka_unit_test(test_dead_window_holds_stop),
         cmocka_unit_test(test_liveness_report_revives),
         cmocka_unit_test(test_liveness_api_outage),

@@ -55,6 +55,9 @@ static void test_unobserved_primary_table(void **state)
         /* rssd restarted on the primary's node (and the leader's): its report predates this epoch. */
         {"O Y Y", 1, "", "rss-db-0 was primary and is not observed stopped (its last report predates epoch 5",
          "NoPrimary"},
+        /* The primary's node came back from a power cut (or its rssd restarted): its report is from the
+         * rssd that ran there before, written under this epoch, and the pod may still name that container. */
+        {"R Y Y", 1, "", "its last report is from the rssd that node node-0 ran before", "NoPrimary"},
         /* rssd hung on the primary's node: its heartbeat is silent. */
         {"Q Y Y", 1, "", "rss-db-0 was primary and is not observed stopped (node node-0 is silent)",
          "NoPrimary"},
@@ -68,6 +71,7 @@ static void test_unobserved_primary_table(void **state)
         {"K Y Y", 1, "1:stop 2:stop", "no primary runs", NULL},
         /* All-primary shape: one primary observed running is enough; nobody is stopped. */
         {"O O P", 0, "", NULL, "NoPrimary"},
+        {"R R P", 0, "", NULL, "NoPrimary"},
         {"Q A P", 0, "", NULL, "NoPrimary"},
         /* All-primary, every primary unobserved: waited for. */
         {"O Q A", 0, "", "was primary and is not observed stopped", "NoPrimary"},

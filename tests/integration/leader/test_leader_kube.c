@@ -1154,6 +1154,72 @@ static void cache_test_stop(struct term *t, struct rss_kube *lk)
     rss_kube_free(lk);
 }
 
+/* rss-db-0's report: role `role` by agent incarnation `agent`, written at wall time `at_ms`. */
+static void report_by(const char *agent, int64_t at_ms, const char *role)
+{
+    char at[RSS_TIME_LEN];
+    rss_time_ms(at, at_ms);
+    _cleanup_free_ char *obs = rss_xasprintf(
+        "{\"containerId\":\"\",\"generation\":1,\"role\":\"%s\",\"status\":0,\"sequence\":\"5\","
+        "\"leaseEpoch\":%d,\"time\":\"%s\",\"agent\":\"%s\"}",
+        role, PRE_EPOCH + 1, at, agent);
+    write_record(0, RSS_RECORD_OBSERVED, RSS_RECORD_OBSERVED_FOR, obs);
+}
+
+/* node-1's heartbeat, renewed now by agent incarnation `agent`, started at wall time `since_ms`. */
+static void node1_renewed_by(const char *agent, int64_t since_ms)
+{
+    char renew[RSS_TIME_LEN];
+    rss_time_micro(renew, NULL);
+    _cleanup_free_ char *peer =
+        rss_xasprintf("{\"address\":\"127.0.0.1:1\",\"key\":\"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\","
+                      "\"agent\":\"%s\","
+                      "\"since\":%lld}",
+                      agent, (long long)since_ms);
+    _cleanup_json_ cJSON *patch = cJSON_CreateObject();
+    cJSON_AddStringToObject(
+        cJSON_AddObjectToObject(cJSON_AddObjectToObject(patch, "metadata"), "annotations"),
+        RSS_ANNOTATION_PEER, peer);
+    cJSON_AddStringToObject(cJSON_AddObjectToObject(patch, "spec"), "renewTime", renew);
+    _cleanup_free_ char *path =
+        rss_kube_path("coordination.k8s.io/v1", NS, "leases", RSS_HEARTBEAT_PREFIX "node-1", NULL);
+    _cleanup_error_ rss_error_t err = NULL;
+    SIMFIX_CHECK(rss_kube_merge_patch(kube, path, patch, NULL, &err), &err, "renew node-1's heartbeat");
+}
+
+static bool ready_is(void *p)
+{
+    _cleanup_json_ cJSON *rss = get("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db");
+    const cJSON *rd =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rss, "status"), "readyReplicas");
+    return cJSON_IsNumber(rd) && rd->valueint == *(int *)p;
+}
+
+/* A power-on: node-1's heartbeat is renewed by a new rssd (incarnation b, started after a's last report),
+ * and until b reports, a's report of a running primary (the pod naming no other container) does not make
+ * the member ready: the status said "1 of 1 ready" for seconds after a power-on. b's report does. A Lease
+ * whose process started before the report (the Lease seen late) leaves a's report current. */
+static void test_superseded_not_ready(void **state)
+{
+    (void)state;
+    struct rss_kube *lk = NULL;
+    struct term t;
+    cache_test_start_every(&t, &lk, "1s");
+    int64_t now = (int64_t)time(NULL) * 1000;
+    int one = 1, none = 0;
+    node1_renewed_by("aaaa", now - 60000);
+    report_by("aaaa", now - 1000, "primary");
+    wait_for(ready_is, &one, "a's report of a running primary to count");
+    node1_renewed_by("bbbb", now - 10000); /* b started before a's report: a Lease seen late */
+    simfix_sleep_ms(2500);                 /* two periodic reconciles */
+    assert_true(ready_is(&one));
+    node1_renewed_by("bbbb", now); /* b started after a's report: a's is from before the power-on */
+    wait_for(ready_is, &none, "a's report to be superseded by b's Lease");
+    report_by("bbbb", now + 1000, "primary");
+    wait_for(ready_is, &one, "b's report to count");
+    cache_test_stop(&t, lk);
+}
+
 /* An event-driven reconcile reads its RSS from the RSS watch's cache. The planner's memory is in the
  * status, so that copy must hold at least the leader's own last status write even when the watch has not
  * delivered it: here the RSS watch is held back, a member's report changes the status, and then the
@@ -1567,6 +1633,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_one_rss_one_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_term_end_waits_for_workers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pin_survives_lost_status, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_superseded_not_ready, setup, teardown),
     };
     /* RSS_TEST_FILTER=test_slow* runs some tests only (a glob on the names). */
     if (getenv("RSS_TEST_FILTER"))
