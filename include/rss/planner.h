@@ -91,7 +91,7 @@ struct rss_member_input {
     const char *observed_error; /* observed present but undecodable: why (the member counts as silent) */
     /* observed was written by an agent process that the one now renewing the node's heartbeat replaced
      * (a reboot, an rssd restart): not current, like a report from before this epoch, until the new
-     * agent reports (leader_liveness_superseded). */
+     * agent reports (the leader's liveness view, leader/leader_liveness.c). */
     bool observed_superseded;
 
     /* spec.nodeLossPolicy Replace only (docs/node-loss.md); the leader fills them for members on dead

@@ -24,7 +24,7 @@
 /* On each agent's heartbeat Lease: {"address": "host:port", "key": base64 Ed25519 public key, "agent": the
  * process's incarnation, "since": when it started, ms since the Unix epoch on its node's clock}: how the
  * other agents reach it for the self-fencing failsafe, and which reports of its node are older than the
- * process that renews it (the leader: leader_liveness_superseded). */
+ * process that renews it (the leader's liveness view, leader/leader_liveness.c). */
 #define RSS_ANNOTATION_PEER "rss.clusterlabs.org/peer"
 /* On each agent's heartbeat Lease: its --fence-timeout in milliseconds (decimal). The leader judges the
  * node with the longer of this and its own, so that agents updated to a longer fence timeout are never
