@@ -110,9 +110,11 @@ void planner_labels(struct planner *c)
 {
     for (size_t i = 0; i < c->n; i++) {
         struct planner_member *m = &c->m[i];
-        /* A report from the rssd its node ran before says nothing either way: the label stays as the last
-         * current report set it until the new agent reports (an rssd restart leaves the Service alone). */
-        if (!m->exists || m->deleting || m->in->observed_superseded)
+        /* A report that is not current for this epoch or this node's rssd (a leader change, an rssd
+         * restart, a power-on, before the agent re-probed) says nothing either way: the label stays as the
+         * last current report set it until the agent reports again. Flipping it to "false" took every
+         * running member out of the client Services for the moments after each leader change. */
+        if (!m->exists || m->deleting || (m->obs && !m->fresh))
             continue;
         int want = m->running ? 1 : 0;
         if (m->in->active_label != want)

@@ -161,16 +161,43 @@ sc_restart_primary() {
 # ---- 4. the leader's rssd alone restarts: a leader change, nothing else
 sc_leader_change() {
     ensure_running
-    local lnode before mark
+    local lnode before mark samples
     lnode=$(leader_node) || fail "no leader"
     before=$(dummyd_pids) || fail "no dummyd pids"
+    # The members' rss-active-member labels (client Services) every 0.2 s through the change: none of the
+    # running members may lose it (a plan made before the agents re-probed under the new epoch set it to
+    # "false" on every one).
+    samples="$RSS_WORLD_DIR/labels-leader-change.txt"
+    : >"$samples"
+    sample_labels() {
+        while :; do
+            k get pods -n "$NS" -l "rss.clusterlabs.org/name=$R" \
+                -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.labels.rss-active-member} {end}' \
+                >>"$samples" 2>/dev/null
+            echo >>"$samples"
+            sleep 0.2
+        done
+    }
+    [ "$(sample_labels_once)" = "3" ] || fail "not every member labelled active before the change"
+    bg sample_labels
+    local sampler=$!
     mark=$(now)
     k delete pod -n "$RSSD_NS" "$(rssd_pod "$lnode")" --wait=false >/dev/null || fail "delete the leader's rssd"
     sleep 2
     wait_until 90 "every rssd pod Ready again" rssd_pods_ready 3
     sleep 5
     ensure_running
+    kill "$sampler" 2>/dev/null
+    wait "$sampler" 2>/dev/null || true
     untouched "$mark" "$before" "a leader change (rssd on $lnode restarted)"
+    ! grep -q "=false" "$samples" || fail "a running member lost rss-active-member during the leader change: $(grep -m1 "=false" "$samples")"
+    say "  rss-active-member stayed true on every member in all $(grep -c "=true" "$samples") samples"
+}
+
+# How many members carry rss-active-member=true now.
+sample_labels_once() {
+    k get pods -n "$NS" -l "rss.clusterlabs.org/name=$R" \
+        -o jsonpath='{range .items[*]}{.metadata.labels.rss-active-member}{"\n"}{end}' 2>/dev/null | grep -c '^true$'
 }
 
 # ---- 5. the primary's application crashes: a member observed failed under this epoch justifies the

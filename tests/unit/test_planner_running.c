@@ -142,6 +142,46 @@ static void test_superseded_report_not_ready(void **state)
     }
 }
 
+/* The rss-active-member label (client Services) follows current reports only: after a leader change,
+ * before the agents re-probed under the new epoch, the running members keep "true" (a plan then set every
+ * one to "false", taking all of them out of the Services for those moments); a member observed stopped
+ * under this epoch gets "false". Both shapes. */
+static void test_label_kept_across_leader_change(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *world;
+        int primaries;
+        bool secondary;
+    } shapes[] = {{"P P P", 0, false}, {"P Y Y", 1, true}};
+    for (size_t k = 0; k < 2; k++) {
+        struct world w;
+        world_init(&w, shapes[k].world, shapes[k].primaries, shapes[k].secondary, 0);
+        for (unsigned i = 0; i < 3; i++) {
+            find(&w, i)->active_label = 1;
+            find(&w, i)->observed.lease_epoch = EPOCH - 1; /* a new leader: nobody re-probed yet */
+        }
+        struct rss_plan p;
+        run(&w, &p);
+        for (unsigned i = 0; i < 3; i++) {
+            const struct rss_plan_patch *pp = patch_of(&p, i);
+            if (pp && pp->set_active_label >= 0)
+                fail_msg("%s: member %u's label set to %d before its agent re-probed", shapes[k].world, i,
+                         pp->set_active_label);
+        }
+        rss_plan_free(&p);
+        /* Member 2 re-probed: stopped (its application crashed meanwhile). Its label goes. */
+        set_observed(find(&w, 2), RSS_ROLE_STOPPED, GEN + 1, true, 7, NULL);
+        run(&w, &p);
+        const struct rss_plan_patch *pp = patch_of(&p, 2);
+        assert_non_null(pp);
+        assert_int_equal(pp->set_active_label, 0);
+        assert_true(!patch_of(&p, 0) || patch_of(&p, 0)->set_active_label < 0);
+        rss_plan_free(&p);
+        world_free(&w);
+    }
+}
+
 /* ---- failover and repeated failure ---- */
 
 static void test_failover_after_crash(void **state)
@@ -254,6 +294,7 @@ int main(void)
         cmocka_unit_test(test_stale_running_reports_are_no_peers),
         cmocka_unit_test(test_joins_wait_for_stale_reports),
         cmocka_unit_test(test_superseded_report_not_ready),
+        cmocka_unit_test(test_label_kept_across_leader_change),
         cmocka_unit_test(test_failover_after_crash),
         cmocka_unit_test(test_newer_late_member_held),
         cmocka_unit_test(test_join_concurrency),
