@@ -185,7 +185,8 @@ static size_t due(struct rss_agent *a, int64_t now, char ***out)
     return n;
 }
 
-/* Reads one peer's Lease; false when the API server failed (not for a Lease that does not exist). */
+/* Reads one peer's Lease (the reader's and the heartbeat's reads); false when the API server failed (not
+ * for a Lease that does not exist). */
 static bool reread(struct rss_agent *a, const char *node)
 {
     _cleanup_free_ char *lname = rss_xasprintf("%s%s", RSS_HEARTBEAT_PREFIX, node);
@@ -207,9 +208,7 @@ static bool reread(struct rss_agent *a, const char *node)
             agent_peers_was_read(&a->peers[i], now, changed);
     pthread_mutex_unlock(&a->peers_lock);
     if (changed)
-        rss_log_info("failsafe: re-read the heartbeat Lease of %s after its member's record changed: a new "
-                     "agent there",
-                     node);
+        rss_log_info("failsafe: read the heartbeat Lease of %s: a new agent there", node);
     return true;
 }
 
@@ -316,18 +315,8 @@ void agent_peers_refresh(struct rss_agent *a)
     struct agent_peers_due due;
     agent_peers_due(a, now, &due);
     bool ok = true;
-    for (size_t i = 0; i < due.n && ok; i++) {
-        _cleanup_free_ char *lname = rss_xasprintf("%s%s", RSS_HEARTBEAT_PREFIX, due.nodes[i]);
-        _cleanup_free_ char *path = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", lname, NULL);
-        _cleanup_json_ cJSON *lease = NULL;
-        _cleanup_error_ rss_error_t err = NULL;
-        if (rss_kube_get(a->kube, path, &lease, &err) == 0) {
-            agent_peers_learn(a, lease);
-        } else if (rss_error_code(err) != RSS_E_NOT_FOUND) {
-            rss_log_error(RSS_LOG_DEBUG, &err, "failsafe: reading the heartbeat Lease of %s", due.nodes[i]);
-            ok = false; /* the API is failing: try again at the next heartbeat */
-        }
-    }
+    for (size_t i = 0; i < due.n && ok; i++)
+        ok = reread(a, due.nodes[i]); /* false: the API is failing, try again at the next heartbeat */
     if (ok) {
         if (due.all || due.unconfirmed)
             a->peers_listed_ms = now;

@@ -127,7 +127,7 @@ sc_outage_after_reboot() {
     [ -z "$acts" ] || fail "the API outage ${gap} s after $xn's power-on made rssd act on the members: $acts"
     after=$(dummyd_pids) || fail "no dummyd pids after"
     [ "$before" = "$after" ] || fail "an application restarted: before [$before] after [$after]"
-    note "API frozen $((2 * FENCE_S + 5)) s as soon as $(member $R $x) ran again, ${gap} s after $xn's power-on: no action, same pids ($(rssd_logs | grep -c "re-read the heartbeat Lease of $xn" || true) early re-reads of $xn's Lease logged)"
+    note "API frozen $((2 * FENCE_S + 5)) s as soon as $(member $R $x) ran again, ${gap} s after $xn's power-on: no action, same pids ($(rssd_logs | grep -c "read the heartbeat Lease of $xn: a new agent" || true) early reads of $xn's Lease logged)"
 }
 
 # ---- 8b. the same outage with every member stopped before it, and distinct data written during it:
