@@ -100,6 +100,13 @@ static void test_joins_wait_for_stale_reports(void **state)
     world_free(&w);
 }
 
+/* The two shapes of a running cluster of 3: all primaries, and one primary with read-only secondaries. */
+static const struct {
+    const char *world;
+    int primaries;
+    bool secondary;
+} shapes[] = {{"P P P", 0, false}, {"P Y Y", 1, true}};
+
 /* A node back from a power cut (or its rssd restarted): until its new agent reports, the member's last
  * report is from the rssd that ran there before, and the pod may still name that container. The status
  * does not count it ready (it did: "3 of 3 ready" for seconds after a power-on), no action targets it,
@@ -108,12 +115,7 @@ static void test_joins_wait_for_stale_reports(void **state)
 static void test_superseded_report_not_ready(void **state)
 {
     (void)state;
-    static const struct {
-        const char *world;
-        int primaries;
-        bool secondary;
-    } shapes[] = {{"P P P", 0, false}, {"P Y Y", 1, true}};
-    for (size_t k = 0; k < 2; k++) {
+    for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
         for (unsigned who = 0; who < 3; who++) {
             struct world w;
             world_init(&w, shapes[k].world, shapes[k].primaries, shapes[k].secondary, 0);
@@ -149,12 +151,7 @@ static void test_superseded_report_not_ready(void **state)
 static void test_label_kept_across_leader_change(void **state)
 {
     (void)state;
-    static const struct {
-        const char *world;
-        int primaries;
-        bool secondary;
-    } shapes[] = {{"P P P", 0, false}, {"P Y Y", 1, true}};
-    for (size_t k = 0; k < 2; k++) {
+    for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
         struct world w;
         world_init(&w, shapes[k].world, shapes[k].primaries, shapes[k].secondary, 0);
         for (unsigned i = 0; i < 3; i++) {
