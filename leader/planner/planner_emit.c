@@ -113,8 +113,9 @@ void planner_labels(struct planner *c)
         /* A report that is not current for this epoch or this node's rssd (a leader change, an rssd
          * restart, a power-on, before the agent re-probed) says nothing either way: the label stays as the
          * last current report set it until the agent reports again. Flipping it to "false" took every
-         * running member out of the client Services for the moments after each leader change. */
-        if (!m->exists || m->deleting || (m->obs && !m->fresh))
+         * running member out of the client Services for the moments after each leader change. A node
+         * judged dead is news either way: its members are stopped. */
+        if (!m->exists || m->deleting || (m->obs && !m->fresh && !m->fenced_dead))
             continue;
         int want = m->running ? 1 : 0;
         if (m->in->active_label != want)

@@ -167,6 +167,16 @@ static void test_label_kept_across_leader_change(void **state)
                          pp->set_active_label);
         }
         rss_plan_free(&p);
+        /* Member 1's node is judged dead (silent past the window, kubelet down) before it re-probed: its
+         * member is stopped, whatever its last report says. Its label goes. */
+        find(&w, 1)->node_alive = false;
+        find(&w, 1)->node_dead = true;
+        run(&w, &p);
+        assert_non_null(patch_of(&p, 1));
+        assert_int_equal(patch_of(&p, 1)->set_active_label, 0);
+        rss_plan_free(&p);
+        find(&w, 1)->node_alive = true;
+        find(&w, 1)->node_dead = false;
         /* Member 2 re-probed: stopped (its application crashed meanwhile). Its label goes. */
         set_observed(find(&w, 2), RSS_ROLE_STOPPED, GEN + 1, true, 7, NULL);
         run(&w, &p);
