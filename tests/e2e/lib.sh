@@ -255,11 +255,28 @@ rssd_logs() {
         for f in "$RSS_WORLD_DIR/nodes/$n/kubelet/hostproc/"*_rssd.log; do
             [ -e "$f" ] && cat "$f"
         done
-        for f in "$RSS_WORLD_DIR/nodes/$n/kubelet/logs/${RSSD_NS}_"*/rssd/*.log; do
-            [ -e "$f" ] && sed -E 's/^[^ ]+ (stdout|stderr) [FP] //' "$f"
+        # Restart count order (a glob puts 10.log before 9.log).
+        for f in $(ls -d "$RSS_WORLD_DIR/nodes/$n/kubelet/logs/${RSSD_NS}_"*/rssd/*.log 2>/dev/null | sort -V); do
+            sed -E 's/^[^ ]+ (stdout|stderr) [FP] //' "$f"
         done
     done
     return 0
+}
+# heal_on_exit NODE: a scenario (a subshell of run_scenarios) that fails while NODE is cut off heals it
+# on the way out; without it one failure left the node partitioned and failed every scenario after it.
+# `trap - EXIT` after the scenario's own heal. Never in the top shell: its EXIT trap is the teardown.
+heal_on_exit() {
+    [ "$BASH_SUBSHELL" -gt 0 ] || return 0
+    # shellcheck disable=SC2064 # the node now, not at exit
+    trap "\"\$WORLD\" heal '$1' >/dev/null 2>&1 || true" EXIT
+}
+# input_has TEXT: whether standard input contains TEXT, read to its end. `... | grep -q` stops reading at the
+# first match, and under pipefail the writer's SIGPIPE then fails the test: a large log (rssd_logs) is
+# then "not found" exactly when it matched early (a CI run, restart_cutoff).
+input_has() {
+    local s
+    s=$(cat)
+    [[ $s == *"$1"* ]]
 }
 rssd_pids() { local n; for n in $("$WORLD" nodes); do rssd_pid "$n" || true; done; }
 lease_json() { k get lease rssd-leader -n "$RSSD_NS" -o json 2>/dev/null; }

@@ -101,6 +101,7 @@ sc_split_brain() {
     [ ${#cut_members[@]} = 2 ] || fail "expected 2 members on the cut side: ${cut_members[*]}"
     mark=$(now)
     "$WORLD" partition "$group" --from "$L" || fail "partition $group --from $L"
+    heal_on_exit "$group"
     t0=$(now_ms)
     all_stopped() {
         local m
@@ -128,6 +129,7 @@ sc_split_brain() {
     done
     note "on the leader's side: $(hook_lines "$mark" $R seed primary secondary stop | grep -v -e " ${cut_members[0]} " -e " ${cut_members[1]} " | awk '{print $2, $3, $NF}' | tr '\n' ';')"
     "$WORLD" heal "$group" || fail "heal $group"
+    trap - EXIT
     # What the cluster does after the heal is the planner's business (a held member, a rejoin): here
     # only that it never runs two primaries while it settles.
     sleep 20
@@ -218,6 +220,7 @@ sc_slow_fence_stop() {
     echo 20 >"$RSS_WORLD_DIR/pv/$NS/data-$pm/delay-stop"
     mark=$(now)
     "$WORLD" partition "$P" || fail "partition $P"
+    heal_on_exit "$P"
     # The window: fence timeout + the 30 s stop timeout + the 5 s kill + the 5 s margin; then a pass.
     failed_over() { [ -n "$(hook_lines "$mark" $R seed primary | grep -v " $pm " | grep ' rc=0$')" ]; }
     wait_until $((DEAD_S + 30 + 5 + 40)) "a failover away from $pm" failed_over
@@ -228,6 +231,7 @@ sc_slow_fence_stop() {
     others=$(primaries_overlap "$mark" $R "$pm")
     rm -f "$RSS_WORLD_DIR/pv/$NS/data-$pm/delay-stop"
     "$WORLD" heal "$P" || fail "heal $P"
+    trap - EXIT
     note "hooks: $(hook_lines "$mark" $R seed primary secondary stop | awk '{print $1, $2, $3, $NF}' | tr '\n' ';')"
     [ -z "$others" ] || fail "two primaries: $others"
     k delete rss $R -n "$NS" --wait=false >/dev/null || true
@@ -260,12 +264,14 @@ sc_hung_fence_stop() {
     touch "$RSS_WORLD_DIR/pv/$NS/data-$pm/hang-stop"
     mark=$(now)
     "$WORLD" partition "$P" || fail "partition $P"
+    heal_on_exit "$P"
     failed_over() { [ -n "$(hook_lines "$mark" $R seed primary | grep -v " $pm " | grep ' rc=0$')" ]; }
     wait_until $((DEAD_S + 30 + 5 + 40)) "a failover away from $pm" failed_over
     [ -n "$(hook_lines "$mark" $R stop | grep " $pm .*rc=hang")" ] || fail "$pm's fence stop did not hang"
     rm -f "$RSS_WORLD_DIR/pv/$NS/data-$pm/hang-stop"
     heal=$(now)
     "$WORLD" heal "$P" || fail "heal $P"
+    trap - EXIT
     probed() {
         [ -n "$(hook_lines "$heal" $R status stop | grep " $pm ")" ] && return 0
         local r
@@ -303,6 +309,7 @@ sc_fence_stop_sigterm() {
     touch "$RSS_WORLD_DIR/pv/$NS/data-$pm/hang-stop"
     mark=$(now)
     "$WORLD" partition "$P" || fail "partition $P"
+    heal_on_exit "$P"
     hung() { [ -n "$(hook_lines "$mark" $R stop | grep " $pm .*rc=hang")" ]; }
     wait_until $((FENCE_S + 30)) "$pm's fence stop to hang" hung
     t=$(now_ms)
@@ -312,6 +319,7 @@ sc_fence_stop_sigterm() {
     note "container of $pm gone $(($(now_ms) - t)) ms after rssd's SIGTERM"
     rm -f "$RSS_WORLD_DIR/pv/$NS/data-$pm/hang-stop"
     "$WORLD" heal "$P" || fail "heal $P"
+    trap - EXIT
     k delete rss $R -n "$NS" --wait=false >/dev/null || true
     gone() { [ "$(members_json $R | jq '.items | length')" = 0 ]; }
     wait_until 120 "$R's pods to go" gone

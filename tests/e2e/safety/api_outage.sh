@@ -26,7 +26,7 @@ sc_outage_end() {
     [ -z "$acts" ] || fail "the end of the outage made rssd act on the members: $acts"
     after=$(dummyd_pids) || fail "no dummyd pids after"
     [ "$before" = "$after" ] || fail "an application restarted: before [$before] after [$after]"
-    rssd_logs "$xn" | grep -q "self-fencing of pod $NS/$(member $R $x) called off" ||
+    rssd_logs "$xn" | input_has "self-fencing of pod $NS/$(member $R $x) called off" ||
         fail "$xn's agent never got to the fence decision (the race was not reproduced)"
     note "$(member $R $x) on $xn: renewals refused after the thaw, peers vouched 'cut off', its own look called the stop off"
 }

@@ -11,6 +11,7 @@ sc_partition() {
     m=$(member $R $v)
     mark=$(now)
     "$WORLD" partition "$node" || fail "partition $node"
+    heal_on_exit "$node"
     # From when the cut is in force: under load `world partition` itself took seconds, which once made
     # this bound fail although the agent fenced 11 s after the cut.
     t0=$(now_ms)
@@ -44,6 +45,7 @@ sc_partition() {
     others=$(hook_lines "$mark" "$R" stop seed primary secondary | grep -v " $m " || true)
     [ -z "$others" ] || fail "the members that kept their network were acted on: $others"
     "$WORLD" heal "$node" || fail "heal $node"
+    trap - EXIT
     rejoined() { hook_lines "$mark" "$R" primary | grep -q " $m primary .* rc=0$"; }
     wait_until 90 "$m to rejoin with primary after heal" rejoined
     [ -z "$(hook_lines "$mark" "$R" seed)" ] || fail "a seed after a partition: $(hook_lines "$mark" "$R" seed)"
@@ -70,12 +72,13 @@ sc_restart_cutoff() {
     wait_until 20 "the fence state of $node to list $m" saved
     mark=$(now)
     "$WORLD" partition "$node" || fail "partition $node"
+    heal_on_exit "$node"
     t0=$(now_ms)
     sleep 1
     kill -KILL "$pid"
     # The pod's status cannot reach the API: the new process shows in the kubelet's log of rssd.
     rssd_log_since() { rssd_logs "$node" | awk -v m="$mark" '$1 > m'; }
-    restarted() { rssd_log_since | grep -q "rssd starting"; }
+    restarted() { rssd_log_since | input_has "rssd starting"; }
     wait_until $((FENCE_S + 40)) "rssd restarted on the partitioned $node" restarted
     stopped() { hook_lines "$mark" "$R" stop | grep -q " $m stop "; }
     wait_until 20 "$m to stop on the partitioned $node after its rssd restarted" stopped
@@ -84,7 +87,7 @@ sc_restart_cutoff() {
     stop_at=$(date -d "$(hook_lines "$mark" "$R" stop | grep -m1 " $m stop " | cut -d' ' -f1)" +%s%3N)
     dt=$((stop_at - started))
     note "partitioned $node, its rssd killed 1 s later and restarted after $((started - t0)) ms: $m stopped $dt ms after the new rssd started"
-    rssd_log_since | grep -q "fence clock continues" ||
+    rssd_log_since | input_has "fence clock continues" ||
         fail "the restarted rssd did not resume the fence clock (no log line)"
     # A restart that came after the fence timeout: the restore grace (3 s), the last look at the API server
     # (at most 2.5 s) and the `stop` hook; a new fence clock would wait the fence timeout (10 s) first. A
@@ -103,6 +106,7 @@ sc_restart_cutoff() {
     local healed
     healed=$(now)
     "$WORLD" heal "$node" || fail "heal $node"
+    trap - EXIT
     # From the heal on: the first requests after it can hang for the client timeout (10 s) and fence
     # once more; the next scenario must start with the member back for good.
     rejoined() { hook_lines "$healed" "$R" primary | grep -q " $m primary .* rc=0$"; }
