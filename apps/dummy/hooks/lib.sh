@@ -17,17 +17,29 @@ esac
 
 # dummy_now: UTC time as 2026-11-21T12:00:00.123456Z. busybox date has no %N, but adjtimex (read-only,
 # no privilege needed) prints the kernel's timeval; where it is refused the fraction is .000000.
+# When the clock's status has STA_NANO (0x2000, set by an NTP daemon), the kernel puts nanoseconds in
+# tv_usec: CI met such a machine, and unpadded 9-digit fractions broke the format and the ordering.
+# dummy_adjtimex: the kernel clock's state (a function so that a test can show both kinds of fraction:
+# busybox sh runs its own applets before anything on PATH).
+dummy_adjtimex() { adjtimex 2>/dev/null; }
 dummy_now() {
 	_s=
 	_u=
+	_st=0
 	while read -r _k _v _r; do
 		case $_k in
+		status:) _st=$_v ;;
 		time.tv_sec:) _s=$_v ;;
 		time.tv_usec:) _u=$_v ;;
 		esac
 	done <<EOF
-$(adjtimex 2>/dev/null)
+$(dummy_adjtimex)
 EOF
+	case $_st in *[!0-9]* | '') _st=0 ;; esac
+	case $_u in *[!0-9]*) _u= ;; esac
+	if [ -n "$_u" ] && { [ $((_st & 8192)) -ne 0 ] || [ "$_u" -ge 1000000 ]; }; then
+		_u=$((_u / 1000))
+	fi
 	if [ -n "$_s" ] && [ -n "$_u" ] && _d=$(date -u -d "@$_s" +%Y-%m-%dT%H:%M:%S 2>/dev/null); then
 		printf '%s.%06dZ' "$_d" "$_u"
 	else

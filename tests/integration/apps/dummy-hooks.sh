@@ -190,6 +190,20 @@ rc=$?
 set -e
 if [ "$rc" != 0 ]; then ok "sequence without a volume fails (rc $rc)"; else bad "sequence without a volume exits 0"; fi
 
+echo "# time from adjtimex, in microseconds or nanoseconds"
+# The kernel puts nanoseconds in tv_usec when the clock status has STA_NANO (0x2000, set by NTP daemons):
+# a CI machine did, and the log's fractions became 9 unpadded digits. A stand-in dummy_adjtimex shows both.
+fake_now() {
+	env -i PATH="$tmp/bin" FAKE_STATUS="$1" FAKE_USEC="$2" "$tmp/bin/sh" -c ". '$hooks/lib.sh'
+		dummy_adjtimex() { printf '    status:       %s\\n    time.tv_sec:  1796268909\\n    time.tv_usec: %s\\n' \"\$FAKE_STATUS\" \"\$FAKE_USEC\"; }
+		dummy_now"
+}
+expect "microseconds are printed as they are" 2026-12-03T03:35:09.045728Z "$(fake_now '65 (PLL | UNSYNC)' 45728)"
+expect "STA_NANO nanoseconds become microseconds" 2026-12-03T03:35:09.045728Z "$(fake_now '8256 (UNSYNC)' 45728870)"
+expect "a 9-digit fraction is nanoseconds whatever the status says" 2026-12-03T03:35:09.457288Z "$(fake_now 64 457288870)"
+now=$(fake_now 0 x12)
+case $now in *.000000Z) ok "an unreadable fraction gives .000000 ($now)" ;; *) bad "an unreadable fraction gave $now" ;; esac
+
 echo "# hooks.log format"
 re='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z rss-dummy-0 (sequence|seed|primary|secondary|status|stop) args=\[[^]]*\]( out=[^ ]*)? rc=([0-9]+|hang)$'
 lines=$(wc -l <"$tmp/data/hooks.log")
