@@ -15,13 +15,14 @@ case $0 in
 *) DUMMY_HOOKS=. ;;
 esac
 
+# dummy_adjtimex: the kernel clock's state (a function so that a test can show both kinds of fraction:
+# busybox sh runs its own applets before anything on PATH).
+dummy_adjtimex() { adjtimex 2>/dev/null; }
+
 # dummy_now: UTC time as 2026-11-21T12:00:00.123456Z. busybox date has no %N, but adjtimex (read-only,
 # no privilege needed) prints the kernel's timeval; where it is refused the fraction is .000000.
 # When the clock's status has STA_NANO (0x2000, set by an NTP daemon), the kernel puts nanoseconds in
 # tv_usec: CI met such a machine, and unpadded 9-digit fractions broke the format and the ordering.
-# dummy_adjtimex: the kernel clock's state (a function so that a test can show both kinds of fraction:
-# busybox sh runs its own applets before anything on PATH).
-dummy_adjtimex() { adjtimex 2>/dev/null; }
 dummy_now() {
 	_s=
 	_u=
