@@ -294,8 +294,16 @@ static void execute(struct agent_job *j, const char *cid, const struct rss_desir
     set_last(o, d, h.result, h.exit_code, h.msg);
     if (h.result != RSS_RESULT_INTERRUPTED) {
         do_status(j, cid, d->peers, d->n_peers, "checking the result of the action");
+        /* A `stop` that returned 0 is the member's word that it stopped (the hook contract). When `status`
+         * then gives no answer (it hung) or says failed, the leader counts the member stopped for a
+         * suspend (planner_suspend.c) and records the sequence asked here; without it, "unknown". */
+        bool stop_said = d->action == RSS_ACTION_STOP && h.result == RSS_RESULT_OK &&
+                         (o->role == RSS_ROLE_UNKNOWN || o->role == RSS_ROLE_FAILED);
         if (o->role == RSS_ROLE_STOPPED)
             do_sequence(j, cid, d->peers, d->n_peers, "the member is stopped: the leader needs its sequence");
+        else if (stop_said)
+            do_sequence(j, cid, d->peers, d->n_peers,
+                        "its stop returned 0 and status does not say it runs: the leader needs its sequence");
     } else {
         o->role = RSS_ROLE_UNKNOWN;
     }
