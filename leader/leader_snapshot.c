@@ -132,6 +132,8 @@ void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const
         if (dead_at && (!snap->replan_at_ms || dead_at < snap->replan_at_ms))
             snap->replan_at_ms = dead_at;
         m->agent_absent = !m->node_alive && leader_liveness_agent_absent(lv, m->node, now_ms, dead_after_ms);
+        m->node_silent_ms = silent_ms;
+        m->node_dead_in_ms = dead_at ? dead_at - now_ms : 0;
         m->container_id = hook_container_id(spec, pod);
         start_facts(pod, m);
         const char *created = str_at(md, "creationTimestamp", NULL);

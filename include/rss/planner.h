@@ -67,6 +67,11 @@ struct rss_member_input {
      * unreadable): an absent agent (crashed, evicted, hung), not a dead node. node_dead stays false and
      * its members count as possibly running (rule 13); only the messages differ. */
     bool agent_absent;
+    /* For the words of a refused force-seed (rss/forceseed.h): how long the leader has seen the node's
+     * heartbeat unchanged (0: alive, or no heartbeat Lease), and how long until its dead window ends (0:
+     * alive, past the window, or no Lease), on the leader's own clock as of this snapshot. */
+    int64_t node_silent_ms;
+    int64_t node_dead_in_ms;
     /* metadata.creationTimestamp, ms since the Unix epoch (0 = unknown): a new cluster gives members
      * created moments ago time to report before minimumMembers goes on without them. */
     int64_t created_ms;

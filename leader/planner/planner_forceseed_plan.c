@@ -4,6 +4,37 @@
 #include "rss/forceseed.h"
 #include "planner_internal.h"
 
+/* What the shared check needs of m, and the words of a refusal: why m may run and when the leader will
+ * know (its node's silence and dead window, on this plan's wall clock). */
+static void forceseed_member(const struct planner *c, const struct planner_member *m,
+                             struct rss_forceseed_member *f)
+{
+    const struct rss_member_input *in = m->in;
+    *f = (struct rss_forceseed_member){.pod = m->pod, .exists = m->exists, .live = m->live};
+    if (!m->exists)
+        return;
+    f->role = m->obs ? rss_role_name(m->role) : NULL;
+    f->action = m->pending ? rss_action_name(in->observed.last.action) : NULL;
+    f->stale = m->obs && !m->current;
+    f->node = m->has_node ? in->node : NULL;
+    if (!m->has_node)
+        f->node_state = RSS_FORCESEED_NODE_UNKNOWN;
+    else if (m->node_alive)
+        f->node_state = RSS_FORCESEED_NODE_ALIVE;
+    else if (m->fenced_dead)
+        f->node_state = RSS_FORCESEED_NODE_DOWN;
+    else if (in->agent_absent)
+        f->node_state = RSS_FORCESEED_NODE_ABSENT;
+    else if (in->node_silent_ms > 0) /* a known heartbeat is silent for at least its lease duration */
+        f->node_state = RSS_FORCESEED_NODE_SILENT;
+    else
+        f->node_state = RSS_FORCESEED_NODE_NO_HEARTBEAT;
+    if (in->node_silent_ms > 0)
+        f->silent_since_ms = c->in->now_ms - in->node_silent_ms;
+    if (in->node_dead_in_ms > 0)
+        f->dead_at_ms = c->in->now_ms + in->node_dead_in_ms;
+}
+
 /* The admin's override (rss.clusterlabs.org/force-seed=<pod>): seed that member although the policy
  * waits. Refused, and the annotation removed, when a member runs or the pod is not a member; it waits
  * (annotation kept) until the member reported as stopped and nothing issued is unresolved. Returns true
@@ -14,21 +45,15 @@ bool planner_force_seed(struct planner *c, bool busy)
     /* The check `kubectl rss force-seed` shows before it sets the annotation (planner_forceseed.c). */
     _cleanup_free_ struct rss_forceseed_member *fm = rss_xcalloc(c->n ? c->n : 1, sizeof(*fm));
     for (size_t i = 0; i < c->n; i++)
-        fm[i] = (struct rss_forceseed_member){c->m[i].pod, c->m[i].exists, c->m[i].live};
+        forceseed_member(c, &c->m[i], &fm[i]);
     size_t at;
-    const char *who;
-    enum rss_forceseed_verdict v = rss_forceseed_check(want, fm, c->n, &at, &who);
+    enum rss_forceseed_verdict v = rss_forceseed_check(want, fm, c->n, &at, NULL);
     struct planner_member *m = at < c->n ? &c->m[at] : NULL;
-    bool running = who != NULL;
     if (v != RSS_FORCESEED_ALLOWED) {
         c->out->clear_force_seed = true;
-        planner_event(c, RSS_EVENT_WARNING, "ForceSeedRefused", m,
-                      "force-seed of %s refused: %s; the annotation is removed", want,
-                      rss_forceseed_reason(v));
-        if (running)
-            planner_decision(c, "force-seed of %s refused: %s runs", want, who);
-        else
-            planner_decision(c, "force-seed of %s refused: no such member pod", want);
+        _cleanup_free_ char *why = rss_forceseed_explain(want, v, fm, c->n, c->in->now_ms);
+        planner_event(c, RSS_EVENT_WARNING, "ForceSeedRefused", m, "%s; the annotation is removed", why);
+        planner_decision(c, "%s", why);
         return !m; /* a refusal while members run leaves the running cluster to its usual path */
     }
     if (busy || !m->actionable || m->role != RSS_ROLE_STOPPED) {

@@ -29,12 +29,14 @@ static void usage(FILE *f)
             "      --kubeconfig F   this kubeconfig file only (default: the $KUBECONFIG list merged,\n"
             "                       else ~/.kube/config)\n"
             "  -y, --yes            force-seed without asking (needed when not on a terminal)\n"
+            "      --rssd-namespace NS  where rssd runs (default rssd-system): its nodes' heartbeat\n"
+            "                       Leases say why a refused force-seed waits, and until when\n"
             "  -h, --help           this text\n"
             "\n"
             "Exit status: 0 done, 1 failed or refused (the reason on stderr), 2 bad usage.\n");
 }
 
-enum { O_CONTEXT = 256, O_KUBECONFIG };
+enum { O_CONTEXT = 256, O_KUBECONFIG, O_RSSD_NS };
 
 int main(int argc, char **argv)
 {
@@ -42,11 +44,12 @@ int main(int argc, char **argv)
                                        {"context", required_argument, NULL, O_CONTEXT},
                                        {"kubeconfig", required_argument, NULL, O_KUBECONFIG},
                                        {"yes", no_argument, NULL, 'y'},
+                                       {"rssd-namespace", required_argument, NULL, O_RSSD_NS},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
     const char *ns = NULL;
     struct rss_kube_opts ko = {0};
-    struct plugin_ctx ctx = {.out = stdout};
+    struct plugin_ctx ctx = {.out = stdout, .rssd_ns = "rssd-system"};
     int o;
     /* kubectl hands the plugin its flags wherever the user typed them: GNU getopt permutes. */
     while ((o = getopt_long(argc, argv, "n:yh", lo, NULL)) != -1) {
@@ -59,6 +62,9 @@ int main(int argc, char **argv)
             break;
         case O_KUBECONFIG:
             ko.kubeconfig = optarg;
+            break;
+        case O_RSSD_NS:
+            ctx.rssd_ns = optarg;
             break;
         case 'y':
             ctx.yes = true;

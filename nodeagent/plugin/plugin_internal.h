@@ -12,8 +12,9 @@
 
 struct plugin_ctx {
     struct rss_kube *kube;
-    const char *ns; /* -n, else the context's namespace */
-    bool yes;       /* --yes: no confirmation for force-seed */
+    const char *ns;      /* -n, else the context's namespace */
+    const char *rssd_ns; /* --rssd-namespace: where rssd keeps its heartbeat Leases (rssd-system) */
+    bool yes;            /* --yes: no confirmation for force-seed */
     FILE *out;
 };
 

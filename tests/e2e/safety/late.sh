@@ -95,8 +95,33 @@ sc_force_seed() {
     off=$(member_node $R 2)
     mark=$(now)
     power_on_except "$off"
+    # Issue 35, fault 6: the admin asks before the leader judged $off dead. Refused (its member last said
+    # primary and may run), and the Warning says whom, why, and when the leader will know.
+    unjudged() {
+        grep -q "node $off is silent" <<<"$(status_message)" &&
+            [ "$(rss_json "$R" | jq -r '[.status.memberStatus[] | select(.ordinal < 2) | .role + (.state // "")] | join(" ")')" = "stopped stopped" ]
+    }
+    wait_until 60 "the two members back reported stopped, $off silent" unjudged
+    local early ends ends_s
+    early=$(now)
+    k annotate rss "$R" -n "$NS" "rss.clusterlabs.org/force-seed=$(member $R 0)" >/dev/null || fail "annotate"
+    refused_early() { grep -q "^Warning " <<<"$(events_since "$early" ForceSeedRefused "$R")"; }
+    wait_until 30 "the early force-seed to be refused" refused_early
+    local warning
+    warning=$(events_since "$early" ForceSeedRefused "$R" | head -1)
+    [[ $warning == *"force-seed of $(member $R 0) refused: a member runs or may run: $(member $R 2) last reported primary"*"its node $off has been silent since "*"; the leader judges $off dead (its members stopped) when its dead window ends at "*"and $off's kubelet is seen down: retry after that"* ]] ||
+        fail "the refusal does not say whom, why and until when: $warning"
+    note "${warning:0:400}"
+    wait_until 30 "the refused annotation to be removed" removed
+    ends=$(sed -n 's/.*dead window ends at \([^ ]*\) (in.*/\1/p' <<<"$warning")
+    ends_s=$(date -d "$ends" +%s) || fail "no time in: $warning"
     waiting() { status_message | grep -q "waiting for 1 of 3 member(s).*$(member $R 2)"; }
-    wait_until 60 "the recovery to wait for $(member $R 2)" waiting
+    wait_until 90 "the recovery to wait for $(member $R 2)" waiting
+    # The time said is when the leader knows: not before it (the dead verdict also needs the kubelet read
+    # down, every 5 s, and the next plan).
+    [ "$(date +%s)" -ge $((ends_s - 1)) ] || fail "the leader judged $off before the time it gave ($ends)"
+    [ "$(date +%s)" -le $((ends_s + DEAD_S)) ] || fail "the leader judged $off long after the time it gave ($ends)"
+    note "the leader judged $off $(($(date +%s) - ends_s)) s after the time it gave"
     k annotate rss "$R" -n "$NS" "rss.clusterlabs.org/force-seed=$(member $R 0)" >/dev/null || fail "annotate"
     seeded() { hook_lines "$mark" "$R" seed | grep -q " $(member $R 0) seed args=\[\] rc=0$"; }
     wait_until 30 "$(member $R 0) to seed on the admin's word" seeded

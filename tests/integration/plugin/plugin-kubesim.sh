@@ -123,18 +123,55 @@ kr status db --kubeconfig "$tmp/missing.kubeconfig"
 expect "a --kubeconfig that does not exist fails" 1 "$rc"
 export KUBECONFIG=$main_cfg
 
-echo "# force-seed: the leader's refusals, shown before anything is set"
+echo "# force-seed: the leader's refusals, shown before anything is set, in the leader's words"
+# The heartbeat Leases the plugin reads for the words (rssd's namespace, --rssd-namespace): node-1's agent
+# is alive, node-2's has been silent for 20 s (its fence timeout 10 s, the RSS's stop timeout 30 s: the
+# leader's dead window ends 50 s after its last renewal), node-0 has none.
+run "namespace rssd-system" k apply -f - <<<'{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"rssd-system"}}'
+iso() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%S.000000Z; }
+lease() { # lease NODE RENEW_EPOCH_SECONDS
+	k -n rssd-system apply -f - >/dev/null <<<'{"apiVersion":"coordination.k8s.io/v1","kind":"Lease",
+		"metadata":{"name":"rssd-node-'$1'","annotations":{"rss.clusterlabs.org/fence-timeout":"10000"}},
+		"spec":{"holderIdentity":"'$1'","leaseDurationSeconds":10,"renewTime":"'"$(iso "$2")"'"}}'
+}
+node() { # node NAME READY: a Node whose kubelet says Ready True or False
+	k apply -f - >/dev/null <<<'{"apiVersion":"v1","kind":"Node","metadata":{"name":"'$1'"}}'
+	k patch node "$1" --subresource=status --type=merge \
+		-p '{"status":{"conditions":[{"type":"Ready","status":"'$2'","reason":"x","message":"x"}]}}' >/dev/null
+}
+t0=$(date +%s)
+lease node-1 "$t0"
+lease node-2 $((t0 - 20))
 running=$(jq -c '.memberStatus[1].role = "primary" | .phase = "Degraded"' <<<"$waiting")
 status "$running"
 kr force-seed db db-0 -n apps --yes
 expect "force-seed while a member runs exits 1" 1 "$rc"
-has "... refused, naming the member that runs" "$tmp/e" "force-seed of db-0 refused: a member runs or is starting (db-1)"
+has "... refused, naming the member that runs and why, as the leader's Warning says it" "$tmp/e" \
+	"force-seed of db-0 refused: a member runs or may run: db-1 last reported primary, on node node-1 whose agent is alive: it runs, and a force-seed is for a cluster where nothing runs"
 expect "... and the annotation is not set" none "$(annotation)"
-starting=$(jq -c '.memberStatus[1].role = "stopped" | .memberStatus[0].lastResult = "pending"' <<<"$waiting")
+starting=$(jq -c '.memberStatus[1].role = "stopped" | .memberStatus[0].role = "starting" | .memberStatus[0].lastHook = "primary" | .memberStatus[0].lastResult = "pending"' <<<"$waiting")
 status "$starting"
 kr force-seed db db-1 -n apps --yes
 expect "force-seed while a start is in flight is refused" 1 "$rc"
-has "... the one in flight named" "$tmp/e" "(db-0)"
+has "... the one in flight named, on a node without a heartbeat Lease" "$tmp/e" \
+	"db-0 has its primary in flight (written ahead, not finished), and its node node-0 has no heartbeat Lease: the leader cannot judge it"
+# Issue 35, fault 6: one node off after a lights-out, the admin's force-seed before the leader judged it.
+silent=$(jq -c '.memberStatus[2] = {"name":"db-2","ordinal":2,"node":"node-2","role":"primary","lastHook":"primary","lastResult":"ok"}' <<<"$waiting")
+status "$silent"
+kr force-seed db db-1 -n apps --yes
+expect "force-seed while a primary's node is silent is refused" 1 "$rc"
+has "... naming it, its node silent since its last renewal, and when the dead window ends" "$tmp/e" \
+	"force-seed of db-1 refused: a member runs or may run: db-2 last reported primary, and its node node-2 has been silent since $(iso $((t0 - 20)) | sed 's/\.000000Z/Z/'); the leader judges node-2 dead (its members stopped) when its dead window ends at $(iso $((t0 + 30)) | sed 's/\.000000Z/Z/') (in "
+has "... and when to retry" "$tmp/e" "s) and node-2's kubelet is seen down: retry after that; rssd would refuse the annotation too"
+lease node-2 $((t0 - 120))
+node node-2 True
+kr force-seed db db-1 -n apps --yes
+expect "past the dead window with the kubelet Ready: refused" 1 "$rc"
+has "... an absent agent, not a dead node" "$tmp/e" "past its dead window, but node-2's kubelet is not seen down: an absent agent, not a dead node"
+node node-2 False
+kr force-seed db db-1 -n apps --yes
+expect "past the dead window with the kubelet down, the status not caught up: refused" 1 "$rc"
+has "... the leader judges it at its next plan" "$tmp/e" "with its kubelet down: the leader judges it dead (its members stopped) at its next plan; retry in a few seconds"
 status "$waiting"
 kr force-seed db db-7 -n apps --yes
 expect "force-seed of a pod that is no member exits 1" 1 "$rc"
