@@ -38,14 +38,16 @@ struct agent_member {
     /* (watch) */
     char *ns, *pod, *uid, *rss, *container_name;
     /* From the member's record (rss/record.h), kept in step by agent_member_sync: */
-    char *rv;              /* the record's resourceVersion, NULL while it has none */
-    char *desired_json;    /* its desired, when written for this pod uid, or NULL */
-    char *observed_json;   /* its observed, when about this pod uid, or NULL */
-    bool seen;             /* during a relist */
-    bool fence_done;       /* fence.c ran `stop` on it; the next job re-probes */
-    bool fence_started;    /* fence.c started `stop` in this cut-off period */
-    bool fence_committed;  /* ... and decided to stop it (no last look at the API server pending) */
-    bool failsafe_kept;    /* fence.c kept it running in this cut-off period (logged once) */
+    char *rv;             /* the record's resourceVersion, NULL while it has none */
+    char *desired_json;   /* its desired, when written for this pod uid, or NULL */
+    char *observed_json;  /* its observed, when about this pod uid, or NULL */
+    bool seen;            /* during a relist */
+    bool fence_done;      /* fence.c ran `stop` on it; the next job re-probes */
+    bool fence_started;   /* fence.c started `stop` in this cut-off period */
+    bool fence_committed; /* ... and decided to stop it (no last look at the API server pending) */
+    bool fence_wake;      /* ... and that fence is a wake's (rule 18): its Node decides, not the API server */
+    bool wake_pending;    /* a wake's fence waits to start for it (rule 18, fence.c wake_start) */
+    bool failsafe_kept;   /* fence.c kept it running in this cut-off period (logged once) */
     int64_t vouch_lost_ms; /* monotonic: when the peers stopped vouching after having kept it, in this
                               cut-off period (the end of a shared outage); 0 = not */
     bool gone;             /* deleted while a worker holds it: the worker frees it */
@@ -159,6 +161,14 @@ struct rss_agent {
     /* Lock held (fence.c): the previous fence check, and when a gap between two checks showed that this
      * agent itself had not run (SIGSTOP, a starved CPU): monotonic ms, 0 = none. */
     int64_t fence_check_ms, stalled_ms;
+    /* Lock held (fence.c), rule 18: what the previous check saw, so that a wake is judged by the last
+     * acknowledged renewal before the gap, not one the heartbeat thread got in after the thaw: api_ok_ms
+     * then (0 = none), its wall time, and CLOCK_BOOTTIME - CLOCK_MONOTONIC then (a suspend adds to it).
+     * fence_persist.c sets them from the state file at start. */
+    int64_t fence_seen_ok_ms, fence_seen_ok_wall_ms, fence_seen_off_ms;
+    /* Lock held (fence.c): the last wake past the fence timeout (monotonic, 0 = none waiting) and the wall
+     * time of the renewal before it, which the Node's Ready and creation must predate. */
+    int64_t woke_ms, woke_ok_wall_ms;
 
     /* The failsafe (agent_peers.c). */
     void *peer_key;     /* EVP_PKEY *: this process's Ed25519 key */
@@ -353,9 +363,17 @@ void *agent_heartbeat(void *arg);
  * unreachable API cannot delay the fence. agent_fenced() takes the lock. */
 void agent_fence_check(struct rss_agent *a, int64_t now_ms);
 /* fence.c: at exit, kills the container of every member whose fence `stop` still runs; one whose fence is
- * still taking its last look at the API server only when a look here (1 s at most) gets no answer either
- * (lock not held). */
+ * still taking its last look at the API server only when a look here (1 s at most) gets no answer either,
+ * one whose wake's fence is still reading the Node only when a read here does not prove it alive (lock not
+ * held). */
 void agent_fence_finish(struct rss_agent *a);
 bool agent_fenced(struct rss_agent *a);
+/* fence.c (pure), rule 18: may an agent that did not run past its fence timeout keep its members running?
+ * Only when its Node, read after the wake, proves that the leader cannot have judged the node dead while
+ * it slept: created, and Ready=True (every Ready condition) with a lastTransitionTime, at least a second
+ * (the times' granularity) before ok_wall_ms, the wall time of the last acknowledged heartbeat renewal
+ * before the gap. Anything else (Ready not True, no Ready condition, a time missing, unreadable or too
+ * late, no Node) is no proof. why[size] gets one line saying what the Node said. */
+bool agent_wake_keep(const cJSON *node, int64_t ok_wall_ms, char *why, size_t size);
 
 #endif

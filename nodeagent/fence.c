@@ -1,11 +1,14 @@
 /* fence.c -- self-fencing: an agent cut off from the API server that cannot hear every peer hosting the same
- * RSS vouch for it stops its members. */
+ * RSS vouch for it, or that wakes up past its fence timeout without its Node proving that the leader cannot
+ * have judged it dead (rule 18), stops its members. */
 #include <stdatomic.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "rss/cleanup.h"
 #include "rss/clock.h"
+#include "rss/json.h"
 #include "rss/log.h"
 #include "rss/metrics.h"
 #include "agent_internal.h"
@@ -15,6 +18,9 @@ struct fence_job {
     char *ns, *pod, *uid, *cname;
     struct agent_spec *spec;
     bool may_call_off; /* a shared outage just ended: a last look at the API server may call it off */
+    /* A wake's (rule 18): the wall time of the last acknowledged renewal before the gap, which the Node
+     * must prove the leader could not have judged past; 0 = an ordinary fence. */
+    int64_t wake_ok_wall_ms;
 };
 
 static void fence_job_free(struct fence_job *f)
@@ -66,6 +72,115 @@ static bool api_answers(struct rss_agent *a, long look_ms)
         if (end - rss_clock_mono_ms() < 200 || (a->stop && atomic_load(a->stop))) {
             rss_log_error(RSS_LOG_WARN, &err, "the last look at the API server (%d request(s) in %ld ms)",
                           tries, look_ms);
+            return false;
+        }
+        usleep(100 * 1000);
+    }
+}
+
+/* metav1.Time has whole seconds, truncated: "12:00:05" stands for an instant up to 12:00:05.999. So a time
+ * proves "before wall_ms" only when it is at least a second earlier. */
+static bool time_before(const char *t, int64_t wall_ms)
+{
+    int64_t ms;
+    rss_error_t err = NULL;
+    if (rss_time_parse_ms(t, &ms, &err) < 0) {
+        rss_error_release(&err);
+        return false;
+    }
+    return ms + 1000 <= wall_ms;
+}
+
+/* Why this proves enough: the leader's dead verdict (leader_liveness.c, kubelet_down) needs, besides the
+ * heartbeat's silence, this Node read with Ready not True (or the Node deleted) after the heartbeat's last
+ * change. Ready=True is written only by the node's own kubelet, which sets lastTransitionTime to its now
+ * whenever the status changes (a Ready=Unknown of the node controller, then True on the thaw), with this
+ * node's clock, the one ok_wall_ms was read from: Ready=True since before the renewal means no other
+ * status since, so no such read. A Node created after the renewal may be a new one after a deletion. */
+bool agent_wake_keep(const cJSON *node, int64_t ok_wall_ms, char *why, size_t size)
+{
+    char ok[RSS_TIME_LEN];
+    rss_time_ms(ok, ok_wall_ms);
+    if (!cJSON_IsObject(node)) {
+        snprintf(why, size, "no Node object to read");
+        return false;
+    }
+    if (ok_wall_ms <= 0) {
+        snprintf(why, size, "the time of the last renewal before the gap is unknown");
+        return false;
+    }
+    const char *created = rss_json_str(node, "metadata.creationTimestamp");
+    if (!created || !time_before(created, ok_wall_ms)) {
+        snprintf(why, size,
+                 "the Node's creationTimestamp (%s) is not before the last renewal before the gap (%s): it "
+                 "may have been deleted meanwhile, which the leader counts as a kubelet down",
+                 created ? created : "none", ok);
+        return false;
+    }
+    const cJSON *conds = cJSON_GetObjectItemCaseSensitive(rss_json_obj(node, "status"), "conditions");
+    const char *since = NULL;
+    const cJSON *c;
+    if (cJSON_IsArray(conds))
+        cJSON_ArrayForEach(c, conds)
+        {
+            const char *type = rss_json_str(c, "type");
+            if (!type || strcmp(type, "Ready") != 0)
+                continue;
+            const char *st = rss_json_str(c, "status"), *lt = rss_json_str(c, "lastTransitionTime");
+            if (!st || strcmp(st, "True") != 0) {
+                const char *reason = rss_json_str(c, "reason");
+                snprintf(why, size,
+                         "the Node's Ready condition is %s (%s) since %s: the leader counts that a "
+                         "kubelet down",
+                         st ? st : "without a status", reason ? reason : "no reason",
+                         lt ? lt : "an unknown time");
+                return false;
+            }
+            if (!lt || !time_before(lt, ok_wall_ms)) {
+                snprintf(why, size,
+                         "the Node has been Ready only since %s, not before the last renewal before the gap "
+                         "(%s): it was not Ready in between, and the leader may have read it so",
+                         lt ? lt : "an unknown time", ok);
+                return false;
+            }
+            since = lt;
+        }
+    if (!since) {
+        snprintf(why, size, "the Node has no Ready condition");
+        return false;
+    }
+    snprintf(
+        why, size,
+        "the Node has been Ready since %s and exists since %s, before the last renewal before the gap (%s): "
+        "the leader needs Ready read not True after that renewal to judge this node dead",
+        since, created, ok);
+    return true;
+}
+
+/* Rule 18's look: this node's Node read fresh (a quorum GET) and judged by agent_wake_keep. A request that
+ * may succeed if tried again (a timeout, a connection the gap left hung, a 5xx) is, while the look lasts;
+ * a refusal (401/403: the leader reads Nodes with the same identity, but not necessarily with the same
+ * rights while this agent slept), no Node or an unreadable answer is no proof. */
+static bool node_proves_alive(struct rss_agent *a, int64_t ok_wall_ms, long look_ms, char *why, size_t size)
+{
+    _cleanup_free_ char *path = rss_kube_path("v1", NULL, "nodes", a->node, NULL);
+    int64_t end = rss_clock_mono_ms() + look_ms;
+    for (int tries = 1;; tries++) {
+        int64_t left = end - rss_clock_mono_ms();
+        struct rss_kube_request req = {.method = "GET",
+                                       .path = path,
+                                       .timeout_ms = left < FENCE_PROBE_MS ? left : FENCE_PROBE_MS,
+                                       .attempts = 1};
+        _cleanup_json_ cJSON *out = NULL;
+        _cleanup_error_ rss_error_t err = NULL;
+        if (rss_kube_call(a->kube, &req, &out, &err) == 0)
+            return agent_wake_keep(out, ok_wall_ms, why, size);
+        enum rss_errc c = rss_error_code(err);
+        bool final = c == RSS_E_NOT_FOUND || c == RSS_E_UNAUTHORIZED || c == RSS_E_INVALID;
+        if (final || end - rss_clock_mono_ms() < 200 || (a->stop && atomic_load(a->stop))) {
+            _cleanup_free_ char *msg = rss_error_string(err);
+            snprintf(why, size, "Node %s not read (%d request(s) in %ld ms at most): %s", a->node, tries,
+                     look_ms, msg);
             return false;
         }
         usleep(100 * 1000);
@@ -126,10 +241,15 @@ static void *fence_member(void *arg)
     struct rss_agent *a = f->a;
     _cleanup_free_ char *cid = NULL;
     _cleanup_error_ rss_error_t err = NULL;
-    bool called_off = f->may_call_off && api_answers(a, FENCE_LOOK_MS);
-    if (f->may_call_off && !called_off)
+    char node_why[768] = "";
+    bool called_off = f->wake_ok_wall_ms ? node_proves_alive(a, f->wake_ok_wall_ms, FENCE_LOOK_MS, node_why,
+                                                             sizeof(node_why))
+                                         : f->may_call_off && api_answers(a, FENCE_LOOK_MS);
+    if ((f->may_call_off || f->wake_ok_wall_ms) && !called_off)
         commit(a, f);
-    if (called_off) {
+    if (called_off && f->wake_ok_wall_ms) {
+        rss_log_info("pod %s/%s keeps running after this agent's wake: %s", f->ns, f->pod, node_why);
+    } else if (called_off) {
         rss_log_info("self-fencing of pod %s/%s called off: the API server answers this node again", f->ns,
                      f->pod);
     } else if (agent_find_container(a, f->uid, f->cname, &cid, &err) < 0) {
@@ -139,19 +259,34 @@ static void *fence_member(void *arg)
         rss_log_info("self-fencing: pod %s/%s has no running container, nothing to stop", f->ns, f->pod);
     } else {
         rss_metrics_inc(RSS_METRIC_FENCE_STOPS);
-        _cleanup_free_ char *why = rss_xasprintf(
-            "self-fencing: the API server has been unreachable for more than %ld ms and this agent is "
-            "isolated from its peers",
-            a->fence_timeout_ms);
+        _cleanup_free_ char *why =
+            f->wake_ok_wall_ms
+                ? rss_xasprintf(
+                      "self-fencing (rule 18): this agent did not run past its fence timeout (%ld ms) "
+                      "and its Node does not prove that the leader could not judge it dead meanwhile: %s",
+                      a->fence_timeout_ms, node_why)
+                : rss_xasprintf(
+                      "self-fencing: the API server has been unreachable for more than %ld ms and this "
+                      "agent is isolated from its peers",
+                      a->fence_timeout_ms);
+        if (f->wake_ok_wall_ms)
+            rss_log_warn("self-fencing pod %s/%s after this agent's wake: %s", f->ns, f->pod, node_why);
         agent_fence_stop(a, &f->spec->spec, f->ns, f->pod, cid, why);
     }
     pthread_mutex_lock(&a->lock);
     for (struct agent_member *m = a->members; m; m = m->next)
         if (strcmp(m->ns, f->ns) == 0 && strcmp(m->pod, f->pod) == 0 && strcmp(m->uid, f->uid) == 0) {
-            if (called_off)
+            if (f->wake_ok_wall_ms)
+                m->fence_wake = false;
+            if (called_off) {
                 m->fence_started = m->fence_committed = false; /* decided again at the next check */
-            else
+            } else {
                 m->fence_done = true;
+                /* A wake's fence outside a cut-off period is over: nothing is left for the exit to kill,
+                 * and the next cut-off period decides afresh. */
+                if (f->wake_ok_wall_ms && !a->fenced)
+                    m->fence_started = m->fence_committed = false;
+            }
             m->wake = true;
         }
     agent_spec_put(a, f->spec);
@@ -161,9 +296,10 @@ static void *fence_member(void *arg)
     return NULL;
 }
 
-/* Lock held. Starts `stop` for one member on a thread of its own. */
+/* Lock held. Starts `stop` for one member on a thread of its own; wake_ok_wall_ms != 0: a wake's fence,
+ * which the Node decides (rule 18). */
 static void fence_member_start(struct rss_agent *a, struct agent_member *m, struct agent_spec *spec,
-                               int64_t now_ms)
+                               int64_t now_ms, int64_t wake_ok_wall_ms)
 {
     struct fence_job *f = rss_xcalloc(1, sizeof(*f));
     *f = (struct fence_job){
@@ -173,9 +309,11 @@ static void fence_member_start(struct rss_agent *a, struct agent_member *m, stru
         .uid = rss_xstrdup(m->uid),
         .cname = rss_xstrdup(m->container_name),
         .spec = spec,
+        .wake_ok_wall_ms = wake_ok_wall_ms,
         .may_call_off =
-            (m->failsafe_kept && m->vouch_lost_ms && now_ms - m->vouch_lost_ms < a->fence_timeout_ms / 2) ||
-            (a->stalled_ms && now_ms - a->stalled_ms < a->fence_timeout_ms / 2)};
+            !wake_ok_wall_ms &&
+            ((m->failsafe_kept && m->vouch_lost_ms && now_ms - m->vouch_lost_ms < a->fence_timeout_ms / 2) ||
+             (a->stalled_ms && now_ms - a->stalled_ms < a->fence_timeout_ms / 2))};
     _cleanup_error_ rss_error_t err = NULL;
     if (agent_worker_start(a, fence_member, f, &err) < 0) {
         rss_log_error(RSS_LOG_ERROR, &err, "self-fencing: pod %s/%s", m->ns, m->pod);
@@ -184,7 +322,95 @@ static void fence_member_start(struct rss_agent *a, struct agent_member *m, stru
         return;
     }
     m->fence_started = true;
-    m->fence_committed = !f->may_call_off;
+    m->fence_wake = wake_ok_wall_ms != 0;
+    m->fence_committed = !f->may_call_off && !wake_ok_wall_ms;
+}
+
+/* How long after a wake a member still waiting for its wake's fence gets one: one whose RSS is not known
+ * (valid) by then is left alone, as rule 6 leaves the members of an invalid RSS. */
+static int64_t wake_pending_ms(const struct rss_agent *a)
+{
+    return a->fence_timeout_ms > 10000 ? a->fence_timeout_ms : 10000;
+}
+
+/* Rule 18. Lock held. Did the fence deadline pass while this agent did not run (SIGSTOP, a frozen cgroup, a
+ * paused or suspended VM, a starved CPU), or while no rssd ran (a process that resumed its predecessor's
+ * fence clock, fence_persist.c)? Judged by the previous check's copy of the last acknowledged renewal:
+ * the heartbeat thread may have renewed since the thaw, before this check, and the current value would
+ * hide the gap. Counted on CLOCK_BOOTTIME through `off` (CLOCK_BOOTTIME - CLOCK_MONOTONIC): a suspend
+ * stops CLOCK_MONOTONIC, not the leader's clock. The last look at the API server used to decide such a
+ * wake, and its answer called the fence off: a node frozen past the leader's dead window thawed with its
+ * primary running beside the standby the leader had promoted (issue 35). An answer says nothing about
+ * what the leader did while this node slept; only the Node can (agent_wake_keep). */
+static void wake_check(struct rss_agent *a, int64_t now_ms, int64_t off)
+{
+    bool first = !a->fence_check_ms;
+    int64_t gap = first ? 0 : now_ms - a->fence_check_ms + (off - a->fence_seen_off_ms);
+    if (!first && gap <= FENCE_STALL_MS)
+        return;
+    a->stalled_ms = now_ms;
+    int64_t silence = a->fence_seen_ok_ms ? now_ms - a->fence_seen_ok_ms + (off - a->fence_seen_off_ms) : 0;
+    if (silence <= a->fence_timeout_ms) {
+        /* Shorter than the fence timeout: the leader cannot have judged this node dead (its window is longer
+         * still); a fence that comes due soon takes the last look (fence_member_start, may_call_off). */
+        if (!first)
+            rss_log_warn("this agent did not run for %lld ms (stopped or starved): a last look at the API "
+                         "server decides before any self-fencing in the next %ld ms",
+                         (long long)gap, a->fence_timeout_ms / 2);
+        return;
+    }
+    char ok[RSS_TIME_LEN];
+    rss_time_ms(ok, a->fence_seen_ok_wall_ms);
+    if (first)
+        rss_log_warn(
+            "rssd starts %lld ms after this node's last acknowledged heartbeat renewal (%s), past its "
+            "fence timeout (%ld ms): the leader may have judged this node dead while no rssd ran; its "
+            "members are stopped unless its Node proves otherwise (rule 18)",
+            (long long)silence, ok, a->fence_timeout_ms);
+    else
+        rss_log_warn(
+            "this agent did not run for %lld ms (stopped, starved or frozen) and its last acknowledged "
+            "heartbeat renewal (%s) is %lld ms old, past its fence timeout (%ld ms): the leader may "
+            "have judged this node dead meanwhile; its members are stopped unless its Node proves "
+            "otherwise (rule 18)",
+            (long long)gap, ok, (long long)silence, a->fence_timeout_ms);
+    a->woke_ms = now_ms;
+    a->woke_ok_wall_ms = a->fence_seen_ok_wall_ms;
+    for (struct agent_member *m = a->members; m; m = m->next)
+        m->wake_pending = true;
+}
+
+/* Lock held. Starts the wake's fence of every member waiting for one. A member whose ordinary fence job
+ * still takes its last look gets its own once that ended (the look may call the stop off); one whose
+ * ordinary fence is decided is being stopped already. */
+static void wake_start(struct rss_agent *a, int64_t now_ms)
+{
+    if (!a->woke_ms)
+        return;
+    bool expired = now_ms - a->woke_ms > wake_pending_ms(a), waiting = false;
+    for (struct agent_member *m = a->members; m; m = m->next) {
+        if (!m->wake_pending)
+            continue;
+        if (m->fence_started && m->fence_committed) {
+            m->wake_pending = false;
+            continue;
+        }
+        struct agent_spec *spec = m->fence_started ? NULL : agent_spec_get(a, m->ns, m->rss);
+        if (!spec) {
+            if (expired) {
+                rss_log_warn("pod %s/%s: no wake's fence %lld ms after the wake (%s): left alone", m->ns,
+                             m->pod, (long long)(now_ms - a->woke_ms),
+                             m->fence_started ? "its fence still runs" : "no valid RSS known");
+                m->wake_pending = false;
+            }
+            waiting |= m->wake_pending;
+            continue;
+        }
+        m->wake_pending = false;
+        fence_member_start(a, m, spec, now_ms, a->woke_ok_wall_ms); /* the job keeps the spec reference */
+    }
+    if (!waiting)
+        a->woke_ms = 0;
 }
 
 /* Why: the leader counts a node as dead once it has seen its heartbeat unchanged for the fence timeout
@@ -196,21 +422,14 @@ static void fence_member_start(struct rss_agent *a, struct agent_member *m, stru
  * database). So the decision is per RSS, with the peers' signed answers (agent_peers.c). */
 void agent_fence_check(struct rss_agent *a, int64_t now_ms)
 {
-    /* An agent that did not run (SIGSTOP, a starved CPU, a frozen VM) finds its last renewal old on
-     * waking: that silence was its own, not the API server's. Stopping its members then made a hung rssd
-     * an outage of healthy members (and, for a primary, of its secondaries). The last look at the API
-     * server decides, as at the end of a shared outage; a node truly cut off gets no answer and stops
-     * them as before, within the leader's margin. A process that just started (after a crash, an OOM
-     * kill, an eviction) resumes its predecessor's fence clock (fence_persist.c): the same holds. */
-    if (!a->fence_check_ms || now_ms - a->fence_check_ms > FENCE_STALL_MS) {
-        if (a->fence_check_ms)
-            rss_log_warn("this agent did not run for %lld ms (stopped or starved): a last look at the API "
-                         "server decides before any self-fencing",
-                         (long long)(now_ms - a->fence_check_ms));
-        a->stalled_ms = now_ms;
-    }
+    int64_t off = rss_clock_boot_ms() - rss_clock_mono_ms();
+    wake_check(a, now_ms, off);
     a->fence_check_ms = now_ms;
-    int64_t silent = now_ms - atomic_load(&a->api_ok_ms);
+    a->fence_seen_off_ms = off;
+    int64_t ok = atomic_load(&a->api_ok_ms);
+    a->fence_seen_ok_ms = ok;
+    a->fence_seen_ok_wall_ms = rss_clock_wall_ms() - (rss_clock_mono_ms() - ok);
+    int64_t silent = now_ms - ok;
     /* fence_from_ms: after a restart that resumed an old fence clock, the restored peers get a probe
      * round first, or a control-plane outage would stop members before anyone could vouch. */
     bool cut_off = silent > a->fence_timeout_ms && now_ms >= a->fence_from_ms;
@@ -226,15 +445,18 @@ void agent_fence_check(struct rss_agent *a, int64_t now_ms)
                          "are, the leader decides what starts");
         for (struct agent_member *m = a->members; m; m = m->next) {
             m->wake = true;
-            m->fence_started = m->fence_committed = false;
+            if (!m->fence_wake) /* a wake's fence is not about this cut-off period: it runs on */
+                m->fence_started = m->fence_committed = false;
             m->failsafe_kept = false;
             m->vouch_lost_ms = 0;
         }
     }
+    wake_start(a, now_ms);
     if (!cut_off)
         return;
     for (struct agent_member *m = a->members; m; m = m->next) {
-        if (m->fence_started)
+        /* A member whose wake's fence is pending: neither the failsafe nor the API server calls it off. */
+        if (m->fence_started || m->wake_pending)
             continue;
         struct agent_spec *spec = agent_spec_get(a, m->ns, m->rss);
         if (!spec)
@@ -254,7 +476,7 @@ void agent_fence_check(struct rss_agent *a, int64_t now_ms)
             m->vouch_lost_ms = now_ms;
         rss_log_warn("self-fencing pod %s/%s: the API server has been unreachable for %lld ms and %s", m->ns,
                      m->pod, (long long)silent, why);
-        fence_member_start(a, m, spec, now_ms); /* the job keeps the spec reference */
+        fence_member_start(a, m, spec, now_ms, 0); /* the job keeps the spec reference */
     }
 }
 
@@ -276,29 +498,36 @@ void agent_fence_finish(struct rss_agent *a)
 {
     struct pending {
         char *ns, *pod, *uid, *cname;
-        bool committed;
+        bool committed, wake;
     } *p = NULL;
     size_t n = 0, cap = 0;
-    bool looking = false;
+    bool looking = false, wake_looking = false;
     pthread_mutex_lock(&a->lock);
+    int64_t ok_wall_ms = a->woke_ok_wall_ms;
     for (struct agent_member *m = a->members; m; m = m->next)
         if (m->fence_started && !m->fence_done) {
-            *(struct pending *)rss_xarray_push(&p, &n, &cap, sizeof(*p)) =
-                (struct pending){rss_xstrdup(m->ns), rss_xstrdup(m->pod), rss_xstrdup(m->uid),
-                                 rss_xstrdup(m->container_name), m->fence_committed};
-            looking |= !m->fence_committed;
+            *(struct pending *)rss_xarray_push(&p, &n, &cap, sizeof(*p)) = (struct pending){
+                rss_xstrdup(m->ns), rss_xstrdup(m->pod), rss_xstrdup(m->uid), rss_xstrdup(m->container_name),
+                m->fence_committed, m->fence_wake};
+            looking |= !m->fence_committed && !m->fence_wake;
+            wake_looking |= !m->fence_committed && m->fence_wake;
         }
     pthread_mutex_unlock(&a->lock);
     /* A fence still taking its last look (a stalled or just-started agent) is not decided: the kubelet's
      * SIGTERM of an agent that just woke from a long stop (its liveness probe failed meanwhile) came while
      * that look was finding the API server answering, and the kill stopped a healthy primary. Look once
      * more here: if the API server answers, those members are left running (the next agent decides); if
-     * not, they are killed like the decided ones. */
+     * not, they are killed like the decided ones. A wake's fence (rule 18) looks at the Node instead: only
+     * its proof leaves them running. */
     bool answers = looking && api_answers(a, FENCE_PROBE_MS);
+    char why[768] = "";
+    bool proven = wake_looking && node_proves_alive(a, ok_wall_ms, FENCE_PROBE_MS, why, sizeof(why));
     for (size_t i = 0; i < n; i++) {
         _cleanup_free_ char *cid = NULL;
         _cleanup_error_ rss_error_t err = NULL;
-        if (!p[i].committed && answers)
+        if (!p[i].committed && p[i].wake && proven)
+            rss_log_info("pod %s/%s keeps running as rssd stops after its wake: %s", p[i].ns, p[i].pod, why);
+        else if (!p[i].committed && !p[i].wake && answers)
             rss_log_info(
                 "self-fencing of pod %s/%s called off as rssd stops: the API server answers this node",
                 p[i].ns, p[i].pod);
@@ -313,9 +542,13 @@ void agent_fence_finish(struct rss_agent *a)
                 p[i].ns, p[i].pod, cid);
         else if (cid) {
             rss_metrics_inc(RSS_METRIC_FENCE_KILLS);
-            rss_log_warn(
-                "self-fencing: pod %s/%s: rssd stops while its fence stop runs: container %.12s killed",
-                p[i].ns, p[i].pod, cid);
+            if (p[i].wake && !p[i].committed)
+                rss_log_warn("self-fencing: pod %s/%s: rssd stops after its wake: %s: container %.12s killed",
+                             p[i].ns, p[i].pod, why, cid);
+            else
+                rss_log_warn(
+                    "self-fencing: pod %s/%s: rssd stops while its fence stop runs: container %.12s killed",
+                    p[i].ns, p[i].pod, cid);
         }
         free(p[i].ns);
         free(p[i].pod);

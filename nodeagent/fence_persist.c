@@ -180,6 +180,15 @@ void agent_fence_state_restore(struct rss_agent *a)
     const char *why;
     int64_t ok = rss_fencestate_resume(have ? &s : NULL, a->boot_id, rss_clock_boot_ms(), mono, &why);
     atomic_store(&a->api_ok_ms, ok);
+    /* The first fence check judges this start as a wake from ok (rule 18, fence.c wake_check): a
+     * predecessor's last renewal older than the fence timeout means no rssd may have run here while the
+     * leader judged this node dead (an rssd killed during a partition, restarted after the verdict). The
+     * heartbeat thread may renew before that check, so the check gets the restored value, not the current. */
+    pthread_mutex_lock(&a->lock);
+    a->fence_seen_ok_ms = ok;
+    a->fence_seen_off_ms = rss_clock_boot_ms() - mono;
+    a->fence_seen_ok_wall_ms = rss_clock_wall_ms() - (mono - ok);
+    pthread_mutex_unlock(&a->lock);
     if (ok < mono) {
         pthread_mutex_lock(&a->lock);
         const cJSON *it;

@@ -728,6 +728,115 @@ static void test_fence_stop_kills(void **state)
     rmdir(dir);
 }
 
+/* Rule 18: a Node with status.conditions `conds` (JSON, ' for "), created at `created` (NULL: no time). */
+static cJSON *wake_node(const char *created, const char *conds)
+{
+    char buf[1024];
+    snprintf(buf, sizeof(buf), "{'metadata':{'name':'n1'%s%s%s},'status':{'conditions':%s}}",
+             created ? ",'creationTimestamp':'" : "", created ? created : "", created ? "'" : "", conds);
+    for (char *c = buf; *c; c++)
+        if (*c == '\'')
+            *c = '"';
+    cJSON *node = cJSON_Parse(buf);
+    if (!node)
+        fail_msg("bad test JSON: %s", buf);
+    return node;
+}
+
+#define OLD_READY "[{'type':'Ready','status':'True','lastTransitionTime':'2025-01-01T00:00:00Z'}]"
+#define CREATED   "2024-12-01T00:00:00Z"
+
+/* The renewal before the gap at 12:00:10.500; the leader's dead verdict needs Ready read not True after it.
+ */
+static const struct wake_row {
+    const char *name, *created, *conds, *renewed;
+    bool keep;
+    const char *why_has;
+} wake_rows[] = {
+    {"Ready since long before, created long before", CREATED, OLD_READY, "2025-06-01T12:00:10.500Z", true,
+     "Ready since 2025-01-01T00:00:00Z"},
+    {"Ready again after the renewal (Unknown while frozen)", CREATED,
+     "[{'type':'Ready','status':'True','lastTransitionTime':'2025-06-01T12:00:40Z'}]",
+     "2025-06-01T12:00:10.500Z", false, "Ready only since 2025-06-01T12:00:40Z"},
+    {"Ready Unknown (the node controller's)", CREATED,
+     "[{'type':'Ready','status':'Unknown','reason':'NodeStatusUnknown','lastTransitionTime':"
+     "'2025-06-01T12:00:30Z'}]",
+     "2025-06-01T12:00:10.500Z", false, "Ready condition is Unknown (NodeStatusUnknown)"},
+    {"Ready False", CREATED,
+     "[{'type':'Ready','status':'False','reason':'KubeletNotReady','lastTransitionTime':'2025-01-01T00:00:"
+     "00Z'}]",
+     "2025-06-01T12:00:10.500Z", false, "is False"},
+    {"Ready without a status", CREATED, "[{'type':'Ready','lastTransitionTime':'2025-01-01T00:00:00Z'}]",
+     "2025-06-01T12:00:10.500Z", false, "without a status"},
+    {"status 'true' is not 'True'", CREATED,
+     "[{'type':'Ready','status':'true','lastTransitionTime':'2025-01-01T00:00:00Z'}]",
+     "2025-06-01T12:00:10.500Z", false, "is true"},
+    {"no conditions", CREATED, "[]", "2025-06-01T12:00:10.500Z", false, "no Ready condition"},
+    {"conditions not a list", CREATED, "{'Ready':'True'}", "2025-06-01T12:00:10.500Z", false,
+     "no Ready condition"},
+    {"only other conditions", CREATED,
+     "[{'type':'DiskPressure','status':'False','lastTransitionTime':'2025-01-01T00:00:00Z'},"
+     "{'type':'ready','status':'True','lastTransitionTime':'2025-01-01T00:00:00Z'}]",
+     "2025-06-01T12:00:10.500Z", false, "no Ready condition"},
+    {"a second Ready condition not True", CREATED,
+     "[{'type':'Ready','status':'True','lastTransitionTime':'2025-01-01T00:00:00Z'},"
+     "{'type':'Ready','status':'Unknown','lastTransitionTime':'2025-06-01T12:00:30Z'}]",
+     "2025-06-01T12:00:10.500Z", false, "Unknown"},
+    {"no lastTransitionTime", CREATED, "[{'type':'Ready','status':'True'}]", "2025-06-01T12:00:10.500Z",
+     false, "an unknown time"},
+    {"garbage lastTransitionTime", CREATED,
+     "[{'type':'Ready','status':'True','lastTransitionTime':'yesterday'}]", "2025-06-01T12:00:10.500Z", false,
+     "since yesterday"},
+    {"lastTransitionTime not a string", CREATED, "[{'type':'Ready','status':'True','lastTransitionTime':1}]",
+     "2025-06-01T12:00:10.500Z", false, "an unknown time"},
+    {"no creationTimestamp", NULL, OLD_READY, "2025-06-01T12:00:10.500Z", false, "creationTimestamp (none)"},
+    {"garbage creationTimestamp", "then", OLD_READY, "2025-06-01T12:00:10.500Z", false,
+     "creationTimestamp (then)"},
+    {"created after the renewal (deleted and registered again)", "2025-06-01T12:00:20Z", OLD_READY,
+     "2025-06-01T12:00:10.500Z", false, "creationTimestamp (2025-06-01T12:00:20Z)"},
+    {"no renewal time known", CREATED, OLD_READY, NULL, false, "unknown"},
+    /* The granularity: "12:00:09Z" is an instant before 12:00:10.000; "12:00:10Z" may be up to 12:00:10.999.
+     */
+    {"a second before the renewal: keep", CREATED,
+     "[{'type':'Ready','status':'True','lastTransitionTime':'2025-06-01T12:00:09Z'}]", "2025-06-01T12:00:10Z",
+     true, "Ready since 2025-06-01T12:00:09Z"},
+    {"the renewal's own second: fence", CREATED,
+     "[{'type':'Ready','status':'True','lastTransitionTime':'2025-06-01T12:00:10Z'}]",
+     "2025-06-01T12:00:10.999Z", false, "Ready only since 2025-06-01T12:00:10Z"},
+    {"the next second: keep", CREATED,
+     "[{'type':'Ready','status':'True','lastTransitionTime':'2025-06-01T12:00:10Z'}]", "2025-06-01T12:00:11Z",
+     true, "Ready since"},
+    {"created in the renewal's own second: fence", "2025-06-01T12:00:10Z", OLD_READY,
+     "2025-06-01T12:00:10.999Z", false, "creationTimestamp"},
+    {"a fraction counts only to a whole second more", CREATED,
+     "[{'type':'Ready','status':'True','lastTransitionTime':'2025-06-01T12:00:09.500Z'}]",
+     "2025-06-01T12:00:10Z", false, "Ready only since"},
+};
+
+static void test_wake_keep_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(wake_rows) / sizeof(wake_rows[0]); i++) {
+        const struct wake_row *r = &wake_rows[i];
+        _cleanup_json_ cJSON *node = wake_node(r->created, r->conds);
+        int64_t renewed = 0;
+        _cleanup_error_ rss_error_t err = NULL;
+        if (r->renewed)
+            assert_int_equal(rss_time_parse_ms(r->renewed, &renewed, &err), 0);
+        char why[768] = "";
+        bool keep = agent_wake_keep(node, renewed, why, sizeof(why));
+        if (keep != r->keep || !strstr(why, r->why_has))
+            fail_msg("row '%s': %s (%s), want %s with '%s'", r->name, keep ? "keep" : "fence", why,
+                     r->keep ? "keep" : "fence", r->why_has);
+    }
+    /* No Node at all, or not an object. */
+    char why[768] = "";
+    assert_false(agent_wake_keep(NULL, 1748779210500, why, sizeof(why)));
+    assert_non_null(strstr(why, "no Node"));
+    _cleanup_json_ cJSON *list = cJSON_Parse("[]");
+    assert_false(agent_wake_keep(list, 1748779210500, why, sizeof(why)));
+}
+
 static void test_verdict_names(void **state)
 {
     (void)state;
@@ -978,6 +1087,7 @@ int main(void)
         cmocka_unit_test(test_peers_due),
         cmocka_unit_test(test_peer_annotation),
         cmocka_unit_test(test_fence_stop_kills),
+        cmocka_unit_test(test_wake_keep_table),
         cmocka_unit_test(test_records_sweep_per_rss),
         cmocka_unit_test(test_probe_keeps_connection),
         cmocka_unit_test(test_probe_round_parallel),

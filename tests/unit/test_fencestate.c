@@ -1,6 +1,7 @@
 /* test_fencestate.c -- the fence state across an rssd restart (finding F3): the file's codec, the clock
  * arithmetic, the atomic write, and an agent restarted while cut off resuming its fence clock, its
- * members, specs and peers, and fencing right after the restore grace (not a fence timeout later). */
+ * members, specs and peers, and fencing at once when its predecessor's last renewal is past the fence
+ * timeout (rule 18), else right after the restore grace (not a fence timeout later). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -279,7 +280,10 @@ static void wait_workers(struct rss_agent *a)
 }
 
 /* F3: the previous process last heard the API 60 s ago (fence timeout 30 s); the new one, still cut
- * off, must resume that clock and its tables and fence after the restore grace, not 30 s later. */
+ * off, must resume that clock and its tables and fence at once, not 30 s later. Past the fence timeout it
+ * is a wake (rule 18): no rssd may have run here while the leader judged the node dead, so the fence
+ * starts at the first check, before the restore grace the failsafe's peers get (they cannot keep a woken
+ * node's members), and only the Node (unreadable here: no API server) could call it off. */
 static void test_restart_cut_off_fences(void **state)
 {
     struct world *w = *state;
@@ -297,14 +301,17 @@ static void test_restart_cut_off_fences(void **state)
     agent_spec_put(a, spec);
     assert_int_equal(a->n_peers, 1);
     assert_string_equal(a->peers[0].url, "http://127.0.0.1:9/peer");
-    /* the grace: no fencing before the restored peers were probed once */
+    /* the wake's fence at the first check, the cut-off state still in its grace */
     pthread_mutex_lock(&a->lock);
     agent_fence_check(a, now);
     assert_false(a->fenced);
-    /* then fenced at once, and `stop` is started for the restored member (no peer vouched) */
+    assert_true(a->members->fence_started);
+    assert_true(a->members->fence_wake);
+    /* the cut-off state after the grace leaves the wake's fence running */
     agent_fence_check(a, a->fence_from_ms);
     assert_true(a->fenced);
     assert_true(a->members->fence_started);
+    assert_true(a->members->fence_wake);
     pthread_mutex_unlock(&a->lock);
     wait_workers(a);
     /* what it saves is what it restored, with the stamp it is given */
@@ -324,6 +331,33 @@ static void test_restart_cut_off_fences(void **state)
     assert_int_equal(cJSON_GetArraySize(s.peers), 1);
     assert_string_equal(rss_json_str(cJSON_GetArrayItem(s.peers, 0), "address"), "127.0.0.1:9");
     rss_fencestate_clear(&s);
+}
+
+/* The previous process last heard the API 29 s ago (fence timeout 30 s): no wake, the clock runs on; once
+ * it passes the fence timeout, the restored peers get their probe round (the grace) before the failsafe
+ * decides, and then `stop` starts (no peer vouched). */
+static void test_restart_within_timeout_grace(void **state)
+{
+    struct world *w = *state;
+    setenv("RSS_BOOT_ID", "boot-aaaaaaaa", 1);
+    write_state(w, "boot-aaaaaaaa", 29000);
+    struct rss_agent *a = new_agent(w);
+    agent_fence_state_restore(a);
+    int64_t now = rss_clock_mono_ms();
+    pthread_mutex_lock(&a->lock);
+    agent_fence_check(a, now);
+    assert_false(a->fenced);
+    assert_false(a->members->fence_started);
+    agent_fence_check(a, now + 2000); /* past the fence timeout, within the grace */
+    assert_false(a->fenced);
+    assert_false(a->members->fence_started);
+    agent_fence_check(a, a->fence_from_ms);
+    assert_true(a->fenced);
+    assert_true(a->members->fence_started);
+    assert_false(a->members->fence_wake);
+    pthread_mutex_unlock(&a->lock);
+    wait_workers(a);
+    rss_agent_free(a);
 }
 
 /* After a reboot (another boot id) or with a garbled file: the clock starts now and nothing is restored
@@ -462,6 +496,7 @@ int main(void)
         cmocka_unit_test(test_resume),
         cmocka_unit_test(test_save_load),
         cmocka_unit_test_setup_teardown(test_restart_cut_off_fences, world_setup, world_teardown),
+        cmocka_unit_test_setup_teardown(test_restart_within_timeout_grace, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_restart_other_boot, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_restart_keeps_key, world_setup, world_teardown),
         cmocka_unit_test_setup_teardown(test_one_agent_per_node, world_setup, world_teardown),

@@ -1,10 +1,19 @@
-/* test_agent_fence.c -- rssd stopping (SIGTERM) while a self-fence runs: the decided fences' containers are
- * killed, a fence still taking its last look at the API server only if the API server does not answer.
+/* test_agent_fence.c -- the agent's self-fence run in process against kubesim with a fake CRI: rssd stopping
+ * (SIGTERM) while a fence runs, and an agent waking up past its fence timeout (rule 18).
  *
- * The case: an agent woken from a long SIGSTOP starts a fence whose last look finds the API server answering;
+ * At exit: an agent woken from a long SIGSTOP starts a fence whose last look finds the API server answering;
  * the kubelet's liveness SIGTERM, sent while it was stopped, arrives during that look. The kill at exit
- * stopped a healthy primary (e2e safety_primary hang_primary_agent, once). Judged by the fake CRI's count of
- * StopContainer calls; the API server is kubesim (answers) or a closed loopback port (does not). */
+ * stopped a healthy primary (e2e safety_primary hang_primary_agent, once). The decided fences' containers
+ * are killed, a fence still taking its last look only if the API server does not answer.
+ *
+ * On a wake (issue 35): a node frozen past the leader's dead window thawed, its agent took one look at the
+ * API server, got an answer and left its primary running beside the standby the leader had promoted. Now
+ * the fence check, called with a jump in time past the fence timeout, stops the member unless this node's
+ * Node proves that the leader could not have judged it dead: Ready=True since before the last renewal.
+ *
+ * Judged by the fake CRI's counts: the member's `stop` hook is `fail` (exit 3), so a stop that runs is
+ * followed by a CRI StopContainer, counted. The API server is kubesim (answers) or a closed loopback port
+ * (does not). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,8 +29,11 @@
 #include "fake_cri.h"
 #include "rss/agent.h"
 #include "rss/cleanup.h"
+#include "rss/clock.h"
 #include "rss/cri.h"
+#include "rss/fencestate.h"
 #include "rss/kube.h"
+#include "rss/protocol.h"
 #include "simfix.h"
 
 #define NS   "rssd-system"
@@ -31,22 +43,48 @@ static struct simfix sim;
 static struct rss_kube *kube, *dead_kube;
 static struct fake_cri *fake;
 static struct rss_cri *cri;
+static int64_t node_created_ms; /* wall clock */
+
+/* The member's RSS: `stop` fails (exit 3 in the fake CRI), so a stop that runs ends in a counted kill; its
+ * only member node is this one, so the failsafe would keep it through any API outage. */
+static const char rss_obj[] =
+    "{\"kind\":\"ReplicatedStatefulSet\",\"metadata\":{\"name\":\"db\",\"namespace\":\"prod\",\"uid\":\"r1\"}"
+    ","
+    "\"spec\":{\"pod\":{\"commands\":{\"sequence\":{\"command\":[\"echo\",\"5\"]},"
+    "\"primary\":{\"command\":[\"echo\",\"up\"]},\"status\":{\"command\":[\"echo\"]},"
+    "\"stop\":{\"command\":[\"fail\"],\"timeout\":\"2s\"}},\"containers\":[{\"name\":\"app\",\"image\":"
+    "\"busybox\"}]}},"
+    "\"status\":{\"memberStatus\":[{\"node\":\"" NODE "\"}]}}";
+
+static const char pod_obj[] =
+    "{\"metadata\":{\"name\":\"rss-db-0\",\"namespace\":\"prod\",\"uid\":\"u0\","
+    "\"labels\":{\"rss.clusterlabs.org/name\":\"db\"}},"
+    "\"spec\":{\"nodeName\":\"" NODE "\",\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}";
+
+/* An agent with the member pod rss-db-0 of RSS prod/db (state_dir: its fence state, NULL none). */
+static struct rss_agent *agent_with_member(struct rss_kube *k, const char *state_dir)
+{
+    struct rss_agent_config cfg = {.kube = k, .cri = cri, .node = NODE, .ns = NS, .state_dir = state_dir};
+    struct rss_agent *a = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    SIMFIX_CHECK(rss_agent_new(&cfg, &a, &err), &err, "rss_agent_new");
+    _cleanup_json_ cJSON *pod = cJSON_Parse(pod_obj);
+    _cleanup_json_ cJSON *cr = cJSON_Parse(rss_obj);
+    assert_non_null(pod);
+    assert_non_null(cr);
+    pthread_mutex_lock(&a->lock);
+    agent_spec_set(a, cr);
+    agent_member_ingest(a, pod);
+    assert_non_null(a->members);
+    pthread_mutex_unlock(&a->lock);
+    return a;
+}
 
 /* An agent with one member pod whose fence started; committed = its decision is taken. */
 static struct rss_agent *agent_with_fence(struct rss_kube *k, bool committed)
 {
-    struct rss_agent_config cfg = {.kube = k, .cri = cri, .node = NODE, .ns = NS};
-    struct rss_agent *a = NULL;
-    _cleanup_error_ rss_error_t err = NULL;
-    SIMFIX_CHECK(rss_agent_new(&cfg, &a, &err), &err, "rss_agent_new");
-    _cleanup_json_ cJSON *pod = cJSON_Parse(
-        "{\"metadata\":{\"name\":\"rss-db-0\",\"namespace\":\"prod\",\"uid\":\"u0\","
-        "\"labels\":{\"rss.clusterlabs.org/name\":\"db\"}},"
-        "\"spec\":{\"nodeName\":\"" NODE "\",\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}");
-    assert_non_null(pod);
+    struct rss_agent *a = agent_with_member(k, NULL);
     pthread_mutex_lock(&a->lock);
-    agent_member_ingest(a, pod);
-    assert_non_null(a->members);
     a->members->fence_started = true;
     a->members->fence_committed = committed;
     pthread_mutex_unlock(&a->lock);
@@ -79,6 +117,183 @@ static void test_finish_looking_api_silent(void **state)
 {
     (void)state;
     assert_int_equal(finish_kills(dead_kube, false), 1); /* cut off indeed: killed */
+}
+
+/* This node's Node: Ready=True since `since` (NULL: now, as the kubelet writes it when Ready comes back). */
+static void node_ready_since(const char *since)
+{
+    char now[RSS_TIME_LEN];
+    rss_time_seconds(now, NULL);
+    _cleanup_free_ char *path = rss_kube_path("v1", NULL, "nodes", NODE, NULL);
+    _cleanup_free_ char *text =
+        rss_xasprintf("{\"status\":{\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\",\"reason\":"
+                      "\"KubeletReady\",\"lastTransitionTime\":\"%s\"}]}}",
+                      since ? since : now);
+    _cleanup_json_ cJSON *patch = cJSON_Parse(text);
+    _cleanup_error_ rss_error_t err = NULL;
+    SIMFIX_CHECK(rss_kube_merge_patch_status(kube, path, patch, NULL, &err), &err, "the Node's status");
+}
+
+#define LONG_AGO "2020-01-01T00:00:00Z"
+
+static void wait_workers(struct rss_agent *a)
+{
+    for (int i = 0; i < 200 && rss_agent_busy_workers(a) > 0; i++)
+        usleep(50 * 1000);
+    assert_int_equal(rss_agent_busy_workers(a), 0);
+}
+
+/* The agent checks, then does not run for its fence timeout + 5 s (the leader may have judged its node dead
+ * meanwhile); at the next check its heartbeat has renewed since the thaw (`renewed`: the heartbeat thread
+ * ran first) or not yet. Returns how many times the member's `stop` ran (each ends in a counted kill). */
+static int wake(const char *since, bool renewed)
+{
+    node_ready_since(since);
+    int before = fake_cri_stops(fake);
+    struct rss_agent *a = agent_with_member(kube, NULL);
+    pthread_mutex_lock(&a->lock);
+    int64_t t0 = rss_clock_mono_ms();
+    agent_fence_check(a, t0);
+    int64_t thaw = t0 + a->fence_timeout_ms + 5000;
+    if (renewed)
+        atomic_store(&a->api_ok_ms, thaw - 100);
+    agent_fence_check(a, thaw);
+    pthread_mutex_unlock(&a->lock);
+    wait_workers(a);
+    rss_agent_free(a);
+    return fake_cri_stops(fake) - before;
+}
+
+/* rule 12: rssd alone hung, its kubelet fine: the leader never judged the node dead, nothing is stopped. */
+static void test_wake_node_ready_keeps(void **state)
+{
+    (void)state;
+    assert_int_equal(wake(LONG_AGO, true), 0);
+    assert_int_equal(wake(LONG_AGO, false), 0);
+}
+
+/* The whole node froze: Ready was Unknown meanwhile and is True again since the thaw. The API server
+ * answers (kubesim), and the failsafe would keep the member (its RSS has no other node): stopped anyway. */
+static void test_wake_node_transition_fences(void **state)
+{
+    (void)state;
+    assert_int_equal(wake(NULL, true), 1);
+    assert_int_equal(wake(NULL, false), 1);
+}
+
+/* No Node to read (an API server that does not answer): no proof, stopped. */
+static void test_wake_no_node_fences(void **state)
+{
+    (void)state;
+    int before = fake_cri_stops(fake);
+    struct rss_agent *a = agent_with_member(dead_kube, NULL);
+    pthread_mutex_lock(&a->lock);
+    int64_t t0 = rss_clock_mono_ms();
+    agent_fence_check(a, t0);
+    agent_fence_check(a, t0 + a->fence_timeout_ms + 5000);
+    pthread_mutex_unlock(&a->lock);
+    wait_workers(a);
+    rss_agent_free(a);
+    assert_int_equal(fake_cri_stops(fake) - before, 1);
+}
+
+/* A gap shorter than the fence timeout is no wake: the leader's window is longer still. */
+static void test_short_gap_no_wake(void **state)
+{
+    (void)state;
+    node_ready_since(NULL);
+    int before = fake_cri_stops(fake);
+    struct rss_agent *a = agent_with_member(kube, NULL);
+    pthread_mutex_lock(&a->lock);
+    int64_t t0 = rss_clock_mono_ms();
+    agent_fence_check(a, t0);
+    atomic_store(&a->api_ok_ms, t0 + a->fence_timeout_ms - 2000);
+    agent_fence_check(a, t0 + a->fence_timeout_ms - 1000);
+    assert_false(a->members->fence_started);
+    pthread_mutex_unlock(&a->lock);
+    wait_workers(a);
+    rss_agent_free(a);
+    assert_int_equal(fake_cri_stops(fake) - before, 0);
+}
+
+/* A new rssd process resumes its predecessor's fence clock (fence_persist.c), whose last renewal was
+ * `age_ms` ago: past the fence timeout that is a wake too (an rssd killed during a partition and restarted
+ * after the leader's verdict, the API server answering again; or the liveness probe's restart of a hung one).
+ */
+static int restart(const char *since, int64_t age_ms)
+{
+    node_ready_since(since);
+    /* The predecessor's renewal comes after the Node's creation, by more than its second. */
+    int64_t early = node_created_ms + 2000 - (rss_clock_wall_ms() - age_ms);
+    if (early > 0)
+        usleep((useconds_t)early * 1000);
+    setenv("RSS_BOOT_ID", "boot-h2-test", 1);
+    static int n;
+    _cleanup_free_ char *dir = rss_xasprintf("%s/state-%d", sim.dir, n++);
+    _cleanup_free_ char *file = rss_xasprintf("%s/fence-" NODE ".json", dir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    struct rss_fencestate s = {.api_ok_boot_ms = rss_clock_boot_ms() - age_ms,
+                               .pods = cJSON_CreateArray(),
+                               .rss = cJSON_CreateArray(),
+                               .peers = cJSON_CreateArray()};
+    snprintf(s.boot_id, sizeof(s.boot_id), "boot-h2-test");
+    cJSON_AddItemToArray(s.pods, cJSON_Parse(pod_obj));
+    cJSON_AddItemToArray(s.rss, cJSON_Parse(rss_obj));
+    _cleanup_error_ rss_error_t err = NULL;
+    SIMFIX_CHECK(rss_fencestate_save(file, &s, &err), &err, "the fence state");
+    rss_fencestate_clear(&s);
+    int before = fake_cri_stops(fake);
+    struct rss_agent_config cfg = {.kube = kube,
+                                   .cri = cri,
+                                   .node = NODE,
+                                   .ns = NS,
+                                   .state_dir = dir,
+                                   .fence_timeout_ms = 3000,
+                                   .heartbeat_ms = 1000};
+    struct rss_agent *a = NULL;
+    SIMFIX_CHECK(rss_agent_new(&cfg, &a, &err), &err, "rss_agent_new");
+    agent_fence_state_restore(a);
+    pthread_mutex_lock(&a->lock);
+    assert_non_null(a->members);
+    atomic_store(&a->api_ok_ms, rss_clock_mono_ms()); /* the new heartbeat renewed before the first check */
+    agent_fence_check(a, rss_clock_mono_ms());
+    pthread_mutex_unlock(&a->lock);
+    wait_workers(a);
+    rss_agent_free(a);
+    unsetenv("RSS_BOOT_ID");
+    return fake_cri_stops(fake) - before;
+}
+
+static void test_restart_wake(void **state)
+{
+    (void)state;
+    /* fence timeout 3 s */
+    assert_int_equal(restart(LONG_AGO, 4000), 0); /* the liveness probe's restart of a hung rssd */
+    assert_int_equal(restart(NULL, 4000), 1);     /* the node was cut off too: the known gap, closed */
+    assert_int_equal(restart(NULL, 1000), 0);     /* within the fence timeout: the ordinary clock runs on */
+}
+
+/* rssd stopping while a wake's fence still reads the Node: killed unless the Node proves it alive. */
+static int finish_wake(struct rss_kube *k, const char *since)
+{
+    node_ready_since(since);
+    int before = fake_cri_stops(fake);
+    struct rss_agent *a = agent_with_fence(k, false);
+    pthread_mutex_lock(&a->lock);
+    a->members->fence_wake = true;
+    a->woke_ok_wall_ms = rss_clock_wall_ms() - 2000;
+    pthread_mutex_unlock(&a->lock);
+    agent_fence_finish(a);
+    rss_agent_free(a);
+    return fake_cri_stops(fake) - before;
+}
+
+static void test_finish_wake(void **state)
+{
+    (void)state;
+    assert_int_equal(finish_wake(kube, LONG_AGO), 0);
+    assert_int_equal(finish_wake(kube, NULL), 1);
+    assert_int_equal(finish_wake(dead_kube, LONG_AGO), 1);
 }
 
 static int setup(void **state)
@@ -123,6 +338,19 @@ static int setup(void **state)
         rss_error_release(&err);
         return -1;
     }
+    /* This node's Node, created more than a second (its creationTimestamp's granularity) before any agent
+     * here renews or is made. */
+    _cleanup_json_ cJSON *node =
+        cJSON_Parse("{\"metadata\":{\"name\":\"" NODE "\"},\"status\":{\"conditions\":"
+                    "[{\"type\":\"Ready\",\"status\":\"True\",\"lastTransitionTime\":"
+                    "\"" LONG_AGO "\"}]}}");
+    _cleanup_free_ char *npath = rss_kube_path("v1", NULL, "nodes", NULL, NULL);
+    if (rss_kube_create(kube, npath, node, NULL, &err) < 0) {
+        rss_error_release(&err);
+        return -1;
+    }
+    node_created_ms = rss_clock_wall_ms();
+    usleep(1100 * 1000);
     return 0;
 }
 
@@ -143,6 +371,12 @@ int main(void)
         cmocka_unit_test(test_finish_decided_kills),
         cmocka_unit_test(test_finish_looking_api_answers),
         cmocka_unit_test(test_finish_looking_api_silent),
+        cmocka_unit_test(test_wake_node_ready_keeps),
+        cmocka_unit_test(test_wake_node_transition_fences),
+        cmocka_unit_test(test_wake_no_node_fences),
+        cmocka_unit_test(test_short_gap_no_wake),
+        cmocka_unit_test(test_restart_wake),
+        cmocka_unit_test(test_finish_wake),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
