@@ -121,7 +121,7 @@ sc_force_seed() {
     # down, every 5 s, and the next plan).
     [ "$(date +%s)" -ge $((ends_s - 1)) ] || fail "the leader judged $off before the time it gave ($ends)"
     [ "$(date +%s)" -le $((ends_s + DEAD_S)) ] || fail "the leader judged $off long after the time it gave ($ends)"
-    note "the leader judged $off $(($(date +%s) - ends_s)) s after the time it gave"
+    note "the leader judged $off at $(date -u +%H:%M:%S), the time it gave $ends (rounded up to the second)"
     k annotate rss "$R" -n "$NS" "rss.clusterlabs.org/force-seed=$(member $R 0)" >/dev/null || fail "annotate"
     seeded() { hook_lines "$mark" "$R" seed | grep -q " $(member $R 0) seed args=\[\] rc=0$"; }
     wait_until 30 "$(member $R 0) to seed on the admin's word" seeded
