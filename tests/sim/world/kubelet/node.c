@@ -6,6 +6,7 @@
 
 #include "kubelet.h"
 #include "rss/cleanup.h"
+#include "rss/json.h"
 #include "rss/log.h"
 
 #define LEASE_NS              "kube-node-lease"
@@ -85,21 +86,51 @@ static cJSON *condition(const char *type, const char *status, const char *reason
     return c;
 }
 
-static int patch_status(struct kl *kl, const char *since, rss_error_t *err)
+/* A condition's lastTransitionTime as the real kubelet's setters give it (pkg/kubelet/nodestatus/
+ * setters.go): the stored one while the stored status is the one posted, now when the status changes
+ * (the node lifecycle controller set Unknown while this kubelet was frozen or cut off: the transition
+ * back to True is the moment it posts again) or when the Node has no such condition yet. rssd reads
+ * the Ready transition to prove that its node was not judged dead while the agent did not run. */
+static const char *transition_time(const cJSON *node, const char *type, const char *status, const char *now)
+{
+    const cJSON *c;
+    cJSON_ArrayForEach(c, rss_json_path(node, "status.conditions"))
+    {
+        const char *t = rss_json_str(c, "type");
+        if (!t || strcmp(t, type) != 0)
+            continue;
+        const char *s = rss_json_str(c, "status"), *since = rss_json_str(c, "lastTransitionTime");
+        return s && strcmp(s, status) == 0 && since && *since ? since : now;
+    }
+    return now;
+}
+
+/* Reads the Node first, as the kubelet's status update does (tryUpdateNodeStatus): the conditions'
+ * transition times depend on what the API server holds now, not on what this kubelet last wrote. */
+static int patch_status(struct kl *kl, rss_error_t *err)
 {
     char now[RSS_TIME_LEN];
     rss_time_seconds(now, NULL);
+    _cleanup_free_ char *path = rss_kube_path("v1", NULL, "nodes", kl->node, NULL);
+    _cleanup_json_ cJSON *node = NULL;
+    if (rss_kube_get(kl->kube, path, &node, err) < 0)
+        return rss_error_wrap(err, "reading node %s before its status update", kl->node);
+    static const struct {
+        const char *type, *status, *reason, *message;
+    } conditions[] = {
+        {"MemoryPressure", "False", "KubeletHasSufficientMemory", "kubelet has sufficient memory available"},
+        {"DiskPressure", "False", "KubeletHasNoDiskPressure", "kubelet has no disk pressure"},
+        {"PIDPressure", "False", "KubeletHasSufficientPID", "kubelet has sufficient PID available"},
+        {"Ready", "True", "KubeletReady", "kubelet is posting ready status"},
+    };
     _cleanup_json_ cJSON *patch = cJSON_CreateObject();
     cJSON *st = cJSON_AddObjectToObject(patch, "status");
     cJSON *conds = cJSON_AddArrayToObject(st, "conditions");
-    cJSON_AddItemToArray(conds, condition("MemoryPressure", "False", "KubeletHasSufficientMemory",
-                                          "kubelet has sufficient memory available", now, since));
-    cJSON_AddItemToArray(conds, condition("DiskPressure", "False", "KubeletHasNoDiskPressure",
-                                          "kubelet has no disk pressure", now, since));
-    cJSON_AddItemToArray(conds, condition("PIDPressure", "False", "KubeletHasSufficientPID",
-                                          "kubelet has sufficient PID available", now, since));
-    cJSON_AddItemToArray(
-        conds, condition("Ready", "True", "KubeletReady", "kubelet is posting ready status", now, since));
+    for (size_t i = 0; i < sizeof(conditions) / sizeof(conditions[0]); i++)
+        cJSON_AddItemToArray(conds,
+                             condition(conditions[i].type, conditions[i].status, conditions[i].reason,
+                                       conditions[i].message, now,
+                                       transition_time(node, conditions[i].type, conditions[i].status, now)));
     cJSON *addrs = cJSON_AddArrayToObject(st, "addresses");
     cJSON *a = cJSON_CreateObject();
     cJSON_AddStringToObject(a, "type", "InternalIP");
@@ -123,7 +154,6 @@ static int patch_status(struct kl *kl, const char *since, rss_error_t *err)
     /* As a real kubelet reports the kernel's: this power-on's, so a reboot shows in the Node. */
     if (kl->boot_id)
         cJSON_AddStringToObject(info, "bootID", kl->boot_id);
-    _cleanup_free_ char *path = rss_kube_path("v1", NULL, "nodes", kl->node, NULL);
     if (rss_kube_merge_patch_status(kl->kube, path, patch, NULL, err) < 0)
         return rss_error_wrap(err, "updating node %s status", kl->node);
     return 0;
@@ -230,8 +260,6 @@ void *kl_node_thread(void *arg)
     struct kl *kl = arg;
     _cleanup_free_ char *node_uid = NULL;
     struct lease_state ls = {0};
-    char since[RSS_TIME_LEN];
-    rss_time_seconds(since, NULL);
     bool registered = false, announced = false;
     long backoff = 200;
     unsigned n = 0;
@@ -251,7 +279,7 @@ void *kl_node_thread(void *arg)
                     rss_log_error(RSS_LOG_WARN, &err, "runtime %s not answering yet", kl->cri_endpoint);
                 }
             }
-            if (register_node(kl, &node_uid, &err) < 0 || patch_status(kl, since, &err) < 0) {
+            if (register_node(kl, &node_uid, &err) < 0 || patch_status(kl, &err) < 0) {
                 rss_log_error(RSS_LOG_WARN, &err, "node %s", kl->node);
                 sleep_until_stop(kl, backoff);
                 backoff = backoff * 2 > 5000 ? 5000 : backoff * 2;
@@ -259,7 +287,7 @@ void *kl_node_thread(void *arg)
             }
             registered = true;
             backoff = 200;
-        } else if (n % STATUS_EVERY_RENEWALS == 0 && patch_status(kl, since, &err) < 0) {
+        } else if (n % STATUS_EVERY_RENEWALS == 0 && patch_status(kl, &err) < 0) {
             if (rss_error_code(err) == RSS_E_NOT_FOUND)
                 registered = false; /* someone deleted our Node: register again */
             rss_log_error(RSS_LOG_WARN, &err, "node %s", kl->node);
