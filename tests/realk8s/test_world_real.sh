@@ -156,6 +156,34 @@ kubectl --kubeconfig "$KC" --cache-dir "$tmp/kcache" --request-timeout=3s get ns
 k get ns >/dev/null || fail "no answer after api-thaw"
 ok "api-freeze: no answer; api-thaw: answers"
 
+# freeze: node-2's kubelet, containerd and containers (the probe's, rssd's) stop at once, the Node goes Unknown;
+# thaw: the same processes run again, Ready since the thaw (the real kubelet's transition time), no restart.
+cg2=/sys/fs/cgroup/unified/rss-world-$(printf '%s' "$RSS_WORLD_DIR" | cksum | cut -d' ' -f1)/node-2
+task_pid() { ctr --address "$sock2" -n k8s.io tasks ls | awk -v c="${1#containerd://}" '$1 == c {print $2}'; }
+probe_c=$(k get pod probe -o jsonpath='{.status.containerStatuses[0].containerID}')
+rssd_c=$(k get pods -n rssd-system -l app.kubernetes.io/name=rssd -o json |
+    jq -r '.items[] | select(.spec.nodeName == "node-2") | .status.containerStatuses[0].containerID')
+probe_restarts=$(k get pod probe -o jsonpath='{.status.containerStatuses[0].restartCount}')
+pids="kubelet:$(cut -d' ' -f1 "$RSS_WORLD_DIR/nodes/node-2/kubelet.pid") containerd:$(cat "$RSS_WORLD_DIR/nodes/node-2/containerd/containerd.pid")"
+pids+=" probe:$(task_pid "$probe_c") rssd:$(task_pid "$rssd_c")"
+cg_state() { grep -qx "frozen $2" "/sys/fs/cgroup/unified$(sed -n 's/^0:://p' "/proc/$1/cgroup")/cgroup.events"; }
+in_cg2() { [[ $(sed -n 's/^0:://p' "/proc/$1/cgroup") == "${cg2#/sys/fs/cgroup/unified}"* ]]; }
+"$WORLD" freeze node-2 >/dev/null 2>&1 || fail "freeze"
+for p in $pids; do
+    in_cg2 "${p#*:}" || fail "${p%%:*} (${p#*:}) is not below node-2's cgroup: $(cat "/proc/${p#*:}/cgroup")"
+    cg_state "${p#*:}" 1 || fail "${p%%:*} (${p#*:}) not frozen"
+done
+wait_until 60 "node-2 NotReady (Unknown) while frozen" notready
+thawed_at=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+"$WORLD" thaw node-2 >/dev/null 2>&1 || fail "thaw"
+for p in $pids; do cg_state "${p#*:}" 0 || fail "${p%%:*} (${p#*:}) not running again after thaw"; done
+wait_until 60 "node-2 Ready after thaw" nready
+since=$(k get node node-2 -o jsonpath='{.status.conditions[?(@.type=="Ready")].lastTransitionTime}')
+[[ ! $since < $thawed_at ]] || fail "node-2 Ready since $since, before the thaw ($thawed_at)"
+[ "$(k get pod probe -o jsonpath='{.status.containerStatuses[0].restartCount}')" = "$probe_restarts" ] ||
+    fail "the probe pod restarted across the freeze"
+ok "freeze: node-2's kubelet, containerd, probe and rssd ($pids) frozen, node Unknown; thaw: the same processes, Ready since $since"
+
 # down leaves nothing: no process naming the world, no mount below it, no cgroup, no directory.
 t0=$(date +%s%3N)
 "$WORLD" down >/dev/null 2>&1 || fail "down"
