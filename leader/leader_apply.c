@@ -14,7 +14,7 @@
 
 cJSON *leader_record_patch(const struct rss_plan_patch *p)
 {
-    if (!p->set_desired && !p->set_hold && !p->set_pin)
+    if (!p->set_desired && !p->set_hold && !p->set_pin && !p->set_primary)
         return NULL;
     cJSON *patch = cJSON_CreateObject();
     /* The CAS (rule 9): the record must still be the version the decision was made from. */
@@ -39,6 +39,11 @@ cJSON *leader_record_patch(const struct rss_plan_patch *p)
         cJSON_AddStringToObject(data, RSS_RECORD_RECOVERY_PIN, p->pin);
     else if (p->set_pin)
         cJSON_AddNullToObject(data, RSS_RECORD_RECOVERY_PIN);
+    /* Rules 16, 17: the primary mark, in the same write as the desired that makes the member a primary. */
+    if (p->set_primary && p->primary)
+        cJSON_AddStringToObject(data, RSS_RECORD_PRIMARY, p->primary);
+    else if (p->set_primary)
+        cJSON_AddNullToObject(data, RSS_RECORD_PRIMARY);
     return patch;
 }
 

@@ -229,8 +229,17 @@ static int drop_orphan_records(const struct leader_ctx *ctx, const struct rss_sp
                 cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(p, "metadata"), "name"));
             exists |= name && !strcmp(name, pod);
         }
-        /* Rules 14 and 2: a held or pinned member's record outlives its pod (a resume, a re-created pod). */
-        if (exists || leader_record_holds(cm))
+        /* Rules 14 and 2: a held or pinned member's record outlives its pod (a resume, a re-created pod).
+         * Rules 16, 17: so does a member's primary mark while its ordinal is still a member (a drained or
+         * deleted primary's pod, not recreated yet): dropped, the next plan would take an older primary
+         * for the newest. */
+        unsigned ord;
+        _cleanup_error_ rss_error_t ignored = NULL;
+        const char *mark = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(cm, "data"), RSS_RECORD_PRIMARY));
+        bool marked =
+            mark && rss_spec_pod_ordinal(spec, pod, &ord, &ignored) == 0 && (int)ord < spec->replicas;
+        if (exists || marked || leader_record_holds(cm))
             continue;
         if (!leader_still_leading(ctx))
             return LEADER_LOST;

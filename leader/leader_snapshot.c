@@ -82,6 +82,37 @@ static int by_ordinal(const void *a, const void *b)
     return x->ordinal < y->ordinal ? -1 : x->ordinal > y->ordinal;
 }
 
+/* Rules 16, 17: a member whose pod is gone (drained, deleted, not recreated yet) may be the one that holds
+ * the cluster's newest history; its record's primary mark says so. Such a member is in the input with
+ * only that mark (pod_exists false), so that no plan in the gap takes an older primary for the newest. */
+static void absent_marks(const struct rss_spec *spec, const cJSON *records, struct leader_snapshot *snap)
+{
+    const cJSON *cm;
+    cJSON_ArrayForEach(cm, cJSON_GetObjectItemCaseSensitive(records, "items"))
+    {
+        const char *ns, *rss, *pod, *mark = str_at(cm, "data", RSS_RECORD_PRIMARY);
+        unsigned ord;
+        rss_error_t err = NULL;
+        if (!mark || !rss_record_member(cm, &ns, &rss, &pod) ||
+            rss_spec_pod_ordinal(spec, pod, &ord, &err) < 0) {
+            rss_error_release(&err);
+            continue;
+        }
+        bool present = false;
+        for (size_t i = 0; i < snap->n_members; i++)
+            present |= snap->members[i].ordinal == ord;
+        if (present)
+            continue;
+        snap->members = rss_xrealloc(snap->members, (snap->n_members + 1) * sizeof(*snap->members));
+        struct rss_member_input *m = &snap->members[snap->n_members++];
+        memset(m, 0, sizeof(*m));
+        m->ordinal = ord;
+        m->resource_version = str_at(cm, "metadata", "resourceVersion");
+        m->primary_record = mark;
+        m->active_label = -1;
+    }
+}
+
 void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const cJSON *records,
                            const struct leader_liveness *lv, int64_t now_ms, int64_t dead_after_ms,
                            struct leader_snapshot *snap)
@@ -120,6 +151,8 @@ void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const
         m->hold_record = rec ? str_at(rec, "data", RSS_RECORD_LEFT_OUT) : NULL;
         /* Rule 2's recovery pin likewise: the seed it records may have been issued to another incarnation. */
         m->pin_record = rec ? str_at(rec, "data", RSS_RECORD_RECOVERY_PIN) : NULL;
+        /* Rules 16, 17: the primary mark too (it names the incarnation it was written for). */
+        m->primary_record = rec ? str_at(rec, "data", RSS_RECORD_PRIMARY) : NULL;
         m->phase = str_at(pod, "status", "phase");
         const cJSON *del = cJSON_GetObjectItemCaseSensitive(md, "deletionTimestamp");
         m->deleting = del && !cJSON_IsNull(del);
@@ -182,6 +215,7 @@ void leader_snapshot_build(const struct rss_spec *spec, const cJSON *pods, const
             }
         }
     }
+    absent_marks(spec, records, snap);
     qsort(snap->members, snap->n_members, sizeof(*snap->members), by_ordinal);
 }
 

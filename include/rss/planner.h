@@ -54,6 +54,10 @@ struct rss_member_input {
      * member, read whatever the pod uid (it is about the data too). The planner takes the highest of
      * these and status.recovery: a status write lost with the Lease leaves the record's copy. */
     const char *pin_record;
+    /* The record's primary mark (rss/record.h), or NULL: who was made primary by which action, read
+     * whatever the pod uid (rules 16, 17). A member whose pod is gone (pod_exists false) is in the input
+     * only for this: its record outlives a drained or deleted pod. */
+    const char *primary_record;
     const char *phase; /* status.phase: "Pending", "Running", ... (NULL = unknown) */
     bool deleting;     /* metadata.deletionTimestamp is set */
     const char *node;  /* spec.nodeName, NULL when unscheduled */
@@ -144,6 +148,10 @@ struct rss_plan_patch {
      * patch as the seed's desired: one write, one CAS. */
     bool set_pin;
     char *pin;
+    /* Rules 16, 17: write the record's primary mark (primary; NULL removes it), always in the patch of the
+     * desired that makes (or stops making) the member a primary. */
+    bool set_primary;
+    char *primary;
 };
 
 struct rss_plan_delete {

@@ -12,6 +12,16 @@
  *                          this member when it had that sequence, in the same write as that `desired`; no
  *                          recovery seeds a lower sequence until a primary runs (then the leader removes
  *                          it). Not tied to an incarnation either, and it keeps its record like leftOut.
+ *   primary                rules 16 and 17 (JSON
+ * {"action":"<epoch>-<seq>","podUID":"<uid>"[,"sequence":"<n>"]
+ *                          [,"promotedOver":<ordinal>,"request":"<epoch>-<seq>"]}): the leader made this
+ *                          member a primary (seed, promotion, or a join as primary) by that action, for that
+ *                          pod incarnation, holding that sequence then; written in the same patch as that
+ *                          desired, removed by the patch that starts it as a secondary. The newest mark
+ *                          names the member holding the cluster's newest history: the primary a failover
+ *                          replaces, the one kept when two primaries run, and the height no seed without
+ *                          every member may go below. Not tied to an incarnation: the record is kept while
+ *                          its pod is gone and its ordinal is below spec.replicas (a drain, a deletion).
  * Each pair is written together in one write, so a record never mixes incarnations: a reader uses a
  * value only when its *For key equals the uid of the pod it is looking at (a recreated pod starts
  * empty, as it did with annotations). Labels let the leader LIST an RSS's records.
@@ -28,6 +38,7 @@
 #define RSS_RECORD_OBSERVED_FOR "observedFor"
 #define RSS_RECORD_LEFT_OUT     "leftOut"
 #define RSS_RECORD_RECOVERY_PIN "recoveryPin"
+#define RSS_RECORD_PRIMARY      "primary"
 
 /* Labels of a record: the member's namespace, RSS and pod (label values, at most 63 characters). */
 #define RSS_LABEL_RECORD_NS     "rss.clusterlabs.org/namespace"

@@ -218,6 +218,7 @@ int planner_setup(struct planner *c, const struct rss_plan_input *in, rss_error_
         if (m->exists && m->in->has_observed && m->in->observed.last.present)
             max_seq(c, m->in->observed.last.id);
     }
+    c->seq0 = c->seq;
     return 0;
 }
 
@@ -230,6 +231,11 @@ void planner_load(struct planner *c)
         planner_load_history(c, m);
         planner_load_journal(c, m);
         planner_hold_load(c, m);
+        /* Rule 17: a member running as primary while it is held ran on from before it was left out (a
+         * node frozen past the dead window, thawed): not the cluster's primary. */
+        m->diverged = m->left_out && !m->released && m->running && m->role == RSS_ROLE_PRIMARY;
+        if (m->diverged)
+            m->primary_up = false;
         if (m->has_seq) {
             m->last_seq_known = true;
             m->last_seq = m->seq;
@@ -242,6 +248,7 @@ void planner_load(struct planner *c)
     if (!c->spec->paused)
         planner_journal_update(c);
     planner_pin_load(c);
+    planner_lineage_load(c);
 }
 
 void planner_teardown(struct planner *c)
@@ -249,6 +256,7 @@ void planner_teardown(struct planner *c)
     for (size_t i = 0; i < c->n; i++) {
         free(c->m[i].pod);
         free(c->m[i].note.s);
+        free(c->m[i].mark_uid);
         cJSON_Delete(c->m[i].repl_new);
     }
     cJSON_Delete(c->new_replacement);

@@ -60,6 +60,7 @@ void planner_issue(struct planner *c, struct planner_member *m, enum rss_action 
             p->desired.peers[i] = rss_xstrdup(peers[i]);
         p->desired.n_peers = n_peers;
     }
+    planner_lineage_issue(m, p);
     m->decided = true;
 }
 
@@ -117,7 +118,8 @@ void planner_labels(struct planner *c)
          * judged dead is news either way: its members are stopped. */
         if (!m->exists || m->deleting || (m->obs && !m->fresh && !m->fenced_dead))
             continue;
-        int want = m->running ? 1 : 0;
+        /* A diverged primary (rule 17) serves a history the cluster gave up: no client is sent there. */
+        int want = m->running && !m->diverged ? 1 : 0;
         if (m->in->active_label != want)
             planner_patch_for(c, m)->set_active_label = want;
     }
@@ -164,6 +166,7 @@ void rss_plan_free(struct rss_plan *plan)
         free(plan->patches[i].pod_uid);
         free(plan->patches[i].hold);
         free(plan->patches[i].pin);
+        free(plan->patches[i].primary);
         rss_recordcodec_desired_clear(&plan->patches[i].desired);
     }
     free(plan->patches);
@@ -215,6 +218,8 @@ char *rss_plan_describe(const struct rss_plan *plan)
             rss_strbuf_printf(&b, "hold %s %s\n", p->pod, p->hold ? p->hold : "removed");
         if (p->set_pin)
             rss_strbuf_printf(&b, "pin %s %s\n", p->pod, p->pin ? p->pin : "removed");
+        if (p->set_primary)
+            rss_strbuf_printf(&b, "primary-mark %s %s\n", p->pod, p->primary ? p->primary : "removed");
         if (p->set_active_label >= 0)
             rss_strbuf_printf(&b, "label %s %s=%s\n", p->pod, RSS_LABEL_ACTIVE,
                               p->set_active_label ? "true" : "false");

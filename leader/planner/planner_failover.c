@@ -22,8 +22,14 @@
  *   5. The other running standbys are repointed (`secondary` with the new primary as peer) one at a time
  *      once it runs; they are never stopped by this path.
  *
- * The record in status.failover carries the lost primary, the request and the repoint list from plan to
- * plan; any plan outside a running cluster (a lights-out recovery) drops it. */
+ * What a later plan must know lives in the member records (rule 16), never only in the status: which
+ * member is the primary is the newest primary mark (planner_lineage.c), so a new term's fencing plan, a
+ * paused plan or a lost status write cannot make rssd forget whom it replaces; the request is on the
+ * standbys' records (desired.positionRequest; a new term asks again under its epoch); the promotion is the
+ * promoted member's mark, written in the same CAS as its `seed`, and the standbys still to repoint are the
+ * running ones whose last start predates that mark. status.failover only reports it (lost, request, since,
+ * promoted, position), and keeps the answers' deadline. A primary whose pod was deleted (a drain, an
+ * eviction) is lost once that incarnation left the API: its kubelet confirmed its containers stopped. */
 #include <stdlib.h>
 
 #include "rss/cleanup.h"
@@ -38,11 +44,6 @@ __attribute__((format(printf, 5, 6))) static void fo_event(struct planner *c, en
     va_start(ap, fmt);
     planner_eventv(c, type, reason, m, fmt, ap);
     va_end(ap);
-}
-
-static bool id_after(struct rss_action_id a, struct rss_action_id b)
-{
-    return a.epoch > b.epoch || (a.epoch == b.epoch && a.seq > b.seq);
 }
 
 static bool rec_id(const cJSON *rec, const char *key, struct rss_action_id *out)
@@ -69,10 +70,12 @@ void planner_failover_load(struct planner *c)
         c->new_failover = cJSON_Duplicate(rec, true);
 }
 
-/* The member that was primary and is now lost (step 1), or NULL. The record names it once seen: the next
- * status no longer says it was primary. */
+/* The member that was primary and is now lost (step 1), or NULL: the newest primary mark (rule 16). An RSS
+ * from before the marks: the status's record of a failover under way, or the last status's roles. */
 static struct planner_member *lost_primary(struct planner *c)
 {
+    if (c->top)
+        return c->top;
     if (c->new_failover && !cJSON_GetObjectItemCaseSensitive(c->new_failover, "promoted")) {
         const cJSON *lo = cJSON_GetObjectItemCaseSensitive(c->new_failover, "lost");
         if (cJSON_IsNumber(lo) && lo->valuedouble >= 0)
@@ -91,6 +94,15 @@ static struct planner_member *lost_primary(struct planner *c)
 static bool standby_runs(const struct planner_member *m)
 {
     return m->running && m->role == RSS_ROLE_SECONDARY && m->node_alive && !m->deleting && !m->unresolved;
+}
+
+/* It follows the lost primary's history: started (joined, repointed) after the lost one was made primary.
+ * A standby still following an earlier primary (a repoint not done yet when this one was lost too) holds
+ * positions of another history (another timeline): its answer proves nothing about the lost one's commits.
+ * Without a mark (an RSS from before them) every running standby counts, as before. */
+static bool follows(const struct planner_member *m, const struct planner_member *lost)
+{
+    return !lost->mark || planner_lineage_started_after(m, lost->mark_at);
 }
 
 /* Its answer to request req: true with the position, or false (no answer yet, or no position). */
@@ -124,7 +136,11 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
     struct planner_member *lost = lost_primary(c);
     if (!lost)
         return fallback(c, NULL, "no member is known to have been the primary");
-    if (!lost->exists)
+    /* The incarnation it was made primary in has left the API (a drain, a deleted pod): its kubelet
+     * confirmed its containers ended, so it takes no more writes. Without a mark nothing says so. The pod
+     * made again must be quiet too: nothing started or issued there. */
+    bool gone = lost->mark && lost->mark_gone && !lost->live && !lost->unresolved && !lost->pending;
+    if (!lost->exists && !gone)
         return fallback(c, lost, "its pod is gone");
     /* The next status no longer says it was primary: the record keeps it while it is being stopped. */
     const cJSON *lo = c->new_failover ? cJSON_GetObjectItemCaseSensitive(c->new_failover, "lost") : NULL;
@@ -133,8 +149,8 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
         c->new_failover = cJSON_CreateObject();
         cJSON_AddNumberToObject(c->new_failover, "lost", lost->ordinal);
     }
-    bool stopped = lost->current && lost->node_alive && lost->role == RSS_ROLE_STOPPED && !lost->unresolved &&
-                   !lost->pending;
+    bool stopped = gone || (lost->current && lost->node_alive && lost->role == RSS_ROLE_STOPPED &&
+                            !lost->unresolved && !lost->pending);
     if (!lost->fenced_dead && !stopped) {
         /* Failed (repairs() stops it), its stop in flight, or its report after the stop not in yet: wait.
          * A silent node never gets here (rule 12 waits first); a dead one is fenced. */
@@ -144,13 +160,26 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
         return true;
     }
 
+    /* Rule 1's only exception is a promotion next to running standbys: nothing else may run or start, and
+     * no action of this term is unresolved (rule 8). */
+    for (size_t i = 0; i < c->n; i++) {
+        const struct planner_member *m = &c->m[i];
+        if (m != lost && (m->unresolved || (m->live && !standby_runs(m)))) {
+            snprintf(msg, size, "%s lost: waiting for %s (%s%s) before promoting a standby", lost->pod,
+                     m->pod, rss_role_name(m->role),
+                     m->pending || m->unresolved ? ", an action in flight" : "");
+            return true;
+        }
+    }
+    /* S: every standby the application's `ANY k` may have counted: each member below spec.replicas, and
+     * each pod above it still there (a scale-down under way: it is connected until it stops). */
     size_t s_total = 0, n_run = 0;
     for (size_t i = 0; i < c->n; i++) {
         struct planner_member *m = &c->m[i];
-        if (m == lost || (int)m->ordinal >= c->target)
+        if (m == lost || (!m->exists && (int)m->ordinal >= c->target))
             continue;
         s_total++;
-        n_run += m->exists && standby_runs(m);
+        n_run += m->exists && standby_runs(m) && follows(m, lost);
     }
     size_t k = (size_t)sp->sync_standbys;
     size_t need = s_total >= k ? s_total - k + 1 : s_total + 1;
@@ -164,8 +193,34 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
         return fallback(c, lost, why);
     }
 
-    struct rss_action_id req = {0, 0};
-    bool same = rec_id(c->new_failover, "request", &req) && req.epoch == c->in->epoch;
+    /* The request of this term: the status's, or (its write lost) the newest one on a running standby's
+     * record. A request of an older term is not answered any more (fencing cleared it): ask again. */
+    /* Either way, a request for this lost primary (the record was reset above when another one was lost):
+     * made after it became primary (a request of an earlier failover, still on a record in the repoint
+     * window of this one, was answered about another primary). */
+    struct rss_action_id req = {0, 0}, floor = lost->mark ? lost->mark_at : (struct rss_action_id){0, 0};
+    bool same =
+        rec_id(c->new_failover, "request", &req) && req.epoch == c->in->epoch && planner_id_after(req, floor);
+    if (!same)
+        req = (struct rss_action_id){0, 0};
+    for (size_t i = 0; i < c->n && !same; i++) {
+        const struct planner_member *m = &c->m[i];
+        if (m == lost || !m->exists || !standby_runs(m) || !follows(m, lost) || !m->in->has_desired)
+            continue;
+        struct rss_action_id r = m->in->desired.position_request;
+        if (r.epoch == c->in->epoch && planner_id_after(r, floor) && (!req.seq || planner_id_after(r, req)))
+            req = r;
+    }
+    if (!same && req.seq && req.epoch == c->in->epoch) {
+        char id[48], when[RSS_TIME_LEN];
+        rss_action_id_format(req, id, sizeof(id));
+        cJSON_Delete(c->new_failover);
+        c->new_failover = cJSON_CreateObject();
+        cJSON_AddNumberToObject(c->new_failover, "lost", lost->ordinal);
+        cJSON_AddStringToObject(c->new_failover, "request", id);
+        cJSON_AddStringToObject(c->new_failover, "since", rss_time_ms(when, c->in->now_ms));
+        same = true;
+    }
     if (!same) {
         /* Step 2: ask now, after the loss was seen. */
         req = (struct rss_action_id){c->in->epoch, ++c->seq};
@@ -178,7 +233,7 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
         cJSON_AddStringToObject(c->new_failover, "since", rss_time_ms(when, c->in->now_ms));
         for (size_t i = 0; i < c->n; i++) {
             struct planner_member *m = &c->m[i];
-            if (m == lost || !m->exists || !standby_runs(m) || m->decided || (int)m->ordinal >= c->target)
+            if (m == lost || !m->exists || !standby_runs(m) || !follows(m, lost) || m->decided)
                 continue;
             struct rss_plan_patch *p = planner_patch_for(c, m);
             p->set_desired = true;
@@ -198,7 +253,7 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
     struct rss_strbuf waiting = {0}, list = {0};
     for (size_t i = 0; i < c->n; i++) {
         struct planner_member *m = &c->m[i];
-        if (m == lost || !m->exists || (int)m->ordinal >= c->target || !standby_runs(m))
+        if (m == lost || !m->exists || !standby_runs(m) || !follows(m, lost))
             continue;
         bool has = false;
         uint64_t pos = 0;
@@ -239,30 +294,34 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
         return fallback(c, lost, why);
     }
 
+    if ((int)best->ordinal >= c->target) {
+        /* Never promote a member the scale-down removes; a lower answer may lack acknowledged commits. */
+        snprintf(why, sizeof(why), "the most advanced standby %s (position %" PRIu64 ") is being scaled away",
+                 best->pod, best_pos);
+        free(waiting.s);
+        free(list.s);
+        return fallback(c, lost, why);
+    }
     /* Step 3: promote. No peers: the seed of a running standby is a promotion. */
     _cleanup_free_ char *reason =
         rss_xasprintf("failover: promote the most advanced standby (position %" PRIu64 "; positions %s; "
                       "%zu needed of %zu standbys, synchronousStandbys %zu)",
                       best_pos, rss_strbuf_str(&list), need, s_total, k);
     planner_issue(c, best, RSS_ACTION_SEED, NULL, 0, reason);
+    /* Rule 16: the promotion's mark, in the promotion's own CAS. */
+    planner_lineage_promoted(planner_patch_for(c, best), best, lost, req, best_pos);
     fo_event(c, RSS_EVENT_NORMAL, "Promoting", best, "%s replaces %s: %s", best->pod, lost->pod, reason);
     snprintf(msg, size, "promoting %s in place of %s", best->pod, lost->pod);
     char pbuf[24];
     fmt_seq(best_pos, pbuf, sizeof(pbuf));
     cJSON_AddNumberToObject(c->new_failover, "promoted", best->ordinal);
     cJSON_AddStringToObject(c->new_failover, "position", pbuf);
-    cJSON *rep = cJSON_AddArrayToObject(c->new_failover, "repoint");
-    /* Step 4: none of the others may seed over the new history before it rejoined. */
+    /* Step 4: none of the others may seed over the new history before it rejoined. The running standbys
+     * follow the new primary (planner_failover_repoint()); a mark on them would end at their repoint. */
     for (size_t i = 0; i < c->n; i++) {
         struct planner_member *m = &c->m[i];
-        if (m == best || !m->exists)
+        if (m == best || (m != lost && !m->exists) || (m != lost && standby_runs(m)))
             continue;
-        /* Every running standby follows the new primary, answered or not (a running one's mark would
-         * drop at once: planner_hold_load). */
-        if (m != lost && standby_runs(m)) {
-            cJSON_AddItemToArray(rep, cJSON_CreateNumber(m->ordinal));
-            continue;
-        }
         planner_hold_mark(m, UINT64_MAX);
     }
     free(list.s);
@@ -272,45 +331,33 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
 
 bool planner_failover_repoint(struct planner *c)
 {
-    if (!c->new_failover)
-        return false;
-    struct rss_action_id req;
-    const cJSON *pr = cJSON_GetObjectItemCaseSensitive(c->new_failover, "promoted");
-    cJSON *rep = cJSON_GetObjectItemCaseSensitive(c->new_failover, "repoint");
-    if (!cJSON_IsNumber(pr) || !cJSON_IsArray(rep) || !rec_id(c->new_failover, "request", &req))
-        return false;
-    struct planner_member *np = by_ordinal(c, (unsigned)pr->valuedouble);
-    if (!np || !np->primary_up)
+    /* Step 5, from the records: the newest mark is a promotion, and a running standby whose last start
+     * came before it still follows the primary that was replaced. */
+    const struct planner_member *np = c->top;
+    if (!c->spec->promote_standby || !np || !np->mark_promoted || np->mark_gone || !np->primary_up)
         return false;
     for (size_t i = 0; i < c->n; i++)
         if (c->m[i].start_inflight)
             return false;
-    bool issued = false;
-    cJSON *it = rep->child;
-    while (it) {
-        cJSON *next = it->next;
-        struct planner_member *m = cJSON_IsNumber(it) ? by_ordinal(c, (unsigned)it->valuedouble) : NULL;
-        const struct rss_last_action *la = m && m->exists && m->obs ? &m->in->observed.last : NULL;
-        bool done = la && la->present && la->action == RSS_ACTION_SECONDARY && la->result == RSS_RESULT_OK &&
-                    id_after(la->id, req);
-        /* Repointed, or no longer a running standby (a stopped one joins the new primary like any other). */
-        if (!m || done || !m->exists || !standby_runs(m)) {
-            cJSON_DetachItemViaPointer(rep, it);
-            cJSON_Delete(it);
-        } else if (!issued && m->actionable && !m->decided) {
-            char **peers = rss_xcalloc(1, sizeof(char *));
-            peers[0] = rss_spec_peer_dns(c->spec, np->ordinal);
-            _cleanup_free_ char *why =
-                rss_xasprintf("failover: follow the promoted primary %s without a stop", np->pod);
-            planner_issue(c, m, RSS_ACTION_SECONDARY, peers, 1, why);
-            fo_event(c, RSS_EVENT_NORMAL, "Repointing", m, "%s: %s", m->pod, why);
-            free(peers[0]);
-            free(peers);
-            issued = true;
-        }
-        it = next;
+    bool issued = false, pending = false;
+    for (size_t i = 0; i < c->n; i++) {
+        struct planner_member *m = &c->m[i];
+        if (m == np || !m->exists || !standby_runs(m) || planner_lineage_started_after(m, np->mark_at))
+            continue;
+        pending = true;
+        if (issued || !m->actionable || m->decided)
+            continue;
+        char **peers = rss_xcalloc(1, sizeof(char *));
+        peers[0] = rss_spec_peer_dns(c->spec, np->ordinal);
+        _cleanup_free_ char *why =
+            rss_xasprintf("failover: follow the promoted primary %s without a stop", np->pod);
+        planner_issue(c, m, RSS_ACTION_SECONDARY, peers, 1, why);
+        fo_event(c, RSS_EVENT_NORMAL, "Repointing", m, "%s: %s", m->pod, why);
+        free(peers[0]);
+        free(peers);
+        issued = true;
     }
-    if (!cJSON_GetArraySize(rep)) {
+    if (!pending) {
         cJSON_Delete(c->new_failover);
         c->new_failover = NULL;
     }

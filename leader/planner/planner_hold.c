@@ -34,10 +34,16 @@ void planner_hold_load(struct planner *c, struct planner_member *m)
             m->left_out_seed_seq = seq;
         m->left_out = true;
         m->released |= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "released"));
+        const char *at = rss_json_str(j, "at");
+        rss_error_release(&ignored);
+        m->left_out_at_known = at && rss_action_id_parse(at, &m->left_out_at, &ignored) == 0;
     }
-    /* Running on its current container means it was started by a join, which replaced its data with
-     * the cluster's: the histories are one again. */
-    if (m->left_out && m->running) {
+    /* Started by a join after the mark: the join replaced its data with the cluster's, the histories are
+     * one again. Running on from before the mark is not that (rule 17): a primary whose node froze past
+     * the dead window and thawed after a promotion still holds the history the cluster gave up. A hold
+     * without its mark (written before it was kept) ends when the member runs, as it always did. */
+    if (m->left_out && m->running &&
+        (!m->left_out_at_known || planner_lineage_started_after(m, m->left_out_at))) {
         m->left_out = false;
         m->released = false;
     }
@@ -45,7 +51,9 @@ void planner_hold_load(struct planner *c, struct planner_member *m)
 
 bool planner_hold_newer(struct planner *c, struct planner_member *m)
 {
-    if (!m->left_out || !m->current || m->released || c->spec->join_newer_late_members)
+    /* No bound (a promotion's mark, rule 15): its tail was never acknowledged, and the join rewinds it. */
+    if (!m->left_out || !m->current || m->released || c->spec->join_newer_late_members ||
+        m->left_out_seed_seq == UINT64_MAX)
         return false;
     if (m->has_seq && m->seq <= m->left_out_seed_seq)
         return false;
@@ -127,7 +135,13 @@ static char *hold_doc(const struct planner_member *m)
 {
     if (!m->left_out)
         return NULL;
-    return rss_xasprintf("{\"seedSequence\":\"%" PRIu64 "\"%s}", m->left_out_seed_seq,
+    char at[64] = "";
+    if (m->left_out_at_known) {
+        char id[48];
+        rss_action_id_format(m->left_out_at, id, sizeof(id));
+        snprintf(at, sizeof(at), ",\"at\":\"%s\"", id);
+    }
+    return rss_xasprintf("{\"seedSequence\":\"%" PRIu64 "\"%s%s}", m->left_out_seed_seq, at,
                          m->released ? ",\"released\":true" : "");
 }
 
@@ -139,6 +153,12 @@ void planner_hold_persist(struct planner *c)
          * until the pod exists again. */
         if (!m->exists || !m->in)
             continue;
+        /* A new mark's action: the last id before this plan issued any; every start from this plan on
+         * has a higher one. */
+        if (m->left_out && !m->left_out_at_known) {
+            m->left_out_at_known = true;
+            m->left_out_at = (struct rss_action_id){c->in->epoch, c->seq0};
+        }
         char *want = hold_doc(m);
         const char *have = m->in->hold_record;
         if ((!want && (!have || !m->in->resource_version)) || (want && have && !strcmp(want, have))) {

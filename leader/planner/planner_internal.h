@@ -67,6 +67,14 @@ struct planner_member {
     bool released;       /* the admin released the hold (rule 14): it joins, still never seeds until then */
     bool last_seq_known; /* the last sequence it reported, kept while it runs (memberStatus.lastSequence) */
     uint64_t last_seq;
+    /* The hold's mark: the last action id of the plan that marked it. A start of the member after it ends
+     * the hold (it joined: its data was replaced); running on from before it (a node that froze and
+     * thawed) does not. Unknown for a hold written before the mark was kept: running ends it. */
+    bool left_out_at_known;
+    struct rss_action_id left_out_at;
+    /* Rule 17: it runs as a primary while held (left out, not released): a history the cluster gave up,
+     * never a valid peer, stopped. */
+    bool diverged;
     bool held;    /* held back in this plan */
     bool missing; /* planner_recovery(): not a seed candidate in this plan */
 
@@ -91,6 +99,14 @@ struct planner_member {
     cJSON *repl_new;        /* owned: recorded in this plan */
     bool repl_pending;
 
+    /* Rules 16, 17: its record's primary mark (planner_lineage.c): made primary by mark_at, for pod
+     * incarnation mark_uid (owned), holding mark_seq then; mark_promoted: by a failover's promotion;
+     * mark_gone: that incarnation has left the API (its containers stopped). */
+    bool mark, mark_has_seq, mark_promoted, mark_gone;
+    struct rss_action_id mark_at;
+    char *mark_uid;
+    uint64_t mark_seq;
+
     bool decided; /* a desired action or delete was issued to it in this plan */
     struct rss_strbuf note;
 };
@@ -104,6 +120,7 @@ struct planner {
     int target; /* spec.replicas */
     int sts;    /* StatefulSet replicas, -1 missing */
     uint64_t seq;
+    uint64_t seq0; /* seq before this plan issued anything */
     size_t cap_patches, cap_deletes, cap_events;
     struct rss_strbuf msg; /* status message */
     bool waiting;          /* msg is a wait, not a decision */
@@ -125,6 +142,14 @@ struct planner {
     const cJSON *last_replacement; /* status.lastReplacement as last written */
     cJSON *new_replacement;        /* set when this plan replaces a member */
     cJSON *new_failover;           /* status.failover: a promotion of a standby under way (rule 15) */
+    /* Rules 16, 17 (planner_lineage.c): the member with the newest primary mark, or NULL (none: an RSS
+     * from before the marks); the highest sequence rssd itself started a primary from (marks and
+     * status.lastRecovery), which a seed without every member may not go below; UINT32_MAX: from the
+     * status. */
+    struct planner_member *top;
+    bool floor;
+    uint64_t floor_seq;
+    unsigned floor_ordinal;
 };
 
 /* Pod status says "containerd://<id>", CRI says "<id>": compare the ids. */
@@ -259,6 +284,17 @@ void planner_unobserved_why(const struct planner *c, const struct planner_member
 /* planner_recovery() of a new cluster (never seeded) under minimumMembers: true while a member of the first w
  * that is not a seed candidate had its pod created moments ago (it has not had time to report). */
 bool planner_new_member_grace(const struct planner *c, int w);
+
+/* planner_lineage.c: rules 16, 17. Reads every record's primary mark (after planner_setup); a after b;
+ * m's last action a start done after at; the mark written into p with the start planner_issue() put there
+ * (removed with a `secondary`); the promotion's mark (over lost, from request, at position). */
+void planner_lineage_load(struct planner *c);
+bool planner_id_after(struct rss_action_id a, struct rss_action_id b);
+bool planner_lineage_started_after(const struct planner_member *m, struct rss_action_id at);
+void planner_lineage_issue(const struct planner_member *m, struct rss_plan_patch *p);
+void planner_lineage_promoted(struct rss_plan_patch *p, const struct planner_member *m,
+                              const struct planner_member *lost, struct rss_action_id request,
+                              uint64_t position);
 
 /* planner_failover.c. Rule 15 (spec.failover PromoteStandby, one primary). planner_failover_load carries
  * status.failover into this plan (a running cluster). planner_failover_promote, in row 8 (no primary

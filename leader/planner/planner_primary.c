@@ -12,8 +12,9 @@ const struct planner_member *planner_unobserved_primary(const struct planner *c)
     for (size_t i = 0; i < c->n; i++) {
         const struct planner_member *m = &c->m[i];
         /* live: it last said primary (or starting) and its node is not judged dead; not primary_up: this
-         * leader has not seen it running under its epoch on a live node. Neither is a stop. */
-        if (m->exists && m->live && m->role == RSS_ROLE_PRIMARY && !m->primary_up)
+         * leader has not seen it running under its epoch on a live node. Neither is a stop. A diverged
+         * primary is seen, and being stopped (rule 17). */
+        if (m->exists && m->live && m->role == RSS_ROLE_PRIMARY && !m->primary_up && !m->diverged)
             return m;
     }
     return NULL;

@@ -97,9 +97,87 @@ static bool joins(struct planner *c, size_t slots)
     return started > 0;
 }
 
+/* Rule 17: a member running as primary while held (planner_derive.c, `diverged`) holds a history the
+ * cluster gave up when it was left out: most often a primary whose whole node froze past the dead window
+ * and thawed after a standby was promoted. Every write it takes now is lost at its rejoin, and it is no
+ * peer for anyone: it is stopped at once, whatever else runs, and stays held (it rejoins as any held
+ * member does). */
+static bool stop_diverged(struct planner *c)
+{
+    bool any = false;
+    for (size_t i = 0; i < c->n; i++) {
+        struct planner_member *m = &c->m[i];
+        any |= m->diverged;
+        if (!m->diverged || m->decided)
+            continue;
+        char ss[48] = "a promotion";
+        if (m->left_out_seed_seq != UINT64_MAX)
+            snprintf(ss, sizeof(ss), "sequence %" PRIu64, m->left_out_seed_seq);
+        if (!m->actionable) {
+            planner_wait(c, true, "DivergedPrimary",
+                         "%s runs as primary with a history the cluster gave up (left out at %s): waiting "
+                         "for its agent to stop it",
+                         m->pod, ss);
+            continue;
+        }
+        planner_issue(c, m, RSS_ACTION_STOP, NULL, 0,
+                      "rule 17: it runs as primary with a history the cluster gave up");
+        planner_event(c, RSS_EVENT_WARNING, "DivergedPrimary", m,
+                      "%s runs as primary but was left out of the cluster's history at %s (its node was "
+                      "judged dead, or it missed a recovery) and never rejoined since: stopping it; it stays "
+                      "held and rejoins the cluster's primary, which replaces the writes it took meanwhile",
+                      m->pod, ss);
+        planner_decision(c, "stopping %s: a diverged primary", m->pod);
+    }
+    return any;
+}
+
+/* Too many primaries (spec.primaries lowered, or two histories): one is stopped, and it rejoins. Under one
+ * primary the newer history wins (rule 17): every primary but the newest mark's. Otherwise the highest
+ * ordinal, whose data the others share. */
+static void too_many_primaries(struct planner *c)
+{
+    size_t n = 0;
+    struct planner_member *victim = NULL;
+    bool unresolved = false;
+    const struct planner_member *keep =
+        c->spec->primaries == 1 && c->top && c->top->primary_up ? c->top : NULL;
+    for (size_t i = 0; i < c->n; i++) {
+        struct planner_member *m = &c->m[i];
+        unresolved |= m->unresolved;
+        if (!m->running || m->role != RSS_ROLE_PRIMARY || m->diverged || (int)i >= c->target)
+            continue;
+        n++;
+        if (!keep)
+            victim = m; /* the highest ordinal */
+        else if (m != keep && !victim)
+            victim = m;
+    }
+    if (n <= (size_t)c->spec->primaries || unresolved || !victim || !victim->actionable || victim->decided)
+        return;
+    if (keep) {
+        char a[48], b[48];
+        rss_action_id_format(keep->mark_at, a, sizeof(a));
+        rss_action_id_format(victim->mark_at, b, sizeof(b));
+        planner_issue(c, victim, RSS_ACTION_STOP, NULL, 0, "rule 17: another member holds the newer history");
+        planner_event(
+            c, RSS_EVENT_WARNING, "Demoting", victim,
+            "%zu primaries run but spec.primaries is 1; the newer history wins: %s was made primary "
+            "by action %s, %s %s; stopping %s",
+            n, keep->pod, a, victim->pod, victim->mark ? b : "by no action rssd recorded", victim->pod);
+    } else {
+        planner_issue(c, victim, RSS_ACTION_STOP, NULL, 0, "more primaries than spec.primaries");
+        planner_event(c, RSS_EVENT_NORMAL, "Demoting", victim,
+                      "%zu primaries run but spec.primaries is %d; stopping %s", n, c->spec->primaries,
+                      victim->pod);
+    }
+    planner_decision(c, "stopping %s: too many primaries", victim->pod);
+}
+
 void planner_running_cluster(struct planner *c)
 {
     planner_failover_load(c);
+    bool diverged = stop_diverged(c);
     planner_rollout_halted(c);
     bool inflight = false;
     size_t n_inflight = 0;
@@ -120,6 +198,9 @@ void planner_running_cluster(struct planner *c)
             planner_wait(c, false, "WaitingForStart", "waiting for %s to finish starting", starting->pod);
             return;
         }
+        /* Nothing is promoted or recovered while a diverged primary may still take writes. */
+        if (diverged)
+            return;
         /* Rule 12: a primary nobody can see is not a stopped primary (a restarted or hung agent, a
          * report from before this epoch). Stopping its secondaries would be an outage made by rssd. */
         const struct planner_member *unseen = planner_unobserved_primary(c);
@@ -187,26 +268,8 @@ void planner_running_cluster(struct planner *c)
                      stale->pod, c->in->epoch);
     else
         joined = planner_failover_repoint(c) || joins(c, slots);
-    if (!inflight && !stale && !joined) {
-        /* Too many primaries (spec.primaries lowered): stop the highest ordinal; it rejoins as secondary. */
-        size_t n = 0;
-        struct planner_member *last = NULL;
-        bool unresolved = false;
-        for (size_t i = 0; i < c->n; i++) {
-            unresolved |= c->m[i].unresolved;
-            if (c->m[i].running && c->m[i].role == RSS_ROLE_PRIMARY && (int)i < c->target) {
-                n++;
-                last = &c->m[i];
-            }
-        }
-        if (n > (size_t)c->spec->primaries && !unresolved && last->actionable && !last->decided) {
-            planner_issue(c, last, RSS_ACTION_STOP, NULL, 0, "more primaries than spec.primaries");
-            planner_event(c, RSS_EVENT_NORMAL, "Demoting", last,
-                          "%zu primaries run but spec.primaries is %d; stopping %s", n, c->spec->primaries,
-                          last->pod);
-            planner_decision(c, "stopping %s: too many primaries", last->pod);
-        }
-    }
+    if (!inflight && !stale && !joined)
+        too_many_primaries(c);
     bool decided = false;
     for (size_t i = 0; i < c->n; i++)
         decided |= c->m[i].decided;

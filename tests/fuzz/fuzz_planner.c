@@ -164,6 +164,28 @@ static struct rss_action_id pick_id(struct fuzz_reader *r)
     return id;
 }
 
+/* A primary mark as the leader writes it (rss/record.h), for m's incarnation or an older one, at any
+ * action id; sometimes a promotion's; sometimes unreadable. Points into a static pool (one per ordinal). */
+static const char *fuzz_mark(struct fuzz_reader *r, const struct rss_member_input *m)
+{
+    static char pool[ORD_SPAN][160];
+    char *buf = pool[m->ordinal % ORD_SPAN];
+    uint8_t b = fuzz_u8(r);
+    if ((b & 7) == 7)
+        return "garbage";
+    struct rss_action_id at = pick_id(r);
+    char id[48], uid[32];
+    rss_action_id_format(at, id, sizeof(id));
+    snprintf(uid, sizeof(uid), b & 8 ? "old-%u" : "uid-%u", m->ordinal);
+    if (b & 0x10)
+        snprintf(buf, 160, "{\"action\":\"%s\",\"podUID\":\"%s\",\"sequence\":\"%u\",\"promotedOver\":%u}",
+                 id, uid, fuzz_below(r, 8), fuzz_below(r, ORD_SPAN));
+    else
+        snprintf(buf, 160, "{\"action\":\"%s\",\"podUID\":\"%s\",\"sequence\":\"%u\"}", id, uid,
+                 fuzz_below(r, 8));
+    return buf;
+}
+
 static void failover(struct fuzz_reader *r, struct rss_spec *spec, struct rss_member_input *m, size_t n,
                      cJSON **prev)
 {
@@ -192,6 +214,9 @@ static void failover(struct fuzz_reader *r, struct rss_spec *spec, struct rss_me
     }
     for (size_t i = 0; i < n; i++) {
         uint8_t b = fuzz_u8(r);
+        if (b &
+            0x40) /* the record's primary mark (rules 16, 17): this incarnation, an older one, or garbage */
+            m[i].primary_record = fuzz_mark(r, &m[i]);
         if (m[i].has_desired && (b & 1))
             m[i].desired.position_request = (b & 2) ? req : pick_id(r);
         if (!m[i].has_observed || !(b & 4))

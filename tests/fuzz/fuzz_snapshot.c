@@ -114,7 +114,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         struct leader_snapshot snap;
         leader_snapshot_build(&specs[i], pods, records, &lv, T1, DEAD, &snap);
         for (size_t k = 0; k < snap.n_members; k++) {
-            FUZZ_CHECK(snap.members[k].pod_exists && snap.members[k].ordinal <= RSS_SPEC_ORDINAL_MAX);
+            /* A member whose pod is gone is there only for its record's primary mark (rules 16, 17). */
+            FUZZ_CHECK((snap.members[k].pod_exists || snap.members[k].primary_record) &&
+                       snap.members[k].ordinal <= RSS_SPEC_ORDINAL_MAX);
             if (k)
                 FUZZ_CHECK(snap.members[k - 1].ordinal < snap.members[k].ordinal);
             FUZZ_CHECK(snap.members[k].has_observed || !snap.members[k].observed.container_id);

@@ -7,6 +7,7 @@
 #include <cjson/cJSON.h>
 
 #include "fuzz.h"
+#include "rss/cleanup.h"
 #include "rss/hook.h"
 #include "rss/json.h"
 #include "rss/planner.h"
@@ -57,12 +58,13 @@ static inline bool prop_unresolved(const struct rss_member_input *m, uint64_t ep
 }
 
 /* "Reported": a report of this epoch for the pod's current container, stopped, with a valid sequence,
- * from a live node, pod not being deleted (rule 3's "every member reported"). */
+ * from a live node, pod not being deleted (rule 3's "every member reported"), by the agent process that
+ * node runs now (a report of the one it ran before is not current: rule 12). */
 static inline bool prop_reported(const struct rss_member_input *m, uint64_t epoch)
 {
     const struct rss_observed *o = &m->observed;
     return m->pod_exists && !m->deleting && m->node && m->node[0] && m->node_alive && m->has_observed &&
-           o->lease_epoch == epoch &&
+           !m->observed_superseded && o->lease_epoch == epoch &&
            (!m->container_id || prop_same_container(m->container_id, o->container_id)) &&
            o->role == RSS_ROLE_STOPPED && o->has_sequence && !o->sequence_error;
 }
@@ -232,56 +234,132 @@ static inline bool prop_current(const struct rss_member_input *m, uint64_t epoch
            (!m->container_id || prop_same_container(m->container_id, m->observed.container_id));
 }
 
-/* Rule 15's conditions on a promotion of target, from the input: the failover record of the previous
- * status names the lost primary and a position request of this epoch (a leader writes it only in a plan
- * that saw the primary lost; another epoch's request may predate the loss); the lost primary is fenced
- * (on a node judged dead) or reported stopped with nothing in flight; the target answered that request,
- * and so did S-k+1 of the S standbys (every other ordinal below replicas, pod or not) with a position no
- * higher than the target's. */
-static inline void prop_check_promotion(const struct rss_plan_input *in, const struct rss_plan *plan,
-                                        const struct rss_member_input *target)
+/* Rules 16 and 17: the member whose record's primary mark names the newest action (an unreadable mark or
+ * action counts as the oldest; ties: the lowest ordinal), or NULL when no record carries one. *gone: the
+ * incarnation the mark was written for has left the API (no pod, or a pod with another uid). */
+static inline const struct rss_member_input *prop_newest_mark(const struct rss_plan_input *in, bool *gone)
+{
+    const struct rss_member_input *top = NULL;
+    struct rss_action_id best = {0, 0};
+    for (size_t i = 0; i < in->n_members; i++) {
+        const struct rss_member_input *m = &in->members[i];
+        if (!m->primary_record)
+            continue;
+        cJSON *j = cJSON_Parse(m->primary_record);
+        const char *a = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "action"));
+        const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(j, "podUID"));
+        struct rss_action_id id = {0, 0};
+        rss_error_t err = NULL;
+        if (!a || rss_action_id_parse(a, &id, &err) < 0)
+            id = (struct rss_action_id){0, 0};
+        rss_error_release(&err);
+        if (!top || id.epoch > best.epoch || (id.epoch == best.epoch && id.seq > best.seq)) {
+            top = m;
+            best = id;
+            *gone = !m->pod_exists || (uid && m->pod_uid && strcmp(uid, m->pod_uid) != 0 && !prop_live(m) &&
+                                       !prop_unresolved(m, in->epoch));
+        }
+        cJSON_Delete(j);
+    }
+    return top;
+}
+
+/* The target answered request req (of this epoch: a leader writes one only in a plan that saw the primary
+ * lost; another epoch's may predate the loss), and so did S-k+1 of the S standbys (every ordinal below
+ * replicas but the lost one, pod or not, and every other pod above it: PostgreSQL's ANY k counts a standby
+ * being scaled away) with a position no higher than the target's. */
+static inline bool prop_quorum(const struct rss_plan_input *in, const struct rss_member_input *target,
+                               unsigned lost_ord, struct rss_action_id req)
 {
     const uint64_t E = in->epoch;
-    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(in->prev_status, "failover");
-    const cJSON *lo = cJSON_GetObjectItemCaseSensitive(rec, "lost");
-    RULE("15 (a promotion only with a failover record naming the lost primary)",
-         cJSON_IsNumber(lo) && lo->valuedouble >= 0 && lo->valuedouble <= RSS_SPEC_ORDINAL_MAX);
-    unsigned lost_ord = (unsigned)lo->valuedouble;
-    const struct rss_member_input *lost = prop_member(in, lost_ord);
-    RULE("15 (the lost primary is not the promoted standby)", lost_ord != target->ordinal);
-    RULE("15 (the lost primary's pod exists)", lost && lost->pod_exists);
-    const struct rss_observed *lo_o = &lost->observed;
-    RULE("15 (a promotion only with the lost primary fenced: on a node judged dead, or reported stopped on "
-         "its live node with nothing in flight)",
-         prop_fenced_dead(lost) ||
-             (prop_current(lost, E) && lost->node_alive && lo_o->role == RSS_ROLE_STOPPED &&
-              !(lo_o->last.present && lo_o->last.result == RSS_RESULT_PENDING) && !prop_unresolved(lost, E)));
-    struct rss_action_id req;
-    rss_error_t err = NULL;
-    const char *rs = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "request"));
-    bool have_req = rs && rss_action_id_parse(rs, &req, &err) == 0;
-    rss_error_release(&err);
-    RULE("15 (a promotion only after a position request of this epoch, issued once the loss was seen)",
-         have_req && req.epoch == E);
-    /* The promoted answer must be the highest of S-k+1 answers: an acknowledged commit is on k standbys,
-     * so on one of any S-k+1, and the log is linear. Answers above it from members the planner may not
-     * count (stopped since, an action in flight) do not make it unsafe when S-k+1 others are below it. */
     const struct rss_observed *t = &target->observed;
-    RULE("15 (the promoted standby answered the request)",
-         prop_current(target, E) && rss_action_id_equal(t->position_for, req) && t->has_position);
+    if (!(prop_current(target, E) && rss_action_id_equal(t->position_for, req) && t->has_position))
+        return false;
     size_t s_total = 0, n_below = 0;
-    for (unsigned o = 0; o < (unsigned)in->spec->replicas; o++) {
-        if (o == lost_ord)
+    for (unsigned o = 0; o < (unsigned)in->spec->replicas; o++)
+        s_total += o != lost_ord;
+    for (size_t i = 0; i < in->n_members; i++) {
+        const struct rss_member_input *m = &in->members[i];
+        if (m->ordinal == lost_ord)
             continue;
-        s_total++;
-        const struct rss_member_input *m = prop_member(in, o);
-        n_below += m && prop_current(m, E) && rss_action_id_equal(m->observed.position_for, req) &&
-                   m->observed.has_position && m->observed.position <= t->position;
+        s_total += (int)m->ordinal >= in->spec->replicas && m->pod_exists;
+        n_below += ((int)m->ordinal < in->spec->replicas || m->pod_exists) && prop_current(m, E) &&
+                   rss_action_id_equal(m->observed.position_for, req) && m->observed.has_position &&
+                   m->observed.position <= t->position;
     }
     size_t k = (size_t)in->spec->sync_standbys;
     size_t need = s_total >= k ? s_total - k + 1 : s_total + 1;
-    RULE("15 (a promotion only after S-k+1 answers to the request, the promoted one the highest of them)",
-         n_below >= need);
+    return n_below >= need;
+}
+
+/* Whether lost may be the lost primary of this promotion: fenced (on a node judged dead), reported stopped on
+ * its live node with nothing in flight, or its marked incarnation gone; and some position request of this
+ * epoch was answered by the target and S-k+1 standbys. */
+static inline bool prop_promotion_ok(const struct rss_plan_input *in, const struct rss_member_input *target,
+                                     const struct rss_member_input *lost, bool gone)
+{
+    const uint64_t E = in->epoch;
+    if (!lost || lost == target)
+        return false;
+    const struct rss_observed *lo_o = &lost->observed;
+    bool fenced =
+        gone || prop_fenced_dead(lost) ||
+        (prop_current(lost, E) && lost->node_alive && lo_o->role == RSS_ROLE_STOPPED &&
+         !(lo_o->last.present && lo_o->last.result == RSS_RESULT_PENDING) && !prop_unresolved(lost, E));
+    if (!fenced)
+        return false;
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(in->prev_status, "failover");
+    struct rss_action_id req;
+    rss_error_t err = NULL;
+    const char *rs = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "request"));
+    bool ok = rs && rss_action_id_parse(rs, &req, &err) == 0 && req.epoch == E &&
+              prop_quorum(in, target, lost->ordinal, req);
+    rss_error_release(&err);
+    for (size_t i = 0; i < in->n_members && !ok; i++) {
+        const struct rss_member_input *m = &in->members[i];
+        req = m->desired.position_request;
+        ok = m->pod_exists && m->has_desired && req.epoch == E && req.seq &&
+             prop_quorum(in, target, lost->ordinal, req);
+    }
+    return ok;
+}
+
+/* Rule 15's conditions on a promotion of target. The lost primary is the newest primary mark's member (rule
+ * 16), or, with no mark anywhere (an RSS from before them), one the previous status or the reports say was
+ * primary: the status's failover record, a memberStatus role, an observed role. The promoted answer must be
+ * the highest of S-k+1 answers to one request of this epoch: an acknowledged commit is on k standbys, so on
+ * one of any S-k+1, and the log is linear. Answers above it from members the planner may not count (stopped
+ * since, an action in flight) do not make it unsafe when S-k+1 others are below it. */
+static inline void prop_check_promotion(const struct rss_plan_input *in, const struct rss_plan *plan,
+                                        const struct rss_member_input *target)
+{
+    bool gone = false;
+    const struct rss_member_input *lost = prop_newest_mark(in, &gone);
+    bool ok = false;
+    if (lost) {
+        ok = prop_promotion_ok(in, target, lost, gone);
+    } else {
+        const cJSON *rec = cJSON_GetObjectItemCaseSensitive(in->prev_status, "failover");
+        const cJSON *lo = cJSON_GetObjectItemCaseSensitive(rec, "lost");
+        if (cJSON_IsNumber(lo) && lo->valuedouble >= 0 && lo->valuedouble <= RSS_SPEC_ORDINAL_MAX)
+            ok = prop_promotion_ok(in, target, prop_member(in, (unsigned)lo->valuedouble), false);
+        const cJSON *ms;
+        cJSON_ArrayForEach(ms, cJSON_GetObjectItemCaseSensitive(in->prev_status, "memberStatus"))
+        {
+            const cJSON *o = cJSON_GetObjectItemCaseSensitive(ms, "ordinal");
+            const char *role = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ms, "role"));
+            if (!ok && cJSON_IsNumber(o) && o->valuedouble >= 0 && o->valuedouble <= RSS_SPEC_ORDINAL_MAX &&
+                role && !strcmp(role, "primary"))
+                ok = prop_promotion_ok(in, target, prop_member(in, (unsigned)o->valuedouble), false);
+        }
+        for (size_t i = 0; i < in->n_members && !ok; i++)
+            if (in->members[i].pod_exists && in->members[i].has_observed &&
+                in->members[i].observed.role == RSS_ROLE_PRIMARY)
+                ok = prop_promotion_ok(in, target, &in->members[i], false);
+    }
+    RULE("15 (a promotion only of the highest of S-k+1 answers to a request of this epoch, with the lost "
+         "primary fenced, stopped, or its marked incarnation gone)",
+         ok);
 }
 
 /* check_seq_rule: false when a member's failure history (from prev_status) may exclude it from seeding
@@ -361,6 +439,25 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
                      !(o->last.present && o->last.result == RSS_RESULT_PENDING));
             RULE("15 (a promotion only for an ordinal < replicas)", (int)p->ordinal < spec->replicas);
             RULE("1 (no promotion of a member whose action is unresolved)", !prop_unresolved(m, E));
+        } else if (d->action == RSS_ACTION_SECONDARY && spec->promote_standby && prop_current(m, E) &&
+                   m->observed.role == RSS_ROLE_SECONDARY) {
+            /* Rule 15 step 5, a repoint: a running standby follows the promoted primary without a stop. */
+            const struct rss_observed *o = &m->observed;
+            RULE("15 (a repoint of a standby on a live node, nothing in flight)",
+                 !m->deleting && m->node && m->node[0] && m->node_alive && !prop_unresolved(m, E) &&
+                     !(o->last.present && o->last.result == RSS_RESULT_PENDING));
+            _cleanup_free_ char *want = NULL;
+            const struct rss_member_input *np = NULL;
+            bool gone = false;
+            np = prop_newest_mark(in, &gone);
+            if (np)
+                want = rss_spec_peer_dns(spec, np->ordinal);
+            RULE("15 (a repoint follows the newest mark's member, promoted, running as primary on a live "
+                 "node)",
+                 np && np != m && !gone && np->primary_record &&
+                     strstr(np->primary_record, "\"promotedOver\"") && prop_current(np, E) &&
+                     np->observed.role == RSS_ROLE_PRIMARY && np->node_alive && d->n_peers == 1 &&
+                     !strcmp(d->peers[0], want));
         } else if (prop_is_start(d->action)) {
             n_starts++;
             const struct rss_observed *o = &m->observed;

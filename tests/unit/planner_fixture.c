@@ -101,7 +101,7 @@ struct rss_member_input *add_pod(struct world *w, unsigned ordinal)
     snprintf(s->rv, sizeof(s->rv), "rv-%u", ordinal);
     snprintf(s->node, sizeof(s->node), "node-%u", ordinal);
     snprintf(s->cid, sizeof(s->cid), "containerd://cid-uid-%u-%d", ordinal, k);
-    s->pin[0] = '\0';
+    s->pin[0] = s->primary[0] = s->hold[0] = '\0';
     m->ordinal = ordinal;
     m->pod_exists = true;
     m->pod_uid = s->uid;
@@ -133,6 +133,9 @@ void remove_pod(struct world *w, unsigned ordinal)
         w->m[k].node = w->s[k].node;
         w->m[k].container_id = w->s[k].cid;
         w->m[k].pin_record = w->s[k].pin[0] ? w->s[k].pin : NULL;
+        w->m[k].primary_record = w->s[k].primary[0] ? w->s[k].primary : NULL;
+        if (w->m[k].hold_record)
+            w->m[k].hold_record = w->s[k].hold[0] ? w->s[k].hold : w->m[k].hold_record;
         if (w->m[k].observed_error)
             w->m[k].observed_error = w->s[k].obs_err;
     }
@@ -275,6 +278,64 @@ void set_record_pin(struct world *w, unsigned ordinal, const char *doc)
     m->pin_record = doc ? s->pin : NULL;
 }
 
+void set_record_primary(struct world *w, unsigned ordinal, const char *doc)
+{
+    struct rss_member_input *m = find(w, ordinal);
+    assert_non_null(m);
+    struct mstore *s = store(w, m);
+    assert_true(!doc || strlen(doc) < sizeof(s->primary));
+    snprintf(s->primary, sizeof(s->primary), "%s", doc ? doc : "");
+    m->primary_record = doc ? s->primary : NULL;
+}
+
+void set_record_hold(struct world *w, unsigned ordinal, const char *doc)
+{
+    struct rss_member_input *m = find(w, ordinal);
+    assert_non_null(m);
+    struct mstore *s = store(w, m);
+    assert_true(!doc || strlen(doc) < sizeof(s->hold));
+    snprintf(s->hold, sizeof(s->hold), "%s", doc ? doc : "");
+    m->hold_record = doc ? s->hold : NULL;
+}
+
+void pod_gone(struct world *w, unsigned ordinal)
+{
+    struct rss_member_input *m = find(w, ordinal);
+    assert_non_null(m);
+    rss_recordcodec_desired_clear(&m->desired);
+    rss_recordcodec_observed_clear(&m->observed);
+    m->has_desired = m->has_observed = false;
+    m->pod_exists = false;
+    m->pod_uid = NULL;
+    m->node = NULL;
+    m->node_alive = false;
+    m->phase = NULL;
+    m->container_id = NULL;
+    /* leader_snapshot.c gives a gone pod's record only for its primary mark */
+    m->hold_record = m->pin_record = NULL;
+}
+
+void pod_recreated(struct world *w, unsigned ordinal)
+{
+    struct rss_member_input *m = find(w, ordinal);
+    assert_non_null(m);
+    struct mstore *s = store(w, m);
+    rss_recordcodec_desired_clear(&m->desired);
+    rss_recordcodec_observed_clear(&m->observed);
+    m->has_desired = m->has_observed = false;
+    snprintf(s->uid, sizeof(s->uid), "uid-%u-%d", ordinal, w->uid_counter++);
+    m->pod_exists = true;
+    m->pod_uid = s->uid;
+    m->phase = "Pending";
+    m->node = NULL;
+    m->node_alive = false;
+    m->unschedulable = true;
+    m->deleting = false;
+    m->container_id = NULL;
+    m->pin_record = s->pin[0] ? s->pin : NULL;
+    m->hold_record = s->hold[0] ? s->hold : NULL;
+}
+
 void run(struct world *w, struct rss_plan *p)
 {
     struct rss_plan_input in = {.spec = &w->spec,
@@ -306,6 +367,10 @@ void apply(struct world *w, struct rss_plan *p)
         struct rss_member_input *m = find(w, pt->ordinal);
         if (m && pt->set_pin)
             set_record_pin(w, pt->ordinal, pt->pin);
+        if (m && pt->set_primary)
+            set_record_primary(w, pt->ordinal, pt->primary);
+        if (m && pt->set_hold)
+            set_record_hold(w, pt->ordinal, pt->hold);
         if (!m || !pt->set_desired)
             continue;
         rss_recordcodec_desired_clear(&m->desired);

@@ -40,7 +40,7 @@
 #define FAILOVER_SPEC "\"failover\":\"PromoteStandby\",\"synchronousStandbys\":1,"
 
 struct mstore {
-    char uid[32], rv[32], node[32], cid[48], obs_err[64], pin[80];
+    char uid[32], rv[32], node[32], cid[48], obs_err[64], pin[80], primary[256], hold[128];
 };
 
 struct world {
@@ -83,6 +83,16 @@ void world_free(struct world *w);
 void set_pin(struct world *w, unsigned ordinal, uint64_t seq);
 /* The member record's recoveryPin document (rule 2), NULL for none; apply() keeps it as the leader wrote. */
 void set_record_pin(struct world *w, unsigned ordinal, const char *doc);
+/* The member record's primary mark (rules 16, 17) and leftOut hold (rule 14), NULL for none; apply() keeps
+ * both as the leader wrote them. */
+void set_record_primary(struct world *w, unsigned ordinal, const char *doc);
+void set_record_hold(struct world *w, unsigned ordinal, const char *doc);
+/* The member's pod left the API (a drain, a deletion): only its record remains (the input then has the
+ * member with pod_exists false and the record's primary mark, as leader_snapshot.c gives it). */
+void pod_gone(struct world *w, unsigned ordinal);
+/* The StatefulSet made the member's pod again: a new uid, Pending (unschedulable: its node cordoned),
+ * no report; the record's marks stay. */
+void pod_recreated(struct world *w, unsigned ordinal);
 void run(struct world *w, struct rss_plan *p);
 
 /* ---- simulating the agents between two plans ---- */

@@ -138,6 +138,378 @@ static void test_old_primary_never_seeds(void **state)
     world_free(&w);
 }
 
+/* ---- round 4: the failover's state in the records (rule 16), the newer history wins (rule 17) ---- */
+
+/* The primary mark a running cluster's primary carries once rssd seeded it (rss/record.h); its running
+ * standbys joined it after that (their last action a `secondary` with a later id). */
+static void mark(struct world *w, unsigned ordinal, const char *action, const char *seq)
+{
+    char doc[200];
+    snprintf(doc, sizeof(doc), "{\"action\":\"%s\",\"podUID\":\"%s\",\"sequence\":\"%s\"}", action,
+             find(w, ordinal)->pod_uid, seq);
+    set_record_primary(w, ordinal, doc);
+    unsigned long e = 0, q = 0;
+    assert_int_equal(sscanf(action, "%lu-%lu", &e, &q), 2);
+    for (size_t i = 0; i < w->n; i++)
+        if (w->m[i].ordinal != ordinal && w->m[i].has_observed && w->m[i].observed.role == RSS_ROLE_SECONDARY)
+            set_last(&w->m[i], RSS_ACTION_SECONDARY, e, q + 1 + i, RSS_RESULT_OK);
+}
+
+/* Positions asked, answered by 1 (at 120) and 2 (at 100): 1 is promoted. Returns after its `seed` ran. */
+static void promote_1(struct world *w)
+{
+    struct rss_plan p;
+    run(w, &p);
+    no_stop(&p);
+    assert_non_null(find_event(&p, "FailoverStarted"));
+    apply(w, &p);
+    answer_position(w, 1, true, 120);
+    answer_position(w, 2, true, 100);
+    run(w, &p);
+    want(&p, "1:seed");
+    const struct rss_plan_patch *pp = desired_patch_of(&p, 1);
+    assert_true(pp->set_primary && pp->primary); /* the promotion's mark, in the same CAS as its seed */
+    assert_non_null(strstr(pp->primary, "\"promotedOver\":0"));
+    assert_non_null(strstr(pp->primary, "\"sequence\":\"120\""));
+    apply(w, &p);
+    ran(w, 1, RSS_ROLE_PRIMARY);
+}
+
+/* Fault 1: the primary's whole node froze past the dead window; 1 was promoted and 2 repointed; then the
+ * node thawed with the old primary still running as primary. Its hold (set at the promotion) stays, it
+ * is stopped at once (never the promoted one: ordinal order stopped rss-db-1 here), it carries no client
+ * label, and it rejoins as a secondary of the new primary. */
+static void test_thawed_primary_is_stopped(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    struct world w;
+    init(&w, "P Y Y");
+    mark(&w, 0, "4-1", "90");
+    find(&w, 0)->node_alive = false;
+    find(&w, 0)->node_dead = true;
+    promote_1(&w);
+    struct rss_plan p;
+    run(&w, &p);
+    want(&p, "2:secondary(1)");
+    apply(&w, &p);
+    ran(&w, 2, RSS_ROLE_SECONDARY);
+    run(&w, &p);
+    want(&p, "");
+    apply(&w, &p);
+
+    /* The thaw: the same container, still primary, its node alive again. */
+    find(&w, 0)->node_alive = true;
+    find(&w, 0)->node_dead = false;
+    run(&w, &p);
+    want(&p, "0:stop");
+    const struct rss_plan_event *e = find_event(&p, "DivergedPrimary");
+    assert_non_null(e);
+    assert_int_equal(e->type, RSS_EVENT_WARNING);
+    assert_null(find_event(&p, "Demoting"));
+    const struct rss_plan_patch *h = patch_of(&p, 0);
+    assert_int_equal(h->set_active_label, 0); /* no client is sent to it */
+    assert_false(h->set_hold && !h->hold);    /* still held */
+    apply(&w, &p);
+    ran(&w, 0, RSS_ROLE_STOPPED);
+    run(&w, &p);
+    want(&p, "0:secondary(1)");
+    apply(&w, &p);
+    ran(&w, 0, RSS_ROLE_SECONDARY);
+    run(&w, &p);
+    want(&p, "");
+    h = patch_of(&p, 0);
+    assert_true(h && h->set_hold && !h->hold); /* it rejoined: the hold goes */
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* Rule 17 without a hold (two primaries for another reason): the older mark is stopped, not the highest
+ * ordinal. */
+static void test_two_primaries_newer_mark_wins(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    struct world w;
+    init(&w, "P P Y");
+    mark(&w, 0, "6-3", "200");
+    mark(&w, 1, "5-9", "150");
+    struct rss_plan p;
+    run(&w, &p);
+    want(&p, "1:stop");
+    assert_non_null(strstr(find_event(&p, "Demoting")->message, "newer history wins"));
+    rss_plan_free(&p);
+    world_free(&w);
+    /* Without marks (an RSS from before them): the highest ordinal, as before. */
+    init(&w, "P P Y");
+    run(&w, &p);
+    want(&p, "1:stop");
+    rss_plan_free(&p);
+    world_free(&w);
+    init(&w, "P P Y");
+    mark(&w, 1, "6-3", "200");
+    mark(&w, 0, "5-9", "150");
+    run(&w, &p);
+    want(&p, "0:stop");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* Fault 2: the leader changes while a failover waits for positions. The new term's fencing clears the
+ * requests and its status has no failover record; the primary mark still names the lost primary, so the
+ * new term asks again: no FailoverFallback, no standby stopped. A status write lost at the promotion does
+ * not lose the promotion either: the repoint follows from the marks. */
+static void test_failover_survives_leader_change(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    struct world w;
+    init(&w, "P Y Y");
+    mark(&w, 0, "5-1", "90");
+    struct rss_plan p;
+    run(&w, &p);
+    apply(&w, &p);
+    crash(&w, 0, 130);
+    run(&w, &p);
+    assert_non_null(find_event(&p, "FailoverStarted"));
+    apply(&w, &p);
+    /* A new term: fencing first (desired none everywhere, the requests gone). */
+    w.epoch = EPOCH + 1;
+    run(&w, &p);
+    assert_true(p.fencing);
+    assert_null(cJSON_GetObjectItemCaseSensitive(p.status, "failover"));
+    apply(&w, &p);
+    for (unsigned i = 0; i < 3; i++)
+        find(&w, i)->observed.lease_epoch = EPOCH + 1; /* the agents re-probed */
+    run(&w, &p);
+    no_stop(&p);
+    assert_null(find_event(&p, "FailoverFallback"));
+    assert_non_null(find_event(&p, "FailoverStarted"));
+    assert_int_equal(desired_patch_of(&p, 1)->desired.position_request.epoch, EPOCH + 1);
+    apply(&w, &p);
+    answer_position(&w, 1, true, 120);
+    answer_position(&w, 2, true, 100);
+    run(&w, &p);
+    want(&p, "1:seed");
+    /* The status write of the promotion is lost: only the records keep it. */
+    cJSON *before = cJSON_Duplicate(w.prev, true);
+    apply(&w, &p);
+    cJSON_Delete(w.prev);
+    w.prev = before;
+    ran(&w, 1, RSS_ROLE_PRIMARY);
+    find(&w, 1)->observed.lease_epoch = EPOCH + 1;
+    run(&w, &p);
+    want(&p, "2:secondary(1)");
+    no_stop(&p);
+    apply(&w, &p);
+    ran(&w, 2, RSS_ROLE_SECONDARY);
+    find(&w, 2)->observed.lease_epoch = EPOCH + 1;
+    run(&w, &p);
+    want(&p, "0:secondary(1)");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* Fault 3: a drain deletes the primary's pod. Once that incarnation left the API its containers have
+ * stopped: the standbys are asked and the most advanced promoted, none stopped; the pod the StatefulSet
+ * makes again stays Pending on the cordoned node and changes nothing; when it runs it joins the new
+ * primary. While the old pod is still being deleted with its primary running, nothing happens. */
+static void test_drained_primary_promotes(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    struct world w;
+    init(&w, "P Y Y");
+    mark(&w, 0, "5-1", "90");
+    struct rss_plan p;
+    find(&w, 0)->deleting = true;
+    run(&w, &p);
+    want(&p, "");
+    assert_null(find_event(&p, "FailoverStarted"));
+    apply(&w, &p);
+    pod_gone(&w, 0);
+    promote_1(&w);
+    pod_recreated(&w, 0);
+    run(&w, &p);
+    assert_true(p.fencing); /* the new pod's record carries no desired of this epoch yet */
+    apply(&w, &p);
+    run(&w, &p);
+    want(&p, "2:secondary(1)");
+    no_stop(&p);
+    apply(&w, &p);
+    ran(&w, 2, RSS_ROLE_SECONDARY);
+    run(&w, &p);
+    want(&p, "");
+    apply(&w, &p);
+    /* Scheduled again (the node uncordoned): it runs idle, reports stopped, and joins the new primary. */
+    struct rss_member_input *m = find(&w, 0);
+    m->phase = "Running";
+    m->node = "node-0";
+    m->node_alive = true;
+    m->unschedulable = false;
+    m->container_id = "containerd://cid-new-0";
+    set_observed(m, RSS_ROLE_STOPPED, GEN, true, 90, NULL);
+    run(&w, &p);
+    want(&p, "0:secondary(1)");
+    rss_plan_free(&p);
+    world_free(&w);
+    /* Without the opt-in a drained primary is the lights-out path, as any lost primary. */
+    g_failover = "";
+    init(&w, "P Y Y");
+    mark(&w, 0, "5-1", "90");
+    pod_gone(&w, 0);
+    run(&w, &p);
+    want(&p, "1:stop 2:stop");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* Suspected (issue 35): the quorum S counts a standby above spec.replicas that is still there (a
+ * scale-down under way): PostgreSQL's ANY k counts every connected standby. With replicas 3 and pod 3 a
+ * running standby, S is 3 and S-k+1 is 3 answers, not 2 (with 2, rss-db-1 was promoted without the
+ * answer of rss-db-3, the only standby that may hold a commit). */
+static void test_quorum_counts_standby_being_scaled_away(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    struct world w;
+    init(&w, "P Y Y Y");
+    w.spec.replicas = 3;
+    w.sts = 4;
+    mark(&w, 0, "5-1", "90");
+    struct rss_plan p;
+    crash(&w, 0, 130);
+    run(&w, &p);
+    assert_non_null(find_event(&p, "FailoverStarted"));
+    assert_non_null(desired_patch_of(&p, 3)); /* asked too */
+    apply(&w, &p);
+    answer_position(&w, 1, true, 120);
+    answer_position(&w, 2, true, 100);
+    run(&w, &p);
+    want(&p, "");
+    assert_non_null(strstr(status_str(&p, "message"), "waiting for the positions of rss-db-3"));
+    apply(&w, &p);
+    answer_position(&w, 3, true, 95);
+    run(&w, &p);
+    want(&p, "1:seed");
+    rss_plan_free(&p);
+    world_free(&w);
+    /* The most advanced is the one being scaled away: never promoted (the scale-down would remove the
+     * primary), never passed over for a lower one either (it may hold the only acknowledged copy): the
+     * lights-out path, with a Warning that says why. */
+    init(&w, "P Y Y Y");
+    w.spec.replicas = 3;
+    w.sts = 4;
+    mark(&w, 0, "5-1", "90");
+    crash(&w, 0, 130);
+    run(&w, &p);
+    apply(&w, &p);
+    answer_position(&w, 1, true, 120);
+    answer_position(&w, 2, true, 100);
+    answer_position(&w, 3, true, 125);
+    run(&w, &p);
+    const struct rss_plan_patch *d3 = desired_patch_of(&p, 3);
+    assert_true(!d3 || d3->desired.action != RSS_ACTION_SEED);
+    assert_non_null(
+        strstr(find_event(&p, "FailoverFallback")->message, "rss-db-3 (position 125) is being scaled away"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* The status write of the plan that asked for positions is lost: the request is on the standbys' records,
+ * and their answers to it count (asking again would only wait longer). */
+static void test_request_from_records(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    struct world w;
+    init(&w, "P Y Y");
+    mark(&w, 0, "5-1", "90");
+    struct rss_plan p;
+    run(&w, &p);
+    apply(&w, &p);
+    crash(&w, 0, 130);
+    run(&w, &p);
+    assert_non_null(find_event(&p, "FailoverStarted"));
+    cJSON *before = cJSON_Duplicate(w.prev, true);
+    apply(&w, &p);
+    cJSON_Delete(w.prev);
+    w.prev = before;
+    answer_position(&w, 1, true, 120);
+    answer_position(&w, 2, true, 100);
+    run(&w, &p);
+    want(&p, "1:seed");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* Suspected (issue 35): a second failover inside the first one's repoint window (k = 2). 0 lost, 1 promoted
+ * from the answers to request R1 (1:120, 2:100, 3:110), 2 repointed, 3 not yet; then 1 is lost too. The
+ * answers to R1 were given about 0's history, before 1 took any write, and 3 still follows 0 (another
+ * timeline): neither may promote anyone now. The status's record still names R1; it is not reused. */
+static void test_second_failover_in_repoint_window(void **state)
+{
+    (void)state;
+    g_failover = "\"failover\":\"PromoteStandby\",\"synchronousStandbys\":2,";
+    struct world w;
+    init(&w, "P Y Y Y");
+    mark(&w, 0, "5-1", "90");
+    find(&w, 0)->node_alive = false;
+    find(&w, 0)->node_dead = true;
+    struct rss_plan p;
+    run(&w, &p);
+    assert_non_null(find_event(&p, "FailoverStarted"));
+    apply(&w, &p);
+    answer_position(&w, 1, true, 120);
+    answer_position(&w, 2, true, 100);
+    answer_position(&w, 3, true, 110);
+    run(&w, &p);
+    want(&p, "1:seed");
+    apply(&w, &p);
+    ran(&w, 1, RSS_ROLE_PRIMARY);
+    run(&w, &p);
+    want(&p, "2:secondary(1)");
+    apply(&w, &p);
+    struct rss_action_id r1 = find(&w, 2)->observed.position_for;
+    ran(&w, 2, RSS_ROLE_SECONDARY);
+    /* An agent keeps its last answer in its report until the next request. */
+    find(&w, 2)->observed.position_for = r1;
+    find(&w, 2)->observed.has_position = true;
+    find(&w, 2)->observed.position = 100;
+    /* 1 crashes before 3 is repointed. */
+    crash(&w, 1, 130);
+    run(&w, &p);
+    const struct rss_plan_patch *d3 = desired_patch_of(&p, 3);
+    assert_true(!d3 || d3->desired.action != RSS_ACTION_SEED);
+    const struct rss_plan_patch *d2 = desired_patch_of(&p, 2);
+    assert_true(!d2 || d2->desired.action != RSS_ACTION_SEED);
+    assert_null(find_event(&p, "Promoting"));
+    /* Only 2 follows 1 (3 was never repointed): 1 of the 3 answers needed can come, so no request. */
+    assert_null(find_event(&p, "FailoverStarted"));
+    assert_non_null(strstr(find_event(&p, "FailoverFallback")->message, "1 of 3 standbys run"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* The floor after a promotion: the old primary is held (no bound) and out of every candidate list; the
+ * promoted member's volume comes back empty and the last standby is below the promotion's position. Going
+ * on without the held member is no licence to seed below the history rssd promoted. */
+static void test_no_empty_seed_over_held_primary(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    struct world w;
+    init(&w, "S200 S0 S100");
+    set_record_hold(&w, 0, "{\"seedSequence\":\"18446744073709551615\",\"at\":\"5-3\"}");
+    mark(&w, 1, "5-4", "120");
+    struct rss_plan p;
+    run(&w, &p);
+    want(&p, "");
+    assert_non_null(find_event(&p, "SeedBelowHistory"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 /* Ties go to the lowest ordinal; a standby's answer to an older request does not count. */
 static void test_tie_and_old_answer(void **state)
 {
@@ -332,6 +704,14 @@ int main(void)
         cmocka_unit_test(test_fallback),
         cmocka_unit_test(test_trigger),
         cmocka_unit_test(test_spec),
+        cmocka_unit_test(test_thawed_primary_is_stopped),
+        cmocka_unit_test(test_two_primaries_newer_mark_wins),
+        cmocka_unit_test(test_failover_survives_leader_change),
+        cmocka_unit_test(test_drained_primary_promotes),
+        cmocka_unit_test(test_quorum_counts_standby_being_scaled_away),
+        cmocka_unit_test(test_request_from_records),
+        cmocka_unit_test(test_second_failover_in_repoint_window),
+        cmocka_unit_test(test_no_empty_seed_over_held_primary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

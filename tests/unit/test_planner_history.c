@@ -192,12 +192,20 @@ static void test_hold_from_record(void **state)
     (void)state;
     struct world w;
     world_init(&w, "P P S120", 0, false, 0);
-    find(&w, 2)->hold_record = "{\"seedSequence\":\"100\"}";
+    find(&w, 2)->hold_record = "{\"seedSequence\":\"100\",\"at\":\"4-7\"}";
     struct rss_plan p;
     expect_plan(&w, &p, "");
     assert_non_null(find_event(&p, "NewerThanSeed"));
     assert_string_equal(left_out_seq(&p, 2), "100");
     assert_false(patch_of(&p, 2) && patch_of(&p, 2)->set_hold); /* the record says so already */
+    rss_plan_free(&p);
+    world_free(&w);
+    /* A hold written before its mark was kept gets one: the last action id before this plan's. */
+    world_init(&w, "P P S120", 0, false, 0);
+    find(&w, 2)->hold_record = "{\"seedSequence\":\"100\"}";
+    expect_plan(&w, &p, "");
+    assert_true(patch_of(&p, 2) && patch_of(&p, 2)->set_hold);
+    assert_string_equal(patch_of(&p, 2)->hold, "{\"seedSequence\":\"100\",\"at\":\"5-0\"}");
     rss_plan_free(&p);
     world_free(&w);
     /* ... and in a lights-out it never seeds. */
@@ -227,7 +235,7 @@ static void test_hold_written_ahead_of_seed(void **state)
     assert_true(p.n_patches >= 2);
     assert_int_equal(p.patches[0].ordinal, 2);
     assert_true(p.patches[0].set_hold);
-    assert_string_equal(p.patches[0].hold, "{\"seedSequence\":\"100\"}");
+    assert_string_equal(p.patches[0].hold, "{\"seedSequence\":\"100\",\"at\":\"5-0\"}");
     assert_false(p.patches[0].set_desired);
     const struct rss_plan_patch *seed = patch_of(&p, 0);
     assert_true(seed->set_desired && seed->desired.action == RSS_ACTION_SEED);
@@ -281,7 +289,7 @@ static void test_release_hold(void **state)
     assert_int_equal(e->type, RSS_EVENT_WARNING);
     const struct rss_plan_patch *h = patch_of(&p, 2);
     assert_true(h->set_hold && h->set_desired); /* one record write, one CAS */
-    assert_string_equal(h->hold, "{\"seedSequence\":\"100\",\"released\":true}");
+    assert_string_equal(h->hold, "{\"seedSequence\":\"100\",\"at\":\"5-0\",\"released\":true}");
     rss_plan_free(&p);
     world_free(&w);
     /* Released but a lights-out came before it joined: still never a seed candidate. */

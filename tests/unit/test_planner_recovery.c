@@ -347,6 +347,60 @@ static void test_pin_force_seed(void **state)
 
 /* Once a primary runs, the recovery is over: every record's pin is removed (and the status's), so a stale
  * pin never blocks a later recovery; a record without one gets no write for it. */
+/* Issue 35 fault 4: a lights-out recovered the cluster at 50 (rss-db-0 seeded it: its record's primary
+ * mark, status.lastRecovery); the next lights-out leaves the two members with the data off and the third
+ * comes back empty. minimumMembers 1 accepts losing what only the absent members hold, never starting an
+ * empty history in place of the one rssd recovered: SeedBelowHistory, no seed. With every member back the
+ * highest seeds as always; a force-seed decides otherwise. */
+static void test_seed_below_history(void **state)
+{
+    (void)state;
+    struct world w;
+    world_init(&w, "D D S0", 0, false, 1);
+    set_record_primary(&w, 0, "{\"action\":\"5-1\",\"podUID\":\"uid-0-0\",\"sequence\":\"50\"}");
+    struct rss_plan p;
+    run(&w, &p);
+    expect(&p, "", "empty member under minimumMembers");
+    const struct rss_plan_event *e = find_event(&p, "SeedBelowHistory");
+    assert_non_null(e);
+    assert_int_equal(e->type, RSS_EVENT_WARNING);
+    assert_non_null(strstr(e->message, "rss-db-0 was made primary with sequence 50"));
+    rss_plan_free(&p);
+    world_free(&w);
+    /* The status's last recovery alone (an RSS from before the marks) says the same. */
+    world_init(&w, "D D S0", 0, false, 1);
+    w.prev =
+        cJSON_Parse("{\"lastRecovery\":{\"kind\":\"LightsOut\",\"seed\":\"rss-db-0\",\"sequence\":\"50\"}}");
+    run(&w, &p);
+    expect(&p, "", "empty member, status floor");
+    assert_non_null(
+        strstr(find_event(&p, "SeedBelowHistory")->message, "the last recovery seeded sequence 50"));
+    rss_plan_free(&p);
+    world_free(&w);
+    /* At or above the history: the opt-in goes on as before. */
+    world_init(&w, "D D S50", 0, false, 1);
+    set_record_primary(&w, 0, "{\"action\":\"5-1\",\"podUID\":\"uid-0-0\",\"sequence\":\"50\"}");
+    run(&w, &p);
+    expect(&p, "2:seed", "at the history");
+    rss_plan_free(&p);
+    world_free(&w);
+    /* Every member reported: the data that exists is all there is; the highest seeds. */
+    world_init(&w, "S0 S0 S3", 0, false, 1);
+    set_record_primary(&w, 0, "{\"action\":\"5-1\",\"podUID\":\"uid-0-0\",\"sequence\":\"50\"}");
+    run(&w, &p);
+    expect(&p, "2:seed", "all reported");
+    rss_plan_free(&p);
+    world_free(&w);
+    /* The admin's force-seed decides. */
+    world_init(&w, "D D S0", 0, false, 1);
+    set_record_primary(&w, 0, "{\"action\":\"5-1\",\"podUID\":\"uid-0-0\",\"sequence\":\"50\"}");
+    w.force_seed = "rss-db-2";
+    run(&w, &p);
+    expect(&p, "2:seed", "force-seed");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 static void test_pin_removed_once_primary_runs(void **state)
 {
     (void)state;
@@ -382,6 +436,7 @@ int main(void)
         cmocka_unit_test(test_pin_written_with_seed),  cmocka_unit_test(test_pin_from_record_only),
         cmocka_unit_test(test_pin_highest_wins),       cmocka_unit_test(test_pin_unreadable),
         cmocka_unit_test(test_pin_force_seed),         cmocka_unit_test(test_pin_removed_once_primary_runs),
+        cmocka_unit_test(test_seed_below_history),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
