@@ -120,8 +120,8 @@ static bool fallback(struct planner *c, const struct planner_member *lost, const
 {
     fo_event(
         c, RSS_EVENT_WARNING, "FailoverFallback", lost,
-        "%s%s is lost; spec.failover PromoteStandby cannot promote safely: %s; stopping the standbys for a "
-        "lights-out recovery from the highest sequence",
+        "%s%s is lost; spec.failover PromoteStandby cannot promote safely: %s; falling back to a lights-out "
+        "recovery from the highest sequence (the standbys are stopped once it can start)",
         lost ? lost->pod : "the primary", lost ? " was primary and" : "", why);
     cJSON_Delete(c->new_failover);
     c->new_failover = NULL;

@@ -174,6 +174,34 @@ static void too_many_primaries(struct planner *c)
     planner_decision(c, "stopping %s: too many primaries", victim->pod);
 }
 
+/* Row 8's stop serves a recovery; one that cannot start is an outage for nothing (the running secondaries
+ * still serve reads). A member the recovery would wait for and that cannot report soon (its node judged
+ * dead or silent, its pod missing or unscheduled), unless minimumMembers would go on without it or the
+ * journal proves it behind: the first such member, or NULL when the recovery could proceed. Held members
+ * (rule 14) are never waited for. */
+static const struct planner_member *recovery_blocker(const struct planner *c)
+{
+    int min = c->spec->min_members;
+    if (min > 0) {
+        int could = 0;
+        for (size_t i = 0; i < c->n; i++) {
+            const struct planner_member *m = &c->m[i];
+            could += !m->left_out && (m->live || (m->current && m->role == RSS_ROLE_STOPPED && m->has_seq &&
+                                                  m->node_alive && !m->deleting));
+        }
+        if (could >= min)
+            return NULL;
+    }
+    for (size_t i = 0; i < c->n && (int)i < c->target; i++) {
+        const struct planner_member *m = &c->m[i];
+        if (m->live || m->left_out)
+            continue;
+        if ((m->fenced_dead || m->node_silent || !m->exists || !m->has_node) && !planner_journal_behind(c, m))
+            return m;
+    }
+    return NULL;
+}
+
 void planner_running_cluster(struct planner *c)
 {
     planner_failover_load(c);
@@ -221,6 +249,18 @@ void planner_running_cluster(struct planner *c)
                 planner_decision(c, "%s", fo);
             else
                 planner_wait(c, false, "Failover", "%s", fo);
+            return;
+        }
+        const struct planner_member *b = recovery_blocker(c);
+        if (b) {
+            planner_wait(c, false, "WaitingForMembers",
+                         "no primary runs; a recovery would wait for %s (%s): the running members are not "
+                         "stopped until it can start",
+                         b->pod,
+                         b->fenced_dead   ? "its node is down"
+                         : b->node_silent ? "its node is silent"
+                         : !b->exists     ? "its pod does not exist"
+                                          : "its pod is not scheduled");
             return;
         }
         bool acted = false;

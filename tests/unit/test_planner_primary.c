@@ -68,7 +68,12 @@ static void test_unobserved_primary_table(void **state)
         /* Controls: observed stopped, observed failed, node judged dead: the others stop for a recovery. */
         {"S5 Y Y", 1, "1:stop 2:stop", "no primary runs", NULL},
         {"F Y Y", 1, "0:stop 1:stop 2:stop", NULL, NULL},
-        {"K Y Y", 1, "1:stop 2:stop", "no primary runs", NULL},
+        /* ... but a recovery cannot start before the dead node's member reports (rule 3): the
+         * secondaries go on serving reads until it can (issue 35: stop only what a recovery that can
+         * proceed needs stopped). */
+        {"K Y Y", 1, "", "a recovery would wait for rss-db-0 (its node is down)", "NoPrimary"},
+        {"S5 D Y", 1, "", "a recovery would wait for rss-db-1 (its node is down)", "NoPrimary"},
+        {"S5 - Y", 1, "", "a recovery would wait for rss-db-1 (its pod does not exist)", "NoPrimary"},
         /* All-primary shape: one primary observed running is enough; nobody is stopped. */
         {"O O P", 0, "", NULL, "NoPrimary"},
         {"R R P", 0, "", NULL, "NoPrimary"},
