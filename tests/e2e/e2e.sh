@@ -345,11 +345,14 @@ sc_lightsout() {
 # ---- 6. a garbage sequence: no seed until the policy allows it, a Warning Event, a clear message
 sc_garbage() {
     ensure_running
+    # Above the history rssd started from: the policy below goes on without a member (history_floor).
+    local b
+    b=$(history_floor $R)
     power_off_all
     wait_heartbeats_expired
-    set_sequence $R 0 15
-    set_sequence $R 1 40
-    set_sequence $R 2 25
+    set_sequence $R 0 $((b + 15))
+    set_sequence $R 1 $((b + 40))
+    set_sequence $R 2 $((b + 25))
     printf 'lots-of-writes' >"$(claim_dir $R 1)/garbage-sequence"
     local mark
     mark=$(now)

@@ -392,6 +392,16 @@ desired() { record_field "$1" desired; }
 records_json() {
     k get cm -n "$RSSD_NS" -l "rss.clusterlabs.org/namespace=$NS,rss.clusterlabs.org/rss=$1" -o json
 }
+# history_floor RSS: the highest sequence rssd itself started a primary of RSS from (its records' primary
+# marks and status.lastRecovery; docs/rules.md rule 3): a recovery that goes on without members never seeds
+# below it. A scenario that writes the members' data by hand and then goes on without one builds on it, as
+# a real application's history only grows.
+history_floor() {
+    local a b
+    a=$(records_json "$1" | jq '[.items[].data.primary // empty | fromjson | (.sequence // "0") | tonumber] | max // 0')
+    b=$(rss_json "$1" | jq '.status.lastRecovery.sequence // "0" | tonumber')
+    echo $((a > b ? a : b))
+}
 # last_action_ids RSS: "pod id result" of every member's observed lastAction, sorted.
 last_action_ids() {
     local recs

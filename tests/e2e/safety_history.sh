@@ -39,23 +39,26 @@ hold_in_record() { record "$(held_pod)" | jq -e '.data.leftOut // "" | length > 
 new_pod_judged() { reported "$(held_pod)" || [ -n "$(started_since "$1" $H)" ]; }
 held_warning() { events_since "$1" NewerThanSeed $R | grep -q "^Warning .*$(held_pod)"; }
 
-# The held member must be untouched since MARK: no start hook, its 120 writes as they were.
+# The held member must be untouched since MARK: no start hook, its HB+120 writes as they were.
 still_held() {
     local s
     s=$(started_since "$1" $H)
     [ -z "$s" ] || fail "$(held_pod) was started over the writes it is held for: $s"
-    [ "$(writes $H)" = 120 ] || fail "$(held_pod)'s data changed while held: $(writes $H) writes"
+    [ "$(writes $H)" = $((HB + 120)) ] || fail "$(held_pod)'s data changed while held: $(writes $H) writes"
 }
 
-# make_held: lights-out with 100/100/120, the node of ordinal 2 stays off, minimumMembers 2 seeds 100
-# without it, the cluster acknowledges 5 more writes (105/105), ordinal 2 comes back and is held.
+# make_held: lights-out with 100/100/120 (above HB, the history rssd started from: history_floor; a
+# recovery without a member never seeds below it), the node of ordinal 2 stays off, minimumMembers 2 seeds
+# 100 without it, the cluster acknowledges 5 more writes (105/105), ordinal 2 comes back and is held.
+HB=0
 make_held() {
     ensure_running
+    HB=$(history_floor $R)
     rss_patch '{"spec":{"recovery":{"minimumMembers":2}}}'
     power_off_all
-    set_sequence $R 0 100
-    set_sequence $R 1 100
-    set_sequence $R $H 120
+    set_sequence $R 0 $((HB + 100))
+    set_sequence $R 1 $((HB + 100))
+    set_sequence $R $H $((HB + 120))
     local off mark
     off=$(member_node $R $H)
     mark=$(now)
@@ -65,14 +68,14 @@ make_held() {
     events_since "$mark" MemberSkipped "$R" | grep -q "^Warning .*$(held_pod)" || fail "no MemberSkipped Warning"
     two_primaries
     # The running cluster acknowledges 5 writes: on both members, as a replicated write is.
-    seq 101 105 >>"$(claim_dir $R 0)/writes"
-    seq 101 105 >>"$(claim_dir $R 1)/writes"
+    seq $((HB + 101)) $((HB + 105)) >>"$(claim_dir $R 0)/writes"
+    seq $((HB + 101)) $((HB + 105)) >>"$(claim_dir $R 1)/writes"
     "$WORLD" power-on "$off" >/dev/null 2>&1 || fail "power-on $off"
     wait_until 60 "a NewerThanSeed Warning for $(held_pod)" held_warning "$mark"
     still_held "$mark"
 }
 ensure_held() {
-    if ! hold_in_record || [ "$(writes $H)" != 120 ]; then make_held; fi
+    if ! hold_in_record || [ "$(writes $H)" != $((HB + 120)) ]; then make_held; fi
 }
 
 # ---- 1. a second lights-out with every member back: the held member (120) never seeds; the members with
@@ -93,7 +96,7 @@ sc_held_second_lightsout() {
     [[ $seeds == *" rc=0" ]] || fail "the seed failed: $seeds"
     local o
     o=$(awk '{print $2}' <<<"$seeds" | sed 's/.*-//')
-    [ "$(writes "$o")" = 105 ] || fail "the seed $(member $R "$o") should hold the 105 acknowledged writes: $(writes "$o")"
+    [ "$(writes "$o")" = $((HB + 105)) ] || fail "the seed $(member $R "$o") should hold the 105 acknowledged writes: $(writes "$o")"
     two_primaries
     still_held "$mark"
     note "seed: $seeds"
@@ -211,7 +214,46 @@ sc_held_release() {
     rss_patch '{"spec":{"recovery":null}}'
 }
 
-all=(held_second_lightsout held_delete_pod held_node_gone held_rollout held_recreate_rss held_suspend_resume held_release)
+# ---- 8. the history rssd started from (rule 3's floor; issue 35, fault 4): a lights-out recovers the
+#         cluster at HB+50; at the next one the two members holding the data stay off and the third comes
+#         back empty. minimumMembers 1 accepts losing what only the absent members hold, never starting an
+#         empty database in place of the one rssd recovered: no seed, a Warning SeedBelowHistory; with the
+#         others back the highest seeds. Before the floor, the empty member seeded (MemberSkipped).
+sc_history_floor() {
+    ensure_running
+    local b mark on
+    b=$(history_floor $R)
+    power_off_all
+    set_sequence $R 0 $((b + 50))
+    set_sequence $R 1 $((b + 50))
+    set_sequence $R $H $((b + 40))
+    mark=$(now)
+    power_on_all
+    ensure_running
+    [ "$(history_floor $R)" -ge $((b + 50)) ] || fail "the recovery at $((b + 50)) left no floor: $(history_floor $R)"
+    rss_patch '{"spec":{"recovery":{"minimumMembers":1}}}'
+    on=$(member_node $R $H)
+    power_off_all
+    set_sequence $R $H 0 # its volume re-created, empty
+    mark=$(now)
+    "$WORLD" power-on "$on" >/dev/null 2>&1 || fail "power-on $on"
+    below() { events_since "$mark" SeedBelowHistory $R | grep -q "^Warning .*$(held_pod)"; }
+    wait_until 150 "a Warning SeedBelowHistory once the other nodes are judged dead" below
+    sleep 3
+    [ -z "$(hook_lines "$mark" $R seed primary secondary)" ] ||
+        fail "an empty member seeded below the history: $(hook_lines "$mark" $R seed primary secondary)"
+    note "$(events_since "$mark" SeedBelowHistory $R | head -1 | cut -c1-240)"
+    power_on_except "$on"
+    seeded() { hook_lines "$mark" $R seed | grep -q .; }
+    wait_until 90 "a seed once the members with the data are back" seeded
+    [[ $(hook_lines "$mark" $R seed) == *" $(member $R 0) seed args=[] rc=0" ]] ||
+        fail "$(member $R 0) ($((b + 50))) should seed: $(hook_lines "$mark" $R seed)"
+    ensure_running
+    rss_patch '{"spec":{"recovery":null}}'
+}
+
+all=(held_second_lightsout held_delete_pod held_node_gone held_rollout held_recreate_rss held_suspend_resume held_release
+    history_floor)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
 

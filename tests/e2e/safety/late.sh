@@ -39,10 +39,13 @@ sc_late_node() {
 #         naming what may be lost; the member coming back newer than the seed is held, not joined
 sc_stays_off() {
     ensure_running
+    # Above the history rssd started from: minimumMembers below goes on without a member (history_floor).
+    local b
+    b=$(history_floor $R)
     power_off_all
-    set_sequence $R 0 10
-    set_sequence $R 1 20
-    set_sequence $R 2 60
+    set_sequence $R 0 $((b + 10))
+    set_sequence $R 1 $((b + 20))
+    set_sequence $R 2 $((b + 60))
     local off mark
     off=$(member_node $R 2)
     mark=$(now)
@@ -69,7 +72,7 @@ sc_stays_off() {
     sleep 3
     [ -z "$(hook_lines "$mark2" "$R" primary secondary | grep " $(member $R 2) ")" ] ||
         fail "$(member $R 2) was joined over its newer data"
-    [ "$(wc -l <"$(claim_dir $R 2)/writes")" = 60 ] || fail "$(member $R 2)'s data changed while held"
+    [ "$(wc -l <"$(claim_dir $R 2)/writes")" = $((b + 60)) ] || fail "$(member $R 2)'s data changed while held"
     # The admin decides: let it join (its newer writes are given up), and restore the defaults.
     rss_patch '{"spec":{"recovery":{"onNewerLateMember":"Join"}}}'
     joined() { hook_lines "$mark2" "$R" primary | grep -q " $(member $R 2) primary .* rc=0$"; }
