@@ -164,7 +164,9 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
      * no action of this term is unresolved (rule 8). */
     for (size_t i = 0; i < c->n; i++) {
         const struct planner_member *m = &c->m[i];
-        if (m != lost && (m->unresolved || (m->live && !standby_runs(m)))) {
+        /* A standby on a silent node (not asked, not counted) may keep following the old primary. */
+        bool standby = m->role == RSS_ROLE_SECONDARY && !m->pending;
+        if (m != lost && (m->unresolved || (m->live && !standby_runs(m) && !standby))) {
             snprintf(msg, size, "%s lost: waiting for %s (%s%s) before promoting a standby", lost->pod,
                      m->pod, rss_role_name(m->role),
                      m->pending || m->unresolved ? ", an action in flight" : "");
