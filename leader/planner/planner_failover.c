@@ -116,6 +116,18 @@ static bool answered(const struct planner_member *m, struct rss_action_id req, b
     return true;
 }
 
+/* status.failover for a request req about lost, asked now (or, its status write lost, found now). */
+static void fo_record(struct planner *c, const struct planner_member *lost, struct rss_action_id req)
+{
+    char id[48], when[RSS_TIME_LEN];
+    rss_action_id_format(req, id, sizeof(id));
+    cJSON_Delete(c->new_failover);
+    c->new_failover = cJSON_CreateObject();
+    cJSON_AddNumberToObject(c->new_failover, "lost", lost->ordinal);
+    cJSON_AddStringToObject(c->new_failover, "request", id);
+    cJSON_AddStringToObject(c->new_failover, "since", rss_time_ms(when, c->in->now_ms));
+}
+
 static bool fallback(struct planner *c, const struct planner_member *lost, const char *why)
 {
     fo_event(
@@ -196,10 +208,10 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
     }
 
     /* The request of this term: the status's, or (its write lost) the newest one on a running standby's
-     * record. A request of an older term is not answered any more (fencing cleared it): ask again. */
-    /* Either way, a request for this lost primary (the record was reset above when another one was lost):
-     * made after it became primary (a request of an earlier failover, still on a record in the repoint
-     * window of this one, was answered about another primary). */
+     * record; a request of an older term is not answered any more (fencing cleared it): ask again. Either
+     * way one for this lost primary (the record was reset above when another one was lost), made after it
+     * became primary (a request of an earlier failover, still on a record in the repoint window of this
+     * one, was answered about another primary). */
     struct rss_action_id req = {0, 0}, floor = lost->mark ? lost->mark_at : (struct rss_action_id){0, 0};
     bool same =
         rec_id(c->new_failover, "request", &req) && req.epoch == c->in->epoch && planner_id_after(req, floor);
@@ -213,26 +225,16 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
         if (r.epoch == c->in->epoch && planner_id_after(r, floor) && (!req.seq || planner_id_after(r, req)))
             req = r;
     }
-    if (!same && req.seq && req.epoch == c->in->epoch) {
-        char id[48], when[RSS_TIME_LEN];
-        rss_action_id_format(req, id, sizeof(id));
-        cJSON_Delete(c->new_failover);
-        c->new_failover = cJSON_CreateObject();
-        cJSON_AddNumberToObject(c->new_failover, "lost", lost->ordinal);
-        cJSON_AddStringToObject(c->new_failover, "request", id);
-        cJSON_AddStringToObject(c->new_failover, "since", rss_time_ms(when, c->in->now_ms));
+    if (!same && req.seq) {
+        fo_record(c, lost, req);
         same = true;
     }
     if (!same) {
         /* Step 2: ask now, after the loss was seen. */
         req = (struct rss_action_id){c->in->epoch, ++c->seq};
-        char id[48], when[RSS_TIME_LEN];
+        fo_record(c, lost, req);
+        char id[48];
         rss_action_id_format(req, id, sizeof(id));
-        cJSON_Delete(c->new_failover);
-        c->new_failover = cJSON_CreateObject();
-        cJSON_AddNumberToObject(c->new_failover, "lost", lost->ordinal);
-        cJSON_AddStringToObject(c->new_failover, "request", id);
-        cJSON_AddStringToObject(c->new_failover, "since", rss_time_ms(when, c->in->now_ms));
         for (size_t i = 0; i < c->n; i++) {
             struct planner_member *m = &c->m[i];
             if (m == lost || !m->exists || !standby_runs(m) || !follows(m, lost) || m->decided)
@@ -244,7 +246,11 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
         }
         fo_event(c, RSS_EVENT_NORMAL, "FailoverStarted", lost,
                  "%s was primary and is %s; asking the %zu running standbys for their positions (request %s)",
-                 lost->pod, lost->fenced_dead ? "on a node judged dead" : "stopped", n_run, id);
+                 lost->pod,
+                 lost->fenced_dead ? "on a node judged dead"
+                 : gone            ? "gone (its pod left the API)"
+                                   : "stopped",
+                 n_run, id);
         snprintf(msg, size, "%s lost: asking the running standbys for their positions", lost->pod);
         return true;
     }
