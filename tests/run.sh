@@ -79,8 +79,10 @@ echo "== tests"
 # ASan+UBSan, on kubesim below: a third plain run would prove nothing the two do not.
 skip=()
 [ "${RSS_SKIP_ASAN:-0}" = 1 ] || skip=(-E '^e2e_rssd$')
+# Two at a time: the worlds (e2e, world tests) are RUN_SERIAL (three containerds and three rssd each), the
+# unit, CRI and API tests beside each other are not (each has its own kubesim, containerd and ports).
 # shellcheck disable=SC2086
-ctest --test-dir "$build" --output-on-failure "${skip[@]}" ${CTEST_ARGS:-}
+ctest --test-dir "$build" --output-on-failure -j"$jobs" "${skip[@]}" ${CTEST_ARGS:-}
 
 echo "== chaos (short run)"
 RSS_BUILD_DIR=$build bash "$top/tests/chaos/run.sh" --cycles 8
@@ -99,7 +101,7 @@ if [ "${RSS_SKIP_ASAN:-0}" != 1 ]; then
   cmake -S . -B "$build-asan" -DRSS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
   cmake --build "$build-asan" -j"$jobs"
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir "$build-asan" --output-on-failure -L unit
+    ctest --test-dir "$build-asan" --output-on-failure -j"$jobs" -L unit
   echo "== rssd, kubesim and the world built with ASan+UBSan, through the e2e scenarios"
   # Every report of any process goes to a file under $san; one file fails the run.
   san=$(mktemp -d /tmp/rss-sanitizers.XXXXXX)
@@ -121,6 +123,6 @@ if [ "${RSS_SKIP_ASAN:-0}" != 1 ]; then
   rm -rf "$san"
   echo "   (sanitized image and e2e: $(($(date +%s) - t0)) s, no report)"
   echo "== unit tests under valgrind"
-  ctest --test-dir "$build" -L unit -T memcheck --output-on-failure
+  ctest --test-dir "$build" -L unit -T memcheck -j"$jobs" --output-on-failure
 fi
 echo "run.sh: all tests passed"
