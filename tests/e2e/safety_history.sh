@@ -229,6 +229,8 @@ sc_history_floor() {
     set_sequence $R $H $((b + 40))
     mark=$(now)
     power_on_all
+    seeded() { hook_lines "$mark" $R seed | grep -q .; }
+    wait_until 90 "the recovery at $((b + 50))" seeded
     ensure_running
     [ "$(history_floor $R)" -ge $((b + 50)) ] || fail "the recovery at $((b + 50)) left no floor: $(history_floor $R)"
     rss_patch '{"spec":{"recovery":{"minimumMembers":1}}}'
@@ -244,7 +246,6 @@ sc_history_floor() {
         fail "an empty member seeded below the history: $(hook_lines "$mark" $R seed primary secondary)"
     note "$(events_since "$mark" SeedBelowHistory $R | head -1 | cut -c1-240)"
     power_on_except "$on"
-    seeded() { hook_lines "$mark" $R seed | grep -q .; }
     wait_until 90 "a seed once the members with the data are back" seeded
     [[ $(hook_lines "$mark" $R seed) == *" $(member $R 0) seed args=[] rc=0" ]] ||
         fail "$(member $R 0) ($((b + 50))) should seed: $(hook_lines "$mark" $R seed)"
