@@ -270,6 +270,34 @@ heal_on_exit() {
     # shellcheck disable=SC2064 # the node now, not at exit
     trap "\"\$WORLD\" heal '$1' >/dev/null 2>&1 || true" EXIT
 }
+# undo_on_exit CMD: CMD runs (eval'd, errors ignored) when the scenario's subshell exits, whichever way, as
+# heal_on_exit does for a cut: a failure must not leave a node frozen or cordoned, a knob set or a writer
+# running for the scenarios after it. Never in the top shell (its EXIT trap is the teardown).
+UNDO=()
+undo_on_exit() {
+    [ "$BASH_SUBSHELL" -gt 0 ] || return 0
+    UNDO+=("$1")
+    trap 'for u in "${UNDO[@]}"; do eval "$u" >/dev/null 2>&1 || true; done' EXIT
+}
+
+# lead_elsewhere NODE: the leadership moved off NODE (its rssd restarted; a few tries: the rssd the DaemonSet
+# starts again there may take the released Lease itself), then every rssd pod Ready and a few seconds for
+# the agents to re-learn their peers (the failsafe needs them). safety_partition.sh has its own copy.
+lead_elsewhere() {
+    local n=$1 h0 nodes
+    nodes=$("$WORLD" nodes | wc -l)
+    for _ in 1 2 3 4 5; do
+        [ "$(leader_node)" = "$n" ] || return 0
+        h0=$(leader_holder)
+        k delete pod "$(rssd_pod "$n")" -n "$RSSD_NS" --wait=false >/dev/null || fail "delete rssd pod on $n"
+        taken() { local h; h=$(leader_holder) && [ -n "$h" ] && [ "$h" != "$h0" ]; }
+        wait_until 60 "a new holder of the leader Lease (was $h0)" taken
+        wait_until 60 "$nodes rssd pods Running" rssd_pods_ready "$nodes"
+        sleep 5
+    done
+    [ "$(leader_node)" != "$n" ] || fail "the leadership stays on $n"
+}
+
 # input_has TEXT: whether standard input contains TEXT, read to its end. `... | grep -q` stops reading at the
 # first match, and under pipefail the writer's SIGPIPE then fails the test: a large log (rssd_logs) is
 # then "not found" exactly when it matched early (a CI run, restart_cutoff).
@@ -374,6 +402,59 @@ events_since() {
         and ((.lastTimestamp // .eventTime // .metadata.creationTimestamp // "") | sub("\\.[0-9]+"; "")) >= $m)
         | "\(.type) \(.reason) \(.message)"'
 }
+
+# ---- a failover under spec.failover PromoteStandby (rule 15), judged by the hooks logs: one primary LOST,
+#      the others its standbys (safety_failover.sh, postgres.sh)
+
+# peer_dns RSS ORD: member ORD's name as the hooks get it in their arguments (<pod>.<service>).
+peer_dns() { echo "$(member "$1" "$2").$(k get sts "$(sts_name "$1")" -n "$NS" -o jsonpath='{.spec.serviceName}')"; }
+# others_of RSS ORD: the ordinals of the RSS's other members (spec.replicas), one a line.
+others_of() {
+    local o n
+    n=$(rss_json "$1" | jq -r '.spec.replicas')
+    for ((o = 0; o < n; o++)); do [ "$o" = "$2" ] || echo "$o"; done
+}
+# stops_of MARK RSS ORD...: the `stop` lines of those members since MARK.
+stops_of() {
+    local mark=$1 rss=$2 o re=""
+    shift 2
+    for o in "$@"; do re+="${re:+|} $(member "$rss" "$o") "; done
+    hook_lines "$mark" "$rss" stop | grep -E "$re" || true
+}
+# failover_ended MARK RSS LOST: (a wait) the first successful `seed` since MARK, or anything that rules a
+# clean failover out: a standby stopped, a Warning FailoverFallback. no_standby_stopped and promoted_one judge.
+failover_ended() {
+    # shellcheck disable=SC2046 # one ordinal a word
+    [ -n "$(hook_lines "$1" "$2" seed | grep 'rc=0$' || true)" ] || [ -n "$(stops_of "$1" "$2" $(others_of "$2" "$3"))" ] ||
+        [ -n "$(events_since "$1" FailoverFallback "$2")" ] ||
+        { echo "no promotion yet; status.failover $(rss_json "$2" | jq -c '.status.failover // {}')"; return 1; }
+}
+# no_standby_stopped MARK RSS LOST: fails when a standby of LOST was stopped or FailoverFallback came since MARK.
+no_standby_stopped() {
+    local st fb
+    # shellcheck disable=SC2046 # one ordinal a word
+    st=$(stops_of "$1" "$2" $(others_of "$2" "$3"))
+    fb=$(events_since "$1" FailoverFallback "$2")
+    [ -z "$fb" ] || fail "Warning FailoverFallback: $fb (stops: ${st:-none})"
+    [ -z "$st" ] || fail "a standby was stopped: $st"
+}
+# promoted_one MARK RSS LOST: prints the ordinal of the one member started as primary since MARK, a former
+# standby of LOST; fails on none, on more, and on LOST itself.
+promoted_one() {
+    local seeds s
+    seeds=$(hook_lines "$1" "$2" seed primary)
+    [ "$(count_lines "$seeds")" = 1 ] && [[ $seeds == *" rc=0" ]] || fail "one promotion expected since the fault: ${seeds:-none}"
+    s=$(awk '{ print $2 }' <<<"$seeds")
+    s=${s##*-}
+    [ "$s" != "$3" ] || fail "the lost primary $(member "$2" "$3") was started again as primary: $seeds"
+    echo "$s"
+}
+# secondary_of MARK RSS ORD NEW: member ORD started as a secondary of member NEW alone since MARK (a
+# repoint, a rejoin).
+secondary_of() {
+    hook_lines "$1" "$2" secondary | grep " $(member "$2" "$3") secondary args=\[$(peer_dns "$2" "$4")\] rc=0$" >/dev/null
+}
+
 # The member records (docs/protocol.md): ConfigMap "$NS.<pod>" in rssd-system holds desired/observed,
 # each with the pod uid it was written for. A value for another uid belongs to an older pod: absent.
 # record POD: the record as JSON ({} when there is none).

@@ -18,6 +18,10 @@
 # postgres_primary_node_off_promote (the primary's node off under PromoteStandby: one promotion after the
 # dead window, nothing stopped, the old primary rejoins once back; by name only: the dead window with the
 # 90 s stop timeout makes it about 3 min);
+# postgres_freeze_promote, postgres_leader_change_failover, postgres_drain_primary (issue 35's faults 1-3
+# under PromoteStandby, as safety_failover.sh has them for the dummy app: the primary's node frozen past the
+# dead window and thawed, a leader change while the failover stops the lost primary, a drain of the
+# primary's node; by name only);
 # lightsout_nonzero (a lights-out when the primary, the newest WAL, is not ordinal 0); rollout (a pod
 # template change: the standbys are rolled by rssd, the primary's pod deleted by hand as rssd asks);
 # verify. After each: the seed had the highest sequence, every acknowledged id is on every member,
@@ -400,6 +404,157 @@ sc_postgres_primary_node_off_promote() {
     k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"failover":null,"synchronousStandbys":null}}' >/dev/null ||
         fail "remove spec.failover"
 }
+# ---- issue 35's faults 1-3 under spec.failover PromoteStandby, as safety_failover.sh has them for the dummy
+#      app, here with the writer's accounting: every acknowledged commit on every member, every standby on
+#      the new primary's timeline (check_all). Judged by the hooks logs (lib.sh: failover_ended,
+#      no_standby_stopped, promoted_one, secondary_of). By name only (PG_SCENARIOS), about 1.5-3 min each.
+
+# pg_failover_on [STOP]: spec.failover PromoteStandby with synchronousStandbys 1 (the members' ANY 1), and the
+# `stop` hook's command and timeout set to STOP (JSON) when given; all undone when the scenario ends.
+pg_failover_on() {
+    local stop0
+    stop0=$(rss_json "$R" | jq -c '.spec.pod.commands.stop')
+    k patch rss "$R" -n "$NS" --type merge \
+        -p "{\"spec\":{\"failover\":\"PromoteStandby\",\"synchronousStandbys\":1${1:+,\"pod\":{\"commands\":{\"stop\":$1}}}}}" >/dev/null ||
+        fail "patch spec.failover"
+    undo_on_exit "k patch rss $R -n $NS --type merge -p '{\"spec\":{\"failover\":null,\"synchronousStandbys\":null,\"pod\":{\"commands\":{\"stop\":$stop0}}}}'"
+    sleep 3 # the leader and the agents have the spec
+}
+pm_pids() { local m; for m in 0 1 2; do echo "$m $(pm_pid_of "$m" 2>/dev/null || echo -)"; done; }
+hooks_short() { awk '{ sub("rss-postgres-", "", $2); printf "%s:%s:%s ", $2, $3, $NF }'; }
+
+# Fault 1: the primary's whole node frozen (kubelet, containerd, rssd, postgres) past the dead window; the
+# most advanced standby is promoted and acknowledges commits with the other; then the node thaws. The old
+# primary wakes up as a primary: it must be stopped (its agent's wake fence, rule 18, or the leader's
+# DivergedPrimary, rule 17) and rejoin as a standby of the promoted one (pg_rewind: its WAL forked), the
+# promoted one is never stopped, and no acknowledged commit is lost. The stop timeout is 15 s here (a fast
+# shutdown takes about a second), or the dead window would keep the node frozen for 2 minutes.
+sc_postgres_freeze_promote() {
+    wait_until 120 "$R Running" pg_running
+    local p node mark t0 s o a0 mark_thaw t_thaw stops dw
+    pg_failover_on '{"timeout":"15s","command":["/hooks/stop"]}'
+    dw=$((FENCE_S + 15 + 10))
+    p=$(primary_ordinal)
+    node=$(member_node "$R" "$p")
+    lead_elsewhere "$node"
+    wait_until 120 "$R Running" pg_running
+    mark=$(now)
+    t0=$(now_ms)
+    "$WORLD" freeze "$node" >/dev/null || fail "freeze $node"
+    undo_on_exit "\"\$WORLD\" thaw $node"
+    note "froze $node (primary member $p), leader on $(leader_node), dead window $dw s"
+    wait_until $((dw + 150)) "a promotion while $node is frozen" failover_ended "$mark" "$R" "$p"
+    no_standby_stopped "$mark" "$R" "$p"
+    s=$(promoted_one "$mark" "$R" "$p")
+    write_probe "$s"
+    note "member $s promoted; node frozen -> writable on it: $(ms_since "$t0") ms"
+    a0=$(acked)
+    more() { [ "$(acked)" -ge $((a0 + 10)) ]; }
+    wait_until 90 "10 commits acknowledged by the promoted member $s with $node frozen" more
+    mark_thaw=$(now)
+    t_thaw=$(now_ms)
+    "$WORLD" thaw "$node" >/dev/null || fail "thaw $node"
+    stopped() { [ -n "$(stops_of "$mark_thaw" "$R" "$p" "$s")" ]; }
+    wait_until 60 "a stop of the old primary $p after the thaw" stopped
+    stops=$(stops_of "$mark_thaw" "$R" "$s")
+    [ -z "$stops" ] || fail "the promoted member $s was stopped after the thaw: $stops ($(events_since "$mark" Demoting "$R"))"
+    note "node frozen $((t_thaw - t0)) ms; old primary stopped $(($(iso_ms "$(stops_of "$mark_thaw" "$R" "$p" | head -n 1 | awk '{ print $1 }')") - t_thaw)) ms after the thaw; DivergedPrimary: $(events_since "$mark" DivergedPrimary "$R" | head -n 1 | cut -c1-100)"
+    wait_until 300 "the old primary $p rejoined as a standby of $s" secondary_of "$mark_thaw" "$R" "$p" "$s"
+    wait_until 120 "$R Running with a primary and 2 secondaries" pg_running
+    [ "$(primary_ordinal)" = "$s" ] || fail "the promoted member $s is not the reported primary"
+    [ -z "$(stops_of "$mark" "$R" "$s")" ] || fail "the promoted member $s was stopped: $(stops_of "$mark" "$R" "$s")"
+    no_standby_stopped "$mark" "$R" "$p"
+    promoted_one "$mark" "$R" "$p" >/dev/null
+    o=$(others_of "$R" "$p" | grep -vx "$s")
+    secondary_of "$mark" "$R" "$o" "$s" || fail "the other standby $o was not repointed to $s"
+    note "old primary's rejoin: how=$(how_of "$mark_thaw" "$p" secondary); hooks: $(hook_lines "$mark" "$R" stop seed secondary | hooks_short)"
+    check_all
+}
+
+# Fault 2: the primary's postgres killed while its `stop` is slow (20 s: the stop command wrapped in a
+# sleep); while status.failover names the lost primary the leader's rssd pod is deleted. The new leader
+# carries the failover on: no FailoverFallback, no `stop` on a standby, one promotion, the other standby
+# repointed, the old primary rejoined as a standby, no acknowledged commit lost.
+sc_postgres_leader_change_failover() {
+    wait_until 120 "$R Running" pg_running
+    local p node lnode mark t0 s o terms
+    pg_failover_on '{"timeout":"90s","command":["/bin/sh","-c","sleep 20; exec /hooks/stop"]}'
+    p=$(primary_ordinal)
+    node=$(member_node "$R" "$p")
+    lead_elsewhere "$node"
+    lnode=$(leader_node) || fail "no leader"
+    sleep 20 # a crash soon after a start counts toward maxFailures (postgres_killed_promote)
+    mark=$(now)
+    t0=$(now_ms)
+    mexec "$p" sh -c 'kill -KILL "$(head -n 1 /data/pgdata/postmaster.pid)"' >/dev/null || fail "kill postgres of member $p"
+    names_lost() { rss_json "$R" | jq -e --argjson p "$p" '.status.failover.lost == $p' >/dev/null; }
+    wait_until 30 "status.failover naming the lost primary $p" names_lost
+    [ -z "$(stops_of "$mark" "$R" "$p")" ] || fail "the slow stop of $p ended before the leader change"
+    terms=$(lease_transitions)
+    k delete pod -n "$RSSD_NS" "$(rssd_pod "$lnode")" --wait=false >/dev/null || fail "delete the leader's rssd pod on $lnode"
+    note "killed the primary's postgres (member $p); the leader's rssd on $lnode deleted while status.failover named it"
+    wait_until 300 "a promotion after the leader change" failover_ended "$mark" "$R" "$p"
+    no_standby_stopped "$mark" "$R" "$p"
+    s=$(promoted_one "$mark" "$R" "$p")
+    [ "$(lease_transitions)" -gt "$terms" ] || fail "no new leader term since the leader's rssd was deleted"
+    write_probe "$s"
+    note "member $s promoted by the leader on $(leader_node); kill -> writable: $(ms_since "$t0") ms"
+    o=$(others_of "$R" "$p" | grep -vx "$s")
+    wait_until 120 "the other standby $o repointed to $s" secondary_of "$mark" "$R" "$o" "$s"
+    wait_until 300 "the old primary $p rejoined as a standby of $s" secondary_of "$mark" "$R" "$p" "$s"
+    wait_until 120 "$R Running with a primary and 2 secondaries" pg_running
+    [ "$(primary_ordinal)" = "$s" ] || fail "the promoted member $s is not the reported primary"
+    no_standby_stopped "$mark" "$R" "$p"
+    promoted_one "$mark" "$R" "$p" >/dev/null
+    note "hooks: $(hook_lines "$mark" "$R" stop seed secondary | hooks_short)"
+    check_all
+}
+
+# Fault 3: `kubectl drain` of the primary's node: cordoned, the primary's pod deleted (its container ends
+# with the pod: postgres killed after the grace period, the image's PID 1 ignores SIGTERM). A promotion, no
+# standby stopped, commits go on; the replacement pod stays Pending while the node is cordoned and nothing
+# else happens; after the uncordon it joins as a standby of the new primary.
+sc_postgres_drain_primary() {
+    wait_until 120 "$R Running" pg_running
+    local p node pod uid0 mark t0 s o a0 quiet before
+    pg_failover_on
+    p=$(primary_ordinal)
+    node=$(member_node "$R" "$p")
+    pod=$(member "$R" "$p")
+    uid0=$(member_uid "$R" "$p")
+    mark=$(now)
+    t0=$(now_ms)
+    k cordon "$node" >/dev/null || fail "cordon $node"
+    undo_on_exit "k uncordon $node"
+    k delete pod "$pod" -n "$NS" --wait=false >/dev/null || fail "delete the primary's pod $pod"
+    wait_until 300 "a promotion after the drain" failover_ended "$mark" "$R" "$p"
+    no_standby_stopped "$mark" "$R" "$p"
+    s=$(promoted_one "$mark" "$R" "$p")
+    write_probe "$s"
+    note "cordoned $node, deleted $pod (the primary): member $s promoted, writable $(ms_since "$t0") ms after the delete"
+    o=$(others_of "$R" "$p" | grep -vx "$s")
+    wait_until 120 "the other standby $o repointed to $s" secondary_of "$mark" "$R" "$o" "$s"
+    quiet=$(now)
+    before=$(pm_pids | grep -v "^$p ")
+    a0=$(acked)
+    sleep 15
+    [ -z "$(hook_lines "$quiet" "$R" stop seed primary secondary)" ] ||
+        fail "rssd acted while the node was cordoned: $(hook_lines "$quiet" "$R" stop seed primary secondary | hooks_short)"
+    [ "$before" = "$(pm_pids | grep -v "^$p ")" ] || fail "a postgres restarted while cordoned: before [$before] after [$(pm_pids | tr '\n' ' ')]"
+    k get pod "$pod" -n "$NS" -o json | jq -e --arg u "$uid0" '.metadata.uid != $u and .status.phase == "Pending"
+        and (.spec.nodeName // "") == ""' >/dev/null || fail "the replacement of $pod is not Pending"
+    [ "$(acked)" -gt "$a0" ] || fail "no commit acknowledged while the node was cordoned"
+    note "15 s cordoned: the replacement Pending, no action, $(($(acked) - a0)) commits acknowledged"
+    k uncordon "$node" >/dev/null || fail "uncordon $node"
+    wait_until 300 "the replacement $pod joined as a standby of $s" secondary_of "$mark" "$R" "$p" "$s"
+    wait_until 120 "$R Running with a primary and 2 secondaries" pg_running
+    [ "$(primary_ordinal)" = "$s" ] || fail "the promoted member $s is not the reported primary"
+    no_standby_stopped "$mark" "$R" "$p"
+    promoted_one "$mark" "$R" "$p" >/dev/null
+    note "hooks: $(hook_lines "$mark" "$R" stop seed secondary | hooks_short)"
+    check_all
+}
+
 # The API server hangs for twice the fence timeout while the writer runs: the agents reach each other,
 # so nothing stops; no hook but status runs, postgres keeps its pid and keeps acknowledging commits.
 sc_postgres_api_outage() {

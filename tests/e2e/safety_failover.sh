@@ -1,0 +1,299 @@
+#!/usr/bin/env bash
+# safety_failover.sh -- spec.failover PromoteStandby (rule 15) through issue 35's faults 1-3: a frozen primary node, a leader change mid-failover, a drained primary.
+#
+# Usage: safety_failover.sh [all | SCENARIO...]   (default: those of this world's flavour, table below;
+#        `failover_create` first)
+# One 3-node world with rssd from deploy/ and apps/dummy with `primaries: 1`, `failover: PromoteStandby` and
+# `synchronousStandbys: 1` (a primary, two standbys: S = 2, a promotion needs both positions); fence timeout
+# 10 s (E2E_FENCE) and a `stop` timeout of 5 s (STOP_S), so the leader's dead window is 10 + 5 + 5 (kill) +
+# 5 (margin) = 25 s. Ground truth: the hooks logs on the volumes, each member's dummyd pid and role read in
+# its container, and the writes on the volumes: a write goes through the member's own write path
+# (/hooks/write in its container, only while its dummyd runs as primary) and counts as acknowledged when
+# that prints its serial; every serial acknowledged must be on the final primary's volume. rssd's status is
+# read beside them (Running, and to time fault 2), its Events only for a Warning that must not come.
+#   freeze_promote (rules 17, 18): the primary's whole node frozen past the dead window, a standby promoted,
+#     writes to it, the node thawed: the old primary is stopped (its agent's wake fence or the leader's
+#     DivergedPrimary), the promoted one never, and the old one rejoins as its secondary.
+#   leader_change_failover (rule 16): the primary's application killed with a 20 s `stop`; the leader's
+#     rssd pod deleted while status.failover names the lost primary: one promotion, no standby stopped.
+#   drain_primary: the primary's node cordoned and its pod deleted (kubectl drain): a promotion, the
+#     replacement Pending and left alone while cordoned, then a secondary of the new primary.
+# Every scenario runs on the real Kubernetes by default (tests/run.sh's real stage: RSS_WORLD_FLAVOUR=real);
+# on the kubesim world (ctest e2e_failover) the suite skips unless given `all` or names. Each failed on
+# the code before issue 35's fixes (4fc9a8d) and passes after them (docs/testing.md). About 2.5 min on
+# kubesim, 3 on the real world, with the world's start. E2E_KEEP=1 keeps the world (tests/e2e/lib.sh).
+# Prints "PASS/FAIL name" and "N passed, N failed".
+set -euo pipefail
+export E2E_FENCE=${E2E_FENCE:-10s}
+here=$(dirname "$0")
+source "$here/lib.sh"
+source "$here/flavour.sh"
+
+R=dummy
+FENCE_S=${E2E_FENCE%s}
+STOP_S=5
+DEAD_S=$((FENCE_S + STOP_S + 10))
+# Fault 2's slow `stop` (the issue's 20 s) and the stop timeout it runs under meanwhile.
+SLOW_STOP_S=20
+SLOW_STOP_TIMEOUT_S=30
+
+# ---- ground truth: the members' applications and data
+
+# in_member ORD CMD...: ExecSync in member ORD's container (found on its node); stdout only.
+in_member() {
+    local o=$1 node id
+    shift
+    node=$(member_node $R "$o") && [ -n "$node" ] || return 1
+    id=$("$WORLD" crictl "$node" find "$NS" "$(member $R "$o")" dummy 2>/dev/null) || return 1
+    "$WORLD" crictl "$node" exec --timeout 10 "$id" "$@" 2>/dev/null
+}
+# dummyd_of ORD: "PID ROLE" of member ORD's running application ("-" when none runs), by the hooks' own test.
+# shellcheck disable=SC2016 # expanded in the container
+dummyd_of() { in_member "$1" sh -c '. /hooks/lib.sh; if dummy_alive; then echo "$DUMMY_PID $(cat "$RUN_DIR/role")"; else echo -; fi'; }
+# roles: "ORD PID ROLE" of every member, one a line.
+roles() {
+    local o d
+    for o in 0 1 2; do
+        d=$(dummyd_of $o) || d="?"
+        echo "$o $d"
+    done
+}
+# running_1p: Running with 3 ready, 1 primary and 2 secondaries by the status, and by the members' own
+# applications: exactly one dummyd primary and two secondaries.
+running_1p() {
+    local s r
+    s=$(rss_json "$R") || return 1
+    r=$(roles)
+    jq -c --arg r "$(tr '\n' ';' <<<"$r")" '{phase: .status.phase, ready: (.status.members.ready // [] | length),
+        primary: (.status.members.primary // []), secondary: (.status.members.secondary // []), roles: $r,
+        message: .status.message}' <<<"$s"
+    jq -e '.status.phase == "Running" and ((.status.members.ready // []) | length) == 3
+        and ((.status.members.primary // []) | length) == 1
+        and ((.status.members.secondary // []) | length) == 2' <<<"$s" >/dev/null &&
+        [ "$(grep -c ' primary$' <<<"$r")" = 1 ] && [ "$(grep -c ' secondary$' <<<"$r")" = 2 ]
+}
+ensure_running() { wait_until "${1:-90}" "$R Running with 1 primary and 2 standbys" running_1p; }
+# primary_ordinal: the member whose dummyd runs as primary (ground truth; the status agrees by running_1p).
+primary_ordinal() { roles | awk '$3 == "primary" { print $1 }'; }
+
+# The writer: one write every 0.3 s through member ORD's own write path, acknowledged only while its
+# dummyd runs as primary (the write tool prints the write's serial; anything else is not acknowledged).
+# shellcheck disable=SC2016 # expanded in the container
+WRITE_SH='. /hooks/lib.sh; dummy_alive && [ "$(cat "$RUN_DIR/role")" = primary ] && /hooks/write 1'
+WRITER_PID=
+# writer_start ORD FILE: acknowledged writes go to FILE as "ORD SERIAL", the others to FILE.failed.
+writer_start() {
+    local o=$1 f=$2 node id
+    node=$(member_node $R "$o") || fail "no node for member $o"
+    id=$("$WORLD" crictl "$node" find "$NS" "$(member $R "$o")" dummy) || fail "no container of member $o"
+    (
+        local out
+        while [ ! -e "$f.stop" ]; do
+            if out=$("$WORLD" crictl "$node" exec --timeout 5 "$id" sh -c "$WRITE_SH" 2>/dev/null) && [[ $out =~ ^[0-9]+$ ]]; then
+                echo "$o $out" >>"$f"
+            else
+                echo "$o ${out:-not acknowledged}" >>"$f.failed"
+            fi
+            sleep 0.3
+        done
+    ) &
+    WRITER_PID=$!
+    undo_on_exit "kill $WRITER_PID"
+}
+writer_stop() {
+    [ -n "$WRITER_PID" ] || return 0
+    touch "$1.stop"
+    wait "$WRITER_PID" 2>/dev/null || true
+    WRITER_PID=
+}
+acked() { awk -v o="$2" '$1 == o' "$1" 2>/dev/null | wc -l; }
+# acked_kept FILE ORD: every serial FILE says member ORD acknowledged is on ORD's volume.
+acked_kept() {
+    local missing
+    missing=$(awk -v o="$2" '$1 == o { print $2 }' "$1" | sort -u | comm -23 - <(sort -u "$(claim_dir $R "$2")/writes") | tr '\n' ' ')
+    [ -z "$missing" ] || fail "member $2 lost acknowledged writes: $missing"
+}
+
+create_manifest() {
+    sed -e 's/^  replicas: 3$/  replicas: 3\n  primaries: 1\n  failover: PromoteStandby\n  synchronousStandbys: 1/' \
+        -e "/^      stop:\$/{n;s/timeout: 30s/timeout: ${STOP_S}s/}" "$repo/apps/dummy/rss.yaml"
+}
+
+# ---- 0. create: one primary, two standbys
+sc_failover_create() {
+    local mark
+    mark=$(now)
+    create_manifest | k apply -n "$NS" -f - >/dev/null || fail "apply the dummy RSS with PromoteStandby"
+    ensure_running 120
+    [ "$(count_lines "$(hook_lines "$mark" $R seed primary)")" = 1 ] || fail "one seed expected: $(hook_lines "$mark" $R seed primary)"
+    [ "$(count_lines "$(hook_lines "$mark" $R secondary)")" = 2 ] || fail "two standby starts expected"
+    [ "$(rss_json $R | jq -r '.spec.failover')" = PromoteStandby ] || fail "spec.failover is not PromoteStandby"
+    note "primary member $(primary_ordinal) on $(member_node $R "$(primary_ordinal)"), leader on $(leader_node)"
+}
+
+# ---- 1. (issue 35 fault 1; rules 17 and 18) the primary's whole node frozen (kubelet, containerd, rssd,
+#         the member) past the leader's dead window: a standby is promoted and takes writes; then the node
+#         thaws. The old primary wakes up running as primary with its old history: it must be stopped, by
+#         its own agent (rule 18: the wake's fence) or by the leader (rule 17: Warning DivergedPrimary), and
+#         rejoin as a secondary of the promoted one; the promoted member is never stopped and keeps every
+#         write it acknowledged. Before the fixes the leader stopped the promoted member (Normal Demoting)
+#         and joined it under the old primary.
+sc_freeze_promote() {
+    ensure_running
+    local p pnode mark mark_thaw t_frz t_thaw s o pid_s stops w="$E2E_TMP/writes-freeze" t_stop
+    p=$(primary_ordinal)
+    pnode=$(member_node $R "$p")
+    lead_elsewhere "$pnode"
+    ensure_running
+    # Writes to the old primary first: they are its history, not the promoted one's.
+    writer_start "$p" "$w.old"
+    sleep 2
+    writer_stop "$w.old"
+    [ "$(acked "$w.old" "$p")" -gt 0 ] || fail "no write acknowledged by the primary $p: $(tail -n 2 "$w.old.failed")"
+    mark=$(now)
+    t_frz=$(now_ms)
+    "$WORLD" freeze "$pnode" >/dev/null || fail "freeze $pnode"
+    undo_on_exit "\"\$WORLD\" thaw $pnode"
+    note "froze $pnode (primary member $p), leader on $(leader_node)"
+    wait_until $((DEAD_S + 90)) "a promotion while $pnode is frozen" failover_ended "$mark" $R "$p"
+    no_standby_stopped "$mark" $R "$p"
+    s=$(promoted_one "$mark" $R "$p")
+    note "member $s promoted $(($(now_ms) - t_frz)) ms after the freeze (dead window $DEAD_S s)"
+    primary_now() { [ "$(dummyd_of "$s" | awk '{ print $2 }')" = primary ]; }
+    wait_until 30 "member $s's dummyd running as primary" primary_now
+    pid_s=$(dummyd_of "$s" | awk '{ print $1 }')
+    # The promoted primary takes writes while the old one is frozen, and on through the thaw.
+    writer_start "$s" "$w"
+    took() { [ "$(acked "$w" "$s")" -ge 5 ]; }
+    wait_until 30 "5 writes acknowledged by the promoted member $s" took
+    t_thaw=$(now_ms)
+    mark_thaw=$(now)
+    "$WORLD" thaw "$pnode" >/dev/null || fail "thaw $pnode"
+    note "thawed $pnode $((t_thaw - t_frz)) ms after the freeze"
+    # The old primary stopped, or the promoted one: either ends the wait.
+    stopped() { [ -n "$(stops_of "$mark_thaw" $R "$p" "$s")" ]; }
+    wait_until 60 "a stop of the old primary $p after the thaw" stopped
+    stops=$(stops_of "$mark_thaw" $R "$s")
+    [ -z "$stops" ] || fail "the promoted member $s was stopped after the thaw: $stops ($(events_since "$mark" Demoting $R))"
+    t_stop=$(stops_of "$mark_thaw" $R "$p" | head -n 1 | awk '{ print $1 }')
+    note "old primary $p stopped at $t_stop, $(($(date -u -d "$t_stop" +%s%3N) - t_thaw)) ms after the thaw; by its agent: $(rssd_logs "$pnode" | input_has "self-fencing pod $NS/$(member $R "$p") after this agent's wake" && echo yes || echo no); DivergedPrimary: $(events_since "$mark" DivergedPrimary $R | head -n 1 | cut -c1-120)"
+    wait_until 90 "the old primary $p rejoined as a secondary of $s" secondary_of "$mark_thaw" $R "$p" "$s"
+    ensure_running 60
+    writer_stop "$w"
+    # Ground truth at the end: the promoted member is the primary, in the same run of its application.
+    [ "$(dummyd_of "$s")" = "$pid_s primary" ] || fail "member $s no longer runs the promoted dummyd $pid_s as primary: $(dummyd_of "$s")"
+    [ -z "$(stops_of "$mark" $R "$s")" ] || fail "the promoted member $s was stopped: $(stops_of "$mark" $R "$s")"
+    no_standby_stopped "$mark" $R "$p"
+    o=$(others_of $R "$p" | grep -vx "$s")
+    secondary_of "$mark" $R "$o" "$s" || fail "the other standby $o was not repointed to $s: $(hook_lines "$mark" $R secondary)"
+    [ "$(count_lines "$(hook_lines "$mark" $R seed primary)")" = 1 ] || fail "more than one promotion: $(hook_lines "$mark" $R seed primary)"
+    acked_kept "$w" "$s"
+    note "$(acked "$w" "$s") writes acknowledged by member $s from before the thaw to the end, all on its volume; $(cat "$w.failed" 2>/dev/null | wc -l) not acknowledged"
+}
+
+# ---- 2. (issue 35 fault 2; rule 16) the primary's application killed while its `stop` is slow (20 s):
+#         the leader stops the failed primary before it promotes; while status.failover names the lost
+#         primary the leader's rssd pod is deleted. The new leader must carry the failover on: no Warning
+#         FailoverFallback, no `stop` on either standby, one promotion, the other standby repointed, the
+#         old primary rejoined as a secondary. Before the fix: FailoverFallback "no member is known to have
+#         been the primary" and both standbys stopped.
+sc_leader_change_failover() {
+    ensure_running
+    local p pnode lnode mark s o w="$E2E_TMP/writes-leader" pid_o terms
+    p=$(primary_ordinal)
+    pnode=$(member_node $R "$p")
+    lead_elsewhere "$pnode"
+    lnode=$(leader_node) || fail "no leader"
+    k patch rss $R -n "$NS" --type merge \
+        -p "{\"spec\":{\"pod\":{\"commands\":{\"stop\":{\"timeout\":\"${SLOW_STOP_TIMEOUT_S}s\",\"command\":[\"/hooks/stop\"]}}}}}" >/dev/null ||
+        fail "patch the stop timeout"
+    undo_on_exit "k patch rss $R -n $NS --type merge -p '{\"spec\":{\"pod\":{\"commands\":{\"stop\":{\"timeout\":\"${STOP_S}s\",\"command\":[\"/hooks/stop\"]}}}}}'"
+    echo "$SLOW_STOP_S" >"$(claim_dir $R "$p")/delay-stop"
+    undo_on_exit "rm -f $(claim_dir $R "$p")/delay-stop"
+    sleep 3 # the agents and the leader have the new stop timeout
+    mark=$(now)
+    in_member "$p" sh -c 'kill -KILL "$(cat /run/dummy/pid)"' >/dev/null || fail "kill member $p's dummyd"
+    names_lost() { rss_json $R | jq -e --argjson p "$p" '.status.failover.lost == $p' >/dev/null; }
+    wait_until 30 "status.failover naming the lost primary $p" names_lost
+    [ -z "$(stops_of "$mark" $R "$p")" ] || fail "the slow stop of $p ended before the leader change: $(stops_of "$mark" $R "$p")"
+    terms=$(lease_transitions)
+    k delete pod -n "$RSSD_NS" "$(rssd_pod "$lnode")" --wait=false >/dev/null || fail "delete the leader's rssd pod on $lnode"
+    note "member $p's dummyd killed; status.failover $(rss_json $R | jq -c .status.failover); the leader's rssd on $lnode deleted"
+    wait_until $((SLOW_STOP_S + DEAD_S + 90)) "a promotion after the leader change" failover_ended "$mark" $R "$p"
+    no_standby_stopped "$mark" $R "$p"
+    s=$(promoted_one "$mark" $R "$p")
+    o=$(others_of $R "$p" | grep -vx "$s")
+    [ "$(lease_transitions)" -gt "$terms" ] || fail "no new leader term since the leader's rssd was deleted (leaseTransitions $terms)"
+    note "member $s promoted; leader now on $(leader_node); $(stops_of "$mark" $R "$p" | head -n 1)"
+    pid_o=$(dummyd_of "$o" | awk '{ print $1 }')
+    writer_start "$s" "$w"
+    wait_until 90 "the other standby $o repointed to $s" secondary_of "$mark" $R "$o" "$s"
+    wait_until 90 "the old primary $p rejoined as a secondary of $s" secondary_of "$mark" $R "$p" "$s"
+    ensure_running 60
+    writer_stop "$w"
+    [ "$(acked "$w" "$s")" -gt 0 ] || fail "no write acknowledged by the promoted member $s: $(tail -n 2 "$w.failed")"
+    acked_kept "$w" "$s"
+    no_standby_stopped "$mark" $R "$p"
+    [ "$(count_lines "$(hook_lines "$mark" $R seed primary)")" = 1 ] || fail "more than one promotion: $(hook_lines "$mark" $R seed primary)"
+    [ "$(dummyd_of "$o")" = "$pid_o secondary" ] || fail "the repointed standby $o restarted its dummyd ($pid_o): $(dummyd_of "$o")"
+    note "writes: $(acked "$w" "$s") acknowledged by $s, all on its volume; standby $o repointed in place (dummyd $pid_o)"
+}
+
+# ---- 3. (issue 35 fault 3) `kubectl drain` of the primary's node: cordoned, the primary's pod deleted.
+#         Its container has stopped with the pod: a lost primary, so a promotion, no standby stopped,
+#         writes go on. The replacement pod stays Pending while the node is cordoned (anti-affinity) and
+#         nothing else happens; after the uncordon it joins as a secondary of the new primary. Before the
+#         fix: FailoverFallback and both standbys stopped, the database down for the whole maintenance.
+sc_drain_primary() {
+    ensure_running
+    local p pnode mark s o w="$E2E_TMP/writes-drain" quiet before pod uid0
+    p=$(primary_ordinal)
+    pnode=$(member_node $R "$p")
+    pod=$(member $R "$p")
+    uid0=$(member_uid $R "$p")
+    mark=$(now)
+    k cordon "$pnode" >/dev/null || fail "cordon $pnode"
+    undo_on_exit "k uncordon $pnode"
+    k delete pod "$pod" -n "$NS" --wait=false >/dev/null || fail "delete the primary's pod $pod"
+    note "cordoned $pnode and deleted $pod (the primary)"
+    wait_until $((DEAD_S + 90)) "a promotion after the drain" failover_ended "$mark" $R "$p"
+    no_standby_stopped "$mark" $R "$p"
+    s=$(promoted_one "$mark" $R "$p")
+    o=$(others_of $R "$p" | grep -vx "$s")
+    writer_start "$s" "$w"
+    wait_until 90 "the other standby $o repointed to $s" secondary_of "$mark" $R "$o" "$s"
+    # Nothing else happens while the node is cordoned: the new pod Pending, no hook but status and
+    # sequence, the two running applications untouched.
+    quiet=$(now)
+    before=$(roles | grep -v "^$p ")
+    sleep 15
+    [ -z "$(hook_lines "$quiet" $R stop seed primary secondary)" ] ||
+        fail "rssd acted while the node was cordoned: $(hook_lines "$quiet" $R stop seed primary secondary)"
+    [ "$before" = "$(roles | grep -v "^$p ")" ] || fail "an application restarted while cordoned: before [$before] after [$(roles | tr '\n' ';')]"
+    k get pod "$pod" -n "$NS" -o json | jq -e --arg u "$uid0" '.metadata.uid != $u and .status.phase == "Pending"
+        and (.spec.nodeName // "") == ""' >/dev/null ||
+        fail "the replacement of $pod is not Pending: $(k get pod "$pod" -n "$NS" -o wide 2>&1 | tail -n 1)"
+    note "the replacement pod Pending for 15 s: $(k get pod "$pod" -n "$NS" -o json | jq -r '[.status.conditions[]? | select(.type == "PodScheduled") | .message] | first // "-"')"
+    [ "$(acked "$w" "$s")" -gt 0 ] || fail "no write acknowledged by the new primary $s while the node was cordoned"
+    k uncordon "$pnode" >/dev/null || fail "uncordon $pnode"
+    wait_until 120 "the replacement $pod joined as a secondary of $s" secondary_of "$mark" $R "$p" "$s"
+    ensure_running 60
+    writer_stop "$w"
+    acked_kept "$w" "$s"
+    no_standby_stopped "$mark" $R "$p"
+    [ "$(count_lines "$(hook_lines "$mark" $R seed primary)")" = 1 ] || fail "more than one promotion: $(hook_lines "$mark" $R seed primary)"
+    [ "$(primary_ordinal)" = "$s" ] || fail "member $s is not the primary at the end: $(roles | tr '\n' ';')"
+    note "writes: $(acked "$w" "$s") acknowledged by $s, all on its volume"
+}
+
+# The scenarios in the order they run, each with the world flavour it runs in by default (flavour.sh;
+# why: docs/testing.md). failover_create always runs first.
+table=(failover_create:real freeze_promote:real leader_change_failover:real drain_primary:real)
+mapfile -t sel < <(select_scenarios "${table[@]}" -- "$@")
+# 77: ctest's skip (SKIP_RETURN_CODE), when every scenario runs in the other flavour.
+[ ${#sel[@]} -gt 0 ] || { say "safety_failover: SKIP (no scenario runs in the ${RSS_WORLD_FLAVOUR:-kubesim} world by default)"; exit 77; }
+[ "${sel[0]}" = failover_create ] || sel=(failover_create "${sel[@]}")
+
+say "safety_failover: world of 3 nodes (build $RSS_BUILD_DIR, world $RSS_WORLD_DIR, fence timeout $E2E_FENCE, stop timeout ${STOP_S}s)"
+e2e_up 3
+run_scenarios 1 "${sel[@]}"
