@@ -52,6 +52,7 @@ struct leader_node_obs {
     int64_t changed_ms; /* when this leader saw it change (or first saw it) */
     int64_t duration_ms;
     int64_t fence_ms; /* the fence timeout the node's agent published (0: none, an older rssd) */
+    int64_t stop_ms;  /* the longest fence `stop` timeout it published (0: none; leader_liveness.c) */
     /* The peer annotation as last parsed, and from it the incarnation of the agent process that renews
      * the Lease and when that process started (its node's wall clock; "" and 0: not published). */
     char *peer;
@@ -124,7 +125,10 @@ bool leader_liveness_superseded(const struct leader_liveness *lv, const char *no
 void leader_liveness_node(const struct leader_liveness *lv, const char *node, int64_t now_ms,
                           int64_t dead_after_ms, bool *alive, bool *dead, int64_t *silent_ms);
 /* When (monotonic ms) a silent, not yet dead `node` becomes dead under dead_after_ms if it stays
- * silent; 0 when it is alive, already dead or unknown. */
+ * silent; 0 when it is alive, already dead or unknown. leader_liveness_node, _dead_at and _agent_absent take
+ * a member's window (leader_dead_window: it holds its RSS's stop timeout), and lengthen it to the node's
+ * fence timeout + margin + the stop timeout its agent published + LEADER_KILL_MS when that is longer; the
+ * other functions take the node's fence timeout + margin alone. */
 int64_t leader_liveness_dead_at(const struct leader_liveness *lv, const char *node, int64_t now_ms,
                                 int64_t dead_after_ms);
 /* The dead window of the members of one RSS: the node's fence timeout and margin (dead_after_ms), its

@@ -66,14 +66,14 @@ static int64_t duration_ms(const cJSON *lease)
     return (int64_t)(s * 1000);
 }
 
-/* The agent's --fence-timeout from its heartbeat Lease, in [0, 1 h]; 0 when absent or malformed. A
- * forged larger value only makes this leader wait longer before judging the node dead. */
-static int64_t published_fence_ms(const cJSON *lease)
+/* A duration the agent published in its heartbeat Lease (its --fence-timeout, its longest fence `stop`), in
+ * [0, max]; 0 when absent or malformed. A forged larger value only makes this leader wait longer before
+ * judging the node dead. */
+static int64_t published_ms(const cJSON *lease, const char *annotation, int64_t max)
 {
     const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(lease, "metadata"), "annotations"),
-        RSS_ANNOTATION_FENCE_TIMEOUT));
-    const int64_t max = 3600 * 1000;
+        annotation));
     int64_t ms = 0;
     for (const char *p = v; p && *p; p++) {
         if (*p < '0' || *p > '9')
@@ -117,13 +117,25 @@ bool leader_liveness_superseded(const struct leader_liveness *lv, const char *no
 }
 
 /* The node is judged with the longer of the two fence timeouts: an agent updated to a longer one
- * still stops its members only at its own. */
+ * still stops its members only at its own. `members`: dead_after_ms is a member's window, which holds its
+ * RSS's stop timeout (leader_dead_window); the agent's own fence then ends no earlier than its fence timeout
+ * + its longest fence `stop` + the kill, so the window is at least that. That `stop` is the one the agent
+ * holds, which a spec lowered while the node is cut off does not reach (issue 35: stop 30 s -> 2 s during
+ * a cut made the leader count 2 s). Without `members` (the node's silence alone: when to read its kubelet,
+ * when a verdict changes) there is no stop in the window and none is added. */
 static int64_t node_window(const struct leader_liveness *lv, const struct leader_node_obs *o,
-                           int64_t dead_after_ms)
+                           int64_t dead_after_ms, bool members)
 {
-    return lv->own_fence_ms > 0 && o->fence_ms > lv->own_fence_ms
-               ? dead_after_ms + o->fence_ms - lv->own_fence_ms
-               : dead_after_ms;
+    int64_t w = lv->own_fence_ms > 0 && o->fence_ms > lv->own_fence_ms
+                    ? dead_after_ms + o->fence_ms - lv->own_fence_ms
+                    : dead_after_ms;
+    if (!members || lv->own_fence_ms <= 0 || o->stop_ms <= 0)
+        return w;
+    /* As the agent passes it to the runtime: whole seconds, rounded up (agent_hook.c). */
+    int64_t stop = (o->stop_ms + 999) / 1000 * 1000;
+    int64_t fence = o->fence_ms > lv->own_fence_ms ? o->fence_ms : lv->own_fence_ms;
+    int64_t agent = fence + LEADER_FENCE_MARGIN + stop + LEADER_KILL_MS;
+    return agent > w ? agent : w;
 }
 
 static int64_t since_ms(const struct leader_liveness *lv, const struct leader_node_obs *o)
@@ -140,11 +152,11 @@ static bool kubelet_down(const struct leader_liveness *lv, const struct leader_n
 }
 
 static void verdict(const struct leader_liveness *lv, const struct leader_node_obs *o, int64_t now_ms,
-                    int64_t dead_after_ms, bool *alive, bool *dead, int64_t *silent_ms)
+                    int64_t dead_after_ms, bool members, bool *alive, bool *dead, int64_t *silent_ms)
 {
     int64_t silent = now_ms - since_ms(lv, o);
     *alive = silent < o->duration_ms;
-    *dead = silent >= node_window(lv, o, dead_after_ms) && kubelet_down(lv, o);
+    *dead = silent >= node_window(lv, o, dead_after_ms, members) && kubelet_down(lv, o);
     *silent_ms = *alive ? 0 : silent;
 }
 
@@ -180,7 +192,10 @@ bool leader_liveness_update(struct leader_liveness *lv, const cJSON *leases, int
             o->kubelet_ms = 0;
         }
         o->duration_ms = duration_ms(it);
-        o->fence_ms = published_fence_ms(it);
+        o->fence_ms = published_ms(it, RSS_ANNOTATION_FENCE_TIMEOUT, 3600 * 1000);
+        /* A hook timeout may be as long as the spec allows (366 days, spec.c): a cap below it would let the
+         * leader count a shorter stop than the agent runs. */
+        o->stop_ms = published_ms(it, RSS_ANNOTATION_STOP_TIMEOUT, 366LL * 24 * 3600 * 1000);
         learn_agent(o, it);
     }
     /* Report a change of any verdict, so that the caller plans again at once. */
@@ -188,7 +203,7 @@ bool leader_liveness_update(struct leader_liveness *lv, const cJSON *leases, int
     for (size_t i = 0; i < lv->n; i++) {
         bool alive, dead;
         int64_t silent;
-        verdict(lv, &lv->v[i], now_ms, dead_after_ms, &alive, &dead, &silent);
+        verdict(lv, &lv->v[i], now_ms, dead_after_ms, false, &alive, &dead, &silent);
         changed |= alive != lv->v[i].was_alive || dead != lv->v[i].was_dead;
         lv->v[i].was_alive = alive;
         lv->v[i].was_dead = dead;
@@ -257,7 +272,7 @@ void leader_liveness_node(const struct leader_liveness *lv, const char *node, in
     *silent_ms = 0;
     const struct leader_node_obs *o = node ? find(lv, node) : NULL;
     if (o) /* a node without a heartbeat Lease is unknown: neither alive nor dead (waiting is safe) */
-        verdict(lv, o, now_ms, dead_after_ms, alive, dead, silent_ms);
+        verdict(lv, o, now_ms, dead_after_ms, true, alive, dead, silent_ms);
 }
 
 int64_t leader_liveness_dead_at(const struct leader_liveness *lv, const char *node, int64_t now_ms,
@@ -268,9 +283,9 @@ int64_t leader_liveness_dead_at(const struct leader_liveness *lv, const char *no
     int64_t silent;
     if (!o)
         return 0;
-    verdict(lv, o, now_ms, dead_after_ms, &alive, &dead, &silent);
+    verdict(lv, o, now_ms, dead_after_ms, true, &alive, &dead, &silent);
     /* Past the window and waiting only for the kubelet's view: the kubelet read re-plans (no due time). */
-    int64_t window = node_window(lv, o, dead_after_ms);
+    int64_t window = node_window(lv, o, dead_after_ms, true);
     return alive || dead || silent >= window ? 0 : now_ms + window - silent;
 }
 
@@ -278,7 +293,7 @@ bool leader_liveness_agent_absent(const struct leader_liveness *lv, const char *
                                   int64_t dead_after_ms)
 {
     const struct leader_node_obs *o = node ? find(lv, node) : NULL;
-    return o && now_ms - since_ms(lv, o) >= node_window(lv, o, dead_after_ms) && !kubelet_down(lv, o);
+    return o && now_ms - since_ms(lv, o) >= node_window(lv, o, dead_after_ms, true) && !kubelet_down(lv, o);
 }
 
 const char *leader_liveness_suspect(const struct leader_liveness *lv, size_t i, int64_t now_ms,
@@ -286,7 +301,7 @@ const char *leader_liveness_suspect(const struct leader_liveness *lv, size_t i, 
 {
     for (size_t k = 0; k < lv->n; k++) {
         const struct leader_node_obs *o = &lv->v[k];
-        if (now_ms - since_ms(lv, o) < node_window(lv, o, dead_after_ms))
+        if (now_ms - since_ms(lv, o) < node_window(lv, o, dead_after_ms, false))
             continue;
         if (kubelet_down(lv, o) && now_ms - o->kubelet_ms < recheck_ms)
             continue;
@@ -306,7 +321,7 @@ bool leader_liveness_kubelet(struct leader_liveness *lv, const char *node, enum 
     o->kubelet_ms = now_ms;
     bool alive, dead;
     int64_t silent;
-    verdict(lv, o, now_ms, dead_after_ms, &alive, &dead, &silent);
+    verdict(lv, o, now_ms, dead_after_ms, false, &alive, &dead, &silent);
     bool changed = dead != o->was_dead;
     o->was_dead = dead;
     return changed;

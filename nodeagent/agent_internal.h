@@ -25,7 +25,8 @@ struct agent_spec {
     bool valid;
     bool seen; /* during a relist */
     struct rss_spec spec;
-    char **nodes; /* the nodes of its members, from .status.memberStatus (the failsafe's peers) */
+    char **
+        nodes; /* the nodes of its members, from .status.memberStatus (with the records': agent_spec_nodes) */
     size_t n_nodes, cap_nodes;
     cJSON *obj; /* the RSS object as read (no managedFields), for the fence state (fence_persist.c) */
 };
@@ -208,9 +209,14 @@ void agent_hook_run(struct rss_agent *a, const struct rss_spec *spec, const char
                     char *const *peers, size_t n_peers, const char *why, struct agent_hook_out *h);
 void agent_hook_out_clear(struct agent_hook_out *h);
 /* fence.c: the self-fencing stop of one member: hook `stop` in container cid, and when it failed or
- * timed out, the container killed through CRI StopContainer (timeout 0). True when it killed. */
+ * timed out, the container killed through CRI StopContainer (timeout 0). spec NULL (its RSS's spec cannot be
+ * used here): the kill alone. True when it killed. */
 bool agent_fence_stop(struct rss_agent *a, const struct rss_spec *spec, const char *ns, const char *pod,
                       const char *cid, const char *why);
+/* fence.c (takes the lock): the longest time the `stop` of a self-fence may take here, published in the
+ * heartbeat Lease (RSS_ANNOTATION_STOP_TIMEOUT): the stop timeout, rounded up to whole seconds as the
+ * runtime gets it, of each member's RSS spec held; 0 for one it cannot use (killed at once). */
+long long agent_fence_stop_ms(struct rss_agent *a);
 /* A printable one-line copy of at most 512 bytes of s (untrusted hook output). */
 char *agent_one_line(const char *s, size_t len);
 
@@ -230,6 +236,13 @@ void agent_records_sweep(struct rss_agent *a, const char *ns, const char *rss);
 void agent_member_sync(struct rss_agent *a, struct agent_member *m);
 struct agent_spec *agent_spec_get(struct rss_agent *a, const char *ns, const char *name); /* +1 ref */
 void agent_spec_put(struct rss_agent *a, struct agent_spec *s);                           /* -1 ref */
+/* The spec valid or not (+1 ref), or NULL: self-fencing stops the members of an invalid one too (fence.c). */
+struct agent_spec *agent_spec_hold(struct rss_agent *a, const char *ns, const char *name);
+/* The failsafe's peers for RSS s (lock held): the nodes of its status's memberStatus and those its member
+ * records name as where their `observed` was written (observedNode), without duplicates, in *nodes (free
+ * with agent_nodes_free; none when the status names none). Returns how many. */
+size_t agent_spec_nodes(struct rss_agent *a, const struct agent_spec *s, char ***nodes);
+void agent_nodes_free(char **nodes, size_t n);
 void agent_spec_set(struct rss_agent *a, const cJSON *cr);
 void agent_spec_delete(struct rss_agent *a, const char *ns, const char *name);
 /* By key "ns/name": the spec, valid or not, without a reference; drop: true if there was one. */
@@ -283,8 +296,9 @@ int agent_publish(struct rss_agent *a, const char *ns, const char *pod, const ch
 int agent_peers_init(struct rss_agent *a, rss_error_t *err);
 void agent_peers_free(struct rss_agent *a);
 char *agent_peers_annotation(struct rss_agent *a);
-/* The peers this agent needs: the nodes (but its own) of the RSS that have members here, from their
- * status, sorted and without duplicates, in *nodes (free each and the array). Returns how many. */
+/* The peers this agent needs: the nodes (but its own) of the RSS that have members here (agent_spec_nodes:
+ * their status and their records), sorted and without duplicates, in *nodes (free each and the array).
+ * Returns how many. */
 size_t agent_peers_wanted(struct rss_agent *a, char ***nodes);
 void *agent_peers_prober(void *arg);
 /* The prober's connection cache (a curl multi handle, kept across rounds: one connection per peer), and one

@@ -264,6 +264,62 @@ struct agent_spec *agent_spec_get(struct rss_agent *a, const char *ns, const cha
     return s;
 }
 
+struct agent_spec *agent_spec_hold(struct rss_agent *a, const char *ns, const char *name)
+{
+    _cleanup_free_ char *key = spec_key(ns, name);
+    struct agent_spec *s = find_spec(a, key, NULL);
+    if (s)
+        s->refs++;
+    return s;
+}
+
+/* Is record r one of the RSS with key "ns/name"? */
+static bool record_of(const struct agent_record *r, const char *key)
+{
+    size_t n = strlen(r->ns);
+    return r->rss && !strncmp(key, r->ns, n) && key[n] == '/' && !strcmp(key + n + 1, r->rss);
+}
+
+static void push_node(char ***nodes, size_t *n, size_t *cap, const char *node)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (!strcmp((*nodes)[i], node))
+            return;
+    *(char **)rss_xarray_push(nodes, n, cap, sizeof(**nodes)) = rss_xstrdup(node);
+}
+
+/* Why the records too: the status is written after the records in a plan, and a member the leader has just
+ * placed on a new node is started before the status naming that node reaches this agent. An agent cut off
+ * in between asked only the nodes of the status it held; all of them could vouch while the new node's
+ * member ran on the leader's side, and the leader's dead verdict then found this node's members running
+ * (issue 35). The new member's agent reported (`observed`, with its node) before the leader started it
+ * (rule 8), so its record names the node. A node named only by an old record (a pod gone from it) is asked
+ * too: a failsafe that asks one node too many fences in an outage at worst. A status that names no node is
+ * no view of the members at all (no leader has written one yet): nothing to ask, as before, so the failsafe
+ * keeps nothing on the records alone (an older rssd's record names no node). */
+size_t agent_spec_nodes(struct rss_agent *a, const struct agent_spec *s, char ***out)
+{
+    char **nodes = NULL;
+    size_t n = 0, cap = 0;
+    for (size_t i = 0; i < s->n_nodes; i++)
+        push_node(&nodes, &n, &cap, s->nodes[i]);
+    for (const struct agent_record *r = n ? a->records : NULL; r; r = r->next) {
+        const char *node =
+            record_of(r, s->key) ? rss_json_str(r->cm, "data." RSS_RECORD_OBSERVED_NODE) : NULL;
+        if (node && *node && n < 4 * RSS_SPEC_ORDINAL_MAX)
+            push_node(&nodes, &n, &cap, node);
+    }
+    *out = nodes;
+    return n;
+}
+
+void agent_nodes_free(char **nodes, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(nodes[i]);
+    free(nodes);
+}
+
 void agent_spec_put(struct rss_agent *a, struct agent_spec *s)
 {
     (void)a;
@@ -320,9 +376,12 @@ void agent_spec_set(struct rss_agent *a, const cJSON *cr)
     if (rss_spec_parse(cr, &s->spec, &err) == 0) {
         s->valid = true;
     } else {
-        /* Rule 6: a bad spec changes nothing; its members are left alone (the leader reports it). */
+        /* Rule 6: a bad spec changes nothing; its members are left alone (the leader reports it). Not by
+         * self-fencing: the leader may hold a spec it can use (fixed during a cut, a newer rssd). */
         _cleanup_free_ char *msg = rss_error_string(err);
-        rss_log_warn("RSS %s is invalid, its members are left alone: %s", s->key, msg);
+        rss_log_warn("RSS %s is invalid, its members are left alone but for a self-fence (which kills their "
+                     "containers): %s",
+                     s->key, msg);
     }
     /* The nodes the leader last saw its members on: the agents the failsafe asks (fence.c). */
     const cJSON *ms;
@@ -380,8 +439,11 @@ bool agent_peer_wanted(struct rss_agent *a, const char *node)
         size_t i;
         if (!find_spec(a, key, &i))
             continue;
-        for (size_t k = 0; k < a->specs[i]->n_nodes && !wanted; k++)
-            wanted = !strcmp(a->specs[i]->nodes[k], node);
+        char **nodes;
+        size_t n = agent_spec_nodes(a, a->specs[i], &nodes);
+        for (size_t k = 0; k < n && !wanted; k++)
+            wanted = !strcmp(nodes[k], node);
+        agent_nodes_free(nodes, n);
     }
     pthread_mutex_unlock(&a->lock);
     return wanted;

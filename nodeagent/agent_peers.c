@@ -14,6 +14,7 @@
  * (800 ms each) made a round longer than an answer stays fresh, and the peers that did answer no longer
  * counted, which stopped healthy members.
  */
+#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <inttypes.h>
 #include <openssl/crypto.h>
@@ -224,12 +225,16 @@ size_t agent_peers_wanted(struct rss_agent *a, char ***out)
     size_t n = 0, cap = 0;
     pthread_mutex_lock(&a->lock);
     for (struct agent_member *m = a->members; m; m = m->next) {
-        struct agent_spec *spec = m->rss ? agent_spec_get(a, m->ns, m->rss) : NULL;
-        for (size_t k = 0; spec && k < spec->n_nodes; k++) {
-            if (!strcmp(spec->nodes[k], a->node))
+        /* Valid or not: fence.c asks the peers of both. */
+        struct agent_spec *spec = m->rss ? agent_spec_hold(a, m->ns, m->rss) : NULL;
+        char **of = NULL;
+        size_t n_of = spec ? agent_spec_nodes(a, spec, &of) : 0;
+        for (size_t k = 0; k < n_of; k++) {
+            if (!strcmp(of[k], a->node))
                 continue;
-            *(char **)rss_xarray_push(&nodes, &n, &cap, sizeof(*nodes)) = rss_xstrdup(spec->nodes[k]);
+            *(char **)rss_xarray_push(&nodes, &n, &cap, sizeof(*nodes)) = rss_xstrdup(of[k]);
         }
+        agent_nodes_free(of, n_of);
         agent_spec_put(a, spec);
     }
     pthread_mutex_unlock(&a->lock);
@@ -244,6 +249,44 @@ size_t agent_peers_wanted(struct rss_agent *a, char ***out)
     }
     *out = nodes;
     return u;
+}
+
+/* The host of a peer's URL "http://<host>:<port>/peer" ("[v6]" in brackets) as 16 bytes, an IPv4 one
+ * v4-mapped; false when it is not an IP literal (a name: no source address to match). */
+static bool url_ip(const char *url, unsigned char ip[16])
+{
+    const char *h = url && !strncmp(url, "http://", 7) ? url + 7 : NULL;
+    if (!h)
+        return false;
+    size_t n = *h == '[' ? strcspn(++h, "]") : strcspn(h, ":/");
+    char host[64];
+    if (n == 0 || n >= sizeof(host))
+        return false;
+    memcpy(host, h, n);
+    host[n] = '\0';
+    struct in_addr v4;
+    if (inet_pton(AF_INET, host, &v4) == 1) {
+        memset(ip, 0, 10);
+        ip[10] = ip[11] = 0xff;
+        memcpy(ip + 12, &v4, 4);
+        return true;
+    }
+    return inet_pton(AF_INET6, host, ip) == 1;
+}
+
+/* Why a peer's address is enough: pods reach each other without NAT (the Kubernetes network model), so a
+ * probe from a peer comes from the pod IP it published. A pod that takes a peer's IP could only take its
+ * room among the connections, not answer for it (the answers are signed). */
+bool rss_agent_is_peer(struct rss_agent *a, const unsigned char ip[16])
+{
+    bool known = false;
+    pthread_mutex_lock(&a->peers_lock);
+    for (size_t i = 0; i < a->n_peers && !known; i++) {
+        unsigned char p[16];
+        known = url_ip(a->peers[i].url, p) && !memcmp(p, ip, 16);
+    }
+    pthread_mutex_unlock(&a->peers_lock);
+    return known;
 }
 
 bool agent_peers_known(struct rss_agent *a, const char *node)

@@ -142,9 +142,15 @@ void agent_peers_record_changed(struct rss_agent *a, const char *ns, const char 
     struct agent_spec *spec = agent_spec_get(a, ns, rss);
     if (!spec)
         return;
-    /* The node the leader last saw this pod on; a pod it has not placed yet may be on any of them. */
+    /* The node the leader last saw this pod on, else the one the report says it was written on (a member
+     * placed on a new node before the status names it); a pod placed nowhere may be on any of them. */
+    const struct agent_record *rec = agent_record_find(a, ns, pod);
     const char *node = placed_on(spec, pod);
-    _cleanup_free_ char *writer = writer_of(agent_record_find(a, ns, pod));
+    if (!node && rec) {
+        node = rss_json_str(rec->cm, "data." RSS_RECORD_OBSERVED_NODE);
+        node = node && *node ? node : NULL;
+    }
+    _cleanup_free_ char *writer = writer_of(rec);
     int64_t now = rss_clock_mono_ms();
     pthread_mutex_lock(&a->peers_lock);
     if (node) {

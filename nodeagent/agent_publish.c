@@ -22,9 +22,12 @@ int agent_publish(struct rss_agent *a, const char *ns, const char *pod, const ch
         cJSON_AddStringToObject(cJSON_AddObjectToObject(body, "metadata"), "resourceVersion",
                                 resource_version);
     cJSON *data = cJSON_AddObjectToObject(body, "data");
-    /* One write carries the report and the incarnation it is about. */
+    /* One write carries the report, the incarnation it is about and where it runs: the other agents of the
+     * RSS ask this node's agent in the failsafe as soon as they see this record, before the leader's status
+     * names the node (agent_spec_nodes). */
     cJSON_AddStringToObject(data, RSS_RECORD_OBSERVED, json);
     cJSON_AddStringToObject(data, RSS_RECORD_OBSERVED_FOR, uid);
+    cJSON_AddStringToObject(data, RSS_RECORD_OBSERVED_NODE, a->node);
     _cleanup_json_ cJSON *res = NULL;
     int r = rss_kube_merge_patch(a->kube, path, body, &res, err);
     if (r < 0 && !resource_version && rss_error_code(*err) == RSS_E_NOT_FOUND) {

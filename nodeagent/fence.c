@@ -195,17 +195,23 @@ static bool node_proves_alive(struct rss_agent *a, int64_t ok_wall_ms, long look
 bool agent_fence_stop(struct rss_agent *a, const struct rss_spec *spec, const char *ns, const char *pod,
                       const char *cid, const char *why)
 {
-    struct agent_hook_out h;
-    agent_hook_run(a, spec, ns, pod, cid, RSS_HOOK_STOP, NULL, NULL, 0, why, &h);
-    enum rss_result res = h.result;
-    _cleanup_free_ char *msg = rss_xstrdup(h.msg ? h.msg : "");
-    agent_hook_out_clear(&h);
-    /* Interrupted: the container is not running (or gone), nothing is left to stop. */
-    if (res == RSS_RESULT_OK || res == RSS_RESULT_INTERRUPTED)
-        return false;
-    rss_log_warn("self-fencing: pod %s/%s: stop %s%s%s; killing container %.12s (CRI StopContainer, "
-                 "timeout 0) so that the application is not running when the leader counts it stopped",
-                 ns, pod, rss_result_name(res), *msg ? ": " : "", msg, cid);
+    if (spec) {
+        struct agent_hook_out h;
+        agent_hook_run(a, spec, ns, pod, cid, RSS_HOOK_STOP, NULL, NULL, 0, why, &h);
+        enum rss_result res = h.result;
+        _cleanup_free_ char *msg = rss_xstrdup(h.msg ? h.msg : "");
+        agent_hook_out_clear(&h);
+        /* Interrupted: the container is not running (or gone), nothing is left to stop. */
+        if (res == RSS_RESULT_OK || res == RSS_RESULT_INTERRUPTED)
+            return false;
+        rss_log_warn("self-fencing: pod %s/%s: stop %s%s%s; killing container %.12s (CRI StopContainer, "
+                     "timeout 0) so that the application is not running when the leader counts it stopped",
+                     ns, pod, rss_result_name(res), *msg ? ": " : "", msg, cid);
+    } else {
+        rss_log_warn("self-fencing: pod %s/%s: %s; its RSS's spec is invalid here, so it has no `stop` "
+                     "hook to run: killing container %.12s (CRI StopContainer, timeout 0)",
+                     ns, pod, why, cid);
+    }
     _cleanup_error_ rss_error_t err = NULL;
     if (rss_cri_stop_container(a->cri, cid, 0, &err) < 0) {
         if (rss_error_code(err) == RSS_E_NOT_FOUND) {
@@ -271,7 +277,11 @@ static void *fence_member(void *arg)
                       a->fence_timeout_ms);
         if (f->wake_ok_wall_ms)
             rss_log_warn("self-fencing pod %s/%s after this agent's wake: %s", f->ns, f->pod, node_why);
-        agent_fence_stop(a, &f->spec->spec, f->ns, f->pod, cid, why);
+        /* An invalid spec (rule 6 leaves its members alone while the API server answers) is still the RSS
+         * of a member that may run: a spec fixed during the cut, or one a newer rssd's leader can use, has
+         * the leader fail over after its dead window all the same (issue 35). Its hooks cannot be trusted
+         * (the hook commands may be what is invalid), the kill through CRI can. */
+        agent_fence_stop(a, f->spec->valid ? &f->spec->spec : NULL, f->ns, f->pod, cid, why);
     }
     pthread_mutex_lock(&a->lock);
     for (struct agent_member *m = a->members; m; m = m->next)
@@ -327,7 +337,7 @@ static void fence_member_start(struct rss_agent *a, struct agent_member *m, stru
 }
 
 /* How long after a wake a member still waiting for its wake's fence gets one: one whose RSS is not known
- * (valid) by then is left alone, as rule 6 leaves the members of an invalid RSS. */
+ * by then is left alone (rule 5: nothing says it is a member; one whose RSS is invalid is fenced). */
 static int64_t wake_pending_ms(const struct rss_agent *a)
 {
     return a->fence_timeout_ms > 10000 ? a->fence_timeout_ms : 10000;
@@ -395,12 +405,12 @@ static void wake_start(struct rss_agent *a, int64_t now_ms)
             m->wake_pending = false;
             continue;
         }
-        struct agent_spec *spec = m->fence_started ? NULL : agent_spec_get(a, m->ns, m->rss);
+        struct agent_spec *spec = m->fence_started ? NULL : agent_spec_hold(a, m->ns, m->rss);
         if (!spec) {
             if (expired) {
                 rss_log_warn("pod %s/%s: no wake's fence %lld ms after the wake (%s): left alone", m->ns,
                              m->pod, (long long)(now_ms - a->woke_ms),
-                             m->fence_started ? "its fence still runs" : "no valid RSS known");
+                             m->fence_started ? "its fence still runs" : "no RSS object known");
                 m->wake_pending = false;
             }
             waiting |= m->wake_pending;
@@ -458,11 +468,15 @@ void agent_fence_check(struct rss_agent *a, int64_t now_ms)
         /* A member whose wake's fence is pending: neither the failsafe nor the API server calls it off. */
         if (m->fence_started || m->wake_pending)
             continue;
-        struct agent_spec *spec = agent_spec_get(a, m->ns, m->rss);
+        /* Valid or not: see fence_member. No RSS object at all: nothing says the pod is a member (rule 5). */
+        struct agent_spec *spec = agent_spec_hold(a, m->ns, m->rss);
         if (!spec)
             continue;
-        char why[512];
-        if (agent_peers_vouch(a, spec->nodes, spec->n_nodes, why, sizeof(why))) {
+        char why[512], **nodes;
+        size_t n_nodes = agent_spec_nodes(a, spec, &nodes);
+        bool vouched = agent_peers_vouch(a, nodes, n_nodes, why, sizeof(why));
+        agent_nodes_free(nodes, n_nodes);
+        if (vouched) {
             if (!m->failsafe_kept)
                 rss_log_warn(
                     "pod %s/%s keeps running although the API server has been unreachable for %lld ms "
@@ -478,6 +492,29 @@ void agent_fence_check(struct rss_agent *a, int64_t now_ms)
                      m->pod, (long long)silent, why);
         fence_member_start(a, m, spec, now_ms, 0); /* the job keeps the spec reference */
     }
+}
+
+/* Why published: the leader judges this node's members dead once its window, which counts the stop timeout
+ * of the spec it plans with, has passed; this agent's fence runs `stop` with the spec it holds. A spec
+ * lowered while this node is cut off reaches the leader, not this agent (issue 35), so the leader takes the
+ * longer of the two (leader_liveness.c). The longest over every member's RSS: one number, bounded, and the
+ * Lease already carries the fence timeout the same way. */
+long long agent_fence_stop_ms(struct rss_agent *a)
+{
+    long long max = 0;
+    pthread_mutex_lock(&a->lock);
+    for (struct agent_member *m = a->members; m; m = m->next) {
+        struct agent_spec *spec = m->rss ? agent_spec_hold(a, m->ns, m->rss) : NULL;
+        if (spec && spec->valid) {
+            /* At most 366 days (the spec's bound): no overflow. */
+            uint64_t ms = (spec->spec.hooks[RSS_HOOK_STOP].timeout_ms + 999) / 1000 * 1000;
+            if (ms > (uint64_t)max)
+                max = (long long)ms;
+        }
+        agent_spec_put(a, spec);
+    }
+    pthread_mutex_unlock(&a->lock);
+    return max;
 }
 
 bool agent_fenced(struct rss_agent *a)

@@ -48,10 +48,11 @@ void agent_fence_state_save(struct rss_agent *a, int64_t api_ok_mono_ms)
     for (struct agent_member *m = a->members; m; m = m->next) {
         if (!m->rss || !m->container_name || !m->uid)
             continue;
-        struct agent_spec *spec = agent_spec_get(a, m->ns, m->rss);
+        /* Valid or not: a restarted agent fences the members of an invalid one too (fence.c). */
+        struct agent_spec *spec = agent_spec_hold(a, m->ns, m->rss);
         if (!spec || !spec->obj) {
             agent_spec_put(a, spec);
-            continue; /* fence.c leaves a member without a valid spec alone anyway */
+            continue; /* fence.c leaves a member without an RSS object alone */
         }
         cJSON_AddItemToArray(s.pods, pod_of(m));
         bool dup = false;

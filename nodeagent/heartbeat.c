@@ -18,17 +18,21 @@ static cJSON *annotations(cJSON *meta)
     return ann;
 }
 
-/* How the other agents reach this one for the failsafe (agent_peers.c), and our fence timeout, in our
- * own Lease. The fence timeout is there because the leader's dead verdict must not come before this
- * agent's self-fence: a DaemonSet update that raises --fence-timeout runs new agents under the old
- * leader, which then judges this node with the longer of the two (leader_liveness.c). */
+/* How the other agents reach this one for the failsafe (agent_peers.c), and our fence timeout and longest
+ * fence `stop`, in our own Lease. Those two are there because the leader's dead verdict must not come
+ * before this agent's self-fence is over: a DaemonSet update that raises --fence-timeout runs new agents
+ * under the old leader, and a stop timeout lowered while this node is cut off reaches the leader but not
+ * us; the leader judges this node with the longer of each (leader_liveness.c). */
 static void set_annotations(struct rss_agent *a, cJSON *meta)
 {
-    char fence[32];
+    char fence[32], stop[32];
     snprintf(fence, sizeof(fence), "%ld", a->fence_timeout_ms);
+    snprintf(stop, sizeof(stop), "%lld", agent_fence_stop_ms(a));
     cJSON *ann = annotations(meta);
     cJSON_DeleteItemFromObjectCaseSensitive(ann, RSS_ANNOTATION_FENCE_TIMEOUT);
     cJSON_AddStringToObject(ann, RSS_ANNOTATION_FENCE_TIMEOUT, fence);
+    cJSON_DeleteItemFromObjectCaseSensitive(ann, RSS_ANNOTATION_STOP_TIMEOUT);
+    cJSON_AddStringToObject(ann, RSS_ANNOTATION_STOP_TIMEOUT, stop);
     _cleanup_free_ char *peer = agent_peers_annotation(a);
     if (!peer)
         return;

@@ -75,6 +75,10 @@ void rss_agent_set_peer_address(struct rss_agent *a, const char *host, int port)
  * successful API call, and an Ed25519 signature over them. NULL for a malformed nonce. Caller frees. */
 char *rss_agent_peer_answer(struct rss_agent *a, const char *nonce);
 
+/* Is ip (16 bytes, network order; an IPv4 address as ::ffff:a.b.c.d) the address of a peer agent this one
+ * knows (the host of the address its heartbeat Lease published)? The health server keeps room for them. */
+bool rss_agent_is_peer(struct rss_agent *a, const unsigned char ip[16]);
+
 /* The failsafe rule (pure): with the API server unreachable past the fence timeout, keep the members
  * of an RSS running only when this agent reaches EVERY one of the `hosting` agents of that RSS (itself
  * included: `reached`), and none of the reached ones still reaches the API server (then this node is

@@ -30,6 +30,12 @@
  * node with the longer of this and its own, so that agents updated to a longer fence timeout are never
  * judged dead (fenced) under an older leader's shorter window. */
 #define RSS_ANNOTATION_FENCE_TIMEOUT "rss.clusterlabs.org/fence-timeout"
+/* On each agent's heartbeat Lease: the longest `stop` timeout its self-fence would use, in milliseconds
+ * (decimal): the stop hook's timeout rounded up to whole seconds, over the RSS specs it holds for its
+ * members (0: only members it would kill at once, specs it cannot use). A spec lowered while the node is
+ * cut off does not reach its agent, so the leader judges the node's members with the longer of this and
+ * the spec's (issue 35). */
+#define RSS_ANNOTATION_STOP_TIMEOUT "rss.clusterlabs.org/stop-timeout"
 /* On an RSS, set by its admin: seed this member now, although the recovery policy waits (a member
  * missing, garbage sequences). Refused while a member runs; removed once used or refused. */
 #define RSS_ANNOTATION_FORCE_SEED "rss.clusterlabs.org/force-seed"

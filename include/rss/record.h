@@ -22,6 +22,9 @@
  *                          replaces, the one kept when two primaries run, and the height no seed without
  *                          every member may go below. Not tied to an incarnation: the record is kept while
  *                          its pod is gone and its ordinal is below spec.replicas (a drain, a deletion).
+ *   observedNode           the node of the agent that wrote `observed`, in the same write (agents only: the
+ *                          self-fence's failsafe asks that node's agent too, docs/agent.md; absent from an
+ *                          older rssd's records)
  * Each pair is written together in one write, so a record never mixes incarnations: a reader uses a
  * value only when its *For key equals the uid of the pod it is looking at (a recreated pod starts
  * empty, as it did with annotations). Labels let the leader LIST an RSS's records.
@@ -32,13 +35,14 @@
 #include <stdbool.h>
 #include <cjson/cJSON.h>
 
-#define RSS_RECORD_DESIRED      "desired"
-#define RSS_RECORD_DESIRED_FOR  "desiredFor"
-#define RSS_RECORD_OBSERVED     "observed"
-#define RSS_RECORD_OBSERVED_FOR "observedFor"
-#define RSS_RECORD_LEFT_OUT     "leftOut"
-#define RSS_RECORD_RECOVERY_PIN "recoveryPin"
-#define RSS_RECORD_PRIMARY      "primary"
+#define RSS_RECORD_DESIRED       "desired"
+#define RSS_RECORD_DESIRED_FOR   "desiredFor"
+#define RSS_RECORD_OBSERVED      "observed"
+#define RSS_RECORD_OBSERVED_FOR  "observedFor"
+#define RSS_RECORD_OBSERVED_NODE "observedNode"
+#define RSS_RECORD_LEFT_OUT      "leftOut"
+#define RSS_RECORD_RECOVERY_PIN  "recoveryPin"
+#define RSS_RECORD_PRIMARY       "primary"
 
 /* Labels of a record: the member's namespace, RSS and pod (label values, at most 63 characters). */
 #define RSS_LABEL_RECORD_NS     "rss.clusterlabs.org/namespace"

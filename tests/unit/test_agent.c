@@ -440,6 +440,8 @@ static int64_t suspect_of(struct rss_agent *a, const char *node)
     return 0;
 }
 
+static void clear_suspects(struct rss_agent *a);
+
 static void ingest_record(struct rss_agent *a, const char *pod, const char *rv, const char *rss,
                           const char *observed, const char *desired)
 {
@@ -481,6 +483,18 @@ static void test_peer_suspect_from_record(void **state)
     assert_int_equal(suspect_of(a, "n4"), 0);
     ingest_record(a, "rss-db-0", "5", "db", "o4", "d3"); /* our own member: nobody else */
     assert_int_equal(suspect_of(a, "n2"), 0);
+    /* A member the status places nowhere yet, whose report was written on n4 (observedNode): n4 alone. */
+    clear_suspects(a);
+    char buf[2048];
+    snprintf(buf, sizeof(buf), suspect_record, "rss-db-3", "6", "db", "rss-db-3", "o5", "d3");
+    _cleanup_json_ cJSON *j = cJSON_Parse(buf);
+    assert_non_null(j);
+    cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(j, "data"), RSS_RECORD_OBSERVED_NODE, "n4");
+    assert_true(agent_record_ingest(a, j));
+    agent_peers_record_changed(a, "ns1", "db", "rss-db-3");
+    assert_true(suspect_of(a, "n4") > 0);
+    assert_int_equal(suspect_of(a, "n2"), 0);
+    assert_int_equal(suspect_of(a, "n3"), 0);
     rss_agent_free(a);
 }
 
@@ -1044,6 +1058,107 @@ static long http_status(const char *method, const char *url, const char *body)
     return code;
 }
 
+/* `n` connections to 127.0.0.1:port from source address `from`, opened and left idle (a pod holding the
+ * health port's connections). fds[] gets them (-1 for one the kernel refused at once). */
+static void hold_connections(const char *from, int port, int *fds, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        assert_true(fd >= 0);
+        struct sockaddr_in src = {.sin_family = AF_INET};
+        struct sockaddr_in dst = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+        assert_int_equal(inet_pton(AF_INET, from, &src.sin_addr), 1);
+        assert_int_equal(inet_pton(AF_INET, "127.0.0.1", &dst.sin_addr), 1);
+        assert_int_equal(bind(fd, (struct sockaddr *)&src, sizeof(src)), 0);
+        if (connect(fd, (struct sockaddr *)&dst, sizeof(dst)) < 0) {
+            close(fd);
+            fd = -1;
+        }
+        fds[i] = fd;
+    }
+}
+
+struct body {
+    char buf[4096];
+    size_t len;
+};
+
+static size_t to_body(char *d, size_t size, size_t n, void *ud)
+{
+    struct body *b = ud;
+    size_t k = size * n;
+    if (b->len + k >= sizeof(b->buf))
+        return 0;
+    memcpy(b->buf + b->len, d, k);
+    b->len += k;
+    b->buf[b->len] = '\0';
+    return k;
+}
+
+/* One failsafe probe of a's /peer from source address `from`, with the prober's deadline (800 ms): true when
+ * a valid signed answer came within it. */
+static bool probe_from(struct rss_agent *a, int port, const char *from)
+{
+    const char *nonce = "0123456789abcdef0123456789abcdef";
+    _cleanup_free_ char *url = rss_xasprintf("http://127.0.0.1:%d/peer?nonce=%s", port, nonce);
+    struct body b = {.len = 0};
+    CURL *h = curl_easy_init();
+    assert_non_null(h);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_INTERFACE, from);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, 800L);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, 800L);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, to_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    CURLcode rc = curl_easy_perform(h);
+    curl_easy_cleanup(h);
+    unsigned char key[33]; /* 44 base64 characters decode to 33 bytes, the last one padding */
+    long long age = 0;
+    assert_true(EVP_DecodeBlock(key, (const unsigned char *)a->peer_pub, 44) >= 32);
+    return rc == CURLE_OK && agent_peers_verify(key, a->node, nonce, b.buf, &age);
+}
+
+/* Issue 35: /metrics, the probes and the failsafe's /peer share one unauthenticated listener. A pod that
+ * holds its connections during an API outage made the peers unable to vouch: every new connection past the
+ * server's limit (1024) was turned away, the peers' probes failed, and their members were fenced. Now
+ * one address may hold a few connections (8, PER_ADDRESS in health.c), and addresses that are neither a known
+ * peer's nor this pod's own loopback share at most three quarters of the limit. Here: one address holding
+ * 1100 idle connections, then 130 addresses holding 8 each; a probe from an unknown fresh address, from
+ * a known peer's address (its heartbeat Lease's) and from loopback is answered within the prober's 800 ms
+ * while the first attack lasts; the known peer's and loopback's too during the second. */
+static void test_health_held_connections(void **state)
+{
+    (void)state;
+    struct rss_agent *a = offline_agent();
+    struct rss_health *hs = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(rss_health_start("127.0.0.1", 0, a, &hs, &err), 0);
+    int port = rss_health_port(hs);
+    _cleanup_json_ cJSON *known = cJSON_Parse("[{\"node\":\"n3\",\"address\":\"127.0.0.3:8476\"}]");
+    cJSON_AddStringToObject(cJSON_GetArrayItem(known, 0), "key", a->peer_pub);
+    agent_peers_restore(a, known);
+    enum { ONE = 1100, ADDRS = 130, EACH = 8 };
+    static int fds[ONE + ADDRS * EACH];
+    hold_connections("127.0.0.2", port, fds, ONE);
+    usleep(500 * 1000); /* the server takes them up */
+    assert_true(probe_from(a, port, "127.0.0.4"));
+    assert_true(probe_from(a, port, "127.0.0.3"));
+    assert_true(probe_from(a, port, "127.0.0.1"));
+    for (int i = 0; i < ADDRS; i++) {
+        char from[32];
+        snprintf(from, sizeof(from), "127.0.%d.%d", 10 + i / 200, 1 + i % 200);
+        hold_connections(from, port, fds + ONE + i * EACH, EACH);
+    }
+    usleep(500 * 1000);
+    assert_true(probe_from(a, port, "127.0.0.3"));
+    assert_true(probe_from(a, port, "127.0.0.1"));
+    for (int i = 0; i < ONE + ADDRS * EACH; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    rss_health_stop(hs);
+    rss_agent_free(a);
+}
+
 /* The health server answers at the handler's last call (so it keeps connections): a request with a body
  * still gets its answer, not a hang until the idle timeout (a POST to /peer hung 10 s when the body was
  * left unread). */
@@ -1092,6 +1207,7 @@ int main(void)
         cmocka_unit_test(test_probe_keeps_connection),
         cmocka_unit_test(test_probe_round_parallel),
         cmocka_unit_test(test_health_methods),
+        cmocka_unit_test(test_health_held_connections),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -589,6 +589,89 @@ static void test_dead_window_holds_stop(void **state)
     rss_spec_clear(&spec);
 }
 
+/* Issue 35: spec.pod.commands.stop.timeout lowered (30 s -> 2 s) while a node is cut off. The cut agent
+ * stops its members with the stop timeout it holds (it cannot read the new spec), so the leader judges the
+ * node's members with the longer of the spec's and the one the agent published in its heartbeat Lease:
+ * dead no earlier than the node's fence timeout + margin + that stop (rounded up to whole seconds, as the
+ * runtime gets it) + the kill. Garbage, 0 (an agent whose RSS specs are all unusable: it kills at once) or
+ * nothing published (an older rssd) leave the spec's; a huge value is capped at the longest hook timeout a
+ * spec may have (366 days). The kubelet read
+ * still comes at the fence timeout + margin: the stop is part of a member's window, not of the node's
+ * silence. */
+static void test_liveness_published_stop(void **state)
+{
+    (void)state;
+    struct rss_spec spec;
+    _cleanup_json_ cJSON *cr = NULL;
+    parse_spec("", "", &spec, &cr);
+    spec.hooks[RSS_HOOK_STOP].timeout_ms = 2000; /* the spec as lowered during the cut */
+    const int64_t window = leader_dead_window(DEAD_MS, &spec);
+    assert_int_equal(window, DEAD_MS + 2000 + LEADER_KILL_MS);
+    static const struct {
+        const char *node, *fence, *stop; /* NULL: nothing published */
+        int64_t dead_from;               /* ms after T0 */
+    } rows[] = {
+        {"n1", "30000", "30000", 30000 + 5000 + 30000 + 5000}, /* the cut agent still holds 30 s */
+        {"n2", "30000", NULL, 42000},                          /* an older rssd: the spec's */
+        {"n3", "30000", "1000", 42000},                        /* shorter than the spec's: the spec's */
+        {"n4", "30000", "29500", 70000},                       /* the runtime gets 30 s */
+        {"n5", "30000", "abc", 42000},
+        {"n6", "30000", "0", 42000},                           /* kills at once */
+        {"n7", "60000", "30000", 60000 + 5000 + 30000 + 5000}, /* both longer */
+        {"n8", "60000", NULL, 42000 + 30000},                  /* the fence alone, as before */
+        {"n9", "10000", "30000", 30000 + 5000 + 30000 + 5000}, /* the leader's fence is the longer */
+        {"n10", NULL, "30000", 30000 + 5000 + 30000 + 5000},   /* no fence published: the leader's */
+        {"n11", "30000", "99999999999999999999", 30000 + 5000 + 366LL * 24 * 3600 * 1000 + 5000},
+    };
+    const size_t n = sizeof(rows) / sizeof(rows[0]);
+    _cleanup_json_ cJSON *leases = cJSON_CreateObject();
+    cJSON *items = cJSON_AddArrayToObject(leases, "items");
+    for (size_t i = 0; i < n; i++) {
+        _cleanup_json_ cJSON *one = lease_list(rows[i].node, "2023-11-14T22:13:15.000000Z", 10);
+        cJSON *l = cJSON_DetachItemFromArray(cJSON_GetObjectItemCaseSensitive(one, "items"), 0);
+        cJSON *ann = cJSON_AddObjectToObject(cJSON_GetObjectItemCaseSensitive(l, "metadata"), "annotations");
+        if (rows[i].fence)
+            cJSON_AddStringToObject(ann, RSS_ANNOTATION_FENCE_TIMEOUT, rows[i].fence);
+        if (rows[i].stop)
+            cJSON_AddStringToObject(ann, RSS_ANNOTATION_STOP_TIMEOUT, rows[i].stop);
+        cJSON_AddItemToArray(items, l);
+    }
+    struct leader_liveness lv;
+    leader_liveness_init(&lv);
+    leader_liveness_start(&lv, T0);
+    lv.own_fence_ms = 30000;
+    poll_same(&lv, leases, T0, T0 + 35000);
+    /* The kubelet is read once the node is silent past fence + margin, as before. */
+    assert_string_equal(leader_liveness_suspect(&lv, 0, T0 + 35000, DEAD_MS, 5000), "n1");
+    for (size_t i = 0; i < n; i++) {
+        int64_t at = T0 + rows[i].dead_from;
+        assert_int_equal(leader_liveness_dead_at(&lv, rows[i].node, T0 + 35000, window), at);
+        leader_liveness_kubelet(&lv, rows[i].node, LEADER_KUBELET_DOWN, T0 + 35000, DEAD_MS);
+        bool alive, dead_before, dead_at;
+        int64_t silent;
+        leader_liveness_node(&lv, rows[i].node, at - 1, window, &alive, &dead_before, &silent);
+        leader_liveness_node(&lv, rows[i].node, at, window, &alive, &dead_at, &silent);
+        if (dead_before || !dead_at)
+            fail_msg("%s (fence %s, stop %s): dead at %lld: %d, a ms before: %d", rows[i].node,
+                     rows[i].fence ? rows[i].fence : "none", rows[i].stop ? rows[i].stop : "none",
+                     (long long)rows[i].dead_from, dead_at, dead_before);
+    }
+    /* The snapshot a plan reads: n1's member is not dead at the lowered spec's window, and the leader plans
+     * again when the cut agent's own stop is over. */
+    _cleanup_json_ cJSON *pods = pod_list("u0", "n1");
+    struct leader_snapshot snap;
+    leader_snapshot_build(&spec, pods, NULL, &lv, T0 + window, window, &snap);
+    assert_int_equal(snap.n_members, 1);
+    assert_false(snap.members[0].node_dead);
+    assert_int_equal(snap.replan_at_ms, T0 + 70000);
+    leader_snapshot_clear(&snap);
+    leader_snapshot_build(&spec, pods, NULL, &lv, T0 + 70000, window, &snap);
+    assert_true(snap.members[0].node_dead);
+    leader_snapshot_clear(&snap);
+    leader_liveness_clear(&lv);
+    rss_spec_clear(&spec);
+}
+
 static void test_liveness_huge_duration(void **state)
 {
     (void)state;
@@ -1220,6 +1303,7 @@ int main(void)
         cmocka_unit_test(test_liveness_published_fence),
         cmocka_unit_test(test_liveness_superseded),
         cmocka_unit_test(test_dead_window_holds_stop),
+        cmocka_unit_test(test_liveness_published_stop),
         cmocka_unit_test(test_liveness_report_revives),
         cmocka_unit_test(test_liveness_api_outage),
         cmocka_unit_test(test_liveness_huge_duration),

@@ -11,6 +11,12 @@
  * the fence check, called with a jump in time past the fence timeout, stops the member unless this node's
  * Node proves that the leader could not have judged it dead: Ready=True since before the last renewal.
  *
+ * Issue 35's suspected items, reproduced here: a member whose RSS spec this agent holds as invalid was never
+ * fenced (a spec fixed during a cut, a newer rssd's leader); the failsafe asked only the nodes of the status
+ * it held, not a node a member record names (a member placed there just before the cut); the heartbeat
+ * Lease did not publish the stop timeout the agent's fence would use (the leader's side:
+ * test_leader test_liveness_published_stop).
+ *
  * Judged by the fake CRI's counts: the member's `stop` hook is `fail` (exit 3), so a stop that runs is
  * followed by a CRI StopContainer, counted. The API server is kubesim (answers) or a closed loopback port
  * (does not). */
@@ -34,6 +40,7 @@
 #include "rss/fencestate.h"
 #include "rss/kube.h"
 #include "rss/protocol.h"
+#include "rss/record.h"
 #include "simfix.h"
 
 #define NS   "rssd-system"
@@ -61,15 +68,26 @@ static const char pod_obj[] =
     "\"labels\":{\"rss.clusterlabs.org/name\":\"db\"}},"
     "\"spec\":{\"nodeName\":\"" NODE "\",\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}";
 
-/* An agent with the member pod rss-db-0 of RSS prod/db (state_dir: its fence state, NULL none). */
-static struct rss_agent *agent_with_member(struct rss_kube *k, const char *state_dir)
+/* The same RSS as this agent's rssd cannot use it (a field from a newer rssd), with a second member node
+ * (node-2, whose agent never answers: the failsafe cannot keep it). */
+static const char rss_invalid_obj[] =
+    "{\"kind\":\"ReplicatedStatefulSet\",\"metadata\":{\"name\":\"db\",\"namespace\":\"prod\",\"uid\":\"r1\"}"
+    ",\"spec\":{\"failover\":\"FromANewerRssd\",\"pod\":{\"commands\":{\"sequence\":{\"command\":[\"echo\","
+    "\"5\"]},"
+    "\"primary\":{\"command\":[\"echo\",\"up\"]},\"status\":{\"command\":[\"echo\"]},"
+    "\"stop\":{\"command\":[\"echo\",\"stopped\"],\"timeout\":\"30s\"}},\"containers\":[{\"name\":\"app\","
+    "\"image\":\"busybox\"}]}},"
+    "\"status\":{\"memberStatus\":[{\"node\":\"" NODE "\"},{\"node\":\"node-2\"}]}}";
+
+/* An agent with the member pod rss-db-0 of RSS prod/db as `rss` (state_dir: its fence state, NULL none). */
+static struct rss_agent *agent_with_rss(struct rss_kube *k, const char *state_dir, const char *rss)
 {
     struct rss_agent_config cfg = {.kube = k, .cri = cri, .node = NODE, .ns = NS, .state_dir = state_dir};
     struct rss_agent *a = NULL;
     _cleanup_error_ rss_error_t err = NULL;
     SIMFIX_CHECK(rss_agent_new(&cfg, &a, &err), &err, "rss_agent_new");
     _cleanup_json_ cJSON *pod = cJSON_Parse(pod_obj);
-    _cleanup_json_ cJSON *cr = cJSON_Parse(rss_obj);
+    _cleanup_json_ cJSON *cr = cJSON_Parse(rss);
     assert_non_null(pod);
     assert_non_null(cr);
     pthread_mutex_lock(&a->lock);
@@ -78,6 +96,11 @@ static struct rss_agent *agent_with_member(struct rss_kube *k, const char *state
     assert_non_null(a->members);
     pthread_mutex_unlock(&a->lock);
     return a;
+}
+
+static struct rss_agent *agent_with_member(struct rss_kube *k, const char *state_dir)
+{
+    return agent_with_rss(k, state_dir, rss_obj);
 }
 
 /* An agent with one member pod whose fence started; committed = its decision is taken. */
@@ -296,6 +319,158 @@ static void test_finish_wake(void **state)
     assert_int_equal(finish_wake(dead_kube, LONG_AGO), 1);
 }
 
+/* The API server unreachable past the fence timeout (dead_kube: the last look finds it silent too): one
+ * fence check. Returns how many StopContainer calls (kills) followed, and in *calls every CRI call. */
+static int cut_off(struct rss_agent *a, int *calls)
+{
+    int before = fake_cri_stops(fake), calls_before = fake_cri_calls(fake);
+    pthread_mutex_lock(&a->lock);
+    int64_t now = rss_clock_mono_ms();
+    atomic_store(&a->api_ok_ms, now - a->fence_timeout_ms - 1000);
+    agent_fence_check(a, now);
+    assert_true(a->fenced);
+    pthread_mutex_unlock(&a->lock);
+    wait_workers(a);
+    if (calls)
+        *calls = fake_cri_calls(fake) - calls_before;
+    return fake_cri_stops(fake) - before;
+}
+
+/* An RSS this agent holds as invalid (rule 6 leaves its members alone while the API server answers): cut
+ * off, its member was never stopped (agent_fence_check skipped it), while the leader, holding a spec it can
+ * use, fails over after its dead window. Now its container is killed through CRI, no hook run (the hooks of
+ * an invalid spec cannot be trusted): a ListContainers and a StopContainer, no ExecSync. */
+static void test_invalid_spec_fenced(void **state)
+{
+    (void)state;
+    struct rss_agent *a = agent_with_rss(dead_kube, NULL, rss_invalid_obj);
+    pthread_mutex_lock(&a->lock);
+    struct agent_spec *held = agent_spec_find(a, "prod/db");
+    assert_non_null(held);
+    assert_false(held->valid);
+    pthread_mutex_unlock(&a->lock);
+    assert_int_equal(agent_fence_stop_ms(a), 0); /* killed at once: no stop timeout to publish */
+    int calls = 0;
+    assert_int_equal(cut_off(a, &calls), 1);
+    assert_int_equal(calls, 2);
+    rss_agent_free(a);
+}
+
+/* The same on a wake past the fence timeout (rule 18): a Node that does not prove it alive, an invalid
+ * spec: killed. */
+static void test_invalid_spec_wake_fenced(void **state)
+{
+    (void)state;
+    node_ready_since(NULL);
+    int before = fake_cri_stops(fake);
+    struct rss_agent *a = agent_with_rss(kube, NULL, rss_invalid_obj);
+    pthread_mutex_lock(&a->lock);
+    int64_t t0 = rss_clock_mono_ms();
+    agent_fence_check(a, t0);
+    int64_t thaw = t0 + a->fence_timeout_ms + 5000;
+    atomic_store(&a->api_ok_ms, thaw - 100);
+    agent_fence_check(a, thaw);
+    pthread_mutex_unlock(&a->lock);
+    wait_workers(a);
+    rss_agent_free(a);
+    assert_int_equal(fake_cri_stops(fake) - before, 1);
+}
+
+/* A member record of RSS prod/db's member `pod`, its `observed` written by the agent of `node`. */
+static void add_record(struct rss_agent *a, const char *pod, const char *node)
+{
+    _cleanup_json_ cJSON *cm = rss_record_new("prod", "db", pod);
+    assert_non_null(cm);
+    cJSON_AddStringToObject(cJSON_GetObjectItemCaseSensitive(cm, "metadata"), "resourceVersion", "7");
+    cJSON *data = cJSON_GetObjectItemCaseSensitive(cm, "data");
+    cJSON_AddStringToObject(data, RSS_RECORD_OBSERVED,
+                            "{\"role\":\"stopped\",\"time\":\"2026-12-06T10:00:00Z\"}");
+    cJSON_AddStringToObject(data, RSS_RECORD_OBSERVED_FOR, "u-new");
+    if (node)
+        cJSON_AddStringToObject(data, RSS_RECORD_OBSERVED_NODE, node);
+    pthread_mutex_lock(&a->lock);
+    agent_record_ingest(a, cm);
+    pthread_mutex_unlock(&a->lock);
+}
+
+/* The failsafe asked only the nodes of the RSS status this agent held. A member placed on node-4 just before
+ * the cut (its record, written by node-4's agent, arrived; the status naming node-4 did not): every node
+ * asked (this one alone) vouched, and the member kept running while node-4's member could run beside a
+ * promotion. The record's node joins the peers: node-4 does not answer, so the member is stopped. A record
+ * of an older rssd (no node) changes nothing: kept, as before. */
+static void test_failsafe_asks_record_nodes(void **state)
+{
+    (void)state;
+    struct rss_agent *a = agent_with_member(dead_kube, NULL);
+    add_record(a, "rss-db-2", NULL);
+    assert_int_equal(cut_off(a, NULL), 0); /* every node of the status (this one) vouches: kept */
+    rss_agent_free(a);
+
+    a = agent_with_member(dead_kube, NULL);
+    add_record(a, "rss-db-2", "node-4");
+    char **nodes = NULL;
+    size_t n = agent_peers_wanted(a, &nodes);
+    assert_int_equal(n, 1); /* its Lease is read while the API server answers */
+    assert_string_equal(nodes[0], "node-4");
+    agent_nodes_free(nodes, n);
+    assert_true(agent_peer_wanted(a, "node-4")); /* and the prober asks it */
+    assert_int_equal(cut_off(a, NULL), 1);
+    rss_agent_free(a);
+}
+
+/* The heartbeat Lease publishes the longest stop timeout the agent's fence would use (rounded up to whole
+ * seconds, as the runtime gets it), over every member's RSS: here 2 s (prod/db) and 25.5 s (prod/kv). */
+static void test_publishes_stop_timeout(void **state)
+{
+    (void)state;
+    struct rss_agent *a = agent_with_member(kube, NULL);
+    assert_int_equal(agent_fence_stop_ms(a), 2000);
+    /* prod/kv: its stop timeout 25.5 s, its member rss-kv-0 here too. */
+    static const char kv[] =
+        "{\"metadata\":{\"name\":\"kv\",\"namespace\":\"prod\",\"uid\":\"r2\"},\"spec\":{\"pod\":{"
+        "\"commands\":"
+        "{\"sequence\":{\"command\":[\"echo\",\"5\"]},\"primary\":{\"command\":[\"echo\",\"up\"]},\"status\":"
+        "{\"command\":[\"echo\"]},\"stop\":{\"command\":[\"fail\"],\"timeout\":\"25500ms\"}},\"containers\":"
+        "[{\"name\":\"app\",\"image\":\"busybox\"}]}}}";
+    static const char kv_pod[] =
+        "{\"metadata\":{\"name\":\"rss-kv-0\",\"namespace\":\"prod\",\"uid\":\"u9\","
+        "\"labels\":{\"rss.clusterlabs.org/name\":\"kv\"}},"
+        "\"spec\":{\"nodeName\":\"" NODE "\",\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}";
+    _cleanup_json_ cJSON *cr = cJSON_Parse(kv), *pod = cJSON_Parse(kv_pod);
+    assert_non_null(cr);
+    assert_non_null(pod);
+    pthread_mutex_lock(&a->lock);
+    agent_spec_set(a, cr);
+    agent_member_ingest(a, pod);
+    pthread_mutex_unlock(&a->lock);
+    assert_int_equal(agent_fence_stop_ms(a), 26000);
+
+    atomic_bool stop = false;
+    a->stop = &stop;
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, agent_heartbeat, a), 0);
+    _cleanup_free_ char *path =
+        rss_kube_path("coordination.k8s.io/v1", NS, "leases", "rssd-node-" NODE, NULL);
+    const char *got = NULL;
+    _cleanup_json_ cJSON *lease = NULL;
+    for (int i = 0; i < 50 && !got; i++) {
+        usleep(100 * 1000);
+        cJSON_Delete(lease);
+        lease = NULL;
+        _cleanup_error_ rss_error_t err = NULL;
+        SIMFIX_CHECK(rss_kube_get(kube, path, &lease, &err), &err, "the heartbeat Lease");
+        got = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(lease, "metadata"),
+                                             "annotations"),
+            RSS_ANNOTATION_STOP_TIMEOUT));
+    }
+    atomic_store(&stop, true);
+    pthread_join(th, NULL);
+    assert_non_null(got);
+    assert_string_equal(got, "26000");
+    rss_agent_free(a);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -377,6 +552,10 @@ int main(void)
         cmocka_unit_test(test_short_gap_no_wake),
         cmocka_unit_test(test_restart_wake),
         cmocka_unit_test(test_finish_wake),
+        cmocka_unit_test(test_invalid_spec_fenced),
+        cmocka_unit_test(test_invalid_spec_wake_fenced),
+        cmocka_unit_test(test_failsafe_asks_record_nodes),
+        cmocka_unit_test(test_publishes_stop_timeout),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
