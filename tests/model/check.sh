@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# tests/model/check.sh -- model-checks the protocol model rss.pml with spin (docs/model.md).
+# tests/model/check.sh -- model-checks the protocol models (rss.pml, journal.pml, failover.pml, lineage.pml) with spin (docs/model.md).
 #
 #   check.sh            the default checks: every safety property must hold (exit 1 on any error/trail)
 #   check.sh --mutants  each rule removed (-DNO_x) must make spin find a trace (exit 1 if one is not caught),
 #                       but the ones shown redundant (docs/model.md), which must find none
 #   check.sh --all      both
-#   check.sh --findings the model's findings F1-F5 and rules 12-14 with their fix removed (docs/model.md): must be found
-#   check.sh --big      the bigger searches of rules 12-14 (minutes each): every property must hold
+#   check.sh --findings the model's findings F1-F5 and rules 12-14 with their fix removed, and the open
+#                       findings of lineage.pml (docs/model.md): each must be found
+#   check.sh --big      the bigger searches of rules 12-14 and 16-18 (minutes each): every property must hold
 #   check.sh --only NAME  one check or mutant by name (with the mode that lists it)
 #
 # Each check is one spin -a + gcc + ./pan run, bounded by its fault budget (the -D flags), by the search
@@ -35,8 +36,8 @@ else
     work=$(mktemp -d /tmp/rss-model.XXXXXX); trap 'rm -rf "$work"' EXIT
 fi
 
-# name | spin -D flags | pan depth bound   (names journal* check journal.pml, failover* failover.pml, the
-# others rss.pml)
+# name | spin -D flags | pan depth bound   (names journal* check journal.pml, failover* failover.pml,
+# lineage* lineage.pml, the others rss.pml)
 # The scenarios split the fault model so that each search is exhaustive within its budget.
 default_checks=(
     "leader|-DINITSEQ=112 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
@@ -63,6 +64,12 @@ default_checks=(
     # the reboot shortcut (election.c): a holder whose node rebooted is taken over before its Lease expires
     "reboot|-DFAULT_REBOOT=1 -DINITSEQ=112 -DMAXT=3 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DWRITES=0|10000"
     "held|-DHOLD=1 -DOPTIN=1 -DLIGHTSOUT=1 -DFAULT_RECREATE=1 -DINITSEQ=113 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"
+    # rules 16-18 (docs/model.md, "Rules 16-18"): lineage.pml. lineage_term runs with the proposed fixes of
+    # the open findings L1 and L2 (FIX_*: NOT the code yet; --findings shows each trace without its fix)
+    "lineage_term|-DTERMS=1 -DLOSTST=1 -DMAXW=1 -DFIX_VOIDMARK=1 -DFIX_STALESTANDBY=1|10000"
+    "lineage_crash2|-DCRASH=2 -DMAXW=2|10000"
+    "lineage_freeze|-DFREEZE=1 -DCRASH=0 -DTHAW_LATE=1|10000"
+    "lineage_scale|-DNM=4 -DSCALE=1 -DMAXW=2 -DKEEP_POD=1|10000"
 )
 # Scenarios that are the base of a mutant but too slow for the default checks (about 1 min each): run
 # with --mutants, and must pass like a default check. (None at present: optin_delete, F5's fix, became
@@ -76,6 +83,12 @@ big_checks=(
     "held_secondary|-DPRIMARIES=1 -DHOLD=1 -DOPTIN=1 -DLIGHTSOUT=1 -DFAULT_RECREATE=1 -DINITSEQ=113 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0|10000"
     # exhaustive it needs more than 4 GB (30.5 M states and no error when it stopped): bitstate, partial
     "held_leader|-DHOLD=1 -DOPTIN=1 -DLIGHTSOUT=1 -DFAULT_RECREATE=1 -DINITSEQ=113 -DMAXT=2 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000|-DBITSTATE|-w28"
+    # rules 16-18 with more faults at once (the FIX_* of lineage_term in), and rule 19's detach (NOT the
+    # code): with it the thaw may come at any time (lineage_THAW below is the code's trace)
+    "lineage_term2|-DTERMS=2 -DLOSTST=1 -DMAXW=1 -DFIX_VOIDMARK=1 -DFIX_STALESTANDBY=1|10000"
+    "lineage_freeze_term|-DFREEZE=1 -DCRASH=0 -DTHAW_LATE=1 -DTERMS=1 -DFIX_VOIDMARK=1 -DFIX_STALESTANDBY=1|10000"
+    "lineage_scale_term|-DNM=4 -DSCALE=1 -DMAXW=1 -DKEEP_POD=1 -DTERMS=1 -DFIX_VOIDMARK=1 -DFIX_STALESTANDBY=1|10000"
+    "lineage_detach|-DDETACH=1 -DFREEZE=1 -DCRASH=0|10000"
 )
 # name | flags (the rule removed + the scenario where it is the only defence) | depth [| cc | pan flags]
 # (-DBITSTATE: a bitstate search, not exhaustive, where the exhaustive one takes minutes). Each
@@ -100,6 +113,11 @@ mutants=(
     "failover_NEED_K|-DS=3 -DK=1 -DNEED=1|10000"      # k answers, not S-k+1
     "failover_NO_FENCE|-DS=3 -DK=1 -DNO_FENCE|10000"  # answers read before the primary was lost
     "failover_NO_MAX|-DS=3 -DK=1 -DNO_MAX|10000"      # not the highest answer
+    # rules 16-18 (lineage.pml), each in the lineage_* check named
+    "lineage_NO_MARK|-DNO_MARK=1 -DTERMS=1 -DLOSTST=1 -DMAXW=1 -DFIX_VOIDMARK=1 -DFIX_STALESTANDBY=1|10000" # lineage_term
+    "lineage_NO_NEWER|-DNO_NEWER=1 -DFREEZE=1 -DCRASH=0 -DTHAW_LATE=1|10000"                                  # lineage_freeze
+    "lineage_NO_NEWER_WAKE|-DNO_NEWER=1 -DNO_WAKEFENCE=1 -DFREEZE=1 -DCRASH=0 -DTHAW_LATE=1|10000"            # lineage_freeze
+    "lineage_S_REPLICAS|-DS_REPLICAS=1 -DNM=4 -DSCALE=1 -DMAXW=2 -DKEEP_POD=1|10000"                          # lineage_scale
 )
 # Rules the model shows redundant within its bounds (docs/model.md gives the argument): their mutant
 # must find NO trace, in the scenario where a trace would have to show (--mutants; a trace fails it).
@@ -107,6 +125,10 @@ redundant=(
     # the floor at acquisition alone: the floor's CAS (F5's fix) makes a leader of a reused epoch step down
     "NO_FLOOR_ALONE|-DNO_FLOOR=1 -DOPTIN=1 -DINITSEQ=112 -DMAXT=2 -DMAXACQ=2 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0 -DFAULT_DELETE=1 -DWRITES=0|10000"
     "NO_RULE10|-DNO_RULE10=1 -DOPTIN=1 -DINITSEQ=112 -DMAXT=2 -DFAULT_CTR=0 -DWRITES=0|10000|-DBITSTATE|-w26"
+    # rule 18 in lineage_freeze: rule 17 stops the thawed primary (either half of it alone does)
+    "lineage_NO_WAKEFENCE|-DNO_WAKEFENCE=1 -DFREEZE=1 -DCRASH=0 -DTHAW_LATE=1|10000"
+    "lineage_NO_HOLDAT_WAKE|-DNO_HOLDAT=1 -DNO_WAKEFENCE=1 -DFREEZE=1 -DCRASH=0 -DTHAW_LATE=1|10000"
+    "lineage_NO_NEWMARK_WAKE|-DNO_NEWMARK=1 -DNO_WAKEFENCE=1 -DFREEZE=1 -DCRASH=0 -DTHAW_LATE=1|10000"
 )
 # the model's findings (docs/model.md), fixed in the code: each fix removed must give its trace again
 # (the default checks optin and restart_cut are the same scenarios with the fixes); --findings
@@ -131,9 +153,22 @@ findings=(
     "R13_GROUP_SEED|-DMAJORITY_FAILSAFE=1 -DNO_PREMISE=1 -DOPTIN=1 -DPRIMARIES=1 -DFAULT_GROUP=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000" # optin_group, on to the seed
     "R14_RESEED|-DNO_RULE14=1 -DHOLD=1 -DOPTIN=1 -DLIGHTSOUT=1 -DFAULT_RECREATE=1 -DINITSEQ=113 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000" # held
     "R14_RECREATE|-DHOLD_UID=1 -DHOLD=1 -DOPTIN=1 -DLIGHTSOUT=1 -DFAULT_RECREATE=1 -DINITSEQ=113 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"  # held
+    # OPEN findings of lineage.pml in the code as it is (docs/model.md, "Rules 16-18"): each must be found
+    # L1: a promotion fenced by a new term before its agent took it up: no primary, for good (lineage_term
+    # without FIX_VOIDMARK)
+    "lineage_VOIDMARK|-DTERMS=1 -DLOSTST=1 -DMAXW=1 -DFIX_STALESTANDBY=1|10000"
+    # L2: a new term plans before every standby re-reported: FailoverFallback stops them (lineage_term without
+    # FIX_STALESTANDBY)
+    "lineage_STALESTANDBY|-DTERMS=1 -DLOSTST=1 -DMAXW=1 -DFIX_VOIDMARK=1|10000"
+    # L3: the frozen primary thaws while a standby still follows it and acknowledges a commit the promoted
+    # one lacks (lineage_freeze without THAW_LATE; lineage_detach holds)
+    "lineage_THAW|-DFREEZE=1 -DCRASH=0|10000"
+    # L4: the scale-down stops and removes the only standby holding an acknowledged commit, then the primary
+    # is lost (lineage_scale without KEEP_POD)
+    "lineage_SCALE_REMOVE|-DNM=4 -DSCALE=1 -DMAXW=1|10000"
 )
 
-model_of() { case $1 in journal*) echo journal.pml ;; failover*) echo failover.pml ;; *) echo rss.pml ;; esac; }
+model_of() { case $1 in journal*) echo journal.pml ;; failover*) echo failover.pml ;; lineage*) echo lineage.pml ;; *) echo rss.pml ;; esac; }
 
 # run NAME FLAGS DEPTH [CCFLAGS PANFLAGS] -> sets r_errors r_states r_depth r_time r_trail r_complete; returns non-zero on a tool failure
 run() {
