@@ -57,14 +57,11 @@ cJSON *leader_pod_patch(const struct rss_plan_patch *p)
     return patch;
 }
 
-cJSON *leader_status_patch(const cJSON *status, const cJSON *prev)
+cJSON *leader_status_patch(const cJSON *status, const cJSON *prev, int64_t epoch)
 {
     if (!status)
         return NULL;
     cJSON *next = cJSON_Duplicate(status, true);
-    /* status.epoch is the epoch floor: only raise_epoch_floor writes it, as a CAS. A plain merge patch
-     * carrying it could lower it: a deposed leader's late status write after its successor raised it
-     * (finding F5's second shape, docs/model.md). */
     cJSON_DeleteItemFromObjectCaseSensitive(next, "epoch");
     /* The printer column "Primaries" needs a number; the planner lists names. */
     const cJSON *prim =
@@ -79,17 +76,26 @@ cJSON *leader_status_patch(const cJSON *status, const cJSON *prev)
             return NULL; /* no write: a status write wakes our own RSS watch */
         }
     }
-    /* A merge patch keeps keys it does not mention: remove what the planner dropped (e.g. the
-     * recovery pin once a primary runs). */
-    const cJSON *k;
-    cJSON_ArrayForEach(k, prev)
-    {
-        if (k->string && strcmp(k->string, "epoch") && !cJSON_HasObjectItem(next, k->string))
-            cJSON_AddNullToObject(next, k->string);
-    }
-    cJSON *patch = cJSON_CreateObject();
-    cJSON_AddItemToObject(patch, "status", next);
-    return patch;
+    /* Rule 11: status.epoch is the epoch floor, and a status write lands only while the floor is still the
+     * writer's epoch. A deposed leader's write held in flight (a slow request, a GC pause) would otherwise
+     * land after its successor's and bring back the planner's memory as it was (issue 35: a journal record
+     * of an older stop made the journal "prove" a member behind, and the next lights-out seeded without
+     * it). The test and the write are one PATCH: the API server applies both to the object as it is, or
+     * neither (422). The floor in the new status is the value just tested, so it never moves. The whole
+     * status is replaced: keys the planner dropped (a finished recovery pin) go with it. */
+    cJSON_AddNumberToObject(next, "epoch", (double)epoch);
+    cJSON *ops = cJSON_CreateArray();
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddStringToObject(t, "op", "test");
+    cJSON_AddStringToObject(t, "path", "/status/epoch");
+    cJSON_AddNumberToObject(t, "value", (double)epoch);
+    cJSON_AddItemToArray(ops, t);
+    cJSON *add = cJSON_CreateObject();
+    cJSON_AddStringToObject(add, "op", "add");
+    cJSON_AddStringToObject(add, "path", "/status");
+    cJSON_AddItemToObject(add, "value", next);
+    cJSON_AddItemToArray(ops, add);
+    return ops;
 }
 
 static char *item_path(const struct rss_spec *spec)
@@ -333,36 +339,36 @@ static const char *floor_and_rv(const cJSON *cr, int64_t *floor)
         cJSON_GetObjectItemCaseSensitive(cr, "metadata"), "resourceVersion"));
 }
 
-/* Rule 11 across reinstalls, and finding F5 (docs/model.md): before this term acts on an RSS, it raises
- * the RSS's status.epoch (the epoch floor) to its own epoch with a compare-and-swap (the resourceVersion
- * the floor was read at), and only from strictly below. So the floor read at the next acquisition
- * (rss_leader_epoch_floor) is never below an epoch some pod holds, even after the Lease was deleted;
- * and of two leaders holding the same epoch (the Lease deleted and re-created before the first one
- * wrote the floor) exactly one wins the CAS: the other finds the floor at its epoch without having
- * raised it, writes nothing and steps down, and its next acquisition takes an epoch above the floor.
- * No other write carries status.epoch (leader_status_patch), so the floor never goes down. Once per
- * RSS per term (ctx->floors). */
-static int raise_epoch_floor(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
-                             const struct rss_plan *plan, rss_error_t *err)
+/* A floor at or above this term's epoch that this term did not raise: another leader holds this epoch or a
+ * newer one. This term steps down and writes nothing more. */
+static int floor_taken(const struct leader_ctx *ctx, const struct rss_spec *spec, int64_t floor)
 {
-    if (!plan->n_patches && !plan->n_deletes && !plan->create_statefulset && plan->set_replicas < 0)
-        return LEADER_DONE;
-    _cleanup_free_ char *key = rss_xasprintf("%s/%s/%s", spec->ns, spec->name, spec->uid ? spec->uid : "");
-    if (ctx->floors && leader_ctx_key_has(ctx, ctx->floors, key))
-        return LEADER_DONE;
+    _cleanup_free_ char *why =
+        rss_xasprintf("%s/%s: its epoch floor (status.epoch) is %lld, not raised by this term (epoch %lld): "
+                      "another leader holds this epoch or a newer one",
+                      spec->ns, spec->name, (long long)floor, (long long)ctx->epoch);
+    rss_election_resign(ctx->election, ctx->epoch, why);
+    return LEADER_LOST;
+}
+
+static char *floor_key(const struct rss_spec *spec)
+{
+    return rss_xasprintf("%s/%s/%s", spec->ns, spec->name, spec->uid ? spec->uid : "");
+}
+
+/* The CAS that raises the floor from below to this term's epoch (on the resourceVersion of cr, read again
+ * after a lost CAS). */
+static int floor_cas(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
+                     rss_error_t *err)
+{
+    _cleanup_free_ char *key = floor_key(spec);
     _cleanup_free_ char *path = item_path(spec);
     _cleanup_json_ cJSON *fresh = NULL;
     for (int attempt = 0; attempt < 3; attempt++) {
         int64_t floor;
         const char *rv = floor_and_rv(cr, &floor);
-        if (floor >= ctx->epoch) {
-            _cleanup_free_ char *why = rss_xasprintf(
-                "%s/%s: its epoch floor (status.epoch) is %lld, not raised by this term (epoch %lld): "
-                "another leader holds this epoch or a newer one",
-                spec->ns, spec->name, (long long)floor, (long long)ctx->epoch);
-            rss_election_resign(ctx->election, ctx->epoch, why);
-            return LEADER_LOST;
-        }
+        if (floor >= ctx->epoch)
+            return floor_taken(ctx, spec, floor);
         if (!leader_still_leading(ctx))
             return LEADER_LOST;
         _cleanup_json_ cJSON *patch = cJSON_CreateObject();
@@ -400,6 +406,59 @@ static int raise_epoch_floor(const struct leader_ctx *ctx, const struct rss_spec
     return LEADER_REPLAN;
 }
 
+/* Rule 11 across reinstalls, and finding F5 (docs/model.md): before this term acts on an RSS, it raises
+ * the RSS's status.epoch (the epoch floor) to its own epoch with a compare-and-swap (the resourceVersion
+ * the floor was read at), and only from strictly below. So the floor read at the next acquisition
+ * (rss_leader_epoch_floor) is never below an epoch some pod holds, even after the Lease was deleted;
+ * and of two leaders holding the same epoch (the Lease deleted and re-created before the first one
+ * wrote the floor) exactly one wins the CAS: the other finds the floor at its epoch without having
+ * raised it, writes nothing and steps down, and its next acquisition takes an epoch above the floor.
+ * Every status write tests the floor at this epoch (leader_status_patch), so the floor never goes down
+ * and no status write of a deposed leader lands. Once per RSS per term (ctx->floors), before its first
+ * write of any kind, the status included. */
+static int raise_epoch_floor(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
+                             rss_error_t *err)
+{
+    _cleanup_free_ char *key = floor_key(spec);
+    if (ctx->floors && leader_ctx_key_has(ctx, ctx->floors, key))
+        return LEADER_DONE;
+    return floor_cas(ctx, spec, cr, err);
+}
+
+/* The status write's test failed (422), or the object did not take the status: a fresh read tells why.
+ * The floor moved up (a newer leader raised it): this term is deposed, it steps down. It went down or away
+ * (an admin's edit, a restored backup): raised again by CAS, and the plan is made again from the re-read.
+ * Still this epoch: the API server refused the status itself, err says why. */
+static int status_refused(const struct leader_ctx *ctx, const struct rss_spec *spec, rss_error_t *err)
+{
+    _cleanup_free_ char *path = item_path(spec);
+    _cleanup_json_ cJSON *fresh = NULL;
+    rss_error_t gerr = NULL;
+    if (rss_kube_get(ctx->kube, path, &fresh, &gerr) < 0) {
+        bool gone = rss_error_code(gerr) == RSS_E_NOT_FOUND;
+        rss_error_release(&gerr);
+        if (gone) {
+            rss_error_release(err);
+            return LEADER_DONE;
+        }
+        return rss_error_wrap(err, "status of %s/%s", spec->ns, spec->name);
+    }
+    leader_rss_written(ctx, fresh);
+    /* Exactly the number tested: anything else (6.5 read as 6) failed the test too. */
+    const cJSON *e =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(fresh, "status"), "epoch");
+    double f = cJSON_IsNumber(e) ? e->valuedouble : 0;
+    if (cJSON_IsNumber(e) && f == (double)ctx->epoch)
+        return rss_error_wrap(err, "status of %s/%s", spec->ns, spec->name);
+    rss_log_error(RSS_LOG_INFO, err, "%s/%s: status not written: the epoch floor is %g, not this term's %lld",
+                  spec->ns, spec->name, f, (long long)ctx->epoch);
+    if (f > (double)ctx->epoch && leader_epoch_valid(f))
+        return floor_taken(ctx, spec, (int64_t)f);
+    /* Below this epoch, gone, or not one a Lease can carry: the CAS writes this epoch over it. */
+    int r = floor_cas(ctx, spec, fresh, err);
+    return r == LEADER_DONE ? LEADER_REPLAN : r;
+}
+
 static int apply_status(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr,
                         const struct rss_plan *plan, rss_error_t *err)
 {
@@ -407,19 +466,27 @@ static int apply_status(const struct leader_ctx *ctx, const struct rss_spec *spe
     if (leader_still_leading(ctx))
         rss_metrics_rss_status(spec->ns, spec->name, plan->status);
     _cleanup_json_ cJSON *patch =
-        leader_status_patch(plan->status, cJSON_GetObjectItemCaseSensitive(cr, "status"));
+        leader_status_patch(plan->status, cJSON_GetObjectItemCaseSensitive(cr, "status"), ctx->epoch);
     if (!patch)
         return LEADER_DONE;
+    /* The write tests the floor at this term's epoch: a plan with nothing else to write raises it first. */
+    int r = raise_epoch_floor(ctx, spec, cr, err);
+    if (r != LEADER_DONE)
+        return r;
     if (!leader_still_leading(ctx))
         return LEADER_LOST;
-    _cleanup_free_ char *path = item_path(spec);
+    _cleanup_free_ char *item = item_path(spec);
+    _cleanup_free_ char *path = rss_xasprintf("%s/status", item);
     _cleanup_json_ cJSON *written = NULL;
-    if (rss_kube_merge_patch_status(ctx->kube, path, patch, &written, err) < 0) {
-        if (rss_error_code(*err) == RSS_E_NOT_FOUND) { /* the RSS is gone; its objects follow (GC) */
+    if (rss_kube_json_patch(ctx->kube, path, patch, &written, err) < 0) {
+        enum rss_errc c = rss_error_code(*err);
+        if (c == RSS_E_NOT_FOUND) { /* the RSS is gone; its objects follow (GC) */
             rss_error_release(err);
             rss_metrics_rss_forget(spec->ns, spec->name);
             return LEADER_DONE;
         }
+        if (c == RSS_E_INVALID)
+            return status_refused(ctx, spec, err);
         return rss_error_wrap(err, "status of %s/%s", spec->ns, spec->name);
     }
     leader_rss_written(ctx, written);
@@ -476,7 +543,9 @@ int leader_apply(const struct leader_ctx *ctx, const struct rss_spec *spec, cons
         if (v == 0)
             return LEADER_LOST;
     }
-    int r = raise_epoch_floor(ctx, spec, cr, plan, err);
+    int r = LEADER_DONE;
+    if (plan->n_patches || plan->n_deletes || plan->create_statefulset || plan->set_replicas >= 0)
+        r = raise_epoch_floor(ctx, spec, cr, err);
     if (r != LEADER_DONE)
         return r;
     r = apply_patches(ctx, spec, plan, err);

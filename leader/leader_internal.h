@@ -430,10 +430,11 @@ cJSON *leader_record_patch(const struct rss_plan_patch *p);
  * NULL when the label does not change. */
 cJSON *leader_pod_patch(const struct rss_plan_patch *p);
 
-/* The /status merge patch: the planner's status, plus `primaries` (the count of members.primary,
- * for the printer column), plus null for every top-level key of prev that the new status lacks
- * (a merge patch would keep them otherwise). NULL when nothing would change. */
-cJSON *leader_status_patch(const cJSON *status, const cJSON *prev);
+/* The /status write, a JSON patch (RFC 6902): test that status.epoch (the epoch floor) is `epoch`, then
+ * replace the whole status with the planner's, plus `primaries` (the count of members.primary, for the
+ * printer column) and `epoch` (the value tested). The API server refuses it (422) once another leader raised
+ * the floor (rule 11). NULL when nothing but the epoch would change. */
+cJSON *leader_status_patch(const cJSON *status, const cJSON *prev, int64_t epoch);
 
 /* --- leader_replace.c: spec.nodeLossPolicy Replace (docs/node-loss.md) --- */
 

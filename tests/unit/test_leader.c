@@ -1043,27 +1043,29 @@ static void test_record_holds(void **state)
 }
 
 struct status_row {
-    const char *name, *status, *prev, *want; /* want NULL: no write */
+    const char *name, *status, *prev;
+    int64_t epoch;
+    const char *want; /* the value of the whole-status "add" after the epoch test; NULL: no write */
 };
 
 static const struct status_row status_rows[] = {
-    {"first write", "{\"phase\":\"Running\",\"members\":{\"primary\":[\"a\",\"b\"]}}", NULL,
-     "{\"status\":{\"phase\":\"Running\",\"members\":{\"primary\":[\"a\",\"b\"]},\"primaries\":2}}"},
+    {"first write", "{\"phase\":\"Running\",\"members\":{\"primary\":[\"a\",\"b\"]}}", NULL, 3,
+     "{\"phase\":\"Running\",\"members\":{\"primary\":[\"a\",\"b\"]},\"primaries\":2,\"epoch\":3}"},
     {"unchanged: no write", "{\"phase\":\"Running\",\"members\":{\"primary\":[\"a\"]}}",
-     "{\"primaries\":1,\"members\":{\"primary\":[\"a\"]},\"phase\":\"Running\"}", NULL},
-    {"dropped key nulled", "{\"phase\":\"Running\",\"members\":{\"primary\":[]}}",
+     "{\"primaries\":1,\"members\":{\"primary\":[\"a\"]},\"phase\":\"Running\"}", 3, NULL},
+    /* The whole status is replaced: a key the planner dropped (a finished recovery pin) goes. */
+    {"dropped key gone", "{\"phase\":\"Running\",\"members\":{\"primary\":[]}}",
      "{\"phase\":\"Recovering\",\"recovery\":{\"seedOrdinal\":2},\"members\":{\"primary\":[]},\"primaries\":"
      "0}",
-     "{\"status\":{\"phase\":\"Running\",\"members\":{\"primary\":[]},\"primaries\":0,\"recovery\":null}}"},
-    {"no members", "{\"phase\":\"Stopped\"}", "{}", "{\"status\":{\"phase\":\"Stopped\",\"primaries\":0}}"},
-    /* F5's second shape (docs/model.md): status.epoch is the epoch floor, written only by the floor's
-     * CAS. A deposed leader's late status write (its epoch 1, the floor already 2) must not lower it,
-     * nor null it, and an otherwise equal status is no write. */
-    {"epoch never written", "{\"phase\":\"Running\",\"epoch\":1}",
-     "{\"phase\":\"Recovering\",\"epoch\":2,\"primaries\":0}",
-     "{\"status\":{\"phase\":\"Running\",\"primaries\":0}}"},
+     3, "{\"phase\":\"Running\",\"members\":{\"primary\":[]},\"primaries\":0,\"epoch\":3}"},
+    {"no members", "{\"phase\":\"Stopped\"}", "{}", 3, "{\"phase\":\"Stopped\",\"primaries\":0,\"epoch\":3}"},
+    /* Rule 11: status.epoch is the epoch floor. The write carries the epoch it tests, never the planner's
+     * copy nor the one prev holds: a deposed leader (epoch 1, the floor already 2) tests 1 and is refused. */
+    {"the tested epoch is written", "{\"phase\":\"Running\",\"epoch\":7}",
+     "{\"phase\":\"Recovering\",\"epoch\":2,\"primaries\":0}", 1,
+     "{\"phase\":\"Running\",\"primaries\":0,\"epoch\":1}"},
     {"epoch only differs: no write", "{\"phase\":\"Running\",\"epoch\":1}",
-     "{\"phase\":\"Running\",\"epoch\":2,\"primaries\":0}", NULL},
+     "{\"phase\":\"Running\",\"epoch\":2,\"primaries\":0}", 2, NULL},
 };
 
 static void test_status_patch_table(void **state)
@@ -1073,16 +1075,21 @@ static void test_status_patch_table(void **state)
         const struct status_row *r = &status_rows[i];
         _cleanup_json_ cJSON *st = cJSON_Parse(r->status);
         _cleanup_json_ cJSON *prev = r->prev ? cJSON_Parse(r->prev) : NULL;
-        _cleanup_json_ cJSON *p = leader_status_patch(st, prev);
+        _cleanup_json_ cJSON *p = leader_status_patch(st, prev, r->epoch);
         if (!r->want) {
             if (p)
                 fail_msg("%s: unexpected patch", r->name);
             continue;
         }
-        _cleanup_json_ cJSON *want = cJSON_Parse(r->want);
-        if (!p || !cJSON_Compare(p, want, true)) {
+        _cleanup_free_ char *want = rss_xasprintf(
+            "[{\"op\":\"test\",\"path\":\"/status/epoch\",\"value\":%lld},{\"op\":\"add\",\"path\":\"/"
+            "status\",\"value\":%s}]",
+            (long long)r->epoch, r->want);
+        _cleanup_json_ cJSON *wj = cJSON_Parse(want);
+        assert_non_null(wj);
+        if (!p || !cJSON_Compare(p, wj, true)) {
             _cleanup_free_ char *got = p ? cJSON_PrintUnformatted(p) : NULL;
-            fail_msg("%s: got %s, want %s", r->name, got ? got : "(null)", r->want);
+            fail_msg("%s: got %s, want %s", r->name, got ? got : "(null)", want);
         }
     }
 }

@@ -258,13 +258,57 @@ int rss_kube_merge_patch(struct rss_kube *kube, const char *path, const cJSON *p
     return with_body(kube, "PATCH", path, "application/merge-patch+json", patch, ret, err);
 }
 
+/* The API server compares a `test` operation's string with the stored one as JSON text, the stored one as
+ * Go's encoding/json writes it (kube-apiserver v1.34, evanphx/json-patch v4): "a<b" fails against a stored
+ * "a<b", which Go writes "a\u003cb". cJSON writes those characters as they are, so inside strings they are
+ * written as Go does; for every other operation the escape reads back the same. */
+static char *go_escaped(const char *text)
+{
+    size_t n = 0;
+    for (const char *p = text; *p; p++)
+        n += *p == '<' || *p == '>' || *p == '&' || (*p == '\xe2' && p[1] == '\x80') ? 6 : 1;
+    char *out = rss_xmalloc(n + 1), *o = out;
+    bool in = false;
+    for (const char *p = text; *p; p++) {
+        if (in && *p == '\\' && p[1]) {
+            *o++ = *p++;
+            *o++ = *p;
+            continue;
+        }
+        if (*p == '"')
+            in = !in;
+        const char *esc = !in                              ? NULL
+                          : *p == '<'                      ? "\\u003c"
+                          : *p == '>'                      ? "\\u003e"
+                          : *p == '&'                      ? "\\u0026"
+                          : !strncmp(p, "\xe2\x80\xa8", 3) ? "\\u2028"
+                          : !strncmp(p, "\xe2\x80\xa9", 3) ? "\\u2029"
+                                                           : NULL;
+        if (!esc) {
+            *o++ = *p;
+            continue;
+        }
+        memcpy(o, esc, 6);
+        o += 6;
+        p += (unsigned char)*p == 0xe2 ? 2 : 0;
+    }
+    *o = '\0';
+    return out;
+}
+
 int rss_kube_json_patch(struct rss_kube *kube, const char *path, const cJSON *ops, cJSON **ret,
                         rss_error_t *err)
 {
     if (!cJSON_IsArray(ops))
         return rss_error_make(err, RSS_E_INVALID, 0, "PATCH %s: a JSON patch is an array of operations",
                               path);
-    return with_body(kube, "PATCH", path, "application/json-patch+json", ops, ret, err);
+    _cleanup_free_ char *text = cJSON_PrintUnformatted(ops);
+    if (!text)
+        return rss_error_make(err, RSS_E_INTERNAL, 0, "PATCH %s: cannot serialize the body", path);
+    _cleanup_free_ char *body = go_escaped(text);
+    struct rss_kube_request r = {
+        .method = "PATCH", .path = path, .content_type = "application/json-patch+json", .body = body};
+    return rss_kube_call(kube, &r, ret, err);
 }
 
 int rss_kube_update_status(struct rss_kube *kube, const char *item_path, const cJSON *obj, cJSON **ret,

@@ -282,6 +282,41 @@ same "CR /status sets status" "$(jb .status.phase)" Ready
 same "CR /status ignores spec" "$(jb .spec.size)" 5
 same "CR /status ignores labels" "$(jb .metadata.labels)" null
 same "CR /status keeps generation" "$(jb .metadata.generation)" 2
+# JSON patch as kube-apiserver v1.34 applies it (each row checked there): a failed operation is a 422 that
+# names nothing; `test` compares objects by keys, arrays by elements, anything else by its text against Go's
+# encoding of the stored value (rssd's status write tests status.epoch this way).
+JP=application/json-patch+json
+req PATCH $W/w1/status '[{"op":"test","path":"/status/phase","value":"Ready"},{"op":"add","path":"/status","value":{"phase":"Next"}}]' $JP
+expect_http 200 "json patch of /status: test, then the whole status"
+same "the whole status replaced" "$(jb .status.phase)" Next
+req PATCH $W/w1/status '[{"op":"test","path":"/status/phase","value":"Ready"},{"op":"add","path":"/status","value":{"phase":"Late"}}]' $JP
+expect_http 422 "a failed test refuses the whole patch"
+same "failed test: reason Invalid" "$(jb .reason)" Invalid
+same "failed test: the real server's message" "$(jb .message)" "the server rejected our request due to an error in our request"
+same "failed test: empty details" "$(jb '.details | tostring')" "{}"
+req GET $W/w1; same "nothing of a refused patch lands" "$(jb .status.phase)" Next
+req PATCH $W/w1 '[{"op":"test","path":"/spec/size","value":5}]' $JP; expect_http 200 "test of a number: same text"
+req PATCH $W/w1 '[{"op":"test","path":"/spec/size","value": 5 }]' $JP; expect_http 200 "test of a number: white space aside"
+req PATCH $W/w1 '[{"op":"test","path":"/spec/size","value":5.0}]' $JP; expect_http 422 "test of a number: 5.0 is not the text 5"
+req PATCH $W/w1 '[{"op":"test","path":"/spec/size","value":6,"value":5}]' $JP; expect_http 200 "test: a repeated value, the last counts"
+req PATCH $W/w1/status '{"status":{"phase":"a<b é"}}' application/merge-patch+json; expect_http 200 "a status with < and é"
+req PATCH $W/w1 '[{"op":"test","path":"/status/phase","value":"a<b é"}]' $JP; expect_http 422 "test of a string: Go writes < as \\u003c"
+req PATCH $W/w1 '[{"op":"test","path":"/status/phase","value":"a\u003cb é"}]' $JP; expect_http 200 "test of a string: Go's text"
+req PATCH $W/w1 '[{"op":"test","path":"/status/phase","value":"a\u003cb \u00e9"}]' $JP; expect_http 422 "test of a string: Go writes é as is"
+req PATCH $W/w1 '[{"op":"test","path":"/spec/extra","value":{ "keep" : 1 }}]' $JP; expect_http 200 "test of an object: by keys"
+req PATCH $W/w1 '[{"op":"test","path":"/spec/tags","value":["a"]}]' $JP; expect_http 200 "test of an array: by elements"
+req PATCH $W/w1 '[{"op":"test","path":"/spec/nothere","value":null}]' $JP; expect_http 200 "test: a missing member equals null"
+req PATCH $W/w1 '[{"op":"test","path":"/spec/no/where","value":null}]' $JP; expect_http 422 "test: a missing parent fails"
+req PATCH $W/w1 '[{"op":"replace","path":"/spec/mode","value":"fast"}]' $JP; expect_http 200 "replace of a missing member adds it"
+same "replaced member" "$(jb .spec.mode)" fast
+req PATCH $W/w1 '[{"op":"replace","path":"/spec/tags/1","value":"b"}]' $JP; expect_http 422 "replace past an array's end: 422"
+req PATCH $W/w1 '[{"op":"frob","path":"/spec/size","value":1}]' $JP; expect_http 422 "an unknown operation: 422"
+req PATCH $W/w1 '[{"op":"add","value":1}]' $JP; expect_http 422 "an operation without a path: 422"
+req PATCH $W/w1 '"x"' $JP; expect_http 400 "a patch that is not an array: 400"
+same "not an array: the decoder's message" "$(jb .message)" "error decoding patch: json: cannot unmarshal string into Go value of type []handlers.jsonPatchOp"
+req PATCH $W/w1 'null' $JP; expect_http 200 "a null patch changes nothing"
+req PATCH $W/w1/status '[{"op":"add","path":"/status","value":{"phase":"Ready"}}]' $JP; expect_http 200 "status back"
+req PATCH $W/w1 '[{"op":"remove","path":"/spec/mode"}]' $JP; expect_http 200 "spec back"
 req PATCH $W/w1 '{"spec":{"size":11}}' application/merge-patch+json; expect_http 422 "patch violating schema: 422"
 req PATCH $W/w1 '{"spec":{"size":1}}' application/strategic-merge-patch+json; expect_http 415 "SMP on a CR: 415"
 code=$(curl -sS -o "$KS_TMP/table" -w '%{http_code}' --cacert "$KS_DIR/ca.crt" -H "Authorization: Bearer $KS_TOKEN" \

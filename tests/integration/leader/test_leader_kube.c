@@ -1195,6 +1195,42 @@ static bool ready_is(void *p)
     return cJSON_IsNumber(rd) && rd->valueint == *(int *)p;
 }
 
+static bool seq0_is(void *p)
+{
+    _cleanup_json_ cJSON *rss = get("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db");
+    const cJSON *e;
+    cJSON_ArrayForEach(
+        e, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rss, "status"), "memberStatus"))
+    {
+        const char *s = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "sequence"));
+        if (s && !strcmp(s, (const char *)p))
+            return true;
+    }
+    return false;
+}
+
+/* The status write tests that the floor is this term's epoch. An admin's edit that lowered the floor makes
+ * that test fail although no other leader exists: the leader raises the floor again (its CAS) and writes the
+ * status it planned, instead of failing every status write for the rest of its term. */
+static void test_floor_lowered(void **state)
+{
+    (void)state;
+    struct rss_kube *lk = NULL;
+    struct term t;
+    cache_test_start(&t, &lk);
+    int64_t mine = t.epoch;
+    wait_for(floor_is, &mine, "the floor at this term's epoch");
+    _cleanup_json_ cJSON *patch = cJSON_Parse("{\"status\":{\"epoch\":1}}");
+    _cleanup_free_ char *path =
+        rss_kube_path("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db", NULL);
+    _cleanup_error_ rss_error_t err = NULL;
+    SIMFIX_CHECK(rss_kube_merge_patch_status(kube, path, patch, NULL, &err), &err, "lower the floor");
+    write_observed(0, (uint64_t)mine, 1, "stopped", 7, "42", NULL);
+    wait_for(seq0_is, "42", "the status with rss-db-0's sequence");
+    assert_true(floor_is(&mine));
+    cache_test_stop(&t, lk);
+}
+
 /* A power-on: node-1's heartbeat is renewed by a new rssd (incarnation b, started after a's last report),
  * and until b reports, a's report of a running primary (the pod naming no other container) does not make
  * the member ready: the status said "1 of 1 ready" for seconds after a power-on. b's report does. A Lease
@@ -1615,6 +1651,170 @@ static void test_pin_survives_lost_status(void **state)
     term_join(&t);
 }
 
+/* --- issue 35: a deposed leader's status write in flight --- */
+
+/* rss-db-`ord`'s report under `epoch`: `role` with hook status `st` in generation `gen`, and its sequence
+ * (NULL: none reported, as after a reboot before the sequence hook answered). */
+static void report_seq(unsigned ord, uint64_t epoch, uint64_t gen, const char *role, int st, const char *seq)
+{
+    char now[40];
+    rss_time_ms(now, (int64_t)time(NULL) * 1000);
+    _cleanup_free_ char *s = seq ? rss_xasprintf(",\"sequence\":\"%s\"", seq) : rss_xstrdup("");
+    _cleanup_free_ char *obs = rss_xasprintf(
+        "{\"containerId\":\"\",\"generation\":%llu,\"role\":\"%s\",\"status\":%d%s,\"leaseEpoch\":%llu,"
+        "\"time\":\"%s\"}",
+        (unsigned long long)gen, role, st, s, (unsigned long long)epoch, now);
+    write_record(ord, RSS_RECORD_OBSERVED, RSS_RECORD_OBSERVED_FOR, obs);
+}
+
+/* status.journal's lastSequence for rss-db-0 is `p` ("" : no record for it). */
+static bool journal0_is(void *p)
+{
+    _cleanup_json_ cJSON *rss = get("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db");
+    const cJSON *e, *st = cJSON_GetObjectItemCaseSensitive(rss, "status");
+    const char *got = "";
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(st, "journal"))
+    {
+        const cJSON *o = cJSON_GetObjectItemCaseSensitive(e, "ordinal");
+        const char *ls = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "lastSequence"));
+        if (cJSON_IsNumber(o) && o->valueint == 0)
+            got = ls ? ls : "?";
+    }
+    return !strcmp(got, (const char *)p);
+}
+
+static bool waits_or_seeds(void *p)
+{
+    (void)p;
+    bool seeded = false;
+    for (unsigned i = 0; i < PIN_PODS; i++) {
+        struct rss_desired d;
+        pod_desired(i, &d);
+        seeded |= d.action == RSS_ACTION_SEED;
+        rss_recordcodec_desired_clear(&d);
+    }
+    return seeded || status_names("rss-db-0 (no sequence reported yet)");
+}
+
+static bool epoch_and_ready(void *p)
+{
+    const int64_t *a = p; /* floor, readyReplicas */
+    _cleanup_json_ cJSON *rss = get("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(rss, "status");
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(st, "epoch");
+    const cJSON *rd = cJSON_GetObjectItemCaseSensitive(st, "readyReplicas");
+    return cJSON_IsNumber(e) && (int64_t)e->valuedouble == a[0] && cJSON_IsNumber(rd) && rd->valueint == a[1];
+}
+
+/* Issue 35: "a deposed leader's in-flight status write can land after its successor's". The leader of
+ * epoch 6 sends a status write that kubesim holds for 12 s; meanwhile it loses the Lease, and the leader of
+ * epoch 7 raises the floor, sees rss-db-0 run again and go down again at sequence 300, and writes that into
+ * its journal (witnesses unconfirmed). Then the held write lands. Under spec.recovery.replication:
+ * Synchronous the journal is rule 3's proof: as a merge patch, the old write brought back the journal record
+ * of rss-db-0's earlier stop (sequence 100, a confirmed witness rss-db-1), and at the next lights-out the
+ * leader seeded rss-db-1 (250) without rss-db-0, whose last known sequence was 300. The write must land only
+ * while the floor is its writer's epoch. */
+static void test_deposed_status_write(void **state)
+{
+    (void)state;
+    make_world();
+    for (unsigned i = 0; i < PIN_PODS; i++) {
+        _cleanup_free_ char *pod = rss_xasprintf(
+            "{\"metadata\":{\"name\":\"rss-db-%u\",\"labels\":{\"rss.clusterlabs.org/name\":\"db\"}},"
+            "\"spec\":{\"nodeName\":\"node-%u\",\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}",
+            i, i + 1);
+        create("v1", APP_NS, "pods", pod);
+    }
+    create(
+        "clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets",
+        "{\"apiVersion\":\"clusterlabs.org/v1alpha1\",\"kind\":\"ReplicatedStatefulSet\",\"metadata\":{"
+        "\"name\":\"db\"},\"spec\":{\"replicas\":3,\"primaries\":3,\"reconcileInterval\":\"1s\","
+        "\"recovery\":{\"replication\":\"Synchronous\"},\"pod\":{\"antiAffinity\":false,\"commands\":{"
+        "\"sequence\":{\"command\":[\"/seq\"]},\"seed\":{\"command\":[\"/seed\"]},\"primary\":{\"command\":"
+        "[\"/start\"]},\"status\":{\"command\":[\"/check\"]},\"stop\":{\"command\":[\"/stop\"]}},"
+        "\"containers\":[{\"name\":\"app\",\"image\":\"busybox\"}]}}}");
+    /* The journal as the previous leader (epoch 5) left it: rss-db-0 went down at 100 while rss-db-1 ran on,
+     * confirmed since. */
+    char down[RSS_TIME_LEN];
+    rss_time_ms(down, (int64_t)time(NULL) * 1000 - 3600 * 1000);
+    _cleanup_free_ char *pj = rss_xasprintf(
+        "{\"status\":{\"epoch\":%d,\"journal\":[{\"member\":\"rss-db-0\",\"ordinal\":0,\"downAt\":\"%s\","
+        "\"lastSequence\":\"100\",\"witnesses\":[{\"member\":\"rss-db-1\",\"ordinal\":1,\"generation\":1,"
+        "\"confirmed\":true}]}]}}",
+        PRE_EPOCH, down);
+    _cleanup_json_ cJSON *patch = cJSON_Parse(pj);
+    _cleanup_free_ char *path =
+        rss_kube_path("clusterlabs.org/v1alpha1", APP_NS, "replicatedstatefulsets", "db", NULL);
+    _cleanup_free_ char *spath = rss_xasprintf("%s/status", path);
+    _cleanup_error_ rss_error_t err = NULL;
+    SIMFIX_CHECK(rss_kube_merge_patch_status(kube, path, patch, NULL, &err), &err, "the previous status");
+
+    struct term t1, t2;
+    term_start(&t1);
+    const int64_t e1 = t1.epoch;
+    struct pin_arg pa = {e1};
+    wait_for(pin_fenced, &pa, "every pod fenced by the first leader");
+    report_seq(0, (uint64_t)e1, 1, "stopped", 7, "100");
+    report_seq(1, (uint64_t)e1, 1, "primary", 0, "150");
+    report_seq(2, (uint64_t)e1, 1, "primary", 0, "150");
+    int64_t want1[2] = {e1, 2};
+    wait_for(epoch_and_ready, want1, "the first leader's status: two members ready");
+    assert_true(journal0_is("100"));
+
+    /* The first leader's next status write is held in flight. */
+    _cleanup_free_ char *q = rss_xasprintf("count=1&ms=12000&verb=PATCH&path=%s", spath);
+    assert_int_equal(simfix_ctl(kube, "POST", "/_sim/stall", q, NULL), 0);
+    report_seq(2, (uint64_t)e1, 1, "primary", 0, "160");
+    simfix_sleep_ms(1500);
+    /* ... and its term ends: the Lease released, the held write still to land. */
+    atomic_store(&t1.stop, true);
+    rss_election_stop(t1.el);
+
+    term_start(&t2);
+    const int64_t e2 = t2.epoch;
+    assert_int_equal(e2, e1 + 1);
+    pa.epoch = e2;
+    wait_for(pin_fenced, &pa, "every pod fenced by the second leader");
+    /* rss-db-0 runs again (its journal record goes), then goes down again at 300 while the others run on. */
+    report_seq(0, (uint64_t)e2, 2, "primary", 0, "300");
+    report_seq(1, (uint64_t)e2, 1, "primary", 0, "300");
+    report_seq(2, (uint64_t)e2, 1, "primary", 0, "300");
+    int64_t want2[2] = {e2, 3};
+    wait_for(epoch_and_ready, want2, "the second leader's status: three members ready");
+    wait_for(journal0_is, "", "rss-db-0's journal record dropped while it runs");
+    report_seq(0, (uint64_t)e2, 2, "stopped", 7, NULL);
+    wait_for(journal0_is, "300", "rss-db-0's new journal record (sequence 300)");
+
+    /* The held write has landed (or was refused) once the first leader's term is over. */
+    wait_for(leader_returned, &t1, "the first leader to return after its held write");
+    simfix_sleep_ms(1500); /* the second leader plans from whatever the status now holds */
+
+    /* A lights-out: the others stop at 250; rss-db-0 (its join voided by a new generation) has not
+     * reported a sequence. Nothing proves it behind: it is waited for. */
+    report_seq(1, (uint64_t)e2, 1, "stopped", 7, "250");
+    report_seq(2, (uint64_t)e2, 1, "stopped", 7, "250");
+    report_seq(0, (uint64_t)e2, 3, "stopped", 7, NULL);
+    wait_for(waits_or_seeds, NULL, "the recovery to wait for rss-db-0, or to seed");
+    simfix_sleep_ms(2000); /* a few more rounds: nothing seeds */
+    for (unsigned i = 0; i < PIN_PODS; i++) {
+        struct rss_desired d;
+        pod_desired(i, &d);
+        if (d.action == RSS_ACTION_SEED)
+            fail_msg("rss-db-%u seeded without rss-db-0 (last sequence 300): %s", i,
+                     d.reason ? d.reason : "");
+        rss_recordcodec_desired_clear(&d);
+    }
+    assert_true(journal0_is("300"));
+
+    atomic_store(&t2.stop, true);
+    wait_for(leader_returned, &t2, "the second leader to return");
+    term_join(&t2);
+    pthread_join(t1.leader_thread, NULL);
+    pthread_join(t1.el_thread, NULL);
+    rss_leader_free(t1.leader);
+    rss_election_free(t1.el);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1634,6 +1834,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_term_end_waits_for_workers, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pin_survives_lost_status, setup, teardown),
         cmocka_unit_test_setup_teardown(test_superseded_not_ready, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_deposed_status_write, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_floor_lowered, setup, teardown),
     };
     /* RSS_TEST_FILTER=test_slow* runs some tests only (a glob on the names). */
     if (getenv("RSS_TEST_FILTER"))

@@ -197,8 +197,22 @@ bool ks_discovery_handle(const struct ks_req *req, struct ks_reply *reply);
 
 /* RFC 7386 merge patch: applies `patch` to `target` in place. */
 void ks_merge_patch(cJSON *target, const cJSON *patch);
-/* Returns the new document, or NULL with *code (400/422) and message in errbuf. */
-cJSON *ks_json_patch(const cJSON *doc, const cJSON *ops, int *code, char *errbuf, size_t n);
+/* RFC 6902 as kube-apiserver applies it (evanphx/json-patch v4): returns the new document, or NULL with
+ * *code (400/422) and what failed in errbuf. raw/raw_len: the request body, whose text a `test` compares
+ * (jsontext.c); NULL compares values. */
+cJSON *ks_json_patch(const cJSON *doc, const cJSON *ops, const char *raw, size_t raw_len, int *code,
+                     char *errbuf, size_t n);
+
+/* ---- JSON as text (jsontext.c) ---- */
+
+/* The text of operation `index`'s "value" in a JSON patch body (the last one when repeated); false when
+ * it has none. */
+bool ks_jsontext_op_value(const char *raw, size_t len, int index, const char **s, const char **e);
+/* Whether the text [s, e) is JSON null. */
+bool ks_jsontext_null(const char *s, const char *e);
+/* Whether the stored value equals the text [s, e) as a `test` operation of the real server decides: objects
+ * by keys, arrays by elements, anything else by its text against Go's encoding of the stored value. */
+bool ks_jsontext_equal(const cJSON *stored, const char *s, const char *e);
 /* Minimal strategic merge patch (built-in kinds), in place. */
 void ks_strategic_patch(cJSON *target, const cJSON *patch);
 

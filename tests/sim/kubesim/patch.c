@@ -178,34 +178,88 @@ fail:
     return false;
 }
 
-cJSON *ks_json_patch(const cJSON *doc, const cJSON *ops, int *code, char *errbuf, size_t n)
+/* A `test` as evanphx/json-patch v4 does it: the parent must exist; a missing member or a null one equals
+ * an absent or null "value"; anything else is compared as text (jsontext.c), or as values without the
+ * request's text. */
+static bool test_op(cJSON *doc, const char *path, const cJSON *value, const char *raw, size_t raw_len, int i)
 {
+    _cleanup_free_ char *last = NULL;
+    cJSON *parent = *path ? resolve_parent(doc, path, &last) : NULL;
+    const cJSON *cur = NULL;
+    int idx;
+    if (!*path)
+        cur = doc;
+    else if (cJSON_IsObject(parent))
+        cur = cJSON_GetObjectItemCaseSensitive(parent, last);
+    else if (cJSON_IsArray(parent) && parse_index(last, cJSON_GetArraySize(parent), false, &idx))
+        cur = cJSON_GetArrayItem(parent, idx);
+    else
+        return false;
+    const char *s = NULL, *e = NULL;
+    bool has_raw = raw && ks_jsontext_op_value(raw, raw_len, i, &s, &e);
+    bool vnull = !value || cJSON_IsNull(value);
+    if (!cur || cJSON_IsNull(cur))
+        return vnull;
+    if (vnull)
+        return false;
+    return has_raw ? ks_jsontext_equal(cur, s, e) : cJSON_Compare(cur, value, true);
+}
+
+static const char *go_type(const cJSON *j)
+{
+    return cJSON_IsObject(j)   ? "object"
+           : cJSON_IsString(j) ? "string"
+           : cJSON_IsNumber(j) ? "number"
+                               : "bool";
+}
+
+cJSON *ks_json_patch(const cJSON *doc, const cJSON *ops, const char *raw, size_t raw_len, int *code,
+                     char *errbuf, size_t n)
+{
+    if (cJSON_IsNull(ops)) /* decodes to no operations */
+        return cJSON_Duplicate(doc, true);
     if (!cJSON_IsArray(ops)) {
         *code = 400;
-        snprintf(errbuf, n, "json patch: the body must be a JSON array of operations");
+        snprintf(errbuf, n,
+                 "error decoding patch: json: cannot unmarshal %s into Go value of type "
+                 "[]handlers.jsonPatchOp",
+                 go_type(ops));
         return NULL;
     }
-    cJSON *out = cJSON_Duplicate(doc, true);
     const cJSON *op;
+    cJSON_ArrayForEach(op, ops)
+    {
+        if (!cJSON_IsObject(op) && !cJSON_IsNull(op)) {
+            *code = 400;
+            snprintf(errbuf, n,
+                     "error decoding patch: json: cannot unmarshal %s into Go value of type "
+                     "handlers.jsonPatchOp",
+                     go_type(op));
+            return NULL;
+        }
+    }
+    cJSON *out = cJSON_Duplicate(doc, true);
     int i = 0;
+    *code = 422; /* every operation that does not apply; the real server's message does not say which */
     cJSON_ArrayForEach(op, ops)
     {
         const char *name = ks_json_str(op, "op");
         const char *path = ks_json_str(op, "path");
         const char *from = ks_json_str(op, "from");
         const cJSON *value = cJSON_GetObjectItemCaseSensitive(op, "value");
-        *code = 422;
+        _cleanup_json_ cJSON *null = cJSON_CreateNull();
+        if (!value) /* an absent value is JSON null, as the real server reads it */
+            value = null;
         if (!name || !path) {
-            *code = 400;
-            snprintf(errbuf, n, "json patch: operation %d lacks \"op\" or \"path\"", i);
+            snprintf(errbuf, n, "operation %d lacks \"op\" or \"path\"", i);
             goto fail;
         }
         if (!strcmp(name, "add") || !strcmp(name, "replace")) {
-            if (!value) {
-                snprintf(errbuf, n, "json patch: operation %d (%s) lacks \"value\"", i, name);
-                goto fail;
-            }
-            if (!put_ptr(&out, path, cJSON_Duplicate(value, true), name[0] == 'r')) {
+            /* v4's replace of an object member that is not there adds it; of an array index, it must be. */
+            _cleanup_free_ char *last = NULL;
+            cJSON *parent = *path ? resolve_parent(out, path, &last) : NULL;
+            bool replace = name[0] == 'r' && !cJSON_IsObject(parent);
+            if (!put_ptr(&out, path, cJSON_Duplicate(value, true), replace)) {
                 snprintf(errbuf, n, "%s operation does not apply: doc is missing path: \"%s\"", name, path);
                 goto fail;
             }
@@ -230,14 +284,12 @@ cJSON *ks_json_patch(const cJSON *doc, const cJSON *ops, int *code, char *errbuf
                 goto fail;
             }
         } else if (!strcmp(name, "test")) {
-            const cJSON *cur = get_ptr(out, path);
-            if (!value || !cur || !cJSON_Compare(cur, value, true)) {
+            if (!test_op(out, path, value == null ? NULL : value, raw, raw_len, i)) {
                 snprintf(errbuf, n, "testing value %s failed: test failed", path);
                 goto fail;
             }
         } else {
-            *code = 400;
-            snprintf(errbuf, n, "json patch: unexpected operation \"%s\"", name);
+            snprintf(errbuf, n, "Unexpected kind: %s", name);
             goto fail;
         }
         i++;
