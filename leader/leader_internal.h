@@ -117,9 +117,10 @@ void leader_liveness_reports(struct leader_liveness *lv, const cJSON *pods, cons
  * unread: an absent agent, not a dead node (rule 13). */
 /* Whether a report on `node` by agent incarnation `agent`, written at `time_ms` (its node's wall clock),
  * comes from a process that the one now renewing the node's heartbeat replaced: another incarnation, and
- * written before the current one started (both times from the same node's clock). Such a report is from
- * before a reboot or an rssd restart, and says nothing about the container now (it may still look like the
- * pod's, until the kubelet updates the pod). False when anything is unknown, as from an older rssd. */
+ * written before the current one started, or less than RSS_CLOCK_SKEW_MAX_MS after (both times from the
+ * node's clock, but across a reboot it may have been set differently). Such a report is from before a
+ * reboot or an rssd restart, and says nothing about the container now (it may still look like the pod's,
+ * until the kubelet updates the pod). False when anything is unknown, as from an older rssd. */
 bool leader_liveness_superseded(const struct leader_liveness *lv, const char *node, const char *agent,
                                 int64_t time_ms);
 void leader_liveness_node(const struct leader_liveness *lv, const char *node, int64_t now_ms,

@@ -6,6 +6,7 @@
 #include "leader_internal.h"
 #include "rss/record.h"
 #include "rss/cleanup.h"
+#include "rss/clock.h"
 #include "rss/hash.h"
 
 /* Why not renewTime: renewTime is another machine's wall clock, and a heartbeat that did not change
@@ -112,8 +113,14 @@ bool leader_liveness_superseded(const struct leader_liveness *lv, const char *no
                                 int64_t time_ms)
 {
     const struct leader_node_obs *o = node ? find(lv, node) : NULL;
+    /* The report's time and the new process's start are one node's wall clock, but on either side of a
+     * reboot, before NTP has set it again: a clock that came back late made a report from before the power
+     * cut look newer than the agent that replaced it, and the status counted a member ready that was not
+     * running (rule 12). So a report up to the clock skew bound after that start is superseded too. The
+     * report of a newer incarnation whose Lease this leader has not seen yet (the Lease seen late) then
+     * waits for it, if that incarnation started within the bound of the one the Lease names. */
     return o && o->agent[0] && agent && *agent && time_ms > 0 && strcmp(o->agent, agent) &&
-           time_ms < o->agent_since_ms;
+           time_ms < o->agent_since_ms + RSS_CLOCK_SKEW_MAX_MS;
 }
 
 /* The node is judged with the longer of the two fence timeouts: an agent updated to a longer one

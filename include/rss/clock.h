@@ -13,6 +13,11 @@
 
 #include "rss/error.h"
 
+/* The most two machines' wall clocks may differ (NTP-synchronised nodes; a node's own clock across a reboot,
+ * before NTP has stepped it, counts as another machine's). Every safety decision that compares a wall time
+ * one machine wrote with another machine's clock stays safe up to this (docs/leader.md, "Clocks"). */
+#define RSS_CLOCK_SKEW_MAX_MS 5000
+
 /* Milliseconds of CLOCK_MONOTONIC (for durations) and of CLOCK_REALTIME (for timestamps). */
 int64_t rss_clock_mono_ms(void);
 int64_t rss_clock_wall_ms(void);

@@ -63,8 +63,13 @@ static void derive(struct planner *c, struct planner_member *m)
      * off while the hook ran). Retracting the desired (planner_retract()) does not stop a hook already
      * running: a seed hook there would bootstrap a second cluster beside one seeded elsewhere. Its agent
      * fences and stops the member once the hook returns, so after the hook's timeout and the dead window
-     * (from the write-ahead's time; the window holds the stop's timeout, the kill and the margin for clock
-     * skew between nodes) the member is stopped for sure; until then no seed goes ahead without it. */
+     * (from the write-ahead's time; the window holds the stop's timeout and the kill) the member is stopped
+     * for sure; until then no seed goes ahead without it. The write-ahead's time is the agent's wall clock
+     * and now_ms this leader's: a leader clock ahead by X ends the wait X early. The window also holds the
+     * fence timeout F and the 5 s margin, which this bound does not need (a fence due before the hook
+     * returns waits for it; one due after is the dead verdict's own wait, on this leader's monotonic
+     * clock), so the member is stopped with F + 5 s - the fence check's second to spare: more than the
+     * skew rssd assumes (RSS_CLOCK_SKEW_MAX_MS, rss/clock.h). */
     if (m->fenced_dead && m->pending && rss_action_starts(o->last.action)) {
         const struct rss_spec *sp = c->spec;
         enum rss_hook_kind k = rss_hook_for_action(sp, o->last.action);

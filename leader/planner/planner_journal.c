@@ -10,7 +10,16 @@
  * would show it by then (a dead node, a new generation). A witness that stops being so before it is
  * confirmed is dropped; a confirmed one stays (its own later stop is the lights-out). A running member
  * has no record. Reports from before this leader (not current) count as not running: a new leader may
- * drop witnesses, never add one. */
+ * drop witnesses, never add one.
+ *
+ * downAt is the wall clock of the leader that wrote the record, now_ms this one's. Another leader's clock
+ * ahead of it ends the window early, which does not matter: to be confirmed, a witness must be `same` in a
+ * plan of the confirming leader, so running as primary in the recorded generation in a report made under
+ * that leader's epoch, after its agent saw that epoch: later than the LIST the record was made from (its
+ * leader still led then), and that generation's report in that LIST brackets the stop with it (a restart,
+ * even of the container alone, is a new generation). What
+ * the window waits out is a stale report that the recording leader itself trusted, and it runs on that
+ * leader's one clock. */
 void planner_journal_update(struct planner *c)
 {
     const struct rss_spec *sp = c->spec;

@@ -363,9 +363,10 @@ static cJSON *lease_with_peer(const char *node, const char *renew, const char *p
 }
 
 /* A report is superseded only when the node's Lease is renewed by another incarnation that started after
- * the report was written (both times from that node's clock): after a power-on or an rssd restart. A
- * report of the current incarnation, one written after it started (the Lease seen late), or anything
- * unknown or malformed is not. */
+ * the report was written (both times from that node's clock): after a power-on or an rssd restart. Across
+ * a reboot that clock may have been set differently on either side, so a report written up to
+ * RSS_CLOCK_SKEW_MAX_MS after the new process's start counts as written before it. A report of the current
+ * incarnation, one written later than that (the Lease seen late), or anything unknown or malformed is not. */
 static void test_liveness_superseded(void **state)
 {
     (void)state;
@@ -396,8 +397,13 @@ static void test_liveness_superseded(void **state)
     leader_liveness_init(&lv);
     leader_liveness_start(&lv, T0);
     leader_liveness_update(&lv, l, T0, GAP_MS, DEAD_MS);
-    assert_true(leader_liveness_superseded(&lv, "n1", "aaaa", 1700000004999));  /* before b started */
-    assert_false(leader_liveness_superseded(&lv, "n1", "aaaa", 1700000005001)); /* after: Lease seen late */
+    assert_true(leader_liveness_superseded(&lv, "n1", "aaaa", 1700000004999)); /* before b started */
+    /* After b's start by b's clock, within the skew bound: the node's clock came back from the power cut
+     * behind the one a's report was written with (it read 1 s behind the report's clock here). */
+    assert_true(leader_liveness_superseded(&lv, "n1", "aaaa", 1700000006000));
+    assert_true(leader_liveness_superseded(&lv, "n1", "aaaa", 1700000005000 + RSS_CLOCK_SKEW_MAX_MS - 1));
+    /* Later than that: a's report is newer than b (the Lease seen late). */
+    assert_false(leader_liveness_superseded(&lv, "n1", "aaaa", 1700000005000 + RSS_CLOCK_SKEW_MAX_MS));
     assert_false(leader_liveness_superseded(&lv, "n1", "bbbb", 1700000004999)); /* b's own */
     assert_false(leader_liveness_superseded(&lv, "n1", NULL, 1700000004999));   /* names none */
     assert_false(leader_liveness_superseded(&lv, "n1", "aaaa", 0));             /* no time */
@@ -408,6 +414,7 @@ static void test_liveness_superseded(void **state)
         lease_with_peer("n1", "2023-11-14T22:13:25.000000Z", "{\"agent\":\"cccc\",\"since\":1700000009000}");
     leader_liveness_update(&lv, l2, T0 + 10000, GAP_MS, DEAD_MS);
     assert_true(leader_liveness_superseded(&lv, "n1", "bbbb", 1700000008000));
+    assert_false(leader_liveness_superseded(&lv, "n1", "bbbb", 1700000009000 + RSS_CLOCK_SKEW_MAX_MS));
     assert_false(leader_liveness_superseded(&lv, "n1", "cccc", 1700000008000));
     leader_liveness_clear(&lv);
 }
