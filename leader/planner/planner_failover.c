@@ -176,8 +176,10 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
      * no action of this term is unresolved (rule 8). */
     for (size_t i = 0; i < c->n; i++) {
         const struct planner_member *m = &c->m[i];
-        /* A standby on a silent node (not asked, not counted) may keep following the old primary. */
-        bool standby = m->role == RSS_ROLE_SECONDARY && !m->pending;
+        /* A standby on a silent node (not asked, not counted) may keep following the old primary. One whose
+         * report only predates this term is waited for: it re-probes in moments, and counting it out made
+         * a new term fall back and stop the other standby (model finding L2). */
+        bool standby = m->role == RSS_ROLE_SECONDARY && !m->pending && m->node_silent;
         if (m != lost && (m->unresolved || (m->live && !standby_runs(m) && !standby))) {
             snprintf(msg, size, "%s lost: waiting for %s (%s%s) before promoting a standby", lost->pod,
                      m->pod, rss_role_name(m->role),

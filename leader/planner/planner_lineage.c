@@ -47,6 +47,27 @@ static void parse(struct planner_member *m, const char *doc)
     m->mark_gone = !m->exists || (m->mark_uid && m->in->pod_uid && strcmp(m->mark_uid, m->in->pod_uid) != 0);
 }
 
+/* A mark whose start never made its member a primary names no primary (model finding L1): the start was
+ * fenced by a new term before the agent took it up (its desired is gone and its last action is older), or
+ * it failed. Otherwise a fenced promotion would leave the standby it named taken for the lost primary, for
+ * good. A mark of an incarnation that is gone stays (a drain: its last word is lost with the pod). */
+static bool mark_void(const struct planner *c, const struct planner_member *m)
+{
+    if (m->mark_gone)
+        return false;
+    const struct rss_member_input *in = m->in;
+    if (in->has_desired && in->desired.epoch == c->in->epoch &&
+        rss_action_id_equal(in->desired.id, m->mark_at))
+        return false; /* issued by this term, not taken up yet */
+    const struct rss_last_action *la = &in->observed.last;
+    if (!in->has_observed || !la->present)
+        return true;
+    if (planner_id_after(la->id, m->mark_at))
+        return false; /* it ran, and something after it */
+    return !rss_action_id_equal(la->id, m->mark_at) ||
+           (la->result != RSS_RESULT_OK && la->result != RSS_RESULT_PENDING);
+}
+
 void planner_lineage_load(struct planner *c)
 {
     for (size_t i = 0; i < c->n; i++) {
@@ -55,6 +76,10 @@ void planner_lineage_load(struct planner *c)
         if (!doc)
             continue;
         parse(m, doc);
+        if (mark_void(c, m)) {
+            m->mark = m->mark_has_seq = m->mark_promoted = false;
+            continue;
+        }
         if (!c->top || planner_id_after(m->mark_at, c->top->mark_at))
             c->top = m;
         if (m->mark_has_seq && (!c->floor || m->mark_seq > c->floor_seq)) {

@@ -253,6 +253,20 @@ static inline const struct rss_member_input *prop_newest_mark(const struct rss_p
         if (!a || rss_action_id_parse(a, &id, &err) < 0)
             id = (struct rss_action_id){0, 0};
         rss_error_release(&err);
+        bool same_pod = m->pod_exists && !(uid && m->pod_uid && strcmp(uid, m->pod_uid) != 0);
+        /* A mark whose start never made the member a primary names none: not issued by this term and not
+         * taken up (its last action older), or failed. */
+        const struct rss_last_action *la = &m->observed.last;
+        bool issued =
+            m->has_desired && m->desired.epoch == in->epoch && rss_action_id_equal(m->desired.id, id);
+        bool ran = m->has_observed && la->present &&
+                   (la->id.epoch > id.epoch || (la->id.epoch == id.epoch && la->id.seq > id.seq) ||
+                    (rss_action_id_equal(la->id, id) &&
+                     (la->result == RSS_RESULT_OK || la->result == RSS_RESULT_PENDING)));
+        if (same_pod && !issued && !ran) {
+            cJSON_Delete(j);
+            continue;
+        }
         if (!top || id.epoch > best.epoch || (id.epoch == best.epoch && id.seq > best.seq)) {
             top = m;
             best = id;

@@ -384,7 +384,11 @@ void crash(struct world *w, unsigned ordinal, uint64_t last_seq)
 {
     struct rss_member_input *m = find(w, ordinal);
     assert_non_null(m);
+    /* The agent's report keeps its last action across a crash (it names the start that made it run). */
+    struct rss_last_action last = m->observed.last;
+    last.message = last.message ? rss_xstrdup(last.message) : NULL;
     set_observed(m, RSS_ROLE_STOPPED, GEN + 1, true, last_seq, NULL);
+    m->observed.last = last;
 }
 
 void answer_position(struct world *w, unsigned ordinal, bool has, uint64_t pos)

@@ -150,6 +150,9 @@ static void mark(struct world *w, unsigned ordinal, const char *action, const ch
     set_record_primary(w, ordinal, doc);
     unsigned long e = 0, q = 0;
     assert_int_equal(sscanf(action, "%lu-%lu", &e, &q), 2);
+    /* ... the start it names ran (a mark whose start never ran names no primary) */
+    if (find(w, ordinal)->has_observed)
+        set_last(find(w, ordinal), RSS_ACTION_SEED, e, q, RSS_RESULT_OK);
     for (size_t i = 0; i < w->n; i++)
         if (w->m[i].ordinal != ordinal && w->m[i].has_observed && w->m[i].observed.role == RSS_ROLE_SECONDARY)
             set_last(&w->m[i], RSS_ACTION_SECONDARY, e, q + 1 + i, RSS_RESULT_OK);
@@ -554,6 +557,67 @@ static void test_unseen_standby_repointed(void **state)
     world_free(&w);
 }
 
+/* Model finding L1 (tests/model/lineage.pml): the promotion's `seed` and mark are written, then a new term
+ * fences before the promoted standby's agent took the seed up. The mark names a start that never ran: it
+ * names no primary, and the new term asks again about the real lost primary, instead of waiting for ever
+ * for the standby "to be observed stopped". */
+static void test_fenced_promotion_names_no_primary(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    struct world w;
+    init(&w, "P Y Y");
+    mark(&w, 0, "5-1", "90");
+    struct rss_plan p;
+    crash(&w, 0, 130);
+    run(&w, &p);
+    assert_non_null(find_event(&p, "FailoverStarted"));
+    apply(&w, &p);
+    answer_position(&w, 1, true, 120);
+    answer_position(&w, 2, true, 100);
+    run(&w, &p);
+    want(&p, "1:seed");
+    apply(&w, &p); /* the seed and its mark are in rss-db-1's record; its agent has not taken it up */
+    w.epoch = EPOCH + 1;
+    run(&w, &p);
+    assert_true(p.fencing);
+    apply(&w, &p);
+    for (unsigned i = 0; i < 3; i++)
+        find(&w, i)->observed.lease_epoch = EPOCH + 1;
+    run(&w, &p);
+    no_stop(&p);
+    assert_null(find_event(&p, "FailoverFallback"));
+    assert_non_null(find_event(&p, "FailoverStarted"));
+    assert_null(strstr(status_str(&p, "message"), "rss-db-1 was primary"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* Model finding L2: after a term change, a standby whose report only predates the new term (its agent has
+ * not re-probed yet) holds the promotion up; counting it out made the plan fall back and stop the other
+ * standby. */
+static void test_stale_standby_waited_for(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    struct world w;
+    init(&w, "P Y Y");
+    mark(&w, 0, "5-1", "90");
+    struct rss_plan p;
+    crash(&w, 0, 130);
+    w.epoch = EPOCH + 1;
+    run(&w, &p);
+    assert_true(p.fencing);
+    apply(&w, &p);
+    find(&w, 0)->observed.lease_epoch = EPOCH + 1;
+    find(&w, 1)->observed.lease_epoch = EPOCH + 1; /* rss-db-2 has not re-probed yet */
+    run(&w, &p);
+    no_stop(&p);
+    assert_null(find_event(&p, "FailoverFallback"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 /* Ties go to the lowest ordinal; a standby's answer to an older request does not count. */
 static void test_tie_and_old_answer(void **state)
 {
@@ -757,6 +821,8 @@ int main(void)
         cmocka_unit_test(test_second_failover_in_repoint_window),
         cmocka_unit_test(test_no_empty_seed_over_held_primary),
         cmocka_unit_test(test_unseen_standby_repointed),
+        cmocka_unit_test(test_fenced_promotion_names_no_primary),
+        cmocka_unit_test(test_stale_standby_waited_for),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

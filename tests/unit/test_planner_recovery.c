@@ -358,6 +358,7 @@ static void test_seed_below_history(void **state)
     struct world w;
     world_init(&w, "D D S0", 0, false, 1);
     set_record_primary(&w, 0, "{\"action\":\"5-1\",\"podUID\":\"uid-0-0\",\"sequence\":\"50\"}");
+    set_last(find(&w, 0), RSS_ACTION_SEED, 5, 1, RSS_RESULT_OK);
     struct rss_plan p;
     run(&w, &p);
     expect(&p, "", "empty member under minimumMembers");
@@ -380,6 +381,7 @@ static void test_seed_below_history(void **state)
     /* At or above the history: the opt-in goes on as before. */
     world_init(&w, "D D S50", 0, false, 1);
     set_record_primary(&w, 0, "{\"action\":\"5-1\",\"podUID\":\"uid-0-0\",\"sequence\":\"50\"}");
+    set_last(find(&w, 0), RSS_ACTION_SEED, 5, 1, RSS_RESULT_OK);
     run(&w, &p);
     expect(&p, "2:seed", "at the history");
     rss_plan_free(&p);
@@ -387,6 +389,7 @@ static void test_seed_below_history(void **state)
     /* Every member reported: the data that exists is all there is; the highest seeds. */
     world_init(&w, "S0 S0 S3", 0, false, 1);
     set_record_primary(&w, 0, "{\"action\":\"5-1\",\"podUID\":\"uid-0-0\",\"sequence\":\"50\"}");
+    set_last(find(&w, 0), RSS_ACTION_SEED, 5, 1, RSS_RESULT_OK);
     run(&w, &p);
     expect(&p, "2:seed", "all reported");
     rss_plan_free(&p);
@@ -394,6 +397,7 @@ static void test_seed_below_history(void **state)
     /* The admin's force-seed decides. */
     world_init(&w, "D D S0", 0, false, 1);
     set_record_primary(&w, 0, "{\"action\":\"5-1\",\"podUID\":\"uid-0-0\",\"sequence\":\"50\"}");
+    set_last(find(&w, 0), RSS_ACTION_SEED, 5, 1, RSS_RESULT_OK);
     w.force_seed = "rss-db-2";
     run(&w, &p);
     expect(&p, "2:seed", "force-seed");
