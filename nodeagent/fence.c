@@ -54,28 +54,42 @@ static void fence_job_free(struct fence_job *f)
  * vouching stopped: the leader counts our silence from its own return, and a node whose heartbeat still
  * does not renew by then must stop its members before the leader's dead verdict (fence timeout + 5 s,
  * plus the stop timeout and LEADER_KILL_MS for the stop itself). */
-static bool api_answers(struct rss_agent *a, long look_ms)
+/* A bounded look: GET path, each request FENCE_PROBE_MS at most, tried again while look_ms lasts (a
+ * connection an outage or a gap left hung may fail the first one). With `refusals`, a refusal (404,
+ * 401/403, an unreadable answer) ends it at once. 0 with *out, or -1 with *err and *tries. */
+static int look(struct rss_agent *a, const char *path, long look_ms, bool refusals, cJSON **out,
+                rss_error_t *err, int *tries)
 {
-    _cleanup_free_ char *name = rss_xasprintf("%s%s", RSS_HEARTBEAT_PREFIX, a->node);
-    _cleanup_free_ char *path = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", name, NULL);
     int64_t end = rss_clock_mono_ms() + look_ms;
-    for (int tries = 1;; tries++) {
+    for (*tries = 1;; (*tries)++) {
         int64_t left = end - rss_clock_mono_ms();
         struct rss_kube_request req = {.method = "GET",
                                        .path = path,
                                        .timeout_ms = left < FENCE_PROBE_MS ? left : FENCE_PROBE_MS,
                                        .attempts = 1};
-        _cleanup_json_ cJSON *out = NULL;
-        _cleanup_error_ rss_error_t err = NULL;
-        if (rss_kube_call(a->kube, &req, &out, &err) == 0)
-            return true;
-        if (end - rss_clock_mono_ms() < 200 || (a->stop && atomic_load(a->stop))) {
-            rss_log_error(RSS_LOG_WARN, &err, "the last look at the API server (%d request(s) in %ld ms)",
-                          tries, look_ms);
-            return false;
-        }
+        rss_error_release(err);
+        if (rss_kube_call(a->kube, &req, out, err) == 0)
+            return 0;
+        enum rss_errc c = rss_error_code(*err);
+        bool final = refusals && (c == RSS_E_NOT_FOUND || c == RSS_E_UNAUTHORIZED || c == RSS_E_INVALID);
+        if (final || end - rss_clock_mono_ms() < 200 || (a->stop && atomic_load(a->stop)))
+            return -1;
         usleep(100 * 1000);
     }
+}
+
+static bool api_answers(struct rss_agent *a, long look_ms)
+{
+    _cleanup_free_ char *name = rss_xasprintf("%s%s", RSS_HEARTBEAT_PREFIX, a->node);
+    _cleanup_free_ char *path = rss_kube_path("coordination.k8s.io/v1", a->ns, "leases", name, NULL);
+    _cleanup_json_ cJSON *out = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    int tries;
+    if (look(a, path, look_ms, false, &out, &err, &tries) == 0)
+        return true;
+    rss_log_error(RSS_LOG_WARN, &err, "the last look at the API server (%d request(s) in %ld ms)", tries,
+                  look_ms);
+    return false;
 }
 
 /* metav1.Time has whole seconds, truncated: "12:00:05" stands for an instant up to 12:00:05.999. So a time
@@ -164,27 +178,15 @@ bool agent_wake_keep(const cJSON *node, int64_t ok_wall_ms, char *why, size_t si
 static bool node_proves_alive(struct rss_agent *a, int64_t ok_wall_ms, long look_ms, char *why, size_t size)
 {
     _cleanup_free_ char *path = rss_kube_path("v1", NULL, "nodes", a->node, NULL);
-    int64_t end = rss_clock_mono_ms() + look_ms;
-    for (int tries = 1;; tries++) {
-        int64_t left = end - rss_clock_mono_ms();
-        struct rss_kube_request req = {.method = "GET",
-                                       .path = path,
-                                       .timeout_ms = left < FENCE_PROBE_MS ? left : FENCE_PROBE_MS,
-                                       .attempts = 1};
-        _cleanup_json_ cJSON *out = NULL;
-        _cleanup_error_ rss_error_t err = NULL;
-        if (rss_kube_call(a->kube, &req, &out, &err) == 0)
-            return agent_wake_keep(out, ok_wall_ms, why, size);
-        enum rss_errc c = rss_error_code(err);
-        bool final = c == RSS_E_NOT_FOUND || c == RSS_E_UNAUTHORIZED || c == RSS_E_INVALID;
-        if (final || end - rss_clock_mono_ms() < 200 || (a->stop && atomic_load(a->stop))) {
-            _cleanup_free_ char *msg = rss_error_string(err);
-            snprintf(why, size, "Node %s not read (%d request(s) in %ld ms at most): %s", a->node, tries,
-                     look_ms, msg);
-            return false;
-        }
-        usleep(100 * 1000);
-    }
+    _cleanup_json_ cJSON *out = NULL;
+    _cleanup_error_ rss_error_t err = NULL;
+    int tries;
+    if (look(a, path, look_ms, true, &out, &err, &tries) == 0)
+        return agent_wake_keep(out, ok_wall_ms, why, size);
+    _cleanup_free_ char *msg = rss_error_string(err);
+    snprintf(why, size, "Node %s not read (%d request(s) in %ld ms at most): %s", a->node, tries, look_ms,
+             msg);
+    return false;
 }
 
 /* Why the kill: the leader judges this node's members stopped once it has seen the node silent for the

@@ -282,7 +282,7 @@ undo_on_exit() {
 
 # lead_elsewhere NODE: the leadership moved off NODE (its rssd restarted; a few tries: the rssd the DaemonSet
 # starts again there may take the released Lease itself), then every rssd pod Ready and a few seconds for
-# the agents to re-learn their peers (the failsafe needs them). safety_partition.sh has its own copy.
+# the agents to re-learn their peers (the failsafe needs them).
 lead_elsewhere() {
     local n=$1 h0 nodes
     nodes=$("$WORLD" nodes | wc -l)

@@ -55,23 +55,6 @@ primaries_overlap() {
 #         The leader sees them silent for its dead window and takes their members as stopped: they must
 #         be (the failsafe keeps members running only with every hosting agent reached), and no member
 #         may start as primary on the leader's side while the old primary still runs.
-# lead_elsewhere NODE: moves the leadership off NODE (its rssd restarted; up to 3 tries), then waits for
-# every rssd pod Ready and a few seconds for the agents to re-learn their peers (the failsafe needs them).
-lead_elsewhere() {
-    local n=$1 h0
-    # The rssd that the DaemonSet starts again on $n may win the released Lease itself (a CI run saw
-    # it take the Lease 5 ms after it started): wait for a new holder, whoever it is, and try again.
-    for _ in 1 2 3 4 5; do
-        [ "$(leader_node)" = "$n" ] || return 0
-        h0=$(leader_holder)
-        k delete pod "$(rssd_pod "$n")" -n "$RSSD_NS" --wait=false >/dev/null || fail "delete rssd pod on $n"
-        taken() { local h; h=$(leader_holder) && [ -n "$h" ] && [ "$h" != "$h0" ]; }
-        wait_until 60 "a new holder of the leader Lease (was $h0)" taken
-        wait_until 60 "3 rssd pods Running" rssd_pods_ready 3
-        sleep 5
-    done
-    [ "$(leader_node)" != "$n" ] || fail "the leadership stays on $n"
-}
 
 sc_split_brain() {
     local R=sp L P pm mark t0 group="" n others m t
