@@ -46,8 +46,10 @@ static void usage(FILE *f)
                "                          rssd lists and watches nothing outside them (default: every\n"
                "                          namespace; docs/deploy.md, the namespace overlay)\n"
                "  --kubeconfig FILE       kubeconfig (default $KUBECONFIG, else in-cluster config)\n"
-               "  --cri-endpoint EP       CRI socket, e.g. unix:///run/containerd/containerd.sock\n"
-               "                          (default $CONTAINER_RUNTIME_ENDPOINT, else auto-detect)\n"
+               "  --cri-endpoint EP       the runtime's CRI socket, unix:///PATH (default\n"
+               "                          $CONTAINER_RUNTIME_ENDPOINT; else the first known socket of\n"
+               "                          containerd, k3s/RKE2, k0s, MicroK8s, CRI-O or cri-dockerd whose\n"
+               "                          runtime answers and runs this pod: docs/cri.md)\n"
                "  --health-port PORT      /healthz, /readyz and /peer port (default 8476; 0 = any free\n"
                "                          port; off = no server, and so no failsafe peer checks)\n"
                "  --health-address ADDR   address to bind it (default: every address, IPv6 and IPv4)\n"
@@ -299,6 +301,35 @@ struct agent_arg {
     int rc;
 };
 
+/* No --cri-endpoint: the runtime that answers at a known path and runs this very pod (docs/cri.md). A
+ * runtime restarting as rssd starts, or one still recording rssd's container, is waited for a few
+ * seconds; an ambiguity is not, as only the user can settle it. */
+#define FIND_CRI_ATTEMPTS 10
+static int find_cri(char **endpoint, rss_error_t *err)
+{
+    struct rss_cri_discover_options d = {.pod_namespace = getenv("POD_NAMESPACE"),
+                                         .pod_name = getenv("POD_NAME")};
+    for (int attempt = 1;; attempt++) {
+        struct rss_cri_discovery found = {0};
+        _cleanup_error_ rss_error_t e = NULL;
+        if (rss_cri_discover(&d, &found, &e) == 0) {
+            rss_log_info("CRI runtime %s at %s, found among the known sockets (%s)", found.runtime,
+                         found.endpoint, found.report);
+            *endpoint = TAKE_PTR(found.endpoint);
+            rss_cri_discovery_clear(&found);
+            return 0;
+        }
+        if (rss_error_code(e) != RSS_E_NOT_FOUND || attempt == FIND_CRI_ATTEMPTS) {
+            *err = TAKE_PTR(e);
+            return -1;
+        }
+        if (attempt == 1)
+            rss_log_error(RSS_LOG_WARN, &e, "no CRI runtime yet; looking again every second for %d s",
+                          FIND_CRI_ATTEMPTS - 1);
+        sleep(1);
+    }
+}
+
 static void *agent_thread(void *arg)
 {
     struct agent_arg *aa = arg;
@@ -339,7 +370,13 @@ int main(int argc, char **argv)
     struct rss_cri *cri = NULL;
     /* One answer carries stdout and stderr together, plus a little message framing. */
     struct rss_cri_options co = {.max_recv_bytes = (int)(o.hook_output_max + 64 * 1024)};
-    if (rss_cri_new(o.cri_endpoint && *o.cri_endpoint ? o.cri_endpoint : NULL, &co, &cri, &err) < 0) {
+    _cleanup_free_ char *found = NULL;
+    if (!(o.cri_endpoint && *o.cri_endpoint) && find_cri(&found, &err) < 0) {
+        rss_log_error(RSS_LOG_ERROR, &err, "CRI runtime");
+        rss_kube_free(kube);
+        return 1;
+    }
+    if (rss_cri_new(found ? found : o.cri_endpoint, &co, &cri, &err) < 0) {
         rss_log_error(RSS_LOG_ERROR, &err, "CRI client");
         rss_kube_free(kube);
         return 1;

@@ -73,18 +73,47 @@ struct rss_cri_map {
 /* The value of `key` in m (the last one if a runtime sent duplicates), or NULL. */
 const char *rss_cri_map_get(const struct rss_cri_map *m, const char *key);
 
+/* --- finding the runtime (cri_discover.c; docs/cri.md "Endpoint") ------------------------------ */
+
+/* The known socket paths, in the order tried: i-th path, or NULL past the end; *who (if not NULL) gets the
+ * distributions that put a runtime there ("k3s, RKE2"). */
+const char *rss_cri_known_socket(size_t i, const char **who);
+
+struct rss_cri_discover_options {
+    const char *root;     /* prefixes every known path; NULL or "" for "/" (tests pass a temp dir) */
+    int probe_timeout_ms; /* the Version (and ListContainers) call of one candidate; 0: 2000 */
+    /* This process's own pod (rssd's $POD_NAMESPACE and $POD_NAME), or NULL: when set, a runtime counts
+     * only if it runs a container of that pod, which is what makes it the kubelet's. */
+    const char *pod_namespace;
+    const char *pod_name;
+};
+
+struct rss_cri_discovery {
+    char *endpoint; /* "unix:///path" of the runtime found */
+    char *runtime;  /* what its Version call said, e.g. "containerd 1.6.20~ds1 (CRI v1)" */
+    char *report;   /* every known path and what was found there, "; "-separated, for the log */
+};
+
+/* Finds the node's CRI runtime as crictl does, and more carefully: every known path in order; a candidate
+ * counts when it is a unix socket that accepts a connection and answers the CRI Version call (a stale
+ * socket file of a stopped or removed runtime does not, nor a gRPC server without the CRI service, such
+ * as Docker's own containerd); the same socket reached by two paths counts once. With the pod set, the
+ * one candidate running it wins, whatever its place in the order. Without it, a single candidate wins,
+ * and several are refused: rssd must never act on a runtime other than the kubelet's (a self-fence that
+ * stops nothing). Errors, each naming every path and what was found there, and --cri-endpoint:
+ *   RSS_E_NOT_FOUND  no candidate answers, or (pod set) none runs the pod; worth retrying shortly after
+ *                    a runtime restart or while the runtime is still creating rssd's container
+ *   RSS_E_INVALID    several candidates answer (or run the pod) and nothing tells them apart
+ * On success fills *ret (release with rss_cri_discovery_clear). */
+int rss_cri_discover(const struct rss_cri_discover_options *opts, struct rss_cri_discovery *ret,
+                     rss_error_t *err);
+void rss_cri_discovery_clear(struct rss_cri_discovery *d);
+
 /* --- connection ------------------------------------------------------------------------------- */
 
-/* Finds the runtime socket: containerd (/run/containerd/containerd.sock), then CRI-O
- * (/run/crio/crio.sock, /var/run/crio/crio.sock); the first path that is a socket wins. `root`
- * prefixes every path (NULL or "" for "/"; tests pass a temp dir). *ret gets "unix://PATH" (caller
- * frees). RSS_E_NOT_FOUND if none exists. */
-int rss_cri_detect(const char *root, char **ret, rss_error_t *err);
-
-/* Opens a client. `endpoint` is "unix:///path", "unix:/path" or a bare absolute path; NULL
- * auto-detects (rss_cri_detect). `opts` may be NULL. The runtime need not be up yet: nothing is
- * connected until the first call. Errors: RSS_E_INVALID (unsupported endpoint, e.g. tcp://, or a
- * path over 107 bytes), RSS_E_NOT_FOUND (auto-detection found nothing). */
+/* Opens a client. `endpoint` is "unix:///path", "unix:/path" or a bare absolute path (rss_cri_discover
+ * finds one). `opts` may be NULL. The runtime need not be up yet: nothing is connected until the first
+ * call. Errors: RSS_E_INVALID (no endpoint, an unsupported one, e.g. tcp://, or a path over 107 bytes). */
 int rss_cri_new(const char *endpoint, const struct rss_cri_options *opts, struct rss_cri **ret,
                 rss_error_t *err);
 

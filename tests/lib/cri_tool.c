@@ -11,7 +11,7 @@
  *                                  a fresh one), container name C (default "main"), bind mounts and
  *                                  env; prints "SANDBOX_ID CONTAINER_ID"
  *     exec [-t SECONDS] ID CMD...  ExecSync; prints stdout/stderr, exits with the command's code
- * Without --endpoint: $CRI_ENDPOINT, else auto-detection.
+ * Without --endpoint: $CRI_ENDPOINT, else the one runtime at the known paths (rss_cri_discover).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -218,10 +218,17 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "wait") == 0)
         opts.call_timeout_ms = 1000;
     struct rss_cri *cri = NULL;
-    if (rss_cri_new(endpoint, &opts, &cri, &err) < 0) {
+    struct rss_cri_discovery found = {0};
+    if (!endpoint && rss_cri_discover(NULL, &found, &err) < 0) {
         rss_log_error(RSS_LOG_ERROR, &err, "cri_tool");
         return 1;
     }
+    if (rss_cri_new(endpoint ? endpoint : found.endpoint, &opts, &cri, &err) < 0) {
+        rss_log_error(RSS_LOG_ERROR, &err, "cri_tool");
+        rss_cri_discovery_clear(&found);
+        return 1;
+    }
+    rss_cri_discovery_clear(&found);
     if (strcmp(cmd, "version") == 0) {
         r = cmd_version(cri, &err);
     } else if (strcmp(cmd, "wait") == 0 && i < argc) {

@@ -25,6 +25,7 @@ struct fake_cri {
     atomic_int calls;
     atomic_int stops; /* StopContainer calls answered OK */
     char *path;
+    struct fake_cri_options opts; /* runtime_name owned */
 };
 
 enum { TAG_NEW = 1, TAG_A, TAG_B, TAG_SHUTDOWN };
@@ -61,11 +62,11 @@ static void reply_error(struct reply *r, grpc_status_code code, const char *msg)
     r->details = rss_xstrdup(msg);
 }
 
-static void handle_version(struct reply *r)
+static void handle_version(struct fake_cri *f, struct reply *r)
 {
     Runtime__V1__VersionResponse resp = RUNTIME__V1__VERSION_RESPONSE__INIT;
     resp.version = "0.1.0";
-    resp.runtime_name = "fake-cri";
+    resp.runtime_name = (char *)(f->opts.runtime_name ? f->opts.runtime_name : "fake-cri");
     resp.runtime_version = "0.0.1";
     resp.runtime_api_version = "v1";
     reply_message(r, &resp.base);
@@ -230,9 +231,15 @@ static void serve_call(struct fake_cri *f, grpc_call *call, grpc_call_details *d
     size_t len = GRPC_SLICE_LENGTH(req);
     if (!req_bb)
         reply_error(&r, GRPC_STATUS_CANCELLED, "no request (client gone)");
+    else if (f->opts.no_cri)
+        reply_error(&r, GRPC_STATUS_UNIMPLEMENTED, "unknown service runtime.v1.RuntimeService");
     else if (grpc_slice_str_cmp(details->method, "/runtime.v1.RuntimeService/Version") == 0)
-        handle_version(&r);
-    else if (grpc_slice_str_cmp(details->method, "/runtime.v1.RuntimeService/ListContainers") == 0)
+        handle_version(f, &r);
+    else if (grpc_slice_str_cmp(details->method, "/runtime.v1.RuntimeService/ListContainers") == 0 &&
+             f->opts.no_containers) {
+        Runtime__V1__ListContainersResponse none = RUNTIME__V1__LIST_CONTAINERS_RESPONSE__INIT;
+        reply_message(&r, &none.base);
+    } else if (grpc_slice_str_cmp(details->method, "/runtime.v1.RuntimeService/ListContainers") == 0)
         handle_list_containers(&r, data, len);
     else if (grpc_slice_str_cmp(details->method, "/runtime.v1.RuntimeService/ExecSync") == 0)
         handle_exec(&r, data, len);
@@ -314,9 +321,18 @@ static void *serve(void *arg)
 
 struct fake_cri *fake_cri_start(const char *path)
 {
+    return fake_cri_start_with(path, NULL);
+}
+
+struct fake_cri *fake_cri_start_with(const char *path, const struct fake_cri_options *opts)
+{
     grpc_init();
     struct fake_cri *f = rss_xcalloc(1, sizeof(*f));
     f->path = rss_xstrdup(path);
+    if (opts) {
+        f->opts = *opts;
+        f->opts.runtime_name = opts->runtime_name ? rss_xstrdup(opts->runtime_name) : NULL;
+    }
     f->server = grpc_server_create(NULL, NULL);
     f->cq = grpc_completion_queue_create_for_next(NULL);
     grpc_server_register_completion_queue(f->server, f->cq, NULL);
@@ -328,6 +344,7 @@ struct fake_cri *fake_cri_start(const char *path)
         grpc_server_destroy(f->server);
         grpc_completion_queue_shutdown(f->cq);
         grpc_completion_queue_destroy(f->cq);
+        free((char *)f->opts.runtime_name);
         free(f->path);
         free(f);
         grpc_shutdown();
@@ -352,6 +369,7 @@ void fake_cri_stop(struct fake_cri *f)
         ;
     grpc_completion_queue_destroy(f->cq);
     unlink(f->path);
+    free((char *)f->opts.runtime_name);
     free(f->path);
     free(f);
     grpc_shutdown();

@@ -14,10 +14,20 @@
 #ifndef RSS_TEST_FAKE_CRI_H
 #define RSS_TEST_FAKE_CRI_H
 
+#include <stdbool.h>
+
 struct fake_cri;
 
 /* Starts a server on unix socket `path` (created; removed on stop). NULL on failure. */
 struct fake_cri *fake_cri_start(const char *path);
+
+/* A server unlike the default one, for the CRI discovery tests. */
+struct fake_cri_options {
+    const char *runtime_name; /* Version's runtime_name; NULL: "fake-cri" */
+    bool no_cri;              /* every method UNIMPLEMENTED: a gRPC server without the CRI service */
+    bool no_containers;       /* ListContainers answers an empty list */
+};
+struct fake_cri *fake_cri_start_with(const char *path, const struct fake_cri_options *opts);
 
 /* Stops the server, joins its thread, removes the socket file. Accepts NULL. */
 void fake_cri_stop(struct fake_cri *f);

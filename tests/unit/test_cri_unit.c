@@ -105,6 +105,13 @@ static void test_state_names(void **state)
 
 /* --- endpoints -------------------------------------------------------------------------------- */
 
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
 static char *make_tmpdir(void)
 {
     char tmpl[] = "/tmp/rsscri.XXXXXX";
@@ -130,48 +137,272 @@ static void make_socket_file(const char *path)
     close(fd);
 }
 
-static void mkdirs(const char *root, const char *sub)
+/* --- discovery (cri_discover.c) -------------------------------------------------------------- */
+
+static char *mkparent(const char *root, const char *known)
 {
-    _cleanup_free_ char *cmd = rss_xasprintf("mkdir -p '%s%s'", root, sub);
+    _cleanup_free_ char *path = rss_xasprintf("%s%s", root, known);
+    _cleanup_free_ char *cmd = rss_xasprintf("mkdir -p \"$(dirname '%s')\"", path);
     assert_int_equal(system(cmd), 0);
+    return TAKE_PTR(path);
 }
 
-static void test_detect(void **state)
+/* The index of a known path, so that a reordering of the list fails here and not silently. */
+static size_t known_index(const char *path)
+{
+    const char *p;
+    for (size_t i = 0; (p = rss_cri_known_socket(i, NULL)); i++)
+        if (!strcmp(p, path))
+            return i;
+    fail_msg("%s is not a known CRI socket path", path);
+    return 0;
+}
+
+static struct fake_cri *live_at(const char *root, const char *known, const char *name, bool no_containers)
+{
+    _cleanup_free_ char *path = mkparent(root, known);
+    struct fake_cri_options o = {.runtime_name = name, .no_containers = no_containers};
+    struct fake_cri *f = fake_cri_start_with(path, &o);
+    assert_non_null(f);
+    return f;
+}
+
+/* A socket someone listens on but never answers: a hung runtime, or not gRPC at all. */
+static int silent_at(const char *root, const char *known)
+{
+    _cleanup_free_ char *path = mkparent(root, known);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    strcpy(sa.sun_path, path);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(fd, 4), 0);
+    return fd;
+}
+
+/* A probe deadline long enough for a fake runtime's first answer under valgrind. */
+#define PROBE_MS 3000
+
+static int discover(const char *root, const char *pod, struct rss_cri_discovery *d, rss_error_t *err)
+{
+    struct rss_cri_discover_options o = {.root = root,
+                                         .probe_timeout_ms = PROBE_MS,
+                                         .pod_namespace = pod ? "rssd-system" : NULL,
+                                         .pod_name = pod};
+    return rss_cri_discover(&o, d, err);
+}
+
+static void expect_found(const char *root, const char *pod, const char *known, const char *runtime)
+{
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_cri_discovery d = {0};
+    if (discover(root, pod, &d, &err) < 0) {
+        _cleanup_free_ char *msg = rss_error_string(err);
+        fail_msg("nothing found, want %s: %s", known, msg);
+    }
+    _cleanup_free_ char *want = rss_xasprintf("unix://%s%s", root, known);
+    assert_string_equal(d.endpoint, want);
+    if (!strstr(d.runtime, runtime))
+        fail_msg("runtime \"%s\", want %s", d.runtime, runtime);
+    rss_cri_discovery_clear(&d);
+    assert_null(d.endpoint);
+}
+
+static char *expect_refused(const char *root, const char *pod, enum rss_errc code)
+{
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_cri_discovery d = {0};
+    if (discover(root, pod, &d, &err) == 0)
+        fail_msg("found %s, want an error", d.endpoint);
+    assert_null(d.endpoint);
+    if (rss_error_code(err) != code)
+        fail_msg("got %s, want %s", rss_errc_name(rss_error_code(err)), rss_errc_name(code));
+    char *msg = rss_error_string(err);
+    assert_non_null(strstr(msg, "--cri-endpoint"));
+    assert_non_null(strstr(msg, "CONTAINER_RUNTIME_ENDPOINT"));
+    return msg;
+}
+
+/* Nothing there: the error names every known path (under the root) and the flag. */
+static void test_discover_none(void **state)
 {
     (void)state;
     _cleanup_free_ char *root = make_tmpdir();
+    _cleanup_free_ char *msg = expect_refused(root, NULL, RSS_E_NOT_FOUND);
+    const char *p, *who;
+    size_t n = 0;
+    const char *absent = strstr(msg, "absent: ");
+    assert_non_null(absent);
+    for (size_t i = 0; (p = rss_cri_known_socket(i, &who)); i++, n++) {
+        _cleanup_free_ char *want = rss_xasprintf("%s%s (%s)", root, p, who);
+        if (!strstr(absent, want))
+            fail_msg("the error does not name \"%s\" as absent: %s", want, msg);
+    }
+    assert_true(n >= 9);
+    rm_tree(root);
+}
+
+/* Each distribution's socket, alone on its node, is found. */
+static void test_discover_each_distribution(void **state)
+{
+    (void)state;
+    static const char *const paths[] = {
+        "/run/containerd/containerd.sock",
+        "/run/k3s/containerd/containerd.sock",
+        "/run/k0s/containerd.sock",
+        "/var/snap/microk8s/common/run/containerd.sock",
+        "/run/crio/crio.sock",
+        "/var/run/crio/crio.sock",
+        "/run/cri-dockerd.sock",
+        "/var/run/cri-dockerd.sock",
+        "/run/k3s/cri-dockerd/cri-dockerd.sock",
+    };
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        (void)known_index(paths[i]);
+        _cleanup_free_ char *root = make_tmpdir();
+        _cleanup_free_ char *name = rss_xasprintf("runtime-%zu", i);
+        struct fake_cri *f = live_at(root, paths[i], name, false);
+        expect_found(root, NULL, paths[i], name);
+        expect_found(root, "rssd-x", paths[i], name); /* the echoing fake runs every pod */
+        fake_cri_stop(f);
+        rm_tree(root);
+    }
+    assert_null(rss_cri_known_socket(sizeof(paths) / sizeof(paths[0]), NULL));
+}
+
+/* A stale socket file (a stopped or uninstalled runtime: nothing listens) at an earlier path does not
+ * win over the live runtime at a later one: containerd's path before CRI-O's, and before k3s's. */
+static void test_discover_stale_loses(void **state)
+{
+    (void)state;
+    static const char *const live[] = {"/run/crio/crio.sock", "/run/k3s/containerd/containerd.sock"};
+    for (size_t i = 0; i < 2; i++) {
+        _cleanup_free_ char *root = make_tmpdir();
+        _cleanup_free_ char *stale = mkparent(root, "/run/containerd/containerd.sock");
+        make_socket_file(stale);
+        assert_true(known_index("/run/containerd/containerd.sock") < known_index(live[i]));
+        struct fake_cri *f = live_at(root, live[i], "live", false);
+        double t0 = now_ms();
+        expect_found(root, NULL, live[i], "live");
+        /* connect() says "refused" at once: no probe deadline is spent on the stale one. */
+        assert_true(now_ms() - t0 < PROBE_MS);
+        struct rss_cri_discovery d = {0};
+        _cleanup_error_ rss_error_t err = NULL;
+        assert_int_equal(discover(root, NULL, &d, &err), 0);
+        assert_non_null(strstr(d.report, "containerd.sock (containerd): a stale socket"));
+        rss_cri_discovery_clear(&d);
+        fake_cri_stop(f);
+        /* Stale alone: nothing answers, and the error says why. */
+        _cleanup_free_ char *msg = expect_refused(root, NULL, RSS_E_NOT_FOUND);
+        assert_non_null(strstr(msg, "a stale socket: nothing listens"));
+        rm_tree(root);
+    }
+}
+
+/* What is not a CRI runtime never wins: a regular file, a gRPC server without the CRI service (Docker's
+ * own containerd), a socket that accepts and never answers. */
+static void test_discover_not_a_runtime(void **state)
+{
+    (void)state;
+    _cleanup_free_ char *root = make_tmpdir();
+    _cleanup_free_ char *file = mkparent(root, "/run/containerd/containerd.sock");
+    FILE *fp = fopen(file, "w");
+    assert_non_null(fp);
+    fclose(fp);
+    _cleanup_free_ char *nocri = mkparent(root, "/run/k3s/containerd/containerd.sock");
+    struct fake_cri *docker = fake_cri_start_with(nocri, &(struct fake_cri_options){.no_cri = true});
+    assert_non_null(docker);
+    int silent = silent_at(root, "/run/k0s/containerd.sock");
+    struct fake_cri *crio = live_at(root, "/run/crio/crio.sock", "cri-o", false);
+
+    struct rss_cri_discovery d = {0};
     _cleanup_error_ rss_error_t err = NULL;
-    char *ep = NULL;
+    double t0 = now_ms();
+    assert_int_equal(discover(root, NULL, &d, &err), 0);
+    double took = now_ms() - t0;
+    _cleanup_free_ char *want = rss_xasprintf("unix://%s/run/crio/crio.sock", root);
+    assert_string_equal(d.endpoint, want);
+    assert_non_null(strstr(d.report, "(containerd): not a socket"));
+    assert_non_null(strstr(d.report, "(k3s, RKE2): a gRPC server without the CRI runtime.v1 service"));
+    assert_non_null(strstr(d.report, "(k0s): accepts connections but its CRI Version call failed"));
+    assert_non_null(strstr(d.report, "(CRI-O): cri-o 0.0.1 (CRI v1) answers"));
+    /* One probe deadline for the silent socket, not the default call timeout (10 s). */
+    printf("# discovery past a silent socket: %.0f ms (probe deadline %d ms)\n", took, PROBE_MS);
+    assert_true(took >= PROBE_MS - 100 && took < PROBE_MS + 2500);
+    rss_cri_discovery_clear(&d);
 
-    assert_true(rss_cri_detect(root, &ep, &err) < 0);
-    assert_int_equal(rss_error_code(err), RSS_E_NOT_FOUND);
-    rss_error_release(&err);
+    fake_cri_stop(crio);
+    _cleanup_free_ char *msg = expect_refused(root, NULL, RSS_E_NOT_FOUND);
+    assert_non_null(strstr(msg, "Docker's own containerd"));
+    fake_cri_stop(docker);
+    close(silent);
+    rm_tree(root);
+}
 
-    mkdirs(root, "/run/crio");
-    mkdirs(root, "/run/containerd");
-    _cleanup_free_ char *crio = rss_xasprintf("%s/run/crio/crio.sock", root);
-    make_socket_file(crio);
-    assert_int_equal(rss_cri_detect(root, &ep, &err), 0);
-    _cleanup_free_ char *want_crio = rss_xasprintf("unix://%s", crio);
-    assert_string_equal(ep, want_crio);
-    free(ep);
+/* Two live runtimes: without its own pod rssd cannot tell the kubelet's and refuses; with it, the one
+ * running the pod wins even when it comes later in the order. */
+static void test_discover_two_runtimes(void **state)
+{
+    (void)state;
+    _cleanup_free_ char *root = make_tmpdir();
+    struct fake_cri *other = live_at(root, "/run/containerd/containerd.sock", "other", true);
+    struct fake_cri *k3s = live_at(root, "/run/k3s/containerd/containerd.sock", "k3s", false);
+    _cleanup_free_ char *msg = expect_refused(root, NULL, RSS_E_INVALID);
+    assert_non_null(strstr(msg, "2 CRI runtimes answer"));
+    assert_non_null(strstr(msg, "POD_NAME"));
+    expect_found(root, "rssd-abc12", "/run/k3s/containerd/containerd.sock", "k3s");
+    struct rss_cri_discovery d = {0};
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(discover(root, "rssd-abc12", &d, &err), 0);
+    assert_non_null(
+        strstr(d.report, "other 0.0.1 (CRI v1) answers, does not run pod rssd-system/rssd-abc12"));
+    assert_non_null(strstr(d.report, "k3s 0.0.1 (CRI v1) answers, runs pod rssd-system/rssd-abc12"));
+    rss_cri_discovery_clear(&d);
 
-    /* A regular file where containerd's socket would be is not a runtime. */
-    _cleanup_free_ char *ctrd = rss_xasprintf("%s/run/containerd/containerd.sock", root);
-    FILE *f = fopen(ctrd, "w");
-    assert_non_null(f);
-    fclose(f);
-    assert_int_equal(rss_cri_detect(root, &ep, &err), 0);
-    assert_string_equal(ep, want_crio);
-    free(ep);
+    /* Both run it (cannot be told apart): refused. */
+    fake_cri_stop(other);
+    other = live_at(root, "/run/containerd/containerd.sock", "other", false);
+    free(msg);
+    msg = expect_refused(root, "rssd-abc12", RSS_E_INVALID);
+    assert_non_null(strstr(msg, "2 CRI runtimes run this pod"));
+    fake_cri_stop(k3s);
+    fake_cri_stop(other);
+    rm_tree(root);
+}
 
-    /* containerd wins over CRI-O. */
-    unlink(ctrd);
-    make_socket_file(ctrd);
-    assert_int_equal(rss_cri_detect(root, &ep, &err), 0);
-    _cleanup_free_ char *want_ctrd = rss_xasprintf("unix://%s", ctrd);
-    assert_string_equal(ep, want_ctrd);
-    free(ep);
+/* The one live runtime does not run rssd's pod: it is not the kubelet's (whose socket is not mounted),
+ * and rssd must not fence through it. Retryable: the runtime may still be recording the container. */
+static void test_discover_wrong_runtime(void **state)
+{
+    (void)state;
+    _cleanup_free_ char *root = make_tmpdir();
+    struct fake_cri *f = live_at(root, "/run/containerd/containerd.sock", "docker-containerd", true);
+    expect_found(root, NULL, "/run/containerd/containerd.sock", "docker-containerd");
+    _cleanup_free_ char *msg = expect_refused(root, "rssd-abc12", RSS_E_NOT_FOUND);
+    assert_non_null(strstr(msg, "none of the CRI runtimes that answer runs this pod rssd-system/rssd-abc12"));
+    fake_cri_stop(f);
+    rm_tree(root);
+}
+
+/* One socket reached by two known paths (/var/run is a link to /run) is one runtime, not two. */
+static void test_discover_same_socket_twice(void **state)
+{
+    (void)state;
+    _cleanup_free_ char *root = make_tmpdir();
+    struct fake_cri *f = live_at(root, "/run/crio/crio.sock", "cri-o", false);
+    _cleanup_free_ char *varrun = rss_xasprintf("%s/var", root);
+    assert_int_equal(mkdir(varrun, 0755), 0);
+    _cleanup_free_ char *link = rss_xasprintf("%s/var/run", root);
+    assert_int_equal(symlink("../run", link), 0);
+    expect_found(root, NULL, "/run/crio/crio.sock", "cri-o");
+    struct rss_cri_discovery d = {0};
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(discover(root, NULL, &d, &err), 0);
+    _cleanup_free_ char *want = rss_xasprintf(
+        "%s/var/run/crio/crio.sock (CRI-O): the same socket as %s/run/crio/crio.sock", root, root);
+    assert_non_null(strstr(d.report, want));
+    rss_cri_discovery_clear(&d);
+    fake_cri_stop(f);
     rm_tree(root);
 }
 
@@ -180,6 +411,9 @@ static void test_endpoints(void **state)
     (void)state;
     _cleanup_error_ rss_error_t err = NULL;
     struct rss_cri *cri = NULL;
+    assert_true(rss_cri_new(NULL, NULL, &cri, &err) < 0); /* rss_cri_discover finds one */
+    assert_int_equal(rss_error_code(err), RSS_E_INVALID);
+    rss_error_release(&err);
     static const char *const bad[] = {"tcp://127.0.0.1:1234", "relative/x.sock", "unix:relative", "", NULL};
     for (size_t i = 0; bad[i]; i++) {
         assert_true(rss_cri_new(bad[i], NULL, &cri, &err) < 0);
@@ -529,13 +763,6 @@ static void test_fake_threads(void **state)
     }
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* The server goes away and comes back on the same path: the same client reaches it again. */
 static void test_fake_restart(void **state)
 {
@@ -571,7 +798,13 @@ int main(void)
         cmocka_unit_test(test_exec_timed_out),
         cmocka_unit_test(test_map_get),
         cmocka_unit_test(test_state_names),
-        cmocka_unit_test(test_detect),
+        cmocka_unit_test(test_discover_none),
+        cmocka_unit_test(test_discover_each_distribution),
+        cmocka_unit_test(test_discover_stale_loses),
+        cmocka_unit_test(test_discover_not_a_runtime),
+        cmocka_unit_test(test_discover_two_runtimes),
+        cmocka_unit_test(test_discover_wrong_runtime),
+        cmocka_unit_test(test_discover_same_socket_twice),
         cmocka_unit_test(test_endpoints),
         cmocka_unit_test(test_missing_socket),
         cmocka_unit_test(test_stale_socket),

@@ -119,34 +119,6 @@ static void grpc_setup_once(void)
 
 /* --- endpoint --------------------------------------------------------------------------------- */
 
-static int is_socket(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISSOCK(st.st_mode);
-}
-
-int rss_cri_detect(const char *root, char **ret, rss_error_t *err)
-{
-    static const char *const candidates[] = {
-        "/run/containerd/containerd.sock", /* containerd */
-        "/run/crio/crio.sock",             /* CRI-O */
-        "/var/run/crio/crio.sock",
-    };
-    if (!root)
-        root = "";
-    for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
-        _cleanup_free_ char *path = rss_xasprintf("%s%s", root, candidates[i]);
-        if (is_socket(path)) {
-            *ret = rss_xasprintf("unix://%s", path);
-            return 0;
-        }
-    }
-    return rss_error_make(err, RSS_E_NOT_FOUND, 0,
-                          "no CRI runtime socket found (tried %s/run/containerd/containerd.sock, "
-                          "%s/run/crio/crio.sock, %s/var/run/crio/crio.sock); use --cri-endpoint",
-                          root, root, root);
-}
-
 /* "unix:///p", "unix:/p" or "/p" -> "/p". */
 static int endpoint_path(const char *endpoint, char **ret, rss_error_t *err)
 {
@@ -169,14 +141,10 @@ int rss_cri_new(const char *endpoint, const struct rss_cri_options *opts, struct
                 rss_error_t *err)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
-    _cleanup_free_ char *detected = NULL;
     _cleanup_free_ char *path = NULL;
 
-    if (!endpoint) {
-        if (rss_cri_detect(NULL, &detected, err) < 0)
-            return -1;
-        endpoint = detected;
-    }
+    if (!endpoint)
+        return rss_error_make(err, RSS_E_INVALID, 0, "no CRI endpoint given");
     if (endpoint_path(endpoint, &path, err) < 0)
         return -1;
 
