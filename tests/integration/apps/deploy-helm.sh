@@ -6,7 +6,8 @@
 # Checks: `helm lint` (default values, and a namespace list); `helm template --include-crds` with
 # namespace.create=true equals `kubectl kustomize deploy/overlays/cluster` object by object (Helm's own
 # bookkeeping labels aside), and with namespaces={rss-apps} equals deploy/overlays/namespace; values
-# reach the DaemonSet (timings, priority class, node selector, resources); the monitoring objects equal
+# reach the DaemonSet (timings, priority class, node selector, resources, criSocket: with MicroK8s's socket
+# the chart equals deploy/overlays/microk8s, a socket in /run mounts the file); the monitoring objects equal
 # deploy/monitoring/; `helm install` creates every object in kubesim, `helm upgrade` changes the image
 # of the same DaemonSet, `helm uninstall` removes everything but the CRD (crds/ is never deleted).
 set -euo pipefail
@@ -91,20 +92,49 @@ echo "# values reach the DaemonSet"
 h template rssd "$chart" -n ops --set timings.fenceTimeout=45s --set timings.leaseDuration=20s \
 	--set logLevel=debug --set reconcileWorkers=8 --set priorityClassName=my-class --set nodeSelector.disk=ssd \
 	--set resources.limits.memory=256Mi --set image.repository=reg.example/rssd --set image.tag=1.2.3 \
-	--set criSocketDir=/var/run/crio >"$tmp/values.yaml"
+	--set criSocket=unix:///var/run/crio/crio.sock >"$tmp/values.yaml"
 ds=$(k create --dry-run=client -o json -f "$tmp/values.yaml" | jq -c 'if .kind == "List" then .items[] else . end | select(.kind == "DaemonSet")')
-expect "values: the arguments" '["--health-port=8476","--health-address=$(POD_IP)","--state-dir=/run/rssd","--lease-duration=20s","--fence-timeout=45s","--reconcile-workers=8","--log-level=debug"]' \
+expect "values: the arguments" '["--cri-endpoint=unix:///var/run/crio/crio.sock","--health-port=8476","--health-address=$(POD_IP)","--state-dir=/run/rssd","--lease-duration=20s","--fence-timeout=45s","--reconcile-workers=8","--log-level=debug"]' \
 	"$(jq -c '.spec.template.spec.containers[0].args' <<<"$ds")"
 expect "values: image, priority class, node selector, memory limit, CRI socket, namespace" \
-	"reg.example/rssd:1.2.3 my-class ssd 256Mi /var/run/crio /var/run/crio ops" \
+	"reg.example/rssd:1.2.3 my-class ssd 256Mi /var/run/crio Directory /var/run/crio true 2 ops" \
 	"$(jq -r '[.spec.template.spec.containers[0].image, .spec.template.spec.priorityClassName,
 		.spec.template.spec.nodeSelector.disk, .spec.template.spec.containers[0].resources.limits.memory,
-		.spec.template.spec.volumes[0].hostPath.path, .spec.template.spec.containers[0].volumeMounts[0].mountPath,
-		.metadata.namespace] | join(" ")' <<<"$ds")"
+		.spec.template.spec.volumes[0].hostPath.path, .spec.template.spec.volumes[0].hostPath.type,
+		.spec.template.spec.containers[0].volumeMounts[0].mountPath,
+		.spec.template.spec.containers[0].volumeMounts[0].readOnly,
+		(.spec.template.spec.volumes | length), .metadata.namespace] | join(" ")' <<<"$ds")"
 h template rssd "$chart" -n rssd-system --set priorityClassName= >"$tmp/noprio.yaml"
 expect "values: an empty priorityClassName leaves the field out" null \
 	"$(k create --dry-run=client -o json -f "$tmp/noprio.yaml" | jq -c 'if .kind == "List" then .items[] else . end |
 		select(.kind == "DaemonSet") | .spec.template.spec.priorityClassName')"
+
+echo "# criSocket: the runtime's socket (docs/platforms.md)"
+# MicroK8s's socket renders the DaemonSet of deploy/overlays/microk8s, object by object.
+k kustomize "$top/deploy/overlays/microk8s" -o "$tmp/microk8s.yaml"
+run "helm template (criSocket: MicroK8s's containerd)" h template rssd "$chart" -n rssd-system --include-crds \
+	--set namespace.create=true --set criSocket=unix:///var/snap/microk8s/common/run/containerd.sock \
+	--output-dir "$tmp/render-microk8s"
+find "$tmp/render-microk8s" -name '*.yaml' | sort | xargs -I{} sh -c 'echo ---; cat "{}"' >"$tmp/helm-microk8s.yaml"
+same_objects "criSocket=MicroK8s's socket against overlays/microk8s" "$tmp/microk8s.yaml" "$tmp/helm-microk8s.yaml"
+run "helm lint (criSocket set)" h lint --strict "$chart" --set criSocket=unix:///run/k0s/containerd.sock
+# ds_of ARGS...: the DaemonSet's pod spec rendered with ARGS, as JSON.
+ds_of() { h template rssd "$chart" -n rssd-system --show-only templates/daemonset.yaml "$@" |
+	k create --dry-run=client -o json -f - | jq -c .spec.template.spec; }
+d=$(ds_of --set criSocket=unix:///run/cri-dockerd.sock)
+expect "criSocket directly in /run (cri-dockerd): the socket file is mounted, never all of /run" \
+	"--cri-endpoint=unix:///run/cri-dockerd.sock /run/cri-dockerd.sock Socket /run/cri-dockerd.sock true" \
+	"$(jq -r '[.containers[0].args[0], .volumes[0].hostPath.path, .volumes[0].hostPath.type,
+		.containers[0].volumeMounts[0].mountPath, .containers[0].volumeMounts[0].readOnly] | map(tostring) | join(" ")' <<<"$d")"
+d=$(ds_of --set criSocket=/run/k0s/containerd.sock)
+expect "criSocket as a bare path: unix:// added, its directory mounted" "--cri-endpoint=unix:///run/k0s/containerd.sock /run/k0s" \
+	"$(jq -r '[.containers[0].args[0], .volumes[0].hostPath.path] | join(" ")' <<<"$d")"
+d=$(ds_of --set 'criSocketDirs={/run/containerd,/var/lib/rancher/x_y.z}')
+expect "criSocketDirs: each directory a read-only mount and a DirectoryOrCreate volume, named after its path" \
+	'[{"mountPath":"/run/containerd","name":"cri-run-containerd","readOnly":true},{"mountPath":"/var/lib/rancher/x_y.z","name":"cri-var-lib-rancher-x-y-z","readOnly":true},{"mountPath":"/run/rssd","name":"state"}] ["cri-run-containerd:/run/containerd:DirectoryOrCreate","cri-var-lib-rancher-x-y-z:/var/lib/rancher/x_y.z:DirectoryOrCreate","state:/run/rssd:DirectoryOrCreate"] false' \
+	"$(jq -c '.containers[0].volumeMounts' <<<"$d") $(jq -c '[.volumes[] | "\(.name):\(.hostPath.path):\(.hostPath.type)"]' <<<"$d") $(jq -c '.containers[0].args | any(startswith("--cri-endpoint"))' <<<"$d")"
+if h template rssd "$chart" --set criSocket=run/x.sock >"$tmp/out" 2>&1; then bad "criSocket=run/x.sock (relative) rendered"; else
+	expect "criSocket relative: refused, naming the form" 1 "$(grep -c 'expected unix:///absolute/path.sock' "$tmp/out")"; fi
 
 echo "# the monitoring objects are deploy/monitoring's"
 h template rssd "$chart" -n rssd-system --set metrics.podMonitor.enabled=true \

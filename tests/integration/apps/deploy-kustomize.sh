@@ -8,7 +8,8 @@
 # the overlay made and, for the namespace overlay, leaves the user's application namespace alone; the
 # namespace overlay keeps rssd, its Leases and records in rssd-system, passes --namespaces=rss-apps, and its
 # Role in rss-apps carries exactly the base ClusterRole's namespaced rules (rssd-node-loss the two
-# cluster-scoped gets, and nothing else cluster-wide).
+# cluster-scoped gets, and nothing else cluster-wide); the microk8s overlay differs from the cluster
+# one only in --cri-endpoint and the one socket directory it mounts read-only.
 set -euo pipefail
 
 NAME=deploy-kustomize
@@ -119,6 +120,28 @@ expect "cluster: the upgrade kept the DaemonSet (same uid: a rolling update, not
 # --ignore-not-found: deleting the Namespace takes what is in it first (kubesim at once, a cluster soon).
 run "cluster: kubectl delete -k" k delete -k "$top/deploy/overlays/cluster" --ignore-not-found
 gone cluster "$tmp/cluster.yaml"
+
+echo "# overlays/microk8s: the cluster install with MicroK8s's containerd socket (docs/platforms.md)"
+render microk8s
+expect "microk8s: the cluster overlay's objects" "$(objects "$tmp/cluster.yaml")" "$(objects "$tmp/microk8s.yaml")"
+ds_spec() { k create --dry-run=client -o json -f "$1" | jq -c 'if .kind == "List" then .items[] else . end |
+	select(.kind == "DaemonSet") | .spec.template.spec'; }
+m=$(ds_spec "$tmp/microk8s.yaml")
+expect "microk8s: --cri-endpoint first, then the base's arguments" \
+	'["--cri-endpoint=unix:///var/snap/microk8s/common/run/containerd.sock","--health-port=8476","--health-address=$(POD_IP)","--state-dir=/run/rssd"]' \
+	"$(jq -c '.containers[0].args' <<<"$m")"
+expect "microk8s: the socket's directory read-only in place of the base's three, the state kept" \
+	'[{"mountPath":"/var/snap/microk8s/common/run","name":"cri-socket","readOnly":true},{"mountPath":"/run/rssd","name":"state"}] [{"hostPath":{"path":"/var/snap/microk8s/common/run","type":"Directory"},"name":"cri-socket"},{"hostPath":{"path":"/run/rssd","type":"DirectoryOrCreate"},"name":"state"}]' \
+	"$(jq -c '.containers[0].volumeMounts' <<<"$m") $(jq -c '.volumes' <<<"$m")"
+expect "microk8s: the rest of the DaemonSet is the base's" \
+	"$(ds_spec "$tmp/cluster.yaml" | jq -S 'del(.containers[0].args, .containers[0].volumeMounts, .volumes)')" \
+	"$(jq -S 'del(.containers[0].args, .containers[0].volumeMounts, .volumes)' <<<"$m")"
+run "microk8s: kubectl apply -k" k apply -k "$top/deploy/overlays/microk8s"
+exist microk8s "$tmp/microk8s.yaml"
+expect "microk8s: the DaemonSet on the server has the endpoint" "--cri-endpoint=unix:///var/snap/microk8s/common/run/containerd.sock" \
+	"$(k -n rssd-system get daemonset rssd -o jsonpath='{.spec.template.spec.containers[0].args[0]}')"
+run "microk8s: kubectl delete -k" k delete -k "$top/deploy/overlays/microk8s" --ignore-not-found
+gone microk8s "$tmp/microk8s.yaml"
 
 echo "# overlays/namespace: rssd in rssd-system, only rss-apps managed, Roles there"
 render namespace

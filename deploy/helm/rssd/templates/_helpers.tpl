@@ -38,3 +38,9 @@ cluster-scoped nodes and persistentvolumes, which rssd-node-loss grants). */}}
   resources: ["services"]
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
 {{- end -}}
+
+{{/* The volume of one criSocketDirs entry, named after its path as the kustomize base names them:
+/run/k3s/containerd -> cri-run-k3s-containerd. */}}
+{{- define "rssd.criVolume" -}}
+{{- printf "cri%s" (regexReplaceAll "[^a-z0-9]+" (lower .) "-") | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
