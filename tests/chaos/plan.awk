@@ -1,7 +1,8 @@
 # plan.awk -- the chaos harness's fault plan of one cycle, drawn from srand(seed): prints shell assignments.
 #
-# Usage: awk -v seed=S -v cycle=C -v fence=F -f plan.awk
-# The plan depends on (seed, cycle) only, so `run.sh --seed S` replays every cycle's plan. Output: one
+# Usage: awk -v seed=S -v cycle=C -v fence=F -v dead=W -v shape=promote|1p|3p -f plan.awk
+# The plan depends on (seed, cycle) and the shape the earlier cycles' plans left (run.sh derives it from
+# them), so `run.sh --seed S` replays every cycle's plan. W is the leader's dead window in seconds. Output: one
 # NAME=VALUE line per variable (values without spaces or quotes; lists comma-separated) and PLAN="..."
 # (the human-readable summary, printed before the cycle acts). Times are in seconds; nodes are 1..3,
 # members 0..2.
@@ -95,7 +96,41 @@ BEGIN {
     }
     # rssd restarted, or hung (SIGSTOP) on the primary's node for longer than the dead window.
     if (kind == "rssd_restart" && rand() < 0.4) add("hang:" rint(0, 2) ":" pick("primary primary leader") ":" rint(F + 5, 3 * F))
+    # Round 5, drawn after everything above (older seeds keep every draw above): issue 35's faults.
+    # Lights-out with spec.primaries 1: the failover policy from this cycle on, PromoteStandby (with
+    # synchronousStandbys 1) or Recover. A cycle of one of the four member faults may instead be one of the
+    # new kinds (more often under PromoteStandby: `shape` is the one the earlier cycles left, "promote",
+    # "1p" or "3p", which run.sh derives from their plans): the whole node of the primary, the leader or
+    # another frozen shorter than the fence timeout, between it and the leader's dead window, or past that
+    # window (`dead`), then thawed; the primary's node drained (cordoned, the primary's pod deleted,
+    # uncordoned after a while); the primary's application crashed and the leader's rssd SIGKILLed or its
+    # node powered off while the failover is under way. The api_outage and lightsout cycles stay as they
+    # were (the replays quoted in docs/testing.md are api_outage cycles).
+    failover = ""
+    if (kind == "lightsout" && primaries == 1) failover = (rand() < 0.7) ? "PromoteStandby" : "Recover"
+    D = dead + 0; if (D <= F) D = F + 18
+    if (kind == "partition" || kind == "app_crash" || kind == "rssd_restart" || kind == "node_off") {
+        if (rand() < (shape == "promote" ? 0.75 : 0.4)) {
+            extras = ""; primaries = ""; minmem = 0; late = -1; latedelay = 0; joinnewer = 0
+            tgt = rint(0, 2) # the member meant by "primary" when every member is one (spec.primaries 3)
+            t = rand()
+            if (t < 0.4) {
+                kind = "node_freeze"
+                who = pick("primary primary leader other")
+                t = rand()
+                if (t < 0.25) d = rint(2, F - 2); else if (t < 0.5) d = rint(F + 2, D - 3); else d = rint(D + 3, D + 12)
+                add("nfreeze:0:" who ":" tgt ":" d)
+            } else if (t < 0.7) {
+                kind = "drain"
+                add("drain:0:" tgt ":" rint(5, 25))
+            } else {
+                kind = "failover_leader"
+                add("lfail:0:" tgt ":" pick("rssd rssd node") ":" rint(0, 1500) ":" rint(5, 20))
+            }
+        }
+    }
     print "KIND=" kind
+    print "FAILOVER=" failover
     print "PRIMARIES=" primaries
     print "MINMEM=" minmem
     print "LATE=" late
@@ -110,6 +145,7 @@ BEGIN {
     if (kind == "lightsout")
         plan = plan " off=" off "s seqs=" s0 "/" s1 "/" s2 " (" mode ") power-on delays=" d1 "/" d2 "/" d3 "s" (newest_last ? " newest-last" : "")
     if (primaries != "") plan = plan " primaries=" primaries
+    if (failover != "") plan = plan " failover=" failover
     if (minmem) plan = plan " minimumMembers=" minmem " late=" late "@" latedelay "s" (joinnewer ? " join-newer" : "")
     if (extras != "") plan = plan " extras=" extras
     print "PLAN=\"" plan "\""
