@@ -19,7 +19,7 @@
 #   drain_primary: the primary's node cordoned and its pod deleted (kubectl drain): a promotion, the
 #     replacement Pending and left alone while cordoned, then a secondary of the new primary.
 # Every scenario runs on the real Kubernetes by default (tests/run.sh's real stage: RSS_WORLD_FLAVOUR=real);
-# on the kubesim world (ctest e2e_failover) the suite skips unless given `all` or names. Each failed on
+# it is not a ctest test; on the kubesim world it runs only given `all` or names. Each failed on
 # the code before issue 35's fixes (4fc9a8d) and passes after them (docs/testing.md). About 2.5 min on
 # kubesim, 3 on the real world, with the world's start. E2E_KEEP=1 keeps the world (tests/e2e/lib.sh).
 # Prints "PASS/FAIL name" and "N passed, N failed".

@@ -247,8 +247,13 @@ sc_history_floor() {
     note "$(events_since "$mark" SeedBelowHistory $R | head -1 | cut -c1-240)"
     power_on_except "$on"
     wait_until 90 "a seed once the members with the data are back" seeded
-    [[ $(hook_lines "$mark" $R seed) == *" $(member $R 0) seed args=[] rc=0" ]] ||
-        fail "$(member $R 0) ($((b + 50))) should seed: $(hook_lines "$mark" $R seed)"
+    # Either of the two members at b+50 may seed: with minimumMembers 1 the first to report reaches the
+    # floor and seeds without waiting for the other (a CI run: member 1's agent reported first).
+    local seeds
+    seeds=$(hook_lines "$mark" $R seed)
+    [ "$(count_lines "$seeds")" = 1 ] || fail "one seed expected: $seeds"
+    [[ $seeds == *" $(member $R 0) seed args=[] rc=0" || $seeds == *" $(member $R 1) seed args=[] rc=0" ]] ||
+        fail "$(member $R 0) or $(member $R 1) ($((b + 50))) should seed: $seeds"
     ensure_running
     rss_patch '{"spec":{"recovery":null}}'
 }

@@ -24,6 +24,7 @@ struct fake_cri {
     atomic_bool stop;
     atomic_int calls;
     atomic_int stops; /* StopContainer calls answered OK */
+    atomic_int execs; /* ExecSync calls */
     char *path;
     struct fake_cri_options opts; /* runtime_name owned */
 };
@@ -241,9 +242,10 @@ static void serve_call(struct fake_cri *f, grpc_call *call, grpc_call_details *d
         reply_message(&r, &none.base);
     } else if (grpc_slice_str_cmp(details->method, "/runtime.v1.RuntimeService/ListContainers") == 0)
         handle_list_containers(&r, data, len);
-    else if (grpc_slice_str_cmp(details->method, "/runtime.v1.RuntimeService/ExecSync") == 0)
+    else if (grpc_slice_str_cmp(details->method, "/runtime.v1.RuntimeService/ExecSync") == 0) {
+        atomic_fetch_add(&f->execs, 1);
         handle_exec(&r, data, len);
-    else if (grpc_slice_str_cmp(details->method, "/runtime.v1.RuntimeService/StopContainer") == 0)
+    } else if (grpc_slice_str_cmp(details->method, "/runtime.v1.RuntimeService/StopContainer") == 0)
         handle_stop(f, &r, data, len);
     else
         reply_error(&r, GRPC_STATUS_UNIMPLEMENTED, "unknown method");
@@ -383,4 +385,9 @@ int fake_cri_calls(struct fake_cri *f)
 int fake_cri_stops(struct fake_cri *f)
 {
     return atomic_load(&f->stops);
+}
+
+int fake_cri_execs(struct fake_cri *f)
+{
+    return atomic_load(&f->execs);
 }

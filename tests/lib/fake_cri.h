@@ -38,4 +38,7 @@ int fake_cri_calls(struct fake_cri *f);
 /* Number of StopContainer calls answered OK. */
 int fake_cri_stops(struct fake_cri *f);
 
+/* Number of ExecSync calls (hooks run). */
+int fake_cri_execs(struct fake_cri *f);
+
 #endif

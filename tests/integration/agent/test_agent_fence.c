@@ -320,10 +320,11 @@ static void test_finish_wake(void **state)
 }
 
 /* The API server unreachable past the fence timeout (dead_kube: the last look finds it silent too): one
- * fence check. Returns how many StopContainer calls (kills) followed, and in *calls every CRI call. */
-static int cut_off(struct rss_agent *a, int *calls)
+ * fence check. Returns how many StopContainer calls (kills) followed, and in *execs how many ExecSync calls
+ * (hooks) ran meanwhile. */
+static int cut_off(struct rss_agent *a, int *execs)
 {
-    int before = fake_cri_stops(fake), calls_before = fake_cri_calls(fake);
+    int before = fake_cri_stops(fake), execs_before = fake_cri_execs(fake);
     pthread_mutex_lock(&a->lock);
     int64_t now = rss_clock_mono_ms();
     atomic_store(&a->api_ok_ms, now - a->fence_timeout_ms - 1000);
@@ -331,15 +332,15 @@ static int cut_off(struct rss_agent *a, int *calls)
     assert_true(a->fenced);
     pthread_mutex_unlock(&a->lock);
     wait_workers(a);
-    if (calls)
-        *calls = fake_cri_calls(fake) - calls_before;
+    if (execs)
+        *execs = fake_cri_execs(fake) - execs_before;
     return fake_cri_stops(fake) - before;
 }
 
 /* An RSS this agent holds as invalid (rule 6 leaves its members alone while the API server answers): cut
  * off, its member was never stopped (agent_fence_check skipped it), while the leader, holding a spec it can
  * use, fails over after its dead window. Now its container is killed through CRI, no hook run (the hooks of
- * an invalid spec cannot be trusted): a ListContainers and a StopContainer, no ExecSync. */
+ * an invalid spec cannot be trusted): a StopContainer, no ExecSync. */
 static void test_invalid_spec_fenced(void **state)
 {
     (void)state;
@@ -350,9 +351,11 @@ static void test_invalid_spec_fenced(void **state)
     assert_false(held->valid);
     pthread_mutex_unlock(&a->lock);
     assert_int_equal(agent_fence_stop_ms(a), 0); /* killed at once: no stop timeout to publish */
-    int calls = 0;
-    assert_int_equal(cut_off(a, &calls), 1);
-    assert_int_equal(calls, 2);
+    /* Counted by kind, not in all: another thread of the agent may call CRI meanwhile (a loaded CI
+     * rehearsal saw 3 calls where 2 were expected). */
+    int execs = -1;
+    assert_int_equal(cut_off(a, &execs), 1);
+    assert_int_equal(execs, 0);
     rss_agent_free(a);
 }
 
