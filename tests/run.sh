@@ -57,6 +57,9 @@ real_stage() {
     RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/e2e.sh"
     RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/safety.sh"
     RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/safety_failover.sh"
+    RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/safety_primary.sh"
+    RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/safety_partition.sh"
+    RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/safety_history.sh"
     RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/galera.sh" || rc=$?
     [ $rc = 0 ] || [ $rc = 77 ] || { echo "run.sh: galera.sh on the real world failed" >&2; return 1; }
     RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/chaos/run.sh" --cycles 3

@@ -3,14 +3,15 @@
 # history the cluster gave up; it never seeds a later recovery and is not joined over its writes until
 # the admin releases it, whatever happens to its pod or to the RSS in between.
 #
-# Usage: safety_history.sh [SCENARIO...]   (default: all, in the order below; each later scenario
-# starts from the held member the first one makes, and makes it again if it is not there)
+# Usage: safety_history.sh [SCENARIO...]   (default: those of the world flavour, table at the end; `all`;
+# each later scenario starts from the held member the first one makes, and makes it again if it is not there)
 # One 3-node world with rssd from deploy/ and apps/dummy. Ground truth: the hook logs and the writes on
 # the volumes; rssd's Events and records are checked in addition. Prints "PASS/FAIL name" and
 # "N passed, N failed".
 set -euo pipefail
 export E2E_FENCE=${E2E_FENCE:-10s}
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/flavour.sh"
 
 R=dummy
 H=2 # the ordinal left out and held
@@ -258,10 +259,13 @@ sc_history_floor() {
     rss_patch '{"spec":{"recovery":null}}'
 }
 
-all=(held_second_lightsout held_delete_pod held_node_gone held_rollout held_recreate_rss held_suspend_resume held_release
-    history_floor)
-sel=("$@")
-[ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
+# The scenarios in the order they run, each with the world flavour it runs in by default (flavour.sh; why:
+# docs/testing.md): without names those of RSS_WORLD_FLAVOUR's (kubesim: ctest; real: tests/run.sh's real
+# stage), `all` every one, names the named ones.
+table=(held_second_lightsout:kubesim held_delete_pod:kubesim held_node_gone:kubesim held_rollout:kubesim
+    held_recreate_rss:kubesim held_suspend_resume:kubesim held_release:kubesim history_floor:real)
+mapfile -t sel < <(select_scenarios "${table[@]}" -- "$@")
+[ ${#sel[@]} -gt 0 ] || { say "safety_history: no scenario runs in the ${RSS_WORLD_FLAVOUR:-kubesim} world by default"; exit 0; }
 
 say "safety_history: world of 3 nodes (build $RSS_BUILD_DIR, world $RSS_WORLD_DIR, fence timeout $E2E_FENCE)"
 e2e_up 3

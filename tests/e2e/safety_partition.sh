@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # safety_partition.sh -- partial partitions and stalled rollouts, for one primary with secondaries.
 #
-# Usage: safety_partition.sh [SCENARIO...]   (default: all, in the order below)
+# Usage: safety_partition.sh [SCENARIO...]   (default: those of the world flavour, table at the end; `all`)
 # One 3-node world with rssd from deploy/ and apps/dummy in `spec.primaries: 1` mode; the agents' fence
 # timeout is 10 s (E2E_FENCE). Ground truth: the hooks logs on the volumes (who ran seed/primary/
 # secondary/stop, when); rssd's Events are checked in addition where saying so is the behaviour.
@@ -9,6 +9,7 @@
 set -euo pipefail
 export E2E_FENCE=${E2E_FENCE:-10s}
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/flavour.sh"
 
 FENCE_S=${E2E_FENCE%s}
 # The fence timeout + the leader's 5 s margin: a cut node's members must have begun (here: ended, the
@@ -308,9 +309,12 @@ sc_fence_stop_sigterm() {
     wait_until 120 "$R's pods to go" gone
 }
 
-all=(split_brain image_typo slow_fence_stop hung_fence_stop fence_stop_sigterm)
-sel=("$@")
-[ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
+# The scenarios in the order they run, each with the world flavour it runs in by default (flavour.sh; why:
+# docs/testing.md): without names those of RSS_WORLD_FLAVOUR's (kubesim: ctest; real: tests/run.sh's real
+# stage), `all` every one, names the named ones.
+table=(split_brain:real image_typo:kubesim slow_fence_stop:real hung_fence_stop:kubesim fence_stop_sigterm:kubesim)
+mapfile -t sel < <(select_scenarios "${table[@]}" -- "$@")
+[ ${#sel[@]} -gt 0 ] || { say "safety_partition: no scenario runs in the ${RSS_WORLD_FLAVOUR:-kubesim} world by default"; exit 0; }
 
 say "safety_partition: world of 3 nodes (build $RSS_BUILD_DIR, world $RSS_WORLD_DIR, fence timeout $E2E_FENCE)"
 e2e_up 3

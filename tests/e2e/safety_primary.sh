@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # safety_primary.sh -- one primary with read-only secondaries (spec.primaries: 1) through the faults that matter.
 #
-# Usage: safety_primary.sh [SCENARIO...]   (default: all, in the order below; `primary_create` first)
+# Usage: safety_primary.sh [SCENARIO...]   (default: those of the world flavour, table at the end; `all`; `primary_create` first)
 # One 3-node world with rssd from deploy/ and apps/dummy in primaries: 1 mode (a primary and two
 # secondaries); fence timeout 10 s (E2E_FENCE) and a `stop` timeout of 5 s (STOP_S: the dummy stops at
 # once), so the leader's dead window is 10 + 5 + 5 (kill) + 5 (margin) = 25 s. Ground truth: the
@@ -12,6 +12,7 @@
 set -euo pipefail
 export E2E_FENCE=${E2E_FENCE:-10s}
 source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/flavour.sh"
 
 R=dummy
 FENCE_S=${E2E_FENCE%s}
@@ -325,9 +326,14 @@ sc_new_min_members() {
     k delete rss $N -n "$NS" --wait=false >/dev/null || true
 }
 
-all=(primary_create restart_leader_and_primary restart_primary hang_primary_agent leader_change app_crash node_loss primary_api_outage lights_out primary_suspend new_min_members)
-sel=("$@")
-[ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
+# The scenarios in the order they run, each with the world flavour it runs in by default (flavour.sh; why:
+# docs/testing.md): without names those of RSS_WORLD_FLAVOUR's (kubesim: ctest; real: tests/run.sh's real
+# stage), `all` every one, names the named ones.
+table=(primary_create:kubesim restart_leader_and_primary:kubesim restart_primary:kubesim hang_primary_agent:kubesim
+    leader_change:kubesim app_crash:kubesim node_loss:real primary_api_outage:real lights_out:kubesim
+    primary_suspend:kubesim new_min_members:kubesim)
+mapfile -t sel < <(select_scenarios "${table[@]}" -- "$@")
+[ ${#sel[@]} -gt 0 ] || { say "safety_primary: no scenario runs in the ${RSS_WORLD_FLAVOUR:-kubesim} world by default"; exit 0; }
 [ "${sel[0]}" = primary_create ] || sel=(primary_create "${sel[@]}")
 
 say "safety_primary: world of 3 nodes (build $RSS_BUILD_DIR, world $RSS_WORLD_DIR, fence timeout $E2E_FENCE)"

@@ -139,14 +139,40 @@ restarted() { [ "$(k get pod probe -o jsonpath='{.status.containerStatuses[0].re
 wait_until 90 "pod probe running again in a new container" restarted
 ok "power-off killed kubelet and container, node-2 Unknown; power-on: the pod runs again"
 
-# partition: node-2's kubelet reaches nothing, the node goes NotReady; heal: Ready again.
+# partition: node-2's kubelet and pods reach nothing, the node goes NotReady, but the kubelet still reaches
+# its own pods (its probes: from its bridge's address), as on a real node whose network is cut; heal: Ready
+# again. A group partition (node-2 --from node-1): node-2's pods lose the apiserver and node-1's pods.
 nready() { [ "$(k get node node-2 -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}')" = True ]; }
 wait_until 60 "node-2 Ready" nready
+pod_ip() { k get pods -n rssd-system -l app.kubernetes.io/name=rssd --field-selector "spec.nodeName=$1" \
+    -o jsonpath='{.items[0].status.podIP}'; }
+rip2=$(pod_ip node-2)
+rip1=$(pod_ip node-1)
+innet() { nsenter --net="$RSS_WORLD_DIR/ns/net" "$@"; }
+health_from() { innet curl -sf --max-time 2 --interface "$1" "http://$rip2:8476/healthz" >/dev/null 2>&1; }
+api_from_pod() { ex nc -w 2 10.96.0.1 443 </dev/null >/dev/null 2>&1; }
+peer_from_pod() { ex nc -w 2 "$rip1" 8476 </dev/null >/dev/null 2>&1; }
+cid=$(k get pod probe -o jsonpath='{.status.containerStatuses[0].containerID}') # (power-on made a new one)
+cid=${cid#containerd://}
+reached() { health_from 10.244.2.1 && health_from 10.244.1.1 && api_from_pod && peer_from_pod; }
+wait_until 60 "before the partition: rssd's /healthz on node-2 ($rip2) from 10.244.2.1 and 10.244.1.1, the apiserver and node-1's rssd ($rip1) from the probe pod" reached
 "$WORLD" partition node-2 >/dev/null 2>&1 || fail "partition"
 wait_until 60 "node-2 NotReady under partition" notready
+health_from 10.244.2.1 || fail "node-2's kubelet (10.244.2.1) does not reach its own rssd pod under partition"
+health_from 10.244.1.1 && fail "node-1's address reaches node-2's rssd pod under partition"
+api_from_pod && fail "the probe pod on node-2 reaches the apiserver under partition"
 "$WORLD" heal node-2 >/dev/null 2>&1 || fail "heal"
 wait_until 60 "node-2 Ready after heal" nready
-ok "partition: node-2 Unknown; heal: Ready"
+api_from_pod || fail "the probe pod does not reach the apiserver after heal"
+"$WORLD" partition node-2 --from node-1 >/dev/null 2>&1 || fail "group partition"
+wait_until 60 "node-2 NotReady under the group partition" notready
+api_from_pod && fail "the probe pod on node-2 reaches the apiserver under the group partition"
+peer_from_pod && fail "the probe pod on node-2 reaches node-1's rssd under the group partition"
+health_from 10.244.2.1 || fail "node-2's kubelet does not reach its own rssd pod under the group partition"
+"$WORLD" heal node-2 >/dev/null 2>&1 || fail "heal of the group"
+wait_until 60 "node-2 Ready after the group's heal" nready
+peer_from_pod || fail "the probe pod does not reach node-1's rssd after the group's heal"
+ok "partition: node-2 Unknown, its kubelet still reaches its pods, its pods reach nothing; group partition from node-1: no apiserver, no node-1 pods; heal: Ready"
 
 # api-freeze: nothing answers; api-thaw: answers.
 "$WORLD" api-freeze || fail "api-freeze"
