@@ -87,8 +87,8 @@ wait_until 30 "kubernetes.default.svc.cluster.local to resolve in the pod" dns
 ok "cluster DNS: the pod resolves kubernetes.default.svc.cluster.local to 10.96.0.1"
 
 # rssd installed as a user would, unchanged: kubectl apply -k deploy/overlays/cluster; the DaemonSet's pods
-# Ready on both real kubelets (their readiness: connected to the API server with the projected token, and
-# to their node's CRI socket), a leader Lease taken.
+# Ready on both real kubelets (their readiness: connected to the API server with the projected token; they
+# start only once their node's CRI runtime answered), a leader Lease taken.
 k apply -k "$repo/deploy/overlays/cluster" >"$tmp/apply.log" 2>&1 || { cat "$tmp/apply.log" >&2; fail "apply -k"; }
 rssd_ready() {
     k get pods -n rssd-system -l app.kubernetes.io/name=rssd -o json | jq -e '[.items[] | select(.status.phase == "Running"
