@@ -14,7 +14,8 @@
  *                          it). Not tied to an incarnation either, and it keeps its record like leftOut.
  *   primary                rules 16 and 17 (JSON
  * {"action":"<epoch>-<seq>","podUID":"<uid>"[,"sequence":"<n>"]
- *                          [,"promotedOver":<ordinal>,"request":"<epoch>-<seq>"]}): the leader made this
+ *                          [,"promotedOver":<ordinal>,"request":"<epoch>-<seq>"]
+ *                          [,"scaledAway":{"pod":"<name>"[,"sequence":"<n>"]}]}): the leader made this
  *                          member a primary (seed, promotion, or a join as primary) by that action, for that
  *                          pod incarnation, holding that sequence then; written in the same patch as that
  *                          desired, removed by the patch that starts it as a secondary. The newest mark
@@ -22,6 +23,9 @@
  *                          replaces, the one kept when two primaries run, and the height no seed without
  *                          every member may go below. Not tied to an incarnation: the record is kept while
  *                          its pod is gone and its ordinal is below spec.replicas (a drain, a deletion).
+ *                          scaledAway (added by the plan that lowers replicas past a stopped standby while
+ *                          this member is primary, spec.failover PromoteStandby): the highest last sequence
+ *                          of such a standby (no sequence: unknown); its failover never promotes below it.
  *   observedNode           the node of the agent that wrote `observed`, in the same write (agents only: the
  *                          self-fence's failsafe asks that node's agent too, docs/agent.md; absent from an
  *                          older rssd's records)

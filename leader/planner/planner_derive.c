@@ -262,6 +262,7 @@ void planner_teardown(struct planner *c)
         free(c->m[i].pod);
         free(c->m[i].note.s);
         free(c->m[i].mark_uid);
+        free(c->m[i].mark_scaled_pod);
         cJSON_Delete(c->m[i].repl_new);
     }
     cJSON_Delete(c->new_replacement);

@@ -199,7 +199,7 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
     }
     size_t k = (size_t)sp->sync_standbys;
     size_t need = s_total >= k ? s_total - k + 1 : s_total + 1;
-    char why[256];
+    char why[512];
     if (n_run < need) {
         snprintf(why, sizeof(why),
                  "%zu of %zu standbys run, and a promotion needs positions from %zu "
@@ -308,6 +308,20 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
         /* Never promote a member the scale-down removes; a lower answer may lack acknowledged commits. */
         snprintf(why, sizeof(why), "the most advanced standby %s (position %" PRIu64 ") is being scaled away",
                  best->pod, best_pos);
+        free(waiting.s);
+        free(list.s);
+        return fallback(c, lost, why);
+    }
+    if (lost->mark_scaled && (!lost->mark_scaled_known || best_pos < lost->mark_scaled_seq)) {
+        /* Model finding L4: a standby removed by a scale-down while lost was primary may have been the only
+         * one to acknowledge a commit (planner_lineage_scaled_away()). */
+        char ss[64] = "an unknown sequence (its `sequence` hook failed)";
+        if (lost->mark_scaled_known)
+            snprintf(ss, sizeof(ss), "sequence %" PRIu64, lost->mark_scaled_seq);
+        snprintf(why, sizeof(why),
+                 "%s, removed by a scale-down while %s was primary, held %s, above the most advanced standby "
+                 "%s (position %" PRIu64 "): an acknowledged commit may be only on %s and its volume",
+                 lost->mark_scaled_pod, lost->pod, ss, best->pod, best_pos, lost->pod);
         free(waiting.s);
         free(list.s);
         return fallback(c, lost, why);

@@ -106,6 +106,13 @@ struct planner_member {
     struct rss_action_id mark_at;
     char *mark_uid;
     uint64_t mark_seq;
+    /* The mark's scaledAway (model finding L4): a standby a scale-down removed while this member was
+     * primary held sequence mark_scaled_seq (mark_scaled_known false: unknown) on pod mark_scaled_pod
+     * (owned). While it streamed, the primary's `ANY k` could count it alone: a promotion below it may lack
+     * an acknowledged commit. */
+    bool mark_scaled, mark_scaled_known;
+    uint64_t mark_scaled_seq;
+    char *mark_scaled_pod;
 
     bool decided; /* a desired action or delete was issued to it in this plan */
     struct rss_strbuf note;
@@ -150,6 +157,7 @@ struct planner {
     bool floor;
     uint64_t floor_seq;
     unsigned floor_ordinal;
+    const char *floor_scaled_pod; /* the floor is a scaled-away standby's (this pod), not a mark's sequence */
 };
 
 /* Pod status says "containerd://<id>", CRI says "<id>": compare the ids. */
@@ -295,6 +303,11 @@ void planner_lineage_issue(const struct planner_member *m, struct rss_plan_patch
 void planner_lineage_promoted(struct rss_plan_patch *p, const struct planner_member *m,
                               const struct planner_member *lost, struct rss_action_id request,
                               uint64_t position);
+/* The scale-down is about to lower replicas from c->sts to next: the removed standbys' last sequences go
+ * into the newest mark (scaledAway, in this plan's patch of its record, which is written before the
+ * replicas). False: a removed member's sequence is not known yet and may still come (its `sequence` hook
+ * has not reported): the replicas wait, and *who names it. */
+bool planner_lineage_scaled_away(struct planner *c, int next, const struct planner_member **who);
 
 /* planner_failover.c. Rule 15 (spec.failover PromoteStandby, one primary). planner_failover_load carries
  * status.failover into this plan (a running cluster). planner_failover_promote, in row 8 (no primary

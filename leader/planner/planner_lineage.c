@@ -45,6 +45,15 @@ static void parse(struct planner_member *m, const char *doc)
     /* The incarnation it was made primary in is gone: the pod left the API (its kubelet confirmed its
      * containers stopped), or the StatefulSet made a new one. */
     m->mark_gone = !m->exists || (m->mark_uid && m->in->pod_uid && strcmp(m->mark_uid, m->in->pod_uid) != 0);
+    /* Unreadable counts as unknown: a promotion then falls back rather than guess below it. */
+    const cJSON *sa = cJSON_GetObjectItemCaseSensitive(j, "scaledAway");
+    if (sa) {
+        const char *ss = rss_json_str(sa, "sequence"), *pod = rss_json_str(sa, "pod");
+        rss_error_release(&err);
+        m->mark_scaled = true;
+        m->mark_scaled_known = ss && rss_hook_parse_sequence(ss, strlen(ss), &m->mark_scaled_seq, &err) == 0;
+        m->mark_scaled_pod = rss_xstrdup(pod ? pod : "a member removed by a scale-down");
+    }
 }
 
 /* A mark whose start never made its member a primary names no primary (model finding L1): the start was
@@ -77,7 +86,7 @@ void planner_lineage_load(struct planner *c)
             continue;
         parse(m, doc);
         if (mark_void(c, m)) {
-            m->mark = m->mark_has_seq = m->mark_promoted = false;
+            m->mark = m->mark_has_seq = m->mark_promoted = m->mark_scaled = false;
             continue;
         }
         if (!c->top || planner_id_after(m->mark_at, c->top->mark_at))
@@ -86,6 +95,14 @@ void planner_lineage_load(struct planner *c)
             c->floor = true;
             c->floor_seq = m->mark_seq;
             c->floor_ordinal = m->ordinal;
+            c->floor_scaled_pod = NULL;
+        }
+        /* A standby's last sequence is history the cluster reached as much as a primary's. */
+        if (m->mark_scaled && m->mark_scaled_known && (!c->floor || m->mark_scaled_seq > c->floor_seq)) {
+            c->floor = true;
+            c->floor_seq = m->mark_scaled_seq;
+            c->floor_ordinal = m->ordinal;
+            c->floor_scaled_pod = m->mark_scaled_pod;
         }
     }
     /* The last recovery's seed, as the status recorded it: the same floor when the marks are gone (an RSS
@@ -97,6 +114,7 @@ void planner_lineage_load(struct planner *c)
         c->floor = true;
         c->floor_seq = v;
         c->floor_ordinal = UINT32_MAX;
+        c->floor_scaled_pod = NULL;
     }
 }
 
@@ -152,4 +170,68 @@ void planner_lineage_promoted(struct rss_plan_patch *p, const struct planner_mem
     free(p->primary);
     p->set_primary = true;
     p->primary = mark_doc(m, p->desired.id, true, position, (int)lost->ordinal, request);
+}
+
+/* Model finding L4 (docs/model.md): while a scale-down's `stop` of a standby is under way, the primary's
+ * `ANY k` may acknowledge a commit on that standby alone; once the pod is removed the promotion quorum S no
+ * longer counts it, and the most advanced answer of the standbys that stay may lack the commit. The
+ * removed standby's last sequence is kept in the primary's own mark, so the failover that replaces that
+ * primary falls back rather than promote below it (and a seed without every member does not go below it:
+ * the floor). A later primary writes a mark of its own, without it: it was promoted at or above it. */
+bool planner_lineage_scaled_away(struct planner *c, int next, const struct planner_member **who)
+{
+    struct planner_member *top = c->top;
+    if (!c->spec->promote_standby || !top || !top->in || (int)top->ordinal >= next)
+        return true;
+    bool any = false, known = true;
+    uint64_t hi = 0;
+    const struct planner_member *hi_m = NULL;
+    for (int i = next; i < c->sts && (size_t)i < c->n; i++) {
+        const struct planner_member *m = &c->m[i];
+        /* Gone already: recorded by the plan that removed it. On a node judged dead: fenced for the dead
+         * window, while the primary streamed to the others; the quorum counted it until now. */
+        if (!m->exists || m->fenced_dead)
+            continue;
+        if (!m->has_seq && !m->seq_error) {
+            *who = m;
+            return false;
+        }
+        any = true;
+        if (!m->has_seq) {
+            if (known)
+                hi_m = m;
+            known = false;
+        } else if (known && (!hi_m || m->seq > hi)) {
+            hi = m->seq;
+            hi_m = m;
+        }
+    }
+    if (!any || (top->mark_scaled && (!top->mark_scaled_known || (known && top->mark_scaled_seq >= hi))))
+        return true;
+    struct rss_plan_patch *p = planner_patch_for(c, top);
+    const char *base = p->set_primary ? p->primary : top->in->primary_record;
+    if (!base)
+        return true; /* its mark is removed in this plan: it follows another primary now */
+    _cleanup_json_ cJSON *j = cJSON_Parse(base);
+    if (!cJSON_IsObject(j)) {
+        cJSON_Delete(j);
+        j = cJSON_CreateObject();
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(j, "scaledAway");
+    cJSON *sa = cJSON_AddObjectToObject(j, "scaledAway");
+    cJSON_AddStringToObject(sa, "pod", hi_m->pod);
+    char s[24] = "unknown";
+    if (known) {
+        fmt_seq(hi, s, sizeof(s));
+        cJSON_AddStringToObject(sa, "sequence", s);
+    }
+    free(p->primary);
+    p->set_primary = true;
+    p->primary = cJSON_PrintUnformatted(j);
+    planner_event(
+        c, RSS_EVENT_NORMAL, "ScalingDown", top,
+        "%s leaves with sequence %s while %s is primary: a failover of %s will not promote a standby "
+        "below it",
+        hi_m->pod, s, top->pod, top->pod);
+    return true;
 }

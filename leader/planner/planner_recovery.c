@@ -283,10 +283,13 @@ void planner_recovery(struct planner *c)
          * hold; it never meant starting an older history (an emptied volume, a re-created one) in place of
          * one rssd itself started: the admin's force-seed decides. So for a member held out as diverged
          * (rule 14; after a promotion, the old primary): going on without it is not a licence to go below. */
-        char fs[24], from[160];
+        char fs[24], from[256];
         fmt_seq(c->floor_seq, fs, sizeof(fs));
         if (c->floor_ordinal == UINT32_MAX)
             snprintf(from, sizeof(from), "the last recovery seeded sequence %s", fs);
+        else if (c->floor_scaled_pod)
+            snprintf(from, sizeof(from), "%s held sequence %s when a scale-down removed it, %s primary",
+                     c->floor_scaled_pod, fs, c->m[c->floor_ordinal].pod);
         else
             snprintf(from, sizeof(from), "%s was made primary with sequence %s", c->m[c->floor_ordinal].pod,
                      fs);

@@ -1,5 +1,6 @@
 /* planner_scale.c -- row 4, the StatefulSet created or scaled up; and the scale down: `stop` from the highest
- * ordinal, replicas lowered only past members confirmed stopped. */
+ * ordinal, replicas lowered only past members confirmed stopped (under PromoteStandby, once their last
+ * sequence is in the primary's mark: planner_lineage_scaled_away()). */
 #include "planner_internal.h"
 
 /* Row 4: the StatefulSet created, or raised to spec.replicas (new pods stay idle until told). */
@@ -33,6 +34,14 @@ void planner_scale_down(struct planner *c)
     int next = c->sts;
     while (next > c->target && planner_confirmed_stopped(&c->m[next - 1]))
         next--;
+    const struct planner_member *who = NULL;
+    if (next < c->sts && !planner_lineage_scaled_away(c, next, &who)) {
+        planner_wait(c, false, "ScalingDown",
+                     "scale down waits for the sequence of %s before its pod is removed (a failover may not "
+                     "promote a standby below it)",
+                     who->pod);
+        return;
+    }
     if (next < c->sts) {
         c->out->set_replicas = next;
         planner_event(c, RSS_EVENT_NORMAL, "ScalingDown", NULL,

@@ -343,6 +343,14 @@ claim_dir() { echo "$RSS_WORLD_DIR/pv/$NS/data-$(member "$1" "$2")"; }
 members_json() { k get pods -n "$NS" -l "rss.clusterlabs.org/name=$1" -o json; }
 member_node() { k get pod "$(member "$1" "$2")" -n "$NS" -o jsonpath='{.spec.nodeName}' 2>/dev/null; }
 member_uid() { k get pod "$(member "$1" "$2")" -n "$NS" -o jsonpath='{.metadata.uid}' 2>/dev/null; }
+# member_exec RSS ORD CONTAINER CMD...: ExecSync in the member's container (found on its node); stdout only.
+member_exec() {
+    local rss=$1 o=$2 c=$3 node id
+    shift 3
+    node=$(member_node "$rss" "$o") && [ -n "$node" ] || return 1
+    id=$("$WORLD" crictl "$node" find "$NS" "$(member "$rss" "$o")" "$c" 2>/dev/null) || return 1
+    "$WORLD" crictl "$node" exec --timeout 10 "$id" "$@" 2>/dev/null
+}
 
 # rss_running NAME N: phase Running, N ready members, N primaries in status.members.primary, and N
 # running members by the hooks' own status (the last status line of each member says 8).

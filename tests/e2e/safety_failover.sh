@@ -18,10 +18,13 @@
 #     rssd pod deleted while status.failover names the lost primary: one promotion, no standby stopped.
 #   drain_primary: the primary's node cordoned and its pod deleted (kubectl drain): a promotion, the
 #     replacement Pending and left alone while cordoned, then a secondary of the new primary.
-# Every scenario runs on the real Kubernetes by default (tests/run.sh's real stage: RSS_WORLD_FLAVOUR=real);
-# it is not a ctest test; on the kubesim world it runs only given `all` or names. Each failed on
-# the code before issue 35's fixes (4fc9a8d) and passes after them (docs/testing.md). About 2.5 min on
-# kubesim, 3 on the real world, with the world's start. E2E_KEEP=1 keeps the world (tests/e2e/lib.sh).
+#   scale_remove (model finding L4): a scale-down removes a standby that held more than the one that
+#     stays, then the primary is killed: no promotion below the removed standby's sequence (FailoverFallback
+#     naming it), the lost primary seeds again with every write; replicas back to 3.
+# The first three run on the real Kubernetes by default (tests/run.sh's real stage: RSS_WORLD_FLAVOUR=real),
+# scale_remove on kubesim (ctest e2e_failover). Faults 1-3 failed on the code before issue 35's fixes
+# (4fc9a8d), scale_remove before the scaledAway floor; all pass after them (docs/testing.md). About 2.5 min
+# on kubesim, 3 on the real world, with the world's start. E2E_KEEP=1 keeps the world (tests/e2e/lib.sh).
 # Prints "PASS/FAIL name" and "N passed, N failed".
 set -euo pipefail
 export E2E_FENCE=${E2E_FENCE:-10s}
@@ -39,14 +42,8 @@ SLOW_STOP_TIMEOUT_S=30
 
 # ---- ground truth: the members' applications and data
 
-# in_member ORD CMD...: ExecSync in member ORD's container (found on its node); stdout only.
-in_member() {
-    local o=$1 node id
-    shift
-    node=$(member_node $R "$o") && [ -n "$node" ] || return 1
-    id=$("$WORLD" crictl "$node" find "$NS" "$(member $R "$o")" dummy 2>/dev/null) || return 1
-    "$WORLD" crictl "$node" exec --timeout 10 "$id" "$@" 2>/dev/null
-}
+# in_member ORD CMD...: ExecSync in member ORD's dummy container; stdout only.
+in_member() { member_exec $R "$1" dummy "${@:2}"; }
 # dummyd_of ORD: "PID ROLE" of member ORD's running application ("-" when none runs), by the hooks' own test.
 # shellcheck disable=SC2016 # expanded in the container
 dummyd_of() { in_member "$1" sh -c '. /hooks/lib.sh; if dummy_alive; then echo "$DUMMY_PID $(cat "$RUN_DIR/role")"; else echo -; fi'; }
@@ -286,9 +283,50 @@ sc_drain_primary() {
     note "writes: $(acked "$w" "$s") acknowledged by $s, all on its volume"
 }
 
+# ---- 4. (model finding L4) the scale-down stops and removes member 2 while the primary runs; member 2 held
+#         20 writes (the primary's `ANY 1` counted it for the last ones), the standby that stays only 10.
+#         Then the primary's application is killed. S is 1 now: the staying standby's answer alone would
+#         do, and it lacks 10 acknowledged writes. The failover must fall back (Warning FailoverFallback
+#         naming rss-dummy-2 and 20), the lost primary seeds again with its 20 writes, the standby joins it.
+#         Before the fix: the standby was promoted at 10.
+sc_scale_remove() {
+    ensure_running
+    local p o mark mark_kill sa seeds fb
+    p=$(primary_ordinal)
+    [ "$p" != 2 ] || fail "the primary is member 2, the one the scale-down removes: this scenario needs it below"
+    o=$(others_of $R "$p" | grep -vx 2)
+    set_sequence $R "$p" 20
+    set_sequence $R 2 20
+    set_sequence $R "$o" 10
+    mark=$(now)
+    k patch rss $R -n "$NS" --type merge -p '{"spec":{"replicas":2}}' >/dev/null || fail "scale the RSS to 2"
+    undo_on_exit "k patch rss $R -n $NS --type merge -p '{\"spec\":{\"replicas\":3}}'"
+    removed() { [ -n "$(stops_of "$mark" $R 2)" ] && ! k get pod "$(member $R 2)" -n "$NS" >/dev/null 2>&1; }
+    wait_until 90 "member 2 stopped and its pod removed" removed
+    sa=$(record "$(member $R "$p")" | jq -c '.data.primary // "{}" | fromjson | .scaledAway')
+    note "member 2 removed; the primary $p's mark records scaledAway $sa"
+    mark_kill=$(now)
+    in_member "$p" sh -c 'kill -KILL "$(cat /run/dummy/pid)"' >/dev/null || fail "kill member $p's dummyd"
+    wait_until 120 "the failover's outcome" failover_ended "$mark_kill" $R "$p"
+    seeds=$(hook_lines "$mark_kill" $R seed primary | grep " $(member $R "$o") " || true)
+    [ -z "$seeds" ] || fail "the standby $o (10 writes) was promoted below the removed member 2 (20): $seeds"
+    fb=$(events_since "$mark_kill" FailoverFallback $R)
+    [[ $fb == *"$(member $R 2), removed by a scale-down while $(member $R "$p") was primary, held sequence 20"* ]] ||
+        fail "no FailoverFallback naming $(member $R 2) and its 20: ${fb:-none}"
+    reseeded() { hook_lines "$mark_kill" $R seed | grep -q " $(member $R "$p") seed .*rc=0$" && secondary_of "$mark_kill" $R "$o" "$p"; }
+    wait_until 120 "member $p seeded again and $o its secondary" reseeded
+    seeds=$(hook_lines "$mark_kill" $R seed primary)
+    [ "$(count_lines "$seeds")" = 1 ] || fail "one seed expected after the fallback: $seeds"
+    [ "$(wc -l <"$(claim_dir $R "$p")/writes")" -ge 20 ] || fail "member $p lost writes: $(wc -l <"$(claim_dir $R "$p")/writes")"
+    k patch rss $R -n "$NS" --type merge -p '{"spec":{"replicas":3}}' >/dev/null || fail "scale the RSS back to 3"
+    ensure_running 120
+    [ "$(primary_ordinal)" = "$p" ] || fail "member $p is not the primary at the end: $(roles | tr '\n' ';')"
+    note "fallback: $(cut -c1-160 <<<"$fb")"
+}
+
 # The scenarios in the order they run, each with the world flavour it runs in by default (flavour.sh;
 # why: docs/testing.md). failover_create always runs first.
-table=(failover_create:real freeze_promote:real leader_change_failover:real drain_primary:real)
+table=(failover_create:real freeze_promote:real leader_change_failover:real drain_primary:real scale_remove:kubesim)
 mapfile -t sel < <(select_scenarios "${table[@]}" -- "$@")
 # 77: ctest's skip (SKIP_RETURN_CODE), when every scenario runs in the other flavour.
 [ ${#sel[@]} -gt 0 ] || { say "safety_failover: SKIP (no scenario runs in the ${RSS_WORLD_FLAVOUR:-kubesim} world by default)"; exit 77; }

@@ -70,6 +70,7 @@ default_checks=(
     "lineage_crash2|-DCRASH=2 -DMAXW=2|10000"
     "lineage_freeze|-DFREEZE=1 -DCRASH=0 -DTHAW_LATE=1|10000"
     "lineage_scale|-DNM=4 -DSCALE=1 -DMAXW=2 -DKEEP_POD=1|10000"
+    "lineage_scale_remove|-DNM=4 -DSCALE=1 -DMAXW=2|10000"
 )
 # Scenarios that are the base of a mutant but too slow for the default checks (about 1 min each): run
 # with --mutants, and must pass like a default check. (None at present: optin_delete, F5's fix, became
@@ -153,6 +154,9 @@ findings=(
     "R13_GROUP_SEED|-DMAJORITY_FAILSAFE=1 -DNO_PREMISE=1 -DOPTIN=1 -DPRIMARIES=1 -DFAULT_GROUP=1 -DINITSEQ=112 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000" # optin_group, on to the seed
     "R14_RESEED|-DNO_RULE14=1 -DHOLD=1 -DOPTIN=1 -DLIGHTSOUT=1 -DFAULT_RECREATE=1 -DINITSEQ=113 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000" # held
     "R14_RECREATE|-DHOLD_UID=1 -DHOLD=1 -DOPTIN=1 -DLIGHTSOUT=1 -DFAULT_RECREATE=1 -DINITSEQ=113 -DMAXT=1 -DFAULT_LEADER=0 -DFAULT_AGENT=0 -DFAULT_CTR=0|10000"  # held
+    # L4: the scale-down stops and removes the only standby holding an acknowledged commit, then the primary
+    # is lost (lineage_scale_remove without the scaledAway floor)
+    "lineage_SCALE_REMOVE|-DNO_SCALEFLOOR=1 -DNM=4 -DSCALE=1 -DMAXW=1|10000"
     # OPEN findings of lineage.pml in the code as it is (docs/model.md, "Rules 16-18"): each must be found
     # L1: a promotion fenced by a new term before its agent took it up: no primary, for good (lineage_term
     # without FIX_VOIDMARK)
@@ -163,9 +167,6 @@ findings=(
     # L3: the frozen primary thaws while a standby still follows it and acknowledges a commit the promoted
     # one lacks (lineage_freeze without THAW_LATE; lineage_detach holds)
     "lineage_THAW|-DFREEZE=1 -DCRASH=0|10000"
-    # L4: the scale-down stops and removes the only standby holding an acknowledged commit, then the primary
-    # is lost (lineage_scale without KEEP_POD)
-    "lineage_SCALE_REMOVE|-DNM=4 -DSCALE=1 -DMAXW=1|10000"
 )
 
 model_of() { case $1 in journal*) echo journal.pml ;; failover*) echo failover.pml ;; lineage*) echo lineage.pml ;; *) echo rss.pml ;; esac; }

@@ -40,6 +40,8 @@
  *   NO_WAKEFENCE rule 18: a woken agent's fence is called off by the API server's answer
  *   S_REPLICAS   the promotion quorum S counts only ordinals below spec.replicas (the code before b4b5504)
  *   NO_FOLLOWS   every running standby is asked and counted, also one that still follows an older primary
+ *   NO_SCALEFLOOR the scale-down removes a stopped standby's pod without writing its last sequence into the
+ *                primary's mark (scaledAway), and the promotion does not fall back below it (model finding L4)
  * Not the code (proposed fixes of the model's open findings, docs/model.md; a check that sets one says so):
  *   FIX_VOIDMARK     a mark whose start a new term fenced before its agent took it up names no primary
  *   FIX_STALESTANDBY a live standby whose report predates this epoch holds the promotion up (80df9e6 passes
@@ -123,6 +125,9 @@
 #ifndef DETACH
 #define DETACH 0
 #endif
+#ifndef NO_SCALEFLOOR
+#define NO_SCALEFLOOR 0
+#endif
 
 #define NONE 255
 /* roles (observed.role) */
@@ -161,6 +166,7 @@ byte dpeer[NM];    /* desired peers (one) */
 byte dreq[NM];     /* desired.positionRequest */
 byte mark[NM];     /* the primary mark's action (0: none), rule 16 */
 bool mprom[NM];    /* the mark is a promotion's (promotedOver) */
+byte sfl[NM];      /* the mark's scaledAway: the highest last sequence of a standby removed while it was primary */
 bool hold[NM];     /* leftOut (rule 14), with no bound: the failover's */
 byte hat[NM];      /* the hold's `at` (rule 17) */
 /* ---- the status ---- */
@@ -294,7 +300,7 @@ inline issue(m, a, p)
     dact[m] = a; did[m] = nid; dpeer[m] = p; dreq[m] = 0; dec[m] = true; nid++; chg = true;
     /* planner_lineage_issue(): a secondary start removes the member's mark (it follows a primary now); a
      * promotion writes one (failover_promote()) */
-    if :: a == A_SEC -> mark[m] = 0; mprom[m] = false :: else -> skip fi;
+    if :: a == A_SEC -> mark[m] = 0; mprom[m] = false; sfl[m] = 0 :: else -> skip fi;
     if
     :: a == A_SEED -> printf("@@ leader (plan): seed (promote) m%d, action %d, its primary mark\n", m, did[m])
     :: a == A_SEC -> printf("@@ leader (plan): secondary m%d with peer m%d, action %d\n", m, p, did[m])
@@ -599,10 +605,13 @@ inline failover_promote()
                 :: nans < need -> skip /* waiting for the positions (the deadline is not modelled) */
                 :: nans >= need && best >= target -> fellback = true; /* the most advanced is being scaled away */
                    printf("@@ leader (plan): FailoverFallback, the most advanced is scaled away\n")
+                :: nans >= need && best < target && opos[best] < sfl[lost] -> fellback = true;
+                   /* L4's fix: a standby removed while lost was primary held more than any answer */
+                   printf("@@ leader (plan): FailoverFallback, a scaled-away standby held %d, the best answer %d\n", sfl[lost], opos[best])
                 :: else ->
                    /* step 3: promote; rule 16: its mark in the same CAS */
                    issue(best, A_SEED, NONE);
-                   mark[best] = did[best]; mprom[best] = true;
+                   mark[best] = did[best]; mprom[best] = true; sfl[best] = 0;
                    ns_prom = best; ns_rep = 0;
                    /* step 4: the lost primary and the standbys that do not run are held (no bound) */
                    i = 0;
@@ -738,7 +747,23 @@ inline scale_down()
        :: else -> break
        od;
        if
-       :: next < sts && !KEEP_POD -> sts = next; chg = true; printf("@@ leader (plan): replicas lowered to %d (pod removed)\n", next);
+       :: next < sts && !KEEP_POD ->
+#if !NO_SCALEFLOOR
+          /* planner_lineage_scaled_away(): the removed standbys' last sequences into the newest mark, in
+           * the same plan (its record patch is written before the replicas) */
+          i = 0; smk = NONE;
+          do
+          :: i < NM -> if :: EXISTS(i) && mark[i] != 0 && i < next && (smk == NONE || mark[i] > mark[smk]) -> smk = i
+                       :: else -> skip fi; i++
+          :: else -> break
+          od;
+          i = next;
+          do
+          :: i < sts -> if :: smk != NONE && ln[i] > sfl[smk] -> sfl[smk] = ln[i] :: else -> skip fi; i++
+          :: else -> break
+          od;
+#endif
+          sts = next; chg = true; printf("@@ leader (plan): replicas lowered to %d (pod removed)\n", next);
           assert_none_lost() /* P2 */
        :: else -> skip
        fi;
@@ -757,7 +782,7 @@ inline scale_down()
 /* ---- the leader: one plan (planner_running_cluster() and what it calls) per step ---- */
 proctype leader()
 {
-    byte i, m, e, k, n, lost, best, req, top, np, victim, keep, nrun, nS, need, nans, seq0, nup, next, floor;
+    byte i, m, e, k, n, lost, best, req, top, np, victim, keep, nrun, nS, need, nans, seq0, nup, next, floor, smk;
     bool ok, chg, lose, stopped, inflight, stale, joined, anydiv, unres, issued, pend, same, gone, waiting;
     bool dv[NM], hv[NM], dec[NM];
     byte ns_lost, ns_req, ns_prom, ns_rep;

@@ -803,6 +803,68 @@ static void test_spec(void **state)
     }
 }
 
+/* Model finding L4: the scale-down stopped rss-db-3 while the primary ran, and the primary's `ANY 1` may
+ * have acknowledged a commit on it alone. Its pod removed, its last sequence stays in the primary's mark:
+ * a failover whose most advanced answer is below it falls back; one at or above it promotes. */
+static void test_scaled_away_floor(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    struct world w;
+    struct rss_plan p;
+    /* Its sequence not reported yet: the replicas wait for it. */
+    init(&w, "P Y Y N");
+    w.spec.replicas = 3;
+    w.sts = 4;
+    mark(&w, 0, "5-1", "90");
+    run(&w, &p);
+    want(&p, "");
+    assert_non_null(strstr(status_str(&p, "message"), "waits for the sequence of rss-db-3"));
+    rss_plan_free(&p);
+    world_free(&w);
+
+    for (int promoted = 0; promoted < 2; promoted++) {
+        init(&w, "P Y Y S130");
+        w.spec.replicas = 3;
+        w.sts = 4;
+        mark(&w, 0, "5-1", "90");
+        run(&w, &p);
+        want(&p, "replicas=3");
+        const struct rss_plan_patch *m0 = patch_of(&p, 0);
+        assert_non_null(m0);
+        assert_true(m0->set_primary && m0->primary);
+        assert_non_null(strstr(m0->primary, "\"scaledAway\":{\"pod\":\"rss-db-3\",\"sequence\":\"130\"}"));
+        assert_non_null(strstr(m0->primary, "\"action\":\"5-1\"")); /* the rest of the mark kept */
+        apply(&w, &p);
+        w.sts = 3;
+        remove_pod(&w, 3);
+        run(&w, &p);
+        want(&p, "");
+        m0 = patch_of(&p, 0);
+        assert_true(!m0 || !m0->set_primary); /* written once */
+        apply(&w, &p);
+
+        crash(&w, 0, 135);
+        run(&w, &p);
+        assert_non_null(find_event(&p, "FailoverStarted"));
+        apply(&w, &p);
+        answer_position(&w, 1, true, promoted ? 130 : 120);
+        answer_position(&w, 2, true, 110);
+        run(&w, &p);
+        if (promoted) {
+            want(&p, "1:seed");
+        } else {
+            const struct rss_plan_patch *d1 = desired_patch_of(&p, 1);
+            assert_true(!d1 || d1->desired.action != RSS_ACTION_SEED);
+            assert_non_null(strstr(find_event(&p, "FailoverFallback")->message,
+                                   "rss-db-3, removed by a scale-down while rss-db-0 was primary, held "
+                                   "sequence 130, above the most advanced standby rss-db-1 (position 120)"));
+        }
+        rss_plan_free(&p);
+        world_free(&w);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -823,6 +885,7 @@ int main(void)
         cmocka_unit_test(test_unseen_standby_repointed),
         cmocka_unit_test(test_fenced_promotion_names_no_primary),
         cmocka_unit_test(test_stale_standby_waited_for),
+        cmocka_unit_test(test_scaled_away_floor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
