@@ -30,6 +30,7 @@ enum rss_errc {
     RSS_E_NOT_RUNNING,  /* the container is not running */
     RSS_E_TOO_LARGE,    /* a response over its size cap */
     RSS_E_CANCELLED,    /* stopped on purpose: shutdown or lost leadership */
+    RSS_E_UNSUPPORTED,  /* the peer does not offer the call (gRPC UNIMPLEMENTED: no CRI service there) */
 };
 
 struct rss_error {

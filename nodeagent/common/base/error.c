@@ -90,6 +90,7 @@ const char *rss_errc_name(enum rss_errc code)
         [RSS_E_NOT_RUNNING] = "NOT_RUNNING",
         [RSS_E_TOO_LARGE] = "TOO_LARGE",
         [RSS_E_CANCELLED] = "CANCELLED",
+        [RSS_E_UNSUPPORTED] = "UNSUPPORTED",
     };
     if ((size_t)code < sizeof(names) / sizeof(names[0]) && names[code])
         return names[code];

@@ -73,8 +73,9 @@ enum rss_errc rss_cri_errc_from_status(int grpc_status, const char *details, boo
         return says_not_running(details) ? RSS_E_NOT_RUNNING : RSS_E_INTERNAL;
     case GRPC_STATUS_UNAVAILABLE:
         return RSS_E_UNAVAILABLE;
-    case GRPC_STATUS_ABORTED:
     case GRPC_STATUS_UNIMPLEMENTED:
+        return RSS_E_UNSUPPORTED;
+    case GRPC_STATUS_ABORTED:
     case GRPC_STATUS_INTERNAL:
     case GRPC_STATUS_DATA_LOSS:
     default:

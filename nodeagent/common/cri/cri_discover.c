@@ -1,7 +1,6 @@
 /* cri_discover.c -- finds the node's CRI runtime without --cri-endpoint: the distributions' known socket
  * paths in order, the candidates that answer the CRI Version call, and the one that runs rssd's own pod. */
 #include <errno.h>
-#include <grpc/status.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,12 +107,13 @@ static void probe(struct candidate *c, const struct rss_cri_discover_options *o,
     struct rss_cri_version v = {0};
     if (rss_cri_get_version(cri, &v, &err) < 0) {
         _cleanup_free_ char *msg = rss_error_string(err);
-        if (err->detail == GRPC_STATUS_UNIMPLEMENTED)
+        if (rss_error_code(err) == RSS_E_UNSUPPORTED)
             c->found =
                 rss_xstrdup("a gRPC server without the CRI runtime.v1 service (Docker's own containerd "
                             "has its CRI plugin disabled)");
         else
-            c->found = rss_xasprintf("accepts connections but its CRI Version call failed: %s", msg);
+            c->found = rss_xasprintf("accepts connections but its CRI Version call failed within %d ms: %s",
+                                     timeout_ms, msg);
         rss_cri_free(cri);
         return;
     }

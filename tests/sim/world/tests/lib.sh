@@ -132,3 +132,18 @@ scale_sts() { merge_patch "/apis/apps/v1/namespaces/default/statefulsets/$1" "{\
 world_up() {
     "$WORLD" up "$@" || fail "world up $*"
 }
+
+# need_image_archive TOOL...: for the tests that run rssd from its image. Sets archive (RSS_IMAGE_ARCHIVE,
+# default $RSS_BUILD_DIR/rssd-image.oci.tar, which tests/run.sh builds); exits 77 (ctest's skip) without
+# it, and fails when a TOOL is missing.
+need_image_archive() {
+    archive=${RSS_IMAGE_ARCHIVE:-$RSS_BUILD_DIR/rssd-image.oci.tar}
+    if [ ! -s "$archive" ]; then
+        echo "SKIP: no image archive at $archive (build it: deploy/image/build.sh)"
+        exit 77
+    fi
+    local tool
+    for tool in "$@"; do
+        command -v "$tool" >/dev/null || fail "$tool is missing"
+    done
+}

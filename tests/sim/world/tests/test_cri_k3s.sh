@@ -9,14 +9,7 @@
 # through the read-only mount the DaemonSet makes, and run the dummy app's hooks there.
 # Skipped (exit 77) without the image archive: RSS_IMAGE_ARCHIVE, default $RSS_BUILD_DIR/rssd-image.oci.tar.
 source "$(dirname "$0")/lib.sh"
-archive=${RSS_IMAGE_ARCHIVE:-$RSS_BUILD_DIR/rssd-image.oci.tar}
-if [ ! -s "$archive" ]; then
-    echo "SKIP: no image archive at $archive (build it: deploy/image/build.sh)"
-    exit 77
-fi
-for tool in ctr kubectl jq python3; do
-    command -v "$tool" >/dev/null || fail "$tool is missing"
-done
+need_image_archive ctr kubectl jq python3
 
 RSS_WORLD_RSSD=container world_up --nodes 1 --cri-dir /run/k3s/containerd
 export KUBECONFIG

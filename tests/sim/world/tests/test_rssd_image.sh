@@ -9,14 +9,7 @@
 # capability dropped, no new privileges, read-only root). Prints rssd's memory in its container.
 # Skipped (exit 77) without the archive: RSS_IMAGE_ARCHIVE, default $RSS_BUILD_DIR/rssd-image.oci.tar.
 source "$(dirname "$0")/lib.sh"
-archive=${RSS_IMAGE_ARCHIVE:-$RSS_BUILD_DIR/rssd-image.oci.tar}
-if [ ! -s "$archive" ]; then
-    echo "SKIP: no image archive at $archive (build it: deploy/image/build.sh)"
-    exit 77
-fi
-for tool in ctr kubectl jq curl; do
-    command -v "$tool" >/dev/null || fail "$tool is missing"
-done
+need_image_archive ctr kubectl jq curl
 
 world_up --nodes 2
 export KUBECONFIG
