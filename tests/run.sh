@@ -62,6 +62,9 @@ real_stage() {
     RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/safety_history.sh"
     RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/galera.sh" || rc=$?
     [ $rc = 0 ] || [ $rc = 77 ] || { echo "run.sh: galera.sh on the real world failed" >&2; return 1; }
+    rc=0
+    RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/postgres.sh" || rc=$?
+    [ $rc = 0 ] || [ $rc = 77 ] || { echo "run.sh: postgres.sh on the real world failed" >&2; return 1; }
     RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/chaos/run.sh" --cycles 3
     echo "   (real Kubernetes: $(($(date +%s) - t0)) s)"
     # The model and the fuzzers need CPU, not waiting: they fill the stage's end, which comes before

@@ -278,11 +278,15 @@ void planner_recovery(struct planner *c)
             "sequence %s "
             "from %s",
             c->spec->name, c->pin_ordinal, ps, bs, t.best->pod);
-    } else if ((t.n_missing || t.n_behind || t.diverged.len) && c->floor && t.best->seq < c->floor_seq) {
+    } else if ((t.n_missing || t.n_behind || t.diverged.len) && c->floor &&
+               (t.best->seq < c->floor_seq || t.best->seq == 0)) {
         /* The opt-in (minimumMembers, the journal's proof) accepts losing what only the absent members
          * hold; it never meant starting an older history (an emptied volume, a re-created one) in place of
          * one rssd itself started: the admin's force-seed decides. So for a member held out as diverged
-         * (rule 14; after a promotion, the old primary): going on without it is not a licence to go below. */
+         * (rule 14; after a promotion, the old primary): going on without it is not a licence to go below.
+         * Sequence 0 is an empty volume (the hook contract; what a bootstrap starts from): once the cluster
+         * has run, a floor of 0 (bootstrapped, never recovered since) says nothing of the writes made since,
+         * so an empty member never seeds without every member either. */
         char fs[24], from[256];
         fmt_seq(c->floor_seq, fs, sizeof(fs));
         if (c->floor_ordinal == UINT32_MAX)
@@ -294,10 +298,14 @@ void planner_recovery(struct planner *c)
             snprintf(from, sizeof(from), "%s was made primary with sequence %s", c->m[c->floor_ordinal].pod,
                      fs);
         planner_wait(c, true, "SeedBelowHistory",
-                     "%s: %s has the highest sequence (%s) of the members that reported, below the history "
-                     "rssd already started from (%s): going on without %s would start an older history in "
-                     "its place; waiting for them (force-seed decides)",
-                     what, t.best->pod, bs, from,
+                     "%s: %s has the highest sequence (%s) of the members that reported, %s (%s): going on "
+                     "without %s would start an older history in its place; waiting for them (force-seed "
+                     "decides)",
+                     what, t.best->pod, bs,
+                     t.best->seq < c->floor_seq
+                         ? "below the history rssd already started from"
+                         : "an empty volume, and the cluster has run since rssd started it",
+                     from,
                      rss_strbuf_str(t.n_missing  ? &t.missing
                                     : t.n_behind ? &t.behind
                                                  : &t.diverged));

@@ -21,13 +21,18 @@
 # postgres_freeze_promote, postgres_leader_change_failover, postgres_drain_primary (issue 35's faults 1-3
 # under PromoteStandby, as safety_failover.sh has them for the dummy app: the primary's node frozen past the
 # dead window and thawed, a leader change while the failover stops the lost primary, a drain of the
-# primary's node; by name only);
+# primary's node; the first and the last in the real stage, the leader change by name only);
+# postgres_history_floor (issue 35's fault 4: minimumMembers 1, the members with the WAL off, the one back
+# emptied: it never seeds, SeedBelowHistory; then the highest WAL seeds); postgres_suspend_hang (fault 5:
+# spec.suspend with the primary's status hanging: each member stopped once, sequences recorded; resume);
 # lightsout_nonzero (a lights-out when the primary, the newest WAL, is not ordinal 0); rollout (a pod
 # template change: the standbys are rolled by rssd, the primary's pod deleted by hand as rssd asks);
 # verify. After each: the seed had the highest sequence, every acknowledged id is on every member,
 # every standby streams on the primary's timeline. Where rssd's behaviour today is slow (a lost
 # primary stops both standbys and runs a lights-out recovery), the scenario asserts safety and prints
-# the times. Exit 77 (skip) without root or debootstrap.
+# the times. Which scenarios run by default: the table below (flavour.sh). On the real world the members
+# have their own pod addresses: PG_NETWORK=dns (pg_rss). Exit 77 (skip) without root or debootstrap.
+# Usage: postgres.sh [all | SCENARIO...]   (or PG_SCENARIOS="...")
 set -euo pipefail
 
 if [ "$(id -u)" != 0 ] || ! command -v debootstrap >/dev/null; then
@@ -40,6 +45,23 @@ export E2E_FENCE=${E2E_FENCE:-10s}
 FENCE_S=${E2E_FENCE%s}
 # shellcheck source=lib.sh disable=SC2154 # repo comes from lib.sh
 . "$here/lib.sh"
+. "$here/flavour.sh"
+# The scenarios in the order they run, each with the world flavour it runs in by default (flavour.sh;
+# docs/testing.md): without names those of RSS_WORLD_FLAVOUR's (kubesim: ctest e2e_postgres; real: tests/run.sh's
+# real stage), `all` every one, names (or PG_SCENARIOS) the named ones. postgres_create always runs first
+# and postgres_verify last. The rest are by name only (above).
+table=(postgres_create:kubesim postgres_lightsout:kubesim postgres_staggered:kubesim postgres_killed:kubesim
+    postgres_killed_promote:real postgres_api_outage:kubesim postgres_rssd_restart:kubesim
+    postgres_primary_node_off:kubesim postgres_primary_stays_off:kubesim postgres_lightsout_nonzero:kubesim
+    postgres_rollout:kubesim postgres_history_floor:kubesim postgres_suspend_hang:kubesim postgres_freeze_promote:real
+    postgres_drain_primary:real postgres_verify:kubesim)
+if [ -n "${PG_SCENARIOS:-}" ]; then
+    read -ra sel <<<"$PG_SCENARIOS"
+else
+    mapfile -t sel < <(select_scenarios "${table[@]}" -- "$@")
+    [ "${sel[0]:-}" = postgres_create ] || sel=(postgres_create "${sel[@]}")
+    [ "${sel[-1]}" = postgres_verify ] || sel+=(postgres_verify)
+fi
 R=postgres
 C=postgres # the member container's name
 export RSS_WORLD_HOOKS=${PG_HOOKS:-$repo/apps/postgres/hooks}
@@ -67,8 +89,20 @@ t=$(now_ms)
 import_image
 say "image imported into 3 containerds in $(ms_since "$t") ms"
 
+# pg_rss: apps/postgres/rss.yaml for this world. In the real one the pods have their own addresses on the
+# CNI bridges (not the host's loopback): PG_NETWORK=dns, every member on 5432, the peers found by the
+# cluster DNS (CoreDNS, tests/realk8s/world-real), as apps/postgres/README.md says for a cluster.
+pg_rss() {
+    if [ "$(world_flavour)" = real ]; then
+        awk '{ print } /- name: PG_NETWORK$/ { getline; sub(/loopback/, "dns"); print }' "$repo/apps/postgres/rss.yaml"
+    else
+        cat "$repo/apps/postgres/rss.yaml"
+    fi
+}
+
 # ---- members through ExecSync, as rssd reaches them
-port() { echo $((15432 + $1)); }
+# port M: where member M's postgres listens (its socket in /run/pg has the same number).
+if [ "$(world_flavour)" = real ]; then port() { echo 5432; }; else port() { echo $((15432 + $1)); }; fi
 # mexec M CMD...: ExecSync in member M's container (found on its node); stdout only.
 mexec() {
     local m=$1 node cid
@@ -220,7 +254,7 @@ check_all() {
 sc_postgres_create() {
     local t0
     t0=$(now_ms)
-    k apply -f "$repo/apps/postgres/rss.yaml" >/dev/null || fail "kubectl apply apps/postgres/rss.yaml"
+    pg_rss | k apply -f - >/dev/null || fail "kubectl apply apps/postgres/rss.yaml"
     wait_until 600 "$R Running with a primary and 2 secondaries" pg_running
     note "apply -> Running: $(ms_since "$t0") ms; primary member $(primary_ordinal)"
     [ "$(count_lines "$(hook_lines 0 "$R" seed)")" = 1 ] || fail "expected one seed: $(hook_lines 0 "$R" seed)"
@@ -414,8 +448,8 @@ sc_postgres_primary_node_off_promote() {
 pg_failover_on() {
     local stop0
     stop0=$(rss_json "$R" | jq -c '.spec.pod.commands.stop')
-    k patch rss "$R" -n "$NS" --type merge \
-        -p "{\"spec\":{\"failover\":\"PromoteStandby\",\"synchronousStandbys\":1${1:+,\"pod\":{\"commands\":{\"stop\":$1}}}}}" >/dev/null ||
+    k patch rss "$R" -n "$NS" --type merge -p "$(jq -nc --argjson stop "${1:-null}" '{spec: ({failover: "PromoteStandby",
+        synchronousStandbys: 1} + if $stop then {pod: {commands: {stop: $stop}}} else {} end)}')" >/dev/null ||
         fail "patch spec.failover"
     undo_on_exit "k patch rss $R -n $NS --type merge -p '{\"spec\":{\"failover\":null,\"synchronousStandbys\":null,\"pod\":{\"commands\":{\"stop\":$stop0}}}}'"
     sleep 3 # the leader and the agents have the spec
@@ -685,6 +719,41 @@ sc_postgres_primary_stays_off() {
     check_all
 }
 
+# Issue 35's fault 4 with PostgreSQL: under minimumMembers 1, a lights-out where the members holding the WAL
+# stay off and the one whose node comes back has an emptied volume (a re-created PersistentVolume). Its
+# `sequence` is 0, below the history rssd already started from (the marks, lastRecovery): it must never
+# seed (no initdb in place of the database; Warning SeedBelowHistory once the others are judged dead).
+# Once they are back the highest WAL seeds, the emptied member joins by pg_basebackup, no commit lost.
+sc_postgres_history_floor() {
+    wait_until 120 "$R Running" pg_running
+    local e on n mark
+    e=$(others_of "$R" "$(primary_ordinal)" | head -n 1)
+    k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"recovery":{"minimumMembers":1}}}' >/dev/null ||
+        fail "patch spec.recovery.minimumMembers"
+    undo_on_exit "k patch rss $R -n $NS --type merge -p '{\"spec\":{\"recovery\":null}}'"
+    on=$(member_node "$R" "$e")
+    sleep 2
+    power_off_all
+    rm -rf "$(claim_dir "$R" "$e")/pgdata"
+    mark=$(now)
+    "$WORLD" power-on "$on" >/dev/null 2>&1 || fail "power-on $on"
+    below() { events_since "$mark" SeedBelowHistory "$R" | grep -q "^Warning "; }
+    wait_until 300 "a Warning SeedBelowHistory once the other nodes are judged dead" below
+    sleep 3
+    [ -z "$(hook_lines "$mark" "$R" seed primary secondary)" ] ||
+        fail "the emptied member $e started: $(hook_lines "$mark" "$R" seed primary secondary)"
+    note "member $e emptied, alone: $(events_since "$mark" SeedBelowHistory "$R" | head -n 1 | cut -c1-260)"
+    for n in $("$WORLD" nodes); do
+        [ "$n" = "$on" ] || "$WORLD" power-on "$n" >/dev/null 2>&1 || fail "power-on $n"
+    done
+    wait_until 300 "$R Running with a primary and 2 secondaries" pg_running
+    [ "$(count_lines "$(hook_lines "$mark" "$R" seed | grep 'rc=0$')")" = 1 ] || fail "one seed expected: $(hook_lines "$mark" "$R" seed)"
+    [ "$(primary_ordinal)" != "$e" ] || fail "the emptied member $e is the primary"
+    note "hooks: $(hook_lines "$mark" "$R" stop seed secondary | awk '{ sub("rss-postgres-", "", $2); printf "%s:%s:%s ", $2, $3, $NF }')"
+    k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"recovery":null}}' >/dev/null || fail "reset spec.recovery"
+    check_all
+}
+
 # A lights-out while the primary is not ordinal 0 (after primary_stays_off), and ordinal 0 (a standby)
 # went dark first, so its WAL is strictly older: the seed is not ordinal 0, which a StatefulSet would
 # start first. (With every member dark at once, synchronous standbys often end at the primary's exact
@@ -745,6 +814,47 @@ sc_postgres_rollout() {
     check_all
 }
 
+# Issue 35's fault 5 with PostgreSQL: spec.suspend while the primary's `status` hangs (a wrapper around the
+# hook sleeps while /data/hang-status exists, after leaving /data/status-hung as its trace). Each member is
+# stopped once, highest ordinal first, the primary last: its `stop` returning 0 is the member's word that
+# postgres stopped, the hung `status` after it does not make rssd stop it again; every sequence at stop
+# recorded (an LSN, the hung one too); then a resume seeds the highest WAL, no commit lost.
+sc_postgres_suspend_hang() {
+    wait_until 120 "$R Running" pg_running
+    local p mark stops knob status0 seqs
+    p=$(primary_ordinal)
+    knob=$(claim_dir "$R" "$p")/hang-status
+    status0=$(rss_json "$R" | jq -c '.spec.pod.commands.status')
+    k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"pod":{"commands":{"status":{"timeout":"20s","command":["/bin/sh","-c","if [ -e /data/hang-status ]; then touch /data/status-hung; exec sleep 3600; fi; exec /hooks/status"]}}}}}' >/dev/null ||
+        fail "patch the status command"
+    undo_on_exit "rm -f $knob; k patch rss $R -n $NS --type merge -p '{\"spec\":{\"suspend\":null,\"pod\":{\"commands\":{\"status\":$status0}}}}'"
+    sleep 3
+    rm -f "$(claim_dir "$R" "$p")/status-hung"
+    : >"$knob"
+    mark=$(now)
+    k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"suspend":true}}' >/dev/null || fail "suspend"
+    suspended() { [ "$(rss_phase "$R")" = Suspended ] && [ "$(members_json "$R" | jq '.items | length')" = 0 ]; }
+    wait_until 180 "$R Suspended with no pods left" suspended
+    [ -e "$(claim_dir "$R" "$p")/status-hung" ] || fail "member $p's status never hung: the scenario tried nothing"
+    stops=$(hook_lines "$mark" "$R" stop | awk '{print $2}' | tr '\n' ' ')
+    [ "$(tr ' ' '\n' <<<"$stops" | grep -c .)" = 3 ] && [ "$(tr ' ' '\n' <<<"$stops" | grep -c "^$(member "$R" "$p")\$")" = 1 ] ||
+        fail "each member stopped once expected: '$stops'"
+    [[ $stops == *"$(member "$R" "$p") " ]] || fail "the primary $p is not stopped last: '$stops'"
+    seqs=$(rss_json "$R" | jq -c '.status.suspended.sequences')
+    [ "$(jq 'length' <<<"$seqs")" = 3 ] || fail "no sequence at stop for every member: $seqs"
+    jq -e --arg m "$(member "$R" "$p")" '.[$m] | tostring | test("^[0-9]+$")' <<<"$seqs" >/dev/null ||
+        fail "the hung primary's sequence at stop is not an LSN: $seqs"
+    note "stopped: $stops; at stop: $seqs"
+    rm -f "$knob"
+    k patch rss "$R" -n "$NS" --type merge -p "{\"spec\":{\"suspend\":false,\"pod\":{\"commands\":{\"status\":$status0}}}}" >/dev/null ||
+        fail "resume"
+    wait_until 300 "$R Running with a primary and 2 secondaries" pg_running
+    [ "$(count_lines "$(hook_lines "$mark" "$R" seed | grep 'rc=0$')")" = 1 ] || fail "one seed expected: $(hook_lines "$mark" "$R" seed)"
+    [ "$(primary_ordinal)" = "$p" ] || note "member $(primary_ordinal) seeded (its WAL as high as $p's)"
+    k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"suspend":null}}' >/dev/null || fail "reset spec.suspend"
+    check_all
+}
+
 sc_postgres_verify() {
     touch "$WRITER_DIR/stop"
     sleep 2
@@ -757,6 +867,5 @@ sc_postgres_verify() {
 # The writer belongs to this shell (teardown kills it by pid); it starts once create made its table.
 mkdir -p "$WRITER_DIR"
 bg writer
-# PG_SCENARIOS: a subset to run (postgres_create first), e.g. "postgres_create postgres_killed postgres_verify".
-read -ra scenarios <<<"${PG_SCENARIOS:-postgres_create postgres_lightsout postgres_staggered postgres_killed postgres_killed_promote postgres_api_outage postgres_rssd_restart postgres_primary_node_off postgres_primary_stays_off postgres_lightsout_nonzero postgres_rollout postgres_verify}"
-run_scenarios 1 "${scenarios[@]}"
+say "postgres: $(world_flavour) world, scenarios: ${sel[*]}"
+run_scenarios 1 "${sel[@]}"

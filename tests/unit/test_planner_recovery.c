@@ -378,6 +378,29 @@ static void test_seed_below_history(void **state)
         strstr(find_event(&p, "SeedBelowHistory")->message, "the last recovery seeded sequence 50"));
     rss_plan_free(&p);
     world_free(&w);
+    /* Bootstrapped at 0 and never recovered since (the floor is 0: the writes since are unknown to rssd,
+     * found by postgres.sh postgres_history_floor): an empty member still never seeds without the others;
+     * one with data at 0's floor does. */
+    world_init(&w, "D D S0", 0, false, 1);
+    set_record_primary(&w, 0, "{\"action\":\"1-1\",\"podUID\":\"uid-0-0\",\"sequence\":\"0\"}");
+    set_last(find(&w, 0), RSS_ACTION_SEED, 1, 1, RSS_RESULT_OK);
+    w.prev =
+        cJSON_Parse("{\"lastRecovery\":{\"kind\":\"Bootstrap\",\"seed\":\"rss-db-0\",\"sequence\":\"0\"}}");
+    run(&w, &p);
+    expect(&p, "", "empty member after a bootstrap");
+    assert_non_null(
+        strstr(find_event(&p, "SeedBelowHistory")->message,
+               "rss-db-2 has the highest sequence (0) of the members that reported, an empty volume, "
+               "and the cluster has run since rssd started it"));
+    rss_plan_free(&p);
+    world_free(&w);
+    world_init(&w, "D D S7", 0, false, 1);
+    set_record_primary(&w, 0, "{\"action\":\"1-1\",\"podUID\":\"uid-0-0\",\"sequence\":\"0\"}");
+    set_last(find(&w, 0), RSS_ACTION_SEED, 1, 1, RSS_RESULT_OK);
+    run(&w, &p);
+    expect(&p, "2:seed", "data above a bootstrap's floor");
+    rss_plan_free(&p);
+    world_free(&w);
     /* At or above the history: the opt-in goes on as before. */
     world_init(&w, "D D S50", 0, false, 1);
     set_record_primary(&w, 0, "{\"action\":\"5-1\",\"podUID\":\"uid-0-0\",\"sequence\":\"50\"}");
