@@ -314,7 +314,7 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
     }
     if (lost->mark_scaled && (!lost->mark_scaled_known || best_pos < lost->mark_scaled_seq)) {
         /* Model finding L4: a standby removed by a scale-down while lost was primary may have been the only
-         * one to acknowledge a commit (planner_lineage_scaled_away()). */
+         * one to acknowledge a commit (scaled_away() in planner_scale.c). */
         char ss[64] = "an unknown sequence (its `sequence` hook failed)";
         if (lost->mark_scaled_known)
             snprintf(ss, sizeof(ss), "sequence %" PRIu64, lost->mark_scaled_seq);

@@ -303,11 +303,6 @@ void planner_lineage_issue(const struct planner_member *m, struct rss_plan_patch
 void planner_lineage_promoted(struct rss_plan_patch *p, const struct planner_member *m,
                               const struct planner_member *lost, struct rss_action_id request,
                               uint64_t position);
-/* The scale-down is about to lower replicas from c->sts to next: the removed standbys' last sequences go
- * into the newest mark (scaledAway, in this plan's patch of its record, which is written before the
- * replicas). False: a removed member's sequence is not known yet and may still come (its `sequence` hook
- * has not reported): the replicas wait, and *who names it. */
-bool planner_lineage_scaled_away(struct planner *c, int next, const struct planner_member **who);
 
 /* planner_failover.c. Rule 15 (spec.failover PromoteStandby, one primary). planner_failover_load carries
  * status.failover into this plan (a running cluster). planner_failover_promote, in row 8 (no primary

@@ -749,7 +749,7 @@ inline scale_down()
        if
        :: next < sts && !KEEP_POD ->
 #if !NO_SCALEFLOOR
-          /* planner_lineage_scaled_away(): the removed standbys' last sequences into the newest mark, in
+          /* planner_scale.c scaled_away(): the removed standbys' last sequences into the newest mark, in
            * the same plan (its record patch is written before the replicas) */
           i = 0; smk = NONE;
           do
