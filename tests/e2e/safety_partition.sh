@@ -175,6 +175,14 @@ sc_image_typo() {
     wait_until 90 "$R's pods to go" gone
 }
 
+# with_data RSS: every member's volume holds 5 writes (as a database that was written to). The failovers
+# below seed a secondary without the cut member (minimumMembers 1); an empty member never seeds without
+# every member once the cluster ran (rule 3), so an RSS nobody wrote to would wait instead.
+with_data() {
+    local o
+    for o in 0 1 2; do set_sequence "$1" $o 5; done
+}
+
 # ---- 3. the leader's dead verdict takes the silent node's members as stopped, but the agent's fence runs
 #         the `stop` hook, which may take up to its timeout (30 s here, 10 min by default). A primary
 #         whose `stop` takes 20 s on a node cut off from everything: the leader must not seed a secondary
@@ -188,6 +196,7 @@ sc_slow_fence_stop() {
     wait_until 120 "$R Running with one primary" one_primary $R
     k patch rss $R -n "$NS" --type merge -p '{"spec":{"recovery":{"minimumMembers":1}}}' >/dev/null ||
         fail "patch minimumMembers"
+    with_data $R
     pm=$(primary_member $R)
     P=$(node_of "$pm")
     # Ordinal 0 is not always on node-1 (earlier scenarios' pods count in the scheduler's load): the cut
@@ -236,6 +245,7 @@ sc_hung_fence_stop() {
     wait_until 120 "$R Running with one primary" one_primary $R
     k patch rss $R -n "$NS" --type merge -p '{"spec":{"recovery":{"minimumMembers":1}}}' >/dev/null ||
         fail "patch minimumMembers"
+    with_data $R
     pm=$(primary_member $R)
     P=$(node_of "$pm")
     # The cut node must not be the leader's: move the leadership off the primary's node (a restart of
