@@ -146,6 +146,10 @@ nready() { [ "$(k get node node-2 -o jsonpath='{.status.conditions[?(@.type=="Re
 wait_until 60 "node-2 Ready" nready
 pod_ip() { k get pods -n rssd-system -l app.kubernetes.io/name=rssd --field-selector "spec.nodeName=$1" \
     -o jsonpath='{.items[0].status.podIP}'; }
+# After the power-on node-2's rssd pod gets a new sandbox: its address is empty until then (a CI rehearsal
+# read it too early and waited for "" in vain).
+rssd_ips() { [ -n "$(pod_ip node-2)" ] && [ -n "$(pod_ip node-1)" ]; }
+wait_until 90 "rssd's pods on both nodes with an address" rssd_ips
 rip2=$(pod_ip node-2)
 rip1=$(pod_ip node-1)
 innet() { nsenter --net="$RSS_WORLD_DIR/ns/net" "$@"; }
@@ -154,8 +158,14 @@ api_from_pod() { ex nc -w 2 10.96.0.1 443 </dev/null >/dev/null 2>&1; }
 peer_from_pod() { ex nc -w 2 "$rip1" 8476 </dev/null >/dev/null 2>&1; }
 cid=$(k get pod probe -o jsonpath='{.status.containerStatuses[0].containerID}') # (power-on made a new one)
 cid=${cid#containerd://}
-reached() { health_from 10.244.2.1 && health_from 10.244.1.1 && api_from_pod && peer_from_pod; }
-wait_until 60 "before the partition: rssd's /healthz on node-2 ($rip2) from 10.244.2.1 and 10.244.1.1, the apiserver and node-1's rssd ($rip1) from the probe pod" reached
+# (re-read each time: the kubelet may still report the address of the sandbox before the power-off)
+reached() {
+    rip2=$(pod_ip node-2) && rip1=$(pod_ip node-1) && health_from 10.244.2.1 && health_from 10.244.1.1 &&
+        api_from_pod && peer_from_pod
+}
+wait_until 60 "before the partition: rssd's /healthz on node-2 from 10.244.2.1 and 10.244.1.1, the apiserver and node-1's rssd from the probe pod" reached
+rip2=$(pod_ip node-2)
+rip1=$(pod_ip node-1)
 "$WORLD" partition node-2 >/dev/null 2>&1 || fail "partition"
 wait_until 60 "node-2 NotReady under partition" notready
 health_from 10.244.2.1 || fail "node-2's kubelet (10.244.2.1) does not reach its own rssd pod under partition"
