@@ -106,7 +106,7 @@ index_sum() {
     local f=
     for f in /var/lib/apt/lists/*_debian_dists_"${suite}"_InRelease; do break; done
     if [ -f "$f" ]; then
-        sed -n '/^SHA256:/,$p' "$f" | grep -m1 " main/binary-amd64/Packages.xz\$" | awk '{print $1}'
+        sed -n '/^SHA256:/,$p' "$f" | grep " main/binary-amd64/Packages.xz\$" | sed -n 1p | awk '{print $1}'
     else
         date +%Y-%m
     fi

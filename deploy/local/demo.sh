@@ -194,7 +194,7 @@ echo "    all 3 nodes on again"
 took
 step "Recovery"
 # The status may still say Running from before the cut: wait for what the hooks logs show.
-recovered() { hook_lines "$mark" "$R" seed | grep -q . && [ "$(count_lines "$(hook_lines "$mark" "$R" primary secondary)")" -ge 2 ]; }
+recovered() { hook_lines "$mark" "$R" seed | grep >/dev/null . && [ "$(count_lines "$(hook_lines "$mark" "$R" primary secondary)")" -ge 2 ]; }
 wait_until 600 "a seed and 2 joins in the hooks logs" recovered
 wait_until 300 "$R Running after the lights-out" rss_running "$R" 3
 took
@@ -219,10 +219,10 @@ done <<<"$lines"
 echo
 bold "Summary"
 for i in 0 1 2; do
-    s=$(hook_lines "$mark" "$R" sequence | awk -v p="$(member "$R" $i)" '$2 == p' | head -1 | sed -n 's/.* out=\([^ ]*\).*/\1/p')
+    s=$(hook_lines "$mark" "$R" sequence | awk -v p="$(member "$R" $i)" '$2 == p' | sed -n 1p | sed -n 's/.* out=\([^ ]*\).*/\1/p')
     echo "  $(member "$R" $i): sequence ${s:-?}"
 done
-seedl=$(hook_lines "$mark" "$R" seed | head -1)
+seedl=$(hook_lines "$mark" "$R" seed | sed -n 1p)
 echo "  seeded: $(awk '{print $2}' <<<"$seedl") at $(rel "$(awk '{print $1}' <<<"$seedl")")"
 why=$(events_since "$mark" SeedChosen "$R" | tail -1)
 echo "  why (Event SeedChosen): ${why#* SeedChosen }"

@@ -63,7 +63,7 @@ source "$repo/tests/lib/packages.sh"
 source "$repo/tests/lib/assert.sh"
 missing=()
 for p in "${bench_postgres_pkgs[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep >/dev/null 'install ok installed' || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
     echo "bench_postgres: installing ${missing[*]}"

@@ -47,7 +47,7 @@ for n in "${sizes[@]}"; do
     a0=$(stats_total)
     t0=$(now_ms)
     power_on_all
-    recovered() { hook_lines "$mark" $B seed | grep -q . && [ "$(count_lines "$(hook_lines "$mark" $B primary secondary)")" -ge $((n - 1)) ]; }
+    recovered() { hook_lines "$mark" $B seed | grep >/dev/null . && [ "$(count_lines "$(hook_lines "$mark" $B primary secondary)")" -ge $((n - 1)) ]; }
     wait_until 300 "a seed and $((n - 1)) joins in the hooks logs" recovered
     wait_until 120 "$B Running with $n after the lights-out" rss_running $B "$n"
     wall=$(($(now_ms) - t0))
@@ -57,7 +57,7 @@ for n in "${sizes[@]}"; do
     api_adj=$((api - idle_rate * win_s / 1000))
     seqs=$(hook_lines "$mark" $B sequence)
     last_report=$(awk '{print $2, $1}' <<<"$seqs" | sort -s -u -k1,1 | awk '{print $2}' | sort | tail -1)
-    seedl=$(hook_lines "$mark" $B seed | head -1)
+    seedl=$(hook_lines "$mark" $B seed | sed -n 1p)
     joins=$(hook_lines "$mark" $B primary secondary)
     last_join=$(tail -1 <<<"$joins" | awk '{print $1}')
     [ -n "$seedl" ] && [ -n "$last_join" ] || fail "no seed or join in the hooks logs"
@@ -82,7 +82,7 @@ for n in "${sizes[@]}"; do
         mem="$mem $nd=$(awk '/^VmRSS/ {r = $2} /^RssAnon/ {a = $2} END {print r "/" a}' "/proc/$p/status")"
     done
     printf '%-4s %-9s %-9s %-9s %-11s %-15s %-8s %-6s %-15s %s\n' "$n" "$total" "$hooks" "$((total - hooks))" "$lease_wait" "$after" "$wall" "$njoins" "$api/$api_adj" "$mem"
-    results+=("N=$n seed=$(awk '{print $2}' <<<"$seedl") (sequence $(sed -n 's/.* out=\([^ ]*\).*/\1/p' <<<"$(grep " $(awk '{print $2}' <<<"$seedl") " <<<"$seqs" | head -1)"))")
+    results+=("N=$n seed=$(awk '{print $2}' <<<"$seedl") (sequence $(sed -n 's/.* out=\([^ ]*\).*/\1/p' <<<"$(grep " $(awk '{print $2}' <<<"$seedl") " <<<"$seqs" | sed -n 1p)"))")
     k delete rss $B -n "$NS" --wait=false >/dev/null
     podsgone() { [ "$(members_json $B | jq '.items | length')" = 0 ]; }
     wait_until 120 "pods of $B gone" podsgone

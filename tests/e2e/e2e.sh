@@ -114,7 +114,7 @@ sc_agent_restart() {
     # The new instance probes its member and republishes observed before anything else (rule 8).
     local m
     m=$(members_json "$R" | jq -r --arg n "$node" '.items[] | select(.spec.nodeName == $n) | .metadata.name')
-    reprobed() { hooks_since "$mark" "$R" | awk -v p="$m" '$2 == p && $3 == "status"' | grep -q .; }
+    reprobed() { hooks_since "$mark" "$R" | awk -v p="$m" '$2 == p && $3 == "status"' | grep >/dev/null .; }
     wait_until 60 "$m probed by the new agent" reprobed
     sleep 2
     ensure_running 30
@@ -283,7 +283,7 @@ sc_failover() {
     k delete pod "$(member $R $v)" -n "$NS" --grace-period=1 --wait=false >/dev/null || fail "delete pod"
     recreated() { local u; u=$(member_uid "$R" $v); [ -n "$u" ] && [ "$u" != "$uid" ]; }
     wait_until 60 "$(member $R $v) recreated" recreated
-    joined() { hook_lines "$mark" "$R" primary | grep -q " $(member $R $v) primary .* rc=0$"; }
+    joined() { hook_lines "$mark" "$R" primary | grep >/dev/null " $(member $R $v) primary .* rc=0$"; }
     wait_until 90 "$(member $R $v) started again as primary" joined
     ensure_running 60
     local seeds others p
@@ -291,7 +291,7 @@ sc_failover() {
     [ -z "$seeds" ] || fail "a seed during failover: $seeds"
     others=$(hook_lines "$mark" "$R" seed primary secondary stop | awk -v p="$(member $R $v)" '$2 != p')
     [ -z "$others" ] || fail "other members were touched: $others"
-    p=$(hook_lines "$mark" "$R" primary | head -1)
+    p=$(hook_lines "$mark" "$R" primary | sed -n 1p)
     [ "$(args_of "$p")" = "$(peer 0) $(peer 2)" ] || fail "failover peers: $p"
     note "$(member $R $v) rejoined: $p"
 }
@@ -308,7 +308,7 @@ sc_lightsout() {
     mark=$(now)
     t0=$(now_ms)
     power_on_all
-    recovered() { hook_lines "$mark" "$R" seed | grep -q . && [ "$(count_lines "$(hook_lines "$mark" "$R" primary secondary)")" -ge 2 ]; }
+    recovered() { hook_lines "$mark" "$R" seed | grep >/dev/null . && [ "$(count_lines "$(hook_lines "$mark" "$R" primary secondary)")" -ge 2 ]; }
     wait_until 120 "a seed and 2 joins in the hooks logs" recovered
     wait_until 60 "$R Running after the lights-out" rss_running "$R" 3
     local total=$(($(now_ms) - t0))
@@ -318,7 +318,7 @@ sc_lightsout() {
     [ "$(count_lines "$seeds")" = 1 ] || fail "expected one seed, got: $seeds"
     [[ $seeds == *" $(member $R 1) seed args=[] rc=0" ]] || fail "seed is not $(member $R 1) (sequence 30): $seeds"
     for s in 0:10 1:30 2:20; do
-        hook_lines "$mark" "$R" sequence | grep -q " $(member $R "${s%%:*}") sequence .* out=${s#*:} rc=0$" ||
+        hook_lines "$mark" "$R" sequence | grep >/dev/null " $(member $R "${s%%:*}") sequence .* out=${s#*:} rc=0$" ||
             fail "no sequence ${s#*:} reported by $(member $R "${s%%:*}")"
     done
     # Nothing else started until the seed succeeded (the seed's line is written when it returns).
@@ -364,7 +364,7 @@ sc_garbage() {
         [ "$n" = 3 ]
     }
     wait_until 90 "3 members ran sequence" reported
-    warned() { events_since "$mark" SequenceError "$R" | grep -q "^Warning "; }
+    warned() { events_since "$mark" SequenceError "$R" | grep >/dev/null "^Warning "; }
     wait_until 60 "a Warning SequenceError Event" warned
     msg() {
         local m
@@ -385,7 +385,7 @@ sc_garbage() {
     # The policy allows going on with 2 members: the highest valid sequence (25) seeds.
     k patch rss "$R" -n "$NS" --type=merge -p '{"spec":{"recovery":{"minimumMembers":2}}}' >/dev/null ||
         fail "patch minimumMembers"
-    seeded() { hook_lines "$mark" "$R" seed | grep -q .; }
+    seeded() { hook_lines "$mark" "$R" seed | grep >/dev/null .; }
     wait_until 60 "a seed once minimumMembers=2" seeded
     seeds=$(hook_lines "$mark" "$R" seed)
     [ "$(count_lines "$seeds")" = 1 ] && [[ $seeds == *" $(member $R 2) seed args=[] rc=0" ]] ||
@@ -393,7 +393,7 @@ sc_garbage() {
     rm -f "$(claim_dir $R 1)/garbage-sequence"
     # Rule 14: the member left out with an unreadable sequence may hold newer writes (40, once readable,
     # above the seed's 25): it is held, never joined over them, until the admin releases it.
-    held() { events_since "$mark" NewerThanSeed "$R" | grep -q "^Warning .*$(member $R 1)"; }
+    held() { events_since "$mark" NewerThanSeed "$R" | grep >/dev/null "^Warning .*$(member $R 1)"; }
     wait_until 60 "a Warning NewerThanSeed: $(member $R 1) is held" held
     local joined
     joined=$(hook_lines "$mark" "$R" primary secondary | grep " $(member $R 1) " || true)
@@ -444,18 +444,18 @@ sc_leader_dies() {
     wait_until 60 "a new leader" new_leader
     local other
     other=$(member $R 2)
-    joined() { hook_lines "$mark" "$R" primary | grep -q " $other primary args=\[$(peer 1)\] rc=0$"; }
+    joined() { hook_lines "$mark" "$R" primary | grep >/dev/null " $other primary args=\[$(peer 1)\] rc=0$"; }
     wait_until 90 "$other to join under the new leader $(leader_node 2>/dev/null)" joined
     say "  new leader $(leader_node); $other joined; powering $L on again"
     "$WORLD" power-on "$L" >/dev/null 2>&1 || fail "power-on $L"
-    rejoined() { hook_lines "$mark" "$R" primary | grep -q " $(member $R 0) primary "; }
+    rejoined() { hook_lines "$mark" "$R" primary | grep >/dev/null " $(member $R 0) primary "; }
     wait_until 90 "$(member $R 0) to rejoin after $L is back" rejoined
     say "  $(member $R 0) rejoined"
     wait_until 60 "$R Running after $L is back" rss_running "$R" 3
     local seeds
     seeds=$(hook_lines "$mark" "$R" seed)
     [ "$(count_lines "$seeds")" = 1 ] || fail "expected exactly one seed over the run, got: $seeds"
-    hook_lines "$mark" "$R" primary | grep -q " $(member $R 0) primary args=\[$(peer 1) $(peer 2)\] rc=0$" ||
+    hook_lines "$mark" "$R" primary | grep >/dev/null " $(member $R 0) primary args=\[$(peer 1) $(peer 2)\] rc=0$" ||
         fail "$(member $R 0) did not rejoin with [$(peer 1) $(peer 2)]: $(hook_lines "$mark" "$R" primary)"
     note "leader $L killed right after the seed on $S (joined at that moment: ${joined_at_kill:-none}; $(member $R 0) on $L not yet started); new leader $(leader_node) finished; seeds over the run: 1"
 }
@@ -470,7 +470,7 @@ sc_hang() {
     touch "$(claim_dir $R $v)/hang-primary"
     mark=$(now)
     k delete pod "$m" -n "$NS" --grace-period=1 --wait=false >/dev/null || fail "delete $m"
-    hung() { hook_lines "$mark" "$R" primary | grep -q " $m primary .* rc=hang$"; }
+    hung() { hook_lines "$mark" "$R" primary | grep >/dev/null " $m primary .* rc=hang$"; }
     wait_until 90 "$m's primary to hang" hung
     local t_hang
     t_hang=$(now_ms)
@@ -478,13 +478,13 @@ sc_hang() {
     rm -f "$(claim_dir $R $v)/hang-primary"
     say "  $m's primary hangs (knob removed for the retry)"
     # Reported: a Warning Event saying the runtime killed it at its timeout.
-    reported() { events_since "$mark" ActionFailed "$R" | grep "^Warning" | grep -q "timed out"; }
+    reported() { events_since "$mark" ActionFailed "$R" | grep "^Warning" | grep >/dev/null "timed out"; }
     wait_until 60 "a Warning ActionFailed Event for the timeout" reported
     local dt=$(($(now_ms) - t_hang)) warn ms
-    warn=$(events_since "$mark" ActionFailed "$R" | grep "^Warning" | grep "timed out" | head -1)
+    warn=$(events_since "$mark" ActionFailed "$R" | grep "^Warning" | grep "timed out" | sed -n 1p)
     ms=$(rss_json "$R" | jq -c --arg m "$m" '[(.status.memberStatus // .status.memberStatuses // [])[] | select(.name == $m)][0]
         | {lastHook, lastResult, lastExitCode, failures}')
-    ok_again() { hook_lines "$mark" "$R" primary | grep -q " $m primary .* rc=0$"; }
+    ok_again() { hook_lines "$mark" "$R" primary | grep >/dev/null " $m primary .* rc=0$"; }
     wait_until 90 "$m started by a retry" ok_again
     wait_until 60 "$R Running again after the hang" rss_running "$R" 3
     # The hung hook (an exec'd `sleep infinity`) is gone (the container's own PID 1 sleeps otherwise).
@@ -529,7 +529,7 @@ sc_scale() {
     kill -- -"$wpid" 2>/dev/null || true
     local i st del
     for i in 3 4; do
-        st=$(hook_lines "$mark" $S stop | awk -v p="$(member $S $i)" '$2 == p' | head -1)
+        st=$(hook_lines "$mark" $S stop | awk -v p="$(member $S $i)" '$2 == p' | sed -n 1p)
         [[ $st == *" rc=0" ]] || fail "no successful stop on $(member $S $i): '$st'"
         del=$(awk -v p="$(member $S $i)" '$3 == p && ($2 == "DELETED" || $4 != "-") {print $1; exit}' "$w")
         [ -n "$del" ] || fail "the watch never saw $(member $S $i) deleted: $(tail -5 "$w")"
@@ -554,7 +554,7 @@ sc_ties() {
     local mark
     mark=$(now)
     rss_manifest $T 11 false | k apply -n "$NS" -f - >/dev/null || fail "create RSS $T"
-    seeded() { hook_lines "$mark" $T seed | grep -q .; }
+    seeded() { hook_lines "$mark" $T seed | grep >/dev/null .; }
     wait_until 180 "a seed among the 11 members of $T" seeded
     local seeds
     seeds=$(hook_lines "$mark" $T seed)

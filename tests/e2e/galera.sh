@@ -55,7 +55,7 @@ ms_since() { echo $(($(now_ms) - $1)); }
 t=$(now_ms)
 IMAGE_TAR=$(bash "$repo/apps/galera/image/build.sh" 2>"$E2E_TMP/image.log" | tail -n 1) ||
     { cat "$E2E_TMP/image.log" >&2; fail "apps/galera/image/build.sh"; }
-say "image $IMAGE_TAR: $(du -m "$IMAGE_TAR" | cut -f1) MiB, ready in $(ms_since "$t") ms ($(grep -o 'cached\|built .*' "$E2E_TMP/image.log" | head -1))"
+say "image $IMAGE_TAR: $(du -m "$IMAGE_TAR" | cut -f1) MiB, ready in $(ms_since "$t") ms ($(grep -o 'cached\|built .*' "$E2E_TMP/image.log" | sed -n 1p))"
 
 e2e_up 3
 import_image() {
@@ -188,7 +188,7 @@ breakdown() {
 # time until the cluster is writable.
 recover_and_check() {
     local mark=$1 t0=$2 n=$3 low=${4:-} seeds seqs best s m t_run t_write
-    recovered() { hook_lines "$mark" "$R" seed | grep -q . && [ "$(count_lines "$(hook_lines "$mark" "$R" primary)")" -ge $((n - 1)) ]; }
+    recovered() { hook_lines "$mark" "$R" seed | grep >/dev/null . && [ "$(count_lines "$(hook_lines "$mark" "$R" primary)")" -ge $((n - 1)) ]; }
     wait_until 600 "a seed and $((n - 1)) joins in the hooks logs" recovered
     # With a member missing (minimumMembers) the phase is Degraded.
     running_n() { rss_json "$R" | jq -e --argjson n "$1" '(.status.phase == "Running" or .status.phase == "Degraded") and ((.status.members.primary // []) | length) == $n' >/dev/null; }
@@ -355,7 +355,7 @@ sc_galera_killed() {
             fail "stall member 2"
     fi
     insert_retry 0 451 470
-    restarted() { hook_lines "$mark" "$R" primary | grep -q " $(member "$R" 1) primary .* rc=0$"; }
+    restarted() { hook_lines "$mark" "$R" primary | grep >/dev/null " $(member "$R" 1) primary .* rc=0$"; }
     wait_until 180 "member 1 restarted by rssd" restarted
     wait_until 120 "$R Running with 3 primaries" ensure
     note "mariadbd killed -> Running again: $(ms_since "$t0") ms; hooks: $(hook_lines "$mark" "$R" sequence seed primary stop | awk '{print $2 " " $3 " " $NF}' | tr '\n' ';')"
@@ -363,7 +363,7 @@ sc_galera_killed() {
     # The survivors go on serving: rssd must not stop them, whatever transitions they show meanwhile
     # (their status says 0, not 1, while their component re-forms: apps/galera/hooks/status).
     for m in 0 2; do
-        ! hook_lines "$mark" "$R" stop primary | grep -q " $(member "$R" "$m") " ||
+        ! hook_lines "$mark" "$R" stop primary | grep >/dev/null " $(member "$R" "$m") " ||
             fail "rssd acted on survivor $m: $(hook_lines "$mark" "$R" stop primary | grep " $(member "$R" "$m") ")"
         note "survivor $m's status answers other than 8 meanwhile: $(awk -v m="$mark" '$1 > m' "$(claim_dir "$R" "$m")/status.log" 2>/dev/null | wc -l)"
     done
@@ -399,7 +399,7 @@ sc_galera_stays_off() {
     rows_identical 0 1
     mark2=$(now)
     "$WORLD" power-on "$off" >/dev/null 2>&1 || fail "power-on $off"
-    joined() { hook_lines "$mark2" "$R" primary | grep -q " $(member "$R" 2) primary .* rc=0$"; }
+    joined() { hook_lines "$mark2" "$R" primary | grep >/dev/null " $(member "$R" 2) primary .* rc=0$"; }
     wait_until 300 "member 2 to join after its node came back" joined
     grep -q "IST received" "$(claim_dir "$R" 2)/mysqld.err" || fail "member 2 never received an IST"
     wait_until 120 "$R Running with 3 primaries" rss_running "$R" 3
@@ -480,7 +480,7 @@ sc_galera_wiped() {
     # datadir is gone, and never races the wipe with its own primary hook.
     "$WORLD" crictl "$node" exec "$cid" sh -c 'p=$(cat /run/galera/mysqld.pid); kill -STOP "$p" && rm -rf /data/mysql && kill -KILL "$p"' >/dev/null 2>&1 ||
         fail "kill and wipe member 2"
-    restarted() { hook_lines "$mark" "$R" primary | grep -q " $(member "$R" 2) primary .* rc=0$"; }
+    restarted() { hook_lines "$mark" "$R" primary | grep >/dev/null " $(member "$R" 2) primary .* rc=0$"; }
     wait_until 600 "member 2 rejoined by rssd" restarted
     wait_until 120 "$R Running with 3 primaries" ensure
     note "wiped member rejoined -> Running again: $(ms_since "$t0") ms; its join: $(awk -v m="$mark" '$1 > m && $4 == "primary"' "$(claim_dir "$R" 2)/hooks.times" | tail -n 1)"

@@ -163,7 +163,7 @@ daemonset_for_world() {
     sed "${sedargs[@]}" "$repo/deploy/daemonset.yaml" >"$out"
     # The anchor above is MALLOC_ARENA_MAX's value: if the manifest changes, say so rather than run a
     # sanitized rssd whose reports go nowhere.
-    [ -z "$RSS_E2E_SANITIZER_DIR" ] || [ "$(rssd_mode)" != container ] || grep -q ASAN_OPTIONS "$out" ||
+    [ -z "$RSS_E2E_SANITIZER_DIR" ] || [ "$(rssd_mode)" != container ] || grep >/dev/null ASAN_OPTIONS "$out" ||
         fail "could not add the sanitizer options to the DaemonSet (anchor 'value: \"2\"' not found)"
 }
 
@@ -225,11 +225,11 @@ heartbeats_are() {
 }
 # rssd_pod NODE: the rssd pod on NODE; rssd_pid NODE: the pid of its rssd process on the host (the
 # host process, or the container's task, rssd being its PID 1).
-rssd_pod() { rssd_pods_json | jq -r --arg n "$1" '.items[] | select(.spec.nodeName == $n and .metadata.deletionTimestamp == null) | .metadata.name' | head -1; }
+rssd_pod() { rssd_pods_json | jq -r --arg n "$1" '.items[] | select(.spec.nodeName == $n and .metadata.deletionTimestamp == null) | .metadata.name' | sed -n 1p; }
 rssd_pid() {
     local id
     id=$(rssd_pods_json | jq -r --arg n "$1" '.items[] | select(.spec.nodeName == $n and .metadata.deletionTimestamp == null)
-        | .status.containerStatuses[0].containerID // ""' | head -1)
+        | .status.containerStatuses[0].containerID // ""' | sed -n 1p)
     case $id in
     hostprocess://*) echo "${id#hostprocess://}" ;;
     containerd://*)

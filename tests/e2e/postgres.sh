@@ -72,7 +72,7 @@ ms_since() { echo $(($(now_ms) - $1)); }
 t=$(now_ms)
 IMAGE_TAR=$(bash "$repo/apps/postgres/image/build.sh" 2>"$E2E_TMP/image.log" | tail -n 1) ||
     { cat "$E2E_TMP/image.log" >&2; fail "apps/postgres/image/build.sh"; }
-say "image $IMAGE_TAR: $(du -m "$IMAGE_TAR" | cut -f1) MiB, ready in $(ms_since "$t") ms ($(grep -o 'cached\|built .*' "$E2E_TMP/image.log" | head -1))"
+say "image $IMAGE_TAR: $(du -m "$IMAGE_TAR" | cut -f1) MiB, ready in $(ms_since "$t") ms ($(grep -o 'cached\|built .*' "$E2E_TMP/image.log" | sed -n 1p))"
 
 e2e_up 3
 import_image() {
@@ -224,7 +224,7 @@ write_probe() {
 # secondary starts, Running; the seed had the highest sequence (and was not member LOW); times.
 recover_and_check() {
     local mark=$1 t0=$2 low=${3:-} seeds seqs best s m t_run
-    recovered() { hook_lines "$mark" "$R" seed | grep -q 'rc=0$' && [ "$(count_lines "$(hook_lines "$mark" "$R" secondary | grep 'rc=0$')")" -ge 2 ]; }
+    recovered() { hook_lines "$mark" "$R" seed | grep >/dev/null 'rc=0$' && [ "$(count_lines "$(hook_lines "$mark" "$R" secondary | grep 'rc=0$')")" -ge 2 ]; }
     wait_until 600 "a seed and 2 standby starts in the hooks logs" recovered
     wait_until 300 "$R Running with a primary and 2 secondaries" pg_running
     t_run=$(ms_since "$t0")
@@ -337,13 +337,13 @@ sc_postgres_killed_promote() {
     t0=$(now_ms)
     mexec "$p" sh -c 'kill -KILL "$(head -n 1 /data/pgdata/postmaster.pid)"' >/dev/null || fail "kill postgres of member $p"
     note "killed the primary's postgres (member $p), spec.failover PromoteStandby"
-    promoted() { hook_lines "$mark" "$R" seed | grep -q 'rc=0$'; }
+    promoted() { hook_lines "$mark" "$R" seed | grep >/dev/null 'rc=0$'; }
     wait_until 300 "a promotion in the hooks logs" promoted
-    s=$(hook_lines "$mark" "$R" seed | grep 'rc=0$' | awk '{print $2}' | head -n 1)
+    s=$(hook_lines "$mark" "$R" seed | grep 'rc=0$' | awk '{print $2}' | sed -n 1p)
     [ "${s##*-}" != "$p" ] || fail "the old primary $s was seeded, not a standby promoted"
     write_probe "${s##*-}"
     note "kill -> writable on $s: $(ms_since "$t0") ms"
-    rejoined() { hook_lines "$mark" "$R" secondary | grep "$(member "$R" "$p") " | grep -q 'rc=0$'; }
+    rejoined() { hook_lines "$mark" "$R" secondary | grep "$(member "$R" "$p") " | grep >/dev/null 'rc=0$'; }
     wait_until 300 "the old primary rejoined as a standby" rejoined
     wait_until 120 "$R Running with a primary and 2 secondaries" pg_running
     note "kill -> Running: $(ms_since "$t0") ms"
@@ -403,10 +403,10 @@ sc_postgres_primary_node_off_promote() {
         [ -z "$stops" ] || fail "a standby was stopped: $stops"
     }
     # A stop on a standby ends the wait too: it fails at once instead of after the timeout.
-    promoted() { hook_lines "$mark" "$R" seed | grep -q 'rc=0$' || [ -n "$(standby_stops)" ]; }
+    promoted() { hook_lines "$mark" "$R" seed | grep >/dev/null 'rc=0$' || [ -n "$(standby_stops)" ]; }
     wait_until $((dw / 1000 + 240)) "a promotion in the hooks logs" promoted
     standbys_not_stopped
-    s=$(hook_lines "$mark" "$R" seed | grep 'rc=0$' | awk '{print $2}' | head -n 1)
+    s=$(hook_lines "$mark" "$R" seed | grep 'rc=0$' | awk '{print $2}' | sed -n 1p)
     sp=${s##*-}
     [ "$sp" != "$p" ] || fail "the old primary $s was seeded with its node off"
     begin=$(awk -v m="$mark" '$1 > m && $4 == "seed" { print $1; exit }' "$(claim_dir "$R" "$sp")/hooks.times")
@@ -422,7 +422,7 @@ sc_postgres_primary_node_off_promote() {
     note "$(($(acked) - a0)) commits acknowledged in 15 s with the old primary's node still off"
     standbys_not_stopped
     "$WORLD" power-on "$node" >/dev/null 2>&1 || fail "power-on $node"
-    rejoined() { hook_lines "$mark" "$R" secondary | grep "$(member "$R" "$p") " | grep -q 'rc=0$'; }
+    rejoined() { hook_lines "$mark" "$R" secondary | grep "$(member "$R" "$p") " | grep >/dev/null 'rc=0$'; }
     wait_until 300 "the old primary rejoined as a standby" rejoined
     wait_until 120 "$R Running with a primary and 2 secondaries" pg_running
     note "node off -> Running with the old primary back: $(ms_since "$t0") ms"
@@ -492,7 +492,7 @@ sc_postgres_freeze_promote() {
     wait_until 60 "a stop of the old primary $p after the thaw" stopped
     stops=$(stops_of "$mark_thaw" "$R" "$s")
     [ -z "$stops" ] || fail "the promoted member $s was stopped after the thaw: $stops ($(events_since "$mark" Demoting "$R"))"
-    note "node frozen $((t_thaw - t0)) ms; old primary stopped $(($(iso_ms "$(stops_of "$mark_thaw" "$R" "$p" | head -n 1 | awk '{ print $1 }')") - t_thaw)) ms after the thaw; DivergedPrimary: $(events_since "$mark" DivergedPrimary "$R" | head -n 1 | cut -c1-100)"
+    note "node frozen $((t_thaw - t0)) ms; old primary stopped $(($(iso_ms "$(stops_of "$mark_thaw" "$R" "$p" | sed -n 1p | awk '{ print $1 }')") - t_thaw)) ms after the thaw; DivergedPrimary: $(events_since "$mark" DivergedPrimary "$R" | sed -n 1p | cut -c1-100)"
     wait_until 300 "the old primary $p rejoined as a standby of $s" secondary_of "$mark_thaw" "$R" "$p" "$s"
     wait_until 120 "$R Running with a primary and 2 secondaries" pg_running
     [ "$(primary_ordinal)" = "$s" ] || fail "the promoted member $s is not the reported primary"
@@ -613,7 +613,7 @@ sc_postgres_api_outage() {
     [ "$(pm_pid_of "$p")" = "${pids[p]}" ] || fail "the primary's postgres (member $p) restarted"
     [ "$a1" -gt "$a0" ] || fail "no commit acknowledged while the API was frozen"
     note "API frozen $((2 * FENCE_S + 5)) s: the primary untouched (same postmaster pid), $((a1 - a0)) commits acknowledged meanwhile"
-    [ -z "$acts" ] || fail "the API outage made rssd act on standbys: $(awk '{ sub("rss-postgres-", "", $2); printf "%s:%s:%s ", $2, $3, $NF }' <<<"$acts")($(events_since "$mark" NoPrimary "$R" | head -n 1))"
+    [ -z "$acts" ] || fail "the API outage made rssd act on standbys: $(awk '{ sub("rss-postgres-", "", $2); printf "%s:%s:%s ", $2, $3, $NF }' <<<"$acts")($(events_since "$mark" NoPrimary "$R" | sed -n 1p))"
     for m in 0 1 2; do
         [ "$(pm_pid_of "$m")" = "${pids[m]}" ] || fail "postgres of member $m restarted without a hook"
     done
@@ -639,7 +639,7 @@ sc_postgres_rssd_restart() {
         [ "$q" != "$pid" ] && [ -d "/proc/$q" ]
     }
     wait_until 60 "rssd restarted on $node" newpid
-    reprobed() { hooks_since "$mark" "$R" | awk -v p="$(member "$R" "$p")" '$2 == p && $3 == "status"' | grep -q .; }
+    reprobed() { hooks_since "$mark" "$R" | awk -v p="$(member "$R" "$p")" '$2 == p && $3 == "status"' | grep >/dev/null .; }
     wait_until 60 "member $p probed by the new agent" reprobed
     sleep 5
     wait_until 60 "$R Running" pg_running
@@ -689,28 +689,28 @@ sc_postgres_primary_stays_off() {
     sleep 15
     [ -z "$(hook_lines "$mark" "$R" seed)" ] || fail "a seed while the primary's node was off"
     k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"recovery":{"minimumMembers":2}}}' >/dev/null || fail "patch minimumMembers"
-    seeded() { hook_lines "$mark" "$R" seed | grep -q 'rc=0$'; }
+    seeded() { hook_lines "$mark" "$R" seed | grep >/dev/null 'rc=0$'; }
     wait_until 300 "a seed among the two standbys" seeded
     s=$(hook_lines "$mark" "$R" seed | grep 'rc=0$' | awk '{print $2}')
     [ "${s##*-}" != "$p" ] || fail "the old primary seeded while its node was off"
     best=$(seqs_since "$mark" | sort -k2,2n | tail -n 1 | cut -d' ' -f2)
     [ "$(seqs_since "$mark" | awk -v s="$s" '$1 == s { print $2 }')" = "$best" ] ||
         fail "the seed $s is not the higher standby: $(seqs_since "$mark" | tr '\n' ' ')"
-    two() { [ "$(primary_ordinal)" = "${s##*-}" ] && hook_lines "$mark" "$R" secondary | grep -q 'rc=0$'; }
+    two() { [ "$(primary_ordinal)" = "${s##*-}" ] && hook_lines "$mark" "$R" secondary | grep >/dev/null 'rc=0$'; }
     wait_until 300 "the new primary and one standby" two
     write_probe "${s##*-}"
     note "node off -> writable on $s: $(ms_since "$t0") ms (including 15 s before the admin's minimumMembers); seed: $(awk -v m="$mark" '$1 > m && $4 == "seed" { print $NF }' "$(claim_dir "$R" "${s##*-}")/hooks.times" | tail -n 1)"
     mark2=$(now)
     "$WORLD" power-on "$node" >/dev/null 2>&1 || fail "power-on $node"
-    back() { hook_lines "$mark2" "$R" secondary | grep -q " $(member "$R" "$p") secondary .*rc=0$" ||
-        events_since "$mark2" NewerThanSeed "$R" | grep -q .; }
+    back() { hook_lines "$mark2" "$R" secondary | grep >/dev/null " $(member "$R" "$p") secondary .*rc=0$" ||
+        events_since "$mark2" NewerThanSeed "$R" | grep >/dev/null .; }
     wait_until 300 "the old primary to rejoin or be held back" back
-    if ! hook_lines "$mark2" "$R" secondary | grep -q " $(member "$R" "$p") secondary .*rc=0$"; then
+    if ! hook_lines "$mark2" "$R" secondary | grep >/dev/null " $(member "$R" "$p") secondary .*rc=0$"; then
         held=yes
-        note "held back: $(events_since "$mark2" NewerThanSeed "$R" | head -n 1)"
+        note "held back: $(events_since "$mark2" NewerThanSeed "$R" | sed -n 1p)"
         k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"recovery":{"minimumMembers":2,"onNewerLateMember":"Join"}}}' >/dev/null ||
             fail "patch onNewerLateMember"
-        joined() { hook_lines "$mark2" "$R" secondary | grep -q " $(member "$R" "$p") secondary .*rc=0$"; }
+        joined() { hook_lines "$mark2" "$R" secondary | grep >/dev/null " $(member "$R" "$p") secondary .*rc=0$"; }
         wait_until 300 "the old primary to rejoin" joined
     fi
     wait_until 120 "$R Running" pg_running
@@ -727,7 +727,7 @@ sc_postgres_primary_stays_off() {
 sc_postgres_history_floor() {
     wait_until 120 "$R Running" pg_running
     local e on n mark
-    e=$(others_of "$R" "$(primary_ordinal)" | head -n 1)
+    e=$(others_of "$R" "$(primary_ordinal)" | sed -n 1p)
     k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"recovery":{"minimumMembers":1}}}' >/dev/null ||
         fail "patch spec.recovery.minimumMembers"
     undo_on_exit "k patch rss $R -n $NS --type merge -p '{\"spec\":{\"recovery\":null}}'"
@@ -737,12 +737,12 @@ sc_postgres_history_floor() {
     rm -rf "$(claim_dir "$R" "$e")/pgdata"
     mark=$(now)
     "$WORLD" power-on "$on" >/dev/null 2>&1 || fail "power-on $on"
-    below() { events_since "$mark" SeedBelowHistory "$R" | grep -q "^Warning "; }
+    below() { events_since "$mark" SeedBelowHistory "$R" | grep >/dev/null "^Warning "; }
     wait_until 300 "a Warning SeedBelowHistory once the other nodes are judged dead" below
     sleep 3
     [ -z "$(hook_lines "$mark" "$R" seed primary secondary)" ] ||
         fail "the emptied member $e started: $(hook_lines "$mark" "$R" seed primary secondary)"
-    note "member $e emptied, alone: $(events_since "$mark" SeedBelowHistory "$R" | head -n 1 | cut -c1-260)"
+    note "member $e emptied, alone: $(events_since "$mark" SeedBelowHistory "$R" | sed -n 1p | cut -c1-260)"
     for n in $("$WORLD" nodes); do
         [ "$n" = "$on" ] || "$WORLD" power-on "$n" >/dev/null 2>&1 || fail "power-on $n"
     done
@@ -799,7 +799,7 @@ sc_postgres_rollout() {
     [ -z "$(hook_lines "$mark" "$R" seed)" ] || fail "a seed while rolling the standbys"
     [ "$(primary_ordinal)" = "$p" ] || fail "the primary moved while rolling the standbys"
     note "standbys rolled in $(ms_since "$t0") ms: $(hook_lines "$mark" "$R" stop secondary | awk '{ sub("rss-postgres-", "", $2); printf "%s:%s:%s ", $2, $3, $NF }')"
-    waiting() { rss_json "$R" | jq -r '.status.message // ""' | grep -q 'delete the pod by hand'; }
+    waiting() { rss_json "$R" | jq -r '.status.message // ""' | grep >/dev/null 'delete the pod by hand'; }
     wait_until 60 "rssd's message asking for the primary's pod to be deleted" waiting
     note "rssd: $(rss_json "$R" | jq -r '.status.message')"
     mark=$(now)

@@ -88,7 +88,7 @@ scenario() {
         local mark
         mark=$(now)
         power_on_all
-        recovered() { hook_lines "$mark" "$R" seed | grep -q . && [ "$(count_lines "$(hook_lines "$mark" "$R" primary secondary)")" -ge 2 ]; }
+        recovered() { hook_lines "$mark" "$R" seed | grep >/dev/null . && [ "$(count_lines "$(hook_lines "$mark" "$R" primary secondary)")" -ge 2 ]; }
         wait_until "$T" "a seed and 2 joins after the lights-out" recovered
         wait_until "$T" "$R Running after the lights-out" rss_running "$R" 3
         # nodeLossPolicy Replace (nodes/persistentvolumes get, persistentvolumeclaims get/delete): a node

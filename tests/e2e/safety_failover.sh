@@ -172,8 +172,8 @@ sc_freeze_promote() {
     wait_until 60 "a stop of the old primary $p after the thaw" stopped
     stops=$(stops_of "$mark_thaw" $R "$s")
     [ -z "$stops" ] || fail "the promoted member $s was stopped after the thaw: $stops ($(events_since "$mark" Demoting $R))"
-    t_stop=$(stops_of "$mark_thaw" $R "$p" | head -n 1 | awk '{ print $1 }')
-    note "old primary $p stopped at $t_stop, $(($(date -u -d "$t_stop" +%s%3N) - t_thaw)) ms after the thaw; by its agent: $(rssd_logs "$pnode" | input_has "self-fencing pod $NS/$(member $R "$p") after this agent's wake" && echo yes || echo no); DivergedPrimary: $(events_since "$mark" DivergedPrimary $R | head -n 1 | cut -c1-120)"
+    t_stop=$(stops_of "$mark_thaw" $R "$p" | sed -n 1p | awk '{ print $1 }')
+    note "old primary $p stopped at $t_stop, $(($(date -u -d "$t_stop" +%s%3N) - t_thaw)) ms after the thaw; by its agent: $(rssd_logs "$pnode" | input_has "self-fencing pod $NS/$(member $R "$p") after this agent's wake" && echo yes || echo no); DivergedPrimary: $(events_since "$mark" DivergedPrimary $R | sed -n 1p | cut -c1-120)"
     wait_until 90 "the old primary $p rejoined as a secondary of $s" secondary_of "$mark_thaw" $R "$p" "$s"
     ensure_running 60
     writer_stop "$w"
@@ -221,7 +221,7 @@ sc_leader_change_failover() {
     s=$(promoted_one "$mark" $R "$p")
     o=$(others_of $R "$p" | grep -vx "$s")
     [ "$(lease_transitions)" -gt "$terms" ] || fail "no new leader term since the leader's rssd was deleted (leaseTransitions $terms)"
-    note "member $s promoted; leader now on $(leader_node); $(stops_of "$mark" $R "$p" | head -n 1)"
+    note "member $s promoted; leader now on $(leader_node); $(stops_of "$mark" $R "$p" | sed -n 1p)"
     pid_o=$(dummyd_of "$o" | awk '{ print $1 }')
     writer_start "$s" "$w"
     wait_until 90 "the other standby $o repointed to $s" secondary_of "$mark" $R "$o" "$s"
@@ -313,7 +313,7 @@ sc_scale_remove() {
     fb=$(events_since "$mark_kill" FailoverFallback $R)
     [[ $fb == *"$(member $R 2), removed by a scale-down while $(member $R "$p") was primary, held sequence 20"* ]] ||
         fail "no FailoverFallback naming $(member $R 2) and its 20: ${fb:-none}"
-    reseeded() { hook_lines "$mark_kill" $R seed | grep -q " $(member $R "$p") seed .*rc=0$" && secondary_of "$mark_kill" $R "$o" "$p"; }
+    reseeded() { hook_lines "$mark_kill" $R seed | grep >/dev/null " $(member $R "$p") seed .*rc=0$" && secondary_of "$mark_kill" $R "$o" "$p"; }
     wait_until 120 "member $p seeded again and $o its secondary" reseeded
     seeds=$(hook_lines "$mark_kill" $R seed primary)
     [ "$(count_lines "$seeds")" = 1 ] || fail "one seed expected after the fallback: $seeds"

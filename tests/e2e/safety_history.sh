@@ -38,7 +38,7 @@ reported() { observed "$1" | jq -e 'has("sequence") or has("sequenceError")' >/d
 hold_in_record() { record "$(held_pod)" | jq -e '.data.leftOut // "" | length > 0' >/dev/null; }
 # new_pod_judged MARK: the held member's new pod reported its sequence, or was (wrongly) started since MARK.
 new_pod_judged() { reported "$(held_pod)" || [ -n "$(started_since "$1" $H)" ]; }
-held_warning() { events_since "$1" NewerThanSeed $R | grep -q "^Warning .*$(held_pod)"; }
+held_warning() { events_since "$1" NewerThanSeed $R | grep >/dev/null "^Warning .*$(held_pod)"; }
 
 # The held member must be untouched since MARK: no start hook, its HB+120 writes as they were.
 still_held() {
@@ -64,9 +64,9 @@ make_held() {
     off=$(member_node $R $H)
     mark=$(now)
     power_on_except "$off"
-    seeded() { hook_lines "$mark" "$R" seed | grep -q .; }
+    seeded() { hook_lines "$mark" "$R" seed | grep >/dev/null .; }
     wait_until 90 "a seed under minimumMembers 2 without $(held_pod)" seeded
-    events_since "$mark" MemberSkipped "$R" | grep -q "^Warning .*$(held_pod)" || fail "no MemberSkipped Warning"
+    events_since "$mark" MemberSkipped "$R" | grep >/dev/null "^Warning .*$(held_pod)" || fail "no MemberSkipped Warning"
     two_primaries
     # The running cluster acknowledges 5 writes: on both members, as a replicated write is.
     seq $((HB + 101)) $((HB + 105)) >>"$(claim_dir $R 0)/writes"
@@ -88,7 +88,7 @@ sc_held_second_lightsout() {
     local mark seeds
     mark=$(now)
     power_on_all
-    seeded() { hook_lines "$mark" "$R" seed | grep -q .; }
+    seeded() { hook_lines "$mark" "$R" seed | grep >/dev/null .; }
     wait_until 120 "a seed after the second lights-out" seeded
     sleep 5
     seeds=$(hook_lines "$mark" "$R" seed)
@@ -165,7 +165,7 @@ sc_held_recreate_rss() {
     hold_in_record || fail "the record with the hold was dropped with the RSS"
     mark=$(now)
     k apply -n "$NS" -f "$repo/apps/dummy/rss.yaml" >/dev/null || fail "apply apps/dummy/rss.yaml"
-    seeded() { hook_lines "$mark" "$R" seed | grep -q .; }
+    seeded() { hook_lines "$mark" "$R" seed | grep >/dev/null .; }
     wait_until 120 "a seed of the re-created RSS" seeded
     sleep 5
     seeds=$(hook_lines "$mark" "$R" seed)
@@ -186,7 +186,7 @@ sc_held_suspend_resume() {
     wait_until 120 "$R Suspended with no pods left" suspended
     mark=$(now)
     rss_patch '{"spec":{"suspend":false}}'
-    seeded() { hook_lines "$mark" "$R" seed | grep -q .; }
+    seeded() { hook_lines "$mark" "$R" seed | grep >/dev/null .; }
     wait_until 120 "a seed after resume" seeded
     sleep 5
     seeds=$(hook_lines "$mark" "$R" seed)
@@ -203,9 +203,9 @@ sc_held_release() {
     local mark
     mark=$(now)
     k annotate rss $R -n "$NS" "rss.clusterlabs.org/release-hold=$(held_pod)" >/dev/null || fail "annotate"
-    joined() { hook_lines "$mark" $R primary secondary | grep -q " $(held_pod) .* rc=0$"; }
+    joined() { hook_lines "$mark" $R primary secondary | grep >/dev/null " $(held_pod) .* rc=0$"; }
     wait_until 60 "$(held_pod) to join once released" joined
-    events_since "$mark" HoldReleased $R | grep -q "^Warning .*$(held_pod)" || fail "no HoldReleased Warning"
+    events_since "$mark" HoldReleased $R | grep >/dev/null "^Warning .*$(held_pod)" || fail "no HoldReleased Warning"
     [ -z "$(hook_lines "$mark" $R seed)" ] || fail "a seed on release: $(hook_lines "$mark" $R seed)"
     ensure_running
     unannotated() { [ "$(rss_json $R | jq -r '.metadata.annotations["rss.clusterlabs.org/release-hold"] // ""')" = "" ]; }
@@ -230,7 +230,7 @@ sc_history_floor() {
     set_sequence $R $H $((b + 40))
     mark=$(now)
     power_on_all
-    seeded() { hook_lines "$mark" $R seed | grep -q .; }
+    seeded() { hook_lines "$mark" $R seed | grep >/dev/null .; }
     wait_until 90 "the recovery at $((b + 50))" seeded
     ensure_running
     [ "$(history_floor $R)" -ge $((b + 50)) ] || fail "the recovery at $((b + 50)) left no floor: $(history_floor $R)"
@@ -240,12 +240,12 @@ sc_history_floor() {
     set_sequence $R $H 0 # its volume re-created, empty
     mark=$(now)
     "$WORLD" power-on "$on" >/dev/null 2>&1 || fail "power-on $on"
-    below() { events_since "$mark" SeedBelowHistory $R | grep -q "^Warning .*$(held_pod)"; }
+    below() { events_since "$mark" SeedBelowHistory $R | grep >/dev/null "^Warning .*$(held_pod)"; }
     wait_until 150 "a Warning SeedBelowHistory once the other nodes are judged dead" below
     sleep 3
     [ -z "$(hook_lines "$mark" $R seed primary secondary)" ] ||
         fail "an empty member seeded below the history: $(hook_lines "$mark" $R seed primary secondary)"
-    note "$(events_since "$mark" SeedBelowHistory $R | head -1 | cut -c1-240)"
+    note "$(events_since "$mark" SeedBelowHistory $R | sed -n 1p | cut -c1-240)"
     power_on_except "$on"
     wait_until 90 "a seed once the members with the data are back" seeded
     # Either of the two members at b+50 may seed: with minimumMembers 1 the first to report reaches the

@@ -90,7 +90,7 @@ sc_split_brain() {
     all_stopped() {
         local m
         for m in "${cut_members[@]}"; do
-            hook_lines "$mark" $R stop | grep -q " $m stop " || {
+            hook_lines "$mark" $R stop | grep >/dev/null " $m stop " || {
                 echo "$m has not stopped"
                 return 1
             }
@@ -99,7 +99,7 @@ sc_split_brain() {
     # Before the fix the failsafe (a majority of agents together) kept both running: this waits in vain.
     wait_until $((DEAD_S + 15)) "both members on the cut side to self-fence" all_stopped
     for m in "${cut_members[@]}"; do
-        t=$(hook_lines "$mark" $R stop | grep -m1 " $m stop " | cut -d' ' -f1)
+        t=$(hook_lines "$mark" $R stop | grep " $m stop " | sed -n 1p | cut -d' ' -f1)
         note "$m stopped $(($(ms_of "$t") - t0)) ms after the cut"
         [ $(($(ms_of "$t") - t0)) -le $((DEAD_S * 1000)) ] ||
             fail "$m stopped $(($(ms_of "$t") - t0)) ms after the cut: later than the leader may judge its node dead (${DEAD_S} s)"
@@ -143,14 +143,14 @@ sc_image_typo() {
             grep .
     }
     wait_until 90 "a member's new pod to stay Pending on the missing image" stuck_pod
-    read -r stuck uid0 reason <<<"$(stuck_pod | head -1)"
+    read -r stuck uid0 reason <<<"$(stuck_pod | sed -n 1p)"
     image_reason() { stuck_pod | grep -E "^$stuck .*(ErrImagePull|ImagePullBackOff)"; }
     # The world's kubelet reports it as a real one does: ErrImagePull, then ImagePullBackOff.
     wait_until 30 "the kubelet to report ErrImagePull/ImagePullBackOff for $stuck" image_reason
     warned() { events_since "$mark" RolloutHalted $R | grep "^Warning .*$stuck.*cannot start"; }
     # Before the fix only Normal RollingUpdate "waiting for ... (unknown)" came: this waits in vain.
     wait_until 60 "a Warning that $stuck cannot start" warned
-    note "$(events_since "$mark" RolloutHalted $R | head -1 | cut -c1-220)"
+    note "$(events_since "$mark" RolloutHalted $R | sed -n 1p | cut -c1-220)"
     sleep 10
     stops=$(hook_lines "$mark" $R stop seed primary secondary)
     [ "$(count_lines "$stops")" = 1 ] && [[ $stops == *" $stuck stop "* ]] ||
@@ -162,9 +162,9 @@ sc_image_typo() {
     recreated() { local u; u=$(k get pod "$stuck" -n "$NS" -o jsonpath='{.metadata.uid}' 2>/dev/null) && [ -n "$u" ] && [ "$u" != "$uid0" ]; }
     # Before the fix the Pending pod stayed for good (4 minutes seen), the admin had to delete it.
     wait_until 60 "$stuck to be recreated from the fixed template" recreated
-    events_since "$mark" RollingUpdate $R | grep -q "$stuck never started a container" ||
+    events_since "$mark" RollingUpdate $R | grep >/dev/null "$stuck never started a container" ||
         fail "no RollingUpdate event says why $stuck was deleted"
-    joined() { hook_lines "$mark" $R secondary primary | grep -q " $stuck \(secondary\|primary\) .* rc=0$"; }
+    joined() { hook_lines "$mark" $R secondary primary | grep >/dev/null " $stuck \(secondary\|primary\) .* rc=0$"; }
     wait_until 60 "$stuck to join again" joined
     wait_until 120 "$R Running with one primary" one_primary $R
     [ -z "$(hook_lines "$mark" $R seed)" ] || fail "a seed during a rollout: $(hook_lines "$mark" $R seed)"
@@ -219,7 +219,7 @@ sc_slow_fence_stop() {
     wait_until $((DEAD_S + 30 + 5 + 40)) "a failover away from $pm" failed_over
     # A hook's line is written when it ends: the old primary's fence stop ends about fence timeout + 20 s
     # after the cut, and only then does the overlap show.
-    old_stopped() { hook_lines "$mark" $R stop | grep -q " $pm "; }
+    old_stopped() { hook_lines "$mark" $R stop | grep >/dev/null " $pm "; }
     wait_until 60 "the old primary $pm's fence stop to end" old_stopped
     others=$(primaries_overlap "$mark" $R "$pm")
     rm -f "$RSS_WORLD_DIR/pv/$NS/data-$pm/delay-stop"
@@ -273,7 +273,7 @@ sc_hung_fence_stop() {
         [ "${r:-0}" -gt "${restarts:-0}" ]
     }
     wait_until 60 "$pm probed or restarted after the heal" probed
-    first=$(hook_lines "$heal" $R status stop | grep -m1 " $pm " || true)
+    first=$(hook_lines "$heal" $R status stop | grep " $pm " | sed -n 1p || true)
     note "after the heal: ${first:-no hook yet}; restarts $restarts -> $(k get pod "$pm" -n "$NS" -o jsonpath='{.status.containerStatuses[0].restartCount}')"
     case $first in
     *" status "*" rc=8" | *" status "*" rc=0") fail "$pm still ran after its hung fence stop: $first" ;;

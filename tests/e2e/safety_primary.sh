@@ -80,7 +80,7 @@ sc_primary_create() {
     secs=$(hook_lines "$mark" "$R" secondary)
     [ "$(count_lines "$seeds")" = 1 ] || fail "one seed/primary start expected: $seeds"
     [ "$(count_lines "$secs")" = 2 ] || fail "two secondary starts expected: $secs"
-    dummyd_pids | grep -c " primary$" | grep -qx 1 || fail "not exactly one dummyd primary: $(dummyd_pids)"
+    dummyd_pids | grep -c " primary$" | grep >/dev/null -x 1 || fail "not exactly one dummyd primary: $(dummyd_pids)"
 }
 
 # ---- 2. the rssd pods on the leader's node and on the primary's node are
@@ -124,7 +124,7 @@ sc_hang_primary_agent() {
     # shellcheck disable=SC2064 # the pid now, whatever fails later
     trap "kill -CONT $pid 2>/dev/null || true" EXIT
     # Past the dead window the leader still counts the members as running: the kubelet is Ready.
-    absent() { events_since "$mark" PrimaryUnobserved "$R" | grep -q "^Warning .*$(member $R "$p") was primary.*an absent agent, not a dead node"; }
+    absent() { events_since "$mark" PrimaryUnobserved "$R" | grep >/dev/null "^Warning .*$(member $R "$p") was primary.*an absent agent, not a dead node"; }
     wait_until $((DEAD_S + 30)) "a Warning that the leader waits for the unseen primary of an absent agent" absent
     local left=$((t0 + HANG_S - $(date +%s)))
     [ "$left" -le 0 ] || sleep "$left"
@@ -211,7 +211,7 @@ sc_app_crash() {
     id=$("$WORLD" crictl "$pnode" find "$NS" "$(member $R "$p")" dummy) || fail "no container"
     mark=$(now)
     "$WORLD" crictl "$pnode" exec "$id" sh -c 'kill -KILL $(cat /run/dummy/pid)' >/dev/null 2>&1 || fail "kill dummyd"
-    recovered() { hook_lines "$mark" "$R" seed primary | grep -q "rc=0"; }
+    recovered() { hook_lines "$mark" "$R" seed primary | grep >/dev/null "rc=0"; }
     wait_until 90 "a new primary after the crash" recovered
     ensure_running 90
     [ "$(count_lines "$(hook_lines "$mark" "$R" seed primary)")" = 1 ] ||
@@ -228,7 +228,7 @@ sc_lights_out() {
     local mark
     mark=$(now)
     power_on_all
-    seeded() { hook_lines "$mark" "$R" seed | grep -q "rc=0"; }
+    seeded() { hook_lines "$mark" "$R" seed | grep >/dev/null "rc=0"; }
     wait_until 120 "a seed after the lights-out" seeded
     ensure_running 120
     local seeds
@@ -264,7 +264,7 @@ sc_node_loss() {
     # before the look at the hook log, so a read that lists the member while no `secondary` ran is a lie.
     local m ready t0 reads=0
     m=$(member $R "$s")
-    rejoined() { hook_lines "$mark" "$R" secondary | grep -q " $m secondary "; }
+    rejoined() { hook_lines "$mark" "$R" secondary | grep >/dev/null " $m secondary "; }
     t0=$(date +%s)
     while :; do
         ready=$(k get rss "$R" -n "$NS" -o jsonpath='{.status.members.ready}' 2>/dev/null || true)

@@ -73,7 +73,7 @@ containerd_pid() {
     local pid
     pid=$(cat "$pidfile" 2>/dev/null) || return 1
     [ -n "$pid" ] && alive "$pid" || return 1
-    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -- "--config $config" || return 1
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep >/dev/null -F -- "--config $config" || return 1
     echo "$pid"
 }
 
@@ -248,7 +248,7 @@ kill_checked() {
     local pid=$1 file=$2 needle=$3
     [ -n "$pid" ] && [ "$pid" -gt 1 ] 2>/dev/null || return 0
     alive "$pid" || return 0
-    tr '\0' ' ' <"/proc/$pid/$file" 2>/dev/null | grep -qF -- "$needle" || return 0
+    tr '\0' ' ' <"/proc/$pid/$file" 2>/dev/null | grep >/dev/null -F -- "$needle" || return 0
     kill -KILL "$pid" 2>/dev/null || true
     wait_dead "$pid" 30 || true
 }

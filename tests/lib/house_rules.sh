@@ -76,5 +76,14 @@ for dir in nodeagent/CMakeFiles/rss_agent.dir leader/CMakeFiles/rss_leader.dir l
     out=$(tests/lib/call_graph.sh --circles "$build/$dir") || breach "a call circle in ${dir%.dir}:"$'\n'"$out"
 done
 
+# 7. The test scripts run under pipefail, so a reader that stops at its first line kills the writer
+#    with SIGPIPE and fails the pipe at random: `others_of | head -n 1` failed a CI run, and a negated
+#    `! log | grep -q X` would pass exactly when X was there. Read to the end: `sed -n 1p`,
+#    `grep X >/dev/null`, or input_has (tests/e2e/lib.sh).
+if hits=$(git ls-files '*.sh' .ci/run tests/sim/world/world tests/realk8s/world-real |
+    xargs grep -nE '^[^#]*[^|]\|\s*(grep\s+-[a-zA-Z]*[qm]|head\s+-(n\s*)?1\b)'); then
+    breach "a pipe read only in part (grep -q, grep -m, head -1) under pipefail:"$'\n'"$hits"
+fi
+
 [ $fail = 0 ] && echo "house rules: ok"
 exit $fail

@@ -9,7 +9,7 @@
 set -euo pipefail
 
 if command -v kubectl >/dev/null 2>&1 &&
-  kubectl version --client 2>/dev/null | grep -q 'Minor:"20"'; then
+  kubectl version --client 2>/dev/null | grep >/dev/null 'Minor:"20"'; then
   command -v kubectl
   exit 0
 fi

@@ -22,7 +22,7 @@ bench_postgres_pkgs=(postgresql-15 patroni etcd-server python3-etcd)
 rss_install_packages() {
     local who=$1 p missing=()
     for p in "${pkgs[@]}"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep >/dev/null 'install ok installed' || missing+=("$p")
     done
     command -v kubectl >/dev/null 2>&1 || missing+=(kubernetes-client)
     [ ${#missing[@]} -gt 0 ] || return 0

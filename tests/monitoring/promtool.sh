@@ -18,7 +18,7 @@ sed -n '/^spec:$/,$p' "$rule" | sed '1d; s/^  //' >"$tmp/rules.yaml"
 cp "$top/tests/monitoring/rules_test.yaml" "$tmp/"
 # shellcheck source=../lib/assert.sh
 . "$top/tests/lib/assert.sh"
-echo "# promtool $(promtool --version 2>&1 | head -1)"
+echo "# promtool $(promtool --version 2>&1 | sed -n 1p)"
 run "promtool check rules" promtool check rules "$tmp/rules.yaml"
 expected=$(grep -c '^    - alert:' "$rule")
 tested=$(grep -o 'alertname: [A-Za-z]*' "$tmp/rules_test.yaml" | sort -u | wc -l)

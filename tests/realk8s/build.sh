@@ -48,7 +48,7 @@ fi
 command -v go >/dev/null || { echo "realk8s-build: go (1.26 or newer) is not installed" >&2; exit 1; }
 gov=$(go env GOVERSION)
 gov=${gov#go}
-[ "$(printf '%s\n' 1.26 "$gov" | sort -V | head -1)" = 1.26 ] ||
+[ "$(printf '%s\n' 1.26 "$gov" | sort -V | sed -n 1p)" = 1.26 ] ||
 	{ echo "realk8s-build: go $gov is too old (etcd $ETCD_VERSION needs 1.26)" >&2; exit 1; }
 mkdir -p "$RSS_K8S_CACHE"
 exec 9>"$RSS_K8S_CACHE/.build.lock"
@@ -69,7 +69,7 @@ for c in $K8S_COMMANDS; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
 (cd "$here/k8s" && nice -n "$nice_n" go build -trimpath -tags "$tags" -ldflags "$k8s_ldflags" -o "$tmp/" "${pkgs[@]}") >&2
 (cd "$here/etcd" && nice -n "$nice_n" go build -trimpath -ldflags "$etcd_ldflags" -o "$tmp/etcd" go.etcd.io/etcd/server/v3) >&2
 "$tmp/kube-apiserver" --version >&2
-"$tmp/etcd" --version | head -1 >&2
+"$tmp/etcd" --version | sed -n 1p >&2
 mkdir -p "$dir"
 rm -rf "$bin"
 chmod 755 "$tmp"

@@ -68,7 +68,7 @@ cid=${cid#containerd://}
 sock2=$RSS_WORLD_DIR/nodes/node-2/containerd/containerd.sock
 ctr --address "$sock2" -n k8s.io tasks ls | awk -v c="$cid" '$1 == c && $3 == "RUNNING" {f=1} END {exit !f}' ||
     fail "container $cid is not running in node-2's containerd"
-ctr --address "$RSS_WORLD_DIR/nodes/node-1/containerd/containerd.sock" -n k8s.io tasks ls | grep -q "^$cid" &&
+ctr --address "$RSS_WORLD_DIR/nodes/node-1/containerd/containerd.sock" -n k8s.io tasks ls | grep >/dev/null "^$cid" &&
     fail "container $cid found in node-1's runtime"
 # (through the CRI: ctr exec would make its fifos in the host's /run, which node-2's containerd does not see)
 ex() { "$WORLD" crictl node-2 exec "$cid" "$@"; }
@@ -82,7 +82,7 @@ ok "pod on node-2: its runtime, its /run/containerd, /hooks, a projected token, 
 # The cluster DNS, as the pod uses it: its resolv.conf from the kubelet's clusterDNS, CoreDNS answering from
 # the apiserver (the kubernetes Service's address). Galera's peers are found so.
 ex grep -q '^nameserver 10.96.0.10$' /etc/resolv.conf || fail "the pod's resolv.conf: $(ex cat /etc/resolv.conf)"
-dns() { ex nslookup kubernetes.default.svc.cluster.local 2>/dev/null | grep -q '10\.96\.0\.1$'; }
+dns() { ex nslookup kubernetes.default.svc.cluster.local 2>/dev/null | grep >/dev/null '10\.96\.0\.1$'; }
 wait_until 30 "kubernetes.default.svc.cluster.local to resolve in the pod" dns
 ok "cluster DNS: the pod resolves kubernetes.default.svc.cluster.local to 10.96.0.1"
 

@@ -112,7 +112,7 @@ sc_outage_after_reboot() {
     mark=$(now)
     t_on=$(date +%s)
     "$WORLD" power-on "$xn" >/dev/null 2>&1 || fail "power-on $xn"
-    joined() { hook_lines "$mark" "$R" primary | grep -q " $(member $R $x) primary .* rc=0$"; }
+    joined() { hook_lines "$mark" "$R" primary | grep >/dev/null " $(member $R $x) primary .* rc=0$"; }
     wait_until 90 "$(member $R $x) to start again on $xn" joined
     ensure_running 30 # its agent reported it running: the record the others watch
     before=$(dummyd_pids) || fail "no dummyd pids"
@@ -150,7 +150,7 @@ sc_outage_stopped() {
     for i in 0 1 2; do rm -f "$(claim_dir $R $i)/garbage-sequence"; done
     sleep $((2 * FENCE_S + 5))
     "$WORLD" api-thaw || fail "api-thaw"
-    seeded() { hook_lines "$mark" "$R" seed | grep -q .; }
+    seeded() { hook_lines "$mark" "$R" seed | grep >/dev/null .; }
     wait_until 90 "a seed after the outage" seeded
     local seeds t
     seeds=$(hook_lines "$mark" "$R" seed)
@@ -158,7 +158,7 @@ sc_outage_stopped() {
         fail "$(member $R 1) (sequence 60) should seed: $seeds"
     t=$(line_time "$seeds")
     for i in 0:10 1:60 2:30; do
-        hook_lines "$mark" "$R" sequence | awk -v t="$t" '$1 < t' | grep -q " $(member $R "${i%%:*}") sequence .* out=${i#*:} rc=0$" ||
+        hook_lines "$mark" "$R" sequence | awk -v t="$t" '$1 < t' | grep >/dev/null " $(member $R "${i%%:*}") sequence .* out=${i#*:} rc=0$" ||
             fail "seeded before $(member $R "${i%%:*}") reported ${i#*:}"
     done
     ensure_running 90

@@ -13,7 +13,7 @@ sc_huge_epoch() {
     k patch cm "$NS.$victim" -n "$RSSD_NS" --type merge -p "$(jq -cn --arg u "$vuid" '{data: {desiredFor: $u,
         desired: "{\"epoch\":1099511627776,\"action\":\"stop\",\"id\":\"1099511627776-1\",\"generation\":0,\"peers\":[]}"}}')" \
         >/dev/null || fail "patch the record of $victim"
-    warned() { events_since "$mark" InvalidEpoch "$R" | grep -q "^Warning .*$victim"; }
+    warned() { events_since "$mark" InvalidEpoch "$R" | grep >/dev/null "^Warning .*$victim"; }
     wait_until 30 "an InvalidEpoch Warning" warned
     overwritten() { desired "$victim" | jq -e --argjson e "$lt" '.epoch == $e' >/dev/null; }
     wait_until 30 "the forged desired to be overwritten with epoch $lt" overwritten
@@ -23,11 +23,11 @@ sc_huge_epoch() {
     local uid
     uid=$(member_uid $R 2)
     k delete pod "$(member $R 2)" -n "$NS" --wait=false >/dev/null
-    rejoined() { hook_lines "$mark" "$R" primary | grep -q " $(member $R 2) primary .* rc=0$"; }
+    rejoined() { hook_lines "$mark" "$R" primary | grep >/dev/null " $(member $R 2) primary .* rc=0$"; }
     wait_until 90 "$(member $R 2) to rejoin after its pod was deleted" rejoined
     ensure_running
     [ "$(member_uid $R 2)" != "$uid" ] || fail "the pod was not replaced"
-    note "$(events_since "$mark" InvalidEpoch "$R" | head -1 | cut -c1-200)"
+    note "$(events_since "$mark" InvalidEpoch "$R" | sed -n 1p | cut -c1-200)"
 }
 
 # ---- 3b. forgery: a user with an edit-like Role in the application namespace (can patch
@@ -59,7 +59,7 @@ YAML
     wait_until 10 "the attacker to be able to patch pods in $NS" can patch pods -n "$NS"
     ! can patch configmaps -n "$RSSD_NS" || fail "the attacker may patch configmaps in $RSSD_NS"
 }
-ignored_for() { events_since "$1" IgnoredAnnotation "$R" | grep -q "^Warning .*pod $2 carries"; }
+ignored_for() { events_since "$1" IgnoredAnnotation "$R" | grep >/dev/null "^Warning .*pod $2 carries"; }
 sc_forgery() {
     ensure_running
     attacker_setup
@@ -93,9 +93,9 @@ sc_forgery() {
     # Past a reconcileInterval (10 s): every member ran its periodic status with the leader's peers.
     sleep 12
     [ -z "$(hook_lines "$mark" "$R" stop)" ] || fail "the forged stop ran: $(hook_lines "$mark" "$R" stop)"
-    ! hooks_since "$mark" "$R" | grep -q attacker.example.com ||
+    ! hooks_since "$mark" "$R" | grep >/dev/null attacker.example.com ||
         fail "the forged peers reached a hook: $(hooks_since "$mark" "$R" | grep attacker.example.com | head -2)"
-    hooks_since "$mark" "$R" | grep -q " status " || fail "no periodic status ran in 12 s (the check above proves nothing)"
+    hooks_since "$mark" "$R" | grep >/dev/null " status " || fail "no periodic status ran in 12 s (the check above proves nothing)"
     rss_running "$R" 3 || fail "not Running with 3 primaries after the forgeries"
     [ "$(lease_transitions)" = "$lt" ] || fail "leadership changed ($lt -> $(lease_transitions))"
     # (c) a forged observed in a lights-out: $first claims the highest sequence; $other really has it.
@@ -109,7 +109,7 @@ sc_forgery() {
     mark=$(now)
     ku annotate pod "$first" -n "$NS" --overwrite "rss.clusterlabs.org/observed=$fake" >/dev/null || fail "annotate $first"
     power_on_all
-    seeded() { hook_lines "$mark" "$R" seed | grep -q .; }
+    seeded() { hook_lines "$mark" "$R" seed | grep >/dev/null .; }
     wait_until 120 "a seed after the lights-out" seeded
     local seeds
     seeds=$(hook_lines "$mark" "$R" seed)
@@ -118,7 +118,7 @@ sc_forgery() {
     ensure_running 120
     [ "$(wc -l <"$(claim_dir $R 2)/writes")" = 60 ] || fail "the seed's data changed"
     wait_until 30 "an IgnoredAnnotation Warning for $first" ignored_for "$mark" "$first"
-    note "$(events_since "$mark" IgnoredAnnotation "$R" | head -1 | cut -c1-220)"
+    note "$(events_since "$mark" IgnoredAnnotation "$R" | sed -n 1p | cut -c1-220)"
     for w in "$first" "$victim" "$other"; do
         k annotate pod "$w" -n "$NS" rss.clusterlabs.org/desired- rss.clusterlabs.org/observed- >/dev/null || true
     done
@@ -237,7 +237,7 @@ sc_annotation_upgrade() {
     # sequence), and no hook starts or stops anything.
     for i in 0 1 2; do
         m=$(member $R $i)
-        first2=$(hooks_since "$mark" $R | awk -v p="$m" '$2 == p {print $3}' | head -1)
+        first2=$(hooks_since "$mark" $R | awk -v p="$m" '$2 == p {print $3}' | sed -n 1p)
         [ "$first2" = status ] || fail "$m: first hook after the upgrade: '$first2'"
     done
     [ -z "$(hook_lines "$mark" $R stop seed primary secondary)" ] ||
@@ -249,7 +249,7 @@ sc_annotation_upgrade() {
             n=$(ignored_count "$mark" "$(member $R $i)")
             [ "$n" = 1 ] || fail "$(member $R $i): $n IgnoredAnnotation Warnings, want 1"
         done
-        note "one IgnoredAnnotation per pod: $(events_since "$mark" IgnoredAnnotation $R | head -1 | cut -c1-160)"
+        note "one IgnoredAnnotation per pod: $(events_since "$mark" IgnoredAnnotation $R | sed -n 1p | cut -c1-160)"
     else
         for i in 0 1 2; do
             [ "$(ignored_count "$mark" "$(member $R $i)")" -ge 1 ] || fail "no IgnoredAnnotation for $(member $R $i)"

@@ -28,7 +28,7 @@ sc_keeps_failing() {
     stops=$(hook_lines "$mark" "$R" stop | grep " $m " || true)
     [ -n "$stops" ] || fail "$m was deleted without a stop first"
     fails=$(hook_lines "$mark" "$R" primary | grep -c " $m primary .* rc=1$" || true)
-    note "$fails failed starts, then: $(events_since "$mark" DeletingPod "$R" | head -1 | cut -c1-160)"
+    note "$fails failed starts, then: $(events_since "$mark" DeletingPod "$R" | sed -n 1p | cut -c1-160)"
     ensure_running 120
     local f
     f=$(rss_json "$R" | jq -r --argjson o $v '.status.memberStatus[] | select(.ordinal == $o) | .failures')
@@ -61,7 +61,7 @@ sc_reinstall() {
     local lt
     lt=$(lease_transitions)
     [ "$lt" -gt "$epoch0" ] || fail "new epoch $lt is not above the last recorded epoch $epoch0"
-    restarted() { hook_lines "$mark" "$R" primary | grep -q " $m primary .* rc=0$"; }
+    restarted() { hook_lines "$mark" "$R" primary | grep >/dev/null " $m primary .* rc=0$"; }
     wait_until 90 "$m restarted by the new leader" restarted
     ensure_running
     note "epoch before $epoch0, after reinstall $lt"
@@ -79,15 +79,15 @@ sc_garbage_fixed() {
     local mark mark2
     mark=$(now)
     power_on_all
-    garbage() { hook_lines "$mark" "$R" sequence | grep -q " $(member $R 1) sequence .* out=lots-of-writes "; }
+    garbage() { hook_lines "$mark" "$R" sequence | grep >/dev/null " $(member $R 1) sequence .* out=lots-of-writes "; }
     wait_until 60 "$(member $R 1)'s garbage sequence" garbage
     sleep 3
     [ -z "$(hook_lines "$mark" "$R" seed)" ] || fail "seeded while a member's sequence was garbage"
     mark2=$(now)
     rm -f "$(claim_dir $R 1)/garbage-sequence"
-    asked() { hook_lines "$mark2" "$R" sequence | grep -q " $(member $R 1) sequence .* out=40 rc=0$"; }
+    asked() { hook_lines "$mark2" "$R" sequence | grep >/dev/null " $(member $R 1) sequence .* out=40 rc=0$"; }
     wait_until 30 "$(member $R 1) to be asked again (reconcileInterval 10 s)" asked
-    seeded() { hook_lines "$mark" "$R" seed | grep -q " $(member $R 1) seed "; }
+    seeded() { hook_lines "$mark" "$R" seed | grep >/dev/null " $(member $R 1) seed "; }
     wait_until 30 "$(member $R 1) (40) to seed" seeded
     ensure_running
 }
@@ -124,7 +124,7 @@ sc_noisy() {
     # Without the cap the 16 MB were held three times over (71 MB); with it nothing grows.
     awk '$2 >= 40960 {bad=1} END {exit bad}' <<<"$hwm" || fail "a 16 MB hook output made an rssd grow past 40 MB: $hwm"
     rm -f "$(claim_dir $R 1)/garbage-sequence"
-    seeded() { hook_lines "$mark" "$R" seed | grep -q " $(member $R 1) seed "; }
+    seeded() { hook_lines "$mark" "$R" seed | grep >/dev/null " $(member $R 1) seed "; }
     wait_until 40 "$(member $R 1) (40) to seed once its hook is sane" seeded
     ensure_running
     # A 1.4 MB RSS (the etcd object limit is 1.5 MB): every agent and the leader parse it.
@@ -162,7 +162,7 @@ sc_hook_env() {
     m=$(member $R $v)
     mark=$(now)
     k delete pod "$m" -n "$NS" --wait=false >/dev/null
-    joined() { hook_lines "$mark" "$R" primary | grep -q " $m primary .* rc=0$"; }
+    joined() { hook_lines "$mark" "$R" primary | grep >/dev/null " $m primary .* rc=0$"; }
     wait_until 90 "$m to rejoin" joined
     line=$(awk -v t="$mark" -v p="$m" '$1 > t && $2 == p && $3 == "primary"' "$(claim_dir $R $v)/hooks-env.log" | tail -1)
     obs=$(observed "$m")

@@ -14,7 +14,7 @@ sc_late_node() {
     power_on_except "$late"
     waiting() {
         events_since "$mark" WaitingForMembers "$R" | grep "$(member $R 2)"
-        status_message | grep -q "waiting for 1 of 3 member(s).*$(member $R 2)"
+        status_message | grep >/dev/null "waiting for 1 of 3 member(s).*$(member $R 2)"
     }
     wait_until 60 "the status and an Event to say rssd waits for $(member $R 2)" waiting
     # Well past the dead window as the leader sees it: its node is "dead", and still no seed.
@@ -22,11 +22,11 @@ sc_late_node() {
     local seeds
     seeds=$(hook_lines "$mark" "$R" seed primary secondary)
     [ -z "$seeds" ] || fail "started without the member holding the newest copy: $seeds"
-    status_message | grep -q "$(member $R 2) (node $late is down" ||
+    status_message | grep >/dev/null "$(member $R 2) (node $late is down" ||
         fail "the status does not say that $late is down: $(status_message)"
     note "after $((DEAD_S + 10)) s beyond the first report: $(status_message | cut -c1-200)"
     "$WORLD" power-on "$late" >/dev/null 2>&1 || fail "power-on $late"
-    recovered() { hook_lines "$mark" "$R" seed | grep -q .; }
+    recovered() { hook_lines "$mark" "$R" seed | grep >/dev/null .; }
     wait_until 90 "a seed once $late is back" recovered
     seeds=$(hook_lines "$mark" "$R" seed)
     [ "$(count_lines "$seeds")" = 1 ] && [[ $seeds == *" $(member $R 2) seed args=[] rc=0" ]] ||
@@ -54,7 +54,7 @@ sc_stays_off() {
     [ -z "$(hook_lines "$mark" "$R" seed primary secondary)" ] || fail "started while a member was missing"
     # The admin opts in.
     rss_patch '{"spec":{"recovery":{"minimumMembers":2}}}'
-    seeded() { hook_lines "$mark" "$R" seed | grep -q .; }
+    seeded() { hook_lines "$mark" "$R" seed | grep >/dev/null .; }
     wait_until 60 "a seed under minimumMembers 2" seeded
     local seeds warn
     seeds=$(hook_lines "$mark" "$R" seed)
@@ -67,7 +67,7 @@ sc_stays_off() {
     local mark2
     mark2=$(now)
     "$WORLD" power-on "$off" >/dev/null 2>&1 || fail "power-on $off"
-    held() { events_since "$mark2" NewerThanSeed "$R" | grep -q "^Warning .*$(member $R 2)"; }
+    held() { events_since "$mark2" NewerThanSeed "$R" | grep >/dev/null "^Warning .*$(member $R 2)"; }
     wait_until 60 "a NewerThanSeed Warning for $(member $R 2)" held
     sleep 3
     [ -z "$(hook_lines "$mark2" "$R" primary secondary | grep " $(member $R 2) ")" ] ||
@@ -75,7 +75,7 @@ sc_stays_off() {
     [ "$(wc -l <"$(claim_dir $R 2)/writes")" = $((b + 60)) ] || fail "$(member $R 2)'s data changed while held"
     # The admin decides: let it join (its newer writes are given up), and restore the defaults.
     rss_patch '{"spec":{"recovery":{"onNewerLateMember":"Join"}}}'
-    joined() { hook_lines "$mark2" "$R" primary | grep -q " $(member $R 2) primary .* rc=0$"; }
+    joined() { hook_lines "$mark2" "$R" primary | grep >/dev/null " $(member $R 2) primary .* rc=0$"; }
     wait_until 60 "$(member $R 2) to join after Join" joined
     ensure_running
     rss_patch '{"spec":{"recovery":null}}'
@@ -87,7 +87,7 @@ sc_force_seed() {
     local mark off
     mark=$(now)
     k annotate rss "$R" -n "$NS" "rss.clusterlabs.org/force-seed=$(member $R 1)" >/dev/null || fail "annotate"
-    refused() { events_since "$mark" ForceSeedRefused "$R" | grep -q "^Warning .*a member runs"; }
+    refused() { events_since "$mark" ForceSeedRefused "$R" | grep >/dev/null "^Warning .*a member runs"; }
     wait_until 30 "the force-seed to be refused while members run" refused
     removed() { [ -z "$(rss_json "$R" | jq -r '.metadata.annotations["rss.clusterlabs.org/force-seed"] // ""')" ]; }
     wait_until 30 "the refused annotation to be removed" removed
@@ -111,14 +111,14 @@ sc_force_seed() {
     refused_early() { grep -q "^Warning " <<<"$(events_since "$early" ForceSeedRefused "$R")"; }
     wait_until 30 "the early force-seed to be refused" refused_early
     local warning
-    warning=$(events_since "$early" ForceSeedRefused "$R" | head -1)
+    warning=$(events_since "$early" ForceSeedRefused "$R" | sed -n 1p)
     [[ $warning == *"force-seed of $(member $R 0) refused: a member runs or may run: $(member $R 2) last reported primary"*"its node $off has been silent since "*"; the leader judges $off dead (its members stopped) when its dead window ends at "*"and $off's kubelet is seen down: retry after that"* ]] ||
         fail "the refusal does not say whom, why and until when: $warning"
     note "${warning:0:400}"
     wait_until 30 "the refused annotation to be removed" removed
     ends=$(sed -n 's/.*dead window ends at \([^ ]*\) (in.*/\1/p' <<<"$warning")
     ends_s=$(date -d "$ends" +%s) || fail "no time in: $warning"
-    waiting() { status_message | grep -q "waiting for 1 of 3 member(s).*$(member $R 2)"; }
+    waiting() { status_message | grep >/dev/null "waiting for 1 of 3 member(s).*$(member $R 2)"; }
     wait_until 90 "the recovery to wait for $(member $R 2)" waiting
     # The time said is when the leader knows: not before it (the dead verdict also needs the kubelet read
     # down, every 5 s, and the next plan).
@@ -126,20 +126,20 @@ sc_force_seed() {
     [ "$(date +%s)" -le $((ends_s + DEAD_S)) ] || fail "the leader judged $off long after the time it gave ($ends)"
     note "the leader judged $off at $(date -u +%H:%M:%S), the time it gave $ends (rounded up to the second)"
     k annotate rss "$R" -n "$NS" "rss.clusterlabs.org/force-seed=$(member $R 0)" >/dev/null || fail "annotate"
-    seeded() { hook_lines "$mark" "$R" seed | grep -q " $(member $R 0) seed args=\[\] rc=0$"; }
+    seeded() { hook_lines "$mark" "$R" seed | grep >/dev/null " $(member $R 0) seed args=\[\] rc=0$"; }
     wait_until 30 "$(member $R 0) to seed on the admin's word" seeded
-    events_since "$mark" ForceSeed "$R" | grep -q "^Warning .*force-seed by the admin: $(member $R 0) seeds (sequence 10)" ||
+    events_since "$mark" ForceSeed "$R" | grep >/dev/null "^Warning .*force-seed by the admin: $(member $R 0) seeds (sequence 10)" ||
         fail "no ForceSeed Warning: $(events_since "$mark" ForceSeed "$R")"
     wait_until 30 "the used annotation to be removed" removed
     [ "$(rss_json "$R" | jq -r .status.lastRecovery.kind)" = ForceSeed ] || fail "lastRecovery does not say ForceSeed"
-    joined() { hook_lines "$mark" "$R" primary | grep -q " $(member $R 1) primary .* rc=0$"; }
+    joined() { hook_lines "$mark" "$R" primary | grep >/dev/null " $(member $R 1) primary .* rc=0$"; }
     wait_until 30 "$(member $R 1) to join" joined
     # The member that was missing has more data than the forced seed: it is held, not joined.
     "$WORLD" power-on "$off" >/dev/null 2>&1 || fail "power-on $off"
-    held() { events_since "$mark" NewerThanSeed "$R" | grep -q "^Warning .*$(member $R 2)"; }
+    held() { events_since "$mark" NewerThanSeed "$R" | grep >/dev/null "^Warning .*$(member $R 2)"; }
     wait_until 60 "$(member $R 2) (60) to be held back" held
     rss_patch '{"spec":{"recovery":{"onNewerLateMember":"Join"}}}'
-    joined2() { hook_lines "$mark" "$R" primary | grep -q " $(member $R 2) primary .* rc=0$"; }
+    joined2() { hook_lines "$mark" "$R" primary | grep >/dev/null " $(member $R 2) primary .* rc=0$"; }
     wait_until 60 "$(member $R 2) to join after Join" joined2
     ensure_running
     rss_patch '{"spec":{"recovery":null}}'
@@ -180,7 +180,7 @@ sc_suspend() {
     set_sequence $R 2 30
     mark=$(now)
     rss_patch '{"spec":{"suspend":false}}'
-    seeded() { hook_lines "$mark" "$R" seed | grep -q .; }
+    seeded() { hook_lines "$mark" "$R" seed | grep >/dev/null .; }
     wait_until 90 "a seed after resume" seeded
     [[ $(hook_lines "$mark" "$R" seed) == *" $(member $R 1) seed args=[] rc=0" ]] ||
         fail "$(member $R 1) (50) should seed: $(hook_lines "$mark" "$R" seed)"
@@ -217,7 +217,7 @@ sc_journal() {
     set_sequence $R "${nodes01[1]}" $((last + 5))
     mark=$(now)
     power_on_except "$xn"
-    seeded() { hook_lines "$mark" "$R" seed | grep -q .; }
+    seeded() { hook_lines "$mark" "$R" seed | grep >/dev/null .; }
     wait_until 90 "a seed without $(member $R $x), proven behind" seeded
     seeds=$(hook_lines "$mark" "$R" seed)
     [[ $seeds == *" $(member $R "${nodes01[0]}") seed args=[] rc=0" && $(count_lines "$seeds") = 1 ]] ||

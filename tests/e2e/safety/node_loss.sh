@@ -46,14 +46,14 @@ sc_node_replace() {
     data=$(md5sum <"$(claim_dir $N "$o")/writes")
     mark=$(now)
     "$WORLD" power-off "$node" >/dev/null 2>&1 || fail "power-off $node"
-    said() { nl_message $N | grep -q "$victim: node $node is dead; waiting for it to come back (spec.nodeLossPolicy: Wait)"; }
+    said() { nl_message $N | grep >/dev/null "$victim: node $node is dead; waiting for it to come back (spec.nodeLossPolicy: Wait)"; }
     wait_until 90 "the status to say $victim waits for $node (Wait)" said
-    events_since "$mark" MemberOnDeadNode $N | grep -q "$victim" || fail "no MemberOnDeadNode Event"
+    events_since "$mark" MemberOnDeadNode $N | grep >/dev/null "$victim" || fail "no MemberOnDeadNode Event"
     sleep 5
     [ "$(member_uid $N "$o")" = "$uid" ] && [ "$(member_node $N "$o")" = "$node" ] || fail "replaced under Wait"
     note "Wait: $(nl_message $N | cut -c1-160)"
     k patch rss $N -n "$NS" --type merge -p '{"spec":{"nodeLossPolicy":"Replace"}}' >/dev/null || fail "patch"
-    taint_said() { nl_message $N | grep -q "$victim: node $node is dead; spec.nodeLossPolicy Replace waits for the taint $OOS"; }
+    taint_said() { nl_message $N | grep >/dev/null "$victim: node $node is dead; spec.nodeLossPolicy Replace waits for the taint $OOS"; }
     wait_until 30 "the status to say Replace waits for the taint" taint_said
     sleep 3
     [ "$(member_uid $N "$o")" = "$uid" ] || fail "replaced without the taint"
@@ -66,11 +66,11 @@ sc_node_replace() {
         [ -n "$u" ] && [ "$u" != "$uid" ] && [ -n "$n" ] && [ "$n" != "$node" ]
     }
     wait_until 60 "$victim recreated on a live node" replaced
-    joined() { hook_lines "$mark2" $N primary | grep -q " $victim primary .* rc=0$"; }
+    joined() { hook_lines "$mark2" $N primary | grep >/dev/null " $victim primary .* rc=0$"; }
     wait_until 90 "$victim to join with primary" joined
     wait_until 60 "$N Running with 3 primaries" rss_running $N 3
     [ -z "$(hook_lines "$mark" $N seed)" ] || fail "a seed ran: $(hook_lines "$mark" $N seed)"
-    events_since "$mark2" ReplacingMember $N | grep -q "^Warning .*$victim: node $node" ||
+    events_since "$mark2" ReplacingMember $N | grep >/dev/null "^Warning .*$victim: node $node" ||
         fail "no ReplacingMember Warning: $(events_since "$mark2" ReplacingMember $N)"
     rss_json $N | jq -e --arg v "$victim" --arg n "$node" \
         '.status.lastReplacement.member == $v and .status.lastReplacement.fromNode == $n' >/dev/null ||
@@ -78,7 +78,7 @@ sc_node_replace() {
     [ "$(k get pvc "data-$victim" -n "$NS" -o jsonpath='{.metadata.uid}')" = "$pvc" ] ||
         fail "the claim was replaced although its locality is unknown"
     [ "$(md5sum <"$(claim_dir $N "$o")/writes")" = "$data" ] || fail "the member's data changed"
-    note "$(events_since "$mark2" ReplacingMember $N | head -1 | cut -c1-220)"
+    note "$(events_since "$mark2" ReplacingMember $N | sed -n 1p | cut -c1-220)"
 }
 
 # (c) the dead node's member held the highest sequence during a lights-out: not replaced under Wait nor
@@ -100,7 +100,7 @@ sc_node_replace_highest() {
     [ -z "$(hook_lines "$mark" $N seed primary secondary)" ] || fail "started while $victim was missing (Wait)"
     k patch rss $N -n "$NS" --type merge -p '{"spec":{"nodeLossPolicy":"Replace"}}' >/dev/null || fail "patch"
     k taint nodes "$node" "$OOS=nodeshutdown:NoExecute" >/dev/null || fail "kubectl taint"
-    said() { nl_message $N | grep -q "$victim (node $node is down.*Replace replaces a member only while a primary runs"; }
+    said() { nl_message $N | grep >/dev/null "$victim (node $node is down.*Replace replaces a member only while a primary runs"; }
     wait_until 30 "the status to say why $victim is not replaced" said
     sleep 5
     [ -z "$(hook_lines "$mark" $N seed primary secondary)" ] || fail "started while $victim was missing (Replace)"
@@ -108,17 +108,17 @@ sc_node_replace_highest() {
     k patch rss $N -n "$NS" --type merge -p '{"spec":{"recovery":{"minimumMembers":2}}}' >/dev/null || fail "patch"
     replaced() { local u; u=$(member_uid $N "$o"); [ -n "$u" ] && [ "$u" != "$uid" ]; }
     wait_until 90 "$victim replaced once a primary runs" replaced
-    held() { events_since "$mark" NewerThanSeed $N | grep -q "^Warning .*$victim"; }
+    held() { events_since "$mark" NewerThanSeed $N | grep >/dev/null "^Warning .*$victim"; }
     wait_until 60 "the replacement (sequence 60) held back" held
     seeds=$(hook_lines "$mark" $N seed)
     [ "$(count_lines "$seeds")" = 1 ] && [[ $seeds == *" rc=0" ]] && [[ $seeds != *" $victim "* ]] &&
         [ "$(wc -l <"$(claim_dir $N "$(awk '{print $2}' <<<"$seeds" | sed 's/.*-//')")/writes")" = 20 ] ||
         fail "one seed, on the survivor with 20: $seeds"
-    events_since "$mark" ReplacingMember $N | grep -q "^Warning .*$victim: node $node" ||
+    events_since "$mark" ReplacingMember $N | grep >/dev/null "^Warning .*$victim: node $node" ||
         fail "ReplacingMember: $(events_since "$mark" ReplacingMember $N)"
     # The admin gives up the newer writes: it joins with primary, still never seeds.
     k patch rss $N -n "$NS" --type merge -p '{"spec":{"recovery":{"onNewerLateMember":"Join"}}}' >/dev/null
-    joined() { hook_lines "$mark" $N primary | grep -q " $victim primary .* rc=0$"; }
+    joined() { hook_lines "$mark" $N primary | grep >/dev/null " $victim primary .* rc=0$"; }
     wait_until 60 "$victim to join with primary" joined
     [ -z "$(hook_lines "$mark" $N seed | grep " $victim ")" ] || fail "the replacement seeded"
     [ "$(wc -l <"$(claim_dir $N "$o")/writes")" = 60 ] || fail "the volume changed"

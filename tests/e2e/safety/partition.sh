@@ -26,14 +26,14 @@ sc_partition() {
         sleep 1
     done) &
     toucher=$!
-    stopped() { hook_lines "$mark" "$R" stop | grep -q " $m stop "; }
+    stopped() { hook_lines "$mark" "$R" stop | grep >/dev/null " $m stop "; }
     # (On a failure the loop ends by itself within its bound.)
     wait_until $((FENCE_S + 20)) "$m to stop on the partitioned $node" stopped
     # When the stop ended, from the hook's own line, not from when this loop saw it: on a busy machine
     # (the real world beside others) one pass of the loop took seconds and the bound failed on the
     # test's lateness (39 s seen, the hook's line 20 s earlier).
     local t_stop dt
-    t_stop=$(hook_lines "$mark" "$R" stop | awk -v m="$m" '$2 == m {print $1; exit}')
+    t_stop=$(hook_lines "$mark" "$R" stop | awk -v m="$m" '$2 == m && !d {print $1; d = 1}')
     dt=$(($(date -d "$t_stop" +%s%3N) - t0))
     touch "$stop_touch"
     wait $toucher
@@ -46,7 +46,7 @@ sc_partition() {
     [ -z "$others" ] || fail "the members that kept their network were acted on: $others"
     "$WORLD" heal "$node" || fail "heal $node"
     trap - EXIT
-    rejoined() { hook_lines "$mark" "$R" primary | grep -q " $m primary .* rc=0$"; }
+    rejoined() { hook_lines "$mark" "$R" primary | grep >/dev/null " $m primary .* rc=0$"; }
     wait_until 90 "$m to rejoin with primary after heal" rejoined
     [ -z "$(hook_lines "$mark" "$R" seed)" ] || fail "a seed after a partition: $(hook_lines "$mark" "$R" seed)"
     ensure_running 90
@@ -80,11 +80,11 @@ sc_restart_cutoff() {
     rssd_log_since() { rssd_logs "$node" | awk -v m="$mark" '$1 > m'; }
     restarted() { rssd_log_since | input_has "rssd starting"; }
     wait_until $((FENCE_S + 40)) "rssd restarted on the partitioned $node" restarted
-    stopped() { hook_lines "$mark" "$R" stop | grep -q " $m stop "; }
+    stopped() { hook_lines "$mark" "$R" stop | grep >/dev/null " $m stop "; }
     wait_until 20 "$m to stop on the partitioned $node after its rssd restarted" stopped
     local started stop_at dt
-    started=$(date -d "$(rssd_log_since | grep -m1 "rssd starting" | cut -d' ' -f1)" +%s%3N)
-    stop_at=$(date -d "$(hook_lines "$mark" "$R" stop | grep -m1 " $m stop " | cut -d' ' -f1)" +%s%3N)
+    started=$(date -d "$(rssd_log_since | grep "rssd starting" | sed -n 1p | cut -d' ' -f1)" +%s%3N)
+    stop_at=$(date -d "$(hook_lines "$mark" "$R" stop | grep " $m stop " | sed -n 1p | cut -d' ' -f1)" +%s%3N)
     dt=$((stop_at - started))
     note "partitioned $node, its rssd killed 1 s later and restarted after $((started - t0)) ms: $m stopped $dt ms after the new rssd started"
     rssd_log_since | input_has "fence clock continues" ||
@@ -109,7 +109,7 @@ sc_restart_cutoff() {
     trap - EXIT
     # From the heal on: the first requests after it can hang for the client timeout (10 s) and fence
     # once more; the next scenario must start with the member back for good.
-    rejoined() { hook_lines "$healed" "$R" primary | grep -q " $m primary .* rc=0$"; }
+    rejoined() { hook_lines "$healed" "$R" primary | grep >/dev/null " $m primary .* rc=0$"; }
     wait_until 90 "$m to rejoin with primary after heal" rejoined
     [ -z "$(hook_lines "$mark" "$R" seed)" ] || fail "a seed after a partition: $(hook_lines "$mark" "$R" seed)"
     # A request sent during the cut and answered after the heal stamps the fence clock with its send

@@ -18,11 +18,11 @@ sc_app_rollout() {
     mark=$(now)
     echo 1 >"$(claim_dir $R 2)/fail-primary" # the first member rolled will not come back
     start_rollout "$mark"
-    halted() { events_since "$mark" RolloutHalted $R | grep -q "^Warning .*$(member $R 2) failed after its update"; }
+    halted() { events_since "$mark" RolloutHalted $R | grep >/dev/null "^Warning .*$(member $R 2) failed after its update"; }
     wait_until 150 "a RolloutHalted Warning naming $(member $R 2)" halted
     stops=$(hook_lines "$mark" $R stop | awk '{print $2}' | tr '\n' ' ')
     [ "$stops" = "$(member $R 2) " ] || fail "while halted only $(member $R 2) may have stopped: '$stops'"
-    note "halted: $(events_since "$mark" RolloutHalted $R | head -1)"
+    note "halted: $(events_since "$mark" RolloutHalted $R | sed -n 1p)"
     rm -f "$(claim_dir $R 2)/fail-primary"
     rollout_finished "$mark"
 }
@@ -67,7 +67,7 @@ sc_app_rollout_outage() {
     local node2 id2
     node2=$(member_node $R 2)
     id2=$("$WORLD" crictl "$node2" find "$NS" "$m2" dummy) || fail "no container of $m2"
-    stop_runs() { "$WORLD" crictl "$node2" exec "$id2" ps -o args 2>/dev/null | grep -q '/hooks/stop'; }
+    stop_runs() { "$WORLD" crictl "$node2" exec "$id2" ps -o args 2>/dev/null | grep >/dev/null '/hooks/stop'; }
     wait_until 60 "$m2's stop hook to run" stop_runs
     # The others' application pids, read through CRI only (the API is frozen when they are read again).
     local i ids=()
@@ -91,7 +91,7 @@ sc_app_rollout_outage() {
     t_thaw=$(now)
     "$WORLD" api-thaw || fail "api-thaw"
     rm -f "$(claim_dir $R 2)/delay-stop"
-    hook_lines "$t_freeze" $R stop | awk -v t="$t_thaw" '$1 < t' | grep -q " $m2 stop .*rc=0" ||
+    hook_lines "$t_freeze" $R stop | awk -v t="$t_thaw" '$1 < t' | grep >/dev/null " $m2 stop .*rc=0" ||
         fail "$m2's stop did not end inside the outage: $(hook_lines "$mark" $R stop)"
     acts=$(hook_lines "$mark" $R stop seed primary secondary | awk -v t="$t_thaw" -v m="$m2" '$1 < t && $2 != m')
     [ -z "$acts" ] || fail "the outage made rssd act on the members still running: $acts"

@@ -31,7 +31,7 @@ sc_metrics() {
     k delete pod "$(member $R 2)" -n "$NS" --wait=false >/dev/null
     local mark
     mark=$(now)
-    joined() { hook_lines "$mark" "$R" primary | grep -q " $(member $R 2) primary .* rc=0$"; }
+    joined() { hook_lines "$mark" "$R" primary | grep >/dev/null " $(member $R 2) primary .* rc=0$"; }
     wait_until 90 "$(member $R 2) to rejoin" joined
     node=$(member_node $R 2)
     after=$(metrics "$node")
@@ -52,7 +52,7 @@ sc_invalid_spec() {
         k apply -n "$NS" -f - >/dev/null || fail "apply the invalid RSS"
     failed() { rss_json bad | jq -e '.status.phase == "Failed" and (.status.message | test("minimumMembers"))' >/dev/null; }
     wait_until 30 "status Failed naming the field" failed
-    warned() { events_since "$mark" InvalidSpec bad | grep -q "^Warning .*minimumMembers"; }
+    warned() { events_since "$mark" InvalidSpec bad | grep >/dev/null "^Warning .*minimumMembers"; }
     wait_until 30 "an InvalidSpec Warning" warned
     ! k get sts "$(sts_name bad)" -n "$NS" >/dev/null 2>&1 || fail "a StatefulSet was created for an invalid RSS"
     k delete rss bad -n "$NS" >/dev/null
@@ -85,7 +85,7 @@ YAML
     rss_manifest other 3 false | k apply -n "$NS" -f - >/dev/null || fail "apply RSS other"
     failed() { rss_json other | jq -e '.status.phase == "Failed" and (.status.message | test("StatefulSet rss-other exists and is not owned"))' >/dev/null; }
     wait_until 30 "status Failed naming the foreign StatefulSet" failed
-    warned() { events_since "$mark" ForeignObject other | grep -q "^Warning "; }
+    warned() { events_since "$mark" ForeignObject other | grep >/dev/null "^Warning "; }
     wait_until 30 "a ForeignObject Warning" warned
     sleep 2
     after=$(k get sts rss-other -n "$NS" -o json | jq -c '{spec: .spec.replicas, t: .spec.template, o: .metadata.ownerReferences}')

@@ -44,11 +44,11 @@ same_objects() {
 	local differ=() line key
 	while read -r line; do
 		key=$(cut -d' ' -f1,2 <<<"$line")
-		if [ "$(grep -F "$key " <<<"$b" | head -1 | jq -S -R 'split(" ")[2:] | join(" ") | fromjson' 2>/dev/null)" != \
+		if [ "$(grep -F "$key " <<<"$b" | sed -n 1p | jq -S -R 'split(" ")[2:] | join(" ") | fromjson' 2>/dev/null)" != \
 			"$(jq -S -R 'split(" ")[2:] | join(" ") | fromjson' <<<"$line")" ]; then
 			differ+=("$key")
 			diff <(jq -S -R 'split(" ")[2:] | join(" ") | fromjson' <<<"$line") \
-				<(grep -F "$key " <<<"$b" | head -1 | jq -S -R 'split(" ")[2:] | join(" ") | fromjson' 2>/dev/null) |
+				<(grep -F "$key " <<<"$b" | sed -n 1p | jq -S -R 'split(" ")[2:] | join(" ") | fromjson' 2>/dev/null) |
 				sed 's/^/     /' | head -30 || true
 		fi
 	done <<<"$a"

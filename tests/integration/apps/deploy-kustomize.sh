@@ -25,7 +25,7 @@ expect "the base's image tag is the project version (CMakeLists.txt)" \
 	"$(sed -n 's/^project(rssd VERSION \([0-9.]*\).*/\1/p' "$top/CMakeLists.txt")" "${image##*:}"
 
 echo "# kubectl $(k version --client 2>/dev/null | tr '\n' ' ')"
-if k version --client 2>/dev/null | grep -q '^Kustomize Version: v[0-9]'; then ok "kubectl has kustomize built in"; else
+if k version --client 2>/dev/null | grep >/dev/null '^Kustomize Version: v[0-9]'; then ok "kubectl has kustomize built in"; else
 	bad "kubectl reports no Kustomize Version (kubectl apply -k needs kubectl 1.14 or later)"
 fi
 

@@ -17,7 +17,7 @@ cleanup() {
 		[ -f "$f" ] || continue
 		pid=$(cat "$f" 2>/dev/null || true)
 		case $pid in '' | *[!0-9]*) continue ;; esac
-		if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q dummyd; then
+		if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep >/dev/null dummyd; then
 			kill -TERM "$pid" 2>/dev/null || true
 		fi
 	done
@@ -84,7 +84,7 @@ hook seed
 expect "seed exits 0" 0 "$rc"
 pid1=$(daemon_pid)
 if [ -n "$pid1" ] && alive "$pid1"; then ok "dummyd runs (pid $pid1)"; else bad "no dummyd after seed"; fi
-if tr '\0' ' ' <"/proc/$pid1/cmdline" | grep -q 'dummyd primary'; then ok "dummyd runs as primary"; else bad "dummyd cmdline: $(tr '\0' ' ' <"/proc/$pid1/cmdline")"; fi
+if tr '\0' ' ' <"/proc/$pid1/cmdline" | grep >/dev/null 'dummyd primary'; then ok "dummyd runs as primary"; else bad "dummyd cmdline: $(tr '\0' ' ' <"/proc/$pid1/cmdline")"; fi
 # ExecSync returns only once the hook's stdout/stderr are closed: dummyd must not hold them.
 expect "dummyd's stdout is /dev/null" /dev/null "$(readlink "/proc/$pid1/fd/1")"
 expect "dummyd's stderr is /dev/null" /dev/null "$(readlink "/proc/$pid1/fd/2")"

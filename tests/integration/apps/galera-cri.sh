@@ -200,7 +200,7 @@ for i in 0 1 2; do
 		"$(grep " primary " "$dir/data$i/hooks.times" | tail -n 1 | grep -o 'rc=.*')"
 done
 expect "member 2: its first join recorded as SST in hooks.times" "rc=0 transfer=SST" \
-	"$(grep " primary " "$dir/data2/hooks.times" | head -n 1 | grep -o 'rc=.*')"
+	"$(grep " primary " "$dir/data2/hooks.times" | sed -n 1p | grep -o 'rc=.*')"
 
 # A member outside any primary component is in a transition rssd must not act on (status 0, not 1)
 # until GALERA_NONPRIMARY_GRACE has passed: the survivor of two crashed peers goes non-Primary.

@@ -384,7 +384,7 @@ wait_until 60 "watch stream open" grep -q ADDED "$KS_TMP/cut" && ok "watch strea
 req POST /_sim/watch-cut; expect_http 200 "watch-cut"
 if wait "$cpid"; then fail "cut watch ended cleanly"; fi
 ok "cut watch ends with an error"
-tail -c 1 "$KS_TMP/cut" | od -An -c | grep -q '\\n' && fail "cut watch ended on a full line"
+tail -c 1 "$KS_TMP/cut" | od -An -c | grep >/dev/null '\\n' && fail "cut watch ended on a full line"
 ok "cut watch ends mid-line"
 
 ks_stop

@@ -30,7 +30,7 @@ has() { # has DESCRIPTION FILE TEXT: FILE contains TEXT (fixed string)
 annotation() { k -n apps get rss db -o json | jq -r '.metadata.annotations["rss.clusterlabs.org/force-seed"] // "none"'; }
 
 echo "# discovery"
-run "kubectl plugin list finds kubectl-rss" bash -c "kubectl plugin list 2>/dev/null | grep -q '/kubectl-rss$'"
+run "kubectl plugin list finds kubectl-rss" bash -c "kubectl plugin list 2>/dev/null | grep >/dev/null '/kubectl-rss$'"
 kr --help
 expect "kubectl rss --help exits 0" 0 "$rc"
 has "--help names every command" "$tmp/o" "force-seed NAME POD"

@@ -68,7 +68,7 @@ container_ids() { pods_json "$1" | jq -r '.items[].status.containerStatuses[]?.c
 # ids before a power cut: a status from before the cut does not count).
 all_replaced() {
     ready_is "$1" "$2" || return 1
-    ! container_ids "$1" | grep -qxF -f "$3"
+    ! container_ids "$1" | grep >/dev/null -xF -f "$3"
 }
 pod_count_is() { [ "$(pods_json "$1" | jq '.items | length')" = "$2" ]; }
 pod_node() { pod_get "$1" | jq -r '.spec.nodeName // ""'; }

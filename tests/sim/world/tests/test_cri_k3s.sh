@@ -49,11 +49,11 @@ log_has "at unix:///run/k3s/containerd/containerd.sock" || fail "rssd's log does
 log_has "/run/containerd/containerd.sock (containerd): a stale socket: nothing listens" ||
     fail "rssd's log does not say it skipped the stale socket"
 log_has "runs pod rssd-system/$(rssd_pod | jq -r .metadata.name)" || fail "rssd's log does not say the runtime runs its pod"
-ok "rssd: $(grep -o 'CRI runtime [^(]*([^)]*) at [^ ,]*' <<<"$log" | head -1)"
+ok "rssd: $(grep -o 'CRI runtime [^(]*([^)]*) at [^ ,]*' <<<"$log" | sed -n 1p)"
 # Through the DaemonSet's read-only mount of the node's own directory.
 [ "$(stat -L -c %d:%i "/proc/$pid/root/run/k3s/containerd/containerd.sock")" = "$(stat -L -c %d:%i "$sock")" ] ||
     fail "rssd does not see node-1's runtime at /run/k3s/containerd"
-awk '$5 == "/run/k3s/containerd" {print $6}' "/proc/$pid/mountinfo" | grep -q '^ro' ||
+awk '$5 == "/run/k3s/containerd" {print $6}' "/proc/$pid/mountinfo" | grep >/dev/null '^ro' ||
     fail "/run/k3s/containerd is not mounted read-only in rssd's container: $(grep ' /run/k3s/containerd ' "/proc/$pid/mountinfo")"
 ok "rssd reaches node-1's runtime through a read-only mount of /run/k3s/containerd"
 

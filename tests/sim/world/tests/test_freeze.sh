@@ -124,7 +124,7 @@ ok "thawed: the same processes run again, nothing restarted, Ready since $since"
 # power-off of a frozen node: everything of it dies without running first; the runtime records the exits.
 "$WORLD" freeze node-2 || fail "freeze node-2 again"
 "$WORLD" power-off node-2 || fail "power-off of frozen node-2"
-dead() { [ ! -d "/proc/$1" ] || grep -q '^State:.*[ZX]' "/proc/$1/status"; }
+dead() { [ ! -d "/proc/$1" ] || grep >/dev/null '^State:.*[ZX]' "/proc/$1/status"; }
 for p in "kubelet $kpid" "host-process $hpid" "container-init $cinit" "exec-ticker $xpid"; do
     run "$p dead after power-off" dead "${p#* }"
 done

@@ -26,7 +26,7 @@ hp=$(pod_get "$agent" | jq -r '.status.containerStatuses[0].containerID')
 [[ $hp == hostprocess://* ]] || fail "agent container id is '$hp'"
 hpid=${hp#hostprocess://}
 [ "$(tr '\0' ' ' <"/proc/$hpid/cmdline")" = "/bin/sleep 3600 " ] || fail "host process $hpid is not /bin/sleep 3600"
-tr '\0' '\n' <"/proc/$hpid/environ" | grep -qx "CONTAINER_RUNTIME_ENDPOINT=$("$WORLD" cri "$victim")" ||
+tr '\0' '\n' <"/proc/$hpid/environ" | grep >/dev/null -x "CONTAINER_RUNTIME_ENDPOINT=$("$WORLD" cri "$victim")" ||
     fail "host process lacks the node's CONTAINER_RUNTIME_ENDPOINT"
 # Its kubeconfig carries the token of the pod's ServiceAccount (here "default"), not the admin's.
 kc=$(tr '\0' '\n' <"/proc/$hpid/environ" | sed -n 's/^KUBECONFIG=//p')
@@ -37,7 +37,7 @@ who=$(curl -sS --cacert "$RSS_WORLD_DIR/kubesim/ca.crt" -H "Authorization: Beare
     -H 'Content-Type: application/json' -X POST "https://127.0.0.1:$(cat "$RSS_WORLD_DIR/kubesim/port")/apis/authorization.k8s.io/v1/selfsubjectrulesreviews" \
     -d '{"spec":{"namespace":"default"}}' | jq -r '.kind')
 [ "$who" = SelfSubjectRulesReview ] || fail "the host process's token is not accepted ($who)"
-tr '\0' '\n' <"/proc/$hpid/environ" | grep -qx "NODE_NAME=$victim" || fail "host process lacks NODE_NAME"
+tr '\0' '\n' <"/proc/$hpid/environ" | grep >/dev/null -x "NODE_NAME=$victim" || fail "host process lacks NODE_NAME"
 ok "DaemonSet pod $agent runs as host process $hpid with the node's endpoints"
 
 # A kubelet crash alone changes nothing: the new kubelet adopts the running container and host process.
@@ -53,8 +53,8 @@ ok "kubelet restart on $victim: container and host process adopted, nothing rest
 
 read -r kpid _ <"$vdir/kubelet.pid"
 "$WORLD" power-off "$victim" || fail "power-off"
-[ ! -d "/proc/$kpid" ] || grep -q '^State:.*Z' "/proc/$kpid/status" || fail "kubelet $kpid survived power-off"
-[ ! -d "/proc/$hpid" ] || grep -q '^State:.*Z' "/proc/$hpid/status" || fail "host process $hpid survived power-off"
+[ ! -d "/proc/$kpid" ] || grep >/dev/null '^State:.*Z' "/proc/$kpid/status" || fail "kubelet $kpid survived power-off"
+[ ! -d "/proc/$hpid" ] || grep >/dev/null '^State:.*Z' "/proc/$hpid/status" || fail "host process $hpid survived power-off"
 state=$("$WORLD" crictl "$victim" ps --json | jq -r --arg id "$cid" 'select(.id == $id) | .state')
 [ "$state" = CONTAINER_EXITED ] || fail "app-1's container is '$state' after power-off"
 [ "$(cat "$RSS_WORLD_DIR/pv/default/data-app-1/mine")" = 1 ] || fail "app-1's data gone after power-off"

@@ -84,7 +84,7 @@ for i in 1 2; do
     ok "$node: pid $pid /usr/bin/rssd uid 0, CapEff 0, NoNewPrivs 1, in-cluster config, its own /run/containerd, health on $ip:8476"
 done
 
-leads() { k -n rssd-system get lease rssd-leader -o jsonpath='{.spec.holderIdentity}' | grep -q .; }
+leads() { k -n rssd-system get lease rssd-leader -o jsonpath='{.spec.holderIdentity}' | grep >/dev/null .; }
 wait_until 60 "rssd holds the Lease rssd-leader" leads
 peers() {
     local i a

@@ -24,7 +24,7 @@ wait_until 15 "node-2's lease to be renewed" lease_renewed
 ok "node leases held and renewed"
 
 if command -v kubectl >/dev/null 2>&1; then
-    KUBECONFIG=$("$WORLD" kubeconfig) kubectl get nodes --no-headers 2>&1 | grep -c ' Ready' | grep -qx 3 ||
+    KUBECONFIG=$("$WORLD" kubeconfig) kubectl get nodes --no-headers 2>&1 | grep -c ' Ready' | grep >/dev/null -x 3 ||
         fail "kubectl get nodes: $(KUBECONFIG=$("$WORLD" kubeconfig) kubectl get nodes 2>&1)"
     ok "kubectl sees 3 Ready nodes"
 fi
