@@ -532,7 +532,7 @@ heartbeats_expired() {
 wait_heartbeats_expired() { wait_until 60 "the agents' heartbeat Leases to expire" heartbeats_expired; }
 
 # run_scenarios FIRST_IS_FATAL SCENARIO...: runs sc_<name> for each, each in a subshell with set -e;
-# prints "PASS/FAIL name (seconds)" and the closing "N passed, N failed" line; returns non-zero when any
+# prints "PASS/FAIL name (seconds)" (a failing command that ended a scenario is named) and the closing "N passed, N failed" line; returns non-zero when any
 # failed. FIRST_IS_FATAL=1 stops after a failing first scenario (the others build on it).
 run_scenarios() {
     local fatal=$1 s rc t0 dt passed=0 failed=0 first=1 failed_names=()
@@ -542,7 +542,12 @@ run_scenarios() {
         t0=$(now_ms)
         set +e
         (
-            set -e
+            # set -e ends a scenario at a failing command that fail() did not report: say which
+            # (in this shell, not in a command substitution's), with the world's state as fail shows it.
+            set -eE
+            sc_pid=$BASHPID
+            trap 'sc_rc=$?; [ "$BASHPID" != "$sc_pid" ] ||
+                fail "exit $sc_rc from: $BASH_COMMAND (${BASH_SOURCE[0]##*/}:$LINENO)"' ERR
             "sc_$s"
         )
         rc=$?
