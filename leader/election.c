@@ -283,7 +283,10 @@ static enum outcome try_acquire_or_renew(struct rss_election *el, bool leading, 
     struct lease_spec old = {0};
     election_spec_read(got, &old);
     int64_t now = rss_clock_mono_ns();
-    /* A Lease spec that changed since our last look has a live writer: no reason to look for a reboot. */
+    /* A Lease spec that changed since our last look has a live writer: no reason to look for a reboot.
+     * The first look does look: after a power cut every agent starts anew, and the holder's node
+     * reporting another boot is what lets the new leader skip the wait (the observed lease duration
+     * counts from this look, however long ago the holder died). */
     bool stale = election_observe(el, &old, now);
     el->boot_watch = false;
     int64_t expiry, max_t;

@@ -70,7 +70,8 @@ void election_spec_read(const cJSON *lease, struct lease_spec *r);
 void election_spec_clear(struct lease_spec *r);
 
 /* Observes a spec read by the election thread at now and reports a new holder to on_new_leader. Returns
- * true when the spec is unchanged since the last look, by either reader. */
+ * true when the spec is unchanged since the last look, by either reader, or this is the first look (an
+ * agent just started, as after a power cut): no sign yet that its holder lives. */
 bool election_observe(struct rss_election *el, const struct lease_spec *r, int64_t now);
 
 /* Remembers the Lease spec we just wrote as observed, as client-go's setObservedRecord does. */

@@ -42,12 +42,14 @@ static char *lease_spec_key(const struct lease_spec *r)
 }
 
 /* Dates a change of the Lease spec at now (a spec seen before keeps its date). Returns true when the
- * spec is the one observed already (unchanged since the last look, by either reader). */
+ * spec is the one observed already (unchanged since the last look, by either reader) or this is the
+ * first look: either way no sign of a live writer yet. */
 static bool observe_spec(struct rss_election *el, const struct lease_spec *r, int64_t now)
 {
     _cleanup_free_ char *key = lease_spec_key(r);
     pthread_mutex_lock(&el->obs_lock);
-    bool same = el->observed_key && !strcmp(key, el->observed_key);
+    bool first = !el->observed_key;
+    bool same = !first && !strcmp(key, el->observed_key);
     if (!same) {
         free(el->observed_key);
         el->observed_key = TAKE_PTR(key);
@@ -59,7 +61,7 @@ static bool observe_spec(struct rss_election *el, const struct lease_spec *r, in
     if (r->transitions > el->max_transitions)
         el->max_transitions = r->transitions;
     pthread_mutex_unlock(&el->obs_lock);
-    return same;
+    return same || first;
 }
 
 void election_report_holder(struct rss_election *el, const char *holder)

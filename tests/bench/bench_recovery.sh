@@ -11,12 +11,15 @@
 #                primary (+ its status check, but for the last join), as rssd measured each ExecSync (its
 #                log's "hook X exited ... after M ms")
 #   overhead     total - hooks: election, watches, leader planning, member record round trips
-#   lease_wait   last report -> new leader (Lease acquireTime): after a power cut every candidate first
-#                waits one lease duration (3 s in this world) on the dead leader's record
+#   lease_wait   last report -> new leader (Lease acquireTime), 0 when it led before: without a proof
+#                that the dead leader is gone every candidate waits one lease duration (3 s in this world)
+#                from its first look at the Lease; the reboot shortcuts (docs/election.md) are that proof
+#                after a power cut, and "takeover:" below names the one that fired
 #   overhead_leading  overhead once a leader leads: (last join - max(last report, acquire)) - hooks
 #   wall         power-on command -> kubectl shows Running (includes the world's container restarts)
 #   api          kubesim GET /_sim/stats total during the recovery, and the same minus the world's idle
-#                rate (kubelets, controllers, heartbeats) over as long a window
+#                rate (kubelets, controllers, heartbeats) over as long a window; on the real world
+#                (RSS_WORLD_FLAVOUR=real) rssd's requests only, from the apiserver's audit log
 #   rss          VmRSS/RssAnon of each node's rssd process after the recovery: VmRSS counts the pages
 #                of the shared libraries (gRPC, abseil, OpenSSL, libcurl, GnuTLS) it maps; RssAnon is
 #                rssd's own memory
@@ -27,8 +30,16 @@ sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(3 5 9)
 B=b
 ms_of() { date -u -d "$1" +%s%3N; }
-stats_total() { k get --raw /_sim/stats | jq .total; }
-say "bench_recovery: world of 3 nodes, build $RSS_BUILD_DIR"
+# API requests so far: kubesim counts every client's; on the real world the apiserver's audit log counts
+# rssd's (its service accounts', one line per completed request; tests/realk8s/world-real).
+stats_total() {
+    if [ "$(world_flavour)" = real ]; then
+        grep -c '"username":"system:serviceaccount:rssd-system:' "$RSS_WORLD_DIR/k8s/audit.log" || true
+    else
+        k get --raw /_sim/stats | jq .total
+    fi
+}
+say "bench_recovery: ${RSS_WORLD_FLAVOUR:-kubesim} world of 3 nodes, build $RSS_BUILD_DIR"
 e2e_up 3
 # The world's idle API request rate (no RSS yet): kubelets, controllers, rssd heartbeats.
 s0=$(stats_total)
@@ -82,6 +93,9 @@ for n in "${sizes[@]}"; do
         mem="$mem $nd=$(awk '/^VmRSS/ {r = $2} /^RssAnon/ {a = $2} END {print r "/" a}' "/proc/$p/status")"
     done
     printf '%-4s %-9s %-9s %-9s %-11s %-15s %-8s %-6s %-15s %s\n' "$n" "$total" "$hooks" "$((total - hooks))" "$lease_wait" "$after" "$wall" "$njoins" "$api/$api_adj" "$mem"
+    # How the new leader got the dead leader's Lease (election.c logs each shortcut): "waited" when by none.
+    how=$(rssd_logs | awk -v m="$mark" '$1 > m' | sed -n 's/.*election: the Lease holder [^ ]* \(ran on this node before it rebooted\|acquired on node [^ ]* in boot [^ ]*, which now reports boot [^:]*\).*/\1/p' | sed -n 1p)
+    results+=("N=$n takeover: ${how:-waited out the lease (no reboot shortcut fired)}")
     results+=("N=$n seed=$(awk '{print $2}' <<<"$seedl") (sequence $(sed -n 's/.* out=\([^ ]*\).*/\1/p' <<<"$(grep " $(awk '{print $2}' <<<"$seedl") " <<<"$seqs" | sed -n 1p)"))")
     k delete rss $B -n "$NS" --wait=false >/dev/null
     podsgone() { [ "$(members_json $B | jq '.items | length')" = 0 ]; }

@@ -79,6 +79,18 @@ ex test -x /hooks/status || fail "no /hooks in the container (the runc wrapper's
 ip=$(k get pod probe -o jsonpath='{.status.podIP}')
 [[ $ip == 10.244.2.* ]] || fail "pod IP '$ip' not in node-2's range"
 ok "pod on node-2: its runtime, its /run/containerd, /hooks, a projected token, IP $ip"
+# Each node's own boot id (the nodes share one kernel): in its Node, as the kubelet reports it, and in its
+# containers' processes as RSS_BOOT_ID (the runc wrapper), which rssd's election compares.
+boot_of() { k get node "$1" -o jsonpath='{.status.nodeInfo.bootID}'; }
+boot1=$(boot_of node-1)
+boot2=$(boot_of node-2)
+[ -n "$boot1" ] && [ -n "$boot2" ] && [ "$boot1" != "$boot2" ] ||
+    fail "the Nodes' bootIDs are not their own: node-1 '$boot1', node-2 '$boot2'"
+[ "$boot1" != "$(cat /proc/sys/kernel/random/boot_id)" ] || fail "node-1 reports the kernel's boot id"
+# (the container's own process: an ExecSync gets the env containerd stored, before the wrapper's edit)
+pboot=$(ex cat /proc/1/environ | tr '\0' '\n' | sed -n 's/^RSS_BOOT_ID=//p')
+[ "$pboot" = "$boot2" ] || fail "the pod's RSS_BOOT_ID '$pboot' is not node-2's bootID $boot2"
+ok "boot ids: node-1 $boot1, node-2 $boot2 (the pod's RSS_BOOT_ID)"
 # The cluster DNS, as the pod uses it: its resolv.conf from the kubelet's clusterDNS, CoreDNS answering from
 # the apiserver (the kubernetes Service's address). Galera's peers are found so.
 ex grep -q '^nameserver 10.96.0.10$' /etc/resolv.conf || fail "the pod's resolv.conf: $(ex cat /etc/resolv.conf)"
@@ -137,7 +149,10 @@ wait_until 60 "node-2 NotReady (Unknown) after power-off" notready
 restarted() { [ "$(k get pod probe -o jsonpath='{.status.containerStatuses[0].ready}')" = true ] &&
     [ "$(k get pod probe -o jsonpath='{.status.containerStatuses[0].containerID}')" != "containerd://$cid" ]; }
 wait_until 90 "pod probe running again in a new container" restarted
-ok "power-off killed kubelet and container, node-2 Unknown; power-on: the pod runs again"
+newboot() { [ -n "$(boot_of node-2)" ] && [ "$(boot_of node-2)" != "$boot2" ]; }
+wait_until 30 "node-2's Node to report a new boot id after the power-on" newboot
+[ "$(boot_of node-1)" = "$boot1" ] || fail "node-1's boot id changed with node-2's power cycle"
+ok "power-off killed kubelet and container, node-2 Unknown; power-on: the pod runs again, node-2 in boot $(boot_of node-2)"
 
 # partition: node-2's kubelet and pods reach nothing, the node goes NotReady, but the kubelet still reaches
 # its own pods (its probes: from its bridge's address), as on a real node whose network is cut; heal: Ready

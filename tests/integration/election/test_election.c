@@ -179,8 +179,9 @@ struct ev {
     char arg[160];
 };
 
-/* --node/--boot-id for the next cand_start (NULL: none); --watch for it (true). */
-static const char *cand_node, *cand_boot;
+/* --node/--boot-id for the next cand_start (NULL: none); --watch for it (true); --durations for it
+ * (NULL: DURATIONS). */
+static const char *cand_node, *cand_boot, *cand_durations;
 static bool cand_watch;
 
 static void cand_start(struct cand *c, const char *name, const char *lease, bool proxied)
@@ -213,6 +214,7 @@ static void cand_start(struct cand *c, const char *name, const char *lease, bool
         kc = rss_xstrdup(sim.kubeconfig);
     }
     _cleanup_free_ char *errlog = rss_xasprintf("%s/%s-%s.err", sim.dir, lease, name);
+    const char *durations = cand_durations ? cand_durations : DURATIONS;
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
@@ -220,13 +222,13 @@ static void cand_start(struct cand *c, const char *name, const char *lease, bool
         (void)f;
         if (cand_node)
             execl(CANDIDATE_BIN, CANDIDATE_BIN, "--kubeconfig", kc, "--lease", lease, "--log", c->log,
-                  "--durations", DURATIONS, "--node", cand_node, "--boot-id", cand_boot, (char *)NULL);
+                  "--durations", durations, "--node", cand_node, "--boot-id", cand_boot, (char *)NULL);
         else if (cand_watch)
             execl(CANDIDATE_BIN, CANDIDATE_BIN, "--kubeconfig", kc, "--lease", lease, "--log", c->log,
-                  "--durations", DURATIONS, "--watch", (char *)NULL);
+                  "--durations", durations, "--watch", (char *)NULL);
         else
             execl(CANDIDATE_BIN, CANDIDATE_BIN, "--kubeconfig", kc, "--lease", lease, "--log", c->log,
-                  "--durations", DURATIONS, (char *)NULL);
+                  "--durations", durations, (char *)NULL);
         _exit(127);
     }
     c->pid = pid;
@@ -755,6 +757,28 @@ static void test_holder_node_rebooted_taken_over_at_once(void **state)
         assert_int_equal(WEXITSTATUS(cand_signal(&cs[i], SIGTERM)), 0);
 }
 
+/* After a power cut: the holder's node had rebooted before the candidate started (every agent starts
+ * anew). The candidate's first look at the Lease takes it over: its lease duration and its retry period
+ * are 100 s and more here, so waiting for a second look, or for the lease to run out as first observed,
+ * would fail wait_leader's 20 s. */
+static void test_holder_node_rebooted_before_first_look(void **state)
+{
+    (void)state;
+    set_node_boot("nodee", "boot-e-2");
+    set_node_boot("nodef", "boot-f-1");
+    create_held_lease("nfirst", "nodee_eeeeeeee_1_00000000", "nodee boot-e-1 nodee_eeeeeeee_1_00000000");
+    cand_node = "nodef";
+    cand_boot = "boot-f-1";
+    cand_durations = "600000,400000,100000";
+    cand_start(&cs[0], "f", "nfirst", false);
+    cand_node = cand_boot = cand_durations = NULL;
+    assert_int_equal(wait_leader(cs, 1, -1), 0);
+    int64_t epoch = 0;
+    cand_leading_since(&cs[0], &epoch);
+    assert_int_equal(epoch, 8);
+    assert_int_equal(WEXITSTATUS(cand_signal(&cs[0], SIGTERM)), 0);
+}
+
 /* A candidate whose Node reports another boot id than its own records none: a Node still showing the
  * boot before ours must not later look like a reboot of ours. */
 static void test_boot_record_only_when_node_agrees(void **state)
@@ -846,6 +870,7 @@ int main(void)
         cmocka_unit_test_teardown(test_sigterm_release_takeover, cleanup_cands),
         cmocka_unit_test_teardown(test_rebooted_holder_taken_over_at_once, cleanup_cands),
         cmocka_unit_test_teardown(test_holder_node_rebooted_taken_over_at_once, cleanup_cands),
+        cmocka_unit_test_teardown(test_holder_node_rebooted_before_first_look, cleanup_cands),
         cmocka_unit_test_teardown(test_boot_record_only_when_node_agrees, cleanup_cands),
         cmocka_unit_test_teardown(test_partitioned_leader_stops_first, cleanup_cands),
         cmocka_unit_test_teardown(test_churn, cleanup_cands),

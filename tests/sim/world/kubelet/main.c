@@ -11,8 +11,8 @@
  * so that `world partition` cuts them with the node.
  *
  * --boot-id stands for the node's kernel boot id, which the simulated nodes cannot have apart: the world
- * sets a new one at every power-on and hands it to host processes as RSS_BOOT_ID (rssd's election uses
- * it to recognise a Lease holder from before the node rebooted).
+ * sets a new one at every power-on and hands it to host processes and containers as RSS_BOOT_ID (rssd's
+ * election uses it to recognise a Lease holder from before the node rebooted).
  */
 #include <arpa/inet.h>
 #include <getopt.h>

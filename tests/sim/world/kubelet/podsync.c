@@ -390,6 +390,16 @@ static void add_service_env(struct kl *kl, struct kl_env *env)
         kl_env_add(env, "KUBERNETES_SERVICE_PORT", port);
 }
 
+/* This power-on's boot id in every container, as in host processes (hostproc.c): the simulated nodes
+ * share one kernel, so /proc/sys/kernel/random/boot_id cannot tell their reboots apart, and rssd's
+ * reboot shortcut compares its own boot id with the Node's bootID (the one this kubelet reports). A
+ * container's own env wins. */
+static void add_boot_env(struct kl *kl, struct kl_env *env)
+{
+    if (kl->boot_id && !kl_env_get(env, "RSS_BOOT_ID"))
+        kl_env_add(env, "RSS_BOOT_ID", kl->boot_id);
+}
+
 /* The projected ServiceAccount token volume (kube-api-access-*), read-only, unless the pod opts out
  * or the container mounts something else there. */
 static int add_sa_mount(struct worker *w, struct kl_mounts *m, rss_error_t *err)
@@ -420,8 +430,10 @@ static int create_container(struct worker *w, struct ctr *c, uint32_t attempt, r
     _cleanup_free_ char *log_path = rss_xasprintf("%s/%u.log", c->name, attempt);
     _cleanup_free_ char *log_sub = rss_xasprintf("%s/%s", sb.log_dir, c->name);
     int r = kl_env_resolve(w->pod, c->spec, w->kl->node, w->kl->node_ip, &env, err);
-    if (r == 0)
+    if (r == 0) {
         add_service_env(w->kl, &env);
+        add_boot_env(w->kl, &env);
+    }
     if (r == 0)
         r = kl_mounts_resolve(w->kl, w->pod, c->spec, &mounts, err);
     if (r == 0)
