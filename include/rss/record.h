@@ -25,7 +25,8 @@
  *                          its pod is gone and its ordinal is below spec.replicas (a drain, a deletion).
  *                          scaledAway (added by the plan that lowers replicas past a stopped standby while
  *                          this member is primary, spec.failover PromoteStandby): the highest last sequence
- *                          of such a standby (no sequence: unknown); its failover never promotes below it.
+ *                          of such a standby (no sequence: unknown, as on a node judged dead); its
+ *                          failover never promotes below it.
  *   observedNode           the node of the agent that wrote `observed`, in the same write (agents only: the
  *                          self-fence's failsafe asks that node's agent too, docs/agent.md; absent from an
  *                          older rssd's records)

@@ -315,7 +315,7 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
     if (lost->mark_scaled && (!lost->mark_scaled_known || best_pos < lost->mark_scaled_seq)) {
         /* Model finding L4: a standby removed by a scale-down while lost was primary may have been the only
          * one to acknowledge a commit (scaled_away() in planner_scale.c). */
-        char ss[64] = "an unknown sequence (its `sequence` hook failed)";
+        char ss[80] = "an unknown sequence (its `sequence` hook failed, or its node was dead)";
         if (lost->mark_scaled_known)
             snprintf(ss, sizeof(ss), "sequence %" PRIu64, lost->mark_scaled_seq);
         snprintf(why, sizeof(why),

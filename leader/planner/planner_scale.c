@@ -43,16 +43,18 @@ static bool scaled_away(struct planner *c, int next, const struct planner_member
     const struct planner_member *hi_m = NULL;
     for (int i = next; i < c->sts && (size_t)i < c->n; i++) {
         const struct planner_member *m = &c->m[i];
-        /* Gone already: recorded by the plan that removed it. On a node judged dead: fenced for the dead
-         * window, while the primary streamed to the others; the quorum counted it until now. */
-        if (!m->exists || m->fenced_dead)
+        /* Gone already: recorded by the plan that removed it. */
+        if (!m->exists)
             continue;
-        if (!m->has_seq && !m->seq_error) {
+        /* On a node judged dead: fenced, and its sequence cannot be read. It may hold the last commit the
+         * primary acknowledged before the node died, which a standby that stays has only once it acked a
+         * later one: unknown, so a failover of this primary falls back. */
+        if (!m->fenced_dead && !m->has_seq && !m->seq_error) {
             *who = m;
             return false;
         }
         any = true;
-        if (!m->has_seq) {
+        if (m->fenced_dead || !m->has_seq) {
             if (known)
                 hi_m = m;
             known = false;

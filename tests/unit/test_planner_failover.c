@@ -863,6 +863,38 @@ static void test_scaled_away_floor(void **state)
         rss_plan_free(&p);
         world_free(&w);
     }
+
+    /* On a node judged dead: fenced, its sequence unreadable (the one it reported before is stale). It may
+     * hold the last commit acknowledged before its node died: unknown, and the failover falls back even
+     * with the standbys that stay at the primary's position. */
+    init(&w, "P Y Y S130");
+    w.spec.replicas = 3;
+    w.sts = 4;
+    mark(&w, 0, "5-1", "90");
+    find(&w, 3)->node_alive = false;
+    find(&w, 3)->node_dead = true;
+    run(&w, &p);
+    want(&p, "replicas=3");
+    const struct rss_plan_patch *m0 = patch_of(&p, 0);
+    assert_non_null(m0);
+    assert_true(m0->set_primary && m0->primary);
+    assert_non_null(strstr(m0->primary, "\"scaledAway\":{\"pod\":\"rss-db-3\"}"));
+    apply(&w, &p);
+    w.sts = 3;
+    remove_pod(&w, 3);
+    crash(&w, 0, 135);
+    run(&w, &p);
+    apply(&w, &p);
+    answer_position(&w, 1, true, 135);
+    answer_position(&w, 2, true, 135);
+    run(&w, &p);
+    const struct rss_plan_patch *d1 = desired_patch_of(&p, 1);
+    assert_true(!d1 || d1->desired.action != RSS_ACTION_SEED);
+    assert_non_null(strstr(find_event(&p, "FailoverFallback")->message,
+                           "rss-db-3, removed by a scale-down while rss-db-0 was primary, held an unknown "
+                           "sequence (its `sequence` hook failed, or its node was dead)"));
+    rss_plan_free(&p);
+    world_free(&w);
 }
 
 int main(void)
