@@ -274,6 +274,11 @@ void planner_pin_persist(struct planner *c);
  * phase, recovery) from the decided context. */
 void planner_build_status(struct planner *c);
 
+/* planner_timeline.c: status.history, the previous status's entries with this plan's recovery and failover
+ * Events added (once per episode) and a "Running" entry that closes an episode; `ready` members of the
+ * target are running. */
+void planner_timeline_render(struct planner *c, cJSON *status, const char *phase, size_t ready);
+
 /* planner_rollout.c: the rolling update's pods that cannot start. planner_rollout_stuck: the reason a
  * member's pod will not start without a change of the template (a waiting reason such as ErrImagePull,
  * or "Unschedulable"), NULL when it is not stuck. planner_rollout_recreatable: an outdated member whose

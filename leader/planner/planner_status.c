@@ -265,6 +265,7 @@ void planner_build_status(struct planner *c)
                                    : "ScalingDown",
               "");
     journal(c, s);
+    planner_timeline_render(c, s, ph, ready);
     if (c->pin) {
         cJSON *r = cJSON_AddObjectToObject(s, "recovery");
         char buf[24];

@@ -18,6 +18,8 @@ static void usage(FILE *f)
             "Commands:\n"
             "  status NAME          members, roles, sequences, the last recovery, and what rssd waits for\n"
             "  events NAME          the Events rssd wrote about NAME, oldest first\n"
+            "  history NAME         its recoveries and failovers, step by step, kept after the Events\n"
+            "                       expire (status.history: the newest 40 entries)\n"
             "  force-seed NAME POD  start POD's copy as the seed when rssd waits; the leader's refusals\n"
             "                       (a member runs or is starting; POD is not a member) are checked first\n"
             "  suspend NAME         stop every member on purpose, one at a time (spec.suspend: true)\n"
@@ -86,7 +88,8 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int args; /* after the command */
-    } cmds[] = {{"status", 1}, {"events", 1}, {"force-seed", 2}, {"suspend", 1}, {"resume", 1}};
+    } cmds[] = {{"status", 1},     {"events", 1},  {"history", 1},
+                {"force-seed", 2}, {"suspend", 1}, {"resume", 1}};
     int want = -1;
     for (size_t i = 0; cmd && i < sizeof(cmds) / sizeof(cmds[0]); i++)
         if (!strcmp(cmd, cmds[i].name))
@@ -119,6 +122,8 @@ int main(int argc, char **argv)
         r = plugin_status(&ctx, name, &err);
     else if (!strcmp(cmd, "events"))
         r = plugin_events(&ctx, name, &err);
+    else if (!strcmp(cmd, "history"))
+        r = plugin_history(&ctx, name, &err);
     else if (!strcmp(cmd, "force-seed"))
         r = plugin_force_seed(&ctx, name, pod, &err);
     else

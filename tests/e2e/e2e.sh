@@ -338,6 +338,20 @@ sc_lightsout() {
     no_pins() { records_json "$R" | jq -e '[.items[].data.recoveryPin // empty] | length == 0' >/dev/null &&
         rss_json "$R" | jq -e '.status.recovery == null' >/dev/null; }
     wait_until 30 "no recovery pin left in $R's records and status" no_pins
+    # status.history (kubectl rss history) tells the morning after what the hooks logs show: the seed the
+    # hooks ran, with its sequence, then a Running entry that closes the episode.
+    local hist
+    hist_since() { rss_json "$R" | jq -c --arg m "$mark" '[.status.history // [] | .[] | select(.at > $m)]'; }
+    history_closed() { hist_since | jq -e 'length >= 2 and .[-1].reason == "Running"' >/dev/null; }
+    wait_until 30 "status.history to close the lights-out with Running" history_closed
+    hist=$(hist_since)
+    jq -e --arg p "$(member $R 1)" '[.[] | select(.reason == "SeedChosen")] | length == 1 and .[0].member == $p
+        and (.[0].message | test("30"))' <<<"$hist" >/dev/null ||
+        fail "status.history does not name the seed the hooks ran ($(member $R 1), 30): $hist"
+    "$RSS_BUILD_DIR/nodeagent/plugin/kubectl-rss" --kubeconfig "$KC" history "$R" -n "$NS" >"$E2E_TMP/history.txt" 2>&1 ||
+        fail "kubectl rss history: $(cat "$E2E_TMP/history.txt")"
+    grep "SeedChosen" "$E2E_TMP/history.txt" | grep >/dev/null "$(member $R 1)" || fail "kubectl rss history: $(cat "$E2E_TMP/history.txt")"
+    note "history: $(jq -r '.[-1].message' <<<"$hist")"
     note "seed $(member $R 1) (30) at $(line_time "$seeds"), then $(awk '{print $2}' <<<"$prim" | tr '\n' ' ')"
     note "power-on to Running: ${total} ms; SeedChosen: $(events_since "$mark" SeedChosen "$R" | tail -1 | cut -c1-200)"
 }

@@ -143,6 +143,88 @@ static void test_bad_input(void **state)
     world_free(&w);
 }
 
+static const cJSON *history(const struct rss_plan *p)
+{
+    return cJSON_GetObjectItemCaseSensitive(p->status, "history");
+}
+
+static const char *entry(const struct rss_plan *p, int i, const char *key)
+{
+    const cJSON *h = history(p);
+    int n = cJSON_GetArraySize(h);
+    return cJSON_GetStringValue(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(h, i < 0 ? n + i : i), key));
+}
+
+/* status.history (issue 38 item 5): a lights-out's seed decision with its sequences, once, however many
+ * plans repeat the situation; the episode closed by "Running" with its duration; the Events that tell
+ * nothing of a recovery (a wait) stay out; the previous entries carried, garbage dropped, the newest 40
+ * kept. */
+static void test_history(void **state)
+{
+    (void)state;
+    struct world w;
+    struct rss_plan p;
+    world_init(&w, "S10 S30 S20", 0, false, 0);
+    run(&w, &p);
+    expect(&p, "1:seed", "lights-out");
+    assert_int_equal(cJSON_GetArraySize(history(&p)), 1);
+    assert_string_equal(entry(&p, 0, "reason"), "SeedChosen");
+    assert_string_equal(entry(&p, 0, "member"), "rss-db-1");
+    assert_non_null(strstr(entry(&p, 0, "message"), "30"));
+    assert_non_null(entry(&p, 0, "at"));
+    apply(&w, &p);
+    ran(&w, 1, RSS_ROLE_PRIMARY);
+    run(&w, &p);
+    assert_int_equal(cJSON_GetArraySize(history(&p)), 1); /* not Running yet: 2 members to join */
+    apply(&w, &p);
+    ran(&w, 0, RSS_ROLE_PRIMARY);
+    ran(&w, 2, RSS_ROLE_PRIMARY);
+    w.now += 7500;
+    run(&w, &p);
+    assert_string_equal(p.phase, "Running");
+    assert_int_equal(cJSON_GetArraySize(history(&p)), 2);
+    assert_string_equal(entry(&p, 1, "reason"), "Running");
+    assert_null(entry(&p, 1, "member"));
+    assert_non_null(strstr(entry(&p, 1, "message"), "3 of 3 members ready"));
+    assert_non_null(strstr(entry(&p, 1, "message"), "after SeedChosen"));
+    apply(&w, &p);
+    run(&w, &p); /* Running again: the episode is closed, nothing added */
+    assert_int_equal(cJSON_GetArraySize(history(&p)), 2);
+    rss_plan_free(&p);
+    world_free(&w);
+
+    /* A wait (its Event once per message) is not history; garbage in the previous status is dropped. */
+    world_init(&w, "? S1 S2", 0, false, 0);
+    w.prev = cJSON_Parse("{\"history\":[1,{\"at\":\"x\"},{\"at\":\"2026-12-07T00:00:00.000Z\",\"reason\":"
+                         "\"SeedChosen\",\"member\":\"rss-db-2\",\"message\":\"an old seed\"}]}");
+    run(&w, &p);
+    assert_non_null(find_event(&p, "WaitingForMembers"));
+    assert_int_equal(cJSON_GetArraySize(history(&p)), 1);
+    assert_string_equal(entry(&p, 0, "message"), "an old seed");
+    rss_plan_free(&p);
+    world_free(&w);
+
+    /* Bounded: the newest 40. */
+    world_init(&w, "S10 S30 S20", 0, false, 0);
+    cJSON *prev = cJSON_CreateObject(), *h = cJSON_AddArrayToObject(prev, "history");
+    for (int i = 0; i < 45; i++) {
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "at", "2026-12-07T00:00:00.000Z");
+        cJSON_AddStringToObject(e, "reason", i % 2 ? "Running" : "Promoting");
+        _cleanup_free_ char *m = rss_xasprintf("entry %d", i);
+        cJSON_AddStringToObject(e, "message", m);
+        cJSON_AddItemToArray(h, e);
+    }
+    w.prev = prev;
+    run(&w, &p);
+    assert_int_equal(cJSON_GetArraySize(history(&p)), 40);
+    assert_string_equal(entry(&p, 0, "message"), "entry 6");
+    assert_string_equal(entry(&p, -1, "reason"), "SeedChosen");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -151,6 +233,7 @@ int main(void)
         cmocka_unit_test(test_wait_event_not_repeated),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_history),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -87,6 +87,25 @@ kr events db -n apps
 expect "events exits 0" 0 "$rc"
 expect "events: oldest first" "SeedChosen MemberMissing" "$(awk 'NR > 1 {print $3}' "$tmp/o" | tr '\n' ' ' | sed 's/ $//')"
 
+echo "# history"
+kr history db -n apps
+expect "history exits 0 without any" 0 "$rc"
+has "history: says there is none" "$tmp/o" "No history for apps/db"
+# Two episodes as the leader writes them (status.history, leader/planner/planner_timeline.c): through the
+# CRD's schema, which must keep every field.
+status '{"history":[{"at":"2026-11-20T08:00:00.000Z","reason":"SeedChosen","member":"db-1","message":"db-1 seeds with the highest sequence 17"},
+ {"at":"2026-11-20T08:00:09.500Z","reason":"Running","message":"running again, 3 of 3 members ready, 9.5 s after SeedChosen"},
+ {"at":"2026-11-27T10:00:00.000Z","reason":"MemberOnDeadNode","member":"db-2","message":"db-2: node node-2 is dead"}]}'
+kr history db -n apps
+expect "history exits 0" 0 "$rc"
+sed 's/^/     | /' "$tmp/o"
+expect "history: the reasons, oldest first" "SeedChosen Running MemberOnDeadNode" "$(awk 'NR > 1 && NF {print $2}' "$tmp/o" | tr '\n' ' ' | sed 's/ $//')"
+has "history: who seeded, with its sequence" "$tmp/o" "$(printf '%-24s  %-18s  %-20s  %s' 2026-11-20T08:00:00.000Z SeedChosen db-1 'db-1 seeds with the highest sequence 17')"
+has "history: how long the episode took" "$tmp/o" "9.5 s after SeedChosen"
+expect "history: a blank line after each episode's Running" 4 "$(grep -n '^$' "$tmp/o" | cut -d: -f1)"
+kr history nosuch -n apps
+expect "history of an RSS that does not exist exits 1" 1 "$rc"
+
 echo "# the namespace: -n, the context's, --context, --kubeconfig, the KUBECONFIG list"
 kr status db
 expect "without -n the context's namespace (default) is used: not found there" 1 "$rc"
