@@ -17,9 +17,12 @@
 #define MESSAGE_MAX          1024 /* an Event's message is at most 1 KiB too */
 
 /* The Events that tell the story of a recovery or a failover. Not "Fencing": every new leader term fences,
- * and a leader change alone is no recovery. */
-static bool kept(const char *reason)
+ * and a leader change alone is no recovery. "Failover" with a member is that member's own restart after
+ * a crash (planner_running.c), not the RSS's: a crash loop must not push the recoveries out. */
+static bool kept(const char *reason, const char *pod)
 {
+    if (!strcmp(reason, "Failover") && pod)
+        return false;
     static const char *const reasons[] = {
         "Bootstrap",           "SeedChosen",       "ForceSeed",       "ForceSeedRefused", "SeedBelowHistory",
         "SeedFallbackRefused", "LeftOutBehind",    "MemberSkipped",   "FailoverStarted",  "Failover",
@@ -92,7 +95,7 @@ void planner_timeline_render(struct planner *c, cJSON *status, const char *phase
     const struct rss_plan *o = c->out;
     for (size_t i = 0; i < o->n_events; i++) {
         const struct rss_plan_event *ev = &o->events[i];
-        if (kept(ev->reason) && !in_episode(h, ev->reason, ev->pod, ev->message))
+        if (kept(ev->reason, ev->pod) && !in_episode(h, ev->reason, ev->pod, ev->message))
             add(h, c->in->now_ms, ev->reason, ev->pod, ev->message);
     }
     int n = cJSON_GetArraySize(h), start = episode_start(h);

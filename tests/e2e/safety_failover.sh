@@ -321,6 +321,16 @@ sc_scale_remove() {
     k patch rss $R -n "$NS" --type merge -p '{"spec":{"replicas":3}}' >/dev/null || fail "scale the RSS back to 3"
     ensure_running 120
     [ "$(primary_ordinal)" = "$p" ] || fail "member $p is not the primary at the end: $(roles | tr '\n' ';')"
+    # The morning after (kubectl rss history): the failover, its fallback and why, the seed, Running.
+    local hist
+    hist=$(rss_json $R | jq -c --arg m "$mark_kill" '[.status.history // [] | .[] | select(.at > $m)]')
+    jq -e --arg r "$(member $R 2)" --arg s "$(member $R "$p")" '[.[].reason] as $rs
+        | [($rs | index("FailoverStarted")), ($rs | index("FailoverFallback")), ($rs | index("SeedChosen"))] as $i
+        | all($i[]; . != null) and $i[0] < $i[1] and $i[1] < $i[2] and $rs[-1] == "Running"
+        and ([.[] | select(.reason == "FailoverFallback") | .message | contains($r)] | any)
+        and ([.[] | select(.reason == "SeedChosen") | .member] == [$s])' <<<"$hist" >/dev/null ||
+        fail "status.history does not tell this failover (started, fell back naming $(member $R 2), $(member $R "$p") seeded, Running): $hist"
+    note "history: $(jq -r '[.[].reason] | join(" -> ")' <<<"$hist")"
     note "fallback: $(cut -c1-160 <<<"$fb")"
 }
 

@@ -205,6 +205,19 @@ static void test_history(void **state)
     rss_plan_free(&p);
     world_free(&w);
 
+    /* A member's own restart after a crash ("Failover" naming it) is not the RSS's recovery. */
+    world_init(&w, "P P P", 0, false, 0);
+    run(&w, &p);
+    apply(&w, &p);
+    crash(&w, 1, 40);
+    run(&w, &p);
+    const struct rss_plan_event *fo = find_event(&p, "Failover");
+    assert_non_null(fo);
+    assert_non_null(fo->pod);
+    assert_null(history(&p));
+    rss_plan_free(&p);
+    world_free(&w);
+
     /* Bounded: the newest 40. */
     world_init(&w, "S10 S30 S20", 0, false, 0);
     cJSON *prev = cJSON_CreateObject(), *h = cJSON_AddArrayToObject(prev, "history");
