@@ -33,6 +33,8 @@ static void set_annotations(struct rss_agent *a, cJSON *meta)
     cJSON_AddStringToObject(ann, RSS_ANNOTATION_FENCE_TIMEOUT, fence);
     cJSON_DeleteItemFromObjectCaseSensitive(ann, RSS_ANNOTATION_STOP_TIMEOUT);
     cJSON_AddStringToObject(ann, RSS_ANNOTATION_STOP_TIMEOUT, stop);
+    cJSON_DeleteItemFromObjectCaseSensitive(ann, RSS_ANNOTATION_VERSION);
+    cJSON_AddStringToObject(ann, RSS_ANNOTATION_VERSION, RSS_VERSION);
     _cleanup_free_ char *peer = agent_peers_annotation(a);
     if (!peer)
         return;

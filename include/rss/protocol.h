@@ -36,6 +36,9 @@
  * cut off does not reach its agent, so the leader judges the node's members with the longer of this and
  * the spec's (issue 35). */
 #define RSS_ANNOTATION_STOP_TIMEOUT "rss.clusterlabs.org/stop-timeout"
+/* On each agent's heartbeat Lease: the rssd version that renews it (the project's version), so that
+ * `kubectl rss agents` shows which node runs which rssd during a rollout. Informational only. */
+#define RSS_ANNOTATION_VERSION "rss.clusterlabs.org/version"
 /* On an RSS, set by its admin: seed this member now, although the recovery policy waits (a member
  * missing, garbage sequences). Refused while a member runs; removed once used or refused. */
 #define RSS_ANNOTATION_FORCE_SEED "rss.clusterlabs.org/force-seed"

@@ -13,7 +13,7 @@ static void usage(FILE *f)
     fprintf(f,
             "kubectl rss -- day-2 commands for rssd's ReplicatedStatefulSets\n"
             "\n"
-            "Usage: kubectl rss COMMAND NAME [POD] [flags]\n"
+            "Usage: kubectl rss COMMAND [NAME [POD]] [flags]\n"
             "\n"
             "Commands:\n"
             "  status NAME          members, roles, sequences, the last recovery, and what rssd waits for\n"
@@ -24,6 +24,8 @@ static void usage(FILE *f)
             "                       (a member runs or is starting; POD is not a member) are checked first\n"
             "  suspend NAME         stop every member on purpose, one at a time (spec.suspend: true)\n"
             "  resume NAME          bring a suspended RSS back (spec.suspend: false)\n"
+            "  agents               every node's rssd: its version, its heartbeat's age, which one leads\n"
+            "  version              this plugin's version\n"
             "\n"
             "Flags (as kubectl's):\n"
             "  -n, --namespace NS   the RSS's namespace (default: the context's namespace, else default)\n"
@@ -88,8 +90,8 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int args; /* after the command */
-    } cmds[] = {{"status", 1},     {"events", 1},  {"history", 1},
-                {"force-seed", 2}, {"suspend", 1}, {"resume", 1}};
+    } cmds[] = {{"status", 1},  {"events", 1}, {"history", 1}, {"force-seed", 2},
+                {"suspend", 1}, {"resume", 1}, {"agents", 0},  {"version", 0}};
     int want = -1;
     for (size_t i = 0; cmd && i < sizeof(cmds) / sizeof(cmds[0]); i++)
         if (!strcmp(cmd, cmds[i].name))
@@ -100,10 +102,17 @@ int main(int argc, char **argv)
         return 2;
     }
     if (left - 1 != want) {
-        fprintf(stderr, "error: %s takes %s\n", cmd, want == 2 ? "NAME POD" : "NAME");
+        fprintf(stderr, "error: %s takes %s\n", cmd,
+                want == 2   ? "NAME POD"
+                : want == 1 ? "NAME"
+                            : "no argument");
         return 2;
     }
-    const char *name = argv[optind + 1], *pod = want == 2 ? argv[optind + 2] : NULL;
+    if (!strcmp(cmd, "version")) {
+        printf("kubectl-rss %s\n", RSS_PLUGIN_VERSION);
+        return 0;
+    }
+    const char *name = want >= 1 ? argv[optind + 1] : NULL, *pod = want == 2 ? argv[optind + 2] : NULL;
     /* Errors go to stderr once, here; the client library's own logging stays quiet. */
     rss_log_set_level(RSS_LOG_ERROR);
     _cleanup_error_ rss_error_t err = NULL;
@@ -124,6 +133,8 @@ int main(int argc, char **argv)
         r = plugin_events(&ctx, name, &err);
     else if (!strcmp(cmd, "history"))
         r = plugin_history(&ctx, name, &err);
+    else if (!strcmp(cmd, "agents"))
+        r = plugin_agents(&ctx, &err);
     else if (!strcmp(cmd, "force-seed"))
         r = plugin_force_seed(&ctx, name, pod, &err);
     else

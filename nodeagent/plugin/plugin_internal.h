@@ -25,6 +25,7 @@ int plugin_force_seed(const struct plugin_ctx *ctx, const char *name, const char
 int plugin_suspend(const struct plugin_ctx *ctx, const char *name, bool suspend, rss_error_t *err);
 int plugin_events(const struct plugin_ctx *ctx, const char *name, rss_error_t *err);
 int plugin_history(const struct plugin_ctx *ctx, const char *name, rss_error_t *err);
+int plugin_agents(const struct plugin_ctx *ctx, rss_error_t *err);
 
 /* events.c: the RSS's Events, oldest first, at most `last` of them (0: all); shared with status. */
 int plugin_print_events(const struct plugin_ctx *ctx, const char *name, size_t last, rss_error_t *err);

@@ -50,6 +50,16 @@ sc_create() {
     local bad
     bad=$(hooks_malformed "$R")
     [ -z "$bad" ] || fail "malformed hooks.log lines: $bad"
+    # kubectl rss agents: every node's rssd, this build's version, a fresh heartbeat, the leader the Lease names.
+    local ag ln
+    ln=$(leader_node) || fail "no leader: $ln"
+    ag=$("$RSS_BUILD_DIR/nodeagent/plugin/kubectl-rss" --kubeconfig "$KC" agents --rssd-namespace "$RSSD_NS" 2>&1) ||
+        fail "kubectl rss agents: $ag"
+    local ver
+    ver=$(sed -n 's/^project(rssd VERSION \([0-9.]*\).*/\1/p' "$repo/CMakeLists.txt")
+    [ "$(awk -v v="$ver" 'NR > 1 && NF && $2 == v && $5 == "ago" {print $1}' <<<"$ag" | sort | tr '\n' ' ')" = "$("$WORLD" nodes | sort | tr '\n' ' ')" ] ||
+        fail "kubectl rss agents does not show every node's rssd $ver with a heartbeat: $ag"
+    [ "$(awk 'NR > 1 && $6 == "yes" {print $1}' <<<"$ag")" = "$ln" ] || fail "kubectl rss agents names another leader than $ln: $ag"
     # kubectl: status, labels, owned objects, spread.
     local s
     s=$(rss_json "$R")

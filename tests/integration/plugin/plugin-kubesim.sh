@@ -210,6 +210,35 @@ k -n apps delete pod db-2 --force --grace-period=0 --wait=false >/dev/null 2>&1 
 kr force-seed db db-2 -n apps --yes
 expect "force-seed of a member whose pod is gone is refused (the planner's 'no such member pod')" 1 "$rc"
 
+echo "# agents and version"
+# node-1's agent renews now (a version annotation, as rssd writes it) and leads; node-2's heartbeat is 2
+# minutes old (no version: an rssd from before the annotation).
+k -n rssd-system annotate lease rssd-node-node-1 rss.clusterlabs.org/version=0.1.0 >/dev/null
+lease_leader() { # lease_leader HOLDER RENEW_EPOCH_SECONDS
+	k -n rssd-system apply -f - >/dev/null <<<'{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"rssd-leader"},
+		"spec":{"holderIdentity":"'$1'","leaseDurationSeconds":15,"renewTime":"'"$(iso "$2")"'"}}'
+}
+lease_leader node-1_aaaaaaaa_1_00000000 "$(date +%s)"
+kr agents
+expect "agents exits 0" 0 "$rc"
+sed 's/^/     | /' "$tmp/o"
+expect "agents: one line per heartbeat Lease, by node" "node-1 node-2" "$(awk 'NR > 1 && NF {print $1}' "$tmp/o" | tr '\n' ' ' | sed 's/ $//')"
+has "agents: node-1's version, fresh heartbeat, leader" "$tmp/o" "$(printf '%-24s  %-10s' node-1 0.1.0)"
+expect "agents: node-1 leads" yes "$(awk '$1 == "node-1" {print $(NF-2)}' "$tmp/o")"
+has "agents: node-2's heartbeat expired, its version unknown" "$tmp/o" "$(printf '%-24s  %-10s' node-2 '(older)')"
+has "... (expired)" "$tmp/o" "(expired)"
+lease_leader node-1_aaaaaaaa_1_00000000 $(($(date +%s) - 60))
+kr agents
+has "agents: an expired leader Lease means no leader" "$tmp/o" "No leader: the Lease rssd-leader is expired."
+kr agents --rssd-namespace nowhere
+expect "agents where rssd does not run exits 0" 0 "$rc"
+has "... and says so" "$tmp/o" "No rssd heartbeat in namespace nowhere"
+kr agents db
+expect "agents takes no argument" 2 "$rc"
+kr version
+expect "version exits 0" 0 "$rc"
+has "version: the plugin's" "$tmp/o" "kubectl-rss 0.1.0"
+
 echo "# suspend and resume"
 kr suspend db -n apps
 expect "suspend exits 0" 0 "$rc"
