@@ -50,6 +50,11 @@ int plugin_agents(const struct plugin_ctx *ctx, rss_error_t *err)
         else if (name && !strncmp(name, RSS_HEARTBEAT_PREFIX, strlen(RSS_HEARTBEAT_PREFIX)))
             hb[k++] = e;
     }
+    if (!k && ctx->json) {
+        _cleanup_json_ cJSON *empty = cJSON_CreateArray();
+        plugin_print_json(ctx, empty);
+        return 0;
+    }
     if (!k) {
         fprintf(ctx->out,
                 "No rssd heartbeat in namespace %s: rssd does not run there (see --rssd-namespace).\n",
@@ -62,27 +67,47 @@ int plugin_agents(const struct plugin_ctx *ctx, rss_error_t *err)
     /* The leader's identity starts with its node's name and "_" (rss_election_make_identity). */
     const char *lh = leader ? rss_json_str(leader, "spec.holderIdentity") : NULL;
     bool leader_live = leader && lh && *lh && lease_age(leader, now, &age, &expired) && !expired;
-    fprintf(ctx->out, "%-24s  %-10s  %-22s  %-6s  %s\n", "NODE", "VERSION", "HEARTBEAT", "LEADER",
-            "FENCE TIMEOUT");
+    _cleanup_json_ cJSON *arr = ctx->json ? cJSON_CreateArray() : NULL;
+    if (!ctx->json)
+        fprintf(ctx->out, "%-24s  %-10s  %-22s  %-6s  %s\n", "NODE", "VERSION", "HEARTBEAT", "LEADER",
+                "FENCE TIMEOUT");
     for (size_t i = 0; i < k; i++) {
         const char *node = rss_json_str(hb[i], "metadata.name") + strlen(RSS_HEARTBEAT_PREFIX);
         const cJSON *ann = rss_json_path(hb[i], "metadata.annotations");
         const char *ver = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ann, RSS_ANNOTATION_VERSION));
         const char *fence =
             cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ann, RSS_ANNOTATION_FENCE_TIMEOUT));
-        char beat[40] = "unknown";
-        if (lease_age(hb[i], now, &age, &expired))
-            snprintf(beat, sizeof(beat), "%.1f s ago%s", (double)(age < 0 ? 0 : age) / 1000.0,
-                     expired ? " (expired)" : "");
+        bool known = lease_age(hb[i], now, &age, &expired);
         size_t nl = strlen(node);
         bool leads = leader_live && !strncmp(lh, node, nl) && lh[nl] == '_';
+        if (arr) {
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddStringToObject(o, "node", node);
+            if (ver)
+                cJSON_AddStringToObject(o, "version", ver);
+            if (known) {
+                cJSON_AddNumberToObject(o, "heartbeatAgeMs", (double)(age < 0 ? 0 : age));
+                cJSON_AddBoolToObject(o, "expired", expired);
+            }
+            cJSON_AddBoolToObject(o, "leader", leads);
+            if (fence && *fence)
+                cJSON_AddStringToObject(o, "fenceTimeoutMs", fence);
+            cJSON_AddItemToArray(arr, o);
+            continue;
+        }
+        char beat[40] = "unknown";
+        if (known)
+            snprintf(beat, sizeof(beat), "%.1f s ago%s", (double)(age < 0 ? 0 : age) / 1000.0,
+                     expired ? " (expired)" : "");
         char ft[32] = "-";
         if (fence && *fence)
             snprintf(ft, sizeof(ft), "%s ms", fence);
         fprintf(ctx->out, "%-24s  %-10s  %-22s  %-6s  %s\n", node, ver ? ver : "(older)", beat,
                 leads ? "yes" : "", ft);
     }
-    if (!leader_live)
+    if (arr)
+        plugin_print_json(ctx, arr);
+    else if (!leader_live)
         fprintf(ctx->out, "\nNo leader: the Lease %s is %s.\n", RSS_LEADER_LEASE,
                 !leader       ? "missing"
                 : !lh || !*lh ? "released"

@@ -33,6 +33,11 @@ int plugin_print_events(const struct plugin_ctx *ctx, const char *name, size_t l
         return rss_error_wrap(err, "listing the events of %s/%s", ctx->ns, name);
     const cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items");
     size_t n = (size_t)cJSON_GetArraySize(items), i = 0;
+    if (ctx->json && !n) {
+        _cleanup_json_ cJSON *empty = cJSON_CreateArray();
+        plugin_print_json(ctx, empty);
+        return 0;
+    }
     if (!n) {
         fprintf(ctx->out, "No events for %s/%s.\n", ctx->ns, name);
         return 0;
@@ -41,6 +46,13 @@ int plugin_print_events(const struct plugin_ctx *ctx, const char *name, size_t l
     const cJSON *e;
     cJSON_ArrayForEach(e, items) v[i++] = e;
     qsort(v, n, sizeof(*v), by_time);
+    if (ctx->json) {
+        _cleanup_json_ cJSON *arr = cJSON_CreateArray();
+        for (i = last && n > last ? n - last : 0; i < n; i++)
+            cJSON_AddItemToArray(arr, cJSON_Duplicate(v[i], true));
+        plugin_print_json(ctx, arr);
+        return 0;
+    }
     fprintf(ctx->out, "%-20s  %-7s  %-18s  %5s  %s\n", "LAST SEEN", "TYPE", "REASON", "COUNT", "MESSAGE");
     for (i = last && n > last ? n - last : 0; i < n; i++) {
         const cJSON *c = cJSON_GetObjectItemCaseSensitive(v[i], "count");

@@ -1,4 +1,5 @@
-/* get.c -- reads the ReplicatedStatefulSet a command names, with an error that says which one is missing. */
+/* get.c -- reads the ReplicatedStatefulSet a command names, with an error that says which one is missing;
+ * prints what a read command found as JSON (-o json). */
 #include "rss/cleanup.h"
 #include "rss/protocol.h"
 #include "plugin_internal.h"
@@ -16,4 +17,10 @@ int plugin_get_rss(const struct plugin_ctx *ctx, const char *name, cJSON **ret, 
         return rss_error_wrap(err, "reading replicatedstatefulset %s/%s", ctx->ns, name);
     }
     return 0;
+}
+
+void plugin_print_json(const struct plugin_ctx *ctx, const cJSON *v)
+{
+    _cleanup_free_ char *text = v ? cJSON_Print(v) : NULL;
+    fprintf(ctx->out, "%s\n", text ? text : "null");
 }

@@ -13,6 +13,11 @@ int plugin_history(const struct plugin_ctx *ctx, const char *name, rss_error_t *
         return -1;
     const cJSON *h =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rss, "status"), "history");
+    if (ctx->json) {
+        _cleanup_json_ cJSON *empty = cJSON_CreateArray();
+        plugin_print_json(ctx, cJSON_IsArray(h) ? h : empty);
+        return 0;
+    }
     if (!cJSON_GetArraySize(h)) {
         fprintf(ctx->out, "No history for %s/%s: no recovery or failover since rssd first managed it.\n",
                 ctx->ns, name);

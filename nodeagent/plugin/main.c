@@ -33,6 +33,7 @@ static void usage(FILE *f)
             "      --kubeconfig F   this kubeconfig file only (default: the $KUBECONFIG list merged,\n"
             "                       else ~/.kube/config)\n"
             "  -y, --yes            force-seed without asking (needed when not on a terminal)\n"
+            "  -o, --output json    status, events, history and agents print JSON (status: the RSS)\n"
             "      --rssd-namespace NS  where rssd runs (default rssd-system): its nodes' heartbeat\n"
             "                       Leases say why a refused force-seed waits, and until when\n"
             "  -h, --help           this text\n"
@@ -48,6 +49,7 @@ int main(int argc, char **argv)
                                        {"context", required_argument, NULL, O_CONTEXT},
                                        {"kubeconfig", required_argument, NULL, O_KUBECONFIG},
                                        {"yes", no_argument, NULL, 'y'},
+                                       {"output", required_argument, NULL, 'o'},
                                        {"rssd-namespace", required_argument, NULL, O_RSSD_NS},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
@@ -56,7 +58,7 @@ int main(int argc, char **argv)
     struct plugin_ctx ctx = {.out = stdout, .rssd_ns = "rssd-system"};
     int o;
     /* kubectl hands the plugin its flags wherever the user typed them: GNU getopt permutes. */
-    while ((o = getopt_long(argc, argv, "n:yh", lo, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "n:yo:h", lo, NULL)) != -1) {
         switch (o) {
         case 'n':
             ns = optarg;
@@ -72,6 +74,15 @@ int main(int argc, char **argv)
             break;
         case 'y':
             ctx.yes = true;
+            break;
+        case 'o':
+            if (strcmp(optarg, "json") != 0) {
+                fprintf(stderr,
+                        "error: unsupported output format \"%s\" (json is; the tables are the default)\n",
+                        optarg);
+                return 2;
+            }
+            ctx.json = true;
             break;
         case 'h':
             usage(stdout);
@@ -106,6 +117,11 @@ int main(int argc, char **argv)
                 want == 2   ? "NAME POD"
                 : want == 1 ? "NAME"
                             : "no argument");
+        return 2;
+    }
+    if (ctx.json && strcmp(cmd, "status") && strcmp(cmd, "events") && strcmp(cmd, "history") &&
+        strcmp(cmd, "agents")) {
+        fprintf(stderr, "error: -o json is for status, events, history and agents, not %s\n", cmd);
         return 2;
     }
     if (!strcmp(cmd, "version")) {

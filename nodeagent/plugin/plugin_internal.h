@@ -15,6 +15,7 @@ struct plugin_ctx {
     const char *ns;      /* -n, else the context's namespace */
     const char *rssd_ns; /* --rssd-namespace: where rssd keeps its heartbeat Leases (rssd-system) */
     bool yes;            /* --yes: no confirmation for force-seed */
+    bool json;           /* -o json: a read command prints JSON instead of its table */
     FILE *out;
 };
 
@@ -29,6 +30,9 @@ int plugin_agents(const struct plugin_ctx *ctx, rss_error_t *err);
 
 /* events.c: the RSS's Events, oldest first, at most `last` of them (0: all); shared with status. */
 int plugin_print_events(const struct plugin_ctx *ctx, const char *name, size_t last, rss_error_t *err);
+
+/* get.c: prints v (NULL: null) as indented JSON and a newline on ctx->out: the read commands' -o json. */
+void plugin_print_json(const struct plugin_ctx *ctx, const cJSON *v);
 
 /* get.c: GET of the RSS `name` in ctx->ns; a 404 becomes a message that says which one. */
 int plugin_get_rss(const struct plugin_ctx *ctx, const char *name, cJSON **ret, rss_error_t *err);

@@ -112,6 +112,10 @@ int plugin_status(const struct plugin_ctx *ctx, const char *name, rss_error_t *e
     _cleanup_json_ cJSON *rss = NULL;
     if (plugin_get_rss(ctx, name, &rss, err) < 0)
         return -1;
+    if (ctx->json) {
+        plugin_print_json(ctx, rss);
+        return 0;
+    }
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(rss, "status");
     const cJSON *prim = rss_json_path(rss, "spec.primaries"), *reps = rss_json_path(rss, "spec.replicas");
     fprintf(ctx->out, "ReplicatedStatefulSet %s/%s\n", ctx->ns, name);

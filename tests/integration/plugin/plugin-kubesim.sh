@@ -105,6 +105,20 @@ has "history: how long the episode took" "$tmp/o" "9.5 s after SeedChosen"
 expect "history: a blank line after each episode's Running" 4 "$(grep -n '^$' "$tmp/o" | cut -d: -f1)"
 kr history nosuch -n apps
 expect "history of an RSS that does not exist exits 1" 1 "$rc"
+kr history db -n apps -o json
+expect "history -o json exits 0" 0 "$rc"
+expect "history -o json: the entries as written" "SeedChosen db-1 Running MemberOnDeadNode db-2" \
+	"$(jq -r '.[] | .reason, (.member // empty)' "$tmp/o" | tr '\n' ' ' | sed 's/ $//')"
+kr status db -n apps -o json
+expect "status -o json: the RSS object" "db Recovering 42" "$(jq -r '.metadata.name, .status.phase, .status.memberStatus[0].sequence' "$tmp/o" | tr '\n' ' ' | sed 's/ $//')"
+kr events db -n apps -o json
+expect "events -o json: the RSS's Events, oldest first" "SeedChosen MemberMissing" "$(jq -r '.[].reason' "$tmp/o" | tr '\n' ' ' | sed 's/ $//')"
+kr status db -n apps -o yaml
+expect "an output format other than json exits 2" 2 "$rc"
+has "... and says which one is" "$tmp/e" 'unsupported output format "yaml"'
+kr suspend db -n apps -o json
+expect "-o json on a command that writes exits 2" 2 "$rc"
+expect "... and suspends nothing" "" "$(k -n apps get rss db -o jsonpath='{.spec.suspend}')"
 
 echo "# the namespace: -n, the context's, --context, --kubeconfig, the KUBECONFIG list"
 kr status db
@@ -230,6 +244,9 @@ has "... (expired)" "$tmp/o" "(expired)"
 lease_leader node-1_aaaaaaaa_1_00000000 $(($(date +%s) - 60))
 kr agents
 has "agents: an expired leader Lease means no leader" "$tmp/o" "No leader: the Lease rssd-leader is expired."
+kr agents -o json
+expect "agents -o json: node, version, leader, expired" "node-1 0.1.0 false false node-2 - false true" \
+	"$(jq -r '.[] | .node, (.version // "-"), .leader, .expired' "$tmp/o" | tr '\n' ' ' | sed 's/ $//')"
 kr agents --rssd-namespace nowhere
 expect "agents where rssd does not run exits 0" 0 "$rc"
 has "... and says so" "$tmp/o" "No rssd heartbeat in namespace nowhere"
