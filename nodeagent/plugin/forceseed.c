@@ -3,7 +3,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "rss/cleanup.h"
 #include "rss/clock.h"
@@ -31,18 +30,6 @@ static bool live_in_status(const cJSON *ms)
     if (role && (!strcmp(role, "primary") || !strcmp(role, "secondary") || !strcmp(role, "starting")))
         return true;
     return last && !strcmp(last, "pending");
-}
-
-static const cJSON *member_status(const cJSON *rss, const char *pod)
-{
-    const cJSON *ms;
-    cJSON_ArrayForEach(ms, rss_json_path(rss, "status.memberStatus"))
-    {
-        const char *n = rss_json_str(ms, "name");
-        if (n && !strcmp(n, pod))
-            return ms;
-    }
-    return NULL;
 }
 
 /* The Node's Ready condition is True, or the Node cannot be read (the leader then cannot see the kubelet
@@ -108,28 +95,11 @@ static void node_from_lease(const struct plugin_ctx *ctx, int64_t stop_ms, int64
         f->node_state = kubelet_ready(ctx, f->node) ? RSS_FORCESEED_NODE_ABSENT : RSS_FORCESEED_NODE_DOWN;
 }
 
-/* Asks on the terminal; false when stdin is not one (then --yes is needed). */
-static bool confirmed(const struct plugin_ctx *ctx, const char *pod)
-{
-    if (ctx->yes)
-        return true;
-    if (!isatty(STDIN_FILENO))
-        return false;
-    fprintf(ctx->out, "Type the pod name (%s) to set the annotation: ", pod);
-    fflush(ctx->out);
-    char line[300];
-    if (!fgets(line, sizeof(line), stdin))
-        return false;
-    line[strcspn(line, "\r\n")] = '\0';
-    return !strcmp(line, pod);
-}
-
 int plugin_force_seed(const struct plugin_ctx *ctx, const char *name, const char *pod, rss_error_t *err)
 {
     _cleanup_json_ cJSON *rss = NULL;
     if (plugin_get_rss(ctx, name, &rss, err) < 0)
         return -1;
-    const char *rv = rss_json_str(rss, "metadata.resourceVersion");
     _cleanup_free_ char *pods_path = rss_kube_path("v1", ctx->ns, "pods", NULL, NULL);
     _cleanup_free_ char *sel = rss_xasprintf(RSS_LABEL_NAME "=%s", name);
     struct rss_kube_list_opts lo = {.label_selector = sel};
@@ -158,7 +128,7 @@ int plugin_force_seed(const struct plugin_ctx *ctx, const char *name, const char
         const char *pn = rss_json_str(p, "metadata.name");
         if (!pn)
             continue;
-        const cJSON *ms = member_status(rss, pn);
+        const cJSON *ms = plugin_member_status(rss, pn);
         struct rss_forceseed_member *f = &m[n++];
         *f = (struct rss_forceseed_member){.pod = pn, .exists = true, .live = ms && live_in_status(ms)};
         if (!f->live)
@@ -186,7 +156,7 @@ int plugin_force_seed(const struct plugin_ctx *ctx, const char *name, const char
 
     fprintf(ctx->out, "%s/%s members, as rssd last reported them:\n", ctx->ns, name);
     for (size_t i = 0; i < n; i++) {
-        const cJSON *ms = member_status(rss, m[i].pod);
+        const cJSON *ms = plugin_member_status(rss, m[i].pod);
         const char *seq = ms ? rss_json_str(ms, "sequence") : NULL;
         const char *role = ms ? rss_json_str(ms, "role") : NULL,
                    *state = ms ? rss_json_str(ms, "state") : NULL;
@@ -214,12 +184,12 @@ int plugin_force_seed(const struct plugin_ctx *ctx, const char *name, const char
         fprintf(ctx->out, "A force-seed of %s is already requested; it is replaced.\n", pending);
 
     /* What the admin is about to accept: members with a higher sequence lose what only they hold. */
-    const cJSON *mine = member_status(rss, pod);
+    const cJSON *mine = plugin_member_status(rss, pod);
     const char *my_seq = mine ? rss_json_str(mine, "sequence") : NULL;
     unsigned long long mv = my_seq ? strtoull(my_seq, NULL, 10) : 0;
     bool warned = false;
     for (size_t i = 0; i < n; i++) {
-        const cJSON *ms = member_status(rss, m[i].pod);
+        const cJSON *ms = plugin_member_status(rss, m[i].pod);
         const char *seq = ms ? rss_json_str(ms, "sequence") : NULL;
         if (!strcmp(m[i].pod, pod))
             continue;
@@ -234,26 +204,12 @@ int plugin_force_seed(const struct plugin_ctx *ctx, const char *name, const char
     const char *role = mine ? rss_json_str(mine, "role") : NULL;
     if (!role || strcmp(role, "stopped"))
         fprintf(ctx->out, "Note: rssd seeds %s only once it reports as stopped.\n", pod);
-    if (!confirmed(ctx, pod))
+    if (!plugin_confirmed(ctx, pod))
         return rss_error_make(err, RSS_E_INVALID, 0,
                               "not confirmed: nothing was changed (pass --yes when not on a terminal)");
 
-    /* Set only on the version that was checked: a change meanwhile (a member started) means checking
-     * again. */
-    _cleanup_json_ cJSON *patch = cJSON_CreateObject();
-    cJSON *md = cJSON_AddObjectToObject(patch, "metadata");
-    cJSON_AddStringToObject(cJSON_AddObjectToObject(md, "annotations"), RSS_ANNOTATION_FORCE_SEED, pod);
-    if (rv)
-        cJSON_AddStringToObject(md, "resourceVersion", rv);
-    _cleanup_free_ char *path = rss_kube_path(RSS_CRD_GROUP_VERSION, ctx->ns, RSS_CRD_PLURAL, name, NULL);
-    if (rss_kube_merge_patch(ctx->kube, path, patch, NULL, err) < 0) {
-        if (rss_error_code(*err) == RSS_E_CONFLICT)
-            return rss_error_wrap(err,
-                                  "%s/%s changed while it was checked; nothing was set, run the command "
-                                  "again",
-                                  ctx->ns, name);
-        return rss_error_wrap(err, "setting %s on %s/%s", RSS_ANNOTATION_FORCE_SEED, ctx->ns, name);
-    }
+    if (plugin_annotate(ctx, name, rss, RSS_ANNOTATION_FORCE_SEED, pod, err) < 0)
+        return -1;
     fprintf(ctx->out,
             "%s=%s set on %s/%s. The leader checks again, seeds %s, records lastRecovery.kind ForceSeed "
             "and removes the annotation (or refuses with a Warning ForceSeedRefused).\n"

@@ -10,35 +10,38 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "kubectl rss -- day-2 commands for rssd's ReplicatedStatefulSets\n"
-            "\n"
-            "Usage: kubectl rss COMMAND [NAME [POD]] [flags]\n"
-            "\n"
-            "Commands:\n"
-            "  status NAME          members, roles, sequences, the last recovery, and what rssd waits for\n"
-            "  events NAME          the Events rssd wrote about NAME, oldest first\n"
-            "  history NAME         its recoveries and failovers, step by step, kept after the Events\n"
-            "                       expire (status.history: the newest 40 entries)\n"
-            "  force-seed NAME POD  start POD's copy as the seed when rssd waits; the leader's refusals\n"
-            "                       (a member runs or is starting; POD is not a member) are checked first\n"
-            "  suspend NAME         stop every member on purpose, one at a time (spec.suspend: true)\n"
-            "  resume NAME          bring a suspended RSS back (spec.suspend: false)\n"
-            "  agents               every node's rssd: its version, its heartbeat's age, which one leads\n"
-            "  version              this plugin's version\n"
-            "\n"
-            "Flags (as kubectl's):\n"
-            "  -n, --namespace NS   the RSS's namespace (default: the context's namespace, else default)\n"
-            "      --context NAME   the kubeconfig context to use (default: current-context)\n"
-            "      --kubeconfig F   this kubeconfig file only (default: the $KUBECONFIG list merged,\n"
-            "                       else ~/.kube/config)\n"
-            "  -y, --yes            force-seed without asking (needed when not on a terminal)\n"
-            "  -o, --output json    status, events, history and agents print JSON (status: the RSS)\n"
-            "      --rssd-namespace NS  where rssd runs (default rssd-system): its nodes' heartbeat\n"
-            "                       Leases say why a refused force-seed waits, and until when\n"
-            "  -h, --help           this text\n"
-            "\n"
-            "Exit status: 0 done, 1 failed or refused (the reason on stderr), 2 bad usage.\n");
+    fprintf(
+        f,
+        "kubectl rss -- day-2 commands for rssd's ReplicatedStatefulSets\n"
+        "\n"
+        "Usage: kubectl rss COMMAND [NAME [POD]] [flags]\n"
+        "\n"
+        "Commands:\n"
+        "  status NAME          members, roles, sequences, the last recovery, and what rssd waits for\n"
+        "  events NAME          the Events rssd wrote about NAME, oldest first\n"
+        "  history NAME         its recoveries and failovers, step by step, kept after the Events\n"
+        "                       expire (status.history: the newest 40 entries)\n"
+        "  force-seed NAME POD  start POD's copy as the seed when rssd waits; the leader's refusals\n"
+        "                       (a member runs or is starting; POD is not a member) are checked first\n"
+        "  release-hold NAME POD  let POD, held back after a recovery that left it out, join (its writes\n"
+        "                       beyond the seed's sequence are replaced); refused where rssd would\n"
+        "  suspend NAME         stop every member on purpose, one at a time (spec.suspend: true)\n"
+        "  resume NAME          bring a suspended RSS back (spec.suspend: false)\n"
+        "  agents               every node's rssd: its version, its heartbeat's age, which one leads\n"
+        "  version              this plugin's version\n"
+        "\n"
+        "Flags (as kubectl's):\n"
+        "  -n, --namespace NS   the RSS's namespace (default: the context's namespace, else default)\n"
+        "      --context NAME   the kubeconfig context to use (default: current-context)\n"
+        "      --kubeconfig F   this kubeconfig file only (default: the $KUBECONFIG list merged,\n"
+        "                       else ~/.kube/config)\n"
+        "  -y, --yes            force-seed and release-hold without asking (needed when not on a terminal)\n"
+        "  -o, --output json    status, events, history and agents print JSON (status: the RSS)\n"
+        "      --rssd-namespace NS  where rssd runs (default rssd-system): its nodes' heartbeat\n"
+        "                       Leases say why a refused force-seed waits, and until when\n"
+        "  -h, --help           this text\n"
+        "\n"
+        "Exit status: 0 done, 1 failed or refused (the reason on stderr), 2 bad usage.\n");
 }
 
 enum { O_CONTEXT = 256, O_KUBECONFIG, O_RSSD_NS };
@@ -101,7 +104,7 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int args; /* after the command */
-    } cmds[] = {{"status", 1},  {"events", 1}, {"history", 1}, {"force-seed", 2},
+    } cmds[] = {{"status", 1},  {"events", 1}, {"history", 1}, {"force-seed", 2}, {"release-hold", 2},
                 {"suspend", 1}, {"resume", 1}, {"agents", 0},  {"version", 0}};
     int want = -1;
     for (size_t i = 0; cmd && i < sizeof(cmds) / sizeof(cmds[0]); i++)
@@ -153,6 +156,8 @@ int main(int argc, char **argv)
         r = plugin_agents(&ctx, &err);
     else if (!strcmp(cmd, "force-seed"))
         r = plugin_force_seed(&ctx, name, pod, &err);
+    else if (!strcmp(cmd, "release-hold"))
+        r = plugin_release_hold(&ctx, name, pod, &err);
     else
         r = plugin_suspend(&ctx, name, !strcmp(cmd, "suspend"), &err);
     fflush(stdout);

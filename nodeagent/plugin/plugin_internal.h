@@ -27,9 +27,19 @@ int plugin_suspend(const struct plugin_ctx *ctx, const char *name, bool suspend,
 int plugin_events(const struct plugin_ctx *ctx, const char *name, rss_error_t *err);
 int plugin_history(const struct plugin_ctx *ctx, const char *name, rss_error_t *err);
 int plugin_agents(const struct plugin_ctx *ctx, rss_error_t *err);
+int plugin_release_hold(const struct plugin_ctx *ctx, const char *name, const char *pod, rss_error_t *err);
 
 /* events.c: the RSS's Events, oldest first, at most `last` of them (0: all); shared with status. */
 int plugin_print_events(const struct plugin_ctx *ctx, const char *name, size_t last, rss_error_t *err);
+
+/* annotate.c: the memberStatus entry of pod in rss's status, or NULL. */
+const cJSON *plugin_member_status(const cJSON *rss, const char *pod);
+/* annotate.c: --yes, or the pod's name typed on the terminal; false when stdin is not one. */
+bool plugin_confirmed(const struct plugin_ctx *ctx, const char *pod);
+/* annotate.c: sets annotation key=value on the RSS `name`, on the resourceVersion of `rss` as it was
+ * checked (a conflict says to run the command again). */
+int plugin_annotate(const struct plugin_ctx *ctx, const char *name, const cJSON *rss, const char *key,
+                    const char *value, rss_error_t *err);
 
 /* get.c: prints v (NULL: null) as indented JSON and a newline on ctx->out: the read commands' -o json. */
 void plugin_print_json(const struct plugin_ctx *ctx, const cJSON *v);

@@ -422,9 +422,15 @@ sc_garbage() {
     local joined
     joined=$(hook_lines "$mark" "$R" primary secondary | grep " $(member $R 1) " || true)
     [ -z "$joined" ] || fail "$(member $R 1) was joined over the writes it may hold: $joined"
-    k annotate rss "$R" -n "$NS" "rss.clusterlabs.org/release-hold=$(member $R 1)" >/dev/null ||
-        fail "annotate release-hold"
+    # The admin's way: kubectl rss release-hold (it sets the annotation once the leader's refusals pass).
+    local out
+    out=$("$RSS_BUILD_DIR/nodeagent/plugin/kubectl-rss" --kubeconfig "$KC" release-hold "$R" "$(member $R 1)" -n "$NS" --yes 2>&1) ||
+        fail "kubectl rss release-hold: $out"
+    [[ $out == *"$(member $R 1) was left out of the recovery that seeded sequence 25"* ]] || fail "kubectl rss release-hold: $out"
     wait_until 90 "$R Running after the release of $(member $R 1)" rss_running "$R" 3
+    rss_json "$R" | jq -e --arg m "$mark" --arg p "$(member $R 1)" '[.status.history[] | select(.at > $m) | .reason + " " + (.member // "")]
+        | [index("NewerThanSeed " + $p), index("HoldReleased " + $p)] | all(. != null) and .[0] < .[1]' >/dev/null ||
+        fail "status.history lacks $(member $R 1) held then released: $(rss_json "$R" | jq -c '.status.history')"
     note "with minimumMembers=2: seed $(member $R 2); $(member $R 1) held, joined once released; joins: $(hook_lines "$mark" "$R" primary secondary | while read -r l; do printf '%s [%s]; ' "$(awk '{print $2}' <<<"$l")" "$(args_of "$l")"; done)"
     k patch rss "$R" -n "$NS" --type=merge -p '{"spec":{"recovery":null}}' >/dev/null || fail "unset recovery"
 }

@@ -277,6 +277,22 @@ kr status db -n apps
 has "status: one primary with read-only secondaries" "$tmp/o" "one primary, the others read-only secondaries"
 has "status: a held member in words" "$tmp/o" "Held back: db-2 came back with newer data (sequence 50) than the seed had (42)"
 has "status: a halted rollout in words" "$tmp/o" "Why: a member failed after its update, so the rolling update stops"
+rh_annotation() { k -n apps get rss db -o json | jq -r '.metadata.annotations["rss.clusterlabs.org/release-hold"] // "none"'; }
+kr release-hold db db-0 -n apps --yes
+expect "release-hold of a member that is not held exits 1" 1 "$rc"
+has "... in the leader's words" "$tmp/e" "release-hold of db-0 refused: it is not held (not left out of a recovery, or it has rejoined since)"
+kr release-hold db db-9 -n apps --yes
+expect "release-hold of no member exits 1" 1 "$rc"
+has "... no such member" "$tmp/e" "release-hold of db-9 refused: no such member"
+kr release-hold db db-2 -n apps
+expect "release-hold without --yes and no terminal exits 1" 1 "$rc"
+expect "... and sets nothing" none "$(rh_annotation)"
+kr release-hold db db-2 -n apps --yes
+expect "release-hold of the held member exits 0" 0 "$rc"
+has "... says what it was left out of and its sequence" "$tmp/o" "db-2 was left out of the recovery that seeded sequence 42; its own sequence: 50 (held back"
+has "... warns what is replaced" "$tmp/o" "WARNING: once released it joins the running cluster, which replaces its writes beyond sequence 42"
+expect "... and sets the annotation" db-2 "$(rh_annotation)"
+k -n apps annotate rss db rss.clusterlabs.org/release-hold- >/dev/null
 k -n apps apply -f - >/dev/null <<<'{"apiVersion":"clusterlabs.org/v1alpha1","kind":"ReplicatedStatefulSet","metadata":{"name":"fresh"},"spec":'"$(k -n apps get rss db -o json | jq -c .spec)"'}'
 kr status fresh -n apps
 expect "status of an RSS no leader handled yet exits 0" 0 "$rc"
