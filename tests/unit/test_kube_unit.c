@@ -478,6 +478,39 @@ static void test_kubeconfig(void **state)
     /* a failed parse leaves the previous config alone */
     assert_string_equal(c.token, "abc");
     kube_config_clear(&c);
+
+    /* An exec user is kept for the client to run (kube_exec.c); a command with a slash is a path beside
+     * the kubeconfig, one without is looked up in PATH. An old apiVersion and auth-provider are refused
+     * as unsupported. */
+    const char *head =
+        "current-context: a\ncontexts:\n- name: a\n  context: {cluster: c, user: u}\nclusters:\n- "
+        "name: c\n  cluster: {server: 'https://h'}\nusers:\n- name: u\n  user: ";
+    _cleanup_free_ char *rel =
+        rss_xasprintf("%s{exec: {apiVersion: client.authentication.k8s.io/v1, command: "
+                      "bin/login, args: [a], interactiveMode: Never}}\n",
+                      head);
+    assert_int_equal(kube_config_parse_kubeconfig(rel, "/etc/kube", &c, &err), 0);
+    assert_non_null(c.exec);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c.exec, "command")),
+                        "/etc/kube/bin/login");
+    assert_null(c.token);
+    kube_config_clear(&c);
+    _cleanup_free_ char *path = rss_xasprintf("%s{exec: {apiVersion: client.authentication.k8s.io/v1beta1, "
+                                              "command: aws}}\n",
+                                              head);
+    assert_int_equal(kube_config_parse_kubeconfig(path, "/etc/kube", &c, &err), 0);
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(c.exec, "command")), "aws");
+    kube_config_clear(&c);
+    _cleanup_free_ char *old = rss_xasprintf("%s{exec: {apiVersion: client.authentication.k8s.io/v1alpha1, "
+                                             "command: aws}}\n",
+                                             head);
+    _cleanup_free_ char *ap = rss_xasprintf("%s{auth-provider: {name: oidc}}\n", head);
+    const char *unsupported[] = {old, ap};
+    for (size_t i = 0; i < 2; i++) {
+        assert_true(kube_config_parse_kubeconfig(unsupported[i], NULL, &c, &err) < 0);
+        assert_int_equal(rss_error_code(err), RSS_E_UNSUPPORTED);
+        rss_error_release(&err);
+    }
 }
 
 static void test_in_cluster(void **state)

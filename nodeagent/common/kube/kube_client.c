@@ -41,6 +41,10 @@ int rss_kube_new(const char *kubeconfig, struct rss_kube **ret, rss_error_t *err
         if (kube_config_in_cluster(dir && *dir ? dir : DEFAULT_SA_DIR, &cfg, err) < 0)
             return -1;
     }
+    if (cfg.exec && kube_exec_credential(&cfg, err) < 0) {
+        kube_config_clear(&cfg);
+        return -1;
+    }
     *ret = client_of(cfg);
     return 0;
 }
@@ -61,6 +65,10 @@ int rss_kube_new_opts(const struct rss_kube_opts *opts, struct rss_kube **ret, r
         const char *dir = getenv("RSS_SERVICEACCOUNT_DIR");
         if (kube_config_in_cluster(dir && *dir ? dir : DEFAULT_SA_DIR, &cfg, err) < 0)
             return -1;
+    }
+    if (cfg.exec && kube_exec_credential(&cfg, err) < 0) {
+        kube_config_clear(&cfg);
+        return -1;
     }
     *ret = client_of(cfg);
     return 0;

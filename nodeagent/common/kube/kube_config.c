@@ -23,6 +23,7 @@ void kube_config_clear(struct kube_config *cfg)
     free(cfg->key_data);
     free(cfg->token);
     free(cfg->token_file);
+    cJSON_Delete(cfg->exec);
     memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -194,13 +195,29 @@ int kube_config_from_root(const cJSON *root, const char *dir, const char *contex
             c.token = rss_xstrdup(v);
         else if ((v = str_field(user, "tokenFile")))
             c.token_file = resolve(dir, v);
-        if (cJSON_GetObjectItemCaseSensitive(user, "exec") ||
-            cJSON_GetObjectItemCaseSensitive(user, "auth-provider")) {
-            if (!c.token && !c.token_file && !c.cert_data && !c.cert_file) {
-                rss_error_make(err, RSS_E_INVALID, 0,
-                               "kubeconfig: user '%s': exec and auth-provider are not supported", user_name);
+        bool other = c.token || c.token_file || c.cert_data || c.cert_file;
+        const cJSON *exec = cJSON_GetObjectItemCaseSensitive(user, "exec");
+        if (cJSON_IsObject(exec) && !other) {
+            /* Run when the client is made (kube_exec.c), not here: loading stays free of side effects. */
+            if (kube_exec_check(exec, err) < 0) {
+                rss_error_wrap(err, "kubeconfig: user '%s'", user_name);
                 goto fail;
             }
+            c.exec = cJSON_Duplicate(exec, true);
+            const char *cmd = str_field(exec, "command");
+            /* As client-go: a command with a slash is a path, relative to the kubeconfig's directory;
+             * without one it is looked up in PATH. */
+            if (strchr(cmd, '/') && cmd[0] != '/') {
+                _cleanup_free_ char *abs = resolve(dir, cmd);
+                cJSON_ReplaceItemInObjectCaseSensitive(c.exec, "command", cJSON_CreateString(abs));
+            }
+        } else if (cJSON_GetObjectItemCaseSensitive(user, "auth-provider") && !other) {
+            /* kubectl dropped its auth-provider plugins (1.26): their exec plugins replace them. */
+            rss_error_make(err, RSS_E_UNSUPPORTED, 0,
+                           "kubeconfig: user '%s': auth-provider is not supported (use its exec credential "
+                           "plugin, as kubectl since 1.26 does)",
+                           user_name);
+            goto fail;
         }
     }
     if ((c.cert_data || c.cert_file) != (c.key_data || c.key_file)) {

@@ -48,6 +48,12 @@ static void merge_list(cJSON *into, const cJSON *from, const char *list, const c
             absolute(in, "client-certificate", dir);
             absolute(in, "client-key", dir);
             absolute(in, "tokenFile", dir);
+            /* An exec command with a slash is a path beside its kubeconfig (client-go); one without is
+             * looked up in PATH and stays as it is. */
+            cJSON *exec = cJSON_GetObjectItemCaseSensitive(in, "exec");
+            const char *cmd = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(exec, "command"));
+            if (cmd && strchr(cmd, '/'))
+                absolute(exec, "command", dir);
         }
         cJSON_AddItemToArray(dst, copy);
     }

@@ -26,6 +26,7 @@ struct kube_config {
     bool insecure;    /* insecure-skip-tls-verify */
     char *token;      /* a static bearer token, or NULL */
     char *token_file; /* a token file, re-read periodically, or NULL */
+    cJSON *exec; /* the user's exec stanza (its command resolved), run by kube_exec_credential; or NULL */
 };
 
 void kube_config_clear(struct kube_config *cfg);
@@ -54,6 +55,14 @@ int kube_config_load_merged(const char *path, const char *context, struct kube_c
 
 /* kube_config.c: in-cluster config from the environment and the service account directory `sa_dir`. */
 int kube_config_in_cluster(const char *sa_dir, struct kube_config *cfg, rss_error_t *err);
+
+/* kube_exec.c: whether an exec stanza is one this client runs (apiVersion v1 or v1beta1, a command, a valid
+ * interactiveMode, required with v1). */
+int kube_exec_check(const cJSON *exec, rss_error_t *err);
+
+/* kube_exec.c: runs cfg->exec once, as kubectl does (args, env, KUBERNETES_EXEC_INFO, stdin only when
+ * interactive), and sets cfg's token or client certificate from its ExecCredential. */
+int kube_exec_credential(struct kube_config *cfg, rss_error_t *err);
 
 /* kube_config.c: reads a token file (trimmed content; caller frees). */
 int kube_read_token_file(const char *path, char **ret, rss_error_t *err);

@@ -156,6 +156,69 @@ kr status db --kubeconfig "$tmp/missing.kubeconfig"
 expect "a --kubeconfig that does not exist fails" 1 "$rc"
 export KUBECONFIG=$main_cfg
 
+echo "# an exec credential plugin (client.authentication.k8s.io), as EKS, GKE, AKS and OIDC logins use"
+# The plugin gives kubesim's token; a kubeconfig beside it names it by a relative path (resolved against
+# the kubeconfig's directory, as client-go does), with env and args; real kubectl reads the same file.
+raw=$(k config view --raw -o json)
+token=$(jq -r '.users[0].user.token' <<<"$raw")
+mkdir -p "$tmp/cred"
+cat >"$tmp/cred/login" <<SH
+#!/bin/sh
+# \$1: the apiVersion to print; LOGIN_MODE from the kubeconfig's env
+printf '%s\n' "\$KUBERNETES_EXEC_INFO" >"$tmp/cred/info"
+printf '%s %s\n' "\$LOGIN_MODE" "\$*" >"$tmp/cred/args"
+case "\$LOGIN_MODE" in
+fail) echo "login expired: run the login again" >&2; exit 3 ;;
+garbage) echo "not json" ;;
+*) printf '{"apiVersion":"%s","kind":"ExecCredential","status":{"token":"%s"}}\n' "\$1" "$token" ;;
+esac
+SH
+chmod +x "$tmp/cred/login"
+exec_cfg() { # exec_cfg FILE EXEC_JSON: a kubeconfig whose user is that exec stanza
+	jq --argjson e "$2" '.users[0].user = {exec: $e}' <<<"$raw" >"$1"
+}
+v1='"apiVersion":"client.authentication.k8s.io/v1"'
+exec_cfg "$tmp/exec.kubeconfig" '{'"$v1"',"command":"cred/login","args":["client.authentication.k8s.io/v1"],"env":[{"name":"LOGIN_MODE","value":"ok"}],"interactiveMode":"IfAvailable"}'
+rc=0
+(cd / && kubectl rss status db -n apps --kubeconfig "$tmp/exec.kubeconfig" >"$tmp/o" 2>"$tmp/e" </dev/null) || rc=$?
+expect "an exec user: status works (run from another directory)" 0 "$rc"
+has "... it is the RSS" "$tmp/o" "ReplicatedStatefulSet apps/db"
+has "... the plugin had KUBERNETES_EXEC_INFO, not interactive (stdin is no terminal)" "$tmp/cred/info" '"spec":{"interactive":false}'
+expect "... with the kubeconfig's env and args" "ok client.authentication.k8s.io/v1" "$(cat "$tmp/cred/args")"
+run "real kubectl reads the same kubeconfig" kubectl --kubeconfig "$tmp/exec.kubeconfig" get rss db -n apps -o name
+exec_cfg "$tmp/exec-fail.kubeconfig" '{'"$v1"',"command":"'"$tmp"'/cred/login","args":["x"],"env":[{"name":"LOGIN_MODE","value":"fail"}],"interactiveMode":"Never"}'
+kr status db -n apps --kubeconfig "$tmp/exec-fail.kubeconfig"
+expect "a failing exec plugin exits 1" 1 "$rc"
+has "... saying so" "$tmp/e" "exited 3"
+has "... its own words reach the user" "$tmp/e" "login expired"
+exec_cfg "$tmp/exec-garbage.kubeconfig" '{'"$v1"',"command":"'"$tmp"'/cred/login","env":[{"name":"LOGIN_MODE","value":"garbage"}],"interactiveMode":"Never"}'
+kr status db -n apps --kubeconfig "$tmp/exec-garbage.kubeconfig"
+expect "an exec plugin that prints no ExecCredential exits 1" 1 "$rc"
+has "... saying so" "$tmp/e" "did not print an ExecCredential"
+exec_cfg "$tmp/exec-api.kubeconfig" '{'"$v1"',"command":"'"$tmp"'/cred/login","args":["client.authentication.k8s.io/v1beta1"],"interactiveMode":"Never"}'
+kr status db -n apps --kubeconfig "$tmp/exec-api.kubeconfig"
+expect "an ExecCredential of another apiVersion exits 1" 1 "$rc"
+has "... naming both" "$tmp/e" "printed apiVersion 'client.authentication.k8s.io/v1beta1', the kubeconfig asks for client.authentication.k8s.io/v1"
+exec_cfg "$tmp/exec-missing.kubeconfig" '{'"$v1"',"command":"no-such-login-tool","interactiveMode":"Never","installHint":"install no-such-login-tool from your cloud provider"}'
+kr status db -n apps --kubeconfig "$tmp/exec-missing.kubeconfig"
+expect "an exec plugin that is not installed exits 1" 1 "$rc"
+has "... with its install hint" "$tmp/e" "install no-such-login-tool from your cloud provider"
+exec_cfg "$tmp/exec-nomode.kubeconfig" '{'"$v1"',"command":"'"$tmp"'/cred/login"}'
+kr status db -n apps --kubeconfig "$tmp/exec-nomode.kubeconfig"
+expect "v1 without interactiveMode exits 1" 1 "$rc"
+has "... saying it is required" "$tmp/e" "interactiveMode is required"
+exec_cfg "$tmp/exec-always.kubeconfig" '{'"$v1"',"command":"'"$tmp"'/cred/login","interactiveMode":"Always"}'
+kr status db -n apps --kubeconfig "$tmp/exec-always.kubeconfig"
+expect "interactiveMode Always without a terminal exits 1" 1 "$rc"
+has "... saying a terminal is needed" "$tmp/e" "needs a terminal"
+exec_cfg "$tmp/exec-beta.kubeconfig" '{"apiVersion":"client.authentication.k8s.io/v1beta1","command":"'"$tmp"'/cred/login","args":["client.authentication.k8s.io/v1beta1"]}'
+kr status db -n apps --kubeconfig "$tmp/exec-beta.kubeconfig"
+expect "v1beta1 (interactiveMode optional) works" 0 "$rc"
+jq '.users[0].user = {"auth-provider": {name: "oidc"}}' <<<"$raw" >"$tmp/authp.kubeconfig"
+kr status db -n apps --kubeconfig "$tmp/authp.kubeconfig"
+expect "an auth-provider user exits 1" 1 "$rc"
+has "... pointing at its exec plugin" "$tmp/e" "auth-provider is not supported (use its exec credential plugin"
+
 echo "# force-seed: the leader's refusals, shown before anything is set, in the leader's words"
 # The heartbeat Leases the plugin reads for the words (rssd's namespace, --rssd-namespace): node-1's agent
 # is alive, node-2's has been silent for 20 s (its fence timeout 10 s, the RSS's stop timeout 30 s: the
