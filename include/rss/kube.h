@@ -57,10 +57,21 @@ int rss_kube_new(const char *kubeconfig, struct rss_kube **ret, rss_error_t *err
  *   relative paths resolve against the file that named them);
  * - else ~/.kube/config; else in-cluster config as rss_kube_new.
  * context: that context (--context) instead of current-context; NULL for current-context.
- * rss_kube_namespace() then gives the context's namespace ("default" when it names none). */
+ * rss_kube_namespace() then gives the context's namespace ("default" when it names none).
+ * The rest are kubectl's overrides, each NULL/false/0 for none: server (--server; with no kubeconfig at
+ * all it is the whole connection), token (--token: the bearer token instead of the user's token, token
+ * file or exec plugin; a client certificate stays, as kubectl keeps it), insecure
+ * (--insecure-skip-tls-verify: the cluster's CA is not used), as and as_groups (--as, --as-group:
+ * impersonation headers; groups need a user). */
 struct rss_kube_opts {
     const char *kubeconfig;
     const char *context;
+    const char *server;
+    const char *token;
+    bool insecure;
+    const char *as;
+    const char *const *as_groups;
+    size_t n_as_groups;
 };
 int rss_kube_new_opts(const struct rss_kube_opts *opts, struct rss_kube **ret, rss_error_t *err);
 

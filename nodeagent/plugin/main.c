@@ -35,6 +35,10 @@ static void usage(FILE *f)
         "      --context NAME   the kubeconfig context to use (default: current-context)\n"
         "      --kubeconfig F   this kubeconfig file only (default: the $KUBECONFIG list merged,\n"
         "                       else ~/.kube/config)\n"
+        "      --server URL     the API server instead of the kubeconfig's\n"
+        "      --token T        this bearer token instead of the kubeconfig user's credential\n"
+        "      --insecure-skip-tls-verify  do not check the server's certificate\n"
+        "      --as USER, --as-group GROUP  impersonate (repeat --as-group for several)\n"
         "  -y, --yes            force-seed and release-hold without asking (needed when not on a terminal)\n"
         "  -o, --output json    status, events, history and agents print JSON (status: the RSS)\n"
         "      --rssd-namespace NS  where rssd runs (default rssd-system): its nodes' heartbeat\n"
@@ -44,7 +48,9 @@ static void usage(FILE *f)
         "Exit status: 0 done, 1 failed or refused (the reason on stderr), 2 bad usage.\n");
 }
 
-enum { O_CONTEXT = 256, O_KUBECONFIG, O_RSSD_NS };
+enum { O_CONTEXT = 256, O_KUBECONFIG, O_RSSD_NS, O_SERVER, O_TOKEN, O_INSECURE, O_AS, O_AS_GROUP };
+
+#define MAX_AS_GROUPS 32
 
 int main(int argc, char **argv)
 {
@@ -54,10 +60,16 @@ int main(int argc, char **argv)
                                        {"yes", no_argument, NULL, 'y'},
                                        {"output", required_argument, NULL, 'o'},
                                        {"rssd-namespace", required_argument, NULL, O_RSSD_NS},
+                                       {"server", required_argument, NULL, O_SERVER},
+                                       {"token", required_argument, NULL, O_TOKEN},
+                                       {"insecure-skip-tls-verify", no_argument, NULL, O_INSECURE},
+                                       {"as", required_argument, NULL, O_AS},
+                                       {"as-group", required_argument, NULL, O_AS_GROUP},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
     const char *ns = NULL;
     struct rss_kube_opts ko = {0};
+    const char *groups[MAX_AS_GROUPS];
     struct plugin_ctx ctx = {.out = stdout, .rssd_ns = "rssd-system"};
     int o;
     /* kubectl hands the plugin its flags wherever the user typed them: GNU getopt permutes. */
@@ -74,6 +86,26 @@ int main(int argc, char **argv)
             break;
         case O_RSSD_NS:
             ctx.rssd_ns = optarg;
+            break;
+        case O_SERVER:
+            ko.server = optarg;
+            break;
+        case O_TOKEN:
+            ko.token = optarg;
+            break;
+        case O_INSECURE:
+            ko.insecure = true;
+            break;
+        case O_AS:
+            ko.as = optarg;
+            break;
+        case O_AS_GROUP:
+            if (ko.n_as_groups == MAX_AS_GROUPS) {
+                fprintf(stderr, "error: at most %d --as-group\n", MAX_AS_GROUPS);
+                return 2;
+            }
+            groups[ko.n_as_groups++] = optarg;
+            ko.as_groups = groups;
             break;
         case 'y':
             ctx.yes = true;

@@ -119,6 +119,16 @@ audited() {
 }
 wait_until 20 "a write of the leader Lease by $holder in the audit log" audited
 ok "kubectl apply -k deploy/overlays/cluster: rssd Ready on both nodes, leader $(k get lease rssd-leader -n rssd-system -o jsonpath='{.spec.holderIdentity}')"
+# kubectl rss impersonating (--as, --as-group), which kubesim does not implement: the real apiserver
+# authorizes the request as rssd's service account (it may list rssd's Leases), and refuses a user with
+# no rights.
+krss() { "$RSS_BUILD_DIR/nodeagent/plugin/kubectl-rss" --kubeconfig "$KC" "$@"; }
+out=$(krss agents --as system:serviceaccount:rssd-system:rssd --as-group system:serviceaccounts 2>&1) ||
+    fail "kubectl rss agents as rssd's service account: $out"
+[[ $out == *node-1*node-2* ]] || fail "kubectl rss agents as rssd's service account: $out"
+out=$(krss agents --as nobody 2>&1) && fail "kubectl rss agents as a user without rights succeeded: $out"
+[[ $out == *403* || $out == *orbidden* ]] || fail "kubectl rss agents as nobody: not a 403: $out"
+ok "kubectl rss --as: as rssd's service account it lists the agents; as nobody, 403"
 
 # API Priority and Fairness (deploy/base/flowcontrol.yaml): the real server takes the FlowSchema (not
 # dangling: its level exists) and dispatches rssd's own Lease requests (the projected token's

@@ -49,23 +49,64 @@ int rss_kube_new(const char *kubeconfig, struct rss_kube **ret, rss_error_t *err
     return 0;
 }
 
+/* kubectl's command-line overrides, over whatever the kubeconfig said (rss_kube_opts in rss/kube.h). */
+static void overrides(struct kube_config *cfg, const struct rss_kube_opts *o)
+{
+    if (o->server && *o->server) {
+        free(cfg->server);
+        cfg->server = rss_xstrdup(o->server);
+        size_t sl = strlen(cfg->server);
+        while (sl > 0 && cfg->server[sl - 1] == '/')
+            cfg->server[--sl] = '\0';
+    }
+    if (o->token && *o->token) {
+        free(cfg->token);
+        free(cfg->token_file);
+        cJSON_Delete(cfg->exec);
+        cfg->token = rss_xstrdup(o->token);
+        cfg->token_file = NULL;
+        cfg->exec = NULL;
+    }
+    if (o->insecure)
+        cfg->insecure = true;
+    if (o->as && *o->as) {
+        free(cfg->as);
+        cfg->as = rss_xstrdup(o->as);
+        for (size_t i = 0; i < cfg->n_as_groups; i++)
+            free(cfg->as_groups[i]);
+        free(cfg->as_groups);
+        cfg->as_groups = rss_xcalloc(o->n_as_groups + 1, sizeof(char *));
+        for (size_t i = 0; i < o->n_as_groups; i++)
+            cfg->as_groups[i] = rss_xstrdup(o->as_groups[i]);
+        cfg->n_as_groups = o->n_as_groups;
+    }
+}
+
 int rss_kube_new_opts(const struct rss_kube_opts *opts, struct rss_kube **ret, rss_error_t *err)
 {
     if (kube_http_global_init(err) < 0)
         return -1;
     struct kube_config cfg = {0};
-    const char *kc = opts ? opts->kubeconfig : NULL, *ctx = opts ? opts->context : NULL;
-    if (kube_config_load_merged(kc, ctx, &cfg, err) < 0) {
-        if (rss_error_code(*err) != RSS_E_NOT_FOUND || (kc && *kc))
+    const struct rss_kube_opts none = {0};
+    const struct rss_kube_opts *o = opts ? opts : &none;
+    if (o->n_as_groups && !(o->as && *o->as))
+        return rss_error_make(err, RSS_E_INVALID, 0, "--as-group needs --as (a user to impersonate)");
+    if (kube_config_load_merged(o->kubeconfig, o->context, &cfg, err) < 0) {
+        if (rss_error_code(*err) != RSS_E_NOT_FOUND || (o->kubeconfig && *o->kubeconfig))
             return -1;
-        /* No kubeconfig at all: in a pod, its service account (a context cannot be chosen there). */
-        if (ctx && *ctx)
-            return rss_error_wrap(err, "context '%s'", ctx);
+        /* No kubeconfig at all: in a pod, its service account (a context cannot be chosen there); or
+         * --server alone, as kubectl allows. */
+        if (o->context && *o->context)
+            return rss_error_wrap(err, "context '%s'", o->context);
         rss_error_release(err);
         const char *dir = getenv("RSS_SERVICEACCOUNT_DIR");
-        if (kube_config_in_cluster(dir && *dir ? dir : DEFAULT_SA_DIR, &cfg, err) < 0)
+        if (o->server && *o->server) {
+            cfg.ns = rss_xstrdup("default");
+        } else if (kube_config_in_cluster(dir && *dir ? dir : DEFAULT_SA_DIR, &cfg, err) < 0) {
             return -1;
+        }
     }
+    overrides(&cfg, o);
     if (cfg.exec && kube_exec_credential(&cfg, err) < 0) {
         kube_config_clear(&cfg);
         return -1;

@@ -24,6 +24,11 @@ void kube_config_clear(struct kube_config *cfg)
     free(cfg->token);
     free(cfg->token_file);
     cJSON_Delete(cfg->exec);
+    free(cfg->as);
+    for (size_t i = 0; i < cfg->n_as_groups; i++)
+        free(cfg->as_groups[i]);
+    free(cfg->as_groups);
+    free(cfg->proxy);
     memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -179,6 +184,8 @@ int kube_config_from_root(const cJSON *root, const char *dir, const char *contex
     c.ns = rss_xstrdup(ns ? ns : "default");
     c.insecure = bool_field(cluster, "insecure-skip-tls-verify");
     const char *v;
+    if ((v = str_field(cluster, "proxy-url")))
+        c.proxy = rss_xstrdup(v);
     if (pem_data(cluster, "certificate-authority-data", &c.ca_data, &c.ca_len, err) < 0)
         goto fail;
     if (!c.ca_data && (v = str_field(cluster, "certificate-authority")))
@@ -195,6 +202,16 @@ int kube_config_from_root(const cJSON *root, const char *dir, const char *contex
             c.token = rss_xstrdup(v);
         else if ((v = str_field(user, "tokenFile")))
             c.token_file = resolve(dir, v);
+        if ((v = str_field(user, "as")))
+            c.as = rss_xstrdup(v);
+        const cJSON *g;
+        cJSON_ArrayForEach(g, cJSON_GetObjectItemCaseSensitive(user, "as-groups"))
+        {
+            if (!cJSON_IsString(g))
+                continue;
+            c.as_groups = rss_xrealloc(c.as_groups, (c.n_as_groups + 1) * sizeof(char *));
+            c.as_groups[c.n_as_groups++] = rss_xstrdup(g->valuestring);
+        }
         bool other = c.token || c.token_file || c.cert_data || c.cert_file;
         const cJSON *exec = cJSON_GetObjectItemCaseSensitive(user, "exec");
         if (cJSON_IsObject(exec) && !other) {

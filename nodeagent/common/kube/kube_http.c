@@ -276,6 +276,9 @@ static int setup(struct rss_kube *kube, CURL *h, const char *url, const char *me
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
     curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
     curl_easy_setopt(h, CURLOPT_USERAGENT, kube->user_agent);
+    /* The cluster's proxy-url; without one libcurl reads https_proxy/no_proxy, as client-go does. */
+    if (c->proxy)
+        curl_easy_setopt(h, CURLOPT_PROXY, c->proxy);
     if (c->insecure) {
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -316,6 +319,16 @@ static int setup(struct rss_kube *kube, CURL *h, const char *url, const char *me
     if (token && !strncmp(url, "https://", 8)) {
         _cleanup_free_ char *auth = rss_xasprintf("Authorization: Bearer %s", token);
         hl = curl_slist_append(hl, auth);
+    }
+    /* Impersonation (kubectl --as/--as-group, the kubeconfig's as/as-groups): the server authorizes the
+     * request as that user, if the caller may impersonate. */
+    if (c->as) {
+        _cleanup_free_ char *as = rss_xasprintf("Impersonate-User: %s", c->as);
+        hl = curl_slist_append(hl, as);
+        for (size_t i = 0; i < c->n_as_groups; i++) {
+            _cleanup_free_ char *g = rss_xasprintf("Impersonate-Group: %s", c->as_groups[i]);
+            hl = curl_slist_append(hl, g);
+        }
     }
     if (!hl)
         return -1;

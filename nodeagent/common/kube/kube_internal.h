@@ -27,6 +27,10 @@ struct kube_config {
     char *token;      /* a static bearer token, or NULL */
     char *token_file; /* a token file, re-read periodically, or NULL */
     cJSON *exec; /* the user's exec stanza (its command resolved), run by kube_exec_credential; or NULL */
+    char *as;    /* impersonate this user (kubeconfig `as`, --as), or NULL */
+    char **as_groups; /* ...and these groups (`as-groups`, --as-group) */
+    size_t n_as_groups;
+    char *proxy; /* the cluster's proxy-url, or NULL */
 };
 
 void kube_config_clear(struct kube_config *cfg);

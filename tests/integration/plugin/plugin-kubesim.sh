@@ -219,6 +219,26 @@ kr status db -n apps --kubeconfig "$tmp/authp.kubeconfig"
 expect "an auth-provider user exits 1" 1 "$rc"
 has "... pointing at its exec plugin" "$tmp/e" "auth-provider is not supported (use its exec credential plugin"
 
+echo "# kubectl's connection flags: --server, --token, --insecure-skip-tls-verify, --as-group without --as"
+server=$(jq -r '.clusters[0].cluster.server' <<<"$raw")
+jq '.clusters[0].cluster.server = "https://127.0.0.1:1" | .users[0].user = {}' <<<"$raw" >"$tmp/nocred.kubeconfig"
+kr status db -n apps --kubeconfig "$tmp/nocred.kubeconfig" --server "$server" --token "$token"
+expect "--server and --token over a kubeconfig without either" 0 "$rc"
+kr status db -n apps --kubeconfig "$tmp/nocred.kubeconfig" --server "$server" --token wrong-token
+expect "a wrong --token exits 1" 1 "$rc"
+has "... the server refused it" "$tmp/e" "401"
+rc=0
+(cd / && HOME=$tmp/nohome KUBECONFIG= kubectl-rss status db -n apps --server "$server" --token "$token" \
+	--insecure-skip-tls-verify >"$tmp/o" 2>"$tmp/e" </dev/null) || rc=$?
+expect "no kubeconfig at all: --server, --token and --insecure-skip-tls-verify are the connection" 0 "$rc"
+rc=0
+(cd / && HOME=$tmp/nohome KUBECONFIG= kubectl-rss status db -n apps --server "$server" --token "$token" \
+	>"$tmp/o" 2>"$tmp/e" </dev/null) || rc=$?
+expect "... without --insecure-skip-tls-verify the server's certificate is checked (the system's CAs do not know kubesim's)" 1 "$rc"
+kr status db -n apps --as-group admins
+expect "--as-group without --as exits 1" 1 "$rc"
+has "... saying why" "$tmp/e" "--as-group needs --as"
+
 echo "# force-seed: the leader's refusals, shown before anything is set, in the leader's words"
 # The heartbeat Leases the plugin reads for the words (rssd's namespace, --rssd-namespace): node-1's agent
 # is alive, node-2's has been silent for 20 s (its fence timeout 10 s, the RSS's stop timeout 30 s: the
