@@ -50,9 +50,9 @@ int plugin_agents(const struct plugin_ctx *ctx, rss_error_t *err)
         else if (name && !strncmp(name, RSS_HEARTBEAT_PREFIX, strlen(RSS_HEARTBEAT_PREFIX)))
             hb[k++] = e;
     }
-    if (!k && ctx->json) {
+    if (!k && ctx->output) {
         _cleanup_json_ cJSON *empty = cJSON_CreateArray();
-        plugin_print_json(ctx, empty);
+        plugin_print_value(ctx, empty);
         return 0;
     }
     if (!k) {
@@ -67,8 +67,8 @@ int plugin_agents(const struct plugin_ctx *ctx, rss_error_t *err)
     /* The leader's identity starts with its node's name and "_" (rss_election_make_identity). */
     const char *lh = leader ? rss_json_str(leader, "spec.holderIdentity") : NULL;
     bool leader_live = leader && lh && *lh && lease_age(leader, now, &age, &expired) && !expired;
-    _cleanup_json_ cJSON *arr = ctx->json ? cJSON_CreateArray() : NULL;
-    if (!ctx->json)
+    _cleanup_json_ cJSON *arr = ctx->output ? cJSON_CreateArray() : NULL;
+    if (!ctx->output)
         fprintf(ctx->out, "%-24s  %-10s  %-22s  %-6s  %s\n", "NODE", "VERSION", "HEARTBEAT", "LEADER",
                 "FENCE TIMEOUT");
     for (size_t i = 0; i < k; i++) {
@@ -106,7 +106,7 @@ int plugin_agents(const struct plugin_ctx *ctx, rss_error_t *err)
                 leads ? "yes" : "", ft);
     }
     if (arr)
-        plugin_print_json(ctx, arr);
+        plugin_print_value(ctx, arr);
     else if (!leader_live)
         fprintf(ctx->out, "\nNo leader: the Lease %s is %s.\n", RSS_LEADER_LEASE,
                 !leader       ? "missing"

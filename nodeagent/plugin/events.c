@@ -33,9 +33,9 @@ int plugin_print_events(const struct plugin_ctx *ctx, const char *name, size_t l
         return rss_error_wrap(err, "listing the events of %s/%s", ctx->ns, name);
     const cJSON *items = cJSON_GetObjectItemCaseSensitive(list, "items");
     size_t n = (size_t)cJSON_GetArraySize(items), i = 0;
-    if (ctx->json && !n) {
+    if (ctx->output && !n) {
         _cleanup_json_ cJSON *empty = cJSON_CreateArray();
-        plugin_print_json(ctx, empty);
+        plugin_print_value(ctx, empty);
         return 0;
     }
     if (!n) {
@@ -46,11 +46,11 @@ int plugin_print_events(const struct plugin_ctx *ctx, const char *name, size_t l
     const cJSON *e;
     cJSON_ArrayForEach(e, items) v[i++] = e;
     qsort(v, n, sizeof(*v), by_time);
-    if (ctx->json) {
+    if (ctx->output) {
         _cleanup_json_ cJSON *arr = cJSON_CreateArray();
         for (i = last && n > last ? n - last : 0; i < n; i++)
             cJSON_AddItemToArray(arr, cJSON_Duplicate(v[i], true));
-        plugin_print_json(ctx, arr);
+        plugin_print_value(ctx, arr);
         return 0;
     }
     fprintf(ctx->out, "%-20s  %-7s  %-18s  %5s  %s\n", "LAST SEEN", "TYPE", "REASON", "COUNT", "MESSAGE");

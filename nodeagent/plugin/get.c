@@ -1,5 +1,7 @@
 /* get.c -- reads the ReplicatedStatefulSet a command names, with an error that says which one is missing;
  * prints what a read command found as JSON (-o json). */
+#include <string.h>
+
 #include "rss/cleanup.h"
 #include "rss/protocol.h"
 #include "plugin_internal.h"
@@ -19,8 +21,12 @@ int plugin_get_rss(const struct plugin_ctx *ctx, const char *name, cJSON **ret, 
     return 0;
 }
 
-void plugin_print_json(const struct plugin_ctx *ctx, const cJSON *v)
+void plugin_print_value(const struct plugin_ctx *ctx, const cJSON *v)
 {
+    if (ctx->output && !strcmp(ctx->output, "yaml")) {
+        plugin_print_yaml(ctx->out, v);
+        return;
+    }
     _cleanup_free_ char *text = v ? cJSON_Print(v) : NULL;
     fprintf(ctx->out, "%s\n", text ? text : "null");
 }

@@ -13,9 +13,9 @@ int plugin_history(const struct plugin_ctx *ctx, const char *name, rss_error_t *
         return -1;
     const cJSON *h =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(rss, "status"), "history");
-    if (ctx->json) {
+    if (ctx->output) {
         _cleanup_json_ cJSON *empty = cJSON_CreateArray();
-        plugin_print_json(ctx, cJSON_IsArray(h) ? h : empty);
+        plugin_print_value(ctx, cJSON_IsArray(h) ? h : empty);
         return 0;
     }
     if (!cJSON_GetArraySize(h)) {

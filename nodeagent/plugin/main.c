@@ -40,7 +40,8 @@ static void usage(FILE *f)
         "      --insecure-skip-tls-verify  do not check the server's certificate\n"
         "      --as USER, --as-group GROUP  impersonate (repeat --as-group for several)\n"
         "  -y, --yes            force-seed and release-hold without asking (needed when not on a terminal)\n"
-        "  -o, --output json    status, events, history and agents print JSON (status: the RSS)\n"
+        "  -o, --output FORMAT  json or yaml: status, events, history and agents print that (status: the "
+        "RSS)\n"
         "      --rssd-namespace NS  where rssd runs (default rssd-system): its nodes' heartbeat\n"
         "                       Leases say why a refused force-seed waits, and until when\n"
         "  -h, --help           this text\n"
@@ -111,13 +112,14 @@ int main(int argc, char **argv)
             ctx.yes = true;
             break;
         case 'o':
-            if (strcmp(optarg, "json") != 0) {
+            if (strcmp(optarg, "json") != 0 && strcmp(optarg, "yaml") != 0) {
                 fprintf(stderr,
-                        "error: unsupported output format \"%s\" (json is; the tables are the default)\n",
+                        "error: unsupported output format \"%s\" (json and yaml are; the tables are the "
+                        "default)\n",
                         optarg);
                 return 2;
             }
-            ctx.json = true;
+            ctx.output = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -154,9 +156,9 @@ int main(int argc, char **argv)
                             : "no argument");
         return 2;
     }
-    if (ctx.json && strcmp(cmd, "status") && strcmp(cmd, "events") && strcmp(cmd, "history") &&
+    if (ctx.output && strcmp(cmd, "status") && strcmp(cmd, "events") && strcmp(cmd, "history") &&
         strcmp(cmd, "agents")) {
-        fprintf(stderr, "error: -o json is for status, events, history and agents, not %s\n", cmd);
+        fprintf(stderr, "error: -o is for status, events, history and agents, not %s\n", cmd);
         return 2;
     }
     if (!strcmp(cmd, "version")) {

@@ -15,7 +15,7 @@ struct plugin_ctx {
     const char *ns;      /* -n, else the context's namespace */
     const char *rssd_ns; /* --rssd-namespace: where rssd keeps its heartbeat Leases (rssd-system) */
     bool yes;            /* --yes: no confirmation for force-seed */
-    bool json;           /* -o json: a read command prints JSON instead of its table */
+    const char *output;  /* -o json or yaml: a read command prints that instead of its table; NULL: table */
     FILE *out;
 };
 
@@ -41,8 +41,11 @@ bool plugin_confirmed(const struct plugin_ctx *ctx, const char *pod);
 int plugin_annotate(const struct plugin_ctx *ctx, const char *name, const cJSON *rss, const char *key,
                     const char *value, rss_error_t *err);
 
-/* get.c: prints v (NULL: null) as indented JSON and a newline on ctx->out: the read commands' -o json. */
-void plugin_print_json(const struct plugin_ctx *ctx, const cJSON *v);
+/* get.c: prints v (NULL: null) on ctx->out as -o asks: indented JSON, or YAML (yaml.c). */
+void plugin_print_value(const struct plugin_ctx *ctx, const cJSON *v);
+
+/* yaml.c: v as YAML (block style, strings double-quoted), ending with a newline. */
+void plugin_print_yaml(FILE *f, const cJSON *v);
 
 /* get.c: GET of the RSS `name` in ctx->ns; a 404 becomes a message that says which one. */
 int plugin_get_rss(const struct plugin_ctx *ctx, const char *name, cJSON **ret, rss_error_t *err);

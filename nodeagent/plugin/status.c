@@ -112,8 +112,8 @@ int plugin_status(const struct plugin_ctx *ctx, const char *name, rss_error_t *e
     _cleanup_json_ cJSON *rss = NULL;
     if (plugin_get_rss(ctx, name, &rss, err) < 0)
         return -1;
-    if (ctx->json) {
-        plugin_print_json(ctx, rss);
+    if (ctx->output) {
+        plugin_print_value(ctx, rss);
         return 0;
     }
     const cJSON *st = cJSON_GetObjectItemCaseSensitive(rss, "status");

@@ -113,9 +113,26 @@ kr status db -n apps -o json
 expect "status -o json: the RSS object" "db Recovering 42" "$(jq -r '.metadata.name, .status.phase, .status.memberStatus[0].sequence' "$tmp/o" | tr '\n' ' ' | sed 's/ $//')"
 kr events db -n apps -o json
 expect "events -o json: the RSS's Events, oldest first" "SeedChosen MemberMissing" "$(jq -r '.[].reason' "$tmp/o" | tr '\n' ' ' | sed 's/ $//')"
-kr status db -n apps -o yaml
-expect "an output format other than json exits 2" 2 "$rc"
-has "... and says which one is" "$tmp/e" 'unsupported output format "yaml"'
+# -o yaml is -o json's document in YAML: read back by PyYAML, the same, for every read command (status with
+# values YAML would take for other types: yes, on, a number, a multi-line text, an empty string).
+k -n apps annotate rss db --overwrite 'yes=on' '1.5=0x1F' 'multi=a "quoted"
+second line: - [x]' 'empty=' >/dev/null
+yaml_same() { # [F=JQ] yaml_same DESCRIPTION ARGS...: `kubectl rss ARGS -o yaml` reads back as `-o json` (F: jq
+	# filter on both, to drop what changes between the two calls)
+	local d=$1 j f=${F:-.}
+	shift
+	kr "$@" -o json
+	j=$(jq -S "$f" "$tmp/o")
+	kr "$@" -o yaml
+	expect "$d" "$j" "$(python3 -c 'import json, sys, yaml; print(json.dumps(yaml.safe_load(sys.stdin)))' <"$tmp/o" | jq -S "$f")"
+}
+yaml_same "status -o yaml reads back as -o json" status db -n apps
+yaml_same "history -o yaml reads back as -o json" history db -n apps
+yaml_same "events -o yaml reads back as -o json" events db -n apps
+k -n apps annotate rss db 'yes-' '1.5-' 'multi-' 'empty-' >/dev/null
+kr status db -n apps -o wide
+expect "an output format other than json or yaml exits 2" 2 "$rc"
+has "... and says which one is" "$tmp/e" 'unsupported output format "wide"'
 kr suspend db -n apps -o json
 expect "-o json on a command that writes exits 2" 2 "$rc"
 expect "... and suspends nothing" "" "$(k -n apps get rss db -o jsonpath='{.spec.suspend}')"
@@ -330,6 +347,7 @@ has "agents: an expired leader Lease means no leader" "$tmp/o" "No leader: the L
 kr agents -o json
 expect "agents -o json: node, version, leader, expired" "node-1 0.1.0 false false node-2 - false true" \
 	"$(jq -r '.[] | .node, (.version // "-"), .leader, .expired' "$tmp/o" | tr '\n' ' ' | sed 's/ $//')"
+F='del(.[].heartbeatAgeMs)' yaml_same "agents -o yaml reads back as -o json (but the heartbeat's age)" agents
 kr agents --rssd-namespace nowhere
 expect "agents where rssd does not run exits 0" 0 "$rc"
 has "... and says so" "$tmp/o" "No rssd heartbeat in namespace nowhere"
