@@ -24,4 +24,13 @@ expected=$(grep -c '^    - alert:' "$rule")
 tested=$(grep -o 'alertname: [A-Za-z]*' "$tmp/rules_test.yaml" | sort -u | wc -l)
 expect "every alert has a test" "$expected" "$tested"
 run "promtool test rules" bash -c 'cd "$1" && promtool test rules rules_test.yaml' _ "$tmp"
+# Every alert's runbook_url points at its own section of docs/operations.md, which exists.
+missing=""
+for a in $(sed -n 's/^    - alert: //p' "$rule"); do
+	lower=$(tr '[:upper:]' '[:lower:]' <<<"$a")
+	awk -v a="$a" '$0 ~ "- alert: " a "$" {f = 1} f && /runbook_url:/ {print; exit}' "$rule" |
+		grep -F "docs/operations.md#$lower\"" >/dev/null || missing+=" $a(url)"
+	grep -x "### $a" "$top/docs/operations.md" >/dev/null || missing+=" $a(section)"
+done
+expect "every alert's runbook_url names its section of docs/operations.md" "" "$missing"
 checks_done
