@@ -162,7 +162,7 @@ int main(int argc, char **argv)
         return 2;
     }
     if (!strcmp(cmd, "version")) {
-        printf("kubectl-rss %s\n", RSS_PLUGIN_VERSION);
+        printf("kubectl-rss %s\n", RSS_VERSION);
         return 0;
     }
     const char *name = want >= 1 ? argv[optind + 1] : NULL, *pod = want == 2 ? argv[optind + 2] : NULL;
@@ -175,7 +175,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "error: %s\n", msg);
         return 1;
     }
-    rss_kube_set_user_agent(kube, "kubectl-rss/" RSS_PLUGIN_VERSION);
+    rss_kube_set_user_agent(kube, "kubectl-rss/" RSS_VERSION);
     rss_kube_set_retries(kube, 2, 1000);
     ctx.kube = kube;
     ctx.ns = ns && *ns ? ns : rss_kube_namespace(kube);

@@ -638,6 +638,19 @@ sc_promtool() {
         [ -n "$addr" ] || fail "$n: no address in its heartbeat Lease"
         text=$(pod_net curl -sS -m 5 "http://$addr/metrics") || fail "$n: no /metrics"
         out=$(promtool check metrics <<<"$text" 2>&1) || fail "$n: promtool check metrics: $out"
+        # The build and the process collector's metrics, as every Prometheus client exports them.
+        local ver m
+        ver=$(sed -n 's/^project(rssd VERSION \([0-9.]*\).*/\1/p' "$repo/CMakeLists.txt")
+        grep -xF "rssd_build_info{version=\"$ver\"} 1" <<<"$text" >/dev/null || fail "$n: no rssd_build_info for $ver"
+        for m in process_start_time_seconds process_resident_memory_bytes process_virtual_memory_bytes \
+            process_open_fds process_max_fds; do
+            awk -v m="$m" '$1 == m && $2 > 0 {f = 1} END {exit !f}' <<<"$text" || fail "$n: $m missing or not positive"
+        done
+        # (an idle agent may have used less than the 10 ms the counter shows)
+        awk '$1 == "process_cpu_seconds_total" && $2 >= 0 {f = 1} END {exit !f}' <<<"$text" ||
+            fail "$n: no process_cpu_seconds_total"
+        awk -v now="$(date +%s)" '$1 == "process_start_time_seconds" && $2 > now - 3600 && $2 <= now + 5 {f = 1} END {exit !f}' <<<"$text" ||
+            fail "$n: process_start_time_seconds is not within the last hour: $(grep ^process_start <<<"$text")"
         if grep -q '^rssd_leader 1$' <<<"$text"; then
             leaders=$((leaders + 1))
             grep -qF "rssd_rss_phase{rss_namespace=\"$NS\",rss=\"$R\",phase=\"Running\"} 1" <<<"$text" ||

@@ -1,7 +1,9 @@
 /* metrics.c -- rssd's Prometheus counters and gauges (atomics), and their text exposition. */
+#include <dirent.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "rss/metrics.h"
@@ -60,6 +62,60 @@ static void family(struct rss_strbuf *o, const char *name, const char *type, con
     rss_strbuf_printf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* The process_* metrics every Prometheus client library exports (its process collector), from /proc. */
+static void process_render(struct rss_strbuf *o, long long vsize, long long rss)
+{
+    long tck = sysconf(_SC_CLK_TCK);
+    unsigned long long utime = 0, stime = 0, start = 0, btime = 0;
+    FILE *f = fopen("/proc/self/stat", "re");
+    if (f) {
+        char buf[1024];
+        size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+        buf[n] = '\0';
+        fclose(f);
+        /* After the command's ")": state is field 3; utime 14, stime 15, starttime 22. */
+        const char *p = strrchr(buf, ')');
+        if (p && sscanf(p + 2,
+                        "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d %llu",
+                        &utime, &stime, &start) != 3)
+            utime = stime = start = 0;
+    }
+    f = fopen("/proc/stat", "re");
+    if (f) {
+        char line[256];
+        while (fgets(line, sizeof(line), f))
+            if (sscanf(line, "btime %llu", &btime) == 1)
+                break;
+        fclose(f);
+    }
+    int fds = 0;
+    DIR *d = opendir("/proc/self/fd");
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d)))
+            fds += e->d_name[0] != '.';
+        closedir(d);
+        fds--; /* the directory's own descriptor */
+    }
+    struct rlimit rl = {0};
+    getrlimit(RLIMIT_NOFILE, &rl);
+    family(o, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.");
+    rss_strbuf_printf(o, "process_cpu_seconds_total %.2f\n",
+                      tck > 0 ? (double)(utime + stime) / (double)tck : 0);
+    family(o, "process_start_time_seconds", "gauge",
+           "Start time of the process since unix epoch in seconds.");
+    rss_strbuf_printf(o, "process_start_time_seconds %.2f\n",
+                      tck > 0 ? (double)btime + (double)start / (double)tck : 0);
+    family(o, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.");
+    rss_strbuf_printf(o, "process_resident_memory_bytes %lld\n", rss);
+    family(o, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.");
+    rss_strbuf_printf(o, "process_virtual_memory_bytes %lld\n", vsize);
+    family(o, "process_open_fds", "gauge", "Number of open file descriptors.");
+    rss_strbuf_printf(o, "process_open_fds %d\n", fds < 0 ? 0 : fds);
+    family(o, "process_max_fds", "gauge", "Maximum number of open file descriptors.");
+    rss_strbuf_printf(o, "process_max_fds %lld\n", (long long)rl.rlim_cur);
+}
+
 void rss_metrics_render(struct rss_strbuf *o)
 {
     family(o, "rssd_hook_runs_total", "counter", "Hook runs by hook and result.");
@@ -114,14 +170,17 @@ void rss_metrics_render(struct rss_strbuf *o)
         rss_strbuf_printf(o, "%s %lld\n", gn[g].name, (long long)atomic_load(&gauges[g]));
     }
     rss_metrics_rss_render(o);
-    long pages = 0;
-    FILE *f = fopen("/proc/self/statm", "r");
+    long pages = 0, size = 0;
+    FILE *f = fopen("/proc/self/statm", "re");
     if (f) {
-        long size;
         if (fscanf(f, "%ld %ld", &size, &pages) != 2)
-            pages = 0;
+            size = pages = 0;
         fclose(f);
     }
+    long long page = sysconf(_SC_PAGESIZE);
     family(o, "rssd_resident_memory_bytes", "gauge", "Resident memory of this process.");
-    rss_strbuf_printf(o, "rssd_resident_memory_bytes %lld\n", (long long)pages * sysconf(_SC_PAGESIZE));
+    rss_strbuf_printf(o, "rssd_resident_memory_bytes %lld\n", (long long)pages * page);
+    family(o, "rssd_build_info", "gauge", "1, labelled with the version of this rssd.");
+    rss_strbuf_printf(o, "rssd_build_info{version=\"%s\"} 1\n", RSS_VERSION);
+    process_render(o, size * page, pages * page);
 }
