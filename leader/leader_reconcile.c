@@ -6,6 +6,7 @@
 #include "rss/cleanup.h"
 #include "rss/kube.h"
 #include "rss/log.h"
+#include "rss/metrics.h"
 #include "rss/record.h"
 
 /* Rounds of "apply, then re-LIST and re-plan" in one reconcile: fencing takes one, each lost CAS
@@ -22,14 +23,22 @@ static int report_failed(const struct leader_ctx *ctx, const cJSON *cr, const ch
     const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(md, "name"));
     if (!ns || !name)
         return LEADER_DONE;
+    /* The per-RSS gauges say it too (the RssdInvalidSpec alert), also when the status says it already (a
+     * new leader process has no series for it yet); only while this process leads, as for every RSS. */
+    _cleanup_json_ cJSON *failed = cJSON_CreateObject();
+    cJSON_AddStringToObject(failed, "phase", "Failed");
     const cJSON *prev = cJSON_GetObjectItemCaseSensitive(cr, "status");
     const char *pphase = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(prev, "phase"));
     const char *pmsg = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(prev, "message"));
-    if (pphase && pmsg && !strcmp(pphase, "Failed") && !strcmp(pmsg, why))
+    if (pphase && pmsg && !strcmp(pphase, "Failed") && !strcmp(pmsg, why)) {
+        if (leader_still_leading(ctx))
+            rss_metrics_rss_status(ns, name, failed);
         return LEADER_DONE;
+    }
     rss_log_warn("%s/%s: %s, nothing changed: %s", ns, name, reason, why);
     if (!leader_still_leading(ctx))
         return LEADER_LOST;
+    rss_metrics_rss_status(ns, name, failed);
     _cleanup_json_ cJSON *patch = cJSON_CreateObject();
     cJSON *st = cJSON_AddObjectToObject(patch, "status");
     cJSON_AddStringToObject(st, "phase", "Failed");

@@ -631,12 +631,9 @@ sc_blip() {
 sc_promtool() {
     ensure_running
     command -v promtool >/dev/null || fail "promtool is missing (Debian package prometheus)"
-    local n addr text out leaders=0
+    local n text out leaders=0
     for n in $("$WORLD" nodes); do
-        addr=$(k get lease "rssd-node-$n" -n "$RSSD_NS" -o json |
-            jq -r '.metadata.annotations["rss.clusterlabs.org/peer"] // "{}" | fromjson | .address // ""')
-        [ -n "$addr" ] || fail "$n: no address in its heartbeat Lease"
-        text=$(pod_net curl -sS -m 5 "http://$addr/metrics") || fail "$n: no /metrics"
+        text=$(node_metrics "$n") || fail "$n: no /metrics: $text"
         out=$(promtool check metrics <<<"$text" 2>&1) || fail "$n: promtool check metrics: $out"
         # The build and the process collector's metrics, as every Prometheus client exports them.
         local ver m

@@ -308,6 +308,14 @@ input_has() {
 }
 rssd_pids() { local n; for n in $("$WORLD" nodes); do rssd_pid "$n" || true; done; }
 lease_json() { k get lease rssd-leader -n "$RSSD_NS" -o json 2>/dev/null; }
+# node_metrics NODE: the /metrics text of NODE's rssd (its address from its heartbeat Lease), or fail.
+node_metrics() {
+    local addr
+    addr=$(k get lease "rssd-node-$1" -n "$RSSD_NS" -o json |
+        jq -r '.metadata.annotations["rss.clusterlabs.org/peer"] // "{}" | fromjson | .address // ""')
+    [ -n "$addr" ] || { echo "$1: no address in its heartbeat Lease"; return 1; }
+    pod_net curl -sS -m 5 "http://$addr/metrics"
+}
 # leader_node: the node of the current leader (from the Lease holder, "<node>..." identities), or fail.
 leader_holder() { lease_json | jq -r '.spec.holderIdentity // ""'; }
 leader_node() {

@@ -54,6 +54,9 @@ sc_invalid_spec() {
     wait_until 30 "status Failed naming the field" failed
     warned() { events_since "$mark" InvalidSpec bad | grep >/dev/null "^Warning .*minimumMembers"; }
     wait_until 30 "an InvalidSpec Warning" warned
+    # The leader's gauge the RssdInvalidSpec alert reads (deploy/monitoring/).
+    refused() { node_metrics "$(leader_node)" | grep -xF "rssd_rss_phase{rss_namespace=\"$NS\",rss=\"bad\",phase=\"Failed\"} 1" >/dev/null; }
+    wait_until 30 "the leader's rssd_rss_phase Failed for bad" refused
     ! k get sts "$(sts_name bad)" -n "$NS" >/dev/null 2>&1 || fail "a StatefulSet was created for an invalid RSS"
     k delete rss bad -n "$NS" >/dev/null
 }
