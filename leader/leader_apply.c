@@ -68,6 +68,27 @@ cJSON *leader_status_patch(const cJSON *status, const cJSON *prev, int64_t epoch
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(status, "members"), "primary");
     cJSON_DeleteItemFromObjectCaseSensitive(next, "primaries");
     cJSON_AddNumberToObject(next, "primaries", cJSON_IsArray(prim) ? cJSON_GetArraySize(prim) : 0);
+    /* The printer columns Primary and Waiting read simple paths: the names joined, the waiting reason. */
+    struct rss_strbuf names = {0};
+    const cJSON *e;
+    cJSON_ArrayForEach(e, prim)
+    {
+        if (cJSON_IsString(e))
+            rss_strbuf_printf(&names, "%s%s", names.len ? "," : "", e->valuestring);
+    }
+    cJSON_DeleteItemFromObjectCaseSensitive(next, "primary");
+    if (names.len)
+        cJSON_AddStringToObject(next, "primary", names.s);
+    free(names.s);
+    cJSON_DeleteItemFromObjectCaseSensitive(next, "waiting");
+    cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(status, "conditions"))
+    {
+        const char *type = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "type"));
+        const char *st = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "status"));
+        const char *reason = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(e, "reason"));
+        if (type && st && reason && !strcmp(type, "WaitingForMembers") && !strcmp(st, "True"))
+            cJSON_AddStringToObject(next, "waiting", reason);
+    }
     if (cJSON_IsObject(prev)) {
         _cleanup_json_ cJSON *cmp = cJSON_Duplicate(prev, true);
         cJSON_DeleteItemFromObjectCaseSensitive(cmp, "epoch");

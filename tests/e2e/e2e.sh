@@ -78,6 +78,12 @@ sc_create() {
     [ -n "$(events_since "$mark" Bootstrap "$R" | grep "new cluster: $(member $R 0) bootstraps, all 3 members empty")" ] || fail "no Bootstrap Event for the new cluster"
     note "seed $(member $R 0) at $(line_time "$seeds"); joins: $(awk '{print $2}' <<<"$prim" | tr '\n' ' ')"
     note "kubectl get rss: $(k get rss "$R" -n "$NS" --no-headers 2>&1)"
+    # The printer columns, as kubectl prints them: the primaries by name; nothing waits.
+    local cols
+    cols=$(k get rss "$R" -n "$NS")
+    [[ $(sed -n 1p <<<"$cols") == *PRIMARY*WAITING* ]] || fail "kubectl get rss has no PRIMARY and WAITING columns: $cols"
+    [ "$(rss_json "$R" | jq -r '.status.primary')" = "$(member $R 0),$(member $R 1),$(member $R 2)" ] ||
+        fail "status.primary: $(rss_json "$R" | jq -c '.status | {primary, waiting}')"
     # kubectl describe tells the story: conditions with reasons, then the Events in order, a burst of
     # waits folded into one Event.
     local d
@@ -404,6 +410,8 @@ sc_garbage() {
     local ev message
     ev=$(events_since "$mark" SequenceError "$R" | tail -1)
     message=$(rss_json "$R" | jq -r '.status.message')
+    [ "$(rss_json "$R" | jq -r '.status.waiting')" = SequenceError ] ||
+        fail "status.waiting (the Waiting column) is not SequenceError: $(rss_json "$R" | jq -c '.status | {phase, waiting}')"
     note "event: ${ev:0:200}"
     note "status.message: ${message:0:200}"
     # The policy allows going on with 2 members: the highest valid sequence (25) seeds.
@@ -541,11 +549,15 @@ sc_scale() {
         while read -r l; do echo "$(date -u +%Y-%m-%dT%H:%M:%S.%6NZ) $l"; done' _ "$KC" "$E2E_TMP/kcache" "$NS" "$S" >"$w" 2>&1 &
     local wpid=$!
     E2E_BG_PIDS+=("$wpid")
-    k patch rss $S -n "$NS" --type=merge -p '{"spec":{"replicas":5}}' >/dev/null || fail "scale to 5"
+    # kubectl scale, through the CRD's scale subresource, as a user scales a StatefulSet.
+    k scale rss $S -n "$NS" --replicas=5 >/dev/null || fail "kubectl scale rss $S --replicas=5"
+    [ "$(k get rss $S -n "$NS" -o jsonpath='{.spec.replicas}')" = 5 ] || fail "kubectl scale did not set spec.replicas"
     wait_until 120 "$S Running with 5" rss_running $S 5
+    [ "$(k get --raw "/apis/clusterlabs.org/v1alpha1/namespaces/$NS/replicatedstatefulsets/$S/scale" | jq -r '.status.replicas')" = 5 ] ||
+        fail "the scale subresource does not report 5 replicas"
     local mark
     mark=$(now)
-    k patch rss $S -n "$NS" --type=merge -p '{"spec":{"replicas":3}}' >/dev/null || fail "scale to 3"
+    k scale rss $S -n "$NS" --replicas=3 >/dev/null || fail "kubectl scale rss $S --replicas=3"
     # The pods are deleted with their grace period (30 s: the container's sleep ignores SIGTERM), so
     # wait for the deletion to be requested, which is what must come after the stop.
     deleting() {

@@ -1057,9 +1057,24 @@ struct status_row {
 
 static const struct status_row status_rows[] = {
     {"first write", "{\"phase\":\"Running\",\"members\":{\"primary\":[\"a\",\"b\"]}}", NULL, 3,
-     "{\"phase\":\"Running\",\"members\":{\"primary\":[\"a\",\"b\"]},\"primaries\":2,\"epoch\":3}"},
+     "{\"phase\":\"Running\",\"members\":{\"primary\":[\"a\",\"b\"]},\"primaries\":2,\"primary\":\"a,b\","
+     "\"epoch\":3}"},
     {"unchanged: no write", "{\"phase\":\"Running\",\"members\":{\"primary\":[\"a\"]}}",
-     "{\"primaries\":1,\"members\":{\"primary\":[\"a\"]},\"phase\":\"Running\"}", 3, NULL},
+     "{\"primaries\":1,\"primary\":\"a\",\"members\":{\"primary\":[\"a\"]},\"phase\":\"Running\"}", 3, NULL},
+    /* The printer columns' fields: the waiting reason while WaitingForMembers is True, gone after. */
+    {"waiting",
+     "{\"phase\":\"Recovering\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"X\"},"
+     "{\"type\":\"WaitingForMembers\",\"status\":\"True\",\"reason\":\"SequenceError\"}]}",
+     NULL, 3,
+     "{\"phase\":\"Recovering\",\"conditions\":[{\"type\":\"Ready\",\"status\":\"False\",\"reason\":\"X\"},"
+     "{\"type\":\"WaitingForMembers\",\"status\":\"True\",\"reason\":\"SequenceError\"}],\"primaries\":0,"
+     "\"waiting\":\"SequenceError\",\"epoch\":3}"},
+    {"not waiting",
+     "{\"phase\":\"Running\",\"conditions\":[{\"type\":\"WaitingForMembers\",\"status\":\"False\",\"reason\":"
+     "\"NotWaiting\"}]}",
+     "{\"phase\":\"Recovering\",\"waiting\":\"SequenceError\",\"primaries\":0}", 3,
+     "{\"phase\":\"Running\",\"conditions\":[{\"type\":\"WaitingForMembers\",\"status\":\"False\",\"reason\":"
+     "\"NotWaiting\"}],\"primaries\":0,\"epoch\":3}"},
     /* The whole status is replaced: a key the planner dropped (a finished recovery pin) goes. */
     {"dropped key gone", "{\"phase\":\"Running\",\"members\":{\"primary\":[]}}",
      "{\"phase\":\"Recovering\",\"recovery\":{\"seedOrdinal\":2},\"members\":{\"primary\":[]},\"primaries\":"

@@ -151,22 +151,23 @@ status='{"status":{"phase":"Running","reason":"Recovered","message":"3 of 3 memb
  "memberStatus":[{"name":"rss-dummy-0","node":"node-1","ordinal":0,"podUID":"u-0","generation":2,
    "sequence":"18446744073709551615","role":"primary","lastHook":"seed","lastResult":"ok","lastExitCode":0,
    "lastActionId":"4-1","failures":0}],
- "recovery":{"seedOrdinal":0,"seedSequence":"18446744073709551615"},"lastActionSeq":1,"epoch":4}}'
+ "recovery":{"seedOrdinal":0,"seedSequence":"18446744073709551615"},"lastActionSeq":1,"epoch":4,
+ "primary":"rss-dummy-0,rss-dummy-1,rss-dummy-2"}}'
 run "patch the status subresource" k patch rss dummy --subresource=status --type=merge -p "$status"
 got=$(k get rss dummy -o json)
 same_json "status stored without pruning" "$(jq .status <<<"$status")" "$(jq .status <<<"$got")"
 same_json "a status write leaves the spec alone" "$dummy_spec" "$(jq .spec <<<"$got")"
 table=$(k get rss 2>&1) || true
 printf '     %s\n' "${table//$'\n'/$'\n'     }"
-expect "kubectl get rss shows the printer columns" "NAME PHASE PRIMARIES READY LAST-RECOVERY AGE" \
+expect "kubectl get rss shows the printer columns" "NAME PHASE PRIMARIES READY PRIMARY WAITING LAST-RECOVERY AGE" \
 	"$(head -n 1 <<<"$table" | tr -s ' ')"
-row=$(grep '^dummy ' <<<"$table" | tr -s ' ' | cut -d' ' -f1-4)
-expect "the dummy row shows phase, primaries and ready" "dummy Running 3 3" "$row"
+row=$(grep '^dummy ' <<<"$table" | tr -s ' ' | cut -d' ' -f1-5)
+expect "the dummy row shows phase, primaries, ready and the primaries' names" "dummy Running 3 3 rss-dummy-0,rss-dummy-1,rss-dummy-2" "$row"
 for n in example dummy variant; do
 	if grep -q "^$n " <<<"$table"; then ok "kubectl get rss lists $n"; else bad "kubectl get rss does not list $n"; fi
 done
 wide=$(k get rss dummy -o wide 2>&1 | sed -n 1p | tr -s ' ')
-expect "-o wide adds the message column" "NAME PHASE PRIMARIES READY LAST-RECOVERY AGE MESSAGE" "$wide"
+expect "-o wide adds the message column" "NAME PHASE PRIMARIES READY PRIMARY WAITING LAST-RECOVERY AGE MESSAGE" "$wide"
 run "the long resource name works too" k get replicatedstatefulsets.clusterlabs.org dummy
 
 echo "# priority: the DaemonSet's pods as the DaemonSet controller makes them"
