@@ -20,7 +20,8 @@ const cJSON *plugin_member_status(const cJSON *rss, const char *pod)
     return NULL;
 }
 
-bool plugin_confirmed(const struct plugin_ctx *ctx, const char *pod)
+/* --yes, or the pod's name typed on the terminal; false when stdin is not one. */
+static bool confirmed(const struct plugin_ctx *ctx, const char *pod)
 {
     if (ctx->yes)
         return true;
@@ -38,6 +39,9 @@ bool plugin_confirmed(const struct plugin_ctx *ctx, const char *pod)
 int plugin_annotate(const struct plugin_ctx *ctx, const char *name, const cJSON *rss, const char *key,
                     const char *value, rss_error_t *err)
 {
+    if (!confirmed(ctx, value))
+        return rss_error_make(err, RSS_E_INVALID, 0,
+                              "not confirmed: nothing was changed (pass --yes when not on a terminal)");
     /* Set only on the version that was checked: a change meanwhile (a member started) means checking
      * again. */
     const char *rv = rss_json_str(rss, "metadata.resourceVersion");

@@ -204,10 +204,6 @@ int plugin_force_seed(const struct plugin_ctx *ctx, const char *name, const char
     const char *role = mine ? rss_json_str(mine, "role") : NULL;
     if (!role || strcmp(role, "stopped"))
         fprintf(ctx->out, "Note: rssd seeds %s only once it reports as stopped.\n", pod);
-    if (!plugin_confirmed(ctx, pod))
-        return rss_error_make(err, RSS_E_INVALID, 0,
-                              "not confirmed: nothing was changed (pass --yes when not on a terminal)");
-
     if (plugin_annotate(ctx, name, rss, RSS_ANNOTATION_FORCE_SEED, pod, err) < 0)
         return -1;
     fprintf(ctx->out,

@@ -34,10 +34,9 @@ int plugin_print_events(const struct plugin_ctx *ctx, const char *name, size_t l
 
 /* annotate.c: the memberStatus entry of pod in rss's status, or NULL. */
 const cJSON *plugin_member_status(const cJSON *rss, const char *pod);
-/* annotate.c: --yes, or the pod's name typed on the terminal; false when stdin is not one. */
-bool plugin_confirmed(const struct plugin_ctx *ctx, const char *pod);
-/* annotate.c: sets annotation key=value on the RSS `name`, on the resourceVersion of `rss` as it was
- * checked (a conflict says to run the command again). */
+/* annotate.c: after the admin's confirmation (--yes, or the pod's name, `value`, typed on the terminal),
+ * sets annotation key=value on the RSS `name`, on the resourceVersion of `rss` as it was checked (a
+ * conflict says to run the command again). */
 int plugin_annotate(const struct plugin_ctx *ctx, const char *name, const cJSON *rss, const char *key,
                     const char *value, rss_error_t *err);
 

@@ -37,9 +37,6 @@ int plugin_release_hold(const struct plugin_ctx *ctx, const char *name, const ch
             "WARNING: once released it joins the running cluster, which replaces its writes beyond sequence "
             "%s. Recover them by hand first.\n",
             seed ? seed : "the seed's");
-    if (!plugin_confirmed(ctx, pod))
-        return rss_error_make(err, RSS_E_INVALID, 0,
-                              "not confirmed: nothing was changed (pass --yes when not on a terminal)");
     if (plugin_annotate(ctx, name, rss, RSS_ANNOTATION_RELEASE_HOLD, pod, err) < 0)
         return -1;
     fprintf(ctx->out,
