@@ -262,10 +262,10 @@ echo "# force-seed: the leader's refusals, shown before anything is set, in the 
 # leader's dead window ends 50 s after its last renewal), node-0 has none.
 run "namespace rssd-system" k apply -f - <<<'{"apiVersion":"v1","kind":"Namespace","metadata":{"name":"rssd-system"}}'
 iso() { date -u -d "@$1" +%Y-%m-%dT%H:%M:%S.000000Z; }
-lease() { # lease NODE RENEW_EPOCH_SECONDS
+lease() { # lease NODE RENEW_EPOCH_SECONDS [DURATION_SECONDS (10)]
 	k -n rssd-system apply -f - >/dev/null <<<'{"apiVersion":"coordination.k8s.io/v1","kind":"Lease",
 		"metadata":{"name":"rssd-node-'$1'","annotations":{"rss.clusterlabs.org/fence-timeout":"10000"}},
-		"spec":{"holderIdentity":"'$1'","leaseDurationSeconds":10,"renewTime":"'"$(iso "$2")"'"}}'
+		"spec":{"holderIdentity":"'$1'","leaseDurationSeconds":'"${3:-10}"',"renewTime":"'"$(iso "$2")"'"}}'
 }
 node() { # node NAME READY: a Node whose kubelet says Ready True or False
 	k apply -f - >/dev/null <<<'{"apiVersion":"v1","kind":"Node","metadata":{"name":"'$1'"}}'
@@ -326,11 +326,13 @@ expect "force-seed of a member whose pod is gone is refused (the planner's 'no s
 
 echo "# agents and version"
 # node-1's agent renews now (a version annotation, as rssd writes it) and leads; node-2's heartbeat is 2
-# minutes old (no version: an rssd from before the annotation).
+# minutes old (no version: an rssd from before the annotation). Lease and leader hour-long: a slow run
+# (valgrind, a loaded machine) must not see them expire.
+lease node-1 "$(date +%s)" 3600
 k -n rssd-system annotate lease rssd-node-node-1 rss.clusterlabs.org/version=0.1.0 >/dev/null
-lease_leader() { # lease_leader HOLDER RENEW_EPOCH_SECONDS
+lease_leader() { # lease_leader HOLDER RENEW_EPOCH_SECONDS [DURATION_SECONDS (3600)]
 	k -n rssd-system apply -f - >/dev/null <<<'{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"rssd-leader"},
-		"spec":{"holderIdentity":"'$1'","leaseDurationSeconds":15,"renewTime":"'"$(iso "$2")"'"}}'
+		"spec":{"holderIdentity":"'$1'","leaseDurationSeconds":'"${3:-3600}"',"renewTime":"'"$(iso "$2")"'"}}'
 }
 lease_leader node-1_aaaaaaaa_1_00000000 "$(date +%s)"
 kr agents
@@ -341,7 +343,7 @@ has "agents: node-1's version, fresh heartbeat, leader" "$tmp/o" "$(printf '%-24
 expect "agents: node-1 leads" yes "$(awk '$1 == "node-1" {print $(NF-2)}' "$tmp/o")"
 has "agents: node-2's heartbeat expired, its version unknown" "$tmp/o" "$(printf '%-24s  %-10s' node-2 '(older)')"
 has "... (expired)" "$tmp/o" "(expired)"
-lease_leader node-1_aaaaaaaa_1_00000000 $(($(date +%s) - 60))
+lease_leader node-1_aaaaaaaa_1_00000000 $(($(date +%s) - 60)) 15
 kr agents
 has "agents: an expired leader Lease means no leader" "$tmp/o" "No leader: the Lease rssd-leader is expired."
 kr agents -o json
