@@ -434,7 +434,7 @@ sc_garbage() {
     local out
     out=$("$RSS_BUILD_DIR/nodeagent/plugin/kubectl-rss" --kubeconfig "$KC" release-hold "$R" "$(member $R 1)" -n "$NS" --yes 2>&1) ||
         fail "kubectl rss release-hold: $out"
-    [[ $out == *"$(member $R 1) was left out of the recovery that seeded sequence 25"* ]] || fail "kubectl rss release-hold: $out"
+    [[ $out == *"$(member $R 1) was left out of the recovery that seeded sequence $((b + 25))"* ]] || fail "kubectl rss release-hold: $out"
     wait_until 90 "$R Running after the release of $(member $R 1)" rss_running "$R" 3
     rss_json "$R" | jq -e --arg m "$mark" --arg p "$(member $R 1)" '[.status.history[] | select(.at > $m) | .reason + " " + (.member // "")]
         | [index("NewerThanSeed " + $p), index("HoldReleased " + $p)] | all(. != null) and .[0] < .[1]' >/dev/null ||
