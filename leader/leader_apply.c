@@ -159,6 +159,8 @@ static int apply_patches(const struct leader_ctx *ctx, const struct rss_spec *sp
 {
     for (size_t i = 0; i < plan->n_patches; i++) {
         const struct rss_plan_patch *p = &plan->patches[i];
+        _cleanup_log_scope_ struct rss_log_fields outer = rss_log_scope((struct rss_log_fields){
+            .member = p->pod, .action = p->set_desired ? rss_action_name(p->desired.action) : NULL});
         if (!leader_still_leading(ctx))
             return LEADER_LOST;
         if (write_desired(ctx, spec, p, err) < 0) {

@@ -262,6 +262,8 @@ static int drop_orphan_records(const struct leader_ctx *ctx, const struct rss_sp
 static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec, const cJSON *cr, bool cached,
                       rss_error_t *err)
 {
+    _cleanup_log_scope_ struct rss_log_fields outer = rss_log_scope(
+        (struct rss_log_fields){.ns = spec->ns, .rss = spec->name, .epoch = (unsigned long long)ctx->epoch});
     int replicas;
     _cleanup_free_ char *update_revision = NULL;
     int r = sync_statefulset(ctx, spec, cr, cached, &replicas, &update_revision, err);

@@ -54,6 +54,12 @@ void agent_hook_run(struct rss_agent *a, const struct rss_spec *spec, const char
                     char *const *peers, size_t n_peers, const char *why, struct agent_hook_out *h)
 {
     *h = (struct agent_hook_out){0};
+    _cleanup_log_scope_ struct rss_log_fields outer =
+        rss_log_scope((struct rss_log_fields){.ns = ns,
+                                              .rss = spec->name,
+                                              .member = pod,
+                                              .action = rss_spec_hook_name(kind),
+                                              .epoch = env ? env->epoch : 0});
     char **argv = NULL;
     _cleanup_error_ rss_error_t err = NULL;
     if (rss_hook_argv_env(spec, kind, env, peers, n_peers, &argv, &err) < 0) {

@@ -456,6 +456,9 @@ void *agent_job_run(void *arg)
 {
     struct agent_job *j = arg;
     struct rss_agent *a = j->a;
+    /* The member's ns and pod never change while it is busy (its rss may: the job's copy is used). */
+    _cleanup_log_scope_ struct rss_log_fields outer = rss_log_scope((struct rss_log_fields){
+        .ns = j->m->ns, .rss = j->rss, .member = j->m->pod, .epoch = j->lease_known ? j->lease_epoch : 0});
     int64_t next = reconcile(j);
     pthread_mutex_lock(&a->lock);
     struct agent_member *m = j->m;

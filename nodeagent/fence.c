@@ -247,6 +247,8 @@ static void *fence_member(void *arg)
 {
     struct fence_job *f = arg;
     struct rss_agent *a = f->a;
+    _cleanup_log_scope_ struct rss_log_fields outer =
+        rss_log_scope((struct rss_log_fields){.ns = f->ns, .member = f->pod, .action = "fence"});
     _cleanup_free_ char *cid = NULL;
     _cleanup_error_ rss_error_t err = NULL;
     char node_why[768] = "";

@@ -70,6 +70,8 @@ static void usage(FILE *f)
                "  --hook-output-max BYTES the most output (stdout + stderr) one hook may print; more is\n"
                "                          reported as \"output too large\" and never used (default 1048576)\n"
                "  --log-level LEVEL       error, warn, info or debug (default info, or $RSS_LOG_LEVEL)\n"
+               "  --log-format FORMAT     text, or json: one object per line with rss, member, action and\n"
+               "                          epoch fields where a line is about them (default text)\n"
                "  --help                  this text\n"
                "Durations: milliseconds (\"1500\") or a duration string (\"15s\", \"1m30s\", \"500ms\").\n");
 }
@@ -123,6 +125,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         O_SD,
         O_HOM,
         O_LOG,
+        O_LOGF,
         O_NSS,
         O_RW,
         O_HELP
@@ -142,6 +145,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                                        {"state-dir", required_argument, NULL, O_SD},
                                        {"hook-output-max", required_argument, NULL, O_HOM},
                                        {"log-level", required_argument, NULL, O_LOG},
+                                       {"log-format", required_argument, NULL, O_LOGF},
                                        {"namespaces", required_argument, NULL, O_NSS},
                                        {"reconcile-workers", required_argument, NULL, O_RW},
                                        {"help", no_argument, NULL, O_HELP},
@@ -245,6 +249,13 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             else
                 return bad("--log-level: '%s' is not one of error, warn, info, debug", optarg);
             break;
+        case O_LOGF: {
+            enum rss_log_format f;
+            if (rss_log_parse_format(optarg, &f) < 0)
+                return bad("--log-format: '%s' is not one of text, json", optarg);
+            rss_log_set_format(f);
+            break;
+        }
         case O_NSS: {
             _cleanup_error_ rss_error_t err = NULL;
             rss_namespaces_clear(&o->managed);

@@ -257,7 +257,11 @@ sc_rssd_rollout_image() {
     # a new pod is told by its uid, not by the image its status reports.
     old_uids=$(rssd_pods_json | jq -c '[.items[].metadata.uid]')
     t0=$(now_ms)
-    k set image -n "$RSSD_NS" ds/rssd "rssd=$v2" >/dev/null || fail "kubectl set image"
+    # The release also switches the log to JSON (--log-format=json), as a log pipeline's user would:
+    # one patch, one rollout.
+    k patch -n "$RSSD_NS" ds/rssd --type json -p "[{\"op\": \"replace\", \"path\": \"/spec/template/spec/containers/0/image\", \"value\": \"$v2\"},
+        {\"op\": \"add\", \"path\": \"/spec/template/spec/containers/0/args/-\", \"value\": \"--log-format=json\"}]" >/dev/null ||
+        fail "kubectl patch the DaemonSet to $v2 with --log-format=json"
     # Each node's new pod: running v2 and Ready; recorded in the order the nodes finish.
     while :; do
         all=$(rssd_pods_json) || all='{"items":[]}'
@@ -286,8 +290,37 @@ sc_rssd_rollout_image() {
     [ "$(lease_transitions)" -gt "$lt_before" ] || fail "leaseTransitions $lt_before -> $(lease_transitions)"
     [ "$(leader_holder)" != "$holder0" ] || fail "the leader's pod was replaced but $holder0 still holds the Lease"
     members_untouched "$mark" "$ids_before"
+    json_logs_about "$R"
     note "image rollout dev -> v2 (RollingUpdate, maxUnavailable 1): $total ms in all; Ready on v2 at: $steps"
     note "leader was $leader0 ($holder0), now $(leader_node); handover $rel; leaseTransitions $lt_before -> $(lease_transitions); status lines during rollout: $(count_lines "$(hook_lines "$mark" "$R" status)") (all rc=8)"
+}
+
+# json_logs_about RSS: every line of each node's new rssd (--log-format=json) is one JSON object with
+# time, level, component and msg; the status hooks each agent runs for RSS's members carry rss, member,
+# action "status" and the epoch they ran under, taken from where the agent knew them.
+json_logs_about() {
+    local n uid f lines objs about want="$NS/$1" ms
+    ms=$(for n in 0 1 2; do member "$1" $n; done | jq -R . | jq -cs .)
+    # The CRI log's lines, each rejoined from its partial (P) pieces, the "TIME STREAM TAG " prefix gone.
+    cri_lines() { awk '{t = $3; sub(/^[^ ]+ [^ ]+ [FP] /, ""); buf = buf $0; if (t == "F") {print buf; buf = ""}}' "$1"; }
+    for n in $("$WORLD" nodes); do
+        uid=$(rssd_pods_json | jq -r --arg n "$n" '.items[] | select(.spec.nodeName == $n and .metadata.deletionTimestamp == null) | .metadata.uid')
+        f=$(ls -d "$RSS_WORLD_DIR/nodes/$n/kubelet/logs/${RSSD_NS}_"*"_$uid"/rssd/*.log 2>/dev/null | sort -V | sed -n '$p')
+        [ -n "$f" ] || fail "$n: no log file of rssd pod $uid"
+        hooked() {
+            about=$(cri_lines "$f" | jq -c --arg r "$want" --argjson ms "$ms" \
+                'select(.rss == $r and .action == "status" and (.member as $m | $ms | index($m)) and .epoch > 0 and (.msg | test("hook status")))' 2>&1)
+            [ -n "$about" ]
+        }
+        wait_until 60 "$n: a JSON line about a status hook of $want" hooked
+        hooked # (wait_until runs it in a subshell: again here, for the note's example)
+        lines=$(cri_lines "$f" | grep -c .)
+        objs=$(cri_lines "$f" | jq -e 'select(type == "object" and (.time | type) == "string"
+            and (.level | IN("error", "warn", "info", "debug")) and .component == "rssd" and (.msg | type) == "string")' 2>&1 |
+            jq -s length 2>&1) || fail "$n: rssd's log is not all JSON objects: $(sed -n 1,3p "$f")"
+        [ "$objs" = "$lines" ] || fail "$n: $objs of $lines log lines are JSON objects with time, level, component, msg"
+    done
+    note "--log-format=json: every line an object; e.g. $(sed -n 1p <<<"$about")"
 }
 
 # ---- 4. delete a member pod -> failover back to Running

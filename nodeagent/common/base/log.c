@@ -1,4 +1,4 @@
-/* log.c -- leveled, timestamped, line-atomic logging to stderr. */
+/* log.c -- leveled, timestamped, line-atomic logging to stderr, as text or one JSON object per line. */
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -8,12 +8,16 @@
 #include <strings.h>
 #include <time.h>
 
+#include <cjson/cJSON.h>
+
 #include "rss/cleanup.h"
 #include "rss/log.h"
 
 /* Every thread logs (agent, election, leader workers): the level is atomic and $RSS_LOG_LEVEL is read
  * once, before any set_level can be overwritten by it. */
 static atomic_int level = RSS_LOG_INFO;
+static atomic_int format = RSS_LOG_TEXT;
+static _Thread_local struct rss_log_fields scope;
 static char component[32] = "rss";
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
@@ -42,6 +46,43 @@ void rss_log_set_level(enum rss_log_level l)
     atomic_store(&level, (int)l);
 }
 
+void rss_log_set_format(enum rss_log_format f)
+{
+    atomic_store(&format, (int)f);
+}
+
+int rss_log_parse_format(const char *name, enum rss_log_format *f)
+{
+    if (!strcmp(name, "text"))
+        *f = RSS_LOG_TEXT;
+    else if (!strcmp(name, "json"))
+        *f = RSS_LOG_JSON;
+    else
+        return -1;
+    return 0;
+}
+
+struct rss_log_fields rss_log_scope(struct rss_log_fields f)
+{
+    struct rss_log_fields outer = scope;
+    if (f.ns && *f.ns)
+        scope.ns = f.ns;
+    if (f.rss && *f.rss)
+        scope.rss = f.rss;
+    if (f.member && *f.member)
+        scope.member = f.member;
+    if (f.action && *f.action)
+        scope.action = f.action;
+    if (f.epoch)
+        scope.epoch = f.epoch;
+    return outer;
+}
+
+void rss_log_scope_end(struct rss_log_fields *outer)
+{
+    scope = *outer;
+}
+
 void rss_log_set_component(const char *c)
 {
     snprintf(component, sizeof(component), "%s", c);
@@ -53,9 +94,36 @@ bool rss_log_enabled(enum rss_log_level l)
     return (int)l <= atomic_load(&level);
 }
 
+/* One JSON object, no newline inside: cJSON escapes the message's quotes, newlines and control bytes
+ * (a hook's output quoted in a message may hold any of them). NULL when out of memory. */
+static char *json_line(const char *stamp, const char *lvl, const char *msg)
+{
+    _cleanup_json_ cJSON *o = cJSON_CreateObject();
+    if (!o || !cJSON_AddStringToObject(o, "time", stamp) || !cJSON_AddStringToObject(o, "level", lvl) ||
+        !cJSON_AddStringToObject(o, "component", component) || !cJSON_AddStringToObject(o, "msg", msg))
+        return NULL;
+    if (scope.rss) {
+        _cleanup_free_ char *rss = NULL;
+        if (asprintf(&rss, "%s%s%s", scope.ns ? scope.ns : "", scope.ns ? "/" : "", scope.rss) < 0 ||
+            !cJSON_AddStringToObject(o, "rss", rss))
+            return NULL;
+    } else if (scope.ns && !cJSON_AddStringToObject(o, "namespace", scope.ns)) {
+        return NULL;
+    }
+    if (scope.member && !cJSON_AddStringToObject(o, "member", scope.member))
+        return NULL;
+    if (scope.action && !cJSON_AddStringToObject(o, "action", scope.action))
+        return NULL;
+    /* An epoch is a counter far below 2^53, so a JSON number holds it exactly. */
+    if (scope.epoch && !cJSON_AddNumberToObject(o, "epoch", (double)scope.epoch))
+        return NULL;
+    return cJSON_PrintUnformatted(o);
+}
+
 __attribute__((format(printf, 2, 0))) static void vlog(enum rss_log_level l, const char *fmt, va_list ap)
 {
     static const char *const names[] = {"ERROR", "WARN", "INFO", "DEBUG"};
+    static const char *const json_names[] = {"error", "warn", "info", "debug"};
     struct timespec ts;
     struct tm tm;
     char when[32];
@@ -65,9 +133,20 @@ __attribute__((format(printf, 2, 0))) static void vlog(enum rss_log_level l, con
     _cleanup_free_ char *msg = NULL;
     if (vasprintf(&msg, fmt, ap) < 0)
         return;
+    _cleanup_free_ char *line = NULL;
+    if (atomic_load(&format) == RSS_LOG_JSON) {
+        char stamp[48];
+        snprintf(stamp, sizeof(stamp), "%s.%03ldZ", when, ts.tv_nsec / 1000000);
+        line = json_line(stamp, json_names[l], msg);
+        if (!line)
+            return;
+    }
     /* One fprintf per line under a lock, so lines of threads never interleave. */
     pthread_mutex_lock(&lock);
-    fprintf(stderr, "%s.%03ldZ %-5s [%s] %s\n", when, ts.tv_nsec / 1000000, names[l], component, msg);
+    if (line)
+        fprintf(stderr, "%s\n", line);
+    else
+        fprintf(stderr, "%s.%03ldZ %-5s [%s] %s\n", when, ts.tv_nsec / 1000000, names[l], component, msg);
     pthread_mutex_unlock(&lock);
 }
 

@@ -90,11 +90,11 @@ expect "two namespaces: --namespaces lists both" "--namespaces=team-a,team-b" \
 
 echo "# values reach the DaemonSet"
 h template rssd "$chart" -n ops --set timings.fenceTimeout=45s --set timings.leaseDuration=20s \
-	--set logLevel=debug --set reconcileWorkers=8 --set priorityClassName=my-class --set nodeSelector.disk=ssd \
+	--set logLevel=debug --set logFormat=json --set reconcileWorkers=8 --set priorityClassName=my-class --set nodeSelector.disk=ssd \
 	--set resources.limits.memory=256Mi --set image.repository=reg.example/rssd --set image.tag=1.2.3 \
 	--set criSocket=unix:///var/run/crio/crio.sock >"$tmp/values.yaml"
 ds=$(k create --dry-run=client -o json -f "$tmp/values.yaml" | jq -c 'if .kind == "List" then .items[] else . end | select(.kind == "DaemonSet")')
-expect "values: the arguments" '["--cri-endpoint=unix:///var/run/crio/crio.sock","--health-port=8476","--health-address=$(POD_IP)","--state-dir=/run/rssd","--lease-duration=20s","--fence-timeout=45s","--reconcile-workers=8","--log-level=debug"]' \
+expect "values: the arguments" '["--cri-endpoint=unix:///var/run/crio/crio.sock","--health-port=8476","--health-address=$(POD_IP)","--state-dir=/run/rssd","--lease-duration=20s","--fence-timeout=45s","--reconcile-workers=8","--log-level=debug","--log-format=json"]' \
 	"$(jq -c '.spec.template.spec.containers[0].args' <<<"$ds")"
 expect "values: image, priority class, node selector, memory limit, CRI socket, namespace" \
 	"reg.example/rssd:1.2.3 my-class ssd 256Mi /var/run/crio Directory /var/run/crio true 2 ops" \
