@@ -4,6 +4,8 @@
 
 #include "leader_internal.h"
 #include "rss/cleanup.h"
+#include "rss/clock.h"
+#include "rss/json.h"
 #include "rss/kube.h"
 #include "rss/log.h"
 #include "rss/metrics.h"
@@ -15,6 +17,53 @@
 
 /* Nothing of the RSS is touched; `why` goes to its status (phase Failed) and a Warning Event `reason`,
  * both only when they change. */
+/* One condition as the planner writes them; its time kept from `prev` while its status is the same. */
+static cJSON *failed_condition(const cJSON *prev, const char *type, bool status, const char *reason,
+                               const char *message, const cJSON *gen)
+{
+    cJSON *j = cJSON_CreateObject();
+    const char *st = status ? "True" : "False";
+    cJSON_AddStringToObject(j, "type", type);
+    cJSON_AddStringToObject(j, "status", st);
+    cJSON_AddStringToObject(j, "reason", reason);
+    cJSON_AddStringToObject(j, "message", message);
+    if (cJSON_IsNumber(gen))
+        cJSON_AddNumberToObject(j, "observedGeneration", gen->valuedouble);
+    char now[RSS_TIME_LEN];
+    const char *when = rss_time_ms(now, rss_clock_wall_ms());
+    const cJSON *p;
+    cJSON_ArrayForEach(p, prev)
+    {
+        const char *t = rss_json_str(p, "type"), *s = rss_json_str(p, "status"),
+                   *at = rss_json_str(p, "lastTransitionTime");
+        if (t && s && at && !strcmp(t, type) && !strcmp(s, st))
+            when = at;
+    }
+    cJSON_AddStringToObject(j, "lastTransitionTime", when);
+    return j;
+}
+
+/* The conditions of an RSS rssd refuses to act on: Ready False and Stalled True with the reason (what
+ * kubectl wait, kstatus, Flux and Argo CD read), Reconciling False; the others as the last plan left them
+ * (its members may still run). */
+static cJSON *failed_conditions(const cJSON *prev_status, const char *reason, const char *why,
+                                const cJSON *gen)
+{
+    const cJSON *prev = cJSON_GetObjectItemCaseSensitive(prev_status, "conditions");
+    cJSON *arr = cJSON_CreateArray();
+    cJSON_AddItemToArray(arr, failed_condition(prev, "Ready", false, reason, why, gen));
+    const cJSON *p;
+    cJSON_ArrayForEach(p, prev)
+    {
+        const char *t = rss_json_str(p, "type");
+        if (t && strcmp(t, "Ready") && strcmp(t, "Stalled") && strcmp(t, "Reconciling"))
+            cJSON_AddItemToArray(arr, cJSON_Duplicate(p, true));
+    }
+    cJSON_AddItemToArray(arr, failed_condition(prev, "Stalled", true, reason, why, gen));
+    cJSON_AddItemToArray(arr, failed_condition(prev, "Reconciling", false, "Reconciled", "", gen));
+    return arr;
+}
+
 static int report_failed(const struct leader_ctx *ctx, const cJSON *cr, const char *reason, const char *why,
                          rss_error_t *err)
 {
@@ -46,6 +95,7 @@ static int report_failed(const struct leader_ctx *ctx, const cJSON *cr, const ch
     const cJSON *gen = cJSON_GetObjectItemCaseSensitive(md, "generation");
     if (cJSON_IsNumber(gen))
         cJSON_AddNumberToObject(st, "observedGeneration", gen->valuedouble);
+    cJSON_AddItemToObject(st, "conditions", failed_conditions(prev, reason, why, gen));
     _cleanup_free_ char *path = rss_kube_path(RSS_CRD_GROUP_VERSION, ns, RSS_CRD_PLURAL, name, NULL);
     _cleanup_json_ cJSON *written = NULL;
     if (rss_kube_merge_patch_status(ctx->kube, path, patch, &written, err) < 0)

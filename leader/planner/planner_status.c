@@ -164,6 +164,9 @@ static void condition(struct planner *c, cJSON *arr, const char *type, bool stat
     cJSON_AddStringToObject(j, "status", st);
     cJSON_AddStringToObject(j, "reason", reason);
     cJSON_AddStringToObject(j, "message", message);
+    /* Per condition (the API conventions): the generation this plan judged, so a reader of a condition
+     * after an edit knows whether it already speaks of the new spec. */
+    cJSON_AddNumberToObject(j, "observedGeneration", (double)c->spec->generation);
     /* Kubernetes convention: the time changes only when status does. */
     char buf[40] = "";
     const cJSON *prev = cJSON_GetObjectItemCaseSensitive(c->in->prev_status, "conditions");
@@ -258,6 +261,19 @@ void planner_build_status(struct planner *c)
     condition(c, conds, "Recovering", rec, rec_reason, rec ? c->msg.s : "");
     condition(c, conds, "WaitingForMembers", c->waiting, c->waiting ? c->wait_reason : "NotWaiting",
               c->waiting ? c->msg.s : "");
+    /* kstatus (Flux, Argo CD, kpt): Stalled when only an admin can move it on (a Warning wait: no member
+     * can seed, a seed below the history, a halted rollout, two primaries; or a member held back with
+     * newer writes, which takes release-hold), else Reconciling while it is not at rest. */
+    bool held = false;
+    for (size_t i = 0; i < c->n; i++)
+        held |= c->m[i].held;
+    bool stalled = !c->spec->paused && ((c->waiting && c->wait_warning) || held);
+    const char *stall_reason = c->waiting && c->wait_warning ? c->wait_reason : "MemberHeldNewer";
+    condition(c, conds, "Stalled", stalled, stalled ? stall_reason : "NotStalled", stalled ? c->msg.s : "");
+    bool at_rest =
+        !strcmp(ph, "Running") || !strcmp(ph, "Stopped") || !strcmp(ph, "Suspended") || !strcmp(ph, "Paused");
+    bool busy = !stalled && !at_rest;
+    condition(c, conds, "Reconciling", busy, busy ? ph : "Reconciled", busy ? c->msg.s : "");
     bool scaling = c->sts >= 0 && c->sts != c->target;
     condition(c, conds, "Scaling", scaling,
               !scaling             ? "AtSize"

@@ -130,6 +130,25 @@ out=$(krss agents --as nobody 2>&1) && fail "kubectl rss agents as a user withou
 [[ $out == *403* || $out == *orbidden* ]] || fail "kubectl rss agents as nobody: not a 403: $out"
 ok "kubectl rss --as: as rssd's service account it lists the agents; as nobody, 403"
 
+# The CRD's CEL rules (x-kubernetes-validations), which run only in a real apiserver: each case of the
+# table test_spec checks spec.c with is refused at `kubectl apply` with spec.c's own words, or accepted
+# (a server-side dry run: validated, not stored).
+cel_cases=0 cel_refused=0
+while IFS=$'\t' read -r name spec want; do
+    [ "${name:0:1}" = "#" ] && continue
+    doc="{\"apiVersion\":\"clusterlabs.org/v1alpha1\",\"kind\":\"ReplicatedStatefulSet\",\"metadata\":{\"name\":\"cel\",\"namespace\":\"default\"},\"spec\":$spec}"
+    if out=$(k create --dry-run=server -f - <<<"$doc" 2>&1); then
+        [ "$want" = - ] || fail "CEL: $name accepted by the apiserver; spec.c refuses it: $want"
+    else
+        [ "$want" != - ] || fail "CEL: $name refused by the apiserver, spec.c accepts it: $out"
+        [[ $out == *"$want"* ]] || fail "CEL: $name refused, but not in spec.c's words ($want): $out"
+        cel_refused=$((cel_refused + 1))
+    fi
+    cel_cases=$((cel_cases + 1))
+done <"$repo/tests/unit/spec_cross_field.tsv"
+[ "$cel_cases" -ge 10 ] && [ "$cel_refused" -ge 5 ] || fail "CEL: only $cel_cases cases, $cel_refused refused"
+ok "CRD CEL rules: $cel_cases cases of spec_cross_field.tsv, $cel_refused refused at apply in spec.c's words, the rest accepted"
+
 # API Priority and Fairness (deploy/base/flowcontrol.yaml): the real server takes the FlowSchema (not
 # dangling: its level exists) and dispatches rssd's own Lease requests (the projected token's
 # ServiceAccount) in the rssd-leases level, counted in its metrics; kubesim does not classify.

@@ -160,6 +160,73 @@ static const char *entry(const struct rss_plan *p, int i, const char *key)
  * plans repeat the situation; the episode closed by "Running" with its duration; the Events that tell
  * nothing of a recovery (a wait) stay out; the previous entries carried, garbage dropped, the newest 40
  * kept. */
+/* kstatus (Flux, Argo CD): Reconciling while not at rest, Stalled when only an admin can move it on, never
+ * both; every condition carries the generation the plan judged. */
+static const cJSON *cond(const struct rss_plan *p, const char *type)
+{
+    const cJSON *cd;
+    cJSON_ArrayForEach(
+        cd, cJSON_GetObjectItem(p->status,
+                                "conditions")) if (!strcmp(cJSON_GetObjectItem(cd, "type")->valuestring,
+                                                           type)) return cd;
+    fail_msg("no condition %s", type);
+    return NULL;
+}
+
+static void test_kstatus(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *world, *spec, *hold; /* hold: a record hold on member 0 */
+        int primaries;
+        const char *phase, *reconciling, *stalled; /* the reason of the one True, or NULL for False */
+    } rows[] = {
+        {"P P P", "", NULL, 3, "Running", NULL, NULL},
+        {"P Y Y", "", NULL, 1, "Running", NULL, NULL},
+        {"P Y S5", "", NULL, 1, "Degraded", "Degraded", NULL},
+        {"S5 S3 S1", "", NULL, 3, "Recovering", "Recovering", NULL},
+        {"S5 S3 D", "", NULL, 3, "Recovering", "Recovering", NULL},
+        /* Every sequence unreadable: no member can seed until an admin looks (force-seed). */
+        {"E E E", "", NULL, 3, "Recovering", NULL, "SequenceError"},
+        /* A member held back with writes newer than the seed: release-hold or force-seed. */
+        {"S9 P P", "", "{\"seedSequence\":\"5\",\"at\":\"5-3\"}", 3, "Degraded", NULL, "MemberHeldNewer"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        struct world w;
+        world_init_with(&w, rows[i].world, rows[i].primaries, true, 0, rows[i].spec);
+        if (rows[i].hold)
+            set_record_hold(&w, 0, rows[i].hold);
+        struct rss_plan p;
+        run(&w, &p);
+        const char *ph = status_str(&p, "phase");
+        const cJSON *rec = cond(&p, "Reconciling"), *st = cond(&p, "Stalled");
+        const char *rs = cJSON_GetObjectItem(rec, "status")->valuestring;
+        const char *ss = cJSON_GetObjectItem(st, "status")->valuestring;
+        const char *rr = cJSON_GetObjectItem(rec, "reason")->valuestring;
+        const char *sr = cJSON_GetObjectItem(st, "reason")->valuestring;
+        if (strcmp(ph, rows[i].phase) || strcmp(rs, rows[i].reconciling ? "True" : "False") ||
+            strcmp(ss, rows[i].stalled ? "True" : "False") ||
+            strcmp(rr, rows[i].reconciling ? rows[i].reconciling : "Reconciled") ||
+            strcmp(sr, rows[i].stalled ? rows[i].stalled : "NotStalled"))
+            fail_msg("row %zu (%s): phase %s, Reconciling %s %s, Stalled %s %s", i, rows[i].world, ph, rs, rr,
+                     ss, sr);
+        assert_false(!strcmp(rs, "True") && !strcmp(ss, "True"));
+        double gen = cJSON_GetObjectItem(p.status, "observedGeneration")->valuedouble;
+        const cJSON *cd;
+        int n = 0;
+        cJSON_ArrayForEach(cd, cJSON_GetObjectItem(p.status, "conditions"))
+        {
+            const cJSON *og = cJSON_GetObjectItem(cd, "observedGeneration");
+            assert_non_null(og);
+            assert_true(og->valuedouble == gen && gen > 0);
+            n++;
+        }
+        assert_int_equal(n, 8);
+        rss_plan_free(&p);
+        world_free(&w);
+    }
+}
+
 static void test_history(void **state)
 {
     (void)state;
@@ -241,11 +308,9 @@ static void test_history(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_labels),
-        cmocka_unit_test(test_status),
-        cmocka_unit_test(test_wait_event_not_repeated),
-        cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_labels),        cmocka_unit_test(test_status),
+        cmocka_unit_test(test_kstatus),       cmocka_unit_test(test_wait_event_not_repeated),
+        cmocka_unit_test(test_deterministic), cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_history),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

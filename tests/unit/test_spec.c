@@ -3,10 +3,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
 
 #include "rss/cleanup.h"
+#include "rss/json.h"
 #include "rss/spec.h"
 
 /* rss-operator's example/cluster.yaml (seeds README, the 5-replica version), converted to JSON as
@@ -248,7 +251,8 @@ static const struct bad_row bad_rows[] = {
     {"{\"spec\":{\"pod\":{\"volumeClaimTemplates\":[1]}}}",
      "spec.pod.volumeClaimTemplates[0]: expected an object"},
     {"{\"spec\":{\"recovery\":5}}", "spec.recovery: expected an object"},
-    {"{\"spec\":{\"recovery\":{\"minimumMembers\":4}}}", "spec.recovery.minimumMembers: 4 is more than"},
+    {"{\"spec\":{\"recovery\":{\"minimumMembers\":4}}}",
+     "spec.recovery.minimumMembers: more than spec.replicas (4 > 3)"},
     {"{\"spec\":{\"recovery\":{\"minimumMembers\":-1}}}", "spec.recovery.minimumMembers: -1 is out of range"},
     {"{\"spec\":{\"recovery\":{\"maxFailures\":0}}}", "spec.recovery.maxFailures: 0 is out of range"},
     {"{\"spec\":{\"recovery\":{\"replication\":\"sync\"}}}",
@@ -404,20 +408,68 @@ static void test_hook_names(void **state)
     assert_string_equal(rss_spec_hook_name(RSS_HOOK_KIND_COUNT), "?");
 }
 
+/* The cross-field rules, from the table the real apiserver's CEL rules are checked against as well
+ * (tests/realk8s/test_world_real.sh): spec.c refuses each case in the table's words (then the values). */
+static void test_cross_field_table(void **state)
+{
+    (void)state;
+    _cleanup_fclose_ FILE *f = fopen(RSS_SPEC_CASES, "r");
+    assert_non_null(f);
+    char line[8192];
+    int cases = 0, refused = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (line[0] == '#')
+            continue;
+        line[strcspn(line, "\n")] = '\0';
+        char *name = line, *spec = strchr(line, '\t');
+        assert_non_null(spec);
+        *spec++ = '\0';
+        char *want = strchr(spec, '\t');
+        assert_non_null(want);
+        *want++ = '\0';
+        _cleanup_free_ char *doc = NULL;
+        assert_true(
+            asprintf(&doc,
+                     "{\"apiVersion\":\"clusterlabs.org/v1alpha1\",\"kind\":\"ReplicatedStatefulSet\","
+                     "\"metadata\":{\"name\":\"x\",\"namespace\":\"default\"},\"spec\":%s}",
+                     spec) > 0);
+        _cleanup_json_ cJSON *cr = cJSON_Parse(doc);
+        if (!cr)
+            fail_msg("%s: the spec is not JSON", name);
+        struct rss_spec s;
+        _cleanup_error_ rss_error_t err = NULL;
+        int r = rss_spec_parse(cr, &s, &err);
+        if (!strcmp(want, "-")) {
+            if (r < 0) {
+                _cleanup_free_ char *m = rss_error_string(err);
+                fail_msg("%s: refused: %s", name, m);
+            }
+            rss_spec_clear(&s);
+        } else {
+            if (r == 0) {
+                rss_spec_clear(&s);
+                fail_msg("%s: accepted, expected: %s", name, want);
+            }
+            _cleanup_free_ char *m = rss_error_string(err);
+            if (strncmp(m, want, strlen(want)))
+                fail_msg("%s: refused with\n  %s\nexpected the words\n  %s", name, m, want);
+            refused++;
+        }
+        cases++;
+    }
+    assert_true(cases >= 10);
+    assert_true(refused >= 5 && refused < cases);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_example_cluster_unchanged),
-        cmocka_unit_test(test_galera_cluster),
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_good_rows),
-        cmocka_unit_test(test_bad_rows),
-        cmocka_unit_test(test_node_loss_policy),
-        cmocka_unit_test(test_not_an_object),
-        cmocka_unit_test(test_duplicate_hook_key),
-        cmocka_unit_test(test_names),
-        cmocka_unit_test(test_ordinals),
-        cmocka_unit_test(test_hook_names),
+        cmocka_unit_test(test_cross_field_table),  cmocka_unit_test(test_example_cluster_unchanged),
+        cmocka_unit_test(test_galera_cluster),     cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_good_rows),          cmocka_unit_test(test_bad_rows),
+        cmocka_unit_test(test_node_loss_policy),   cmocka_unit_test(test_not_an_object),
+        cmocka_unit_test(test_duplicate_hook_key), cmocka_unit_test(test_names),
+        cmocka_unit_test(test_ordinals),           cmocka_unit_test(test_hook_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

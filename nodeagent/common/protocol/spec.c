@@ -351,7 +351,7 @@ static int parse_recovery(const cJSON *spec, struct rss_spec *s, rss_error_t *er
         return -1;
     if (s->min_members > s->replicas)
         return rss_error_make(err, RSS_E_INVALID, 0,
-                              "spec.recovery.minimumMembers: %d is more than spec.replicas (%d)",
+                              "spec.recovery.minimumMembers: more than spec.replicas (%d > %d)",
                               s->min_members, s->replicas);
     if (parse_int_field(rec, "maxFailures", "spec.recovery.maxFailures", 1, 1000, 3, &s->max_failures, err) <
         0)

@@ -44,15 +44,23 @@ sc_metrics() {
     ensure_running
 }
 
-# ---- 6. an RSS the schema accepts but rssd cannot run: status Failed, a Warning Event, nothing created
+# ---- 6. an RSS the schema (and its CEL rules, on a real apiserver) accepts but rssd cannot run: status
+# Failed, Ready False and Stalled True with the reason (kubectl wait, kstatus), a Warning Event, nothing created
 sc_invalid_spec() {
     local mark
     mark=$(now)
-    rss_manifest bad 3 false | sed 's/^spec:$/spec:\n  recovery:\n    minimumMembers: 5/' |
+    rss_manifest bad 3 false | sed 's/^spec:$/spec:\n  reconcileInterval: 500ms/' |
         k apply -n "$NS" -f - >/dev/null || fail "apply the invalid RSS"
-    failed() { rss_json bad | jq -e '.status.phase == "Failed" and (.status.message | test("minimumMembers"))' >/dev/null; }
+    failed() { rss_json bad | jq -e '.status.phase == "Failed" and (.status.message | test("reconcileInterval"))' >/dev/null; }
     wait_until 30 "status Failed naming the field" failed
-    warned() { events_since "$mark" InvalidSpec bad | grep >/dev/null "^Warning .*minimumMembers"; }
+    rss_json bad | jq -e '.metadata.generation as $g | .status.conditions as $c
+        | ($c | map(select(.type == "Ready" and .status == "False" and .reason == "InvalidSpec" and (.message | test("reconcileInterval")))) | length == 1)
+        and ($c | map(select(.type == "Stalled" and .status == "True" and .reason == "InvalidSpec")) | length == 1)
+        and ($c | map(select(.type == "Reconciling" and .status == "False")) | length == 1)
+        and ($c | all(.observedGeneration == $g and (.lastTransitionTime | type) == "string"))' >/dev/null ||
+        fail "conditions of the refused RSS: $(rss_json bad | jq -c '[.metadata.generation, .status.conditions]')"
+    out=$(k wait --for=condition=Stalled --timeout=5s rss/bad -n "$NS" 2>&1) || fail "kubectl wait --for=condition=Stalled: $out"
+    warned() { events_since "$mark" InvalidSpec bad | grep >/dev/null "^Warning .*reconcileInterval"; }
     wait_until 30 "an InvalidSpec Warning" warned
     # The leader's gauge the RssdInvalidSpec alert reads (deploy/monitoring/).
     refused() { node_metrics "$(leader_node)" | grep -xF "rssd_rss_phase{rss_namespace=\"$NS\",rss=\"bad\",phase=\"Failed\"} 1" >/dev/null; }
