@@ -23,7 +23,8 @@
  *
  * Retries: 429 and 5xx are retried with jittered exponential backoff honouring Retry-After (bounded), and
  * failures to connect are retried (nothing was sent). A 401 makes the client re-read its token file
- * and retry once. Every request has a timeout; watches have none but a stall detector instead.
+ * and retry once. Every request has a timeout (unless rss_kube_set_timeout says none); watches have none
+ * but a stall detector instead.
  */
 #ifndef RSS_KUBE_H
 #define RSS_KUBE_H
@@ -58,15 +59,34 @@ int rss_kube_new(const char *kubeconfig, struct rss_kube **ret, rss_error_t *err
  * - else ~/.kube/config; else in-cluster config as rss_kube_new.
  * context: that context (--context) instead of current-context; NULL for current-context.
  * rss_kube_namespace() then gives the context's namespace ("default" when it names none).
- * The rest are kubectl's overrides, each NULL/false/0 for none: server (--server; with no kubeconfig at
- * all it is the whole connection), token (--token: the bearer token instead of the user's token, token
- * file or exec plugin; a client certificate stays, as kubectl keeps it), insecure
- * (--insecure-skip-tls-verify: the cluster's CA is not used), as and as_groups (--as, --as-group:
- * impersonation headers; groups need a user). */
+ * The rest are kubectl's overrides, each NULL/false for none, with client-go's precedence
+ * (clientcmd/client_config.go):
+ * - cluster, user (--cluster, --user): that kubeconfig entry instead of the context's (a context is then
+ *   not needed for the cluster); an entry that does not exist is an error;
+ * - server (--server; with no kubeconfig at all it is the whole connection; it also drops the kubeconfig's
+ *   tls-server-name, as kubectl does, unless tls_server_name is given too);
+ * - tls_server_name (--tls-server-name): the name sent in SNI and checked in the server's certificate,
+ *   while the connection still goes to the server URL's host and the Host header stays the URL's;
+ * - certificate_authority (--certificate-authority: this CA file instead of the cluster's CA data or file
+ *   and of its insecure-skip-tls-verify), insecure (--insecure-skip-tls-verify: no CA at all; both at once
+ *   are refused, as by kubectl, and so is a kubeconfig cluster with both);
+ * - client_certificate, client_key (--client-certificate, --client-key: these files instead of the user's
+ *   certificate or key, file or data); a certificate needs a key; a key without a certificate is unused;
+ *   a certificate, key or CA file that cannot be read is an error that names it;
+ * - token (--token: the bearer token instead of the user's token, token file or exec plugin; a client
+ *   certificate stays, as kubectl keeps it);
+ * - as and as_groups (--as, --as-group: impersonation headers; groups need a user).
+ * kubectl's --request-timeout is rss_kube_set_timeout(). */
 struct rss_kube_opts {
     const char *kubeconfig;
     const char *context;
+    const char *cluster;
+    const char *user;
     const char *server;
+    const char *tls_server_name;
+    const char *certificate_authority;
+    const char *client_certificate;
+    const char *client_key;
     const char *token;
     bool insecure;
     const char *as;
@@ -85,8 +105,10 @@ const char *rss_kube_namespace(const struct rss_kube *kube);
 const char *rss_kube_server(const struct rss_kube *kube);
 
 /* Tunables; call before the client is shared between threads. */
-void rss_kube_set_timeout(struct rss_kube *kube, long timeout_ms); /* per request; default 30000 */
-void rss_kube_set_max_body(struct rss_kube *kube, size_t bytes);   /* default 32 MiB */
+/* Per request; default 30000. <= 0: none (kubectl's --request-timeout=0), though connecting, TLS
+ * handshake included, still gives up after 10 s. */
+void rss_kube_set_timeout(struct rss_kube *kube, long timeout_ms);
+void rss_kube_set_max_body(struct rss_kube *kube, size_t bytes);                     /* default 32 MiB */
 void rss_kube_set_retries(struct rss_kube *kube, int attempts, long max_backoff_ms); /* default 4, 5000 */
 void rss_kube_set_user_agent(struct rss_kube *kube, const char *user_agent); /* default "rssd/<version>" */
 

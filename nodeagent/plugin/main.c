@@ -1,5 +1,6 @@
 /* main.c -- kubectl-rss, the kubectl plugin for rssd: parses kubectl's flags and runs one command. */
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,10 +36,17 @@ static void usage(FILE *f)
         "      --context NAME   the kubeconfig context to use (default: current-context)\n"
         "      --kubeconfig F   this kubeconfig file only (default: the $KUBECONFIG list merged,\n"
         "                       else ~/.kube/config)\n"
-        "      --server URL     the API server instead of the kubeconfig's\n"
+        "      --cluster NAME, --user NAME  this kubeconfig cluster or user instead of the context's\n"
+        "  -s, --server URL     the API server instead of the kubeconfig's\n"
+        "      --tls-server-name NAME  the server name for SNI and the certificate check, instead of\n"
+        "                       the server URL's host (the connection still goes to that host)\n"
+        "      --certificate-authority F  this CA file instead of the kubeconfig's\n"
+        "      --client-certificate F, --client-key F  this client certificate and key\n"
         "      --token T        this bearer token instead of the kubeconfig user's credential\n"
         "      --insecure-skip-tls-verify  do not check the server's certificate\n"
         "      --as USER, --as-group GROUP  impersonate (repeat --as-group for several)\n"
+        "      --request-timeout T  give up on a request after T: seconds, or with a unit (5s, 1m);\n"
+        "                       0 never (default 30s)\n"
         "  -y, --yes            force-seed and release-hold without asking (needed when not on a terminal)\n"
         "  -o, --output FORMAT  json or yaml: status, events, history and agents print that (status: the "
         "RSS)\n"
@@ -49,9 +57,106 @@ static void usage(FILE *f)
         "Exit status: 0 done, 1 failed or refused (the reason on stderr), 2 bad usage.\n");
 }
 
-enum { O_CONTEXT = 256, O_KUBECONFIG, O_RSSD_NS, O_SERVER, O_TOKEN, O_INSECURE, O_AS, O_AS_GROUP };
+enum {
+    O_CONTEXT = 256,
+    O_KUBECONFIG,
+    O_RSSD_NS,
+    O_TOKEN,
+    O_INSECURE,
+    O_AS,
+    O_AS_GROUP,
+    O_CLUSTER,
+    O_USER,
+    O_TLS_SERVER_NAME,
+    O_CA,
+    O_CLIENT_CERT,
+    O_CLIENT_KEY,
+    O_TIMEOUT,
+};
 
 #define MAX_AS_GROUPS 32
+
+/* Go's time.ParseDuration: a possibly signed sequence of decimal numbers, each with an optional fraction
+ * and a unit (ns, us, µs, ms, s, m, h), as 1.5s or 1h30m; "0" alone needs none. *ms: its length in
+ * milliseconds, with fractions; -1 for a negative one. */
+static int go_duration_ms(const char *s, double *ms)
+{
+    static const struct {
+        const char *unit;
+        double ms;
+    } units[] = {{"ns", 1e-6}, {"us", 1e-3}, {"\xc2\xb5s", 1e-3}, {"\xce\xbcs", 1e-3},
+                 {"ms", 1},    {"s", 1e3},   {"m", 6e4},          {"h", 3.6e6}};
+    bool neg = *s == '-';
+    if (*s == '-' || *s == '+')
+        s++;
+    if (!strcmp(s, "0")) {
+        *ms = 0;
+        return 0;
+    }
+    if (!*s)
+        return -1;
+    double total = 0;
+    while (*s) {
+        double v = 0, scale = 1;
+        bool digits = false;
+        for (; *s >= '0' && *s <= '9'; s++, digits = true)
+            v = v * 10 + (*s - '0');
+        if (*s == '.')
+            for (s++; *s >= '0' && *s <= '9'; s++, digits = true)
+                v += (*s - '0') * (scale /= 10);
+        if (!digits)
+            return -1;
+        size_t n = 0;
+        while (s[n] && s[n] != '.' && !(s[n] >= '0' && s[n] <= '9'))
+            n++;
+        size_t i = 0;
+        while (i < sizeof(units) / sizeof(units[0]) &&
+               !(strlen(units[i].unit) == n && !strncmp(s, units[i].unit, n)))
+            i++;
+        if (i == sizeof(units) / sizeof(units[0]))
+            return -1; /* no unit, or an unknown one */
+        total += v * units[i].ms;
+        s += n;
+    }
+    *ms = neg && total > 0 ? -1 : total;
+    return 0;
+}
+
+/* kubectl's --request-timeout (client-go's ParseTimeout): a whole number of seconds, else a Go duration.
+ * *ms: milliseconds, rounded up; 0 for none: zero, or a negative duration, which kubectl's Go client
+ * takes as none too. */
+static int parse_timeout(const char *s, long *ms)
+{
+    const char *d = s + (*s == '+');
+    double v;
+    if (*d >= '0' && *d <= '9' && strspn(d, "0123456789") == strlen(d))
+        v = strtod(d, NULL) * 1e3;
+    else if (go_duration_ms(s, &v) < 0)
+        return -1;
+    if (v <= 0) {
+        *ms = 0;
+    } else if (v >= INT_MAX) {
+        *ms = INT_MAX; /* 24 days: as good as none, and no overflow of the client's deadlines */
+    } else {
+        *ms = (long)v;
+        *ms += (double)*ms < v; /* 1ns is 1 ms, not none */
+    }
+    return 0;
+}
+
+/* pflag's booleans (Go's strconv.ParseBool): --insecure-skip-tls-verify=false is kubectl's too. */
+static int parse_bool(const char *s, bool *v)
+{
+    static const char *const yes[] = {"1", "t", "T", "TRUE", "true", "True"};
+    static const char *const no[] = {"0", "f", "F", "FALSE", "false", "False"};
+    for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+        if (!strcmp(s, yes[i]) || !strcmp(s, no[i])) {
+            *v = !strcmp(s, yes[i]);
+            return 0;
+        }
+    }
+    return -1;
+}
 
 int main(int argc, char **argv)
 {
@@ -61,20 +166,29 @@ int main(int argc, char **argv)
                                        {"yes", no_argument, NULL, 'y'},
                                        {"output", required_argument, NULL, 'o'},
                                        {"rssd-namespace", required_argument, NULL, O_RSSD_NS},
-                                       {"server", required_argument, NULL, O_SERVER},
+                                       {"server", required_argument, NULL, 's'},
                                        {"token", required_argument, NULL, O_TOKEN},
-                                       {"insecure-skip-tls-verify", no_argument, NULL, O_INSECURE},
+                                       {"insecure-skip-tls-verify", optional_argument, NULL, O_INSECURE},
                                        {"as", required_argument, NULL, O_AS},
                                        {"as-group", required_argument, NULL, O_AS_GROUP},
+                                       {"cluster", required_argument, NULL, O_CLUSTER},
+                                       {"user", required_argument, NULL, O_USER},
+                                       {"tls-server-name", required_argument, NULL, O_TLS_SERVER_NAME},
+                                       {"certificate-authority", required_argument, NULL, O_CA},
+                                       {"client-certificate", required_argument, NULL, O_CLIENT_CERT},
+                                       {"client-key", required_argument, NULL, O_CLIENT_KEY},
+                                       {"request-timeout", required_argument, NULL, O_TIMEOUT},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
     const char *ns = NULL;
     struct rss_kube_opts ko = {0};
     const char *groups[MAX_AS_GROUPS];
     struct plugin_ctx ctx = {.out = stdout, .rssd_ns = "rssd-system"};
+    bool timeout_set = false;
+    long timeout_ms = 0;
     int o;
     /* kubectl hands the plugin its flags wherever the user typed them: GNU getopt permutes. */
-    while ((o = getopt_long(argc, argv, "n:yo:h", lo, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "n:s:yo:h", lo, NULL)) != -1) {
         switch (o) {
         case 'n':
             ns = optarg;
@@ -88,14 +202,49 @@ int main(int argc, char **argv)
         case O_RSSD_NS:
             ctx.rssd_ns = optarg;
             break;
-        case O_SERVER:
+        case 's':
             ko.server = optarg;
             break;
         case O_TOKEN:
             ko.token = optarg;
             break;
         case O_INSECURE:
-            ko.insecure = true;
+            if (optarg && parse_bool(optarg, &ko.insecure) < 0) {
+                fprintf(stderr, "error: --insecure-skip-tls-verify=%s: not true or false\n", optarg);
+                return 2;
+            }
+            if (!optarg)
+                ko.insecure = true;
+            break;
+        case O_CLUSTER:
+            ko.cluster = optarg;
+            break;
+        case O_USER:
+            ko.user = optarg;
+            break;
+        case O_TLS_SERVER_NAME:
+            ko.tls_server_name = optarg;
+            break;
+        case O_CA:
+            ko.certificate_authority = optarg;
+            break;
+        case O_CLIENT_CERT:
+            ko.client_certificate = optarg;
+            break;
+        case O_CLIENT_KEY:
+            ko.client_key = optarg;
+            break;
+        case O_TIMEOUT:
+            timeout_set = *optarg != '\0'; /* empty: the default, as with kubectl */
+            if (!timeout_set)
+                break;
+            if (parse_timeout(optarg, &timeout_ms) < 0) {
+                fprintf(stderr,
+                        "error: --request-timeout \"%s\" is not a duration: give a whole number of seconds, "
+                        "or a number with a unit (e.g. 5s, 1m, 1h30m); 0 means no timeout\n",
+                        optarg);
+                return 2;
+            }
             break;
         case O_AS:
             ko.as = optarg;
@@ -177,6 +326,8 @@ int main(int argc, char **argv)
     }
     rss_kube_set_user_agent(kube, "kubectl-rss/" RSS_VERSION);
     rss_kube_set_retries(kube, 2, 1000);
+    if (timeout_set)
+        rss_kube_set_timeout(kube, timeout_ms); /* 0: none */
     ctx.kube = kube;
     ctx.ns = ns && *ns ? ns : rss_kube_namespace(kube);
     int r;

@@ -1,6 +1,7 @@
 /* kube_client.c -- the Kubernetes client object and its verbs: get, paged list, create, update, patch,
  * delete. */
 #include <curl/curl.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 
 #define DEFAULT_SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
 
-static struct rss_kube *client_of(struct kube_config cfg);
+static int client_of(struct kube_config cfg, struct rss_kube **ret, rss_error_t *err);
 
 int rss_kube_new(const char *kubeconfig, struct rss_kube **ret, rss_error_t *err)
 {
@@ -45,8 +46,13 @@ int rss_kube_new(const char *kubeconfig, struct rss_kube **ret, rss_error_t *err
         kube_config_clear(&cfg);
         return -1;
     }
-    *ret = client_of(cfg);
-    return 0;
+    return client_of(cfg, ret, err);
+}
+
+static void replace(char **field, const char *value)
+{
+    free(*field);
+    *field = value ? rss_xstrdup(value) : NULL;
 }
 
 /* kubectl's command-line overrides, over whatever the kubeconfig said (rss_kube_opts in rss/kube.h). */
@@ -59,6 +65,30 @@ static void overrides(struct kube_config *cfg, const struct rss_kube_opts *o)
         while (sl > 0 && cfg->server[sl - 1] == '/')
             cfg->server[--sl] = '\0';
     }
+    /* A --server drops the kubeconfig's tls-server-name, which named the kubeconfig's server: only
+     * --tls-server-name goes with it (client-go's getCluster). */
+    if ((o->tls_server_name && *o->tls_server_name) || (o->server && *o->server))
+        replace(&cfg->tls_server_name, o->tls_server_name && *o->tls_server_name ? o->tls_server_name : NULL);
+    /* Either of --certificate-authority and --insecure-skip-tls-verify replaces all three of the
+     * cluster's CA data, CA file and insecure-skip-tls-verify. */
+    if (o->insecure || (o->certificate_authority && *o->certificate_authority)) {
+        cfg->insecure = o->insecure;
+        replace(&cfg->ca_file,
+                o->certificate_authority && *o->certificate_authority ? o->certificate_authority : NULL);
+        replace(&cfg->ca_data, NULL);
+        cfg->ca_len = 0;
+    }
+    /* A file given on the command line replaces the user's data as well as its file. */
+    if (o->client_certificate && *o->client_certificate) {
+        replace(&cfg->cert_file, o->client_certificate);
+        replace(&cfg->cert_data, NULL);
+        cfg->cert_len = 0;
+    }
+    if (o->client_key && *o->client_key) {
+        replace(&cfg->key_file, o->client_key);
+        replace(&cfg->key_data, NULL);
+        cfg->key_len = 0;
+    }
     if (o->token && *o->token) {
         free(cfg->token);
         free(cfg->token_file);
@@ -67,8 +97,6 @@ static void overrides(struct kube_config *cfg, const struct rss_kube_opts *o)
         cfg->token_file = NULL;
         cfg->exec = NULL;
     }
-    if (o->insecure)
-        cfg->insecure = true;
     if (o->as && *o->as) {
         free(cfg->as);
         cfg->as = rss_xstrdup(o->as);
@@ -82,6 +110,49 @@ static void overrides(struct kube_config *cfg, const struct rss_kube_opts *o)
     }
 }
 
+/* A file of the config that cannot be read fails here, naming it and where it came from, as kubectl's
+ * validation does, rather than as a TLS failure at the first request. */
+static int readable(const char *path, const char *what, const char *flag, const char *flag_value,
+                    rss_error_t *err)
+{
+    if (!path)
+        return 0;
+    FILE *f = fopen(path, "re");
+    if (f) {
+        fclose(f);
+        return 0;
+    }
+    if (flag_value && *flag_value && !strcmp(flag_value, path))
+        return rss_error_errno(err, errno, "cannot read the %s '%s' (%s)", what, path, flag);
+    return rss_error_errno(err, errno, "cannot read the %s '%s'", what, path);
+}
+
+/* kubectl's checks of the merged config (clientcmd's validation, client-go's TLS config). */
+static int check(struct kube_config *cfg, const struct rss_kube_opts *o, rss_error_t *err)
+{
+    if (cfg->insecure && (cfg->ca_file || cfg->ca_data))
+        return rss_error_make(err, RSS_E_INVALID, 0,
+                              "a certificate authority together with insecure-skip-tls-verify is refused, "
+                              "as by kubectl: drop one of them");
+    if ((cfg->cert_file || cfg->cert_data) && !(cfg->key_file || cfg->key_data))
+        return rss_error_make(err, RSS_E_INVALID, 0,
+                              "the client certificate has no key: give --client-key, or client-key or "
+                              "client-key-data in the kubeconfig's user");
+    if (!(cfg->cert_file || cfg->cert_data)) {
+        /* kubectl uses a key only with a certificate. */
+        replace(&cfg->key_file, NULL);
+        replace(&cfg->key_data, NULL);
+        cfg->key_len = 0;
+    }
+    if (readable(cfg->ca_file, "certificate authority", "--certificate-authority", o->certificate_authority,
+                 err) < 0 ||
+        readable(cfg->cert_file, "client certificate", "--client-certificate", o->client_certificate, err) <
+            0 ||
+        readable(cfg->key_file, "client key", "--client-key", o->client_key, err) < 0)
+        return -1;
+    return 0;
+}
+
 int rss_kube_new_opts(const struct rss_kube_opts *opts, struct rss_kube **ret, rss_error_t *err)
 {
     if (kube_http_global_init(err) < 0)
@@ -91,13 +162,17 @@ int rss_kube_new_opts(const struct rss_kube_opts *opts, struct rss_kube **ret, r
     const struct rss_kube_opts *o = opts ? opts : &none;
     if (o->n_as_groups && !(o->as && *o->as))
         return rss_error_make(err, RSS_E_INVALID, 0, "--as-group needs --as (a user to impersonate)");
-    if (kube_config_load_merged(o->kubeconfig, o->context, &cfg, err) < 0) {
+    if (kube_config_load_opts(o, &cfg, err) < 0) {
         if (rss_error_code(*err) != RSS_E_NOT_FOUND || (o->kubeconfig && *o->kubeconfig))
             return -1;
-        /* No kubeconfig at all: in a pod, its service account (a context cannot be chosen there); or
-         * --server alone, as kubectl allows. */
+        /* No kubeconfig at all: in a pod, its service account (a context, cluster or user cannot be chosen
+         * there); or --server alone, as kubectl allows. */
         if (o->context && *o->context)
             return rss_error_wrap(err, "context '%s'", o->context);
+        if (o->cluster && *o->cluster)
+            return rss_error_wrap(err, "cluster '%s'", o->cluster);
+        if (o->user && *o->user)
+            return rss_error_wrap(err, "user '%s'", o->user);
         rss_error_release(err);
         const char *dir = getenv("RSS_SERVICEACCOUNT_DIR");
         if (o->server && *o->server) {
@@ -107,15 +182,15 @@ int rss_kube_new_opts(const struct rss_kube_opts *opts, struct rss_kube **ret, r
         }
     }
     overrides(&cfg, o);
-    if (cfg.exec && kube_exec_credential(&cfg, err) < 0) {
+    if (check(&cfg, o, err) < 0 || (cfg.exec && kube_exec_credential(&cfg, err) < 0)) {
         kube_config_clear(&cfg);
         return -1;
     }
-    *ret = client_of(cfg);
-    return 0;
+    return client_of(cfg, ret, err);
 }
 
-static struct rss_kube *client_of(struct kube_config cfg)
+/* Takes cfg over, also on failure. */
+static int client_of(struct kube_config cfg, struct rss_kube **ret, rss_error_t *err)
 {
     struct rss_kube *k = rss_xcalloc(1, sizeof(*k));
     k->cfg = cfg;
@@ -130,7 +205,12 @@ static struct rss_kube *client_of(struct kube_config cfg)
     pthread_mutex_init(&k->lock, NULL);
     /* Without an eventfd the first transfer fails with an internal error; nothing to do here. */
     (void)kube_mux_init(&k->mux);
-    return k;
+    if (kube_http_target(k, err) < 0) {
+        rss_kube_free(k);
+        return -1;
+    }
+    *ret = k;
+    return 0;
 }
 
 void rss_kube_free(struct rss_kube *kube)
@@ -143,6 +223,9 @@ void rss_kube_free(struct rss_kube *kube)
     kube_config_clear(&kube->cfg);
     free(kube->token);
     free(kube->user_agent);
+    free(kube->base_url);
+    curl_slist_free_all(kube->connect_to);
+    free(kube->host_header);
     free(kube);
 }
 
@@ -158,7 +241,7 @@ const char *rss_kube_server(const struct rss_kube *kube)
 
 void rss_kube_set_timeout(struct rss_kube *kube, long timeout_ms)
 {
-    kube->timeout_ms = timeout_ms > 0 ? timeout_ms : 30000;
+    kube->timeout_ms = timeout_ms > 0 ? timeout_ms : 0;
 }
 
 void rss_kube_set_max_body(struct rss_kube *kube, size_t bytes)

@@ -29,6 +29,7 @@ void kube_config_clear(struct kube_config *cfg)
         free(cfg->as_groups[i]);
     free(cfg->as_groups);
     free(cfg->proxy);
+    free(cfg->tls_server_name);
     memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -147,25 +148,46 @@ int kube_config_parse_kubeconfig(const char *text, const char *dir, struct kube_
     _cleanup_json_ cJSON *root = NULL;
     if (kube_config_parse_root(text, &root, err) < 0)
         return -1;
-    return kube_config_from_root(root, dir, NULL, cfg, err);
+    struct kube_config c = {0};
+    if (kube_config_from_root(root, dir, NULL, &c, err) < 0)
+        return -1;
+    /* Stricter than kubectl, which ignores a key without a certificate (rss_kube_new_opts follows it). */
+    if ((c.cert_data || c.cert_file) != (c.key_data || c.key_file)) {
+        kube_config_clear(&c);
+        return rss_error_make(err, RSS_E_INVALID, 0,
+                              "kubeconfig: a client certificate needs its key and vice versa");
+    }
+    kube_config_clear(cfg);
+    *cfg = c;
+    return 0;
 }
 
-int kube_config_from_root(const cJSON *root, const char *dir, const char *context, struct kube_config *cfg,
-                          rss_error_t *err)
+static const char *nonempty(const char *s)
 {
-    const char *ctx_name = context && *context ? context : str_field(root, "current-context");
-    if (!ctx_name)
+    return s && *s ? s : NULL;
+}
+
+int kube_config_from_root(const cJSON *root, const char *dir, const struct rss_kube_opts *o,
+                          struct kube_config *cfg, rss_error_t *err)
+{
+    const struct rss_kube_opts none = {0};
+    if (!o)
+        o = &none;
+    /* As client-go: --context names a context that must exist, else current-context does; --cluster and
+     * --user name entries instead of the context's, so that with --cluster no context is needed. */
+    const char *ctx_name = nonempty(o->context) ? o->context : str_field(root, "current-context");
+    if (!ctx_name && !nonempty(o->cluster))
         return rss_error_make(err, RSS_E_INVALID, 0, "kubeconfig: no current-context");
-    const cJSON *ctx = named(root, "contexts", "context", ctx_name);
-    if (!ctx)
+    const cJSON *ctx = ctx_name ? named(root, "contexts", "context", ctx_name) : NULL;
+    if (ctx_name && !ctx)
         return rss_error_make(err, RSS_E_INVALID, 0, "kubeconfig: context '%s' not found", ctx_name);
-    const char *cluster_name = str_field(ctx, "cluster");
+    const char *cluster_name = nonempty(o->cluster) ? o->cluster : str_field(ctx, "cluster");
     if (!cluster_name)
         return rss_error_make(err, RSS_E_INVALID, 0, "kubeconfig: context '%s' has no cluster", ctx_name);
     const cJSON *cluster = named(root, "clusters", "cluster", cluster_name);
     if (!cluster)
         return rss_error_make(err, RSS_E_INVALID, 0, "kubeconfig: cluster '%s' not found", cluster_name);
-    const char *user_name = str_field(ctx, "user");
+    const char *user_name = nonempty(o->user) ? o->user : str_field(ctx, "user");
     const cJSON *user = user_name ? named(root, "users", "user", user_name) : NULL;
     if (user_name && !user)
         return rss_error_make(err, RSS_E_INVALID, 0, "kubeconfig: user '%s' not found", user_name);
@@ -186,6 +208,8 @@ int kube_config_from_root(const cJSON *root, const char *dir, const char *contex
     const char *v;
     if ((v = str_field(cluster, "proxy-url")))
         c.proxy = rss_xstrdup(v);
+    if ((v = str_field(cluster, "tls-server-name")))
+        c.tls_server_name = rss_xstrdup(v);
     if (pem_data(cluster, "certificate-authority-data", &c.ca_data, &c.ca_len, err) < 0)
         goto fail;
     if (!c.ca_data && (v = str_field(cluster, "certificate-authority")))
@@ -236,11 +260,6 @@ int kube_config_from_root(const cJSON *root, const char *dir, const char *contex
                            user_name);
             goto fail;
         }
-    }
-    if ((c.cert_data || c.cert_file) != (c.key_data || c.key_file)) {
-        rss_error_make(err, RSS_E_INVALID, 0,
-                       "kubeconfig: a client certificate needs its key and vice versa");
-        goto fail;
     }
     kube_config_clear(cfg);
     *cfg = c;

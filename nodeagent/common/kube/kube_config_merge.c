@@ -78,8 +78,9 @@ static int merge_file(cJSON *into, const char *path, rss_error_t *err)
     return 0;
 }
 
-int kube_config_load_merged(const char *path, const char *context, struct kube_config *cfg, rss_error_t *err)
+int kube_config_load_opts(const struct rss_kube_opts *o, struct kube_config *cfg, rss_error_t *err)
 {
+    const char *path = o->kubeconfig;
     _cleanup_json_ cJSON *merged = cJSON_CreateObject();
     size_t loaded = 0;
     if (path && *path) {
@@ -113,7 +114,14 @@ int kube_config_load_merged(const char *path, const char *context, struct kube_c
         return rss_error_make(err, RSS_E_NOT_FOUND, 0,
                               "no kubeconfig: $KUBECONFIG names no existing file, or "
                               "~/.kube/config does not exist");
-    if (kube_config_from_root(merged, NULL, context, cfg, err) < 0)
-        return rss_error_wrap(err, "kubeconfig%s%s", path ? " " : "", path ? path : "");
+    /* kube_config_from_root's errors start with "kubeconfig" already. */
+    if (kube_config_from_root(merged, NULL, o, cfg, err) < 0)
+        return path && *path ? rss_error_wrap(err, "'%s'", path) : -1;
     return 0;
+}
+
+int kube_config_load_merged(const char *path, const char *context, struct kube_config *cfg, rss_error_t *err)
+{
+    const struct rss_kube_opts o = {.kubeconfig = path, .context = context};
+    return kube_config_load_opts(&o, cfg, err);
 }

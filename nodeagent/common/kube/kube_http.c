@@ -79,6 +79,10 @@ int kube_curl_error(int curl_code, const char *errbuf, bool too_large, const cha
     case CURLE_OPERATION_TIMEDOUT:
         c = RSS_E_TIMEOUT;
         break;
+    case CURLE_PEER_FAILED_VERIFICATION:
+        /* curl's words name the mismatch or the unknown issuer, not what failed. */
+        return rss_error_make(err, RSS_E_UNAVAILABLE, 0,
+                              "%s: TLS verification of the server's certificate failed: %s", what, detail);
     case CURLE_OUT_OF_MEMORY:
     case CURLE_BAD_FUNCTION_ARGUMENT:
     case CURLE_UNKNOWN_OPTION:
@@ -262,6 +266,57 @@ static size_t header_cb(char *buf, size_t size, size_t nitems, void *ud)
     return n;
 }
 
+/* A tls-server-name (kubeconfig, --tls-server-name) is the name the TLS layer uses, for SNI and to check the
+ * server's certificate, while the connection goes to the server URL's host and the Host header stays the
+ * URL's, as Go's tls.Config.ServerName does for kubectl. libcurl has no option for the TLS name alone: it
+ * takes it from the URL. So the URL gets the name as its host, CURLOPT_CONNECT_TO sends the connection to
+ * the real host and port (resolved by curl as usual, the same through a proxy: its CONNECT names the
+ * real host too), and an explicit Host header (HTTP/2's :authority) keeps the URL's. CURLOPT_RESOLVE
+ * could do the same only for one fixed address, and would put the name into the DNS cache the whole
+ * multi handle shares. */
+int kube_http_target(struct rss_kube *kube, rss_error_t *err)
+{
+    const char *name = kube->cfg.tls_server_name;
+    if (!name || strncmp(kube->cfg.server, "https://", 8) != 0)
+        return 0; /* plain http has no TLS to name */
+    _cleanup_free_ char *tls_host = strchr(name, ':') ? rss_xasprintf("[%s]", name) : rss_xstrdup(name);
+    CURLU *u = curl_url();
+    char *host = NULL, *port = NULL, *url = NULL;
+    int r = 0;
+    if (!u || curl_url_set(u, CURLUPART_URL, kube->cfg.server, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_HOST, &host, 0) != CURLUE_OK) {
+        r = rss_error_make(err, RSS_E_INVALID, 0, "the server '%s' is not a URL", kube->cfg.server);
+        goto out;
+    }
+    /* The Host header as Go writes it: with the URL's port only when the URL gives one. */
+    bool given_port = curl_url_get(u, CURLUPART_PORT, &port, 0) == CURLUE_OK;
+    if (!given_port && curl_url_get(u, CURLUPART_PORT, &port, CURLU_DEFAULT_PORT) != CURLUE_OK) {
+        r = rss_error_make(err, RSS_E_INVALID, 0, "the server '%s' has no port", kube->cfg.server);
+        goto out;
+    }
+    if (curl_url_set(u, CURLUPART_HOST, tls_host, 0) != CURLUE_OK ||
+        curl_url_get(u, CURLUPART_URL, &url, 0) != CURLUE_OK) {
+        r = rss_error_make(err, RSS_E_INVALID, 0, "tls-server-name '%s' is not a host name", name);
+        goto out;
+    }
+    kube->base_url = rss_xstrdup(url);
+    size_t n = strlen(kube->base_url);
+    while (n > 0 && kube->base_url[n - 1] == '/')
+        kube->base_url[--n] = '\0';
+    _cleanup_free_ char *entry = rss_xasprintf("%s:%s:%s:%s", tls_host, port, host, port);
+    kube->connect_to = curl_slist_append(NULL, entry);
+    if (!kube->connect_to)
+        abort();
+    kube->host_header =
+        given_port ? rss_xasprintf("Host: %s:%s", host, port) : rss_xasprintf("Host: %s", host);
+out:
+    curl_free(host);
+    curl_free(port);
+    curl_free(url);
+    curl_url_cleanup(u);
+    return r;
+}
+
 /* The options every request shares: URL, TLS, auth, headers. */
 static int setup(struct rss_kube *kube, CURL *h, const char *url, const char *method,
                  const char *content_type, const char *token, struct curl_slist **headers, char *errbuf)
@@ -276,9 +331,15 @@ static int setup(struct rss_kube *kube, CURL *h, const char *url, const char *me
     curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "https,http");
     curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
     curl_easy_setopt(h, CURLOPT_USERAGENT, kube->user_agent);
-    /* The cluster's proxy-url; without one libcurl reads https_proxy/no_proxy, as client-go does. */
-    if (c->proxy)
+    /* The cluster's proxy-url, for every host: kubectl does not read no_proxy for it, so the empty list
+     * keeps libcurl from reading it either. Without one libcurl reads https_proxy/no_proxy, as client-go
+     * does. */
+    if (c->proxy) {
         curl_easy_setopt(h, CURLOPT_PROXY, c->proxy);
+        curl_easy_setopt(h, CURLOPT_NOPROXY, "");
+    }
+    if (kube->connect_to)
+        curl_easy_setopt(h, CURLOPT_CONNECT_TO, kube->connect_to);
     if (c->insecure) {
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
         curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
@@ -309,6 +370,8 @@ static int setup(struct rss_kube *kube, CURL *h, const char *url, const char *me
 
     struct curl_slist *hl = NULL;
     hl = curl_slist_append(hl, "Accept: application/json");
+    if (kube->host_header)
+        hl = curl_slist_append(hl, kube->host_header);
     /* No "Expect: 100-continue" round trip before bodies over 1 KiB. */
     hl = curl_slist_append(hl, "Expect:");
     if (content_type) {
@@ -346,9 +409,16 @@ static int setup(struct rss_kube *kube, CURL *h, const char *url, const char *me
 
 static char *make_url(struct rss_kube *kube, const char *path, const char *query)
 {
+    const char *base = kube->base_url ? kube->base_url : kube->cfg.server;
     if (query && *query)
-        return rss_xasprintf("%s%s?%s", kube->cfg.server, path, query);
-    return rss_xasprintf("%s%s", kube->cfg.server, path);
+        return rss_xasprintf("%s%s?%s", base, path, query);
+    return rss_xasprintf("%s%s", base, path);
+}
+
+/* Connecting, the TLS handshake included, has its own limit, also without a request timeout. */
+static long connect_timeout_ms(long timeout_ms)
+{
+    return timeout_ms > 0 && timeout_ms < 10000 ? timeout_ms : 10000L;
 }
 
 int rss_kube_call(struct rss_kube *kube, const struct rss_kube_request *req, cJSON **ret, rss_error_t *err)
@@ -379,15 +449,16 @@ int rss_kube_call(struct rss_kube *kube, const struct rss_kube_request *req, cJS
             curl_easy_setopt(h, CURLOPT_POSTFIELDS, req->body);
             curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(req->body));
         }
-        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout);
-        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, timeout < 10000 ? timeout : 10000L);
+        curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, timeout); /* 0: none */
+        curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, connect_timeout_ms(timeout));
         /* curl's own timeout normally ends it first, with its message; the deadline is the backstop. */
         struct kube_xfer x = {.h = h,
                               .write_fn = body_write,
                               .write_ud = &b,
                               .header_fn = header_cb,
                               .header_ud = &retry_after,
-                              .deadline_ns = rss_clock_mono_ns() + (timeout + 100) * 1000000LL};
+                              .deadline_ns =
+                                  timeout > 0 ? rss_clock_mono_ns() + (timeout + 100) * 1000000LL : 0};
         CURLcode rc = kube_mux_perform(&kube->mux, &x);
         long http = 0;
         if (rc == CURLE_OK)
@@ -463,7 +534,7 @@ int kube_stream(struct rss_kube *kube, const char *path, const char *query, cons
     }
     /* No overall timeout on a watch: the server ends it at timeoutSeconds; the stall detector below
      * catches a dead connection. Connecting still has a deadline. */
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, kube->timeout_ms < 10000 ? kube->timeout_ms : 10000L);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, connect_timeout_ms(kube->timeout_ms));
     struct kube_xfer x = {.h = h};
     if (kube_mux_start(&kube->mux, &x) < 0) {
         curl_slist_free_all(headers);

@@ -30,7 +30,8 @@ struct kube_config {
     char *as;    /* impersonate this user (kubeconfig `as`, --as), or NULL */
     char **as_groups; /* ...and these groups (`as-groups`, --as-group) */
     size_t n_as_groups;
-    char *proxy; /* the cluster's proxy-url, or NULL */
+    char *proxy;           /* the cluster's proxy-url, or NULL */
+    char *tls_server_name; /* the cluster's tls-server-name (--tls-server-name), or NULL */
 };
 
 void kube_config_clear(struct kube_config *cfg);
@@ -45,16 +46,21 @@ int kube_config_parse_kubeconfig(const char *text, const char *dir, struct kube_
 /* kube_config.c: parses kubeconfig text (YAML or JSON) into its JSON form (caller frees). */
 int kube_config_parse_root(const char *text, cJSON **ret, rss_error_t *err);
 
-/* kube_config.c: the settings of `context` (NULL: current-context) of a parsed kubeconfig. */
-int kube_config_from_root(const cJSON *root, const char *dir, const char *context, struct kube_config *cfg,
-                          rss_error_t *err);
+/* kube_config.c: the settings of a parsed kubeconfig for o's context (NULL: current-context), cluster and
+ * user (NULL: the context's); o may be NULL. The other overrides of o are not applied here. */
+int kube_config_from_root(const cJSON *root, const char *dir, const struct rss_kube_opts *o,
+                          struct kube_config *cfg, rss_error_t *err);
 
 /* kube_config.c: reads a whole file of at most `max` bytes (NUL-terminated; caller frees). */
 int kube_read_file(const char *path, size_t max, char **ret, size_t *len, rss_error_t *err);
 
-/* kube_config_merge.c: kubectl's loading rules: `path` alone when given; else every file of the
+/* kube_config_merge.c: kubectl's loading rules: o->kubeconfig alone when given; else every file of the
  * $KUBECONFIG list merged (missing files skipped; the first file to name a cluster, user, context or
- * current-context wins); else ~/.kube/config. RSS_E_NOT_FOUND when there is no file to load. */
+ * current-context wins); else ~/.kube/config. Then the entries o names (kube_config_from_root).
+ * RSS_E_NOT_FOUND when there is no file to load. */
+int kube_config_load_opts(const struct rss_kube_opts *o, struct kube_config *cfg, rss_error_t *err);
+
+/* kube_config_merge.c: the same for a path and a context alone. */
 int kube_config_load_merged(const char *path, const char *context, struct kube_config *cfg, rss_error_t *err);
 
 /* kube_config.c: in-cluster config from the environment and the service account directory `sa_dir`. */
@@ -143,6 +149,12 @@ struct rss_kube {
     size_t npool;
     bool http1; /* RSS_KUBE_HTTP1=1: no HTTP/2 (one connection per transfer, as before 2 December) */
     struct kube_mux mux;
+    /* With a tls-server-name (kube_http_target): the URL every request starts with, its host being that
+     * name; the CURLOPT_CONNECT_TO entry that sends the connection to the server URL's own host and port;
+     * and the Host header, the server URL's. NULL without one. */
+    char *base_url;
+    struct curl_slist *connect_to;
+    char *host_header;
 };
 
 /* kube_http.c: maps an HTTP error response to an rss error (the single place that knows HTTP codes):
@@ -163,6 +175,10 @@ long kube_jitter_ms(long ms);
 
 /* kube_http.c: curl_global_init, once per process (pthread_once). */
 int kube_http_global_init(rss_error_t *err);
+
+/* kube_http.c: what a request's URL and connection are: with cfg.tls_server_name, fills base_url,
+ * connect_to and host_header from the server URL (RSS_E_INVALID when it is not a URL). */
+int kube_http_target(struct rss_kube *kube, rss_error_t *err);
 
 /* kube_http.c: frees the idle handles of the pool. */
 void kube_http_pool_free(struct rss_kube *kube);

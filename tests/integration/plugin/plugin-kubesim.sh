@@ -8,9 +8,21 @@ set -euo pipefail
 
 NAME=plugin-kubesim
 plugin=$(realpath "$2")
+here=$(cd "$(dirname "$0")" && pwd)
 set -- "$1" "$3"
 # shellcheck source=../../lib/kubectl_checks.sh
-. "$(dirname "$0")/../../lib/kubectl_checks.sh" "$@"
+. "$here/../../lib/kubectl_checks.sh" "$@"
+# The test's own servers (a second kubesim, netpeer.py's proxy and TLS peers), stopped by their PIDs.
+extra_pids=()
+plugin_cleanup() {
+	local p
+	for p in "${extra_pids[@]}"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	kubectl_checks_cleanup
+}
+trap plugin_cleanup EXIT
 
 # kubectl discovers plugins on PATH by name: kubectl-rss is `kubectl rss`.
 mkdir -p "$tmp/bin"
@@ -255,6 +267,177 @@ expect "... without --insecure-skip-tls-verify the server's certificate is check
 kr status db -n apps --as-group admins
 expect "--as-group without --as exits 1" 1 "$rc"
 has "... saying why" "$tmp/e" "--as-group needs --as"
+
+echo "# the TLS name, CA, client certificate, cluster, user, timeout and proxy settings, each beside real kubectl"
+# A second kubesim whose certificate, from a test CA, names only kubesim.test (no IP address, and a name no
+# resolver knows): https://127.0.0.1:PORT verifies only with tls-server-name kubesim.test, and a request
+# that gets through went to the URL's host. kubesim keeps the certificate it finds when its CA key signed it.
+command -v openssl >/dev/null || fail "openssl is missing"
+tls=$tmp/tls
+mkdir -p "$tls" "$tmp/sim2"
+mkcert() { # mkcert NAME SUBJECT EXTENSIONS: $tls/NAME.key and NAME.crt, signed by the test CA
+	openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tls/$1.key" -out "$tls/$1.csr" \
+		-subj "$2" 2>/dev/null
+	openssl x509 -req -in "$tls/$1.csr" -CA "$tls/ca.crt" -CAkey "$tls/ca.key" -CAcreateserial -days 2 \
+		-out "$tls/$1.crt" -extfile <(printf '%s\n' "$3") 2>/dev/null
+}
+openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$tls/ca.key" -out "$tls/ca.crt" \
+	-days 2 -subj /CN=plugin-test-ca 2>/dev/null
+mkcert server /CN=kubesim.test $'subjectAltName=DNS:kubesim.test\nextendedKeyUsage=serverAuth'
+mkcert user /CN=rss-test-user extendedKeyUsage=clientAuth
+mkcert other /CN=other-user extendedKeyUsage=clientAuth
+cp "$tls/ca.crt" "$tls/ca.key" "$tls/server.crt" "$tls/server.key" "$tmp/sim2/"
+"$kubesim" --dir "$tmp/sim2" >"$tmp/kubesim2.log" 2>&1 &
+extra_pids+=($!)
+wait_until 30 "the second kubesim is ready" test -f "$tmp/sim2/ready"
+expect "the second kubesim serves the test certificate" "$(openssl x509 -in "$tls/server.crt" -noout -fingerprint)" \
+	"$(openssl x509 -in "$tmp/sim2/server.crt" -noout -fingerprint)"
+port2=$(cat "$tmp/sim2/port")
+raw2=$(KUBECONFIG=$tmp/sim2/kubeconfig k config view --raw -o json)
+# plain: its own kubeconfig (https://127.0.0.1:PORT, the test CA, the admin token); named: with the TLS name.
+plain=$tmp/sim2/kubeconfig
+named=$tmp/named.kubeconfig
+jq '.clusters[0].cluster["tls-server-name"] = "kubesim.test"' <<<"$raw2" >"$named"
+n=0
+# same DESC WANT ARGS...: the plugin (`kubectl rss agents ARGS`: it lists the heartbeat Leases) and real
+# kubectl (`kubectl get leases -n rssd-system ARGS`) with the same kubeconfig and flags both succeed (WANT
+# 0) or both fail (WANT 1). The plugin's exit code is left in $prc, its stderr in $tmp/e; kubectl's in $tmp/ke.
+same() {
+	local d=$1 want=$2 krc=0
+	shift 2
+	kr agents "$@"
+	prc=$rc
+	n=$((n + 1))
+	kubectl --cache-dir "$tmp/kcache.$n" get leases -n rssd-system "$@" >/dev/null 2>"$tmp/ke" </dev/null || krc=1
+	expect "$d: kubectl-rss and kubectl" "$want $want" "$([ "$prc" = 0 ] && echo 0 || echo 1) $krc"
+}
+same "server 127.0.0.1 and a certificate naming only kubesim.test: refused" 1 --kubeconfig "$plain"
+has "... the plugin says the TLS verification failed" "$tmp/e" "TLS verification of the server's certificate failed"
+has "... kubectl too" "$tmp/ke" "x509"
+same "tls-server-name kubesim.test in the kubeconfig" 0 --kubeconfig "$named"
+same "--tls-server-name kubesim.test" 0 --kubeconfig "$plain" --tls-server-name kubesim.test
+same "--tls-server-name of a name the certificate does not have" 1 --kubeconfig "$named" --tls-server-name wrong.test
+has "... the plugin says the TLS verification failed" "$tmp/e" "TLS verification of the server's certificate failed"
+has "... for that name" "$tmp/e" "wrong.test"
+same "--server drops the kubeconfig's tls-server-name" 1 --kubeconfig "$named" --server "https://127.0.0.1:$port2"
+same "... unless --tls-server-name comes with it" 0 --kubeconfig "$named" --server "https://127.0.0.1:$port2" \
+	--tls-server-name kubesim.test
+# The CA: the first kubesim's CA does not know the test CA's certificate.
+other_ca=$(jq -r '.clusters[0].cluster["certificate-authority"]' <<<"$raw")
+jq --arg ca "$other_ca" '.clusters[0].cluster["certificate-authority"] = $ca' "$named" >"$tmp/wrongca.kubeconfig"
+same "a kubeconfig with another CA" 1 --kubeconfig "$tmp/wrongca.kubeconfig"
+same "--certificate-authority replaces it" 0 --kubeconfig "$tmp/wrongca.kubeconfig" --certificate-authority "$tls/ca.crt"
+jq '.clusters[0].cluster |= (del(.["certificate-authority"]) | .["insecure-skip-tls-verify"] = true)' "$named" \
+	>"$tmp/insecure.kubeconfig"
+same "a kubeconfig with insecure-skip-tls-verify" 0 --kubeconfig "$tmp/insecure.kubeconfig"
+same "--certificate-authority replaces insecure-skip-tls-verify too (verified, against another CA: refused)" 1 \
+	--kubeconfig "$tmp/insecure.kubeconfig" --certificate-authority "$other_ca"
+has "... by the TLS verification" "$tmp/e" "TLS verification of the server's certificate failed"
+same "--insecure-skip-tls-verify replaces the kubeconfig's CA" 0 --kubeconfig "$plain" --insecure-skip-tls-verify
+same "--insecure-skip-tls-verify=false is no flag" 1 --kubeconfig "$plain" --insecure-skip-tls-verify=false
+same "--certificate-authority with --insecure-skip-tls-verify is refused" 1 --kubeconfig "$plain" \
+	--certificate-authority "$tls/ca.crt" --insecure-skip-tls-verify
+has "... saying why" "$tmp/e" "together with insecure-skip-tls-verify is refused"
+same "a --certificate-authority that does not exist" 1 --kubeconfig "$named" --certificate-authority "$tls/nope.crt"
+has "... names it" "$tmp/e" "cannot read the certificate authority '$tls/nope.crt' (--certificate-authority)"
+
+# --cluster and --user: a kubeconfig whose context points at a cluster that is not there, with no user.
+jq --arg s "https://127.0.0.1:$port2" --arg ca "$tls/ca.crt" --arg t "$(cat "$tmp/sim2/token")" -n '{apiVersion: "v1", kind: "Config",
+	clusters: [{name: "off", cluster: {server: "https://127.0.0.1:1"}},
+		{name: "sim2", cluster: {server: $s, "certificate-authority": $ca, "tls-server-name": "kubesim.test"}}],
+	users: [{name: "anon", user: {}}, {name: "admin", user: {token: $t}}],
+	contexts: [{name: "ctx", context: {cluster: "off", user: "anon"}}]}' >"$tmp/nocontext.kubeconfig"
+jq '.["current-context"] = "ctx"' "$tmp/nocontext.kubeconfig" >"$tmp/multi.kubeconfig"
+same "the context's cluster is not there" 1 --kubeconfig "$tmp/multi.kubeconfig"
+same "--cluster sim2, the context's user (none): unauthorized" 1 --kubeconfig "$tmp/multi.kubeconfig" --cluster sim2
+has "... the server said so" "$tmp/e" "401"
+same "--cluster sim2 --user admin" 0 --kubeconfig "$tmp/multi.kubeconfig" --cluster sim2 --user admin
+same "--user admin alone keeps the context's cluster" 1 --kubeconfig "$tmp/multi.kubeconfig" --user admin
+same "--cluster and --user need no current-context" 0 --kubeconfig "$tmp/nocontext.kubeconfig" --cluster sim2 --user admin
+same "a --user that is not in the kubeconfig" 1 --kubeconfig "$tmp/multi.kubeconfig" --cluster sim2 --user nosuch
+has "... names it" "$tmp/e" "user 'nosuch' not found"
+same "a --cluster that is not in the kubeconfig" 1 --kubeconfig "$tmp/multi.kubeconfig" --cluster nosuch --user admin
+has "... names it" "$tmp/e" "cluster 'nosuch' not found"
+
+# What goes over the wire: a TLS peer (netpeer.py) with the same certificate, which asks for a client
+# certificate and logs the SNI, the client certificate's name and each request's Host header.
+python3 "$here/netpeer.py" tls "$tls/server.crt" "$tls/server.key" "$tls/ca.crt" "$tmp/peer.port" "$tmp/peer.log" echo &
+extra_pids+=($!)
+python3 "$here/netpeer.py" tls "$tls/server.crt" "$tls/server.key" "$tls/ca.crt" "$tmp/silent.port" "$tmp/silent.log" silent &
+extra_pids+=($!)
+python3 "$here/netpeer.py" proxy "$tmp/proxy.port" "$tmp/proxy.log" &
+extra_pids+=($!)
+for p in peer silent proxy; do wait_until 10 "netpeer $p listens" test -s "$tmp/$p.port"; done
+peer_port=$(cat "$tmp/peer.port")
+jq --arg s "https://127.0.0.1:$peer_port" '.clusters[0].cluster.server = $s | .users[0].user = {}' "$named" >"$tmp/peer.kubeconfig"
+seen() { sort -u "$tmp/peer.log" | tr '\n' ' ' | sed 's/ $//'; } # what the peer logged, once each
+: >"$tmp/peer.log"
+kr agents --kubeconfig "$tmp/peer.kubeconfig" --client-certificate "$tls/user.crt" --client-key "$tls/user.key"
+expect "the plugin: SNI the TLS name, Host the URL's, the --client-certificate" \
+	"client rss-test-user host 127.0.0.1:$peer_port sni kubesim.test" "$(seen)"
+: >"$tmp/peer.log"
+kubectl --cache-dir "$tmp/kcache.peer" get leases -n rssd-system --kubeconfig "$tmp/peer.kubeconfig" \
+	--client-certificate "$tls/user.crt" --client-key "$tls/user.key" >/dev/null 2>&1 </dev/null || true
+expect "... kubectl the same" "client rss-test-user host 127.0.0.1:$peer_port sni kubesim.test" "$(seen)"
+# The user's certificate data: the flags replace it (client-go since kubernetes#133917; kubectl 1.34 and
+# older refuse the two together, so there is no kubectl to compare with).
+jq --arg c "$(base64 -w0 "$tls/other.crt")" --arg k "$(base64 -w0 "$tls/other.key")" \
+	'.users[0].user = {"client-certificate-data": $c, "client-key-data": $k}' "$tmp/peer.kubeconfig" >"$tmp/peer-data.kubeconfig"
+: >"$tmp/peer.log"
+kr agents --kubeconfig "$tmp/peer-data.kubeconfig"
+expect "the kubeconfig's client certificate data" "client other-user" "$(grep client "$tmp/peer.log" | sort -u)"
+: >"$tmp/peer.log"
+kr agents --kubeconfig "$tmp/peer-data.kubeconfig" --client-certificate "$tls/user.crt" --client-key "$tls/user.key"
+expect "... --client-certificate and --client-key replace it" "client rss-test-user" "$(grep client "$tmp/peer.log" | sort -u)"
+same "a --client-key file that does not exist" 1 --kubeconfig "$named" --client-certificate "$tls/user.crt" \
+	--client-key "$tls/nope.key"
+has "... names the file and the flag" "$tmp/e" "cannot read the client key '$tls/nope.key' (--client-key): No such file or directory"
+same "--client-certificate without a key" 1 --kubeconfig "$named" --client-certificate "$tls/user.crt"
+has "... says a key is needed" "$tmp/e" "the client certificate has no key"
+
+# --request-timeout against a peer that completes TLS and never answers.
+jq --arg s "https://127.0.0.1:$(cat "$tmp/silent.port")" '.clusters[0].cluster.server = $s' "$named" >"$tmp/silent.kubeconfig"
+same "--request-timeout=1s against a server that does not answer" 1 --kubeconfig "$tmp/silent.kubeconfig" --request-timeout=1s
+if grep -Eq 'timed out after 1[0-9]{3} milliseconds' "$tmp/e"; then ok "... after 1 s"; else
+	bad "... after 1 s: $(cat "$tmp/e")"
+fi
+kr agents --kubeconfig "$tmp/silent.kubeconfig" --request-timeout=2
+expect "--request-timeout=2 (seconds) fails" 1 "$rc"
+if grep -Eq 'timed out after 2[0-9]{3} milliseconds' "$tmp/e"; then ok "... after 2 s"; else
+	bad "... after 2 s: $(cat "$tmp/e")"
+fi
+rc=0
+timeout 4 kubectl rss agents --kubeconfig "$tmp/silent.kubeconfig" --request-timeout=0 >/dev/null 2>&1 </dev/null || rc=$?
+krc=0
+timeout 4 kubectl --cache-dir "$tmp/kcache.silent" get leases -n rssd-system --kubeconfig "$tmp/silent.kubeconfig" \
+	--request-timeout=0 >/dev/null 2>&1 </dev/null || krc=$?
+expect "--request-timeout=0: no timeout, both still wait after 4 s (timeout's 124)" "124 124" "$rc $krc"
+same "--request-timeout=1m against kubesim" 0 --kubeconfig "$named" --request-timeout=1m
+same "--request-timeout=abc" 1 --kubeconfig "$named" --request-timeout=abc
+expect "... is bad usage for the plugin" 2 "$prc"
+has "... naming the flag" "$tmp/e" '--request-timeout "abc" is not a duration'
+
+# proxy-url: the CONNECT proxy logs what it was asked; with a TLS name the CONNECT still names the server
+# URL's host. no_proxy does not apply to a kubeconfig's proxy (kubectl ignores it there; libcurl would match
+# it against the TLS name, the URL's host it is given).
+proxy_port=$(cat "$tmp/proxy.port")
+jq --arg p "http://127.0.0.1:$proxy_port" '.clusters[0].cluster["proxy-url"] = $p' "$named" >"$tmp/proxy.kubeconfig"
+: >"$tmp/proxy.log"
+kr agents --kubeconfig "$tmp/proxy.kubeconfig"
+expect "proxy-url: the plugin works through the proxy" 0 "$rc"
+expect "... which it asked to CONNECT to the server URL's host" "CONNECT 127.0.0.1:$port2" "$(sort -u "$tmp/proxy.log")"
+: >"$tmp/proxy.log"
+run "... real kubectl works through it" kubectl --cache-dir "$tmp/kcache.proxy" get leases -n rssd-system --kubeconfig "$tmp/proxy.kubeconfig"
+expect "... asking the same" "CONNECT 127.0.0.1:$port2" "$(sort -u "$tmp/proxy.log")"
+: >"$tmp/proxy.log"
+NO_PROXY=127.0.0.1,localhost,kubesim.test no_proxy=127.0.0.1,localhost,kubesim.test kr agents --kubeconfig "$tmp/proxy.kubeconfig"
+expect "... no_proxy set: the plugin still goes through the proxy" "0 CONNECT 127.0.0.1:$port2" "$rc $(sort -u "$tmp/proxy.log")"
+: >"$tmp/proxy.log"
+run "... kubectl too" env NO_PROXY=127.0.0.1,localhost,kubesim.test no_proxy=127.0.0.1,localhost,kubesim.test kubectl --cache-dir "$tmp/kcache.noproxy" \
+	get leases -n rssd-system --kubeconfig "$tmp/proxy.kubeconfig"
+expect "... through the proxy" "CONNECT 127.0.0.1:$port2" "$(sort -u "$tmp/proxy.log")"
+jq '.clusters[0].cluster["proxy-url"] = "http://127.0.0.1:1"' "$named" >"$tmp/deadproxy.kubeconfig"
+same "a proxy-url where no proxy listens" 1 --kubeconfig "$tmp/deadproxy.kubeconfig"
 
 echo "# force-seed: the leader's refusals, shown before anything is set, in the leader's words"
 # The heartbeat Leases the plugin reads for the words (rssd's namespace, --rssd-namespace): node-1's agent
