@@ -49,7 +49,7 @@ sc_metrics() {
 sc_invalid_spec() {
     local mark
     mark=$(now)
-    rss_manifest bad 3 false | sed 's/^spec:$/spec:\n  reconcileInterval: 500ms/' |
+    rss_manifest bad 3 false | sed 's/^  reconcileInterval: .*/  reconcileInterval: 500ms/' |
         k apply -n "$NS" -f - >/dev/null || fail "apply the invalid RSS"
     failed() { rss_json bad | jq -e '.status.phase == "Failed" and (.status.message | test("reconcileInterval"))' >/dev/null; }
     wait_until 30 "status Failed naming the field" failed
