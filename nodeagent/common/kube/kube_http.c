@@ -303,10 +303,13 @@ int kube_http_target(struct rss_kube *kube, rss_error_t *err)
     size_t n = strlen(kube->base_url);
     while (n > 0 && kube->base_url[n - 1] == '/')
         kube->base_url[--n] = '\0';
-    _cleanup_free_ char *entry = rss_xasprintf("%s:%s:%s:%s", tls_host, port, host, port);
-    kube->connect_to = curl_slist_append(NULL, entry);
-    if (!kube->connect_to)
-        abort();
+    {
+        /* In a block: the `goto out`s above must not jump into the scope of a cleanup variable. */
+        _cleanup_free_ char *entry = rss_xasprintf("%s:%s:%s:%s", tls_host, port, host, port);
+        kube->connect_to = curl_slist_append(NULL, entry);
+        if (!kube->connect_to)
+            abort();
+    }
     kube->host_header =
         given_port ? rss_xasprintf("Host: %s:%s", host, port) : rss_xasprintf("Host: %s", host);
 out:
