@@ -10,6 +10,11 @@
 # the chart equals deploy/overlays/microk8s, a socket in /run mounts the file); the monitoring objects equal
 # deploy/monitoring/; `helm install` creates every object in kubesim, `helm upgrade` changes the image
 # of the same DaemonSet, `helm uninstall` removes everything but the CRD (crds/ is never deleted).
+# Hygiene (issue 38 item 7): values.schema.json refuses a bad value and an unknown key; NOTES.txt says
+# what was installed, the Pod Security label, how to check it and how to upgrade the CRD; the `helm test`
+# hook renders; extraArgs, extraEnv, podAnnotations, podLabels and serviceAccount reach their objects; the
+# aggregated ClusterRoles rssd-view and rssd-edit; the FlowSchema's apiVersion follows the server's version.
+# The comparisons with kustomize leave out what the overlays do not have (aggregatedRoles, the test hook).
 set -euo pipefail
 
 NAME=deploy-helm
@@ -23,8 +28,12 @@ helm_bin=$(bash "$top/tests/lib/helm.sh") || {
 }
 # Helm's state (repositories, cache, plugins) in the test's own directory, never the user's.
 export HELM_CACHE_HOME=$tmp/helm/cache HELM_CONFIG_HOME=$tmp/helm/config HELM_DATA_HOME=$tmp/helm/data
-h() { "$helm_bin" "$@"; }
-echo "# $(h version --short 2>&1)"
+# helm template renders for --kube-version (the FlowSchema's apiVersion follows it), and a helm built
+# from its module without the release's ldflags defaults to v1.20.0: render for the server installed
+# into, kubesim's version, unless a later --kube-version says otherwise (the last flag wins).
+kube_version=$(k version -o json 2>/dev/null | jq -r .serverVersion.gitVersion)
+h() { if [ "$1" = template ]; then shift; "$helm_bin" template --kube-version "$kube_version" "$@"; else "$helm_bin" "$@"; fi; }
+echo "# $(h version --short 2>&1), templates for kube $kube_version"
 
 # norm FILE: one line per object, "Kind ns/name <sorted JSON>", without Helm's bookkeeping labels.
 norm() {
@@ -71,12 +80,13 @@ run "helm lint (a namespace list, metrics on)" h lint --strict "$chart" --set 'n
 echo "# helm template against the kustomize overlays"
 k kustomize "$top/deploy/overlays/cluster" -o "$tmp/cluster.yaml"
 run "helm template (cluster-wide, namespace.create)" h template rssd "$chart" -n rssd-system --include-crds \
-	--set namespace.create=true --output-dir "$tmp/render-cluster"
+	--set namespace.create=true --set aggregatedRoles=false --skip-tests --output-dir "$tmp/render-cluster"
 find "$tmp/render-cluster" -name '*.yaml' | sort | xargs -I{} sh -c 'echo ---; cat "{}"' >"$tmp/helm-cluster.yaml"
 same_objects "cluster" "$tmp/cluster.yaml" "$tmp/helm-cluster.yaml"
 k kustomize "$top/deploy/overlays/namespace" -o "$tmp/namespace.yaml"
 run "helm template (namespaces={rss-apps})" h template rssd "$chart" -n rssd-system --include-crds \
-	--set namespace.create=true --set 'namespaces={rss-apps}' --output-dir "$tmp/render-namespace"
+	--set namespace.create=true --set 'namespaces={rss-apps}' --set aggregatedRoles=false --skip-tests \
+	--output-dir "$tmp/render-namespace"
 find "$tmp/render-namespace" -name '*.yaml' | sort | xargs -I{} sh -c 'echo ---; cat "{}"' >"$tmp/helm-namespace.yaml"
 same_objects "namespace" "$tmp/namespace.yaml" "$tmp/helm-namespace.yaml"
 # Two namespaces: a Role and RoleBinding in each, both in --namespaces.
@@ -114,7 +124,7 @@ echo "# criSocket: the runtime's socket (docs/platforms.md)"
 k kustomize "$top/deploy/overlays/microk8s" -o "$tmp/microk8s.yaml"
 run "helm template (criSocket: MicroK8s's containerd)" h template rssd "$chart" -n rssd-system --include-crds \
 	--set namespace.create=true --set criSocket=unix:///var/snap/microk8s/common/run/containerd.sock \
-	--output-dir "$tmp/render-microk8s"
+	--set aggregatedRoles=false --skip-tests --output-dir "$tmp/render-microk8s"
 find "$tmp/render-microk8s" -name '*.yaml' | sort | xargs -I{} sh -c 'echo ---; cat "{}"' >"$tmp/helm-microk8s.yaml"
 same_objects "criSocket=MicroK8s's socket against overlays/microk8s" "$tmp/microk8s.yaml" "$tmp/helm-microk8s.yaml"
 run "helm lint (criSocket set)" h lint --strict "$chart" --set criSocket=unix:///run/k0s/containerd.sock
@@ -150,9 +160,112 @@ expect "monitoring: the PodMonitor and PrometheusRule equal deploy/monitoring/" 
 	"$({ cat "$top/deploy/monitoring/podmonitor.yaml"; echo ---; cat "$top/deploy/monitoring/prometheusrule.yaml"; } >"$tmp/mon-plain.yaml"; mon_json "$tmp/mon-plain.yaml")" \
 	"$(mon_json "$tmp/mon.yaml")"
 
+echo "# values.schema.json refuses what rssd would refuse"
+# refused WHAT FIELD ARGS...: helm template with ARGS fails, and its message names FIELD.
+refused() {
+	local what=$1 field=$2
+	shift 2
+	if h template rssd "$chart" "$@" >"$tmp/out" 2>&1; then bad "schema: $what rendered"; elif grep -qF -- "$field" "$tmp/out"; then
+		ok "schema: $what refused, naming $field"; else bad "schema: $what refused without naming $field: $(tr '\n' ' ' <"$tmp/out" | cut -c1-300)"; fi
+}
+refused "logLevel=loud" "'/logLevel': value must be one of" --set logLevel=loud
+refused "logFormat=xml" "'/logFormat': value must be one of" --set logFormat=xml
+refused "a typo'd top-level key (logLevl)" "additional properties 'logLevl' not allowed" --set logLevl=debug
+refused "a typo'd nested key (timings.fenceTimout)" "additional properties 'fenceTimout' not allowed" --set timings.fenceTimout=40s
+refused "timings.fenceTimeout=45x" "'/timings/fenceTimeout'" --set timings.fenceTimeout=45x
+refused "reconcileWorkers=65" "'/reconcileWorkers'" --set reconcileWorkers=65
+refused "hookOutputMax=100" "'/hookOutputMax'" --set hookOutputMax=100
+refused "healthPort=http" "'/healthPort'" --set healthPort=http
+refused "metrics.podMonitor.interval=soon" "'/metrics/podMonitor/interval'" --set metrics.podMonitor.interval=soon
+refused "namespaces={Team_A}" "'/namespaces/0'" --set 'namespaces={Team_A}'
+if h lint --strict "$chart" --set logLevel=loud >"$tmp/out" 2>&1; then bad "schema: helm lint passed logLevel=loud"; else
+	expect "schema: helm lint refuses logLevel=loud, naming it" 1 "$(grep -c "^\[ERROR\] values.yaml: - at '/logLevel'" "$tmp/out")"; fi
+run "schema: good values of every kind pass" h template rssd "$chart" --set timings.fenceTimeout=1m30s \
+	--set timings.leaseDuration=500ms --set timings.retryPeriod=2000 --set reconcileWorkers=64 --set hookOutputMax=65536 \
+	--set logLevel=warn --set logFormat=text --set-string reconcileWorkers=4 --set metrics.podMonitor.interval=1m
+expect "schema: values.yaml has no key the schema lacks (top level)" "" \
+	"$(python3 -c 'import sys, json, yaml
+v = yaml.safe_load(open(sys.argv[1])); s = json.load(open(sys.argv[2]))
+def walk(v, s, at):
+    for k, x in v.items():
+        p = s.get("properties", {})
+        if k not in p: print(at + k)
+        elif isinstance(x, dict) and p[k].get("additionalProperties") is False: walk(x, p[k], at + k + ".")
+walk(v, s, "")' "$chart/values.yaml" "$chart/values.schema.json" | tr '\n' ' ')"
+
+echo "# extraArgs, extraEnv, podAnnotations, podLabels, serviceAccount"
+h template rssd "$chart" -n rssd-system --set 'extraArgs={--fence-timeout=40s,--log-level=debug}' \
+	--set 'extraEnv[0].name=TZ' --set 'extraEnv[0].value=UTC' --set podAnnotations.team=db \
+	--set podLabels.tier=infra --set podLabels.app\\.kubernetes\\.io/name=other \
+	--set serviceAccount.name=rssd-agent --set serviceAccount.annotations.iam=role-x >"$tmp/extra.yaml"
+objs=$(k create --dry-run=client -o json -f "$tmp/extra.yaml" | jq -c 'if .kind == "List" then .items[] else . end')
+ds=$(jq -c 'select(.kind == "DaemonSet")' <<<"$objs")
+expect "extraArgs: after the chart's own arguments" '["--state-dir=/run/rssd","--fence-timeout=40s","--log-level=debug"]' \
+	"$(jq -c '.spec.template.spec.containers[0].args[-3:]' <<<"$ds")"
+expect "extraEnv: after the chart's own variables" '{"name":"TZ","value":"UTC"} MALLOC_ARENA_MAX' \
+	"$(jq -c '.spec.template.spec.containers[0].env[-1]' <<<"$ds") $(jq -r '.spec.template.spec.containers[0].env[-2].name' <<<"$ds")"
+expect "podAnnotations, podLabels: on the pod template; the selector's label stays rssd" \
+	'{"team":"db"} {"app.kubernetes.io/name":"rssd","tier":"infra"} {"app.kubernetes.io/name":"rssd"}' \
+	"$(jq -c '.spec.template.metadata.annotations' <<<"$ds") $(jq -c '.spec.template.metadata.labels' <<<"$ds") $(jq -c '.spec.selector.matchLabels' <<<"$ds")"
+expect "serviceAccount.name, .annotations: the ServiceAccount, the DaemonSet and every binding's subject" \
+	'rssd-agent {"iam":"role-x"} rssd-agent ["rssd-agent"] rssd-agent' \
+	"$(jq -r 'select(.kind == "ServiceAccount") | "\(.metadata.name) \(.metadata.annotations | tojson)"' <<<"$objs") $(jq -r '.spec.template.spec.serviceAccountName' <<<"$ds") $(jq -s -c '[.[] | select(.kind | endswith("Binding")) | .subjects[].name] | unique' <<<"$objs") $(jq -r 'select(.kind == "FlowSchema") | .spec.rules[0].subjects[0].serviceAccount.name' <<<"$objs")"
+expect "serviceAccount.create=false: no ServiceAccount, the DaemonSet still names rssd" "0 rssd" \
+	"$(h template rssd "$chart" --set serviceAccount.create=false | k create --dry-run=client -o json -f - |
+		jq -s -r '[.[] | if .kind == "List" then .items[] else . end] | "\([.[] | select(.kind == "ServiceAccount")] | length) \(.[] | select(.kind == "DaemonSet") | .spec.template.spec.serviceAccountName)"')"
+expect "defaults: no pod annotations, the selector's label only, no extra arguments or variables" \
+	'null {"app.kubernetes.io/name":"rssd"} 3 5' \
+	"$(h template rssd "$chart" --show-only templates/daemonset.yaml | k create --dry-run=client -o json -f - |
+		jq -r '.spec.template | "\(.metadata.annotations) \(.metadata.labels | tojson) \(.spec.containers[0].args | length) \(.spec.containers[0].env | length)"')"
+
+echo "# aggregated ClusterRoles for RSS objects"
+agg=$(h template rssd "$chart" --show-only templates/aggregated-roles.yaml | k create --dry-run=client -o json -f - |
+	jq -s -c '[.[] | if .kind == "List" then .items[] else . end] | map({name: .metadata.name,
+		agg: (.metadata.labels | with_entries(select(.key | startswith("rbac.authorization.k8s.io/"))) | keys),
+		rules: [.rules[] | "\(.resources | join(",")):\(.verbs | join(","))"]})')
+expect "aggregatedRoles: rssd-view (view) reads RSS objects and their status; rssd-edit (edit, admin) also changes them" \
+	'[{"name":"rssd-view","agg":["rbac.authorization.k8s.io/aggregate-to-view"],"rules":["replicatedstatefulsets,replicatedstatefulsets/status:get,list,watch"]},{"name":"rssd-edit","agg":["rbac.authorization.k8s.io/aggregate-to-admin","rbac.authorization.k8s.io/aggregate-to-edit"],"rules":["replicatedstatefulsets:get,list,watch,create,update,patch,delete","replicatedstatefulsets/status:get,list,watch"]}]' \
+	"$agg"
+expect "aggregatedRoles=false: neither" 0 \
+	"$(h template rssd "$chart" --set aggregatedRoles=false | grep -c 'name: rssd-\(view\|edit\)$' || true)"
+
+echo "# the helm test hook (kubesim runs no pods: its rendering only)"
+t=$(h template rssd "$chart" -n ops --set image.tag=1.2.3 --show-only templates/tests/agents.yaml | k create --dry-run=client -o json -f -)
+expect "helm test: a Pod with the test hook, rssd's ServiceAccount and image, never restarted" \
+	"Pod ops test rssd localhost/rss/rssd:1.2.3 Never" \
+	"$(jq -r '[.kind, .metadata.namespace, .metadata.annotations["helm.sh/hook"], .spec.serviceAccountName, .spec.containers[0].image, .spec.restartPolicy] | join(" ")' <<<"$t")"
+script=$(jq -r '.spec.containers[0].command | join(" ")' <<<"$t")
+expect "helm test: it runs kubectl-rss agents on the release namespace, failing without a live heartbeat" "yes yes yes" \
+	"$(for p in 'kubectl-rss --rssd-namespace ops agents) || exit 1' '*"No rssd heartbeat"*' '*"(expired)"*) exit 1'; do
+		if grep -qF -- "$p" <<<"$script"; then echo yes; else echo no; fi; done | tr '\n' ' ' | sed 's/ $//')"
+run "helm test: the image has kubectl-rss (deploy/image/Dockerfile)" grep -q 'COPY --from=build /build/nodeagent/plugin/kubectl-rss /usr/bin/kubectl-rss' "$top/deploy/image/Dockerfile"
+
+echo "# objects the server's version serves (--kube-version)"
+for kv in 1.20.0:v1beta1:assuredConcurrencyShares 1.23.0:v1beta2:assuredConcurrencyShares \
+	1.27.0:v1beta3:nominalConcurrencyShares 1.34.0:v1:nominalConcurrencyShares; do
+	IFS=: read -r v api shares <<<"$kv"
+	r=$(h template rssd "$chart" --kube-version "$v" | python3 -c 'import sys, yaml, json
+for d in yaml.safe_load_all(sys.stdin):
+    if d: print(json.dumps(d))' | jq -s -c '[.[] | select(.apiVersion | startswith("flowcontrol."))] |
+		"\(map(.apiVersion) | unique | join(" ")) \(map(.spec.limited // {} | keys[]) | map(select(endswith("Shares"))) | join(" "))"' -r)
+	expect "kube $v: PriorityLevelConfiguration and FlowSchema at flowcontrol $api ($shares)" \
+		"flowcontrol.apiserver.k8s.io/$api $shares" "$r"
+done
+refused_kv=$(h template rssd "$chart" --kube-version 1.19.0 2>&1 || true)
+expect "kube 1.19: refused by Chart.yaml's kubeVersion" 1 "$(grep -c 'incompatible with Kubernetes v1.19.0' <<<"$refused_kv")"
+
 echo "# install, upgrade, uninstall against kubesim"
 run "helm install (--create-namespace)" h install rssd "$chart" -n rssd-system --create-namespace
-h template rssd "$chart" -n rssd-system --include-crds >"$tmp/installed.yaml"
+install_out=$run_out
+# NOTES.txt: each line the user needs, as helm install prints it.
+for line in "rssd 0.1.0 is installed in namespace rssd-system: DaemonSet rssd (image localhost/rss/rssd:0.1.0)" \
+	"kubectl label namespace rssd-system pod-security.kubernetes.io/enforce=privileged" \
+	"kubectl -n rssd-system get ds rssd" "kubectl rss agents --rssd-namespace rssd-system" \
+	"helm test rssd -n rssd-system" "kubectl apply --server-side -f crds/crd.yaml"; do
+	if grep -qF -- "$line" <<<"$install_out"; then ok "install: NOTES says '$line'"; else
+		bad "install: NOTES lacks '$line'"; printf '%s\n' "$install_out" | sed 's/^/     /'; fi
+done
+h template rssd "$chart" -n rssd-system --include-crds --skip-tests >"$tmp/installed.yaml"
 missing=()
 while read -r kind ref; do
 	ns=${ref%%/*} name=${ref#*/}
@@ -161,6 +274,8 @@ while read -r kind ref; do
 	fi
 done < <(norm "$tmp/installed.yaml" | cut -d' ' -f1,2)
 if [ ${#missing[@]} = 0 ]; then ok "install: every object exists"; else bad "install: missing ${missing[*]}"; fi
+expect "install: the aggregated ClusterRoles exist" "rssd-edit rssd-view" \
+	"$(k get clusterrole rssd-view rssd-edit -o jsonpath='{.items[*].metadata.name}' | tr ' ' '\n' | sort | tr '\n' ' ' | sed 's/ $//')"
 run "install: the CRD is Established" k wait --for=condition=Established --timeout=30s crd/replicatedstatefulsets.clusterlabs.org
 ds_image() { k -n rssd-system get daemonset rssd -o jsonpath='{.spec.template.spec.containers[0].image} {.spec.template.spec.priorityClassName}'; }
 expect "install: the DaemonSet runs the chart's image at system-node-critical" "localhost/rss/rssd:0.1.0 system-node-critical" "$(ds_image)"
@@ -177,6 +292,7 @@ run "helm upgrade to namespaces={rss-apps} (the user made rss-apps)" bash -c \
 if k get clusterrole rssd >/dev/null 2>&1; then bad "upgrade to a namespace list: ClusterRole rssd is still there"; else
 	ok "upgrade to a namespace list: ClusterRole rssd is gone"; fi
 run "upgrade to a namespace list: Role rssd-apps in rss-apps" k -n rss-apps get role rssd-apps
+h template rssd "$chart" -n rssd-system --set 'namespaces={rss-apps}' --skip-tests >"$tmp/final.yaml"
 run "helm uninstall" h uninstall rssd -n rssd-system
 left=()
 while read -r kind ref; do
@@ -185,7 +301,7 @@ while read -r kind ref; do
 	if [ "$ns" = - ]; then ! k get "$kind" "$name" >/dev/null 2>&1 || left+=("$kind $ref"); else
 		! k -n "$ns" get "$kind" "$name" >/dev/null 2>&1 || left+=("$kind $ref")
 	fi
-done < <(norm "$tmp/helm-namespace.yaml" | cut -d' ' -f1,2 | grep -v '^Namespace ')
+done < <(norm "$tmp/final.yaml" | cut -d' ' -f1,2 | grep -v '^Namespace ')
 if [ ${#left[@]} = 0 ]; then ok "uninstall: every object of the release is gone"; else bad "uninstall: left behind ${left[*]}"; fi
 run "uninstall: the CRD stays (Helm never deletes crds/; docs/deploy.md)" k get crd replicatedstatefulsets.clusterlabs.org
 run "uninstall: the user's application namespace stays" k get namespace rss-apps

@@ -12,7 +12,7 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version }}
 {{/* The ServiceAccount every binding names. */}}
 {{- define "rssd.subject" -}}
 - kind: ServiceAccount
-  name: rssd
+  name: {{ include "rssd.serviceAccount" . }}
   namespace: {{ .Release.Namespace }}
 {{- end -}}
 
@@ -43,4 +43,10 @@ cluster-scoped nodes and persistentvolumes, which rssd-node-loss grants). */}}
 /run/k3s/containerd -> cri-run-k3s-containerd. */}}
 {{- define "rssd.criVolume" -}}
 {{- printf "cri%s" (regexReplaceAll "[^a-z0-9]+" (lower .) "-") | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
+{{/* The ServiceAccount rssd runs as: serviceAccount.name (rssd), created by the chart unless
+serviceAccount.create is false. */}}
+{{- define "rssd.serviceAccount" -}}
+{{- .Values.serviceAccount.name | default "rssd" -}}
 {{- end -}}
