@@ -141,8 +141,9 @@ strip -o "$work/plugin/kubectl-rss" "$bin"
 cp "$top/LICENSE" "$work/plugin/LICENSE"
 chmod 0755 "$work/plugin/kubectl-rss"
 chmod 0644 "$work/plugin/LICENSE"
+# (--sort=name orders what directories hold; the names given are in C order already.)
 tar --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$SOURCE_DATE_EPOCH" --format=gnu \
-    -C "$work/plugin" -cf - kubectl-rss LICENSE | gzip -n -9 >"$work/$plugin_tgz"
+    -C "$work/plugin" -cf - LICENSE kubectl-rss | gzip -n -9 >"$work/$plugin_tgz"
 plugin_sum=$(sha256sum "$work/$plugin_tgz" | cut -d' ' -f1)
 
 # ---- the chart
