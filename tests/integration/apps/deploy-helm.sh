@@ -207,6 +207,8 @@ expect "extraEnv: after the chart's own variables" '{"name":"TZ","value":"UTC"} 
 expect "podAnnotations, podLabels: on the pod template; the selector's label stays rssd" \
 	'{"team":"db"} {"app.kubernetes.io/name":"rssd","tier":"infra"} {"app.kubernetes.io/name":"rssd"}' \
 	"$(jq -c '.spec.template.metadata.annotations' <<<"$ds") $(jq -c '.spec.template.metadata.labels' <<<"$ds") $(jq -c '.spec.selector.matchLabels' <<<"$ds")"
+expect "podLabels: a podLabels app.kubernetes.io/name is dropped, not rendered as a duplicate key" 0 \
+	"$(grep -c 'app.kubernetes.io/name: other' "$tmp/extra.yaml" || true)"
 expect "serviceAccount.name, .annotations: the ServiceAccount, the DaemonSet and every binding's subject" \
 	'rssd-agent {"iam":"role-x"} rssd-agent ["rssd-agent"] rssd-agent' \
 	"$(jq -r 'select(.kind == "ServiceAccount") | "\(.metadata.name) \(.metadata.annotations | tojson)"' <<<"$objs") $(jq -r '.spec.template.spec.serviceAccountName' <<<"$ds") $(jq -s -c '[.[] | select(.kind | endswith("Binding")) | .subjects[].name] | unique' <<<"$objs") $(jq -r 'select(.kind == "FlowSchema") | .spec.rules[0].subjects[0].serviceAccount.name' <<<"$objs")"
