@@ -3,6 +3,7 @@
 #
 # Usage (as root, on Debian bookworm, for the image): deploy/release.sh --out DIR [--build-dir DIR]
 #                                                     [--base-url URL] [--image-name REPO] [--no-image]
+#                                                     [--no-build]
 #   Writes into DIR (docs/release.md says what to upload and how users install from it):
 #     rssd-image-VERSION.oci.tar              the image (deploy/image/build.sh), tagged REPO:VERSION
 #     rssd-VERSION.tgz                        the Helm chart (helm package deploy/helm/rssd)
@@ -13,6 +14,7 @@
 #   --build-dir DIR   the CMake build of kubectl-rss: Release or RelWithDebInfo, not sanitized, of this
 #                     source tree (default build/release, configured RelWithDebInfo when missing);
 #                     `cmake --build DIR --target kubectl-rss` brings it up to date first
+#   --no-build        package the build dir's kubectl-rss as it is (still checked: build type, version)
 #   --base-url URL    where the tarball will be downloadable, for the manifest's uri (default the
 #                     project's GitHub release: HOME/releases/download/vVERSION, HOME from Chart.yaml)
 #   --image-name REPO the image's repository (default localhost/rss/rssd: the name the chart and
@@ -39,6 +41,7 @@ build_dir=$top/build/release
 base_url=
 image_name=localhost/rss/rssd
 image=1
+build=1
 while [ $# -gt 0 ]; do
     case $1 in
     --out) [ $# -ge 2 ] || die "--out needs a directory"; out=$2; shift ;;
@@ -46,6 +49,7 @@ while [ $# -gt 0 ]; do
     --base-url) [ $# -ge 2 ] || die "--base-url needs a URL"; base_url=${2%/}; shift ;;
     --image-name) [ $# -ge 2 ] || die "--image-name needs a repository"; image_name=$2; shift ;;
     --no-image) image=0 ;;
+    --no-build) build=0 ;;
     -h | --help) awk 'NR >= 3 && !/^#/ {exit} NR >= 3 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
     *) echo "$me: unknown argument $1 (try --help)" >&2; exit 2 ;;
     esac
@@ -82,7 +86,7 @@ home=$(yaml_scalar "$chart/Chart.yaml" home)
 for tool in cmake tar gzip sha256sum strip dpkg; do
     command -v "$tool" >/dev/null || die "$tool is missing"
 done
-tar --version 2>/dev/null | grep -q 'GNU tar' || die "GNU tar is needed (--sort=name)"
+tar --version 2>/dev/null | grep 'GNU tar' >/dev/null || die "GNU tar is needed (--sort=name)"
 # helm: $HELM, else on PATH, else the pinned one the tests build (tests/lib/helm.sh, cached).
 helm_bin=${HELM:-}
 [ -n "$helm_bin" ] || helm_bin=$(command -v helm || true)
@@ -124,9 +128,11 @@ esac
 for opt in RSS_SANITIZE RSS_SANITIZE_THREAD; do
     [ "$(cache_get "$opt")" != ON ] || die "$build_dir is built with $opt=ON: never a release"
 done
-echo "==> cmake --build $build_dir --target kubectl-rss"
-cmake --build "$build_dir" --target kubectl-rss -j"$(nproc)" >"$work/build.log" 2>&1 ||
-    { tail -30 "$work/build.log" >&2; die "building kubectl-rss failed"; }
+if [ "$build" = 1 ]; then
+    echo "==> cmake --build $build_dir --target kubectl-rss"
+    cmake --build "$build_dir" --target kubectl-rss -j"$(nproc)" >"$work/build.log" 2>&1 ||
+        { tail -30 "$work/build.log" >&2; die "building kubectl-rss failed"; }
+fi
 bin=$build_dir/nodeagent/plugin/kubectl-rss
 [ -x "$bin" ] || die "no $bin after the build"
 said=$("$bin" version) || die "$bin version failed"
@@ -134,7 +140,7 @@ said=$("$bin" version) || die "$bin version failed"
 
 # ---- the plugin tarball
 plugin_tgz=kubectl-rss_${version}_linux_${arch}.tar.gz
-echo "==> $plugin_tgz"
+echo "==> $plugin_tgz (from $bin, sha256 $(sha256sum "$bin" | cut -d' ' -f1))"
 mkdir "$work/plugin"
 # Stripped like the image's copy: RelWithDebInfo's debug info is most of the file.
 strip -o "$work/plugin/kubectl-rss" "$bin"
