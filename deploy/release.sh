@@ -166,7 +166,7 @@ echo "==> rss.yaml (uri $base_url/$plugin_tgz)"
 cat >"$work/rss.yaml" <<EOF
 # rss.yaml -- krew plugin manifest for kubectl-rss $version (made by deploy/release.sh).
 # Install: kubectl krew install --manifest=rss.yaml [--archive=$plugin_tgz]
-apiVersion: krew.googlecontainers.com/v1alpha2
+apiVersion: krew.googlecontainertools.github.com/v1alpha2
 kind: Plugin
 metadata:
   name: rss

@@ -8,7 +8,8 @@
 # One full run (with the image, ~25 s with build.sh's cache warm), then checks: every artifact there and
 # non-empty; `sha256sum -c SHA256SUMS`; the krew manifest parses (python3's yaml, else jq-free grep) with
 # the fields krew reads and its sha256 is the tarball's; the tarball holds an executable kubectl-rss
-# whose `version` names the version, and LICENSE; `helm show chart` of the chart gives the version and
+# whose `version` names the version, and LICENSE; `kubectl krew install --manifest --archive` (krew built
+# once from its Go module, skipped without go) installs a kubectl-rss that names it; `helm show chart` of the chart gives the version and
 # appVersion; the image archive's index.json names REPO:VERSION and its manifest blob is there.
 # A second run with --no-image (the image is not what is compared, and a second build would double the
 # test's time) and --no-build (the same binary, whatever else changes in the tree meanwhile) must give the
@@ -79,12 +80,41 @@ for q in p:
 EOF
 ) || fields="(does not parse)"
     expect "rss.yaml parses, with krew's fields" \
-        "krew.googlecontainers.com/v1alpha2 Plugin rss v$version 1
+        "krew.googlecontainertools.github.com/v1alpha2 Plugin rss v$version 1
 linux $arch https://example.invalid/rel/$plugin $plugin_sum kubectl-rss kubectl-rss>.,LICENSE>." "$fields"
 else
     # No YAML parser: the fields line by line.
     expect "rss.yaml's sha256 is the tarball's" "$plugin_sum" "$(sed -n 's/^ *sha256: *//p' "$out/rss.yaml")"
     expect "rss.yaml's version" "v$version" "$(sed -n 's/^  version: *//p' "$out/rss.yaml")"
+fi
+
+# ---- krew itself installs it from the files, as docs/release.md tells users: krew v0.4.3 built from
+# its Go module once per machine (cached like helm, tests/lib/helm.sh), the check skipped without go.
+krew_version=v0.4.3
+krew_dir=${RSS_TOOLS_DIR:-/var/cache/rssd-tools}
+{ mkdir -p "$krew_dir" 2>/dev/null && [ -w "$krew_dir" ]; } || krew_dir=${XDG_CACHE_HOME:-$HOME/.cache}/rssd-tools
+krew_dir=$krew_dir/krew-$krew_version
+if [ ! -x "$krew_dir/kubectl-krew" ]; then
+    command -v go >/dev/null 2>&1 || PATH=$PATH:/usr/local/go/bin
+    if command -v go >/dev/null 2>&1; then
+        mkdir -p "$krew_dir"
+        kb=$(mktemp -d "$krew_dir/build.XXXXXX")
+        if GOBIN=$kb GOFLAGS=-mod=mod CGO_ENABLED=0 nice -n 10 go install "sigs.k8s.io/krew/cmd/krew@$krew_version" >"$kb/log" 2>&1; then
+            mv -f "$kb/krew" "$krew_dir/kubectl-krew"
+        else
+            tail -5 "$kb/log" | sed 's/^/     /'
+        fi
+        rm -rf "$kb"
+    fi
+fi
+if [ -x "$krew_dir/kubectl-krew" ]; then
+    mkdir -p "$tmp/krewpath"
+    ln -s "$krew_dir/kubectl-krew" "$tmp/krewpath/kubectl-krew"
+    run "kubectl krew install --manifest=rss.yaml --archive=$plugin" env PATH="$tmp/krewpath:$PATH" \
+        KREW_ROOT="$tmp/krew" kubectl krew install --manifest="$out/rss.yaml" --archive="$out/$plugin" </dev/null
+    expect "krew's kubectl-rss version" "kubectl-rss $version" "$("$tmp/krew/bin/kubectl-rss" version 2>&1)"
+else
+    echo "# no krew $krew_version (no go to build it): the krew install not tried"
 fi
 
 # ---- the plugin tarball
