@@ -186,6 +186,9 @@ struct rss_kube_request {
     const char *body;
     long timeout_ms;
     int attempts;
+    /* Not NULL: the 2xx body is text (pods/log), stored NUL-terminated in *text (the caller frees it),
+     * and ret is left alone. */
+    char **text;
 };
 int rss_kube_call(struct rss_kube *kube, const struct rss_kube_request *req, cJSON **ret, rss_error_t *err);
 

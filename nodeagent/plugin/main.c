@@ -28,6 +28,8 @@ static void usage(FILE *f)
         "                       beyond the seed's sequence are replaced); refused where rssd would\n"
         "  suspend NAME         stop every member on purpose, one at a time (spec.suspend: true)\n"
         "  resume NAME          bring a suspended RSS back (spec.suspend: false)\n"
+        "  logs NAME            what every node's rssd logged about NAME, merged in time order\n"
+        "                       (--since 1h: only that far back; --tail N: the last N lines)\n"
         "  agents               every node's rssd: its version, its heartbeat's age, which one leads\n"
         "  version              this plugin's version\n"
         "\n"
@@ -72,6 +74,8 @@ enum {
     O_CLIENT_CERT,
     O_CLIENT_KEY,
     O_TIMEOUT,
+    O_SINCE,
+    O_TAIL,
 };
 
 #define MAX_AS_GROUPS 32
@@ -178,6 +182,8 @@ int main(int argc, char **argv)
                                        {"client-certificate", required_argument, NULL, O_CLIENT_CERT},
                                        {"client-key", required_argument, NULL, O_CLIENT_KEY},
                                        {"request-timeout", required_argument, NULL, O_TIMEOUT},
+                                       {"since", required_argument, NULL, O_SINCE},
+                                       {"tail", required_argument, NULL, O_TAIL},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
     const char *ns = NULL;
@@ -185,7 +191,7 @@ int main(int argc, char **argv)
     const char *groups[MAX_AS_GROUPS];
     struct plugin_ctx ctx = {.out = stdout, .rssd_ns = "rssd-system"};
     bool timeout_set = false;
-    long timeout_ms = 0;
+    long timeout_ms = 0, since_ms = 0, tail = -1;
     int o;
     /* kubectl hands the plugin its flags wherever the user typed them: GNU getopt permutes. */
     while ((o = getopt_long(argc, argv, "n:s:yo:h", lo, NULL)) != -1) {
@@ -246,6 +252,23 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
+        case O_SINCE:
+            if (parse_timeout(optarg, &since_ms) < 0 || since_ms <= 0) {
+                fprintf(stderr,
+                        "error: --since \"%s\" is not a positive duration (e.g. 30m, 2h, or seconds)\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case O_TAIL: {
+            char *end;
+            tail = strtol(optarg, &end, 10);
+            if (!*optarg || *end || tail < 0) {
+                fprintf(stderr, "error: --tail \"%s\" is not a number of lines\n", optarg);
+                return 2;
+            }
+            break;
+        }
         case O_AS:
             ko.as = optarg;
             break;
@@ -288,7 +311,7 @@ int main(int argc, char **argv)
         const char *name;
         int args; /* after the command */
     } cmds[] = {{"status", 1},  {"events", 1}, {"history", 1}, {"force-seed", 2}, {"release-hold", 2},
-                {"suspend", 1}, {"resume", 1}, {"agents", 0},  {"version", 0}};
+                {"suspend", 1}, {"resume", 1}, {"agents", 0},  {"version", 0},    {"logs", 1}};
     int want = -1;
     for (size_t i = 0; cmd && i < sizeof(cmds) / sizeof(cmds[0]); i++)
         if (!strcmp(cmd, cmds[i].name))
@@ -306,8 +329,12 @@ int main(int argc, char **argv)
         return 2;
     }
     if (ctx.output && strcmp(cmd, "status") && strcmp(cmd, "events") && strcmp(cmd, "history") &&
-        strcmp(cmd, "agents")) {
-        fprintf(stderr, "error: -o is for status, events, history and agents, not %s\n", cmd);
+        strcmp(cmd, "agents") && strcmp(cmd, "logs")) {
+        fprintf(stderr, "error: -o is for status, events, history, logs and agents, not %s\n", cmd);
+        return 2;
+    }
+    if ((since_ms || tail >= 0) && strcmp(cmd, "logs")) {
+        fprintf(stderr, "error: --since and --tail are for logs, not %s\n", cmd);
         return 2;
     }
     if (!strcmp(cmd, "version")) {
@@ -339,6 +366,8 @@ int main(int argc, char **argv)
         r = plugin_history(&ctx, name, &err);
     else if (!strcmp(cmd, "agents"))
         r = plugin_agents(&ctx, &err);
+    else if (!strcmp(cmd, "logs"))
+        r = plugin_logs(&ctx, name, (since_ms + 999) / 1000, tail, &err);
     else if (!strcmp(cmd, "force-seed"))
         r = plugin_force_seed(&ctx, name, pod, &err);
     else if (!strcmp(cmd, "release-hold"))

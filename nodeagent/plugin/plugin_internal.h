@@ -27,6 +27,9 @@ int plugin_suspend(const struct plugin_ctx *ctx, const char *name, bool suspend,
 int plugin_events(const struct plugin_ctx *ctx, const char *name, rss_error_t *err);
 int plugin_history(const struct plugin_ctx *ctx, const char *name, rss_error_t *err);
 int plugin_agents(const struct plugin_ctx *ctx, rss_error_t *err);
+/* logs.c: the lines about NAME from every rssd pod's log, in time order; since_s > 0: only that many
+ * seconds back; tail >= 0: only the last `tail` of them. */
+int plugin_logs(const struct plugin_ctx *ctx, const char *name, long since_s, long tail, rss_error_t *err);
 int plugin_release_hold(const struct plugin_ctx *ctx, const char *name, const char *pod, rss_error_t *err);
 
 /* events.c: the RSS's Events, oldest first, at most `last` of them (0: all); shared with status. */

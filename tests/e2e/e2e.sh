@@ -22,6 +22,25 @@ line_time() { awk '{print $1}' <<<"$1"; }
 args_of() { sed -n 's/.* args=\[\([^]]*\)\].*/\1/p' <<<"$1"; }
 
 # ---- 1. create -> Running with 3 primaries and a correct status
+# plugin_logs: kubectl rss logs on the world's RSS (sc_create).
+plugin_logs() {
+    local lg lj nd i
+    lg=$(krss logs "$R" 2>&1) || fail "kubectl rss logs: $lg"
+    for i in 0 1 2; do
+        nd=$(member_node "$R" $i)
+        awk -v n="$nd" -v p="$NS/$(member $R $i)" '$1 == n && index($0, "pod " p ": hook ") {f = 1} END {exit !f}' <<<"$lg" ||
+            fail "kubectl rss logs: no hook line of $(member $R $i) from $nd: $(sed -n 1,5p <<<"$lg")"
+    done
+    lj=$(krss logs "$R" -o json 2>&1) || fail "kubectl rss logs -o json: $lj"
+    jq -e --arg r "$NS/$R" --arg m "$NS/$(sts_name "$R")-" 'length > 5 and ([.[].time] == ([.[].time] | sort))
+        and all(.[]; (.line | test($r + "([^A-Za-z0-9._-]|$)") or contains($m)))' <<<"$lj" >/dev/null ||
+        fail "kubectl rss logs -o json: not in time order, or a line not about $R: $(jq -c '.[:3]' <<<"$lj")"
+    [ "$(krss logs "$R" --tail 2 | wc -l)" = 2 ] || fail "kubectl rss logs --tail 2: not 2 lines"
+    lg=$(krss logs "${R:0:3}" 2>&1) || fail "kubectl rss logs ${R:0:3}: $lg"
+    [[ $lg == "No line about $NS/${R:0:3} "* ]] || fail "kubectl rss logs ${R:0:3} shows lines of $R: $(sed -n 1,3p <<<"$lg")"
+    note "kubectl rss logs: $(jq length <<<"$lj") lines about $R from $(jq -r '[.[].node] | unique | join(" ")' <<<"$lj")"
+}
+
 sc_create() {
     local mark
     mark=$(now)
@@ -60,6 +79,11 @@ sc_create() {
     [ "$(awk -v v="$ver" 'NR > 1 && NF && $2 == v && $5 == "ago" {print $1}' <<<"$ag" | sort | tr '\n' ' ')" = "$("$WORLD" nodes | sort | tr '\n' ' ')" ] ||
         fail "kubectl rss agents does not show every node's rssd $ver with a heartbeat: $ag"
     [ "$(awk 'NR > 1 && $6 == "yes" {print $1}' <<<"$ag")" = "$ln" ] || fail "kubectl rss agents names another leader than $ln: $ag"
+    # kubectl rss logs (pods/log of every rssd pod, from the kubelet's files): each member's start, from
+    # the agent on its node, in time order; nothing about another RSS, not even one whose name $R extends.
+    # Not in the real world: its apiserver cannot reach its kubelets, which live in a network namespace of
+    # their own (docs/testing.md); kubesim serves pods/log from the same files (test_kubectl.sh).
+    [ "$(world_flavour)" = real ] || plugin_logs
     # kubectl: status, labels, owned objects, spread.
     local s
     s=$(rss_json "$R")
@@ -291,6 +315,12 @@ sc_rssd_rollout_image() {
     [ "$(leader_holder)" != "$holder0" ] || fail "the leader's pod was replaced but $holder0 still holds the Lease"
     members_untouched "$mark" "$ids_before"
     json_logs_about "$R"
+    # kubectl rss logs reads the JSON lines by their rss field (kubesim only: see sc_create).
+    [ "$(world_flavour)" = real ] && return 0
+    local lj
+    lj=$(krss logs "$R" -o json --since 10m 2>&1) || fail "kubectl rss logs -o json: $lj"
+    jq -e --arg r "$NS/$R" '[.[].line | select(startswith("{")) | fromjson | .rss] | length > 0 and all(. == $r)' <<<"$lj" >/dev/null ||
+        fail "kubectl rss logs after --log-format=json: no JSON line, or one about another RSS: $(jq -c '.[-3:]' <<<"$lj")"
     note "image rollout dev -> v2 (RollingUpdate, maxUnavailable 1): $total ms in all; Ready on v2 at: $steps"
     note "leader was $leader0 ($holder0), now $(leader_node); handover $rel; leaseTransitions $lt_before -> $(lease_transitions); status lines during rollout: $(count_lines "$(hook_lines "$mark" "$R" status)") (all rc=8)"
 }

@@ -343,6 +343,8 @@ rss_manifest() {
         -e "s/^    antiAffinity: true$/    antiAffinity: $anti/" "$repo/apps/dummy/rss.yaml"
 }
 rss_json() { k get rss "$1" -n "$NS" -o json; }
+# krss ARGS...: kubectl rss (this build's) on the world, in the test namespace.
+krss() { "$RSS_BUILD_DIR/nodeagent/plugin/kubectl-rss" --kubeconfig "$KC" --rssd-namespace "$RSSD_NS" -n "$NS" "$@"; }
 rss_phase() { rss_json "$1" | jq -r '.status.phase // ""'; }
 # sts_name RSS: the StatefulSet rssd made for it (rss-<name>); member pods are <sts>-<ordinal>.
 sts_name() { echo "rss-$1"; }

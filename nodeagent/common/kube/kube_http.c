@@ -322,7 +322,8 @@ out:
 
 /* The options every request shares: URL, TLS, auth, headers. */
 static int setup(struct rss_kube *kube, CURL *h, const char *url, const char *method,
-                 const char *content_type, const char *token, struct curl_slist **headers, char *errbuf)
+                 const char *content_type, const char *accept, const char *token, struct curl_slist **headers,
+                 char *errbuf)
 {
     struct kube_config *c = &kube->cfg;
     curl_easy_setopt(h, CURLOPT_URL, url);
@@ -372,7 +373,8 @@ static int setup(struct rss_kube *kube, CURL *h, const char *url, const char *me
     }
 
     struct curl_slist *hl = NULL;
-    hl = curl_slist_append(hl, "Accept: application/json");
+    _cleanup_free_ char *accept_h = rss_xasprintf("Accept: %s", accept ? accept : "application/json");
+    hl = curl_slist_append(hl, accept_h);
     if (kube->host_header)
         hl = curl_slist_append(hl, kube->host_header);
     /* No "Expect: 100-continue" round trip before bodies over 1 KiB. */
@@ -444,7 +446,9 @@ int rss_kube_call(struct rss_kube *kube, const struct rss_kube_request *req, cJS
         struct body b = {.max = kube->max_body};
         long retry_after = -1;
         _cleanup_free_ char *token = kube_token(kube, false);
-        if (setup(kube, h, url, method, ct, token, &headers, errbuf) < 0) {
+        /* A text body (pods/log) is asked for as kubectl logs asks: JSON for an error Status, else any. */
+        if (setup(kube, h, url, method, ct, req->text ? "application/json, */*" : NULL, token, &headers,
+                  errbuf) < 0) {
             curl_easy_cleanup(h);
             return rss_error_make(err, RSS_E_INTERNAL, 0, "%s: building headers failed", what);
         }
@@ -471,7 +475,12 @@ int rss_kube_call(struct rss_kube *kube, const struct rss_kube_request *req, cJS
         handle_put(kube, h);
 
         if (rc == CURLE_OK && http >= 200 && http <= 299) {
-            if (ret) {
+            if (req->text) {
+                *req->text = rss_xmalloc(b.len + 1);
+                if (b.len)
+                    memcpy(*req->text, b.data, b.len);
+                (*req->text)[b.len] = '\0';
+            } else if (ret) {
                 *ret = NULL;
                 if (b.len > 0) {
                     cJSON *j = cJSON_ParseWithLength(b.data, b.len);
@@ -531,7 +540,7 @@ int kube_stream(struct rss_kube *kube, const char *path, const char *query, cons
         return rss_error_make(err, RSS_E_INTERNAL, 0, "%s: curl_easy_init failed", what);
     char errbuf[CURL_ERROR_SIZE] = "";
     struct curl_slist *headers = NULL;
-    if (setup(kube, h, url, "GET", NULL, token, &headers, errbuf) < 0) {
+    if (setup(kube, h, url, "GET", NULL, NULL, token, &headers, errbuf) < 0) {
         curl_easy_cleanup(h);
         return rss_error_make(err, RSS_E_INTERNAL, 0, "%s: building headers failed", what);
     }

@@ -25,7 +25,7 @@ else
   fi
   want_client=$minor
 fi
-ks_start "$kubesim" --minor "$minor"
+ks_start "$kubesim" --minor "$minor" --pod-logs "$KS_TMP/nodes"
 kc() { "$KUBECTL" --cache-dir "$KS_TMP/cache" "$@"; }
 
 out=$(kc version -o json 2>/dev/null) || fail "kubectl version: $(kc version 2>&1)"
@@ -200,6 +200,43 @@ req DELETE /api/v1/namespaces/default/pods/p1 "{\"gracePeriodSeconds\":0,\"preco
 expect_http 200 "kubelet removes the pod"
 if out=$(kc get pod p1 2>&1); then fail "pod still exists: $out"; fi
 ok "pod gone"
+
+# kubectl logs: pods/log from the CRI files a world kubelet keeps (--pod-logs DIR/<node>/kubelet/logs/
+# <ns>_<pod>_<uid>/<container>/<restart>.log), partial lines joined, with the real server's parameters
+# and error messages.
+cat >"$KS_TMP/pod2.yaml" <<'EOF'
+apiVersion: v1
+kind: Pod
+metadata: {name: p2}
+spec:
+  nodeName: node-1
+  containers: [{name: a, image: busybox}, {name: b, image: busybox}]
+EOF
+kc apply -f "$KS_TMP/pod2.yaml" >/dev/null || fail "apply pod p2"
+p2uid=$(kc get pod p2 -o jsonpath='{.metadata.uid}')
+ld="$KS_TMP/nodes/node-1/kubelet/logs/default_p2_$p2uid/a"
+mkdir -p "$ld"
+out=$(kc logs p2 -c a 2>&1) && fail "kubectl logs before the container wrote: $out"
+contains "logs: no file yet" "$out" 'container "a" in pod "p2" is waiting to start'
+printf '%s\n' '2026-12-07T10:00:00.000000001Z stderr F old one' >"$ld/0.log"
+old=$(date -u -d '-2 hours' +%Y-%m-%dT%H:%M:%S.000000000Z)
+new=$(date -u +%Y-%m-%dT%H:%M:%S.000000000Z)
+printf '%s\n' "$old stdout F first" "$new stderr P sec" "$new stderr P ond" "$new stderr F  line" \
+  "$new stdout F third" >"$ld/1.log"
+same "logs: lines, partial pieces joined" "$(kc logs p2 -c a)" "$(printf 'first\nsecond line\nthird')"
+same "logs --tail 1" "$(kc logs p2 -c a --tail 1)" "third"
+same "logs --since 1h" "$(kc logs p2 -c a --since 1h)" "$(printf 'second line\nthird')"
+same "logs --timestamps" "$(kc logs p2 -c a --timestamps --tail 1)" "$new third"
+same "logs --previous" "$(kc logs p2 -c a --previous)" "old one"
+same "logs --limit-bytes 3" "$(kc logs p2 -c a --limit-bytes 3)" "fir"
+# (kubectl names the first container itself; the server's answer to a request without one:)
+req GET /api/v1/namespaces/default/pods/p2/log
+expect_http 400 "logs without a container of a 2-container pod"
+contains "logs: a container must be named" "$body" "a container name must be specified for pod p2, choose one of: [a b]"
+out=$(kc logs p2 -c nope 2>&1) && fail "kubectl logs -c nope: $out"
+contains "logs: unknown container" "$out" "container nope is not valid for pod p2"
+out=$(kc logs p2 -c b --previous 2>&1) && fail "kubectl logs -c b --previous: $out"
+contains "logs: no previous instance" "$out" 'previous terminated container "b" in pod "p2" not found'
 ks_stop
 
 echo "test_kubectl ($mode, server 1.$minor): all $checks checks passed"

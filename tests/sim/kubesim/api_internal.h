@@ -16,7 +16,7 @@ struct ctx {
     struct ks_resource *res;
     char *ns;   /* from the URL, or NULL */
     char *name; /* from the URL, or NULL */
-    char *sub;  /* "status", "scale" or NULL */
+    char *sub;  /* "status", "scale", "log" (pods) or NULL */
     bool table;
 };
 
@@ -73,6 +73,8 @@ void api_set_path_num(cJSON *o, const char *dotted, double v);
 void api_do_delete(struct ctx *c);
 void api_do_delete_collection(struct ctx *c);
 void api_do_get(struct ctx *c);
+/* api_podlog.c: GET pods/NAME/log from the world kubelet's CRI log files under ks_pod_logs_root. */
+void api_pod_log(struct ctx *c);
 void api_do_list(struct ctx *c);
 void api_do_patch(struct ctx *c);
 void api_do_post(struct ctx *c);

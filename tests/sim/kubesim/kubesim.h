@@ -101,6 +101,10 @@ unsigned ks_registry_generation(void);
 
 /* ---- store and history (store.c) ---- */
 
+/* --pod-logs DIR: where the world's nodes keep their pods' logs (DIR/<node>/kubelet/logs/...), for
+ * pods/log; NULL: pods/log answers 503. */
+extern const char *ks_pod_logs_root;
+
 struct ks_snap {
     atomic_int refs;
     cJSON *obj; /* immutable once published */

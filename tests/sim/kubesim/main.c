@@ -17,10 +17,11 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: kubesim --dir DIR [--port PORT] [--minor N] [--debug]\n"
+    fputs("usage: kubesim --dir DIR [--port PORT] [--minor N] [--pod-logs DIR] [--debug]\n"
           "  Serves a simulated Kubernetes API on https://127.0.0.1:PORT (0 or absent: any free port).\n"
           "  DIR receives ca.crt, ca.key, server.crt, server.key, token, kubeconfig, port and ready.\n"
           "  --minor N  the minor version /version reports (default 32)\n"
+          "  --pod-logs DIR  serve pods/log from DIR/<node>/kubelet/logs (the world kubelet's CRI files)\n"
           "  --debug    log every request (also RSS_LOG_LEVEL=debug)\n",
           f);
 }
@@ -62,14 +63,17 @@ static void add_namespace(const char *name)
 
 int main(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"dir", required_argument, NULL, 'd'},   {"port", required_argument, NULL, 'p'},
-        {"minor", required_argument, NULL, 'm'}, {"debug", no_argument, NULL, 'D'},
-        {"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"dir", required_argument, NULL, 'd'},
+                                         {"port", required_argument, NULL, 'p'},
+                                         {"minor", required_argument, NULL, 'm'},
+                                         {"debug", no_argument, NULL, 'D'},
+                                         {"pod-logs", required_argument, NULL, 'L'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     const char *dir = NULL;
     int port = 0;
     rss_log_set_component("kubesim");
-    for (int c; (c = getopt_long(argc, argv, "d:p:m:Dh", opts, NULL)) != -1;) {
+    for (int c; (c = getopt_long(argc, argv, "d:p:m:DL:h", opts, NULL)) != -1;) {
         switch (c) {
         case 'd':
             dir = optarg;
@@ -82,6 +86,9 @@ int main(int argc, char **argv)
             break;
         case 'D':
             rss_log_set_level(RSS_LOG_DEBUG);
+            break;
+        case 'L':
+            ks_pod_logs_root = optarg;
             break;
         case 'h':
             usage(stdout);
