@@ -6,16 +6,17 @@
 #   exits 77 (skip) when it is not a release build (Debug, sanitized), which release.sh rightly refuses,
 #   or without root, debootstrap or buildah for the image.
 # One full run (with the image, ~25 s with build.sh's cache warm), then checks: every artifact there and
-# non-empty; `sha256sum -c SHA256SUMS`; the krew manifest parses (python3's yaml, else jq-free grep) with
-# the fields krew reads and its sha256 is the tarball's; the tarball holds an executable kubectl-rss
-# whose `version` names the version, and LICENSE; `kubectl krew install --manifest --archive` (krew built
-# once from its Go module, skipped without go) installs a kubectl-rss that names it; `helm show chart` of the chart gives the version and
-# appVersion; the image archive's index.json names REPO:VERSION and its manifest blob is there.
+# non-empty; `sha256sum -c SHA256SUMS`; the krew manifest parses (python3's yaml, else grep) with the
+# fields krew reads and its sha256 is the tarball's; `kubectl krew install --manifest --archive` (krew
+# built once from its Go module, skipped without go) installs a kubectl-rss that names the version; the
+# tarball holds LICENSE and an executable kubectl-rss whose `version` names it; `helm show chart` gives
+# the version and appVersion, `helm template` a DaemonSet on the archive's image; the image archive's
+# index.json names REPO:VERSION and its manifest blob is there.
 # A second run with --no-image (the image is not what is compared, and a second build would double the
-# test's time) and --no-build (the same binary, whatever else changes in the tree meanwhile) must give the
-# byte-identical plugin tarball. Last, a Chart.yaml whose version drifted,
-# in a temporary copy of the tree, makes release.sh fail at once (its last words the drift's), naming
-# the file and both versions, and build or write nothing.
+# test's time) and --no-build (the same binary, whatever else changes in the tree meanwhile) must give
+# the byte-identical plugin tarball. Last, a Chart.yaml whose version drifted, in a temporary copy of
+# the tree, makes release.sh fail at once (its last words the drift's), naming the file and both
+# versions, and build or write nothing.
 set -euo pipefail
 
 NAME=release
@@ -132,6 +133,10 @@ run "LICENSE is the repository's" cmp "$tmp/plugin/LICENSE" "$top/LICENSE"
 # ---- the chart
 expect "helm show chart: version and appVersion" "version: $version appVersion: $version" \
     "$("$helm_bin" show chart "$out/$chart" 2>&1 | grep -E '^(version|appVersion):' | sort -r | tr -d '"' | tr '\n' ' ' | sed 's/ $//')"
+
+# The chart's default image is the archive's tag: an imported archive needs no --set.
+expect "helm template: the DaemonSet runs the archive's image" "localhost/rss/rssd:$version" \
+    "$("$helm_bin" template rssd "$out/$chart" 2>&1 | sed -n 's/^ *image: "\(.*\)"$/\1/p' | sort -u | tr '\n' ' ' | sed 's/ $//')"
 
 # ---- the image archive
 ref=$(tar -xOf "$out/$image" index.json 2>/dev/null |
