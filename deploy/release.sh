@@ -50,7 +50,7 @@ while [ $# -gt 0 ]; do
     --image-name) [ $# -ge 2 ] || die "--image-name needs a repository"; image_name=$2; shift ;;
     --no-image) image=0 ;;
     --no-build) build=0 ;;
-    -h | --help) awk 'NR >= 3 && !/^#/ {exit} NR >= 3 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
+    -h | --help) awk 'NR >= 4 && !/^#/ {exit} NR >= 4 {sub(/^# ?/, ""); print}' "$0"; exit 0 ;;
     *) echo "$me: unknown argument $1 (try --help)" >&2; exit 2 ;;
     esac
     shift
