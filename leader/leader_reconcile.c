@@ -5,6 +5,7 @@
 #include "leader_internal.h"
 #include "rss/cleanup.h"
 #include "rss/clock.h"
+#include "rss/condition.h"
 #include "rss/json.h"
 #include "rss/kube.h"
 #include "rss/log.h"
@@ -17,41 +18,16 @@
 
 /* Nothing of the RSS is touched; `why` goes to its status (phase Failed) and a Warning Event `reason`,
  * both only when they change. */
-/* One condition as the planner writes them; its time kept from `prev` while its status is the same. */
-static cJSON *failed_condition(const cJSON *prev, const char *type, bool status, const char *reason,
-                               const char *message, const cJSON *gen)
-{
-    cJSON *j = cJSON_CreateObject();
-    const char *st = status ? "True" : "False";
-    cJSON_AddStringToObject(j, "type", type);
-    cJSON_AddStringToObject(j, "status", st);
-    cJSON_AddStringToObject(j, "reason", reason);
-    cJSON_AddStringToObject(j, "message", message);
-    if (cJSON_IsNumber(gen))
-        cJSON_AddNumberToObject(j, "observedGeneration", gen->valuedouble);
-    char now[RSS_TIME_LEN];
-    const char *when = rss_time_ms(now, rss_clock_wall_ms());
-    const cJSON *p;
-    cJSON_ArrayForEach(p, prev)
-    {
-        const char *t = rss_json_str(p, "type"), *s = rss_json_str(p, "status"),
-                   *at = rss_json_str(p, "lastTransitionTime");
-        if (t && s && at && !strcmp(t, type) && !strcmp(s, st))
-            when = at;
-    }
-    cJSON_AddStringToObject(j, "lastTransitionTime", when);
-    return j;
-}
-
 /* The conditions of an RSS rssd refuses to act on: Ready False and Stalled True with the reason (what
  * kubectl wait, kstatus, Flux and Argo CD read), Reconciling False; the others as the last plan left them
  * (its members may still run). */
 static cJSON *failed_conditions(const cJSON *prev_status, const char *reason, const char *why,
-                                const cJSON *gen)
+                                const cJSON *gen_json)
 {
     const cJSON *prev = cJSON_GetObjectItemCaseSensitive(prev_status, "conditions");
+    int64_t gen = cJSON_IsNumber(gen_json) ? (int64_t)gen_json->valuedouble : -1, now = rss_clock_wall_ms();
     cJSON *arr = cJSON_CreateArray();
-    cJSON_AddItemToArray(arr, failed_condition(prev, "Ready", false, reason, why, gen));
+    rss_condition_add(arr, prev, "Ready", false, reason, why, gen, now);
     const cJSON *p;
     cJSON_ArrayForEach(p, prev)
     {
@@ -59,8 +35,8 @@ static cJSON *failed_conditions(const cJSON *prev_status, const char *reason, co
         if (t && strcmp(t, "Ready") && strcmp(t, "Stalled") && strcmp(t, "Reconciling"))
             cJSON_AddItemToArray(arr, cJSON_Duplicate(p, true));
     }
-    cJSON_AddItemToArray(arr, failed_condition(prev, "Stalled", true, reason, why, gen));
-    cJSON_AddItemToArray(arr, failed_condition(prev, "Reconciling", false, "Reconciled", "", gen));
+    rss_condition_add(arr, prev, "Stalled", true, reason, why, gen, now);
+    rss_condition_add(arr, prev, "Reconciling", false, "Reconciled", "", gen, now);
     return arr;
 }
 

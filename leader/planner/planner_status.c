@@ -1,6 +1,7 @@
 /* planner_status.c -- renders the RSS .status from the planner's decisions (pure, like the planner). */
 #include "rss/cleanup.h"
 #include "rss/clock.h"
+#include "rss/condition.h"
 #include "rss/json.h"
 #include "planner_internal.h"
 
@@ -158,30 +159,8 @@ static cJSON *member_status(const struct planner_member *m)
 static void condition(struct planner *c, cJSON *arr, const char *type, bool status, const char *reason,
                       const char *message)
 {
-    cJSON *j = cJSON_CreateObject();
-    const char *st = status ? "True" : "False";
-    cJSON_AddStringToObject(j, "type", type);
-    cJSON_AddStringToObject(j, "status", st);
-    cJSON_AddStringToObject(j, "reason", reason);
-    cJSON_AddStringToObject(j, "message", message);
-    /* Per condition (the API conventions): the generation this plan judged, so a reader of a condition
-     * after an edit knows whether it already speaks of the new spec. */
-    cJSON_AddNumberToObject(j, "observedGeneration", (double)c->spec->generation);
-    /* Kubernetes convention: the time changes only when status does. */
-    char buf[40] = "";
-    const cJSON *prev = cJSON_GetObjectItemCaseSensitive(c->in->prev_status, "conditions");
-    const cJSON *p;
-    cJSON_ArrayForEach(p, prev)
-    {
-        const char *t = rss_json_str(p, "type"), *s = rss_json_str(p, "status"),
-                   *when = rss_json_str(p, "lastTransitionTime");
-        if (t && s && when && strcmp(t, type) == 0 && strcmp(s, st) == 0 && strlen(when) < sizeof(buf))
-            snprintf(buf, sizeof(buf), "%s", when);
-    }
-    if (!buf[0])
-        rss_time_ms(buf, c->in->now_ms);
-    cJSON_AddStringToObject(j, "lastTransitionTime", buf);
-    cJSON_AddItemToArray(arr, j);
+    rss_condition_add(arr, cJSON_GetObjectItemCaseSensitive(c->in->prev_status, "conditions"), type, status,
+                      reason, message, c->spec->generation, c->in->now_ms);
 }
 
 /* A cluster being created rather than recovered: this plan bootstraps it, or it never seeded yet. */

@@ -10,6 +10,8 @@
 #include <cmocka.h>
 
 #include "planner_fixture.h"
+#include "rss/clock.h"
+#include "rss/condition.h"
 
 static void test_labels(void **state)
 {
@@ -227,6 +229,34 @@ static void test_kstatus(void **state)
     }
 }
 
+/* rss_condition_add (the planner's and the leader's): the time changes only when the status does. */
+static void test_condition_time(void **state)
+{
+    (void)state;
+    cJSON *prev = cJSON_Parse(
+        "[{\"type\":\"Ready\",\"status\":\"True\",\"lastTransitionTime\":\"2026-01-01T00:00:00.000Z\"},"
+        "{\"type\":\"Stalled\",\"status\":\"False\",\"lastTransitionTime\":\"2026-01-02T00:00:00.000Z\"}]");
+    assert_non_null(prev);
+    cJSON *arr = cJSON_CreateArray();
+    rss_condition_add(arr, prev, "Ready", true, "AllMembersReady", "", 7, NOW);
+    rss_condition_add(arr, prev, "Stalled", true, "InvalidSpec", "bad", -1, NOW);
+    rss_condition_add(arr, NULL, "Reconciling", false, "Reconciled", "", 0, NOW);
+    const cJSON *r = cJSON_GetArrayItem(arr, 0), *st = cJSON_GetArrayItem(arr, 1),
+                *rc = cJSON_GetArrayItem(arr, 2);
+    assert_string_equal(cJSON_GetObjectItem(r, "lastTransitionTime")->valuestring,
+                        "2026-01-01T00:00:00.000Z");
+    assert_int_equal(cJSON_GetObjectItem(r, "observedGeneration")->valuedouble, 7);
+    char now[RSS_TIME_LEN];
+    rss_time_ms(now, NOW);
+    assert_string_equal(cJSON_GetObjectItem(st, "lastTransitionTime")->valuestring, now); /* False -> True */
+    assert_null(cJSON_GetObjectItem(st, "observedGeneration"));
+    assert_string_equal(cJSON_GetObjectItem(st, "status")->valuestring, "True");
+    assert_string_equal(cJSON_GetObjectItem(rc, "lastTransitionTime")->valuestring, now);
+    assert_int_equal(cJSON_GetObjectItem(rc, "observedGeneration")->valuedouble, 0);
+    cJSON_Delete(arr);
+    cJSON_Delete(prev);
+}
+
 static void test_history(void **state)
 {
     (void)state;
@@ -308,9 +338,13 @@ static void test_history(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_labels),        cmocka_unit_test(test_status),
-        cmocka_unit_test(test_kstatus),       cmocka_unit_test(test_wait_event_not_repeated),
-        cmocka_unit_test(test_deterministic), cmocka_unit_test(test_bad_input),
+        cmocka_unit_test(test_labels),
+        cmocka_unit_test(test_status),
+        cmocka_unit_test(test_kstatus),
+        cmocka_unit_test(test_condition_time),
+        cmocka_unit_test(test_wait_event_not_repeated),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_history),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
