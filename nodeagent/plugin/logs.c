@@ -63,7 +63,8 @@ static int by_time(const void *a, const void *b)
     return strcmp(x->ts, y->ts);
 }
 
-int plugin_logs(const struct plugin_ctx *ctx, const char *name, long since_s, long tail, rss_error_t *err)
+int plugin_logs(const struct plugin_ctx *ctx, const char *name, long since_s, long tail, FILE *warn,
+                rss_error_t *err)
 {
     _cleanup_free_ char *rss = rss_xasprintf("%s/%s", ctx->ns, name);
     _cleanup_free_ char *pod_prefix = rss_xasprintf("rss-%s-", name);
@@ -140,7 +141,7 @@ int plugin_logs(const struct plugin_ctx *ctx, const char *name, long since_s, lo
                     ctx->rssd_ns);
     }
     if (failed.len)
-        fprintf(stderr, "warning: not read: %s\n", failed.s);
+        fprintf(warn, "warning: not read: %s\n", failed.s);
 out:
     for (size_t i = 0; i < n; i++) {
         free(lines[i].ts);

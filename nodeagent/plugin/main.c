@@ -30,6 +30,9 @@ static void usage(FILE *f)
         "  resume NAME          bring a suspended RSS back (spec.suspend: false)\n"
         "  logs NAME            what every node's rssd logged about NAME, merged in time order\n"
         "                       (--since 1h: only that far back; --tail N: the last N lines)\n"
+        "  report NAME          a support bundle (-f FILE, default rss-report-NS-NAME-TIME.tar): the RSS,\n"
+        "                       StatefulSet, pods, records, Events, rssd's Leases and log lines; env\n"
+        "                       values redacted; README.txt says what could not be read\n"
         "  agents               every node's rssd: its version, its heartbeat's age, which one leads\n"
         "  version              this plugin's version\n"
         "\n"
@@ -184,6 +187,7 @@ int main(int argc, char **argv)
                                        {"request-timeout", required_argument, NULL, O_TIMEOUT},
                                        {"since", required_argument, NULL, O_SINCE},
                                        {"tail", required_argument, NULL, O_TAIL},
+                                       {"file", required_argument, NULL, 'f'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
     const char *ns = NULL;
@@ -192,9 +196,10 @@ int main(int argc, char **argv)
     struct plugin_ctx ctx = {.out = stdout, .rssd_ns = "rssd-system"};
     bool timeout_set = false;
     long timeout_ms = 0, since_ms = 0, tail = -1;
+    const char *report_file = NULL;
     int o;
     /* kubectl hands the plugin its flags wherever the user typed them: GNU getopt permutes. */
-    while ((o = getopt_long(argc, argv, "n:s:yo:h", lo, NULL)) != -1) {
+    while ((o = getopt_long(argc, argv, "n:s:yo:f:h", lo, NULL)) != -1) {
         switch (o) {
         case 'n':
             ns = optarg;
@@ -260,6 +265,9 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
+        case 'f':
+            report_file = optarg;
+            break;
         case O_TAIL: {
             char *end;
             tail = strtol(optarg, &end, 10);
@@ -310,8 +318,9 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int args; /* after the command */
-    } cmds[] = {{"status", 1},  {"events", 1}, {"history", 1}, {"force-seed", 2}, {"release-hold", 2},
-                {"suspend", 1}, {"resume", 1}, {"agents", 0},  {"version", 0},    {"logs", 1}};
+    } cmds[] = {{"status", 1},       {"events", 1},  {"history", 1}, {"force-seed", 2},
+                {"release-hold", 2}, {"suspend", 1}, {"resume", 1},  {"agents", 0},
+                {"version", 0},      {"logs", 1},    {"report", 1}};
     int want = -1;
     for (size_t i = 0; cmd && i < sizeof(cmds) / sizeof(cmds[0]); i++)
         if (!strcmp(cmd, cmds[i].name))
@@ -331,6 +340,10 @@ int main(int argc, char **argv)
     if (ctx.output && strcmp(cmd, "status") && strcmp(cmd, "events") && strcmp(cmd, "history") &&
         strcmp(cmd, "agents") && strcmp(cmd, "logs")) {
         fprintf(stderr, "error: -o is for status, events, history, logs and agents, not %s\n", cmd);
+        return 2;
+    }
+    if (report_file && strcmp(cmd, "report")) {
+        fprintf(stderr, "error: -f is for report, not %s\n", cmd);
         return 2;
     }
     if ((since_ms || tail >= 0) && strcmp(cmd, "logs")) {
@@ -367,7 +380,9 @@ int main(int argc, char **argv)
     else if (!strcmp(cmd, "agents"))
         r = plugin_agents(&ctx, &err);
     else if (!strcmp(cmd, "logs"))
-        r = plugin_logs(&ctx, name, (since_ms + 999) / 1000, tail, &err);
+        r = plugin_logs(&ctx, name, (since_ms + 999) / 1000, tail, stderr, &err);
+    else if (!strcmp(cmd, "report"))
+        r = plugin_report(&ctx, name, report_file, &err);
     else if (!strcmp(cmd, "force-seed"))
         r = plugin_force_seed(&ctx, name, pod, &err);
     else if (!strcmp(cmd, "release-hold"))

@@ -28,8 +28,12 @@ int plugin_events(const struct plugin_ctx *ctx, const char *name, rss_error_t *e
 int plugin_history(const struct plugin_ctx *ctx, const char *name, rss_error_t *err);
 int plugin_agents(const struct plugin_ctx *ctx, rss_error_t *err);
 /* logs.c: the lines about NAME from every rssd pod's log, in time order; since_s > 0: only that many
- * seconds back; tail >= 0: only the last `tail` of them. */
-int plugin_logs(const struct plugin_ctx *ctx, const char *name, long since_s, long tail, rss_error_t *err);
+ * seconds back; tail >= 0: only the last `tail` of them. A pod whose log cannot be read is named on
+ * `warn`; an error only when none could be read. */
+int plugin_logs(const struct plugin_ctx *ctx, const char *name, long since_s, long tail, FILE *warn,
+                rss_error_t *err);
+/* report.c: the support bundle of NAME written to `file` (NULL: rss-report-NS-NAME-TIME.tar here). */
+int plugin_report(const struct plugin_ctx *ctx, const char *name, const char *file, rss_error_t *err);
 int plugin_release_hold(const struct plugin_ctx *ctx, const char *name, const char *pod, rss_error_t *err);
 
 /* events.c: the RSS's Events, oldest first, at most `last` of them (0: all); shared with status. */

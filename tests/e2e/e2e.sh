@@ -39,6 +39,17 @@ plugin_logs() {
     lg=$(krss logs "${R:0:3}" 2>&1) || fail "kubectl rss logs ${R:0:3}: $lg"
     [[ $lg == "No line about $NS/${R:0:3} "* ]] || fail "kubectl rss logs ${R:0:3} shows lines of $R: $(sed -n 1,3p <<<"$lg")"
     note "kubectl rss logs: $(jq length <<<"$lj") lines about $R from $(jq -r '[.[].node] | unique | join(" ")' <<<"$lj")"
+    # kubectl rss report: every part read in a world where rssd runs, its log lines those of logs.
+    local rd
+    rm -rf "$E2E_TMP/report" "$E2E_TMP/report.tar"
+    lg=$(krss report "$R" -f "$E2E_TMP/report.tar" 2>&1) || fail "kubectl rss report: $lg"
+    mkdir -p "$E2E_TMP/report" && tar -xf "$E2E_TMP/report.tar" -C "$E2E_TMP/report" || fail "tar -xf the report"
+    rd=$(ls -d "$E2E_TMP/report/"*)
+    grep -F "(nothing: every part was read)" "$rd/README.txt" >/dev/null || fail "kubectl rss report: parts not read: $(cat "$rd/README.txt")"
+    [ "$(grep -c "pod $NS/$(member $R 0): hook " "$rd/rssd-logs.txt")" -ge 1 ] || fail "kubectl rss report: no hook line of $(member $R 0) in rssd-logs.txt"
+    [ "$(python3 -c 'import sys, yaml; print(len(yaml.safe_load(open(sys.argv[1]))))' "$rd/records.yaml")" = 3 ] ||
+        fail "kubectl rss report: not 3 member records"
+    note "kubectl rss report: $(tar -tf "$E2E_TMP/report.tar" | wc -l) files, $(wc -l <"$rd/rssd-logs.txt") log lines"
 }
 
 sc_create() {

@@ -584,4 +584,40 @@ kr status fresh -n apps
 expect "status of an RSS no leader handled yet exits 0" 0 "$rc"
 has "... and says rssd has not handled it" "$tmp/o" "No status yet"
 
+echo "# report"
+# A member whose container has an env value (as a password often is) and a member record, as rssd writes them.
+k -n apps apply -f - >/dev/null <<<'{"apiVersion":"v1","kind":"Pod","metadata":{"name":"rss-db-9","labels":{"rss.clusterlabs.org/name":"db"},
+	"annotations":{"kubectl.kubernetes.io/last-applied-configuration":"{\"PASSWORD\":\"s3cret-report\"}"}},
+	"spec":{"nodeName":"node-1","containers":[{"name":"app","image":"busybox","env":[{"name":"PASSWORD","value":"s3cret-report"},
+	{"name":"FROM","valueFrom":{"fieldRef":{"fieldPath":"metadata.name"}}}]}]}}'
+k create namespace rssd-system >/dev/null 2>&1 || true
+k -n rssd-system apply -f - >/dev/null <<<'{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"rec-apps-rss-db-9",
+	"labels":{"rss.clusterlabs.org/namespace":"apps","rss.clusterlabs.org/rss":"db","rss.clusterlabs.org/member":"rss-db-9"}},
+	"data":{"observed":"{\"role\":\"primary\"}"}}'
+kr report db -n apps -f "$tmp/r.tar"
+expect "report exits 0" 0 "$rc"
+has "report: says what it wrote" "$tmp/o" "Wrote $tmp/r.tar"
+run "report: real tar reads it" tar -tvf "$tmp/r.tar"
+mkdir -p "$tmp/r"
+tar -xf "$tmp/r.tar" -C "$tmp/r"
+d=$(ls "$tmp/r")
+expect "report: one directory named for the RSS" 1 "$(ls "$tmp/r" | grep -c '^rss-report-apps-db-[0-9]*T[0-9]*Z$')"
+expect "report: its files" "README.txt events.yaml leases.yaml pods.yaml records.yaml rss.yaml rssd-logs.txt" \
+	"$(ls "$tmp/r/$d" | tr '\n' ' ' | sed 's/ $//')"
+expect "report: no env value, no last-applied copy of one" "" "$(grep -rl 's3cret-report' "$tmp/r" || true)"
+has "report: the env value replaced" "$tmp/r/$d/pods.yaml" "REDACTED by kubectl rss report"
+has "report: a valueFrom kept" "$tmp/r/$d/pods.yaml" "metadata.name"
+expect "report: rss.yaml is the RSS (YAML read back)" "db apps" \
+	"$(python3 -c 'import sys, yaml; d = yaml.safe_load(open(sys.argv[1])); print(d["metadata"]["name"], d["metadata"]["namespace"])' "$tmp/r/$d/rss.yaml")"
+expect "report: the member record" "rss-db-9" \
+	"$(python3 -c 'import sys, yaml; print(" ".join(i["metadata"]["labels"]["rss.clusterlabs.org/member"] for i in yaml.safe_load(open(sys.argv[1]))))' "$tmp/r/$d/records.yaml")"
+has "report: README counts the redactions" "$tmp/r/$d/README.txt" "Redacted: 1 container env value(s)"
+has "report: README names what could not be read (no StatefulSet here)" "$tmp/r/$d/README.txt" "statefulset.yaml (the StatefulSet rssd made): "
+kr report db -n apps -f "$tmp/r.tar"
+expect "report: an existing file is not overwritten (exit 1)" 1 "$rc"
+has "report: ... and says so" "$tmp/e" "an existing file is not overwritten"
+kr report nosuch -n apps -f "$tmp/r2.tar"
+expect "report of an RSS that does not exist exits 1" 1 "$rc"
+expect "report of an RSS that does not exist writes nothing" no "$([ -e "$tmp/r2.tar" ] && echo yes || echo no)"
+
 checks_done
