@@ -455,8 +455,10 @@ static bool poll_liveness(struct rss_leader *l, struct leader_cache *cache, int6
         _cleanup_free_ char *path = rss_kube_path("v1", NULL, "nodes", node, NULL);
         _cleanup_json_ cJSON *obj = NULL;
         enum leader_kubelet k = LEADER_KUBELET_UNKNOWN;
+        const char *boot = NULL;
         if (rss_kube_get(l->kube, path, &obj, &err) == 0) {
             k = leader_node_kubelet(obj);
+            boot = leader_node_boot_id(obj);
         } else if (rss_error_code(err) == RSS_E_NOT_FOUND) {
             k = LEADER_KUBELET_DOWN; /* the Node was deleted: no kubelet runs it */
             rss_error_release(&err);
@@ -467,7 +469,7 @@ static bool poll_liveness(struct rss_leader *l, struct leader_cache *cache, int6
                           node);
         }
         pthread_mutex_lock(&l->lv_mu);
-        changed |= leader_liveness_kubelet(&l->liveness, node, k, rss_clock_mono_ms(), dead_after);
+        changed |= leader_liveness_kubelet(&l->liveness, node, k, boot, rss_clock_mono_ms(), dead_after);
         pthread_mutex_unlock(&l->lv_mu);
     }
     return changed;

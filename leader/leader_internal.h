@@ -58,6 +58,11 @@ struct leader_node_obs {
     char *peer;
     char agent[33];
     int64_t agent_since_ms;
+    /* The boot that agent runs in (its peer annotation's "boot"; "": not published), and the Node's bootID
+     * as read with the kubelet's view after the heartbeat went silent ("": not read since it last changed).
+     * Different: the node rebooted after that agent started, so it and its members' containers are gone. */
+    char agent_boot[40];
+    char node_boot[40];
     bool was_alive, was_dead; /* the verdict at the last update */
     /* The kubelet's view of the node (its Node's Ready condition), read by this leader after the
      * heartbeat went silent past the dead window: an agent that is absent (crashed, evicted, hung) has
@@ -146,11 +151,13 @@ const char *leader_liveness_suspect(const struct leader_liveness *lv, size_t i, 
 /* Records the kubelet's view of `node` read at now_ms. Returns true when the node's dead verdict
  * changed (plan again). */
 bool leader_liveness_kubelet(struct leader_liveness *lv, const char *node, enum leader_kubelet k,
-                             int64_t now_ms, int64_t dead_after_ms);
+                             const char *boot_id, int64_t now_ms, int64_t dead_after_ms);
 
 /* The kubelet's view in a Node object: its Ready condition (the kubelet posts True; the node lifecycle
  * controller sets Unknown once the kubelet stops posting, on its own clock). */
 enum leader_kubelet leader_node_kubelet(const cJSON *node);
+/* The Node's status.nodeInfo.bootID, or NULL. */
+const char *leader_node_boot_id(const cJSON *node);
 
 struct leader_ctx;
 

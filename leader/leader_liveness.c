@@ -8,6 +8,7 @@
 #include "rss/cleanup.h"
 #include "rss/clock.h"
 #include "rss/hash.h"
+#include "rss/json.h"
 
 /* Why not renewTime: renewTime is another machine's wall clock, and a heartbeat that did not change
  * during an API outage is stale because nobody could write, not because its node died. After a 75 s
@@ -85,6 +86,14 @@ static int64_t published_ms(const cJSON *lease, const char *annotation, int64_t 
     return ms > max ? max : ms;
 }
 
+/* A boot id as the kernel writes it (a UUID: hex digits and dashes), copied to dst; anything else "". */
+static void copy_boot(char dst[40], const char *v)
+{
+    dst[0] = '\0';
+    if (v && strlen(v) >= 8 && strlen(v) < 40 && strspn(v, "0123456789abcdef-") == strlen(v))
+        memcpy(dst, v, strlen(v) + 1);
+}
+
 /* The incarnation that renews the Lease and when it started, from the peer annotation (parsed again only
  * when it changed: once per agent process). Anything odd reads as unknown. */
 static void learn_agent(struct leader_node_obs *o, const cJSON *lease)
@@ -98,9 +107,11 @@ static void learn_agent(struct leader_node_obs *o, const cJSON *lease)
     o->peer = ann ? rss_xstrdup(ann) : NULL;
     o->agent[0] = '\0';
     o->agent_since_ms = 0;
+    o->agent_boot[0] = '\0';
     _cleanup_json_ cJSON *pj = ann ? cJSON_Parse(ann) : NULL;
     const char *agent = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pj, "agent"));
     const cJSON *since = cJSON_GetObjectItemCaseSensitive(pj, "since");
+    copy_boot(o->agent_boot, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(pj, "boot")));
     if (!agent || !*agent || strlen(agent) >= sizeof(o->agent) ||
         strspn(agent, "0123456789abcdef") != strlen(agent) || !cJSON_IsNumber(since) ||
         !isfinite(since->valuedouble) || since->valuedouble <= 0 || since->valuedouble > 1e15)
@@ -119,8 +130,15 @@ bool leader_liveness_superseded(const struct leader_liveness *lv, const char *no
      * running (rule 12). So a report up to the clock skew bound after that start is superseded too. The
      * report of a newer incarnation whose Lease this leader has not seen yet (the Lease seen late) then
      * waits for it, if that incarnation started within the bound of the one the Lease names. */
-    return o && o->agent[0] && agent && *agent && time_ms > 0 && strcmp(o->agent, agent) &&
-           time_ms < o->agent_since_ms + RSS_CLOCK_SKEW_MAX_MS;
+    if (o && o->agent[0] && agent && *agent && time_ms > 0 && strcmp(o->agent, agent) &&
+        time_ms < o->agent_since_ms + RSS_CLOCK_SKEW_MAX_MS)
+        return true;
+    /* The agent the Lease names, silent, on a node that booted again since it started (the Node read
+     * after the silence says another boot): that process is gone, and so are the containers its report
+     * saw, although the pod may still name them until its kubelet syncs (a CI run on the real world: a
+     * member counted ready 1 s after its node's power-on, before the new rssd or the kubelet said a word). */
+    return o && o->agent[0] && agent && !strcmp(o->agent, agent) && o->agent_boot[0] && o->node_boot[0] &&
+           strcmp(o->agent_boot, o->node_boot);
 }
 
 /* The node is judged with the longer of the two fence timeouts: an agent updated to a longer one
@@ -197,6 +215,7 @@ bool leader_liveness_update(struct leader_liveness *lv, const cJSON *leases, int
             o->changed_ms = now_ms;
             o->kubelet = LEADER_KUBELET_UNKNOWN;
             o->kubelet_ms = 0;
+            o->node_boot[0] = '\0';
         }
         o->duration_ms = duration_ms(it);
         o->fence_ms = published_ms(it, RSS_ANNOTATION_FENCE_TIMEOUT, 3600 * 1000);
@@ -319,19 +338,30 @@ const char *leader_liveness_suspect(const struct leader_liveness *lv, size_t i, 
 }
 
 bool leader_liveness_kubelet(struct leader_liveness *lv, const char *node, enum leader_kubelet k,
-                             int64_t now_ms, int64_t dead_after_ms)
+                             const char *boot_id, int64_t now_ms, int64_t dead_after_ms)
 {
     struct leader_node_obs *o = node ? find(lv, node) : NULL;
     if (!o)
         return false;
     o->kubelet = k;
     o->kubelet_ms = now_ms;
+    char was[40];
+    memcpy(was, o->node_boot, sizeof(was));
+    if (boot_id)
+        copy_boot(o->node_boot, boot_id);
+    bool rebooted = o->agent_boot[0] && o->node_boot[0] && strcmp(o->node_boot, was) &&
+                    strcmp(o->node_boot, o->agent_boot);
     bool alive, dead;
     int64_t silent;
     verdict(lv, o, now_ms, dead_after_ms, false, &alive, &dead, &silent);
-    bool changed = dead != o->was_dead;
+    bool changed = dead != o->was_dead || rebooted; /* a reboot supersedes reports: plan again */
     o->was_dead = dead;
     return changed;
+}
+
+const char *leader_node_boot_id(const cJSON *node)
+{
+    return rss_json_str(node, "status.nodeInfo.bootID");
 }
 
 enum leader_kubelet leader_node_kubelet(const cJSON *node)

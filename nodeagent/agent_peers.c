@@ -160,9 +160,13 @@ void rss_agent_set_peer_address(struct rss_agent *a, const char *host, int port)
 char *agent_peers_annotation(struct rss_agent *a)
 {
     pthread_mutex_lock(&a->peers_lock);
+    /* "boot": the boot this process runs in, so that a leader reading the Node's bootID after a silence
+     * knows the node rebooted since, and that this process and its reports are gone (leader_liveness.c). */
     char *r = a->peer_address
-                  ? rss_xasprintf("{\"address\":\"%s\",\"key\":\"%s\",\"agent\":\"%s\",\"since\":%lld}",
-                                  a->peer_address, a->peer_pub, a->incarnation, (long long)a->started_wall_ms)
+                  ? rss_xasprintf("{\"address\":\"%s\",\"key\":\"%s\",\"agent\":\"%s\",\"since\":%lld,"
+                                  "\"boot\":\"%s\"}",
+                                  a->peer_address, a->peer_pub, a->incarnation, (long long)a->started_wall_ms,
+                                  a->boot_id)
                   : NULL;
     pthread_mutex_unlock(&a->peers_lock);
     return r;

@@ -237,7 +237,7 @@ static struct verdict judge(struct leader_liveness *lv, const char *node, int64_
 {
     struct verdict v;
     int64_t silent;
-    leader_liveness_kubelet(lv, node, LEADER_KUBELET_DOWN, now, DEAD_MS);
+    leader_liveness_kubelet(lv, node, LEADER_KUBELET_DOWN, NULL, now, DEAD_MS);
     leader_liveness_node(lv, node, now, DEAD_MS, &v.alive, &v.dead, &silent);
     return v;
 }
@@ -307,13 +307,13 @@ static void test_liveness_agent_absent(void **state)
     assert_string_equal(leader_liveness_suspect(&lv, 0, T0 + 40000, DEAD_MS, 5000), "n1");
     assert_null(leader_liveness_suspect(&lv, 1, T0 + 40000, DEAD_MS, 5000));
     /* The kubelet reports Ready: the agent is absent, the node is not dead. */
-    assert_false(leader_liveness_kubelet(&lv, "n1", LEADER_KUBELET_READY, T0 + 40000, DEAD_MS));
+    assert_false(leader_liveness_kubelet(&lv, "n1", LEADER_KUBELET_READY, NULL, T0 + 40000, DEAD_MS));
     assert_false(judge_as_is(&lv, "n1", T0 + 90000).dead);
     assert_true(leader_liveness_agent_absent(&lv, "n1", T0 + 90000, DEAD_MS));
-    assert_false(leader_liveness_kubelet(&lv, "n1", LEADER_KUBELET_UNKNOWN, T0 + 91000, DEAD_MS));
+    assert_false(leader_liveness_kubelet(&lv, "n1", LEADER_KUBELET_UNKNOWN, NULL, T0 + 91000, DEAD_MS));
     assert_false(judge_as_is(&lv, "n1", T0 + 91000).dead);
     /* Down: now dead (a changed verdict), no longer absent, and not read again before the recheck. */
-    assert_true(leader_liveness_kubelet(&lv, "n1", LEADER_KUBELET_DOWN, T0 + 92000, DEAD_MS));
+    assert_true(leader_liveness_kubelet(&lv, "n1", LEADER_KUBELET_DOWN, NULL, T0 + 92000, DEAD_MS));
     assert_true(judge_as_is(&lv, "n1", T0 + 92000).dead);
     assert_false(leader_liveness_agent_absent(&lv, "n1", T0 + 92000, DEAD_MS));
     assert_null(leader_liveness_suspect(&lv, 0, T0 + 93000, DEAD_MS, 5000));
@@ -360,6 +360,50 @@ static cJSON *lease_with_peer(const char *node, const char *renew, const char *p
     if (peer)
         cJSON_AddStringToObject(cJSON_AddObjectToObject(md, "annotations"), RSS_ANNOTATION_PEER, peer);
     return list;
+}
+
+/* The agent the Lease names, silent, on a node whose Node (read after the silence) says another boot than
+ * the agent published: the node rebooted, that agent and its members' containers are gone, its reports are
+ * superseded although no new agent spoke yet (a real-world run counted such a member ready). */
+static void test_liveness_superseded_by_reboot(void **state)
+{
+    (void)state;
+    const char *peer =
+        "{\"agent\":\"bbbb\",\"since\":1700000005000,\"boot\":\"1111aaaa-0000-4000-8000-000000000001\"}";
+    _cleanup_json_ cJSON *l = lease_with_peer("n1", "2023-11-14T22:13:15.000000Z", peer);
+    struct leader_liveness lv;
+    leader_liveness_init(&lv);
+    leader_liveness_start(&lv, T0);
+    leader_liveness_update(&lv, l, T0, GAP_MS, DEAD_MS);
+    assert_false(leader_liveness_superseded(&lv, "n1", "bbbb", 1700000006000)); /* no Node read yet */
+    /* Read while it was down: the same boot. */
+    assert_false(leader_liveness_kubelet(&lv, "n1", LEADER_KUBELET_DOWN,
+                                         "1111aaaa-0000-4000-8000-000000000001", T0 + 1000, DEAD_MS));
+    assert_false(leader_liveness_superseded(&lv, "n1", "bbbb", 1700000006000));
+    /* Not a boot id: ignored. */
+    leader_liveness_kubelet(&lv, "n1", LEADER_KUBELET_READY, "not-a-boot-ID!", T0 + 2000, DEAD_MS);
+    assert_false(leader_liveness_superseded(&lv, "n1", "bbbb", 1700000006000));
+    /* Powered on: Ready in another boot, the agent not back. Its reports are superseded; plan again. */
+    assert_true(leader_liveness_kubelet(&lv, "n1", LEADER_KUBELET_READY,
+                                        "2222bbbb-0000-4000-8000-000000000002", T0 + 3000, DEAD_MS));
+    assert_true(leader_liveness_superseded(&lv, "n1", "bbbb", 1700000006000));
+    /* A report of another agent, newer than this one by more than the skew: not this rule. */
+    assert_false(leader_liveness_superseded(&lv, "n1", "cccc", 1700000005000 + RSS_CLOCK_SKEW_MAX_MS + 1000));
+    /* The heartbeat renews (the agent was alive after all, or a new one): the Node read no longer counts. */
+    _cleanup_json_ cJSON *l2 = lease_with_peer("n1", "2023-11-14T22:13:25.000000Z", peer);
+    leader_liveness_update(&lv, l2, T0 + 4000, GAP_MS, DEAD_MS);
+    assert_false(leader_liveness_superseded(&lv, "n1", "bbbb", 1700000006000));
+    leader_liveness_clear(&lv);
+    /* An rssd that publishes no boot: never superseded by a Node read. */
+    _cleanup_json_ cJSON *l3 =
+        lease_with_peer("n1", "2023-11-14T22:13:15.000000Z", "{\"agent\":\"bbbb\",\"since\":1700000005000}");
+    leader_liveness_init(&lv);
+    leader_liveness_start(&lv, T0);
+    leader_liveness_update(&lv, l3, T0, GAP_MS, DEAD_MS);
+    leader_liveness_kubelet(&lv, "n1", LEADER_KUBELET_READY, "2222bbbb-0000-4000-8000-000000000002",
+                            T0 + 3000, DEAD_MS);
+    assert_false(leader_liveness_superseded(&lv, "n1", "bbbb", 1700000006000));
+    leader_liveness_clear(&lv);
 }
 
 /* A report is superseded only when the node's Lease is renewed by another incarnation that started after
@@ -580,7 +624,7 @@ static void test_dead_window_holds_stop(void **state)
     leader_liveness_start(&lv, T0);
     poll_same(&lv, leases, T0, T0 + 40000);
     /* Its kubelet is down too (rule 13): only the window is in question here. */
-    leader_liveness_kubelet(&lv, "n1", LEADER_KUBELET_DOWN, T0 + 40000, DEAD_MS);
+    leader_liveness_kubelet(&lv, "n1", LEADER_KUBELET_DOWN, NULL, T0 + 40000, DEAD_MS);
     struct leader_snapshot snap;
     leader_snapshot_build(&spec, pods, NULL, &lv, T0 + 40000, window, &snap);
     assert_int_equal(snap.n_members, 1);
@@ -653,7 +697,7 @@ static void test_liveness_published_stop(void **state)
     for (size_t i = 0; i < n; i++) {
         int64_t at = T0 + rows[i].dead_from;
         assert_int_equal(leader_liveness_dead_at(&lv, rows[i].node, T0 + 35000, window), at);
-        leader_liveness_kubelet(&lv, rows[i].node, LEADER_KUBELET_DOWN, T0 + 35000, DEAD_MS);
+        leader_liveness_kubelet(&lv, rows[i].node, LEADER_KUBELET_DOWN, NULL, T0 + 35000, DEAD_MS);
         bool alive, dead_before, dead_at;
         int64_t silent;
         leader_liveness_node(&lv, rows[i].node, at - 1, window, &alive, &dead_before, &silent);
@@ -1331,6 +1375,7 @@ int main(void)
         cmocka_unit_test(test_node_kubelet_table),
         cmocka_unit_test(test_liveness_published_fence),
         cmocka_unit_test(test_liveness_superseded),
+        cmocka_unit_test(test_liveness_superseded_by_reboot),
         cmocka_unit_test(test_dead_window_holds_stop),
         cmocka_unit_test(test_liveness_published_stop),
         cmocka_unit_test(test_liveness_report_revives),
