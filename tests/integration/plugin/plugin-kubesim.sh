@@ -579,6 +579,21 @@ has "... says what it was left out of and its sequence" "$tmp/o" "db-2 was left 
 has "... warns what is replaced" "$tmp/o" "WARNING: once released it joins the running cluster, which replaces its writes beyond sequence 42"
 expect "... and sets the annotation" db-2 "$(rh_annotation)"
 k -n apps annotate rss db rss.clusterlabs.org/release-hold- >/dev/null
+# The leader writes its status every few seconds, each write a new version: a conflict on a version
+# whose facts (generation, members' roles, sequences, left-out marks) are the same is retried on it.
+sim_fail() { curl -sk --max-time 5 -X POST -H "Authorization: Bearer $(cat "$tmp/sim/token")" \
+	"https://127.0.0.1:$(cat "$tmp/sim/port")/_sim/fail?$1" >/dev/null; }
+sim_fail "count=1&code=409&verb=PATCH&path=/apis/clusterlabs.org/v1alpha1/namespaces/apps/replicatedstatefulsets/db"
+kr release-hold db db-2 -n apps --yes
+expect "release-hold after a conflict on the same facts exits 0" 0 "$rc"
+expect "... and sets the annotation" db-2 "$(rh_annotation)"
+k -n apps annotate rss db rss.clusterlabs.org/release-hold- >/dev/null
+sim_fail "count=5&code=409&verb=PATCH&path=/apis/clusterlabs.org/v1alpha1/namespaces/apps/replicatedstatefulsets/db"
+kr release-hold db db-2 -n apps --yes
+expect "release-hold that keeps conflicting exits 1" 1 "$rc"
+has "... and says to run it again" "$tmp/e" "apps/db changed while it was checked; nothing was set, run the command again"
+expect "... and sets nothing" none "$(rh_annotation)"
+curl -sk --max-time 5 -X POST -H "Authorization: Bearer $(cat "$tmp/sim/token")" "https://127.0.0.1:$(cat "$tmp/sim/port")/_sim/clear" >/dev/null
 k -n apps apply -f - >/dev/null <<<'{"apiVersion":"clusterlabs.org/v1alpha1","kind":"ReplicatedStatefulSet","metadata":{"name":"fresh"},"spec":'"$(k -n apps get rss db -o json | jq -c .spec)"'}'
 kr status fresh -n apps
 expect "status of an RSS no leader handled yet exits 0" 0 "$rc"
