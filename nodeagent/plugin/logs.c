@@ -120,7 +120,8 @@ int plugin_logs(const struct plugin_ctx *ctx, const char *name, long since_s, lo
         r = rss_error_make(err, RSS_E_UNAVAILABLE, 0, "no rssd log could be read: %s", failed.s);
         goto out;
     }
-    qsort(lines, n, sizeof(*lines), by_time);
+    if (n) /* qsort's base must not be NULL, even for no element (UBSan) */
+        qsort(lines, n, sizeof(*lines), by_time);
     size_t from = tail >= 0 && (size_t)tail < n ? n - (size_t)tail : 0;
     if (ctx->output) {
         _cleanup_json_ cJSON *arr = cJSON_CreateArray();
