@@ -10,6 +10,7 @@
 
 #include "rss/cleanup.h"
 #include "rss/json.h"
+#include "rss/spec.h"
 #include "rss/strbuf.h"
 #include "plugin_internal.h"
 
@@ -67,7 +68,9 @@ int plugin_logs(const struct plugin_ctx *ctx, const char *name, long since_s, lo
                 rss_error_t *err)
 {
     _cleanup_free_ char *rss = rss_xasprintf("%s/%s", ctx->ns, name);
-    _cleanup_free_ char *pod_prefix = rss_xasprintf("rss-%s-", name);
+    struct rss_spec who = {.name = (char *)name}; /* the names rssd derives need only that */
+    _cleanup_free_ char *sts = rss_spec_statefulset_name(&who);
+    _cleanup_free_ char *pod_prefix = rss_xasprintf("%s-", sts);
     _cleanup_free_ char *member_prefix = rss_xasprintf("%s/%s", ctx->ns, pod_prefix);
     _cleanup_free_ char *coll = rss_kube_path("v1", ctx->rssd_ns, "pods", NULL, NULL);
     struct rss_kube_list_opts lo = {.label_selector = "app.kubernetes.io/name=rssd"};

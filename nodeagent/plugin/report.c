@@ -17,6 +17,7 @@
 #include "rss/json.h"
 #include "rss/protocol.h"
 #include "rss/record.h"
+#include "rss/spec.h"
 #include "rss/strbuf.h"
 #include "plugin_internal.h"
 
@@ -94,8 +95,7 @@ static size_t redact(cJSON *obj)
     drop_meta(obj);
     cJSON *spec = cJSON_GetObjectItemCaseSensitive(obj, "spec");
     return redact_env(spec) + redact_env(cJSON_GetObjectItemCaseSensitive(spec, "pod")) +
-           redact_env(rss_json_obj(spec, "template.spec") ? (cJSON *)rss_json_obj(spec, "template.spec")
-                                                          : NULL);
+           redact_env((cJSON *)rss_json_obj(spec, "template.spec"));
 }
 
 /* --- the parts --- */
@@ -176,7 +176,8 @@ int plugin_report(const struct plugin_ctx *ctx, const char *name, const char *fi
 
     r.redacted += redact(rss);
     add_yaml(&r, "rss.yaml", rss, "the ReplicatedStatefulSet, status included");
-    _cleanup_free_ char *sts = rss_xasprintf("rss-%s", name);
+    struct rss_spec who = {.name = (char *)name}; /* the names rssd derives need only that */
+    _cleanup_free_ char *sts = rss_spec_statefulset_name(&who);
     _cleanup_free_ char *sts_path = rss_kube_path("apps/v1", ctx->ns, "statefulsets", sts, NULL);
     add_api(&r, ctx, "statefulset.yaml", sts_path, NULL, "the StatefulSet rssd made");
     _cleanup_free_ char *pods = rss_kube_path("v1", ctx->ns, "pods", NULL, NULL);
