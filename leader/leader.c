@@ -37,8 +37,9 @@ struct rss_leader {
     struct leader_events events; /* its own lock */
     pthread_mutex_t lv_mu;       /* guards liveness: the loop polls it, workers read and note into it */
     struct leader_liveness liveness;
-    pthread_mutex_t keys_mu;       /* guards the three keysets below: workers test and add */
+    pthread_mutex_t keys_mu;       /* guards the four keysets below: workers test and add */
     struct leader_keyset services; /* Services checked this term */
+    struct leader_keyset budgets;  /* PodDisruptionBudgets right this term (leader_budget.c) */
     struct leader_keyset ignored;  /* pods warned about (IgnoredAnnotation) */
     struct leader_keyset floors;   /* RSSs whose epoch floor this term raised */
     /* This term's RSS objects as the RSS watches saw them, one cache per watch (per managed namespace,
@@ -112,6 +113,7 @@ void rss_leader_free(struct rss_leader *l)
     leader_liveness_clear(&l->liveness);
     leader_events_clear(&l->events);
     leader_keyset_clear(&l->services);
+    leader_keyset_clear(&l->budgets);
     leader_keyset_clear(&l->ignored);
     leader_keyset_clear(&l->floors);
     pthread_mutex_destroy(&l->mu);
@@ -395,6 +397,7 @@ static int full_pass(struct term *t, struct leader_queue *q, int64_t *min_iv, bo
     *listed = true;
     pthread_mutex_lock(&l->keys_mu);
     leader_keyset_clear(&l->services); /* refilled by this pass: deleted RSSs drop out */
+    leader_keyset_clear(&l->budgets);
     pthread_mutex_unlock(&l->keys_mu);
     const cJSON *cr;
     cJSON_ArrayForEach(cr, cJSON_GetObjectItemCaseSensitive(list, "items"))
@@ -535,6 +538,7 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
                              .keys_mu = &l->keys_mu,
                              .dead_after_ms = dead_after,
                              .services = &l->services,
+                             .budgets = &l->budgets,
                              .rssd_ns = l->ns,
                              .ignored = &l->ignored,
                              .floors = &l->floors,
@@ -544,7 +548,8 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
                  (long long)epoch, l->workers);
 
     /* No worker runs between terms: the term's state is reset without its locks' contention. */
-    leader_keyset_clear(&l->services); /* a new term checks every Service again */
+    leader_keyset_clear(&l->services); /* a new term checks every Service and budget again */
+    leader_keyset_clear(&l->budgets);
     leader_keyset_clear(&l->ignored);
     leader_keyset_clear(&l->floors); /* a new epoch: every floor is raised again */
     pthread_mutex_lock(&l->mu);

@@ -27,6 +27,11 @@
 /* The controller ownerReference to the RSS (needs metadata.uid). */
 cJSON *leader_owner_ref(const struct rss_spec *spec);
 
+/* Own before touching: an object of a name rssd would use (StatefulSet, Service, PodDisruptionBudget) but
+ * without a controller ownerReference to this RSS (by uid) belongs to someone else. Taking it over would
+ * hand its pods and volumes to whoever can create an RSS. */
+bool leader_owned_by(const cJSON *obj, const struct rss_spec *spec);
+
 /* The headless Service <name>-svc. `cr` is the raw RSS (for spec.servicePorts); may be NULL. */
 cJSON *leader_build_service(const struct rss_spec *spec, const cJSON *cr);
 
@@ -35,6 +40,10 @@ cJSON *leader_build_service(const struct rss_spec *spec, const cJSON *cr);
  * metadata.annotations[RSS_ANNOTATION_SPEC_HASH] is a hash of everything built from the spec, so a
  * changed spec can be detected without comparing against server-defaulted fields. */
 cJSON *leader_build_statefulset(const struct rss_spec *spec, const cJSON *cr, int replicas);
+
+/* The PodDisruptionBudget of the RSS's member pods (named like the StatefulSet): at most
+ * max_unavailable members evicted at a time (leader_budget.c says when it is 0). */
+cJSON *leader_build_budget(const struct rss_spec *spec, int max_unavailable);
 
 /* --- leader_liveness.c: node liveness as this leader observed it (monotonic ms throughout) --- */
 
@@ -265,6 +274,7 @@ struct leader_keyset {
 };
 bool leader_keyset_has(const struct leader_keyset *s, const char *key);
 void leader_keyset_add(struct leader_keyset *s, const char *key); /* no-op when present */
+void leader_keyset_del(struct leader_keyset *s, const char *key); /* no-op when absent */
 void leader_keyset_clear(struct leader_keyset *s);
 
 /* --- leader_workers.c: the reconcile workqueue and its workers --- */
@@ -343,11 +353,15 @@ struct leader_ctx {
     struct leader_events *events;
     struct leader_liveness *liveness; /* under liveness_mu: the loop polls it, workers read it */
     pthread_mutex_t *liveness_mu;     /* NULL: one thread */
-    pthread_mutex_t *keys_mu;         /* guards services, ignored and floors; NULL: one thread */
+    pthread_mutex_t *keys_mu;         /* guards services, budgets, ignored, floors; NULL: one thread */
     int64_t dead_after_ms;            /* fence timeout + margin (leader_dead_window() adds the stop) */
     /* Services already checked this term: a reconcile woken by an event skips their GET (one per
      * event otherwise); a full pass (full) checks them all again. NULL: always check. */
     struct leader_keyset *services;
+    /* PodDisruptionBudgets written or found right this term, as "ns/name/uid=maxUnavailable" (one per
+     * RSS): a reconcile whose plan wants the same skips its GET; a full pass checks them all again.
+     * NULL: always check. */
+    struct leader_keyset *budgets;
     bool full;
     const char *rssd_ns; /* rssd's namespace: the member records live there */
     /* Pod incarnations ("ns/pod/uid") already warned about for carrying the old protocol
@@ -418,6 +432,16 @@ static inline bool leader_still_leading(const struct leader_ctx *ctx)
 {
     return (!ctx->stop || !atomic_load(ctx->stop)) && rss_election_holds(ctx->election, ctx->epoch);
 }
+
+/* --- leader_budget.c: the RSS's PodDisruptionBudget --- */
+
+/* The maxUnavailable the budget has in a phase (the plan's): 0 while Recovering, else 1. */
+int leader_budget_max_unavailable(const char *phase);
+
+/* Creates the budget or brings it to the phase's maxUnavailable (a GET only when this term has not
+ * written or found it so: ctx->budgets). Best effort: a failure is logged, never returned; a budget of
+ * the same name that is not ours is left alone. */
+void leader_budget_sync(const struct leader_ctx *ctx, const struct rss_spec *spec, const char *phase);
 
 /* Applies `plan` for the RSS (`cr` its raw object) in order: pod patches, StatefulSet create or
  * replicas, pod deletes, Events, /status. Returns an outcome >= 0, or negative on an API error

@@ -42,6 +42,17 @@ void leader_keyset_add(struct leader_keyset *s, const char *key)
     s->keys[i] = rss_xstrdup(key);
 }
 
+void leader_keyset_del(struct leader_keyset *s, const char *key)
+{
+    bool found;
+    size_t i = keyset_find(s, key, &found);
+    if (!found)
+        return;
+    free(s->keys[i]);
+    memmove(s->keys + i, s->keys + i + 1, (s->n - 1 - i) * sizeof(*s->keys));
+    s->n--;
+}
+
 void leader_keyset_clear(struct leader_keyset *s)
 {
     for (size_t i = 0; i < s->n; i++)

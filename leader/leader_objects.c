@@ -1,4 +1,5 @@
-/* leader_objects.c -- builds the headless Service and the StatefulSet an RSS owns (pure JSON builders). */
+/* leader_objects.c -- builds the Service, StatefulSet and PodDisruptionBudget an RSS owns, and tells them
+ * from others' (pure). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +20,20 @@ cJSON *leader_owner_ref(const struct rss_spec *spec)
     cJSON_AddBoolToObject(ref, "controller", true);
     cJSON_AddBoolToObject(ref, "blockOwnerDeletion", true);
     return ref;
+}
+
+bool leader_owned_by(const cJSON *obj, const struct rss_spec *spec)
+{
+    const cJSON *ref;
+    cJSON_ArrayForEach(ref, cJSON_GetObjectItemCaseSensitive(
+                                cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "ownerReferences"))
+    {
+        const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, "uid"));
+        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ref, "controller")) && uid && spec->uid &&
+            *spec->uid && !strcmp(uid, spec->uid))
+            return true;
+    }
+    return false;
 }
 
 static cJSON *name_labels(const struct rss_spec *spec)
@@ -194,4 +209,20 @@ cJSON *leader_build_statefulset(const struct rss_spec *spec, const cJSON *cr, in
     cJSON *ann = cJSON_AddObjectToObject(md, "annotations");
     cJSON_AddStringToObject(ann, RSS_ANNOTATION_SPEC_HASH, buf);
     return sts;
+}
+
+cJSON *leader_build_budget(const struct rss_spec *spec, int max_unavailable)
+{
+    _cleanup_free_ char *name = rss_spec_statefulset_name(spec);
+    cJSON *pdb = cJSON_CreateObject();
+    cJSON_AddStringToObject(pdb, "apiVersion", "policy/v1");
+    cJSON_AddStringToObject(pdb, "kind", "PodDisruptionBudget");
+    cJSON_AddItemToObject(pdb, "metadata", object_meta(spec, name));
+    cJSON *s = cJSON_AddObjectToObject(pdb, "spec");
+    /* maxUnavailable, not minAvailable: it follows the StatefulSet's replicas through a scale. The
+     * eviction policy is the server's default (IfHealthyBudget): a member that is not Ready may be evicted
+     * only while the others meet the budget, so a drain cannot take a second member while one is down. */
+    cJSON_AddNumberToObject(s, "maxUnavailable", max_unavailable);
+    cJSON_AddItemToObject(cJSON_AddObjectToObject(s, "selector"), "matchLabels", name_labels(spec));
+    return pdb;
 }

@@ -85,23 +85,6 @@ static int report_failed(const struct leader_ctx *ctx, const cJSON *cr, const ch
     return leader_apply_events(ctx, &who, &only);
 }
 
-/* Own before touching: a StatefulSet or Service of the name rssd would use, but without a controller
- * ownerReference to this RSS (by uid), belongs to someone else. Taking it over would hand its pods and
- * volumes to whoever can create an RSS. */
-static bool owned_by(const cJSON *obj, const struct rss_spec *spec)
-{
-    const cJSON *ref;
-    cJSON_ArrayForEach(ref, cJSON_GetObjectItemCaseSensitive(
-                                cJSON_GetObjectItemCaseSensitive(obj, "metadata"), "ownerReferences"))
-    {
-        const char *uid = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, "uid"));
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ref, "controller")) && uid && spec->uid &&
-            *spec->uid && !strcmp(uid, spec->uid))
-            return true;
-    }
-    return false;
-}
-
 static int foreign(const struct leader_ctx *ctx, const cJSON *cr, const char *kind, const char *name,
                    rss_error_t *err)
 {
@@ -120,7 +103,7 @@ static int ensure_service(const struct leader_ctx *ctx, const struct rss_spec *s
     _cleanup_free_ char *path = rss_kube_path("v1", spec->ns, "services", name, NULL);
     _cleanup_json_ cJSON *got = NULL;
     if (rss_kube_get(ctx->kube, path, &got, err) == 0)
-        return owned_by(got, spec) ? LEADER_DONE : foreign(ctx, cr, "Service", name, err);
+        return leader_owned_by(got, spec) ? LEADER_DONE : foreign(ctx, cr, "Service", name, err);
     if (rss_error_code(*err) != RSS_E_NOT_FOUND)
         return rss_error_wrap(err, "get service %s", name);
     rss_error_release(err);
@@ -155,7 +138,8 @@ static int sync_statefulset(const struct leader_ctx *ctx, const struct rss_spec 
     _cleanup_json_ cJSON *got =
         cached && ctx->sts_cached ? ctx->sts_cached(ctx->caches_ud, spec->ns, name) : NULL;
     *replicas = -1;
-    if (got && !owned_by(got, spec)) /* a cached one of an RSS of the same name before: the API decides */
+    if (got &&
+        !leader_owned_by(got, spec)) /* a cached one of an RSS of the same name before: the API decides */
         cJSON_Delete(TAKE_PTR(got));
     if (!got && rss_kube_get(ctx->kube, path, &got, err) < 0) {
         if (rss_error_code(*err) != RSS_E_NOT_FOUND)
@@ -163,7 +147,7 @@ static int sync_statefulset(const struct leader_ctx *ctx, const struct rss_spec 
         rss_error_release(err);
         return LEADER_DONE;
     }
-    if (!owned_by(got, spec))
+    if (!leader_owned_by(got, spec))
         return foreign(ctx, cr, "StatefulSet", name, err);
     const cJSON *r =
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(got, "spec"), "replicas");
@@ -362,6 +346,8 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
         _cleanup_free_ char *d = rss_plan_describe(&plan);
         rss_log_debug("%s/%s: plan (epoch %lld):\n%s", spec->ns, spec->name, (long long)ctx->epoch, d);
     }
+    /* Before the plan's actions: a recovery's budget allows no eviction from its first round on. */
+    leader_budget_sync(ctx, spec, plan.phase);
     r = leader_apply(ctx, spec, cr, &plan, err);
     rss_plan_free(&plan);
     leader_snapshot_clear(&snap);

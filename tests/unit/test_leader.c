@@ -203,6 +203,40 @@ static void test_service_table(void **state)
     }
 }
 
+static const struct obj_row pdb_rows[] = {
+    {"kind", "", "", 0, "kind", "\"PodDisruptionBudget\""},
+    {"apiVersion", "", "", 0, "apiVersion", "\"policy/v1\""},
+    {"name", "", "", 0, "metadata.name", "\"rss-db\""},
+    {"namespace", "", "", 0, "metadata.namespace", "\"prod\""},
+    {"owner", "", "", 0, "metadata.ownerReferences[0].name", "\"db\""},
+    {"selector", "", "", 0, "spec.selector.matchLabels", "{\"rss.clusterlabs.org/name\":\"db\"}"},
+    {"no minAvailable", "", "", 0, "spec.minAvailable", "<absent>"},
+};
+
+/* The budget's object, and its maxUnavailable by phase: none only while Recovering. */
+static void test_budget_table(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof(pdb_rows) / sizeof(pdb_rows[0]); i++) {
+        const struct obj_row *r = &pdb_rows[i];
+        struct rss_spec spec;
+        _cleanup_json_ cJSON *cr = NULL;
+        parse_spec(r->extra_spec, r->extra_pod, &spec, &cr);
+        _cleanup_json_ cJSON *pdb = leader_build_budget(&spec, 1);
+        expect_at(pdb, r->path, r->want, r->name);
+        _cleanup_json_ cJSON *zero = leader_build_budget(&spec, 0);
+        expect_at(zero, "spec.maxUnavailable", "0", "maxUnavailable 0");
+        rss_spec_clear(&spec);
+    }
+    static const struct {
+        const char *phase;
+        int max;
+    } phases[] = {{"Recovering", 0}, {"Running", 1},    {"Degraded", 1}, {"Scaling", 1},    {"Paused", 1},
+                  {"Suspended", 1},  {"Suspending", 1}, {"Stopped", 1},  {"recovering", 1}, {NULL, 1}};
+    for (size_t i = 0; i < sizeof(phases) / sizeof(phases[0]); i++)
+        assert_int_equal(leader_budget_max_unavailable(phases[i].phase), phases[i].max);
+}
+
 /* ---- node liveness, as this leader observed it ---- */
 
 static cJSON *lease_list(const char *node, const char *renew, double duration_s)
@@ -1295,6 +1329,17 @@ static void test_keyset(void **state)
         assert_int_equal(leader_keyset_has(&s, key), i % 2 == 1);
     }
     assert_false(leader_keyset_has(&s, "ns/r0999/other-uid"));
+    leader_keyset_del(&s, "ns/r0500/u"); /* absent: nothing changes */
+    assert_int_equal(s.n, 500);
+    leader_keyset_del(&s, "ns/r0001/u"); /* the first, a middle one and the last */
+    leader_keyset_del(&s, "ns/r0501/u");
+    leader_keyset_del(&s, "ns/r0999/u");
+    assert_int_equal(s.n, 497);
+    assert_false(leader_keyset_has(&s, "ns/r0001/u") || leader_keyset_has(&s, "ns/r0501/u") ||
+                 leader_keyset_has(&s, "ns/r0999/u"));
+    assert_true(leader_keyset_has(&s, "ns/r0003/u") && leader_keyset_has(&s, "ns/r0997/u"));
+    for (size_t i = 1; i < s.n; i++)
+        assert_true(strcmp(s.keys[i - 1], s.keys[i]) < 0);
     leader_keyset_clear(&s);
     assert_int_equal(s.n, 0);
     assert_false(leader_keyset_has(&s, "ns/r0999/u"));
@@ -1370,6 +1415,7 @@ int main(void)
         cmocka_unit_test(test_statefulset_env_not_overridden),
         cmocka_unit_test(test_statefulset_hash),
         cmocka_unit_test(test_service_table),
+        cmocka_unit_test(test_budget_table),
         cmocka_unit_test(test_liveness_dead_node),
         cmocka_unit_test(test_liveness_agent_absent),
         cmocka_unit_test(test_node_kubelet_table),

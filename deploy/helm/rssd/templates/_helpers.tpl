@@ -37,6 +37,9 @@ cluster-scoped nodes and persistentvolumes, which rssd-node-loss grants). */}}
 - apiGroups: [""]
   resources: ["services"]
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
+- apiGroups: ["policy"]
+  resources: ["poddisruptionbudgets"]
+  verbs: ["get", "create", "patch"]
 {{- end -}}
 
 {{/* The volume of one criSocketDirs entry, named after its path as the kustomize base names them:
