@@ -9,13 +9,17 @@
 #include <string.h>
 
 #include "rss/cleanup.h"
+#include "rss/clock.h"
 #include "rss/json.h"
 #include "rss/spec.h"
 #include "rss/strbuf.h"
 #include "plugin_internal.h"
 
 struct line {
-    char *ts; /* the kubelet's RFC 3339 time, sorts as text */
+    char *ts; /* the kubelet's RFC 3339 time, as it wrote it */
+    /* ts parsed: RFC3339Nano drops a fraction's trailing zeros (".5Z", ".51Z"), so the text does not sort */
+    struct timespec at;
+    bool parsed;
     const char *node, *pod;
     char *text;
 };
@@ -61,7 +65,11 @@ static bool about(const char *text, const char *rss, const char *member_prefix, 
 static int by_time(const void *a, const void *b)
 {
     const struct line *x = a, *y = b;
-    return strcmp(x->ts, y->ts);
+    if (!x->parsed || !y->parsed)
+        return x->parsed != y->parsed ? (x->parsed ? 1 : -1) : strcmp(x->ts, y->ts);
+    if (x->at.tv_sec != y->at.tv_sec)
+        return x->at.tv_sec < y->at.tv_sec ? -1 : 1;
+    return x->at.tv_nsec < y->at.tv_nsec ? -1 : x->at.tv_nsec > y->at.tv_nsec;
 }
 
 int plugin_logs(const struct plugin_ctx *ctx, const char *name, long since_s, long tail, FILE *warn,
@@ -111,10 +119,14 @@ int plugin_logs(const struct plugin_ctx *ctx, const char *name, long since_s, lo
                 cap = cap ? 2 * cap : 256;
                 lines = rss_xrealloc(lines, cap * sizeof(*lines));
             }
-            lines[n++] = (struct line){.ts = rss_xstrndup(l, (size_t)(sp - l)),
-                                       .node = node ? node : "?",
-                                       .pod = pod,
-                                       .text = rss_xstrdup(sp + 1)};
+            lines[n] = (struct line){.ts = rss_xstrndup(l, (size_t)(sp - l)),
+                                     .node = node ? node : "?",
+                                     .pod = pod,
+                                     .text = rss_xstrdup(sp + 1)};
+            rss_error_t perr = NULL;
+            lines[n].parsed = rss_time_parse(lines[n].ts, &lines[n].at, &perr) == 0;
+            rss_error_release(&perr);
+            n++;
         }
         free(text);
     }
