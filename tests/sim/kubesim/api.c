@@ -107,6 +107,10 @@ void ks_api_handle(const struct ks_req *req, struct ks_reply *reply, const char 
             ks_token_request(req, c.ns, c.name, reply);
         return;
     }
+    if (c.sub && !strcmp(c.sub, "eviction") && !*res->group && !strcmp(res->plural, "pods")) {
+        api_pod_eviction(&c);
+        return;
+    }
     if (c.sub && !strcmp(c.sub, "log") && !*res->group && !strcmp(res->plural, "pods")) {
         api_pod_log(&c);
         return;

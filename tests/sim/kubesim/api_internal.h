@@ -16,7 +16,7 @@ struct ctx {
     struct ks_resource *res;
     char *ns;   /* from the URL, or NULL */
     char *name; /* from the URL, or NULL */
-    char *sub;  /* "status", "scale", "log" (pods) or NULL */
+    char *sub;  /* "status", "scale", "log" or "eviction" (pods) or NULL */
     bool table;
 };
 
@@ -75,6 +75,8 @@ void api_do_delete_collection(struct ctx *c);
 void api_do_get(struct ctx *c);
 /* api_podlog.c: GET pods/NAME/log from the world kubelet's CRI log files under ks_pod_logs_root. */
 void api_pod_log(struct ctx *c);
+/* api_eviction.c: POST pods/NAME/eviction, the PodDisruptionBudget check, then the deletion. */
+void api_pod_eviction(struct ctx *c);
 void api_do_list(struct ctx *c);
 void api_do_patch(struct ctx *c);
 void api_do_post(struct ctx *c);

@@ -82,6 +82,18 @@ static void add_resource(cJSON *list, const struct ks_resource *r)
         cJSON_AddItemToObject(o, "verbs", verbs(create_verb));
         cJSON_AddItemToArray(list, o);
     }
+    if (!*r->group && !strcmp(r->plural, "pods")) {
+        /* kubectl drain evicts only when it finds this entry (CheckEvictionSupport), else deletes. */
+        o = cJSON_CreateObject();
+        cJSON_AddStringToObject(o, "name", "pods/eviction");
+        cJSON_AddStringToObject(o, "singularName", "");
+        cJSON_AddBoolToObject(o, "namespaced", true);
+        cJSON_AddStringToObject(o, "group", "policy");
+        cJSON_AddStringToObject(o, "version", "v1");
+        cJSON_AddStringToObject(o, "kind", "Eviction");
+        cJSON_AddItemToObject(o, "verbs", verbs(create_verb));
+        cJSON_AddItemToArray(list, o);
+    }
     if (r->flags & KS_SCALE) {
         _cleanup_free_ char *name = rss_xasprintf("%s/scale", r->plural);
         o = cJSON_CreateObject();

@@ -1,6 +1,6 @@
 /* proto.c -- decodes the few protobuf request bodies kubesim accepts (kubectl's typed clients send
  * them: access reviews for `auth can-i`, TokenRequest for `create token`; Helm's release storage
- * sends Secrets, and DeleteOptions with its deletes) into their JSON form. */
+ * sends Secrets, and DeleteOptions with its deletes; `kubectl drain` Evictions) into their JSON form. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +71,10 @@ static const struct field delete_options[] = {
     {1, "gracePeriodSeconds", F_INT, NULL}, {2, "preconditions", F_MSG, preconditions},
     {3, "orphanDependents", F_BOOL, NULL},  {4, "propagationPolicy", F_STRING, NULL},
     {5, "dryRun", F_STRINGS, NULL},         {0, NULL, F_STRING, NULL}};
+/* policy/v1 Eviction: what `kubectl drain` sends through its typed client. */
+static const struct field eviction[] = {{1, "metadata", F_MSG, object_meta},
+                                        {2, "deleteOptions", F_MSG, delete_options},
+                                        {0, NULL, F_STRING, NULL}};
 static const struct field type_meta[] = {
     {1, "apiVersion", F_STRING, NULL}, {2, "kind", F_STRING, NULL}, {0, NULL, F_STRING, NULL}};
 
@@ -210,6 +214,8 @@ cJSON *ks_proto_decode(const char *body, size_t len)
         schema = secret;
     else if (!strcmp(kind, "DeleteOptions"))
         schema = delete_options;
+    else if (!strcmp(kind, "Eviction"))
+        schema = eviction;
     if (!schema || !decode(raw, raw + raw_len, schema, out))
         goto bad;
     return out;

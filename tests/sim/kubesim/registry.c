@@ -73,6 +73,12 @@ static const struct ks_column secret_cols[] = {
     {"Type", "string", ".type", 0}, {"Data", "integer", "!datacount", 0}, AGE, {NULL, NULL, NULL, 0}};
 static const struct ks_column pvc_cols[] = {
     {"Status", "string", ".status.phase", 0}, AGE, {NULL, NULL, NULL, 0}};
+/* printPodDisruptionBudget: N/A for the unset one of the two. */
+static const struct ks_column pdb_cols[] = {{"Min Available", "string", "!pdbmin", 0},
+                                            {"Max Unavailable", "string", "!pdbmax", 0},
+                                            {"Allowed Disruptions", "integer", "!pdballowed", 0},
+                                            AGE,
+                                            {NULL, NULL, NULL, 0}};
 static const struct ks_column crd_cols[] = {{"Created At", "string", ".metadata.creationTimestamp", 0},
                                             {NULL, NULL, NULL, 0}};
 static const struct ks_column age_cols[] = {AGE, {NULL, NULL, NULL, 0}};
@@ -111,6 +117,8 @@ static const struct builtin builtins[] = {
      ds_cols},
     {"apps", "v1", "deployments", "deployment", "Deployment", true, KS_STATUS | KS_GENERATION | KS_SCALE,
      "deploy", true, NULL, deploy_cols},
+    {"policy", "v1", "poddisruptionbudgets", "poddisruptionbudget", "PodDisruptionBudget", true,
+     KS_STATUS | KS_GENERATION, "pdb", false, NULL, pdb_cols},
     {"coordination.k8s.io", "v1", "leases", "lease", "Lease", true, KS_CREATE_ON_UPDATE | KS_NO_UNCONDITIONAL,
      NULL, false, NULL, lease_cols},
     {"rbac.authorization.k8s.io", "v1", "roles", "role", "Role", true, 0, NULL, false, NULL, age_cols},

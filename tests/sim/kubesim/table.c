@@ -151,6 +151,19 @@ static cJSON *builtin_cell(const cJSON *obj, const char *name)
             *p = (char)((*p >= 'A' && *p <= 'Z') ? *p - 'A' + 'a' : *p);
         return cJSON_CreateString(buf);
     }
+    if (!strcmp(name, "pdbmin") || !strcmp(name, "pdbmax")) {
+        const cJSON *v =
+            ks_json_path(obj, !strcmp(name, "pdbmin") ? "spec.minAvailable" : "spec.maxUnavailable");
+        if (cJSON_IsNumber(v))
+            snprintf(buf, sizeof(buf), "%.0f", v->valuedouble);
+        else
+            snprintf(buf, sizeof(buf), "%s", cJSON_IsString(v) ? v->valuestring : "N/A");
+        return cJSON_CreateString(buf);
+    }
+    if (!strcmp(name, "pdballowed"))
+        return cJSON_CreateNumber(cJSON_IsNumber(ks_json_path(obj, "status.disruptionsAllowed"))
+                                      ? ks_json_path(obj, "status.disruptionsAllowed")->valuedouble
+                                      : 0);
     if (!strcmp(name, "datacount")) {
         int n = cJSON_GetArraySize(ks_json_path(obj, "data")) +
                 cJSON_GetArraySize(ks_json_path(obj, "binaryData"));
