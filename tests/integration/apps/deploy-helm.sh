@@ -236,6 +236,9 @@ t=$(h template rssd "$chart" -n ops --set image.tag=1.2.3 --show-only templates/
 expect "helm test: a Pod with the test hook, rssd's ServiceAccount and image, never restarted" \
 	"Pod ops test rssd localhost/rss/rssd:1.2.3 Never" \
 	"$(jq -r '[.kind, .metadata.namespace, .metadata.annotations["helm.sh/hook"], .spec.serviceAccountName, .spec.containers[0].image, .spec.restartPolicy] | join(" ")' <<<"$t")"
+# (a pod the DaemonSet's selector matched, without an owner, the real DaemonSet controller adopts and deletes)
+expect "helm test: its pod is not the DaemonSet's (app.kubernetes.io/name)" rssd-test \
+	"$(jq -r '.metadata.labels["app.kubernetes.io/name"]' <<<"$t")"
 script=$(jq -r '.spec.containers[0].command | join(" ")' <<<"$t")
 expect "helm test: it runs kubectl-rss agents on the release namespace, failing without a live heartbeat" "yes yes yes" \
 	"$(for p in 'kubectl-rss --rssd-namespace ops agents) || exit 1' '*"No rssd heartbeat"*' '*"(expired)"*) exit 1'; do
