@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test_world_real.sh -- the real-Kubernetes world keeps the world's contract: nodes, pods, faults and a clean down.
+# test_world_real.sh -- the real-Kubernetes world keeps the world's contract: nodes, pods, faults, rssd's install paths and a clean down.
 #
 # Usage: RSS_BUILD_DIR=build bash tests/realk8s/test_world_real.sh   (root; builds the components when missing)
 # A 2-node `world up --real`; judged from the runtimes, the host's mounts, cgroups and processes, and the API.
@@ -263,6 +263,75 @@ since=$(k get node node-2 -o jsonpath='{.status.conditions[?(@.type=="Ready")].l
 [ "$(k get pod probe -o jsonpath='{.status.containerStatuses[0].restartCount}')" = "$probe_restarts" ] ||
     fail "the probe pod restarted across the freeze"
 ok "freeze: node-2's kubelet, containerd, probe and rssd ($pids) frozen, node Unknown; thaw: the same processes, Ready since $since"
+
+# Helm on the real apiserver (kube_deploy_helm runs it against kubesim, which runs no pod and has no
+# aggregation controller): the chart from the work tree, with the image the world imported, installed
+# into a namespace of its own, its DaemonSet Ready on both nodes, `helm test` passing, `helm upgrade`
+# rolled out, `helm uninstall` leaving only the CRD. The chart's cluster-wide objects have the names of
+# the kustomize install's (ClusterRole rssd, FlowSchema rssd-leases, the CRD), which leaves first.
+t0=$(date +%s%3N)
+k delete -k "$repo/deploy/overlays/cluster" --wait --timeout=90s >"$tmp/unapply.log" 2>&1 ||
+    { cat "$tmp/unapply.log" >&2; fail "kubectl delete -k deploy/overlays/cluster"; }
+k get crd replicatedstatefulsets.clusterlabs.org >/dev/null 2>&1 && fail "the CRD is still there after delete -k"
+helm_bin=$(bash "$repo/tests/lib/helm.sh") || fail "no helm (tests/lib/helm.sh)"
+hm() {
+    HELM_CACHE_HOME=$tmp/helm/cache HELM_CONFIG_HOME=$tmp/helm/config HELM_DATA_HOME=$tmp/helm/data \
+        "$helm_bin" --kubeconfig "$KC" -n rssd-helm "$@"
+}
+chart=$repo/deploy/helm/rssd
+hm install rssd "$chart" --create-namespace --set image.tag=dev --set image.pullPolicy=Never >"$tmp/helm.log" 2>&1 ||
+    { cat "$tmp/helm.log" >&2; fail "helm install"; }
+hm get manifest rssd >"$tmp/manifest.yaml" || fail "helm get manifest"
+# (every object of the release, as the server has it: kubectl get -f fails on the first one missing)
+objs=$(k get -f "$tmp/manifest.yaml" -o name 2>&1) || fail "helm install: objects missing: $objs"
+[ "$(grep -c '^apiVersion: flowcontrol.apiserver.k8s.io/v1$' "$tmp/manifest.yaml")" = 2 ] ||
+    fail "helm install: the FlowSchema and PriorityLevelConfiguration not at flowcontrol v1 for $ver: $(grep flowcontrol "$tmp/manifest.yaml")"
+k wait --for=condition=Established --timeout=30s crd/replicatedstatefulsets.clusterlabs.org >/dev/null ||
+    fail "helm install: the CRD (crds/) is not Established"
+hdangling() { k get flowschema rssd-leases -o jsonpath='{.status.conditions[?(@.type=="Dangling")].status}'; }
+wait_until 20 "helm's FlowSchema rssd-leases not dangling" test "$(hdangling)" = False
+# (the real clusterrole-aggregation controller copies rssd-view's rules into view, rssd-edit's into edit)
+aggregated() {
+    k get clusterrole view edit -o json | jq -e '[.items[] | any(.rules[]; .apiGroups == ["clusterlabs.org"])] == [true, true]' >/dev/null
+}
+wait_until 30 "view and edit to aggregate rssd-view's and rssd-edit's rules" aggregated
+# A refusal of the chart's CRD's CEL rules (the first refused case of spec_cross_field.tsv).
+IFS=$'\t' read -r cname cspec cwant < <(awk -F'\t' '$1 !~ /^#/ && $3 != "-"' "$repo/tests/unit/spec_cross_field.tsv")
+out=$(k create --dry-run=server -f - <<<"{\"apiVersion\":\"clusterlabs.org/v1alpha1\",\"kind\":\"ReplicatedStatefulSet\",\"metadata\":{\"name\":\"cel\",\"namespace\":\"default\"},\"spec\":$cspec}" 2>&1) &&
+    fail "helm's CRD accepts $cname: $out"
+[[ $out == *"$cwant"* ]] || fail "helm's CRD refuses $cname, not in spec.c's words ($cwant): $out"
+hpods() {
+    k get pods -n rssd-helm -l app.kubernetes.io/name=rssd -o json | jq -c '[.items[] |
+        select(.metadata.ownerReferences[0].kind == "DaemonSet" and .metadata.deletionTimestamp == null) |
+        {node: .spec.nodeName, image: .spec.containers[0].image, args: .spec.containers[0].args,
+         ready: (.status.phase == "Running" and any(.status.conditions[]?; .type == "Ready" and .status == "True"))}] | sort_by(.node)'
+}
+hready() { hpods | jq -e 'map(select(.ready)) | map(.node) == ["node-1", "node-2"]' >/dev/null || { hpods; return 1; }; }
+wait_until 90 "the chart's DaemonSet Ready on node-1 and node-2" hready
+[ "$(hpods | jq -r 'map(.image) | unique | join(" ")')" = localhost/rss/rssd:dev ] || fail "helm's rssd pods: $(hpods)"
+ok "helm install on the real apiserver: $(wc -l <<<"$objs") objects accepted (RBAC, flowcontrol v1 not dangling, aggregated roles in view and edit), the CRD Established and refusing $cname, rssd Ready on both nodes"
+hm test rssd --timeout 90s >"$tmp/helm-test.log" 2>&1 || { cat "$tmp/helm-test.log" >&2; fail "helm test"; }
+grep -E >/dev/null '^Phase: +Succeeded' "$tmp/helm-test.log" || { cat "$tmp/helm-test.log" >&2; fail "helm test: no Succeeded phase"; }
+ok "helm test: the hook pod's kubectl-rss agents, as rssd's ServiceAccount, passed"
+uid=$(k -n rssd-helm get daemonset rssd -o jsonpath='{.metadata.uid}')
+hm upgrade rssd "$chart" --reuse-values --set logLevel=debug >"$tmp/helm.log" 2>&1 ||
+    { cat "$tmp/helm.log" >&2; fail "helm upgrade"; }
+dsargs=$(k -n rssd-helm get daemonset rssd -o json | jq -c '[.metadata.uid, (.spec.template.spec.containers[0].args | index("--log-level=debug") != null)]')
+[ "$dsargs" = "[\"$uid\",true]" ] || fail "helm upgrade: the DaemonSet ($uid) has not --log-level=debug: $dsargs"
+[ "$(hm list -o json | jq -r '.[0] | "\(.revision) \(.status)"')" = "2 deployed" ] || fail "helm upgrade: $(hm list 2>&1)"
+k -n rssd-helm rollout status daemonset/rssd --timeout=120s >/dev/null || fail "helm upgrade: the DaemonSet did not roll out"
+hdebug() { hready && hpods | jq -e 'all(.args | index("--log-level=debug") != null)' >/dev/null; }
+wait_until 30 "rssd Ready on both nodes with --log-level=debug" hdebug
+ok "helm upgrade --set logLevel=debug: revision 2, the same DaemonSet rolled out, both pods Ready with --log-level=debug"
+hm uninstall rssd --wait --timeout 60s >"$tmp/helm.log" 2>&1 || { cat "$tmp/helm.log" >&2; fail "helm uninstall"; }
+left=$(k get -f "$tmp/manifest.yaml" -o name --ignore-not-found 2>&1) || fail "after helm uninstall: $left"
+[ -z "$left" ] || fail "helm uninstall left: $left"
+[ -z "$(hm list -q)" ] || fail "helm uninstall: the release is still listed"
+k get crd replicatedstatefulsets.clusterlabs.org >/dev/null || fail "helm uninstall deleted the CRD (crds/ is kept)"
+unaggregated() { k get clusterrole view edit -o json | jq -e '[.items[].rules[] | select(.apiGroups == ["clusterlabs.org"])] == []' >/dev/null; }
+wait_until 30 "view and edit to lose rssd's rules" unaggregated
+k delete namespace rssd-helm --wait=false >/dev/null || fail "delete namespace rssd-helm"
+ok "helm uninstall: every object of the release gone, view and edit without rssd's rules, the CRD kept; helm's steps in $(($(date +%s%3N) - t0)) ms"
 
 # down leaves nothing: no process naming the world, no mount below it, no cgroup, no directory.
 t0=$(date +%s%3N)
