@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test_kubectl.sh -- real kubectl against kubesim: apply a CRD then a custom resource, get (with the
 # short name and printer columns), get -w, describe with events, label/annotate, patch, apply of a
-# built-in kind (strategic merge), delete that waits for finalizers, graceful pod deletion.
+# built-in kind (strategic merge), delete that waits for finalizers, graceful pod deletion, `get pdb`, an
+# eviction refused with 429, and `kubectl drain` evicting within the PodDisruptionBudgets and no further.
 # usage: test_kubectl.sh KUBESIM modern MINOR   (kubectl 1.27-1.33 on PATH; the dispatcher picks by MINOR)
 #        test_kubectl.sh KUBESIM debian         (Debian's kubectl 1.20, see kubectl-debian.sh)
 # Exits 77 (ctest: skipped) only when no modern kubectl exists on this machine.
@@ -237,6 +238,66 @@ out=$(kc logs p2 -c nope 2>&1) && fail "kubectl logs -c nope: $out"
 contains "logs: unknown container" "$out" "container nope is not valid for pod p2"
 out=$(kc logs p2 -c b --previous 2>&1) && fail "kubectl logs -c b --previous: $out"
 contains "logs: no previous instance" "$out" 'previous terminated container "b" in pod "p2" not found'
+
+# PodDisruptionBudgets and kubectl drain: the budgets' status is written here as the disruption controller
+# would (no controller runs in this test); drain finds pods/eviction in discovery and evicts.
+req POST /api/v1/nodes '{"metadata":{"name":"node-d","labels":{"kubernetes.io/hostname":"node-d"}}}'
+expect_http 201 "node to drain"
+req POST /apis/apps/v1/namespaces/default/daemonsets '{"metadata":{"name":"dd"},"spec":{"selector":{"matchLabels":{"app":"dd"}},"template":{"metadata":{"labels":{"app":"dd"}},"spec":{"containers":[{"name":"c","image":"busybox"}]}}}}'
+expect_http 201 "daemonset"
+dsuid=$(jb .metadata.uid)
+dpod() { # NAME APP OWNER_KIND OWNER_UID: a Running, Ready pod on node-d with a controller
+  req POST /api/v1/namespaces/default/pods "{\"metadata\":{\"name\":\"$1\",\"labels\":{\"app\":\"$2\"},\"ownerReferences\":[{\"apiVersion\":\"apps/v1\",\"kind\":\"$3\",\"name\":\"$2\",\"uid\":\"$4\",\"controller\":true}]},\"spec\":{\"nodeName\":\"node-d\",\"terminationGracePeriodSeconds\":0,\"containers\":[{\"name\":\"c\",\"image\":\"busybox\"}]}}"
+  expect_http 201 "pod $1 on node-d"
+  req PUT "/api/v1/namespaces/default/pods/$1/status" "$(jq -c '.status.phase="Running" | .status.conditions=[{type:"Ready",status:"True"}]' <<<"$body")"
+  expect_http 200 "pod $1 Running and Ready"
+}
+dpod da-0 da StatefulSet 11111111-1111-1111-1111-111111111111
+dpod db-0 db StatefulSet 22222222-2222-2222-2222-222222222222
+dpod dd-node-d dd DaemonSet "$dsuid"
+printf '%s\n' 'apiVersion: policy/v1' 'kind: PodDisruptionBudget' 'metadata: {name: da}' \
+  'spec: {maxUnavailable: 1, selector: {matchLabels: {app: da}}}' '---' 'apiVersion: policy/v1' \
+  'kind: PodDisruptionBudget' 'metadata: {name: db}' 'spec: {minAvailable: "100%", selector: {matchLabels: {app: db}}}' \
+  >"$KS_TMP/pdb.yaml"
+out=$(kc apply -f "$KS_TMP/pdb.yaml" 2>&1) || fail "apply pdbs: $out"
+contains "apply pdb" "$out" "poddisruptionbudget.policy/da created"
+pdb_status() { # NAME ALLOWED HEALTHY DESIRED
+  req PATCH "/apis/policy/v1/namespaces/default/poddisruptionbudgets/$1/status" \
+    "{\"status\":{\"observedGeneration\":1,\"disruptionsAllowed\":$2,\"currentHealthy\":$3,\"desiredHealthy\":$4,\"expectedPods\":1}}" \
+    application/merge-patch+json
+  expect_http 200 "pdb $1 status: $2 allowed"
+}
+pdb_status da 1 1 0
+pdb_status db 0 1 1
+out=$(kc get pdb 2>&1) || fail "get pdb: $out"
+same "get pdb header" "$(sed -n 1p <<<"$out" | tr -s ' ')" "NAME MIN AVAILABLE MAX UNAVAILABLE ALLOWED DISRUPTIONS AGE"
+same "get pdb da row" "$(echo "$out" | awk '$1=="da" {print $2, $3, $4}')" "N/A 1 1"
+same "get pdb db row" "$(echo "$out" | awk '$1=="db" {print $2, $3, $4}')" "100% N/A 0"
+printf '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"db-0","namespace":"default"}}' >"$KS_TMP/evict.json"
+out=$(kc create --raw /api/v1/namespaces/default/pods/db-0/eviction -f "$KS_TMP/evict.json" 2>&1) &&
+  fail "eviction beyond the budget accepted: $out"
+contains "eviction refused: 429" "$out" "TooManyRequests"
+contains "eviction refused: the budget's words" "$out" "Cannot evict pod as it would violate the pod's disruption budget."
+# drain: da-0 goes (its budget allows one), db-0 is refused until the timeout, the DaemonSet pod stays
+if out=$(kc drain node-d --ignore-daemonsets --timeout=12s 2>&1); then fail "drain succeeded past a budget: $out"; fi
+contains "drain cordons" "$out" "cordoned"
+contains "drain ignores the DaemonSet pod" "$out" "default/dd-node-d"
+contains "drain evicts da-0" "$out" "pod/da-0 evicted"
+contains "drain retries db-0 on the budget" "$out" "Cannot evict pod as it would violate the pod's disruption budget"
+same "node cordoned" "$(kc get node node-d -o jsonpath='{.spec.unschedulable}')" true
+if o2=$(kc get pod da-0 2>&1); then fail "da-0 still exists after drain: $o2"; fi
+ok "da-0 evicted"
+same "da's budget used" "$(kc get pdb da -o jsonpath='{.status.disruptionsAllowed}')" 0
+[ -n "$(kc get pdb da -o jsonpath='{.status.disruptedPods.da-0}')" ] || fail "da-0 not in da's disruptedPods"
+ok "da-0 in disruptedPods"
+same "db-0 kept" "$(kc get pod db-0 -o jsonpath='{.metadata.name}')" db-0
+pdb_status db 1 1 0
+out=$(kc drain node-d --ignore-daemonsets --timeout=30s 2>&1) || fail "drain once the budget allows: $out"
+contains "drain evicts db-0" "$out" "pod/db-0 evicted"
+# (kubectl 1.20 ends with "node/node-d evicted", later ones with "drained")
+grep -Eq '^node/node-d (drained|evicted)$' <<<"$out" || fail "drain did not finish: $out"
+ok "node drained"
+same "the DaemonSet pod stays" "$(kc get pod dd-node-d -o jsonpath='{.metadata.name}')" dd-node-d
 ks_stop
 
 echo "test_kubectl ($mode, server 1.$minor): all $checks checks passed"
