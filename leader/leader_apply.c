@@ -592,6 +592,11 @@ int leader_apply(const struct leader_ctx *ctx, const struct rss_spec *spec, cons
         (r = clear_annotation(ctx, spec, cr, RSS_ANNOTATION_RELEASE_HOLD,
                               "/metadata/annotations/rss.clusterlabs.org~1release-hold", err)) != LEADER_DONE)
         return r;
+    /* After the primary's stop (written ahead with the patches) and status.failover.switchover. */
+    if (plan->clear_switchover &&
+        (r = clear_annotation(ctx, spec, cr, RSS_ANNOTATION_SWITCHOVER,
+                              "/metadata/annotations/rss.clusterlabs.org~1switchover", err)) != LEADER_DONE)
+        return r;
     /* Rule 9: after fencing, decide only from a fresh LIST that shows our epoch on every pod. */
     return plan->fencing || plan->retracting ? LEADER_REPLAN : LEADER_DONE;
 }

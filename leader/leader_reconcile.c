@@ -332,6 +332,9 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
         .release_hold = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
             cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "metadata"), "annotations"),
             RSS_ANNOTATION_RELEASE_HOLD)),
+        .switchover = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+            cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(cr, "metadata"), "annotations"),
+            RSS_ANNOTATION_SWITCHOVER)),
         .members = snap.members,
         .n_members = snap.n_members,
     };

@@ -118,11 +118,13 @@ struct rss_plan_input {
     const cJSON *prev_status; /* the RSS .status as last written (NULL on creation) */
     const char *force_seed;   /* the RSS's rss.clusterlabs.org/force-seed annotation (a pod name), or NULL */
     const char
-        *release_hold;     /* the RSS's rss.clusterlabs.org/release-hold annotation (a pod name), or NULL */
-    int64_t dead_after_ms; /* the leader's dead-node window for this RSS's members: fence timeout + the
-                              `stop` hook's timeout + the kill + margin, so a member on a node judged dead
-                              (node_dead) has been stopped by its node's self-fence; a node's heartbeat can
-                              look alive for at most this long after it died (the journal's bound) */
+        *release_hold; /* the RSS's rss.clusterlabs.org/release-hold annotation (a pod name), or NULL */
+    const char
+        *switchover; /* the RSS's rss.clusterlabs.org/switchover annotation (rss/switchover.h), or NULL */
+    int64_t dead_after_ms;       /* the leader's dead-node window for this RSS's members: fence timeout + the
+                                    `stop` hook's timeout + the kill + margin, so a member on a node judged dead
+                                    (node_dead) has been stopped by its node's self-fence; a node's heartbeat can
+                                    look alive for at most this long after it died (the journal's bound) */
     const char *update_revision; /* StatefulSet status.updateRevision once the controller has observed the
                                     current template (status.observedGeneration == metadata.generation),
                                     else NULL: members whose revision differs are rolled one at a time */
@@ -181,6 +183,7 @@ struct rss_plan {
     bool create_statefulset; /* the StatefulSet is missing: create it with set_replicas */
     bool clear_force_seed;   /* the force-seed annotation was used or refused: remove it */
     bool clear_release_hold; /* the release-hold annotation was used or refused: remove it */
+    bool clear_switchover;   /* the switchover annotation was used or refused: remove it */
     int set_replicas;        /* -1: leave StatefulSet replicas alone */
     struct rss_plan_patch *patches;
     size_t n_patches;

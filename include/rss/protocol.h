@@ -44,6 +44,9 @@
 #define RSS_ANNOTATION_FORCE_SEED "rss.clusterlabs.org/force-seed"
 /* On the RSS, a member pod's name: the admin releases that member's rule 14 hold (it joins). */
 #define RSS_ANNOTATION_RELEASE_HOLD "rss.clusterlabs.org/release-hold"
+/* On the RSS, set by its admin (kubectl rss switchover): "from=POD[,to=POD]", stop the primary POD and
+ * promote the most advanced standby (or the named one, when it is as advanced): rss/switchover.h. */
+#define RSS_ANNOTATION_SWITCHOVER "rss.clusterlabs.org/switchover"
 /* On the StatefulSet: a hash of everything the leader built from the spec. */
 #define RSS_ANNOTATION_SPEC_HASH "rss.clusterlabs.org/spec-hash"
 

@@ -199,6 +199,8 @@ char *rss_plan_describe(const struct rss_plan *plan)
         rss_strbuf_printf(&b, "clear force-seed\n");
     if (plan->clear_release_hold)
         rss_strbuf_printf(&b, "clear release-hold\n");
+    if (plan->clear_switchover)
+        rss_strbuf_printf(&b, "clear switchover\n");
     if (plan->set_replicas >= 0)
         rss_strbuf_printf(&b, "%s replicas=%d\n", plan->create_statefulset ? "create-statefulset" : "set",
                           plan->set_replicas);

@@ -31,6 +31,7 @@
  * promoted, position), and keeps the answers' deadline. A primary whose pod was deleted (a drain, an
  * eviction) is lost once that incarnation left the API: its kubelet confirmed its containers stopped. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "rss/cleanup.h"
 #include "rss/clock.h"
@@ -91,7 +92,7 @@ static struct planner_member *lost_primary(struct planner *c)
     return NULL;
 }
 
-static bool standby_runs(const struct planner_member *m)
+bool planner_standby_runs(const struct planner_member *m)
 {
     return m->running && m->role == RSS_ROLE_SECONDARY && m->node_alive && !m->deleting && !m->unresolved;
 }
@@ -100,9 +101,26 @@ static bool standby_runs(const struct planner_member *m)
  * A standby still following an earlier primary (a repoint not done yet when this one was lost too) holds
  * positions of another history (another timeline): its answer proves nothing about the lost one's commits.
  * Without a mark (an RSS from before them) every running standby counts, as before. */
-static bool follows(const struct planner_member *m, const struct planner_member *lost)
+bool planner_follows(const struct planner_member *m, const struct planner_member *lost)
 {
     return !lost->mark || planner_lineage_started_after(m, lost->mark_at);
+}
+
+size_t planner_failover_need(const struct planner *c, const struct planner_member *lost, size_t *s_total,
+                             size_t *n_run)
+{
+    /* S: every standby the application's `ANY k` may have counted: each member below spec.replicas, and
+     * each pod above it still there (a scale-down under way: it is connected until it stops). */
+    *s_total = *n_run = 0;
+    for (size_t i = 0; i < c->n; i++) {
+        const struct planner_member *m = &c->m[i];
+        if (m == lost || (!m->exists && (int)m->ordinal >= c->target))
+            continue;
+        (*s_total)++;
+        *n_run += m->exists && planner_standby_runs(m) && planner_follows(m, lost);
+    }
+    size_t k = (size_t)c->spec->sync_standbys;
+    return *s_total >= k ? *s_total - k + 1 : *s_total + 1;
 }
 
 /* Its answer to request req: true with the position, or false (no answer yet, or no position). */
@@ -121,9 +139,16 @@ static void fo_record(struct planner *c, const struct planner_member *lost, stru
 {
     char id[48], when[RSS_TIME_LEN];
     rss_action_id_format(req, id, sizeof(id));
+    /* A switchover's request stays with the failover it started (the same lost primary). */
+    const cJSON *lo = c->new_failover ? cJSON_GetObjectItemCaseSensitive(c->new_failover, "lost") : NULL;
+    cJSON *sw = cJSON_IsNumber(lo) && lo->valuedouble == (double)lost->ordinal
+                    ? cJSON_DetachItemFromObjectCaseSensitive(c->new_failover, "switchover")
+                    : NULL;
     cJSON_Delete(c->new_failover);
     c->new_failover = cJSON_CreateObject();
     cJSON_AddNumberToObject(c->new_failover, "lost", lost->ordinal);
+    if (sw)
+        cJSON_AddItemToObject(c->new_failover, "switchover", sw);
     cJSON_AddStringToObject(c->new_failover, "request", id);
     cJSON_AddStringToObject(c->new_failover, "since", rss_time_ms(when, c->in->now_ms));
 }
@@ -180,25 +205,16 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
          * report only predates this term is waited for: it re-probes in moments, and counting it out made
          * a new term fall back and stop the other standby (model finding L2). */
         bool standby = m->role == RSS_ROLE_SECONDARY && !m->pending && m->node_silent;
-        if (m != lost && (m->unresolved || (m->live && !standby_runs(m) && !standby))) {
+        if (m != lost && (m->unresolved || (m->live && !planner_standby_runs(m) && !standby))) {
             snprintf(msg, size, "%s lost: waiting for %s (%s%s) before promoting a standby", lost->pod,
                      m->pod, rss_role_name(m->role),
                      m->pending || m->unresolved ? ", an action in flight" : "");
             return true;
         }
     }
-    /* S: every standby the application's `ANY k` may have counted: each member below spec.replicas, and
-     * each pod above it still there (a scale-down under way: it is connected until it stops). */
-    size_t s_total = 0, n_run = 0;
-    for (size_t i = 0; i < c->n; i++) {
-        struct planner_member *m = &c->m[i];
-        if (m == lost || (!m->exists && (int)m->ordinal >= c->target))
-            continue;
-        s_total++;
-        n_run += m->exists && standby_runs(m) && follows(m, lost);
-    }
+    size_t s_total, n_run;
+    size_t need = planner_failover_need(c, lost, &s_total, &n_run);
     size_t k = (size_t)sp->sync_standbys;
-    size_t need = s_total >= k ? s_total - k + 1 : s_total + 1;
     char why[512];
     if (n_run < need) {
         snprintf(why, sizeof(why),
@@ -221,7 +237,8 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
         req = (struct rss_action_id){0, 0};
     for (size_t i = 0; i < c->n && !same; i++) {
         const struct planner_member *m = &c->m[i];
-        if (m == lost || !m->exists || !standby_runs(m) || !follows(m, lost) || !m->in->has_desired)
+        if (m == lost || !m->exists || !planner_standby_runs(m) || !planner_follows(m, lost) ||
+            !m->in->has_desired)
             continue;
         struct rss_action_id r = m->in->desired.position_request;
         if (r.epoch == c->in->epoch && planner_id_after(r, floor) && (!req.seq || planner_id_after(r, req)))
@@ -239,7 +256,8 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
         rss_action_id_format(req, id, sizeof(id));
         for (size_t i = 0; i < c->n; i++) {
             struct planner_member *m = &c->m[i];
-            if (m == lost || !m->exists || !standby_runs(m) || !follows(m, lost) || m->decided)
+            if (m == lost || !m->exists || !planner_standby_runs(m) || !planner_follows(m, lost) ||
+                m->decided)
                 continue;
             struct rss_plan_patch *p = planner_patch_for(c, m);
             p->set_desired = true;
@@ -257,13 +275,17 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
         return true;
     }
 
-    struct planner_member *best = NULL;
-    uint64_t best_pos = 0;
+    /* A switchover's named standby, promoted when no answer is above its own. */
+    const char *to = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(c->new_failover, "switchover"), "to"));
+    bool switchover = cJSON_GetObjectItemCaseSensitive(c->new_failover, "switchover") != NULL;
+    struct planner_member *best = NULL, *named = NULL;
+    uint64_t best_pos = 0, named_pos = 0;
     size_t n_ans = 0, n_pending = 0;
     struct rss_strbuf waiting = {0}, list = {0};
     for (size_t i = 0; i < c->n; i++) {
         struct planner_member *m = &c->m[i];
-        if (m == lost || !m->exists || !standby_runs(m) || !follows(m, lost))
+        if (m == lost || !m->exists || !planner_standby_runs(m) || !planner_follows(m, lost))
             continue;
         bool has = false;
         uint64_t pos = 0;
@@ -276,6 +298,10 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
             continue;
         n_ans++;
         rss_strbuf_item(&list, "%s %" PRIu64, m->pod, pos);
+        if (to && !strcmp(m->pod, to)) {
+            named = m;
+            named_pos = pos;
+        }
         if (!best || pos > best_pos) { /* members are in ordinal order: a tie keeps the lowest */
             best = m;
             best_pos = pos;
@@ -327,10 +353,16 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
         return fallback(c, lost, why);
     }
     /* Step 3: promote. No peers: the seed of a running standby is a promotion. */
-    _cleanup_free_ char *reason =
-        rss_xasprintf("failover: promote the most advanced standby (position %" PRIu64 "; positions %s; "
-                      "%zu needed of %zu standbys, synchronousStandbys %zu)",
-                      best_pos, rss_strbuf_str(&list), need, s_total, k);
+    char choice[160] = "";
+    if (named && named_pos == best_pos)
+        best = named;
+    else if (to)
+        snprintf(choice, sizeof(choice), "; %s, named by the switchover, %s", to,
+                 named ? "is behind" : "gave no position");
+    _cleanup_free_ char *reason = rss_xasprintf(
+        "%s: promote the most advanced standby (position %" PRIu64 "; positions %s; "
+        "%zu needed of %zu standbys, synchronousStandbys %zu%s)",
+        switchover ? "switchover" : "failover", best_pos, rss_strbuf_str(&list), need, s_total, k, choice);
     planner_issue(c, best, RSS_ACTION_SEED, NULL, 0, reason);
     /* Rule 16: the promotion's mark, in the promotion's own CAS. */
     planner_lineage_promoted(planner_patch_for(c, best), best, lost, req, best_pos);
@@ -344,7 +376,7 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
      * follow the new primary (planner_failover_repoint()); a mark on them would end at their repoint. */
     for (size_t i = 0; i < c->n; i++) {
         struct planner_member *m = &c->m[i];
-        if (m == best || (m != lost && !m->exists) || (m != lost && standby_runs(m)))
+        if (m == best || (m != lost && !m->exists) || (m != lost && planner_standby_runs(m)))
             continue;
         planner_hold_mark(m, UINT64_MAX);
     }
@@ -366,7 +398,8 @@ bool planner_failover_repoint(struct planner *c)
     bool issued = false, pending = false;
     for (size_t i = 0; i < c->n; i++) {
         struct planner_member *m = &c->m[i];
-        if (m == np || !m->exists || !standby_runs(m) || planner_lineage_started_after(m, np->mark_at))
+        if (m == np || !m->exists || !planner_standby_runs(m) ||
+            planner_lineage_started_after(m, np->mark_at))
             continue;
         pending = true;
         if (issued || !m->actionable || m->decided)

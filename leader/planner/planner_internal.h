@@ -317,5 +317,16 @@ void planner_lineage_promoted(struct rss_plan_patch *p, const struct planner_mem
 void planner_failover_load(struct planner *c);
 bool planner_failover_promote(struct planner *c, char *msg, size_t size);
 bool planner_failover_repoint(struct planner *c);
+/* A standby that runs (secondary, live node, nothing unresolved); one that follows primary's history
+ * (started after primary was made primary; without a mark, every one); the answers a promotion over lost
+ * needs (S-k+1), with S (*s_total) and the running standbys that follow lost (*n_run). */
+bool planner_standby_runs(const struct planner_member *m);
+bool planner_follows(const struct planner_member *m, const struct planner_member *primary);
+size_t planner_failover_need(const struct planner *c, const struct planner_member *lost, size_t *s_total,
+                             size_t *n_run);
+/* planner_switchover.c: the admin's rss.clusterlabs.org/switchover annotation, in row 7 (a primary runs).
+ * busy: something is in flight, stale or decided in this plan. True when it stopped the primary or waits;
+ * false when there is no request or it was refused (a Warning; the annotation is removed). */
+bool planner_switchover(struct planner *c, bool busy);
 
 #endif

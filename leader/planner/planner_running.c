@@ -313,7 +313,9 @@ void planner_running_cluster(struct planner *c)
     bool decided = false;
     for (size_t i = 0; i < c->n; i++)
         decided |= c->m[i].decided;
-    if (!inflight && !stale && !joined && !decided)
+    /* The admin's switchover before the rollout's next step: it waits for the same quiet. */
+    bool busy = inflight || stale || joined || decided;
+    if (!planner_switchover(c, busy) && !busy)
         planner_rollout_step(c);
     planner_scale_down(c);
 }

@@ -24,10 +24,10 @@ static bool kept(const char *reason, const char *pod)
     if (!strcmp(reason, "Failover") && pod)
         return false;
     static const char *const reasons[] = {
-        "Bootstrap",           "SeedChosen",      "ForceSeed",     "ForceSeedRefused", "SeedBelowHistory",
-        "SeedFallbackRefused", "LeftOutBehind",   "MemberSkipped", "NewerThanSeed",    "HoldReleased",
-        "ReleaseHoldRefused",  "FailoverStarted", "Failover",      "Promoting",        "FailoverFallback",
-        "DivergedPrimary",     "MemberOnDeadNode"};
+        "Bootstrap",           "SeedChosen",       "ForceSeed",     "ForceSeedRefused", "SeedBelowHistory",
+        "SeedFallbackRefused", "LeftOutBehind",    "MemberSkipped", "NewerThanSeed",    "HoldReleased",
+        "ReleaseHoldRefused",  "FailoverStarted",  "Failover",      "Promoting",        "FailoverFallback",
+        "DivergedPrimary",     "MemberOnDeadNode", "Switchover",    "SwitchoverRefused"};
     for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
         if (!strcmp(reason, reasons[i]))
             return true;

@@ -60,9 +60,9 @@ static char *facts(const cJSON *rss)
 }
 
 int plugin_annotate(const struct plugin_ctx *ctx, const char *name, const cJSON *rss, const char *key,
-                    const char *value, rss_error_t *err)
+                    const char *value, const char *pod, rss_error_t *err)
 {
-    if (!confirmed(ctx, value))
+    if (!confirmed(ctx, pod))
         return rss_error_make(err, RSS_E_INVALID, 0,
                               "not confirmed: nothing was changed (pass --yes when not on a terminal)");
     /* Set only on the version that was checked, or on a newer one whose facts are the same: the leader

@@ -204,7 +204,7 @@ int plugin_force_seed(const struct plugin_ctx *ctx, const char *name, const char
     const char *role = mine ? rss_json_str(mine, "role") : NULL;
     if (!role || strcmp(role, "stopped"))
         fprintf(ctx->out, "Note: rssd seeds %s only once it reports as stopped.\n", pod);
-    if (plugin_annotate(ctx, name, rss, RSS_ANNOTATION_FORCE_SEED, pod, err) < 0)
+    if (plugin_annotate(ctx, name, rss, RSS_ANNOTATION_FORCE_SEED, pod, pod, err) < 0)
         return -1;
     fprintf(ctx->out,
             "%s=%s set on %s/%s. The leader checks again, seeds %s, records lastRecovery.kind ForceSeed "

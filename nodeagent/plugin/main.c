@@ -26,6 +26,10 @@ static void usage(FILE *f)
         "                       (a member runs or is starting; POD is not a member) are checked first\n"
         "  release-hold NAME POD  let POD, held back after a recovery that left it out, join (its writes\n"
         "                       beyond the seed's sequence are replaced); refused where rssd would\n"
+        "  switchover NAME      a planned switchover of a one-primary RSS (spec.failover PromoteStandby):\n"
+        "                       the primary is stopped with its stop hook, the most advanced standby\n"
+        "                       promoted (--to POD: that one when it is as advanced), the others\n"
+        "                       repointed, the old primary rejoins; refused where rssd would refuse it\n"
         "  suspend NAME         stop every member on purpose, one at a time (spec.suspend: true)\n"
         "  resume NAME          bring a suspended RSS back (spec.suspend: false)\n"
         "  logs NAME            what every node's rssd logged about NAME, merged in time order\n"
@@ -52,7 +56,9 @@ static void usage(FILE *f)
         "      --as USER, --as-group GROUP  impersonate (repeat --as-group for several)\n"
         "      --request-timeout T  give up on a request after T: seconds, or with a unit (5s, 1m);\n"
         "                       0 never (default 30s)\n"
-        "  -y, --yes            force-seed and release-hold without asking (needed when not on a terminal)\n"
+        "  -y, --yes            force-seed, release-hold and switchover without asking (needed when not\n"
+        "                       on a terminal)\n"
+        "      --to POD         switchover: the standby to promote\n"
         "  -o, --output FORMAT  json or yaml: status, events, history and agents print that (status: the "
         "RSS)\n"
         "      --rssd-namespace NS  where rssd runs (default rssd-system): its nodes' heartbeat\n"
@@ -79,6 +85,7 @@ enum {
     O_TIMEOUT,
     O_SINCE,
     O_TAIL,
+    O_TO,
 };
 
 #define MAX_AS_GROUPS 32
@@ -187,6 +194,7 @@ int main(int argc, char **argv)
                                        {"request-timeout", required_argument, NULL, O_TIMEOUT},
                                        {"since", required_argument, NULL, O_SINCE},
                                        {"tail", required_argument, NULL, O_TAIL},
+                                       {"to", required_argument, NULL, O_TO},
                                        {"file", required_argument, NULL, 'f'},
                                        {"help", no_argument, NULL, 'h'},
                                        {NULL, 0, NULL, 0}};
@@ -196,7 +204,7 @@ int main(int argc, char **argv)
     struct plugin_ctx ctx = {.out = stdout, .rssd_ns = "rssd-system"};
     bool timeout_set = false;
     long timeout_ms = 0, since_ms = 0, tail = -1;
-    const char *report_file = NULL;
+    const char *report_file = NULL, *to = NULL;
     int o;
     /* kubectl hands the plugin its flags wherever the user typed them: GNU getopt permutes. */
     while ((o = getopt_long(argc, argv, "n:s:yo:f:h", lo, NULL)) != -1) {
@@ -291,6 +299,9 @@ int main(int argc, char **argv)
         case 'y':
             ctx.yes = true;
             break;
+        case O_TO:
+            to = optarg;
+            break;
         case 'o':
             if (strcmp(optarg, "json") != 0 && strcmp(optarg, "yaml") != 0) {
                 fprintf(stderr,
@@ -320,7 +331,7 @@ int main(int argc, char **argv)
         int args; /* after the command */
     } cmds[] = {{"status", 1},       {"events", 1},  {"history", 1}, {"force-seed", 2},
                 {"release-hold", 2}, {"suspend", 1}, {"resume", 1},  {"agents", 0},
-                {"version", 0},      {"logs", 1},    {"report", 1}};
+                {"version", 0},      {"logs", 1},    {"report", 1},  {"switchover", 1}};
     int want = -1;
     for (size_t i = 0; cmd && i < sizeof(cmds) / sizeof(cmds[0]); i++)
         if (!strcmp(cmd, cmds[i].name))
@@ -344,6 +355,10 @@ int main(int argc, char **argv)
     }
     if (report_file && strcmp(cmd, "report")) {
         fprintf(stderr, "error: -f is for report, not %s\n", cmd);
+        return 2;
+    }
+    if (to && strcmp(cmd, "switchover")) {
+        fprintf(stderr, "error: --to is for switchover, not %s\n", cmd);
         return 2;
     }
     if ((since_ms || tail >= 0) && strcmp(cmd, "logs")) {
@@ -387,6 +402,8 @@ int main(int argc, char **argv)
         r = plugin_force_seed(&ctx, name, pod, &err);
     else if (!strcmp(cmd, "release-hold"))
         r = plugin_release_hold(&ctx, name, pod, &err);
+    else if (!strcmp(cmd, "switchover"))
+        r = plugin_switchover(&ctx, name, to, &err);
     else
         r = plugin_suspend(&ctx, name, !strcmp(cmd, "suspend"), &err);
     fflush(stdout);

@@ -34,6 +34,8 @@ int plugin_logs(const struct plugin_ctx *ctx, const char *name, long since_s, lo
                 rss_error_t *err);
 /* report.c: the support bundle of NAME written to `file` (NULL: rss-report-NS-NAME-TIME.tar here). */
 int plugin_report(const struct plugin_ctx *ctx, const char *name, const char *file, rss_error_t *err);
+/* switchover.c: kubectl rss switchover NAME [--to POD] (to NULL: the most advanced standby). */
+int plugin_switchover(const struct plugin_ctx *ctx, const char *name, const char *to, rss_error_t *err);
 int plugin_release_hold(const struct plugin_ctx *ctx, const char *name, const char *pod, rss_error_t *err);
 
 /* events.c: the RSS's Events, oldest first, at most `last` of them (0: all); shared with status. */
@@ -41,11 +43,11 @@ int plugin_print_events(const struct plugin_ctx *ctx, const char *name, size_t l
 
 /* annotate.c: the memberStatus entry of pod in rss's status, or NULL. */
 const cJSON *plugin_member_status(const cJSON *rss, const char *pod);
-/* annotate.c: after the admin's confirmation (--yes, or the pod's name, `value`, typed on the terminal),
+/* annotate.c: after the admin's confirmation (--yes, or the name `pod` typed on the terminal),
  * sets annotation key=value on the RSS `name`, on the resourceVersion of `rss` as it was checked (a
  * conflict says to run the command again). */
 int plugin_annotate(const struct plugin_ctx *ctx, const char *name, const cJSON *rss, const char *key,
-                    const char *value, rss_error_t *err);
+                    const char *value, const char *pod, rss_error_t *err);
 
 /* get.c: prints v (NULL: null) on ctx->out as -o asks: indented JSON, or YAML (yaml.c). */
 void plugin_print_value(const struct plugin_ctx *ctx, const cJSON *v);

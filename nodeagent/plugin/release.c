@@ -37,7 +37,7 @@ int plugin_release_hold(const struct plugin_ctx *ctx, const char *name, const ch
             "WARNING: once released it joins the running cluster, which replaces its writes beyond sequence "
             "%s. Recover them by hand first.\n",
             seed ? seed : "the seed's");
-    if (plugin_annotate(ctx, name, rss, RSS_ANNOTATION_RELEASE_HOLD, pod, err) < 0)
+    if (plugin_annotate(ctx, name, rss, RSS_ANNOTATION_RELEASE_HOLD, pod, pod, err) < 0)
         return -1;
     fprintf(ctx->out,
             "%s=%s set on %s/%s. The leader checks again, lets %s join (a Warning HoldReleased) and removes "

@@ -18,6 +18,9 @@
 #     rssd pod deleted while status.failover names the lost primary: one promotion, no standby stopped.
 #   drain_primary: the primary's node cordoned and its pod deleted (kubectl drain): a promotion, the
 #     replacement Pending and left alone while cordoned, then a secondary of the new primary.
+#   switchover (issue 36 item 3): kubectl rss switchover --to a standby as advanced as the other: it is
+#     promoted, the other repointed, the old primary rejoins; then --to one that is behind: the most
+#     advanced is promoted instead.
 #   scale_remove (model finding L4): a scale-down removes a standby that held more than the one that
 #     stays, then the primary is killed: no promotion below the removed standby's sequence (FailoverFallback
 #     naming it), the lost primary seeds again with every write; replicas back to 3.
@@ -334,9 +337,62 @@ sc_scale_remove() {
     note "fallback: $(cut -c1-160 <<<"$fb")"
 }
 
+# ---- 5. a planned switchover (issue 36 item 3: kubectl rss switchover): the primary stopped with its own
+#         `stop` hook, the named standby promoted when it is as advanced as the other, the other repointed
+#         without a stop, the old primary rejoined as a secondary of the new one. Then a second switchover
+#         names a standby that is behind (its `sequence`, the position, lower): the most advanced one is
+#         promoted instead. Judged by the hooks logs and each member's dummyd role.
+sc_switchover() {
+    ensure_running
+    local p t o mark out s t0
+    p=$(primary_ordinal)
+    t=$(others_of $R "$p" | sed -n 2p)
+    o=$(others_of $R "$p" | grep -vx "$t")
+    set_sequence $R "$t" 40
+    set_sequence $R "$o" 40
+    # Refused where rssd would refuse it: a standby named as the primary.
+    if out=$(krss switchover $R --to "$(member $R "$p")" --yes 2>&1); then fail "kubectl rss switchover --to the primary was accepted: $out"; fi
+    [[ $out == *"refused: the member named as to is not a running standby"* ]] || fail "kubectl rss switchover --to the primary: $out"
+    mark=$(now)
+    t0=$(now_ms)
+    out=$(krss switchover $R --to "$(member $R "$t")" --yes 2>&1) || fail "kubectl rss switchover: $out"
+    [[ $out == *"rss.clusterlabs.org/switchover=from=$(member $R "$p"),to=$(member $R "$t") set"* ]] || fail "kubectl rss switchover: $out"
+    wait_until 90 "the switchover's promotion" failover_ended "$mark" $R "$p"
+    no_standby_stopped "$mark" $R "$p"
+    s=$(promoted_one "$mark" $R "$p")
+    [ "$s" = "$t" ] || fail "member $s was promoted, not the named $t (both at position 40)"
+    primary_now() { [ "$(dummyd_of "$t" | awk '{ print $2 }')" = primary ]; }
+    wait_until 30 "member $t's dummyd running as primary" primary_now
+    note "switchover to $t: its dummyd primary $(($(now_ms) - t0)) ms after the request"
+    [ -n "$(stops_of "$mark" $R "$p")" ] || fail "the old primary $p was not stopped with its stop hook"
+    wait_until 60 "the other standby $o repointed to $t" secondary_of "$mark" $R "$o" "$t"
+    wait_until 90 "the old primary $p rejoined as a secondary of $t" secondary_of "$mark" $R "$p" "$t"
+    ensure_running 60
+    [ "$(primary_ordinal)" = "$t" ] || fail "member $t is not the primary at the end: $(roles | tr '\n' ';')"
+    k get rss $R -n "$NS" -o json | jq -e '.metadata.annotations["rss.clusterlabs.org/switchover"] == null' >/dev/null ||
+        fail "the switchover annotation is still on $R"
+    rss_json $R | jq -e --arg m "$mark" '[.status.history[] | select(.at > $m) | .reason] | index("Switchover") != null' >/dev/null ||
+        fail "status.history lacks the Switchover: $(rss_json $R | jq -c '.status.history[-4:]')"
+    note "$(events_since "$mark" Switchover $R | sed -n 1p | cut -c1-160)"
+    # The second: from t, naming p (position 30) while o is at 45: o is promoted, never p.
+    set_sequence $R "$p" 30
+    set_sequence $R "$o" 45
+    mark=$(now)
+    out=$(krss switchover $R --to "$(member $R "$p")" --yes 2>&1) || fail "kubectl rss switchover --to $p: $out"
+    wait_until 90 "the second switchover's promotion" failover_ended "$mark" $R "$t"
+    no_standby_stopped "$mark" $R "$t"
+    s=$(promoted_one "$mark" $R "$t")
+    [ "$s" = "$o" ] || fail "member $s was promoted; the most advanced standby is $o (45, the named $p at 30)"
+    events_since "$mark" Promoting $R | grep >/dev/null "$(member $R "$p"), named by the switchover, is behind" ||
+        fail "the Promoting Event does not say the named standby is behind: $(events_since "$mark" Promoting $R)"
+    wait_until 90 "the old primary $t rejoined as a secondary of $o" secondary_of "$mark" $R "$t" "$o"
+    ensure_running 90
+    note "second switchover: $(member $R "$o") (45) promoted over the named $(member $R "$p") (30)"
+}
+
 # The scenarios in the order they run, each with the world flavour it runs in by default (flavour.sh;
 # why: docs/testing.md). failover_create always runs first.
-table=(failover_create:real freeze_promote:real leader_change_failover:real drain_primary:real scale_remove:kubesim)
+table=(failover_create:real freeze_promote:real leader_change_failover:real drain_primary:real switchover:real scale_remove:kubesim)
 mapfile -t sel < <(select_scenarios "${table[@]}" -- "$@")
 # 77: ctest's skip (SKIP_RETURN_CODE), when every scenario runs in the other flavour.
 [ ${#sel[@]} -gt 0 ] || { say "safety_failover: SKIP (no scenario runs in the ${RSS_WORLD_FLAVOUR:-kubesim} world by default)"; exit 77; }

@@ -345,6 +345,7 @@ void run(struct world *w, struct rss_plan *p)
                                 .prev_status = w->prev,
                                 .force_seed = w->force_seed,
                                 .release_hold = w->release_hold,
+                                .switchover = w->switchover,
                                 .update_revision = w->update_revision,
                                 .dead_after_ms = w->dead_after,
                                 .members = w->m,

@@ -55,6 +55,7 @@ struct world {
     int uid_counter;
     const char *force_seed;   /* the RSS's force-seed annotation */
     const char *release_hold; /* the RSS's release-hold annotation */
+    const char *switchover;   /* the RSS's switchover annotation */
     const char *update_revision;
     int64_t dead_after; /* the leader's dead-node window */
 };

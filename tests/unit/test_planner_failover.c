@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "planner_fixture.h"
+#include "rss/switchover.h"
 
 #define STR_(x) #x
 #define STR(x)  STR_(x)
@@ -897,6 +898,228 @@ static void test_scaled_away_floor(void **state)
     world_free(&w);
 }
 
+/* The admin's switchover (kubectl rss switchover) of P Y Y, naming rss-db-2: the primary is stopped with its
+ * own hook and nothing else, the annotation removed; once it is stopped the failover path asks the
+ * positions, promotes 2 (as advanced as 1), repoints 1 without a stop and joins 0 as 2's secondary. */
+static void test_switchover(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    struct world w;
+    init(&w, "P Y Y");
+    mark(&w, 0, "5-1", "90");
+    struct rss_plan p;
+    run(&w, &p);
+    want(&p, "");
+    apply(&w, &p);
+    w.switchover = "from=rss-db-0,to=rss-db-2";
+    run(&w, &p);
+    want(&p, "0:stop");
+    assert_true(p.clear_switchover);
+    assert_non_null(find_event(&p, "Switchover"));
+    assert_null(find_event(&p, "SwitchoverRefused"));
+    const cJSON *fo = cJSON_GetObjectItemCaseSensitive(p.status, "failover");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                            cJSON_GetObjectItemCaseSensitive(fo, "switchover"), "to")),
+                        "rss-db-2");
+    assert_int_equal(cJSON_GetObjectItemCaseSensitive(fo, "lost")->valueint, 0);
+    apply(&w, &p);
+    /* The annotation's removal lost: the same request again changes nothing and is removed again. */
+    run(&w, &p);
+    want(&p, "");
+    assert_true(p.clear_switchover);
+    assert_null(find_event(&p, "SwitchoverRefused"));
+    apply(&w, &p);
+    w.switchover = NULL;
+    ran(&w, 0, RSS_ROLE_STOPPED);
+    run(&w, &p);
+    want(&p, "");
+    no_stop(&p);
+    assert_non_null(find_event(&p, "FailoverStarted"));
+    apply(&w, &p);
+    answer_position(&w, 1, true, 120);
+    answer_position(&w, 2, true, 120);
+    run(&w, &p);
+    want(&p, "2:seed");
+    const struct rss_plan_event *e = find_event(&p, "Promoting");
+    assert_non_null(e);
+    assert_non_null(strstr(e->message, "switchover: promote"));
+    apply(&w, &p);
+    ran(&w, 2, RSS_ROLE_PRIMARY);
+    run(&w, &p);
+    want(&p, "1:secondary(2)");
+    no_stop(&p);
+    apply(&w, &p);
+    ran(&w, 1, RSS_ROLE_SECONDARY);
+    run(&w, &p);
+    want(&p, "0:secondary(2)");
+    apply(&w, &p);
+    ran(&w, 0, RSS_ROLE_SECONDARY);
+    run(&w, &p);
+    want(&p, "");
+    assert_null(cJSON_GetObjectItemCaseSensitive(p.status, "failover"));
+    bool in_history = false;
+    const cJSON *h;
+    cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(p.status, "history"))
+    {
+        in_history |=
+            !strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(h, "reason")) ?: "", "Switchover");
+    }
+    assert_true(in_history);
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* The named standby is behind the other: the most advanced is promoted all the same (a switchover never
+ * costs a commit), and the Event says why; without a name the most advanced too. */
+static void test_switchover_named_behind(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    const char *asks[] = {"from=rss-db-0,to=rss-db-2", "from=rss-db-0"};
+    for (size_t i = 0; i < 2; i++) {
+        struct world w;
+        init(&w, "P Y Y");
+        mark(&w, 0, "5-1", "90");
+        struct rss_plan p;
+        run(&w, &p);
+        apply(&w, &p);
+        w.switchover = asks[i];
+        run(&w, &p);
+        want(&p, "0:stop");
+        apply(&w, &p);
+        w.switchover = NULL;
+        ran(&w, 0, RSS_ROLE_STOPPED);
+        run(&w, &p);
+        want(&p, "");
+        apply(&w, &p);
+        answer_position(&w, 1, true, 120);
+        answer_position(&w, 2, true, 100);
+        run(&w, &p);
+        want(&p, "1:seed");
+        const struct rss_plan_event *e = find_event(&p, "Promoting");
+        assert_non_null(e);
+        assert_true((strstr(e->message, "rss-db-2, named by the switchover, is behind") != NULL) == (i == 0));
+        rss_plan_free(&p);
+        world_free(&w);
+    }
+}
+
+/* Refused with a Warning and removed, nothing stopped: no opt-in, a stale or malformed request, a target
+ * that is not a running standby, too few standbys for the promotion; a busy cluster waits instead. */
+static void test_switchover_refused(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *spec, *world, *ask, *why;
+    } rows[] = {
+        {"", "P Y Y", "from=rss-db-0", "PromoteStandby"},
+        {FAILOVER_SPEC, "P Y Y", "from=rss-db-1", "not the running primary"},
+        {FAILOVER_SPEC, "P Y Y", "rss-db-0", "is not from=POD"},
+        {FAILOVER_SPEC, "P Y Y", "from=rss-db-0,to=", "is not from=POD"},
+        {FAILOVER_SPEC, "P Y Y", "from=rss-db-0,to=rss-db-0", "not a running standby"},
+        {FAILOVER_SPEC, "P Y Y", "from=rss-db-0,to=rss-db-9", "not a running standby"},
+        {FAILOVER_SPEC, "P Y -", "from=rss-db-0", "1 of 2 standbys run"},
+        {FAILOVER_SPEC, "P Y -", "from=rss-db-0,to=rss-db-2", "not a running standby"},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        g_failover = rows[i].spec;
+        struct world w;
+        init(&w, rows[i].world);
+        mark(&w, 0, "5-1", "90");
+        struct rss_plan p;
+        run(&w, &p);
+        apply(&w, &p);
+        w.switchover = rows[i].ask;
+        run(&w, &p);
+        no_stop(&p);
+        const struct rss_plan_event *e = find_event(&p, "SwitchoverRefused");
+        if (!e || !strstr(e->message, rows[i].why) || !p.clear_switchover)
+            fail_msg("row %zu (%s, %s): %s", i, rows[i].world, rows[i].ask, e ? e->message : "no refusal");
+        rss_plan_free(&p);
+        world_free(&w);
+    }
+    /* A join in flight: the switchover waits (no stop, no refusal, the annotation kept). */
+    g_failover = FAILOVER_SPEC;
+    struct world w;
+    init(&w, "P Y T");
+    mark(&w, 0, "5-1", "90");
+    w.switchover = "from=rss-db-0";
+    struct rss_plan p;
+    run(&w, &p);
+    no_stop(&p);
+    assert_null(find_event(&p, "SwitchoverRefused"));
+    assert_false(p.clear_switchover);
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* The annotation's value and the shared check (the plugin's refusals are these). */
+static void test_switchover_check_table(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *value, *from, *to;
+    } parse[] = {
+        {"from=rss-db-0", "rss-db-0", NULL},
+        {"from=rss-db-0,to=rss-db-2", "rss-db-0", "rss-db-2"},
+        {"from=", NULL, NULL},
+        {"rss-db-0", NULL, NULL},
+        {"from=rss-db-0,", NULL, NULL},
+        {"from=rss-db-0,to=", NULL, NULL},
+        {"from=rss-db-0,by=rss-db-2", NULL, NULL},
+        {"from=rss-db-0,to=rss-db-2,to=rss-db-1", NULL, NULL},
+        {"from=Rss-db-0", NULL, NULL},
+        {"from=rss db-0", NULL, NULL},
+    };
+    for (size_t i = 0; i < sizeof(parse) / sizeof(parse[0]); i++) {
+        _cleanup_free_ char *from = NULL, *to = NULL;
+        _cleanup_error_ rss_error_t err = NULL;
+        int r = rss_switchover_parse(parse[i].value, &from, &to, &err);
+        if ((r == 0) != (parse[i].from != NULL))
+            fail_msg("parse %s: %d", parse[i].value, r);
+        if (r == 0) {
+            assert_string_equal(from, parse[i].from);
+            if (parse[i].to)
+                assert_string_equal(to, parse[i].to);
+            else
+                assert_null(to);
+            _cleanup_free_ char *again = rss_switchover_format(from, to);
+            assert_string_equal(again, parse[i].value);
+        }
+    }
+    const struct rss_switchover_member m[] = {
+        {"rss-db-0", true, false, false}, {"rss-db-1", false, true, false},  {"rss-db-2", false, true, false},
+        {"rss-db-3", false, true, true},  {"rss-db-4", false, false, false},
+    };
+    static const struct {
+        const char *from, *to;
+        bool promote;
+        size_t n, need;
+        enum rss_switchover_verdict want;
+    } rows[] = {
+        {"rss-db-0", NULL, true, 5, 2, RSS_SWITCHOVER_ALLOWED},
+        {"rss-db-0", "rss-db-2", true, 5, 2, RSS_SWITCHOVER_ALLOWED},
+        {"rss-db-0", NULL, false, 5, 2, RSS_SWITCHOVER_NOT_PROMOTE},
+        {"rss-db-1", NULL, true, 5, 2, RSS_SWITCHOVER_STALE},
+        {NULL, NULL, true, 5, 2, RSS_SWITCHOVER_STALE},
+        {"rss-db-0", "rss-db-3", true, 5, 2, RSS_SWITCHOVER_NO_TARGET},
+        {"rss-db-0", "rss-db-4", true, 5, 2, RSS_SWITCHOVER_NO_TARGET},
+        {"rss-db-0", "rss-db-0", true, 5, 2, RSS_SWITCHOVER_NO_TARGET},
+        {"rss-db-0", "rss-db-9", true, 5, 2, RSS_SWITCHOVER_NO_TARGET},
+        {"rss-db-0", NULL, true, 5, 4, RSS_SWITCHOVER_TOO_FEW},
+        {"rss-db-0", NULL, true, 1, 1, RSS_SWITCHOVER_TOO_FEW}, /* no standby at all */
+        {"rss-db-1", NULL, true, 0, 1, RSS_SWITCHOVER_NO_PRIMARY},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        enum rss_switchover_verdict v =
+            rss_switchover_check(rows[i].from, rows[i].to, rows[i].promote, m, rows[i].n, rows[i].need);
+        if (v != rows[i].want)
+            fail_msg("row %zu: verdict %d, want %d", i, v, rows[i].want);
+        assert_true((*rss_switchover_reason(v) == '\0') == (v == RSS_SWITCHOVER_ALLOWED));
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -918,6 +1141,10 @@ int main(void)
         cmocka_unit_test(test_fenced_promotion_names_no_primary),
         cmocka_unit_test(test_stale_standby_waited_for),
         cmocka_unit_test(test_scaled_away_floor),
+        cmocka_unit_test(test_switchover_check_table),
+        cmocka_unit_test(test_switchover),
+        cmocka_unit_test(test_switchover_named_behind),
+        cmocka_unit_test(test_switchover_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
