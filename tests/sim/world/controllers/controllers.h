@@ -1,7 +1,8 @@
 /* controllers.h -- internal API of world-controllers: the test world's control plane stand-ins.
  *
  * world-controllers replaces kube-controller-manager and kube-scheduler in the test world:
- * a StatefulSet controller, a DaemonSet controller, a scheduler and a node-lifecycle controller.
+ * a StatefulSet controller, a DaemonSet controller, a scheduler, a node-lifecycle controller and a
+ * disruption controller (PodDisruptionBudget status).
  * Every controller is split in two halves:
  *   - a pure half (plan/build/status functions) that takes cJSON objects as the API returns them
  *     and decides what should happen; unit-tested without a server;
@@ -87,7 +88,8 @@ struct ctl_snapshot {
     cJSON *nodes;
     cJSON *leases; /* namespace kube-node-lease only */
     cJSON *pvcs;
-    double now; /* CLOCK_MONOTONIC seconds at the start of the pass */
+    cJSON *pdbs; /* policy/v1 poddisruptionbudgets */
+    double now;  /* CLOCK_MONOTONIC seconds at the start of the pass */
     /* Node freshness, filled by the node-lifecycle controller before the others run. */
     struct ctl_nodelc *nodelc;
 };
@@ -227,6 +229,23 @@ long ctl_sched_pick(const cJSON *pod, const cJSON **nodes, const bool *usable, s
 
 /* Binds pending pods to nodes, marks the others PodScheduled=False/Unschedulable. */
 int ctl_sched_sync(struct ctl_ctx *ctx, struct ctl_snapshot *snap, rss_error_t *err);
+
+/* ---------------------------------------------------------------- disruption.c */
+
+/* The status the disruption controller gives `pdb` at wall time `now` (seconds since the epoch;
+ * `now_str` the same as RFC 3339), from every pod (`pods`, all namespaces) and StatefulSet:
+ * expectedPods (the owning sets' spec.replicas for maxUnavailable or a percentage minAvailable,
+ * the matching pods for an integer minAvailable), currentHealthy (Ready, not being deleted, not in
+ * disruptedPods), desiredHealthy, disruptionsAllowed = max(0, currentHealthy - desiredHealthy)
+ * (0 without expected pods), disruptedPods without entries whose pod is gone, being deleted or
+ * older than 2 minutes, observedGeneration and the DisruptionAllowed condition (SufficientPods /
+ * InsufficientPods). A pod whose controller is not a known StatefulSet makes it the fail-safe
+ * status: disruptionsAllowed 0, condition SyncFailed, observedGeneration kept. Caller frees. */
+cJSON *ctl_pdb_status(const cJSON *pdb, const cJSON *pods, const cJSON *statefulsets, double now,
+                      const char *now_str);
+
+/* Writes every budget's status that differs (PUT of /status with the resourceVersion). */
+int ctl_pdb_sync(struct ctl_ctx *ctx, struct ctl_snapshot *snap, rss_error_t *err);
 
 /* ---------------------------------------------------------------- writes.c: shared writes */
 

@@ -39,7 +39,7 @@ struct world {
     pthread_mutex_t mu;
     pthread_cond_t cond;
     bool dirty;
-    struct watched watched[6];
+    struct watched watched[7];
 };
 
 static double mono_now(void)
@@ -135,6 +135,7 @@ static void run_pass(struct world *w, struct ctl_nodelc *lc)
         .nodes = ctl_cache_snapshot(w->watched[3].cache),
         .leases = ctl_cache_snapshot(w->watched[4].cache),
         .pvcs = ctl_cache_snapshot(w->watched[5].cache),
+        .pdbs = ctl_cache_snapshot(w->watched[6].cache),
         .now = mono_now(),
         .nodelc = lc,
     };
@@ -149,12 +150,16 @@ static void run_pass(struct world *w, struct ctl_nodelc *lc)
         rss_log_error(RSS_LOG_WARN, &err, "daemonsets");
     if (ctl_sched_sync(&ctx, &snap, &err) < 0)
         rss_log_error(RSS_LOG_WARN, &err, "scheduler");
+    /* Budgets last, from the pods as this pass leaves them; a pod event wakes the next pass. */
+    if (ctl_pdb_sync(&ctx, &snap, &err) < 0)
+        rss_log_error(RSS_LOG_WARN, &err, "disruption");
     cJSON_Delete(snap.statefulsets);
     cJSON_Delete(snap.daemonsets);
     cJSON_Delete(snap.pods);
     cJSON_Delete(snap.nodes);
     cJSON_Delete(snap.leases);
     cJSON_Delete(snap.pvcs);
+    cJSON_Delete(snap.pdbs);
 }
 
 static void reconcile_loop(struct world *w, double grace, double resync)
@@ -193,10 +198,12 @@ static void reconcile_loop(struct world *w, double grace, double resync)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: world-controllers --kubeconfig PATH [--node-grace SECONDS] [--resync SECONDS]\n"
-               "  StatefulSet, DaemonSet, scheduler and node-lifecycle controllers for the test world.\n"
-               "  --node-grace  heartbeat silence after which a node goes Ready=Unknown (default 5)\n"
-               "  --resync      period of the full reconcile pass without events (default 1)\n");
+    fprintf(
+        f,
+        "usage: world-controllers --kubeconfig PATH [--node-grace SECONDS] [--resync SECONDS]\n"
+        "  StatefulSet, DaemonSet, scheduler, node-lifecycle and disruption controllers for the test world.\n"
+        "  --node-grace  heartbeat silence after which a node goes Ready=Unknown (default 5)\n"
+        "  --resync      period of the full reconcile pass without events (default 1)\n");
 }
 
 static bool parse_seconds(const char *s, double *out)
@@ -268,6 +275,7 @@ int main(int argc, char **argv)
                 {"nodes", "v1", NULL, NULL, 0, false, NULL},
                 {"leases", "coordination.k8s.io/v1", "kube-node-lease", NULL, 0, false, NULL},
                 {"persistentvolumeclaims", "v1", NULL, NULL, 0, false, NULL},
+                {"poddisruptionbudgets", "policy/v1", NULL, NULL, 0, false, NULL},
             },
     };
     atomic_init(&w.stop, false);

@@ -652,6 +652,96 @@ static void test_daemonset(void **state)
         wait_for(names[i], cond_pod_gone, names[i]);
 }
 
+/* POST pods/NAME/eviction, no retry: 0 when evicted, else the error's words in why. */
+static int evict(const char *name, char *why, size_t n)
+{
+    _cleanup_free_ char *p = rss_xasprintf("/api/v1/namespaces/" NS "/pods/%s/eviction", name);
+    _cleanup_free_ char *body = rss_xasprintf(
+        "{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"%s\"}}", name);
+    struct rss_kube_request r = {.method = "POST", .path = p, .body = body, .attempts = 1};
+    _cleanup_error_ rss_error_t err = NULL;
+    _cleanup_json_ cJSON *ret = NULL;
+    if (rss_kube_call(kube, &r, &ret, &err) == 0)
+        return 0;
+    _cleanup_free_ char *s = rss_error_string(err);
+    snprintf(why, n, "%s", s);
+    return -1;
+}
+
+static bool cond_no_disrupted(const void *name)
+{
+    _cleanup_json_ cJSON *b = get("policy/v1", NS, "poddisruptionbudgets", name);
+    return b && !rss_json_path(b, "status.disruptedPods");
+}
+
+static void test_disruption(void **state)
+{
+    (void)state;
+    create("apps/v1", NS, "statefulsets", STS("pdb", 3, "Parallel", ""));
+    const char *names[] = {"pdb-0", "pdb-1", "pdb-2"};
+    for (int i = 0; i < 3; i++) {
+        wait_for(names[i], cond_pod_bound, names[i]);
+        set_pod_ready(names[i]);
+    }
+    create("policy/v1", NS, "poddisruptionbudgets",
+           "{'apiVersion':'policy/v1','kind':'PodDisruptionBudget','metadata':{'name':'pdb','namespace':'" NS
+           "'},'spec':{'maxUnavailable':1,'selector':{'matchLabels':{'app':'pdb'}}}}");
+    wait_field("policy/v1", "poddisruptionbudgets", "pdb", "status.disruptionsAllowed", 1);
+    _cleanup_json_ cJSON *b = get("policy/v1", NS, "poddisruptionbudgets", "pdb");
+    assert_int_equal(rss_json_long(b, "status.expectedPods", -1), 3);
+    assert_int_equal(rss_json_long(b, "status.currentHealthy", -1), 3);
+    assert_int_equal(rss_json_long(b, "status.desiredHealthy", -1), 2);
+    assert_int_equal(rss_json_long(b, "status.observedGeneration", -1), 1);
+    assert_string_equal(rss_json_str(ctl_condition(b, "DisruptionAllowed"), "reason"), "SufficientPods");
+
+    /* One eviction within the budget; the pod goes Terminating, and the next is refused. */
+    atomic_store(&finalize, false);
+    helper_sync();
+    char why[1024] = "";
+    assert_int_equal(evict("pdb-0", why, sizeof(why)), 0);
+    wait_for("pdb-0 terminating", cond_pod_terminating, "pdb-0");
+    assert_int_not_equal(evict("pdb-1", why, sizeof(why)), 0);
+    /* (the client's error carries the Status message; the cause's numbers are kubesim_eviction's) */
+    if (!strstr(why, "violate the pod's disruption budget"))
+        fail_msg("second eviction: %s", why);
+    /* The controller's next passes agree (the Terminating pod is not healthy) and keep it refused. */
+    wait_field("policy/v1", "poddisruptionbudgets", "pdb", "status.currentHealthy", 2);
+    wait_for("no disruptedPods while terminating", cond_no_disrupted, "pdb");
+    _cleanup_json_ cJSON *b2 = get("policy/v1", NS, "poddisruptionbudgets", "pdb");
+    assert_int_equal(rss_json_long(b2, "status.disruptionsAllowed", -1), 0);
+    assert_string_equal(rss_json_str(ctl_condition(b2, "DisruptionAllowed"), "reason"), "InsufficientPods");
+
+    /* The pod goes, the set makes it again; once Ready the budget allows one again, within a second or so
+     * of the pod's change (a pod event wakes the controllers; nothing here waits on the resync). */
+    atomic_store(&finalize, true);
+    for (int64_t end = simfix_mono_ns() + (int64_t)WAIT_MS * 1000000; simfix_mono_ns() < end;) {
+        _cleanup_json_ cJSON *p = pod("pdb-0");
+        if (p && !ctl_is_terminating(p) && rss_json_str(p, "spec.nodeName"))
+            break;
+        simfix_sleep_ms(50);
+    }
+    set_pod_ready("pdb-0");
+    int64_t t0 = simfix_mono_ns();
+    wait_field("policy/v1", "poddisruptionbudgets", "pdb", "status.disruptionsAllowed", 1);
+    int64_t took_ms = (simfix_mono_ns() - t0) / 1000000;
+    fprintf(stderr, "budget back to 1 allowed %lld ms after the pod's Ready\n", (long long)took_ms);
+    assert_true(took_ms < 5000);
+
+    /* A spec change is not observed until the controller writes: then minAvailable 3 leaves none. */
+    patch("policy/v1", NS, "poddisruptionbudgets", "pdb", "{'spec':{'maxUnavailable':null,'minAvailable':3}}",
+          false);
+    wait_field("policy/v1", "poddisruptionbudgets", "pdb", "status.observedGeneration", 2);
+    wait_field("policy/v1", "poddisruptionbudgets", "pdb", "status.disruptionsAllowed", 0);
+    assert_int_not_equal(evict("pdb-2", why, sizeof(why)), 0);
+    if (!strstr(why, "violate the pod's disruption budget"))
+        fail_msg("eviction under minAvailable 3: %s", why);
+
+    delete ("policy/v1", NS, "poddisruptionbudgets", "pdb");
+    delete ("apps/v1", NS, "statefulsets", "pdb");
+    for (int i = 0; i < 3; i++)
+        wait_for(names[i], cond_pod_gone, names[i]);
+}
+
 int main(int argc, char **argv)
 {
     controllers_bin = argc > 1 ? argv[1] : "./world-controllers";
@@ -659,6 +749,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_parallel_scale), cmocka_unit_test(test_ordered_ready),
         cmocka_unit_test(test_anti_affinity),  cmocka_unit_test(test_node_selector),
         cmocka_unit_test(test_node_lifecycle), cmocka_unit_test(test_daemonset),
+        cmocka_unit_test(test_disruption),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
