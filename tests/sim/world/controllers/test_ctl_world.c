@@ -693,6 +693,11 @@ static void test_disruption(void **state)
     assert_int_equal(rss_json_long(b, "status.desiredHealthy", -1), 2);
     assert_int_equal(rss_json_long(b, "status.observedGeneration", -1), 1);
     assert_string_equal(rss_json_str(ctl_condition(b, "DisruptionAllowed"), "reason"), "SufficientPods");
+    /* Settled: the resync passes (1 s) find nothing to write (no write loop on its own status). */
+    simfix_sleep_ms(2500);
+    _cleanup_json_ cJSON *settled = get("policy/v1", NS, "poddisruptionbudgets", "pdb");
+    assert_string_equal(rss_json_str(settled, "metadata.resourceVersion"),
+                        rss_json_str(b, "metadata.resourceVersion"));
 
     /* One eviction within the budget; the pod goes Terminating, and the next is refused. */
     atomic_store(&finalize, false);
