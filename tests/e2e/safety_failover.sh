@@ -344,31 +344,32 @@ sc_scale_remove() {
 #         promoted instead. Judged by the hooks logs and each member's dummyd role.
 sc_switchover() {
     ensure_running
-    local p t o mark out s t0
+    local p tgt o mark out s t0
     p=$(primary_ordinal)
-    t=$(others_of $R "$p" | sed -n 2p)
-    o=$(others_of $R "$p" | grep -vx "$t")
-    set_sequence $R "$t" 40
+    tgt=$(others_of $R "$p" | sed -n 2p)
+    o=$(others_of $R "$p" | grep -vx "$tgt")
+    set_sequence $R "$tgt" 40
     set_sequence $R "$o" 40
     # Refused where rssd would refuse it: a standby named as the primary.
     if out=$(krss switchover $R --to "$(member $R "$p")" --yes 2>&1); then fail "kubectl rss switchover --to the primary was accepted: $out"; fi
     [[ $out == *"refused: the member named as to is not a running standby"* ]] || fail "kubectl rss switchover --to the primary: $out"
     mark=$(now)
     t0=$(now_ms)
-    out=$(krss switchover $R --to "$(member $R "$t")" --yes 2>&1) || fail "kubectl rss switchover: $out"
-    [[ $out == *"rss.clusterlabs.org/switchover=from=$(member $R "$p"),to=$(member $R "$t") set"* ]] || fail "kubectl rss switchover: $out"
+    out=$(krss switchover $R --to "$(member $R "$tgt")" --yes 2>&1) || fail "kubectl rss switchover: $out"
+    [[ $out == *"rss.clusterlabs.org/switchover=from=$(member $R "$p"),to=$(member $R "$tgt") set"* ]] || fail "kubectl rss switchover: $out"
     wait_until 90 "the switchover's promotion" failover_ended "$mark" $R "$p"
     no_standby_stopped "$mark" $R "$p"
     s=$(promoted_one "$mark" $R "$p")
-    [ "$s" = "$t" ] || fail "member $s was promoted, not the named $t (both at position 40)"
-    primary_now() { [ "$(dummyd_of "$t" | awk '{ print $2 }')" = primary ]; }
-    wait_until 30 "member $t's dummyd running as primary" primary_now
-    note "switchover to $t: its dummyd primary $(($(now_ms) - t0)) ms after the request"
+    [ "$s" = "$tgt" ] || fail "member $s was promoted, not the named $tgt (both at position 40)"
+    # (not $t: wait_until's own local would shadow it in the function it calls)
+    primary_now() { [ "$(dummyd_of "$tgt" | awk '{ print $2 }')" = primary ]; }
+    wait_until 30 "member $tgt's dummyd running as primary" primary_now
+    note "switchover to $tgt: its dummyd primary $(($(now_ms) - t0)) ms after the request"
     [ -n "$(stops_of "$mark" $R "$p")" ] || fail "the old primary $p was not stopped with its stop hook"
-    wait_until 60 "the other standby $o repointed to $t" secondary_of "$mark" $R "$o" "$t"
-    wait_until 90 "the old primary $p rejoined as a secondary of $t" secondary_of "$mark" $R "$p" "$t"
+    wait_until 60 "the other standby $o repointed to $tgt" secondary_of "$mark" $R "$o" "$tgt"
+    wait_until 90 "the old primary $p rejoined as a secondary of $tgt" secondary_of "$mark" $R "$p" "$tgt"
     ensure_running 60
-    [ "$(primary_ordinal)" = "$t" ] || fail "member $t is not the primary at the end: $(roles | tr '\n' ';')"
+    [ "$(primary_ordinal)" = "$tgt" ] || fail "member $tgt is not the primary at the end: $(roles | tr '\n' ';')"
     k get rss $R -n "$NS" -o json | jq -e '.metadata.annotations["rss.clusterlabs.org/switchover"] == null' >/dev/null ||
         fail "the switchover annotation is still on $R"
     rss_json $R | jq -e --arg m "$mark" '[.status.history[] | select(.at > $m) | .reason] | index("Switchover") != null' >/dev/null ||
@@ -379,13 +380,13 @@ sc_switchover() {
     set_sequence $R "$o" 45
     mark=$(now)
     out=$(krss switchover $R --to "$(member $R "$p")" --yes 2>&1) || fail "kubectl rss switchover --to $p: $out"
-    wait_until 90 "the second switchover's promotion" failover_ended "$mark" $R "$t"
-    no_standby_stopped "$mark" $R "$t"
-    s=$(promoted_one "$mark" $R "$t")
+    wait_until 90 "the second switchover's promotion" failover_ended "$mark" $R "$tgt"
+    no_standby_stopped "$mark" $R "$tgt"
+    s=$(promoted_one "$mark" $R "$tgt")
     [ "$s" = "$o" ] || fail "member $s was promoted; the most advanced standby is $o (45, the named $p at 30)"
     events_since "$mark" Promoting $R | grep >/dev/null "$(member $R "$p"), named by the switchover, is behind" ||
         fail "the Promoting Event does not say the named standby is behind: $(events_since "$mark" Promoting $R)"
-    wait_until 90 "the old primary $t rejoined as a secondary of $o" secondary_of "$mark" $R "$t" "$o"
+    wait_until 90 "the old primary $tgt rejoined as a secondary of $o" secondary_of "$mark" $R "$tgt" "$o"
     ensure_running 90
     note "second switchover: $(member $R "$o") (45) promoted over the named $(member $R "$p") (30)"
 }
