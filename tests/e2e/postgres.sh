@@ -22,6 +22,8 @@
 # under PromoteStandby, as safety_failover.sh has them for the dummy app: the primary's node frozen past the
 # dead window and thawed, a leader change while the failover stops the lost primary, a drain of the
 # primary's node; the first and the last in the real stage, the leader change by name only);
+# postgres_switchover (kubectl rss switchover under the writer: the primary stopped by its hook, the most
+# advanced standby promoted, no commit lost; real stage);
 # postgres_history_floor (issue 35's fault 4: minimumMembers 1, the members with the WAL off, the one back
 # emptied: it never seeds, SeedBelowHistory; then the highest WAL seeds); postgres_suspend_hang (fault 5:
 # spec.suspend with the primary's status hanging: each member stopped once, sequences recorded; resume);
@@ -54,7 +56,7 @@ table=(postgres_create:kubesim postgres_lightsout:kubesim postgres_staggered:kub
     postgres_killed_promote:real postgres_api_outage:kubesim postgres_rssd_restart:kubesim
     postgres_primary_node_off:kubesim postgres_primary_stays_off:kubesim postgres_lightsout_nonzero:kubesim
     postgres_rollout:kubesim postgres_history_floor:kubesim postgres_suspend_hang:kubesim postgres_freeze_promote:real
-    postgres_drain_primary:real postgres_verify:kubesim)
+    postgres_drain_primary:real postgres_switchover:real postgres_verify:kubesim)
 if [ -n "${PG_SCENARIOS:-}" ]; then
     read -ra sel <<<"$PG_SCENARIOS"
 else
@@ -585,6 +587,34 @@ sc_postgres_drain_primary() {
     [ "$(primary_ordinal)" = "$s" ] || fail "the promoted member $s is not the reported primary"
     no_standby_stopped "$mark" "$R" "$p"
     promoted_one "$mark" "$R" "$p" >/dev/null
+    note "hooks: $(hook_lines "$mark" "$R" stop seed secondary | hooks_short)"
+    check_all
+}
+
+# A planned switchover (issue 36 item 3) under the writer: kubectl rss switchover stops the primary with its
+# `stop` hook (a fast shutdown: PostgreSQL sends its standbys the WAL it wrote before it exits), the most
+# advanced standby is promoted, the other repointed without a stop, the old primary rejoins as a standby of
+# the new one; every acknowledged commit on every member, one timeline. Writable: the request to the
+# first write the new primary acknowledged.
+sc_postgres_switchover() {
+    wait_until 120 "$R Running" pg_running
+    local p s o mark t0 out
+    pg_failover_on
+    p=$(primary_ordinal)
+    mark=$(now)
+    t0=$(now_ms)
+    out=$(krss switchover "$R" --yes 2>&1) || fail "kubectl rss switchover: $out"
+    wait_until 120 "the switchover's promotion" failover_ended "$mark" "$R" "$p"
+    no_standby_stopped "$mark" "$R" "$p"
+    s=$(promoted_one "$mark" "$R" "$p")
+    write_probe "$s"
+    note "switchover from member $p: member $s promoted, writable $(ms_since "$t0") ms after the request"
+    [ -n "$(stops_of "$mark" "$R" "$p")" ] || fail "the old primary $p was not stopped by its stop hook"
+    o=$(others_of "$R" "$p" | grep -vx "$s")
+    wait_until 120 "the other standby $o repointed to $s" secondary_of "$mark" "$R" "$o" "$s"
+    wait_until 300 "the old primary $p rejoined as a standby of $s" secondary_of "$mark" "$R" "$p" "$s"
+    wait_until 120 "$R Running with a primary and 2 secondaries" pg_running
+    [ "$(primary_ordinal)" = "$s" ] || fail "the promoted member $s is not the reported primary"
     note "hooks: $(hook_lines "$mark" "$R" stop seed secondary | hooks_short)"
     check_all
 }
