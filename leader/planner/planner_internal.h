@@ -328,5 +328,10 @@ size_t planner_failover_need(const struct planner *c, const struct planner_membe
  * busy: something is in flight, stale or decided in this plan. True when it stopped the primary or waits;
  * false when there is no request or it was refused (a Warning; the annotation is removed). */
 bool planner_switchover(struct planner *c, bool busy);
+/* The rolling update's last outdated member is the one primary: under PromoteStandby it hands over to the
+ * most advanced standby first (then it is a stopped outdated member the rollout recreates). False, with
+ * why, when the switchover's check refuses. */
+bool planner_switchover_rollout(struct planner *c, struct planner_member *primary, const char *rev, char *why,
+                                size_t size);
 
 #endif

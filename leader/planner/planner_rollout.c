@@ -151,11 +151,17 @@ void planner_rollout_step(struct planner *c)
     if (!next->actionable || next->decided)
         return;
     if (next->role == RSS_ROLE_PRIMARY && c->n_primaries_up < 2) {
-        planner_wait(
-            c, false, "RollingUpdate",
-            "rolling update to revision %s waits: stopping %s would leave no primary running (delete the "
-            "pod by hand to update a single-primary RSS)",
-            rev, next->pod);
+        char why[256] = "";
+        /* One primary under PromoteStandby: a switchover first (issue 36), no pod deleted by hand. */
+        if (c->spec->promote_standby && c->spec->primaries == 1 &&
+            planner_switchover_rollout(c, next, rev, why, sizeof(why)))
+            return;
+        planner_wait(c, false, "RollingUpdate",
+                     "rolling update to revision %s waits: stopping %s would leave no primary running (%s%s)",
+                     rev, next->pod, *why ? "no switchover: " : "",
+                     *why ? why
+                          : "delete the pod by hand to update a single-primary RSS, or set spec.failover "
+                            "PromoteStandby: the rollout then switches over");
         return;
     }
     _cleanup_free_ char *why =

@@ -43,6 +43,73 @@ static struct planner_member *the_primary(struct planner *c)
     return p;
 }
 
+/* The shared check on this plan's members: primary (NULL: none or several run) asked to hand over to `to`
+ * (NULL: the most advanced standby); the standbys S, those running that follow it, and the answers the
+ * promotion will need. */
+static enum rss_switchover_verdict verdict(struct planner *c, struct planner_member *primary,
+                                           const char *from, const char *to, size_t *s_total, size_t *n_run,
+                                           size_t *need)
+{
+    _cleanup_free_ struct rss_switchover_member *mm = rss_xcalloc(c->n + 1, sizeof(*mm));
+    for (size_t i = 0; i < c->n; i++) {
+        const struct planner_member *m = &c->m[i];
+        mm[i] = (struct rss_switchover_member){
+            .pod = m->pod,
+            .primary = m == primary,
+            .standby = primary && m != primary && m->exists && planner_standby_runs(m) &&
+                       planner_follows(m, primary),
+            .leaving = (int)m->ordinal >= c->target,
+        };
+    }
+    *s_total = *n_run = 0;
+    *need = primary ? planner_failover_need(c, primary, s_total, n_run) : 1;
+    return rss_switchover_check(from, to, c->spec->promote_standby && c->spec->primaries == 1, mm, c->n,
+                                *need);
+}
+
+/* Stops the primary for a switchover (why: the request, for the Event) and records it in status.failover,
+ * which carries it to the promotion (planner_failover.c). */
+static void start(struct planner *c, struct planner_member *primary, const char *to, size_t n_run,
+                  const char *why)
+{
+    _cleanup_free_ char *reason =
+        rss_xasprintf("switchover: stop the primary so that %s%s is promoted",
+                      to ? to : "the most advanced standby", to ? " (or a standby ahead of it)" : "");
+    planner_issue(c, primary, RSS_ACTION_STOP, NULL, 0, reason);
+    char when[RSS_TIME_LEN];
+    cJSON_Delete(c->new_failover);
+    c->new_failover = cJSON_CreateObject();
+    cJSON_AddNumberToObject(c->new_failover, "lost", primary->ordinal);
+    cJSON_AddStringToObject(c->new_failover, "since", rss_time_ms(when, c->in->now_ms));
+    cJSON *rec = cJSON_AddObjectToObject(c->new_failover, "switchover");
+    cJSON_AddStringToObject(rec, "from", primary->pod);
+    if (to)
+        cJSON_AddStringToObject(rec, "to", to);
+    planner_event(c, RSS_EVENT_NORMAL, "Switchover", primary,
+                  "%s: stopping the primary %s; once it is stopped, the %zu running standbys report their "
+                  "positions and %s is promoted",
+                  why, primary->pod, n_run, to ? to : "the most advanced standby");
+    planner_decision(c, "switchover: stopping the primary %s", primary->pod);
+}
+
+bool planner_switchover_rollout(struct planner *c, struct planner_member *primary, const char *rev, char *why,
+                                size_t size)
+{
+    size_t s_total, n_run, need;
+    enum rss_switchover_verdict v = verdict(c, primary, primary->pod, NULL, &s_total, &n_run, &need);
+    if (v != RSS_SWITCHOVER_ALLOWED || c->new_failover) {
+        snprintf(why, size, "%s",
+                 c->new_failover ? "the last failover's repoint is under way" : rss_switchover_reason(v));
+        return false;
+    }
+    _cleanup_free_ char *msg =
+        rss_xasprintf("rolling update to revision %s: the primary is the last member on an "
+                      "older revision, so it hands over before its pod is recreated",
+                      rev);
+    start(c, primary, NULL, n_run, msg);
+    return true;
+}
+
 bool planner_switchover(struct planner *c, bool busy)
 {
     const char *value = c->in->switchover;
@@ -63,20 +130,8 @@ bool planner_switchover(struct planner *c, bool busy)
         return false;
     }
     struct planner_member *primary = the_primary(c);
-    _cleanup_free_ struct rss_switchover_member *mm = rss_xcalloc(c->n + 1, sizeof(*mm));
-    for (size_t i = 0; i < c->n; i++) {
-        const struct planner_member *m = &c->m[i];
-        mm[i] = (struct rss_switchover_member){
-            .pod = m->pod,
-            .primary = m == primary,
-            .standby = primary && m != primary && m->exists && planner_standby_runs(m) &&
-                       planner_follows(m, primary),
-            .leaving = (int)m->ordinal >= c->target,
-        };
-    }
-    size_t s_total = 0, n_run = 0, need = primary ? planner_failover_need(c, primary, &s_total, &n_run) : 1;
-    bool promote = c->spec->promote_standby && c->spec->primaries == 1;
-    enum rss_switchover_verdict v = rss_switchover_check(from, to, promote, mm, c->n, need);
+    size_t s_total, n_run, need;
+    enum rss_switchover_verdict v = verdict(c, primary, from, to, &s_total, &n_run, &need);
     /* While something is in flight the members' state is about to change: a verdict now could refuse
      * what the next plan allows (a standby still joining), so it waits; only a request that can never
      * be carried out is refused at once. */
@@ -105,23 +160,8 @@ bool planner_switchover(struct planner *c, bool busy)
                                             : "the actions of this plan");
         return true;
     }
-    _cleanup_free_ char *why =
-        rss_xasprintf("switchover: stop the primary so that %s%s is promoted",
-                      to ? to : "the most advanced standby", to ? " (or a standby ahead of it)" : "");
-    planner_issue(c, primary, RSS_ACTION_STOP, NULL, 0, why);
-    char when[RSS_TIME_LEN];
-    c->new_failover = cJSON_CreateObject();
-    cJSON_AddNumberToObject(c->new_failover, "lost", primary->ordinal);
-    cJSON_AddStringToObject(c->new_failover, "since", rss_time_ms(when, c->in->now_ms));
-    cJSON *rec = cJSON_AddObjectToObject(c->new_failover, "switchover");
-    cJSON_AddStringToObject(rec, "from", from);
-    if (to)
-        cJSON_AddStringToObject(rec, "to", to);
-    planner_event(c, RSS_EVENT_NORMAL, "Switchover", primary,
-                  "switchover requested (%s): stopping the primary %s; once it is stopped, the %zu running "
-                  "standbys report their positions and %s is promoted",
-                  value, primary->pod, n_run, to ? to : "the most advanced standby");
-    planner_decision(c, "switchover: stopping the primary %s", primary->pod);
+    _cleanup_free_ char *msg = rss_xasprintf("switchover requested (%s)", value);
+    start(c, primary, to, n_run, msg);
     c->out->clear_switchover = true;
     return true;
 }

@@ -1120,6 +1120,80 @@ static void test_switchover_check_table(void **state)
     }
 }
 
+/* A rolling update of P Y Y whose standbys are done: under PromoteStandby the primary hands over (a
+ * switchover: stopped with its hook, the most advanced standby promoted, the other repointed), then its
+ * stopped pod is recreated from the new revision and joins as a standby. No pod deleted by hand, no seed
+ * but the promotion. Without the opt-in it waits and says how to go on. */
+static void test_rollout_switches_over(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    struct world w;
+    init(&w, "P Y Y");
+    mark(&w, 0, "5-1", "90");
+    w.update_revision = "rev-new";
+    find(&w, 0)->revision = "rev-old";
+    find(&w, 1)->revision = "rev-new";
+    find(&w, 2)->revision = "rev-new";
+    struct rss_plan p;
+    run(&w, &p);
+    want(&p, "0:stop");
+    const struct rss_plan_event *e = find_event(&p, "Switchover");
+    assert_non_null(e);
+    assert_non_null(strstr(e->message, "rolling update to revision rev-new"));
+    assert_false(p.clear_switchover); /* no annotation was involved */
+    apply(&w, &p);
+    ran(&w, 0, RSS_ROLE_STOPPED);
+    run(&w, &p);
+    want(&p, "");
+    assert_non_null(find_event(&p, "FailoverStarted"));
+    apply(&w, &p);
+    answer_position(&w, 1, true, 120);
+    answer_position(&w, 2, true, 125);
+    run(&w, &p);
+    want(&p, "2:seed");
+    apply(&w, &p);
+    ran(&w, 2, RSS_ROLE_PRIMARY);
+    run(&w, &p);
+    want(&p, "1:secondary(2)");
+    apply(&w, &p);
+    ran(&w, 1, RSS_ROLE_SECONDARY);
+    run(&w, &p);
+    want(&p, "0:delete"); /* the stopped, outdated old primary: recreated from the new revision */
+    apply(&w, &p);
+    pod_gone(&w, 0);
+    pod_recreated(&w, 0);
+    find(&w, 0)->revision = "rev-new";
+    run(&w, &p);
+    assert_true(p.fencing);
+    apply(&w, &p);
+    struct rss_member_input *m = find(&w, 0); /* scheduled, it runs idle and reports stopped */
+    m->phase = "Running";
+    m->node = "node-0";
+    m->node_alive = true;
+    m->unschedulable = false;
+    m->container_id = "containerd://cid-new-0";
+    set_observed(m, RSS_ROLE_STOPPED, GEN, true, 90, NULL);
+    run(&w, &p);
+    want(&p, "0:secondary(2)");
+    rss_plan_free(&p);
+    world_free(&w);
+
+    g_failover = "";
+    init(&w, "P Y Y");
+    mark(&w, 0, "5-1", "90");
+    w.update_revision = "rev-new";
+    find(&w, 0)->revision = "rev-old";
+    find(&w, 1)->revision = "rev-new";
+    find(&w, 2)->revision = "rev-new";
+    run(&w, &p);
+    want(&p, "");
+    assert_null(find_event(&p, "Switchover"));
+    assert_non_null(strstr(status_str(&p, "message"), "or set spec.failover PromoteStandby"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1145,6 +1219,7 @@ int main(void)
         cmocka_unit_test(test_switchover),
         cmocka_unit_test(test_switchover_named_behind),
         cmocka_unit_test(test_switchover_refused),
+        cmocka_unit_test(test_rollout_switches_over),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
