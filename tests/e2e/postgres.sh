@@ -23,7 +23,8 @@
 # dead window and thawed, a leader change while the failover stops the lost primary, a drain of the
 # primary's node; the first and the last in the real stage, the leader change by name only);
 # postgres_switchover (kubectl rss switchover under the writer: the primary stopped by its hook, the most
-# advanced standby promoted, no commit lost; real stage);
+# advanced standby promoted, no commit lost; real stage); postgres_rollout_switchover (a template change under
+# PromoteStandby: the standbys rolled, the primary hands over by a switchover, its pod recreated; kubesim);
 # postgres_history_floor (issue 35's fault 4: minimumMembers 1, the members with the WAL off, the one back
 # emptied: it never seeds, SeedBelowHistory; then the highest WAL seeds); postgres_suspend_hang (fault 5:
 # spec.suspend with the primary's status hanging: each member stopped once, sequences recorded; resume);
@@ -56,7 +57,7 @@ table=(postgres_create:kubesim postgres_lightsout:kubesim postgres_staggered:kub
     postgres_killed_promote:real postgres_api_outage:kubesim postgres_rssd_restart:kubesim
     postgres_primary_node_off:kubesim postgres_primary_stays_off:kubesim postgres_lightsout_nonzero:kubesim
     postgres_rollout:kubesim postgres_history_floor:kubesim postgres_suspend_hang:kubesim postgres_freeze_promote:real
-    postgres_drain_primary:real postgres_switchover:real postgres_verify:kubesim)
+    postgres_drain_primary:real postgres_switchover:real postgres_rollout_switchover:kubesim postgres_verify:kubesim)
 if [ -n "${PG_SCENARIOS:-}" ]; then
     read -ra sel <<<"$PG_SCENARIOS"
 else
@@ -616,6 +617,34 @@ sc_postgres_switchover() {
     wait_until 120 "$R Running with a primary and 2 secondaries" pg_running
     [ "$(primary_ordinal)" = "$s" ] || fail "the promoted member $s is not the reported primary"
     note "hooks: $(hook_lines "$mark" "$R" stop seed secondary | hooks_short)"
+    check_all
+}
+
+# The rolling update under PromoteStandby (issue 36 item 3): nothing deleted by hand. rssd rolls both
+# standbys, then the primary hands over (a switchover: its stop hook, the most advanced standby promoted,
+# the other repointed), and its stopped pod is recreated from the new template and rejoins as a standby.
+# One promotion and no other seed; every acknowledged commit on every member.
+sc_postgres_rollout_switchover() {
+    wait_until 120 "$R Running" pg_running
+    local p s mark t0 containers want
+    pg_failover_on
+    p=$(primary_ordinal)
+    mark=$(now)
+    t0=$(now_ms)
+    containers=$(rss_json "$R" | jq -c --arg v "$mark" '.spec.pod.containers | .[0].env = ((.[0].env // []) | map(select(.name != "ROLLOUT")) + [{name: "ROLLOUT", value: $v}])')
+    k patch rss "$R" -n "$NS" --type merge -p "{\"spec\":{\"pod\":{\"containers\":$containers}}}" >/dev/null || fail "patch the template"
+    rolled() {
+        want=$(k get sts "$(sts_name "$R")" -n "$NS" -o jsonpath='{.status.updateRevision}')
+        [ -n "$want" ] && members_json "$R" | jq -e --arg w "$want" '(.items | length) == 3 and all(.items[];
+            .metadata.labels["controller-revision-hash"] == $w and .metadata.deletionTimestamp == null)' >/dev/null && pg_running
+    }
+    wait_until 420 "every member on the new revision and Running, no pod deleted by hand" rolled
+    [ "$(count_lines "$(hook_lines "$mark" "$R" seed primary)")" = 1 ] || fail "one promotion expected: $(hook_lines "$mark" "$R" seed primary | hooks_short)"
+    s=$(promoted_one "$mark" "$R" "$p")
+    [ "$(primary_ordinal)" = "$s" ] || fail "the promoted member $s is not the primary"
+    secondary_of "$mark" "$R" "$p" "$s" || fail "the old primary $p did not rejoin as a standby of $s: $(hook_lines "$mark" "$R" secondary | hooks_short)"
+    events_since "$mark" Switchover "$R" | grep >/dev/null "rolling update to revision" || fail "no Switchover Event of the rolling update"
+    note "rolled in $(ms_since "$t0") ms, the primary handed over to $s: $(hook_lines "$mark" "$R" stop seed secondary | hooks_short)"
     check_all
 }
 
