@@ -232,6 +232,27 @@ static bool exists_obj(void *p)
     return o != NULL;
 }
 
+/* The RSS's PodDisruptionBudget says maxUnavailable *p, selects its members and is owned by it. */
+static bool budget_is(void *p)
+{
+    _cleanup_json_ cJSON *o = get("policy/v1", APP_NS, "poddisruptionbudgets", "rss-db");
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(o, "spec");
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(s, "maxUnavailable");
+    const cJSON *sel =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(s, "selector"), "matchLabels");
+    const cJSON *ref = cJSON_GetArrayItem(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o, "metadata"), "ownerReferences"),
+        0);
+    return cJSON_IsNumber(m) && m->valueint == *(int *)p &&
+           !strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(sel, "rss.clusterlabs.org/name"))
+                       ?: "",
+                   "db") &&
+           cJSON_GetArraySize(sel) == 1 &&
+           !strcmp(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(ref, "kind")) ?: "",
+                   "ReplicatedStatefulSet") &&
+           cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ref, "controller"));
+}
+
 static bool gone_obj(void *p)
 {
     return !exists_obj(p);
@@ -564,6 +585,9 @@ static void test_lights_out(void **state)
         2);
     assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(st, "phase")), "Recovering");
     assert_true(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(st, "primaries")));
+    /* No member may be evicted while the recovery runs (the budget allows none). */
+    int none = 0, one = 1;
+    wait_for(budget_is, &none, "the PodDisruptionBudget to allow no eviction while Recovering");
 
     /* The seed succeeded: rss-db-10 (the other sequence 50) joins as primary with the seed as its peer. */
     _cleanup_free_ char *last = rss_xasprintf(
@@ -584,6 +608,7 @@ static void test_lights_out(void **state)
     }
     /* The seed runs as primary: the printer columns show the stored phase and numbers. */
     wait_for(kubectl_row, NULL, "kubectl get rss to show the status (phase, primaries >= 1, ready)");
+    wait_for(budget_is, &one, "the PodDisruptionBudget to allow one eviction once a primary runs");
     struct ev_arg joining = {uid, "Joining"};
     wait_for(event_seen, &joining, "a Joining event");
     {
@@ -616,6 +641,17 @@ static void test_lights_out(void **state)
     write_observed(10, (uint64_t)epoch, 2, "primary", 8, "50", last10);
     simfix_sleep_ms(1500);
     assert_others_none(epoch, 2, 10);
+    /* Meanwhile a namespace user widens the budget and narrows its selector: the next term undoes it. */
+    {
+        _cleanup_free_ char *bpath =
+            rss_kube_path("policy/v1", APP_NS, "poddisruptionbudgets", "rss-db", NULL);
+        _cleanup_json_ cJSON *edit = cJSON_Parse("{\"spec\":{\"maxUnavailable\":5,\"selector\":{"
+                                                 "\"matchLabels\":{\"rss.clusterlabs.org/name\":\"db\","
+                                                 "\"tier\":\"none\"}}}}");
+        _cleanup_error_ rss_error_t err = NULL;
+        SIMFIX_CHECK(rss_kube_merge_patch(kube, bpath, edit, NULL, &err), &err, "edit the budget");
+        assert_false(budget_is(&one)); /* no leader runs now: the edit stands */
+    }
 
     /* A new term fences again with the next epoch, then picks the recovery up where it was: the next
      * primary joins the two running ones, and no seed is ever issued again. The stop flag ends it. */
@@ -635,6 +671,7 @@ static void test_lights_out(void **state)
         else
             write_observed(i, (uint64_t)t.epoch, 1, "stopped", 7, seq_of(i), NULL);
     wait_for(has_action, &primary, "the next primary under the new epoch");
+    wait_for(budget_is, &one, "the new term to restore the edited PodDisruptionBudget");
     assert_true(pod_desired(9, &d)); /* sequence 9: the highest of those still stopped */
     assert_int_equal(d.action, RSS_ACTION_PRIMARY);
     assert_int_equal(d.epoch, epoch + 1);
@@ -654,6 +691,8 @@ static void test_lights_out(void **state)
     SIMFIX_CHECK(rss_kube_delete(kube, path, NULL, NULL, &err), &err, "delete rss");
     wait_for(gone_obj, svc_arg, "the Service to be collected");
     wait_for(gone_obj, sts_arg, "the StatefulSet to be collected");
+    const char *pdb_arg[] = {"policy/v1", "poddisruptionbudgets", "rss-db"};
+    wait_for(gone_obj, pdb_arg, "the PodDisruptionBudget to be collected");
 }
 
 /* nodeLossPolicy Replace against the API (docs/node-loss.md): a running member on a node whose heartbeat
