@@ -32,7 +32,10 @@ plugin_logs() {
             fail "kubectl rss logs: no hook line of $(member $R $i) from $nd: $(sed -n 1,5p <<<"$lg")"
     done
     lj=$(krss logs "$R" -o json 2>&1) || fail "kubectl rss logs -o json: $lj"
-    jq -e --arg r "$NS/$R" --arg m "$NS/$(sts_name "$R")-" 'length > 5 and ([.[].time] == ([.[].time] | sort))
+    # In time order: the kubelet's RFC3339Nano drops a fraction's trailing zeros, so compare with 9 digits.
+    jq -e --arg r "$NS/$R" --arg m "$NS/$(sts_name "$R")-" 'def t: capture("^(?<s>[^.Z+]*)(\\.(?<f>[0-9]*))?")
+        | .s + "." + ((.f // "") + "000000000")[:9];
+        length > 5 and ([.[].time | t] == ([.[].time | t] | sort))
         and all(.[]; (.line | test($r + "([^A-Za-z0-9._-]|$)") or contains($m)))' <<<"$lj" >/dev/null ||
         fail "kubectl rss logs -o json: not in time order, or a line not about $R: $(jq -c '.[:3]' <<<"$lj")"
     [ "$(krss logs "$R" --tail 2 | wc -l)" = 2 ] || fail "kubectl rss logs --tail 2: not 2 lines"
@@ -488,6 +491,16 @@ sc_garbage() {
         fail "status.waiting (the Waiting column) is not SequenceError: $(rss_json "$R" | jq -c '.status | {phase, waiting}')"
     note "event: ${ev:0:200}"
     note "status.message: ${message:0:200}"
+    # No eviction while the recovery waits (the budget the leader keeps allows none): a node's drain
+    # now could take a member whose sequence the recovery needs.
+    zero() { [ "$(pdb_json | jq -r .spec.maxUnavailable)" = 0 ]; }
+    wait_until 30 "the PodDisruptionBudget at maxUnavailable 0 while Recovering" zero
+    local ev_out
+    if ev_out=$(k create --raw "/api/v1/namespaces/$NS/pods/$(member $R 2)/eviction" -f - 2>&1 <<<"{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"$(member $R 2)\",\"namespace\":\"$NS\"}}"); then
+        fail "$(member $R 2) was evicted while $R was Recovering: $ev_out"
+    fi
+    [[ $ev_out == *"disruption budget"* ]] || fail "the eviction during the recovery failed, but not on the budget: $ev_out"
+    note "eviction while Recovering refused: ${ev_out:0:160}"
     # The policy allows going on with 2 members: the highest valid sequence (25) seeds.
     k patch rss "$R" -n "$NS" --type=merge -p '{"spec":{"recovery":{"minimumMembers":2}}}' >/dev/null ||
         fail "patch minimumMembers"
@@ -763,7 +776,50 @@ sc_promtool() {
     note "promtool check metrics: clean on every node; the dashboard's $(wc -w <<<"$want") metrics all scraped"
 }
 
-all=(create promtool agent_restart rssd_rollout failover lightsout garbage leader_dies hang scale ties blip)
+# ---- drains within the PodDisruptionBudget the leader keeps (issue 38 item 3): `kubectl drain` of one
+# member's node evicts it; the next node's drain is refused while that member is away (its replacement
+# Pending on the cordoned node, anti-affinity), and the member there keeps running; after the uncordon the
+# member rejoins. The budget's maxUnavailable 0 while Recovering: sc_garbage.
+pdb_json() { k get pdb "$(sts_name "$R")" -n "$NS" -o json 2>/dev/null; }
+sc_drain() {
+    ensure_running 120
+    local uid A B podB uidB mark out
+    uid=$(rss_json "$R" | jq -r .metadata.uid)
+    budget_ready() { pdb_json | jq -e --arg u "$uid" --arg r "$R" '.spec.maxUnavailable == 1
+        and .spec.selector.matchLabels == {"rss.clusterlabs.org/name": $r}
+        and .metadata.ownerReferences[0].uid == $u and .metadata.ownerReferences[0].controller
+        and .status.disruptionsAllowed == 1 and .status.currentHealthy == 3' >/dev/null; }
+    wait_until 60 "the PodDisruptionBudget $(sts_name "$R"): maxUnavailable 1, owned by $R, one disruption allowed" budget_ready
+    A=$(member_node $R 0)
+    B=$(member_node $R 1)
+    podB=$(member $R 1)
+    uidB=$(member_uid $R 1)
+    mark=$(now)
+    undo_on_exit "k uncordon $A $B"
+    out=$(k drain "$A" --pod-selector="rss.clusterlabs.org/name=$R" --ignore-daemonsets --delete-emptydir-data --timeout=120s 2>&1) ||
+        fail "kubectl drain $A within the budget: $out"
+    [[ $out == *"evicting pod $NS/$(member $R 0)"* ]] || fail "kubectl drain $A did not evict $(member $R 0): $out"
+    note "drain $A: $(tail -n 1 <<<"$out")"
+    # The member is away (its replacement Pending on the cordoned node): the budget allows no more.
+    used() { pdb_json | jq -e '.status.disruptionsAllowed == 0' >/dev/null; }
+    wait_until 60 "the budget used up while $(member $R 0) is away" used
+    if out=$(k drain "$B" --pod-selector="rss.clusterlabs.org/name=$R" --ignore-daemonsets --timeout=15s 2>&1); then
+        fail "kubectl drain $B evicted a second member: $out"
+    fi
+    [[ $out == *"disruption budget"* ]] || fail "kubectl drain $B failed, but not on the budget: $out"
+    [ "$(member_uid $R 1)" = "$uidB" ] || fail "$podB was replaced during the refused drain"
+    local stops
+    stops=$(hook_lines "$mark" "$R" stop | grep " $podB " || true)
+    [ -z "$stops" ] || fail "$podB was stopped during the refused drain: $stops"
+    note "drain $B refused: $(grep -m1 'disruption budget' <<<"$out" | cut -c1-160)"
+    k uncordon "$A" "$B" >/dev/null || fail "uncordon"
+    wait_until 180 "$R Running with 3 after the uncordon" rss_running "$R" 3
+    rejoined() { hook_lines "$mark" "$R" primary secondary | grep >/dev/null " $(member $R 0) "; }
+    wait_until 30 "$(member $R 0) to rejoin (its hooks log)" rejoined
+    wait_until 60 "the budget to allow one disruption again" budget_ready
+}
+
+all=(create promtool agent_restart rssd_rollout failover lightsout garbage leader_dies hang scale ties blip drain)
 sel=("$@")
 [ ${#sel[@]} -gt 0 ] || sel=("${all[@]}")
 
