@@ -64,6 +64,13 @@ req POST $NS/pods/w1/eviction '{"apiVersion":"policy/v1","kind":"Eviction","meta
 expect_http 400 "name in URL and body differ"
 same "400 message" "$(jb .message)" "name in URL does not match name in Eviction object"
 req GET $NS/pods/w1/eviction; expect_http 405 "GET on eviction"
+req POST "$NS/pods/free/eviction?dryRun=All" '{"metadata":{"name":"free"},"deleteOptions":{"dryRun":["Nope"]}}'
+expect_http 500 "dry-run options that differ"
+same "dry-run mismatch message" "$(jb .message)" "Non-matching dry-run options in request and content: [All] and [Nope]"
+req POST "$NS/pods/free/eviction?dryRun=All" '{"metadata":{"name":"free"}}'
+expect_http 201 "apiVersion and kind default to policy/v1 Eviction (dry run)"
+req POST $NS/pods/free/eviction '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"free"}}'
+expect_http 400 "a body of another kind"
 
 # a terminal pod goes without looking at the budget
 evict done; expect_http 201 "evict a Succeeded pod"

@@ -155,6 +155,25 @@ static void set_condition(cJSON *status, const char *type, const char *st, const
     ks_json_set_str(c, "message", "");
 }
 
+/* Go's %v of a []string: [a b]. */
+static void go_string_list(const cJSON *arr, char *buf, size_t n)
+{
+    size_t used = 0;
+    const cJSON *x;
+    buf[0] = '\0';
+    int w = snprintf(buf, n, "[");
+    used = w > 0 ? (size_t)w : 0;
+    cJSON_ArrayForEach(x, arr)
+    {
+        w = snprintf(buf + used, n - used, "%s%s", used > 1 ? " " : "",
+                     cJSON_IsString(x) ? x->valuestring : "");
+        if (w < 0 || (size_t)w >= n - used)
+            return;
+        used += (size_t)w;
+    }
+    snprintf(buf + used, n - used, "]");
+}
+
 struct evict_opts {
     long grace;
     const char *policy, *puid, *prv;
@@ -280,8 +299,9 @@ void api_pod_eviction(struct ctx *c)
         return;
     }
     _cleanup_json_ cJSON *ev = ks_body_json(c->req);
+    /* The subresource's decoder defaults a missing apiVersion and kind to policy/v1 Eviction. */
     const char *kind = ks_json_str(ev, "kind"), *av = ks_json_str(ev, "apiVersion");
-    if (!ev || !kind || strcmp(kind, "Eviction") || !av || strncmp(av, "policy/", 7)) {
+    if (!cJSON_IsObject(ev) || (kind && strcmp(kind, "Eviction")) || (av && strncmp(av, "policy/", 7))) {
         api_reply_err(c->reply, 400, "BadRequest", NULL, NULL, NULL, "not a Eviction object: %s",
                       kind ? kind : "the body is not a policy/v1 Eviction");
         return;
@@ -300,8 +320,21 @@ void api_pod_eviction(struct ctx *c)
     o.policy = ks_json_str(dopts, "propagationPolicy");
     o.puid = ks_json_str(dopts, "preconditions.uid");
     o.prv = ks_json_str(dopts, "preconditions.resourceVersion");
-    /* propagateDryRun: the request's dryRun and the DeleteOptions' must agree; either makes it one. */
-    o.dry_run = api_q(c, "dryRun") || cJSON_GetArraySize(ks_json_path(dopts, "dryRun")) > 0;
+    /* propagateDryRun: either makes it a dry run; both given must agree (the only value is All). */
+    const char *qdry = api_q(c, "dryRun");
+    const cJSON *bdry = ks_json_path(dopts, "dryRun");
+    if (qdry && cJSON_GetArraySize(bdry) > 0) {
+        const cJSON *b0 = cJSON_GetArrayItem(bdry, 0);
+        if (cJSON_GetArraySize(bdry) != 1 || !cJSON_IsString(b0) || strcmp(b0->valuestring, qdry)) {
+            char text[256];
+            go_string_list(bdry, text, sizeof(text));
+            /* a plain error of the REST: 500 without a reason */
+            api_reply_err(c->reply, 500, NULL, NULL, NULL, NULL,
+                          "Non-matching dry-run options in request and content: [%s] and %s", qdry, text);
+            return;
+        }
+    }
+    o.dry_run = qdry || cJSON_GetArraySize(bdry) > 0;
 
     ks_lock();
     struct ks_snap *s = ks_store_get("", "pods", c->ns, c->name);
