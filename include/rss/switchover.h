@@ -39,6 +39,12 @@ int rss_switchover_parse(const char *value, char **from, char **to, rss_error_t 
 /* The annotation's value for from and to (to NULL: the most advanced standby). Caller frees. */
 char *rss_switchover_format(const char *from, const char *to);
 
+/* The answers a promotion needs under `ANY k` of s_total standbys: S-k+1, the fewest standbys of which
+ * at least one acknowledged every commit the lost primary acknowledged (more than S when k > S: none is
+ * enough, only a lights-out could replace that primary). The leader's failover and the plugin count S
+ * the same way (planner_failover.c). */
+size_t rss_switchover_need(size_t s_total, int k);
+
 /* The verdict on a request from -> to (to NULL: any) given the members. promote: spec.failover
  * PromoteStandby with one primary; need: the answers a promotion needs (S-k+1 of the S standbys,
  * planner_failover.c), so a switchover never stops a primary that only a lights-out could replace. */

@@ -35,6 +35,7 @@
 
 #include "rss/cleanup.h"
 #include "rss/clock.h"
+#include "rss/switchover.h"
 #include "planner_internal.h"
 
 __attribute__((format(printf, 5, 6))) static void fo_event(struct planner *c, enum rss_event_type type,
@@ -119,8 +120,7 @@ size_t planner_failover_need(const struct planner *c, const struct planner_membe
         (*s_total)++;
         *n_run += m->exists && planner_standby_runs(m) && planner_follows(m, lost);
     }
-    size_t k = (size_t)c->spec->sync_standbys;
-    return *s_total >= k ? *s_total - k + 1 : *s_total + 1;
+    return rss_switchover_need(*s_total, c->spec->sync_standbys);
 }
 
 /* Its answer to request req: true with the position, or false (no answer yet, or no position). */

@@ -38,6 +38,12 @@ char *rss_switchover_format(const char *from, const char *to)
     return to ? rss_xasprintf("from=%s,to=%s", from, to) : rss_xasprintf("from=%s", from);
 }
 
+size_t rss_switchover_need(size_t s_total, int k)
+{
+    size_t kk = k > 0 ? (size_t)k : 0;
+    return s_total >= kk ? s_total - kk + 1 : s_total + 1;
+}
+
 enum rss_switchover_verdict rss_switchover_check(const char *from, const char *to, bool promote,
                                                  const struct rss_switchover_member *members, size_t n,
                                                  size_t need)

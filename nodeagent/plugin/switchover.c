@@ -46,19 +46,15 @@ int plugin_switchover(const struct plugin_ctx *ctx, const char *name, const char
         };
         if (m[n].primary && !primary)
             primary = pod;
+        /* S, as planner_failover.c counts it: every member but the primary below spec.replicas, and
+         * those above it still there. */
+        if (!m[n].primary && (!m[n].leaving || !state || strcmp(state, "absent")))
+            s_total++;
+        standbys += m[n].standby;
         n++;
     }
-    /* S and the answers a promotion needs, as planner_failover.c counts them: every member but the
-     * primary below spec.replicas, and those above it still there. */
-    for (size_t i = 0; i < n; i++) {
-        const cJSON *e = plugin_member_status(rss, m[i].pod);
-        const char *state = rss_json_str(e, "state");
-        if (!m[i].primary && (!m[i].leaving || !state || strcmp(state, "absent")))
-            s_total++;
-        standbys += m[i].standby;
-    }
-    size_t need = s_total >= (size_t)k ? s_total - (size_t)k + 1 : s_total + 1;
-    enum rss_switchover_verdict v = rss_switchover_check(primary, to, promote, m, n, need);
+    enum rss_switchover_verdict v =
+        rss_switchover_check(primary, to, promote, m, n, rss_switchover_need(s_total, k));
     if (v != RSS_SWITCHOVER_ALLOWED)
         return rss_error_make(err, RSS_E_INVALID, 0,
                               "switchover of %s/%s refused: %s%s; rssd would refuse the annotation too",

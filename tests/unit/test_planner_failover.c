@@ -1118,6 +1118,16 @@ static void test_switchover_check_table(void **state)
             fail_msg("row %zu: verdict %d, want %d", i, v, rows[i].want);
         assert_true((*rss_switchover_reason(v) == '\0') == (v == RSS_SWITCHOVER_ALLOWED));
     }
+    /* S-k+1 answers of S standbys; more than S (never enough) when k exceeds S or is not set. */
+    static const struct {
+        size_t s;
+        int k;
+        size_t need;
+    } need[] = {{2, 1, 2}, {2, 2, 1}, {4, 2, 3}, {1, 2, 2}, {0, 1, 1}, {3, 0, 4}, {3, -1, 4}};
+    for (size_t i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+        if (rss_switchover_need(need[i].s, need[i].k) != need[i].need)
+            fail_msg("need S=%zu k=%d: %zu, want %zu", need[i].s, need[i].k,
+                     rss_switchover_need(need[i].s, need[i].k), need[i].need);
 }
 
 /* A rolling update of P Y Y whose standbys are done: under PromoteStandby the primary hands over (a
