@@ -95,9 +95,9 @@ sc_create() {
     [ "$(awk 'NR > 1 && $6 == "yes" {print $1}' <<<"$ag")" = "$ln" ] || fail "kubectl rss agents names another leader than $ln: $ag"
     # kubectl rss logs (pods/log of every rssd pod, from the kubelet's files): each member's start, from
     # the agent on its node, in time order; nothing about another RSS, not even one whose name $R extends.
-    # Not in the real world: its apiserver cannot reach its kubelets, which live in a network namespace of
-    # their own (docs/testing.md); kubesim serves pods/log from the same files (test_kubectl.sh).
-    [ "$(world_flavour)" = real ] || plugin_logs
+    # The real apiserver reads the kubelets through the world's egress proxy; kubesim serves pods/log from
+    # the kubelets' files (test_kubectl.sh).
+    plugin_logs
     # kubectl: status, labels, owned objects, spread.
     local s
     s=$(rss_json "$R")
@@ -329,8 +329,7 @@ sc_rssd_rollout_image() {
     [ "$(leader_holder)" != "$holder0" ] || fail "the leader's pod was replaced but $holder0 still holds the Lease"
     members_untouched "$mark" "$ids_before"
     json_logs_about "$R"
-    # kubectl rss logs reads the JSON lines by their rss field (kubesim only: see sc_create).
-    [ "$(world_flavour)" = real ] && return 0
+    # kubectl rss logs reads the JSON lines by their rss field.
     local lj
     lj=$(krss logs "$R" -o json --since 10m 2>&1) || fail "kubectl rss logs -o json: $lj"
     jq -e --arg r "$NS/$R" '[.[].line | select(startswith("{")) | fromjson | .rss] | length > 0 and all(. == $r)' <<<"$lj" >/dev/null ||

@@ -58,6 +58,7 @@ spec:
   - name: c
     image: localhost/rss/busybox:1
     imagePullPolicy: Never
+    command: [sh, -c, 'echo probe up; exec sleep 1000000']
     volumeMounts: [{name: cri, mountPath: /cri}]
   volumes: [{name: cri, hostPath: {path: /run/containerd, type: Directory}}]
 EOF
@@ -76,9 +77,14 @@ ex() { "$WORLD" crictl node-2 exec "$cid" "$@"; }
     fail "the pod's /run/containerd is not node-2's runtime directory"
 ex test -x /hooks/status || fail "no /hooks in the container (the runc wrapper's extra mount)"
 [ -n "$(ex cat /var/run/secrets/kubernetes.io/serviceaccount/token)" ] || fail "no projected token"
+# The apiserver reaches the kubelets (pods/log, exec, what `kubectl rss logs` reads) through the world's
+# egress proxy, which dials inside the nodes' network namespace.
+[ "$(k logs probe 2>&1)" = "probe up" ] || fail "kubectl logs probe through the apiserver: $(k logs probe 2>&1)"
+[ "$(k exec probe -- echo through-the-kubelet 2>&1)" = through-the-kubelet ] ||
+    fail "kubectl exec probe through the apiserver: $(k exec probe -- true 2>&1)"
 ip=$(k get pod probe -o jsonpath='{.status.podIP}')
 [[ $ip == 10.244.2.* ]] || fail "pod IP '$ip' not in node-2's range"
-ok "pod on node-2: its runtime, its /run/containerd, /hooks, a projected token, IP $ip"
+ok "pod on node-2: its runtime, its /run/containerd, /hooks, a projected token, IP $ip; kubectl logs and exec through the apiserver"
 # Each node's own boot id (the nodes share one kernel): in its Node, as the kubelet reports it, and in its
 # containers' processes as RSS_BOOT_ID (the runc wrapper), which rssd's election compares.
 boot_of() { k get node "$1" -o jsonpath='{.status.nodeInfo.bootID}'; }
