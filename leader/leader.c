@@ -8,6 +8,7 @@
 #include "leader_cache.h"
 #include "leader_internal.h"
 #include "rss/cleanup.h"
+#include "rss/json.h"
 #include "rss/kube.h"
 #include "rss/log.h"
 #include "rss/metrics.h"
@@ -50,6 +51,10 @@ struct rss_leader {
     /* Their StatefulSets, the same way (one cache per StatefulSet watch, n_rss_caches of them): an
      * event-driven reconcile's first round reads its StatefulSet here (leader_reconcile.c). */
     struct leader_cache **sts_caches;
+    /* The cordoned Nodes (a watch with fieldSelector spec.unschedulable=true: a handful in any cluster),
+     * for the drain's switchover and the primary's own budget (planner_switchover.c, leader_budget.c).
+     * NULL between terms. */
+    struct leader_cache *cordoned;
 
     /* Shared with the watch threads, under mu. */
     pthread_mutex_t mu;
@@ -199,10 +204,29 @@ static int on_record(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_err
     return 0;
 }
 
+/* A Node's cordon came or went: every RSS is planned again (a drain is rare; which RSS has a member
+ * there is the plan's to find out). */
+static int on_node(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_error_t *err)
+{
+    (void)obj;
+    (void)err;
+    struct rss_leader *l = ud;
+    if (ev == RSS_KUBE_SYNC_BEGIN)
+        return 0;
+    pthread_mutex_lock(&l->mu);
+    l->all_dirty = true;
+    pthread_cond_signal(&l->cv);
+    pthread_mutex_unlock(&l->mu);
+    return 0;
+}
+
 struct watch_arg {
     struct rss_leader *l;
     char *path;
     const char *label_selector;
+    const char *field_selector;
+    /* Optional: its failure (RBAC from before it) is said once, then retried every 10 s. */
+    bool optional;
     rss_kube_watch_fn fn;
     void *ud;                   /* fn's userdata; NULL: the leader */
     struct leader_cache *cache; /* fed before fn sees the event (fn is then called with the leader) */
@@ -221,15 +245,20 @@ static int feed_then(void *ud, enum rss_kube_event ev, const cJSON *obj, rss_err
 static void *watch_main(void *p)
 {
     struct watch_arg *w = p;
+    bool said = false;
     while (!atomic_load(&w->l->wstop)) {
-        struct rss_kube_watch_opts o = {.label_selector = w->label_selector, .stop = &w->l->wstop};
+        struct rss_kube_watch_opts o = {
+            .label_selector = w->label_selector, .field_selector = w->field_selector, .stop = &w->l->wstop};
         _cleanup_error_ rss_error_t err = NULL;
         rss_kube_watch_fn fn = w->cache ? feed_then : w->fn;
         void *ud = w->cache ? w : w->ud ? w->ud : w->l;
         if (rss_kube_watch(w->l->kube, w->path, &o, fn, ud, &err) < 0) {
             /* E.g. the CRD is not installed yet: keep trying, the periodic pass covers the gap. */
-            rss_log_error(RSS_LOG_WARN, &err, "leader watch %s", w->path);
-            for (int i = 0; i < 10 && !atomic_load(&w->l->wstop); i++)
+            rss_log_error(w->optional && said ? RSS_LOG_DEBUG : RSS_LOG_WARN, &err, "leader watch %s%s%s",
+                          w->path, w->field_selector ? "?fieldSelector=" : "",
+                          w->field_selector ? w->field_selector : "");
+            said = true;
+            for (int i = 0; i < (w->optional ? 100 : 10) && !atomic_load(&w->l->wstop); i++)
                 nanosleep(&(struct timespec){.tv_nsec = 100000000}, NULL);
         }
     }
@@ -315,6 +344,19 @@ static cJSON *sts_cached(void *ud, const char *ns, const char *name)
     struct rss_leader *l = ud;
     struct leader_cache *c = cache_for(l, l->sts_caches, ns);
     return c && leader_cache_synced(c) ? leader_cache_get(c, ns, name) : NULL;
+}
+
+/* ctx->node_cordoned: -1 while the cordoned Nodes are not known (no List yet: no RBAC to list them, an
+ * API error), else whether node is one of them. */
+static int node_cordoned(void *ud, const char *node)
+{
+    struct rss_leader *l = ud;
+    if (!l->cordoned || !leader_cache_synced(l->cordoned))
+        return -1;
+    if (!node)
+        return 0;
+    _cleanup_json_ cJSON *n = leader_cache_get(l->cordoned, NULL, node);
+    return cJSON_IsTrue(rss_json_path(n, "spec.unschedulable"));
 }
 
 /* The RSS object of a work item: the listed copy, else the watch's cache, else a GET. NULL when it is
@@ -527,6 +569,7 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
                      .ctx = {.rss_written = rss_written,
                              .sts_written = sts_written,
                              .sts_cached = sts_cached,
+                             .node_cordoned = node_cordoned,
                              .caches_ud = l,
                              .kube = l->kube,
                              .election = l->election,
@@ -563,8 +606,9 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
     l->liveness.own_fence_ms = l->fence_ms;
     /* RSS objects, member pods and StatefulSets: cluster-wide, or one watch each per managed
      * namespace; then the member records in rssd's namespace. */
-    size_t n_scopes = l->managed.n ? l->managed.n : 1, n_w = 3 * n_scopes + 2;
+    size_t n_scopes = l->managed.n ? l->managed.n : 1, n_w = 3 * n_scopes + 3;
     struct leader_cache *leases = leader_cache_new();
+    l->cordoned = leader_cache_new();
     l->rss_caches = rss_xcalloc(n_scopes, sizeof(*l->rss_caches));
     l->sts_caches = rss_xcalloc(n_scopes, sizeof(*l->sts_caches));
     l->n_rss_caches = n_scopes;
@@ -586,6 +630,12 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
                                           .fn = on_member,
                                           .cache = l->sts_caches[k] = leader_cache_new()};
     }
+    w[n_w - 3] = (struct watch_arg){.l = l,
+                                    .path = rss_kube_path("v1", NULL, "nodes", NULL, NULL),
+                                    .field_selector = "spec.unschedulable=true",
+                                    .optional = true,
+                                    .fn = on_node,
+                                    .cache = l->cordoned};
     w[n_w - 2] = (struct watch_arg){.l = l,
                                     .path = rss_kube_path("v1", l->ns, "configmaps", NULL, NULL),
                                     .label_selector = RSS_LABEL_RECORD_MEMBER,
@@ -693,6 +743,8 @@ int rss_leader_run(struct rss_leader *l, int64_t epoch, const atomic_bool *stop,
         leader_cache_free(l->rss_caches[i]);
         leader_cache_free(l->sts_caches[i]);
     }
+    leader_cache_free(l->cordoned);
+    l->cordoned = NULL;
     free(l->rss_caches);
     free(l->sts_caches);
     l->rss_caches = l->sts_caches = NULL;

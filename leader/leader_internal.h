@@ -41,9 +41,18 @@ cJSON *leader_build_service(const struct rss_spec *spec, const cJSON *cr);
  * changed spec can be detected without comparing against server-defaulted fields. */
 cJSON *leader_build_statefulset(const struct rss_spec *spec, const cJSON *cr, int replicas);
 
+/* The label the StatefulSet controller puts on each of its pods, with the pod's name. */
+#define RSS_LABEL_POD_NAME           "statefulset.kubernetes.io/pod-name"
+#define LEADER_PRIMARY_BUDGET_SUFFIX "-primary"
+
 /* The PodDisruptionBudget of the RSS's member pods (named like the StatefulSet): at most
- * max_unavailable members evicted at a time (leader_budget.c says when it is 0). */
-cJSON *leader_build_budget(const struct rss_spec *spec, int max_unavailable);
+ * max_unavailable members evicted at a time (leader_budget.c says when it is 0); primary non-NULL: all
+ * but that pod, which has a budget of its own (leader_build_primary_budget). */
+cJSON *leader_build_budget(const struct rss_spec *spec, int max_unavailable, const char *primary);
+
+/* The single primary's own budget (the StatefulSet's name + "-primary"): that pod never evicted, so that
+ * a drain waits for its handover. */
+cJSON *leader_build_primary_budget(const struct rss_spec *spec, const char *primary);
 
 /* --- leader_liveness.c: node liveness as this leader observed it (monotonic ms throughout) --- */
 
@@ -273,8 +282,9 @@ struct leader_keyset {
     size_t n, cap;
 };
 bool leader_keyset_has(const struct leader_keyset *s, const char *key);
-void leader_keyset_add(struct leader_keyset *s, const char *key); /* no-op when present */
-void leader_keyset_del(struct leader_keyset *s, const char *key); /* no-op when absent */
+void leader_keyset_add(struct leader_keyset *s, const char *key);           /* no-op when present */
+void leader_keyset_del(struct leader_keyset *s, const char *key);           /* no-op when absent */
+void leader_keyset_del_prefix(struct leader_keyset *s, const char *prefix); /* every key starting so */
 void leader_keyset_clear(struct leader_keyset *s);
 
 /* --- leader_workers.c: the reconcile workqueue and its workers --- */
@@ -378,7 +388,10 @@ struct leader_ctx {
      * a StatefulSet a write of ours returned. NULL: none (every read a GET). */
     cJSON *(*sts_cached)(void *ud, const char *ns, const char *name);
     void (*sts_written)(void *ud, const cJSON *obj);
-    void *caches_ud;         /* the three functions' ud */
+    /* Whether a node is cordoned, as the leader's watch of cordoned Nodes saw it: 1 or 0, -1 while that
+     * is unknown (no List yet: no RBAC to list Nodes, an API error). NULL: unknown. */
+    int (*node_cordoned)(void *ud, const char *node);
+    void *caches_ud;         /* the four functions' ud */
     const atomic_bool *stop; /* the term's stop request (rss_leader_run's); NULL: none */
 };
 
@@ -433,15 +446,23 @@ static inline bool leader_still_leading(const struct leader_ctx *ctx)
     return (!ctx->stop || !atomic_load(ctx->stop)) && rss_election_holds(ctx->election, ctx->epoch);
 }
 
-/* --- leader_budget.c: the RSS's PodDisruptionBudget --- */
+/* --- leader_budget.c: the RSS's PodDisruptionBudgets --- */
 
-/* The maxUnavailable the budget has in a phase (the plan's): 0 while Recovering, else 1. */
+/* The maxUnavailable the members' budget has in a phase (the plan's): 0 while Recovering, else 1. */
 int leader_budget_max_unavailable(const char *phase);
 
-/* Creates the budget or brings it to the phase's maxUnavailable (a GET only when this term has not
- * written or found it so: ctx->budgets). Best effort: a failure is logged, never returned; a budget of
- * the same name that is not ours is left alone. */
-void leader_budget_sync(const struct leader_ctx *ctx, const struct rss_spec *spec, const char *phase);
+/* The primary that gets a budget of its own, or NULL: the plan's primary (rss_plan.primary) when a
+ * cordon makes it hand over (spec.failover PromoteStandby, one primary) and the leader can see cordons
+ * (cordons_known: its watch of cordoned Nodes has listed them). */
+const char *leader_budget_primary(const struct rss_spec *spec, const char *plan_primary, bool cordons_known);
+
+/* Creates the budgets or brings them to the plan's phase and primary (a GET each only when this term has
+ * not written or found them so: ctx->budgets): the primary's first, then the members', so that a moment
+ * between the two writes can only refuse an eviction, never allow the primary's. Without a primary of its
+ * own, the members' budget selects them all and the primary's (ours) is deleted. Best effort: a failure
+ * is logged, never returned; a budget of the same name that is not ours is left alone. */
+void leader_budget_sync(const struct leader_ctx *ctx, const struct rss_spec *spec, const char *phase,
+                        const char *plan_primary);
 
 /* Applies `plan` for the RSS (`cr` its raw object) in order: pod patches, StatefulSet create or
  * replicas, pod deletes, Events, /status. Returns an outcome >= 0, or negative on an API error

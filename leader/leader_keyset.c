@@ -53,6 +53,17 @@ void leader_keyset_del(struct leader_keyset *s, const char *key)
     s->n--;
 }
 
+void leader_keyset_del_prefix(struct leader_keyset *s, const char *prefix)
+{
+    /* Sorted: the keys that start with prefix follow one another from where prefix would go. */
+    bool found;
+    size_t i = keyset_find(s, prefix, &found), j = i, n = strlen(prefix);
+    while (j < s->n && !strncmp(s->keys[j], prefix, n))
+        free(s->keys[j++]);
+    memmove(s->keys + i, s->keys + j, (s->n - j) * sizeof(*s->keys));
+    s->n -= j - i;
+}
+
 void leader_keyset_clear(struct leader_keyset *s)
 {
     for (size_t i = 0; i < s->n; i++)

@@ -211,7 +211,7 @@ cJSON *leader_build_statefulset(const struct rss_spec *spec, const cJSON *cr, in
     return sts;
 }
 
-cJSON *leader_build_budget(const struct rss_spec *spec, int max_unavailable)
+cJSON *leader_build_budget(const struct rss_spec *spec, int max_unavailable, const char *primary)
 {
     _cleanup_free_ char *name = rss_spec_statefulset_name(spec);
     cJSON *pdb = cJSON_CreateObject();
@@ -223,6 +223,35 @@ cJSON *leader_build_budget(const struct rss_spec *spec, int max_unavailable)
      * eviction policy is the server's default (IfHealthyBudget): a member that is not Ready may be evicted
      * only while the others meet the budget, so a drain cannot take a second member while one is down. */
     cJSON_AddNumberToObject(s, "maxUnavailable", max_unavailable);
-    cJSON_AddItemToObject(cJSON_AddObjectToObject(s, "selector"), "matchLabels", name_labels(spec));
+    cJSON *sel = cJSON_AddObjectToObject(s, "selector");
+    cJSON_AddItemToObject(sel, "matchLabels", name_labels(spec));
+    if (primary) {
+        /* The primary has its own budget: a pod selected by two budgets cannot be evicted at all (the
+         * server answers 500), so the selectors never overlap. */
+        cJSON *e = cJSON_CreateObject();
+        cJSON_AddStringToObject(e, "key", RSS_LABEL_POD_NAME);
+        cJSON_AddStringToObject(e, "operator", "NotIn");
+        cJSON_AddItemToObject(e, "values", cJSON_CreateStringArray(&primary, 1));
+        cJSON_AddItemToArray(cJSON_AddArrayToObject(sel, "matchExpressions"), e);
+    }
+    return pdb;
+}
+
+cJSON *leader_build_primary_budget(const struct rss_spec *spec, const char *primary)
+{
+    _cleanup_free_ char *sts = rss_spec_statefulset_name(spec);
+    _cleanup_free_ char *name = rss_xasprintf("%s" LEADER_PRIMARY_BUDGET_SUFFIX, sts);
+    cJSON *pdb = cJSON_CreateObject();
+    cJSON_AddStringToObject(pdb, "apiVersion", "policy/v1");
+    cJSON_AddStringToObject(pdb, "kind", "PodDisruptionBudget");
+    cJSON_AddItemToObject(pdb, "metadata", object_meta(spec, name));
+    cJSON *s = cJSON_AddObjectToObject(pdb, "spec");
+    /* Never evicted: it hands over first (planner_switchover.c), then this budget names the new primary
+     * and the old one falls under the members' budget. The default eviction policy keeps a primary that
+     * is not Ready (a failover under way) from eviction too, until the promotion moves this budget. */
+    cJSON_AddNumberToObject(s, "maxUnavailable", 0);
+    cJSON *labels = name_labels(spec);
+    cJSON_AddStringToObject(labels, RSS_LABEL_POD_NAME, primary);
+    cJSON_AddItemToObject(cJSON_AddObjectToObject(s, "selector"), "matchLabels", labels);
     return pdb;
 }

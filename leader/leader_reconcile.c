@@ -318,6 +318,9 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
     for (size_t i = 0; i < snap.n_errors; i++)
         rss_log_debug("%s/%s: %s", spec->ns, spec->name, snap.errors[i]);
     leader_replace_facts(ctx, spec, &snap);
+    /* A drain's cordon, for the handover before the eviction (planner_switchover.c). */
+    for (size_t i = 0; ctx->node_cordoned && i < snap.n_members; i++)
+        snap.members[i].node_cordoned = ctx->node_cordoned(ctx->caches_ud, snap.members[i].node) > 0;
     struct rss_plan_input in = {
         .spec = spec,
         .epoch = (uint64_t)ctx->epoch,
@@ -350,7 +353,7 @@ static int plan_round(const struct leader_ctx *ctx, const struct rss_spec *spec,
         rss_log_debug("%s/%s: plan (epoch %lld):\n%s", spec->ns, spec->name, (long long)ctx->epoch, d);
     }
     /* Before the plan's actions: a recovery's budget allows no eviction from its first round on. */
-    leader_budget_sync(ctx, spec, plan.phase);
+    leader_budget_sync(ctx, spec, plan.phase, plan.primary);
     r = leader_apply(ctx, spec, cr, &plan, err);
     rss_plan_free(&plan);
     leader_snapshot_clear(&snap);

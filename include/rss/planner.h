@@ -108,6 +108,10 @@ struct rss_member_input {
      * is shut down), and where the member's data lives. */
     bool node_out_of_service;
     enum rss_volume_locality volume;
+    /* Its node is cordoned (spec.unschedulable: `kubectl drain`, a node upgrade), as the leader's watch
+     * of cordoned Nodes last saw it; false when unknown. A single primary there hands over first (a
+     * switchover, docs/planner.md row 7s). */
+    bool node_cordoned;
 };
 
 struct rss_plan_input {
@@ -194,6 +198,10 @@ struct rss_plan {
     uint64_t last_action_seq; /* the highest action sequence used; also in status.lastActionSeq */
     char *phase;              /* also in status.phase */
     cJSON *status;            /* the whole .status to write */
+    /* The primary as the plan knows it, for the leader's budgets: the member the newest primary mark
+     * names (it stays that through a switchover or failover until another is promoted), else the one
+     * running primary; NULL when neither (a new RSS, or several running without marks). */
+    char *primary;
 };
 
 /* Computes the plan. Fails (RSS_E_INVALID) only on inconsistent input: no spec, two members with

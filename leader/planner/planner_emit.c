@@ -185,6 +185,7 @@ void rss_plan_free(struct rss_plan *plan)
     }
     free(plan->events);
     free(plan->phase);
+    free(plan->primary);
     cJSON_Delete(plan->status);
     memset(plan, 0, sizeof(*plan));
     plan->set_replicas = -1;

@@ -324,9 +324,10 @@ bool planner_standby_runs(const struct planner_member *m);
 bool planner_follows(const struct planner_member *m, const struct planner_member *primary);
 size_t planner_failover_need(const struct planner *c, const struct planner_member *lost, size_t *s_total,
                              size_t *n_run);
-/* planner_switchover.c: the admin's rss.clusterlabs.org/switchover annotation, in row 7 (a primary runs).
- * busy: something is in flight, stale or decided in this plan. True when it stopped the primary or waits;
- * false when there is no request or it was refused (a Warning; the annotation is removed). */
+/* planner_switchover.c: the admin's rss.clusterlabs.org/switchover annotation, in row 7 (a primary runs),
+ * and without one the handover of a primary whose node is cordoned. busy: something is in flight, stale
+ * or decided in this plan. True when it stopped the primary or waits; false when there is nothing to do
+ * or the request was refused (a Warning; the annotation is removed). */
 bool planner_switchover(struct planner *c, bool busy);
 /* The rolling update's last outdated member is the one primary: under PromoteStandby it hands over to the
  * most advanced standby first (then it is a stopped outdated member the rollout recreates). False, with

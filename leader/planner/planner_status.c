@@ -194,6 +194,23 @@ static const char *phase(struct planner *c)
     return all ? "Running" : "Degraded";
 }
 
+/* rss_plan.primary (see there). */
+static const char *plan_primary(const struct planner *c)
+{
+    if (c->top)
+        return c->top->pod;
+    const char *p = NULL;
+    for (size_t i = 0; i < c->n; i++) {
+        const struct planner_member *m = &c->m[i];
+        if (m->primary_up && m->role == RSS_ROLE_PRIMARY) {
+            if (p)
+                return NULL;
+            p = m->pod;
+        }
+    }
+    return p;
+}
+
 void planner_build_status(struct planner *c)
 {
     cJSON *s = cJSON_CreateObject();
@@ -208,6 +225,8 @@ void planner_build_status(struct planner *c)
     }
     const char *ph = phase(c);
     c->out->phase = rss_xstrdup(ph);
+    const char *primary = plan_primary(c);
+    c->out->primary = primary ? rss_xstrdup(primary) : NULL;
     cJSON_AddNumberToObject(s, "observedGeneration", (double)c->spec->generation);
     cJSON_AddStringToObject(s, "phase", ph);
     cJSON_AddStringToObject(s, "message", c->msg.s);

@@ -1,4 +1,5 @@
-/* planner_switchover.c -- the admin's planned switchover: stop the primary, then rule 15's promotion.
+/* planner_switchover.c -- planned switchovers (the admin's, a drain's): stop the primary, then rule 15's
+ * promotion.
  *
  * A switchover is a failover the admin asks for (kubectl rss switchover, the rss.clusterlabs.org/switchover
  * annotation), so it keeps every promise of planner_failover.c by going through it: this file only stops
@@ -7,7 +8,8 @@
  * to need no lights-out. From the plan that sees it stopped on, the failover path asks the standbys for
  * their positions, promotes the most advanced (the named one when it is as advanced: a tie never costs a
  * commit), repoints the others and lets the old primary rejoin as a secondary. status.failover.switchover
- * carries the request meanwhile; only the choice among equals depends on it, so its loss costs nothing. */
+ * carries the request meanwhile; only the choice among equals depends on it, so its loss costs nothing.
+ * The same happens unasked when the primary's node is cordoned, and for a rolling update's primary. */
 #include <stdlib.h>
 
 #include "rss/cleanup.h"
@@ -110,11 +112,57 @@ bool planner_switchover_rollout(struct planner *c, struct planner_member *primar
     return true;
 }
 
+/* A member whose state is about to change: an action of this plan or one in flight. */
+static const struct planner_member *in_flight(const struct planner *c)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        const struct planner_member *m = &c->m[i];
+        if (m->unresolved || m->pending || m->start_inflight || m->decided)
+            return m;
+    }
+    return NULL;
+}
+
+/* The primary's node is cordoned (`kubectl drain`, a node upgrade): it hands over before the drain's
+ * eviction reaches it, which its own budget refuses meanwhile (leader_budget.c), so the write outage is
+ * a switchover's, not the pod's grace period and a failover's. Only to a standby on a node that is not
+ * cordoned (a drain of two nodes does not move the primary from one to the other), only when quiet, and
+ * only what the admin's request would be allowed to do. Without such a standby the primary stays and
+ * its eviction keeps being refused: the drain waits, as it would for any budget. */
+static bool drain(struct planner *c, bool busy)
+{
+    struct planner_member *primary = the_primary(c);
+    if (!primary || !primary->in->node_cordoned || !c->spec->promote_standby || c->spec->primaries != 1)
+        return false;
+    if (busy || c->new_failover || !primary->actionable || in_flight(c))
+        return false;
+    const struct planner_member *to = NULL;
+    for (size_t i = 0; i < c->n && !to; i++) {
+        const struct planner_member *m = &c->m[i];
+        if (m != primary && m->exists && (int)m->ordinal < c->target && !m->in->node_cordoned &&
+            planner_standby_runs(m) && planner_follows(m, primary))
+            to = m;
+    }
+    size_t s_total, n_run, need;
+    enum rss_switchover_verdict v =
+        to ? verdict(c, primary, primary->pod, to->pod, &s_total, &n_run, &need) : RSS_SWITCHOVER_NO_TARGET;
+    if (v != RSS_SWITCHOVER_ALLOWED) {
+        planner_decision(c, "the primary %s's node %s is cordoned; it stays primary: %s", primary->pod,
+                         primary->in->node ? primary->in->node : "?",
+                         to ? rss_switchover_reason(v) : "no standby runs on a node that is not cordoned");
+        return false;
+    }
+    _cleanup_free_ char *msg =
+        rss_xasprintf("node %s of the primary is cordoned (a drain)", primary->in->node);
+    start(c, primary, to->pod, n_run, msg);
+    return true;
+}
+
 bool planner_switchover(struct planner *c, bool busy)
 {
     const char *value = c->in->switchover;
     if (!value)
-        return false;
+        return drain(c, busy);
     _cleanup_free_ char *from = NULL, *to = NULL;
     _cleanup_error_ rss_error_t perr = NULL;
     if (rss_switchover_parse(value, &from, &to, &perr) < 0) {
@@ -135,12 +183,7 @@ bool planner_switchover(struct planner *c, bool busy)
     /* While something is in flight the members' state is about to change: a verdict now could refuse
      * what the next plan allows (a standby still joining), so it waits; only a request that can never
      * be carried out is refused at once. */
-    const struct planner_member *blocker = NULL;
-    for (size_t i = 0; i < c->n && !blocker; i++) {
-        const struct planner_member *m = &c->m[i];
-        if (m->unresolved || m->pending || m->start_inflight || m->decided)
-            blocker = m;
-    }
+    const struct planner_member *blocker = in_flight(c);
     bool quiet = !busy && !blocker && !c->new_failover && primary && primary->actionable;
     if (v == RSS_SWITCHOVER_NOT_PROMOTE || (quiet && v != RSS_SWITCHOVER_ALLOWED)) {
         if (v == RSS_SWITCHOVER_TOO_FEW) {

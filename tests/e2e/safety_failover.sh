@@ -16,11 +16,13 @@
 #     DivergedPrimary), the promoted one never, and the old one rejoins as its secondary.
 #   leader_change_failover (rule 16): the primary's application killed with a 20 s `stop`; the leader's
 #     rssd pod deleted while status.failover names the lost primary: one promotion, no standby stopped.
-#   drain_primary: the primary's node cordoned and its pod deleted (kubectl drain): a promotion, the
+#   drain_primary: the primary's pod deleted and its node cordoned (a drain by hand): a promotion, the
 #     replacement Pending and left alone while cordoned, then a secondary of the new primary.
 #   switchover (issue 36 item 3): kubectl rss switchover --to a standby as advanced as the other: it is
 #     promoted, the other repointed, the old primary rejoins; then --to one that is behind: the most
 #     advanced is promoted instead.
+#   drain_switchover (issue 36 item 3): kubectl drain of the primary's node: its eviction refused by its
+#     own budget until it handed over to a standby on another node; then the drain completes.
 #   scale_remove (model finding L4): a scale-down removes a standby that held more than the one that
 #     stays, then the primary is killed: no promotion below the removed standby's sequence (FailoverFallback
 #     naming it), the lost primary seeds again with every write; replicas back to 3.
@@ -252,10 +254,14 @@ sc_drain_primary() {
     pod=$(member $R "$p")
     uid0=$(member_uid $R "$p")
     mark=$(now)
+    # The pod deleted first: a cordon under a running primary makes it hand over (drain_switchover), which
+    # is not this path. Its grace period (30 s) leaves time for the cordon before its replacement comes,
+    # and 2 s for the leader to see it deleting before it sees the cordon.
+    k delete pod "$pod" -n "$NS" --wait=false >/dev/null || fail "delete the primary's pod $pod"
+    sleep 2
     k cordon "$pnode" >/dev/null || fail "cordon $pnode"
     undo_on_exit "k uncordon $pnode"
-    k delete pod "$pod" -n "$NS" --wait=false >/dev/null || fail "delete the primary's pod $pod"
-    note "cordoned $pnode and deleted $pod (the primary)"
+    note "deleted $pod (the primary) and cordoned $pnode"
     wait_until $((DEAD_S + 90)) "a promotion after the drain" failover_ended "$mark" $R "$p"
     no_standby_stopped "$mark" $R "$p"
     s=$(promoted_one "$mark" $R "$p")
@@ -280,6 +286,70 @@ sc_drain_primary() {
     ensure_running 60
     writer_stop "$w"
     acked_kept "$w" "$s"
+    no_standby_stopped "$mark" $R "$p"
+    [ "$(count_lines "$(hook_lines "$mark" $R seed primary)")" = 1 ] || fail "more than one promotion: $(hook_lines "$mark" $R seed primary)"
+    [ "$(primary_ordinal)" = "$s" ] || fail "member $s is not the primary at the end: $(roles | tr '\n' ';')"
+    note "writes: $(acked "$w" "$s") acknowledged by $s, all on its volume"
+}
+
+# ---- 3s. (issue 36 item 3) `kubectl drain` of the primary's node, the real command: the primary's own
+#          budget refuses its eviction, the leader sees the cordon and hands over to a standby on another
+#          node (the primary's stop hook, then the promotion), the budgets move to the new primary, and the
+#          drain goes on and evicts the old one. Judged by the hooks logs (the old primary stopped by its
+#          hook, one promotion, on another node, no standby stopped), the budgets, kubectl drain's own
+#          output, the Switchover Event, and the writes the new primary acknowledged (all on its volume).
+# evict POD: an Eviction of POD through the API, as kubectl drain makes it; its answer.
+evict() {
+    k create --raw "/api/v1/namespaces/$NS/pods/$1/eviction" -f - 2>&1 <<<"{\"apiVersion\":\"policy/v1\",\"kind\":\"Eviction\",\"metadata\":{\"name\":\"$1\",\"namespace\":\"$NS\"}}"
+}
+# budgets_on POD: POD alone in the primary's own budget (no eviction), and out of the members' budget.
+budgets_on() {
+    k get pdb "$(sts_name $R)-primary" -n "$NS" -o json | jq -e --arg p "$1" '.spec.maxUnavailable == 0
+        and .spec.selector.matchLabels["statefulset.kubernetes.io/pod-name"] == $p' >/dev/null &&
+        k get pdb "$(sts_name $R)" -n "$NS" -o json | jq -e --arg p "$1" '.spec.maxUnavailable == 1 and
+        .spec.selector.matchExpressions == [{"key": "statefulset.kubernetes.io/pod-name", "operator": "NotIn", "values": [$p]}]' >/dev/null
+}
+sc_drain_switchover() {
+    ensure_running
+    local p pnode pod s o mark ev dpid t0 w="$E2E_TMP/writes-drain-switchover" out="$E2E_TMP/drain-switchover.out"
+    p=$(primary_ordinal)
+    pnode=$(member_node $R "$p")
+    pod=$(member $R "$p")
+    wait_until 60 "the primary $pod alone in its own budget" budgets_on "$pod"
+    # Uncordoned, its eviction is refused all the same (a descheduler's, an autoscaler's): only a cordon
+    # tells rssd to hand over first.
+    if ev=$(evict "$pod"); then fail "the primary's eviction was allowed: $ev"; fi
+    [[ $ev == *"disruption budget"* ]] || fail "the primary's eviction failed, but not on its budget: $ev"
+    mark=$(now)
+    t0=$(now_ms)
+    undo_on_exit "k uncordon $pnode"
+    k drain "$pnode" --pod-selector="rss.clusterlabs.org/name=$R" --ignore-daemonsets --delete-emptydir-data \
+        --timeout=120s >"$out" 2>&1 &
+    dpid=$!
+    wait_until 90 "the drain's switchover" failover_ended "$mark" $R "$p"
+    no_standby_stopped "$mark" $R "$p"
+    s=$(promoted_one "$mark" $R "$p")
+    o=$(others_of $R "$p" | grep -vx "$s")
+    # (not $t: wait_until's own local would shadow it in the function it calls)
+    primary_now() { [ "$(dummyd_of "$s" | awk '{ print $2 }')" = primary ]; }
+    wait_until 30 "member $s's dummyd running as primary" primary_now
+    note "drain of $pnode: member $s's dummyd primary $(($(now_ms) - t0)) ms after kubectl drain began"
+    writer_start "$s" "$w"
+    [ "$(member_node $R "$s")" != "$pnode" ] || fail "member $s, on the cordoned $pnode, was promoted"
+    [ -n "$(stops_of "$mark" $R "$p")" ] || fail "the old primary $p was not stopped with its stop hook"
+    events_since "$mark" Switchover $R | grep >/dev/null "cordoned" ||
+        fail "no Switchover Event naming the cordon: $(events_since "$mark" Switchover $R)"
+    wait "$dpid" || fail "kubectl drain $pnode: $(tail -n 5 "$out")"
+    grep >/dev/null "evicting pod $NS/$pod" "$out" || fail "kubectl drain did not evict $pod: $(cat "$out")"
+    note "kubectl drain: $(grep -c 'disruption budget' "$out") refusals of the budget, then: $(tail -n 1 "$out")"
+    wait_until 60 "the budgets moved to $(member $R "$s")" budgets_on "$(member $R "$s")"
+    wait_until 60 "the other standby $o repointed to $s" secondary_of "$mark" $R "$o" "$s"
+    k uncordon "$pnode" >/dev/null || fail "uncordon $pnode"
+    wait_until 120 "$pod back as a secondary of $s" secondary_of "$mark" $R "$p" "$s"
+    ensure_running 60
+    writer_stop "$w"
+    acked_kept "$w" "$s"
+    [ "$(acked "$w" "$s")" -gt 0 ] || fail "no write acknowledged by the new primary $s"
     no_standby_stopped "$mark" $R "$p"
     [ "$(count_lines "$(hook_lines "$mark" $R seed primary)")" = 1 ] || fail "more than one promotion: $(hook_lines "$mark" $R seed primary)"
     [ "$(primary_ordinal)" = "$s" ] || fail "member $s is not the primary at the end: $(roles | tr '\n' ';')"
@@ -393,7 +463,7 @@ sc_switchover() {
 
 # The scenarios in the order they run, each with the world flavour it runs in by default (flavour.sh;
 # why: docs/testing.md). failover_create always runs first.
-table=(failover_create:real freeze_promote:real leader_change_failover:real drain_primary:real switchover:real scale_remove:kubesim)
+table=(failover_create:real freeze_promote:real leader_change_failover:real drain_primary:real switchover:real drain_switchover:real scale_remove:kubesim)
 mapfile -t sel < <(select_scenarios "${table[@]}" -- "$@")
 # 77: ctest's skip (SKIP_RETURN_CODE), when every scenario runs in the other flavour.
 [ ${#sel[@]} -gt 0 ] || { say "safety_failover: SKIP (no scenario runs in the ${RSS_WORLD_FLAVOUR:-kubesim} world by default)"; exit 77; }

@@ -62,6 +62,7 @@ static void member(struct fuzz_reader *r, unsigned ord, struct rss_member_input 
     /* Its report from the rssd its node ran before (leader_liveness_superseded): the byte's two top bits,
      * so no input changes meaning; only read where a report is decoded (below). */
     bool superseded = (live & 0xC0) == 0xC0;
+    m->node_cordoned = live & 8; /* a drain (bit 3, read by nothing before it) */
     unsigned cid = fuzz_below(r, 4);
     snprintf(s->cid, sizeof(s->cid), "containerd://c%u", ord);
     m->container_id = cid == 0 ? NULL : s->cid;

@@ -222,12 +222,45 @@ static void test_budget_table(void **state)
         struct rss_spec spec;
         _cleanup_json_ cJSON *cr = NULL;
         parse_spec(r->extra_spec, r->extra_pod, &spec, &cr);
-        _cleanup_json_ cJSON *pdb = leader_build_budget(&spec, 1);
+        _cleanup_json_ cJSON *pdb = leader_build_budget(&spec, 1, NULL);
         expect_at(pdb, r->path, r->want, r->name);
-        _cleanup_json_ cJSON *zero = leader_build_budget(&spec, 0);
+        expect_at(pdb, "spec.selector.matchExpressions", "<absent>", "no primary: every member");
+        _cleanup_json_ cJSON *zero = leader_build_budget(&spec, 0, NULL);
         expect_at(zero, "spec.maxUnavailable", "0", "maxUnavailable 0");
         rss_spec_clear(&spec);
     }
+    /* A primary with a budget of its own: out of the members' (a pod in two budgets cannot be evicted at
+     * all), and in its own, never evicted. */
+    struct rss_spec spec;
+    _cleanup_json_ cJSON *cr = NULL;
+    parse_spec(",\"primaries\":1", "", &spec, &cr);
+    spec.promote_standby = true; /* (the hooks PromoteStandby needs are not in this spec) */
+    _cleanup_json_ cJSON *members = leader_build_budget(&spec, 1, "rss-db-2");
+    expect_at(members, "spec.selector",
+              "{\"matchLabels\":{\"rss.clusterlabs.org/name\":\"db\"},\"matchExpressions\":[{\"key\":"
+              "\"statefulset.kubernetes.io/pod-name\",\"operator\":\"NotIn\",\"values\":[\"rss-db-2\"]}]}",
+              "members but the primary");
+    expect_at(members, "metadata.name", "\"rss-db\"", "members' name");
+    _cleanup_json_ cJSON *own = leader_build_primary_budget(&spec, "rss-db-2");
+    expect_at(own, "metadata.name", "\"rss-db-primary\"", "the primary's name");
+    expect_at(own, "metadata.ownerReferences[0].name", "\"db\"", "the primary's owner");
+    expect_at(own, "spec.maxUnavailable", "0", "the primary never evicted");
+    expect_at(own, "spec.selector",
+              "{\"matchLabels\":{\"rss.clusterlabs.org/name\":\"db\",\"statefulset.kubernetes.io/pod-name\":"
+              "\"rss-db-2\"}}",
+              "the primary alone");
+    /* Which primary gets one: only where a cordon makes it hand over, and the leader sees cordons. */
+    assert_string_equal(leader_budget_primary(&spec, "rss-db-2", true), "rss-db-2");
+    assert_null(leader_budget_primary(&spec, "rss-db-2", false));
+    assert_null(leader_budget_primary(&spec, NULL, true));
+    spec.promote_standby = false; /* Wait: a budget that never lets it go would hold a drain for good */
+    assert_null(leader_budget_primary(&spec, "rss-db-2", true));
+    rss_spec_clear(&spec);
+    cJSON_Delete(cr);
+    cr = NULL;
+    parse_spec(",\"primaries\":3", "", &spec, &cr); /* Galera: every member a primary */
+    assert_null(leader_budget_primary(&spec, "rss-db-2", true));
+    rss_spec_clear(&spec);
     static const struct {
         const char *phase;
         int max;
@@ -1338,6 +1371,14 @@ static void test_keyset(void **state)
     assert_false(leader_keyset_has(&s, "ns/r0001/u") || leader_keyset_has(&s, "ns/r0501/u") ||
                  leader_keyset_has(&s, "ns/r0999/u"));
     assert_true(leader_keyset_has(&s, "ns/r0003/u") && leader_keyset_has(&s, "ns/r0997/u"));
+    for (size_t i = 1; i < s.n; i++)
+        assert_true(strcmp(s.keys[i - 1], s.keys[i]) < 0);
+    leader_keyset_del_prefix(&s, "ns/r01"); /* r0101 .. r0199, odd: 50 keys, and none beside them */
+    assert_int_equal(s.n, 447);
+    assert_false(leader_keyset_has(&s, "ns/r0101/u") || leader_keyset_has(&s, "ns/r0199/u"));
+    assert_true(leader_keyset_has(&s, "ns/r0099/u") && leader_keyset_has(&s, "ns/r0201/u"));
+    leader_keyset_del_prefix(&s, "ns/r5"); /* none */
+    assert_int_equal(s.n, 447);
     for (size_t i = 1; i < s.n; i++)
         assert_true(strcmp(s.keys[i - 1], s.keys[i]) < 0);
     leader_keyset_clear(&s);

@@ -970,6 +970,97 @@ static void test_switchover(void **state)
     world_free(&w);
 }
 
+/* The primary's node cordoned (a drain): the primary hands over to a standby on a node that is not
+ * cordoned, at once and unasked; after the promotion the old primary, now a standby on the cordoned node,
+ * triggers nothing more. */
+static void test_drain_switchover(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    struct world w;
+    init(&w, "P Y Y");
+    mark(&w, 0, "5-1", "90");
+    struct rss_plan p;
+    run(&w, &p);
+    apply(&w, &p);
+    find(&w, 0)->node_cordoned = true;
+    find(&w, 1)->node_cordoned = true; /* a standby on a cordoned node is not where it goes */
+    run(&w, &p);
+    want(&p, "0:stop");
+    const struct rss_plan_event *e = find_event(&p, "Switchover");
+    assert_non_null(e);
+    assert_non_null(strstr(e->message, "cordoned"));
+    const cJSON *fo = cJSON_GetObjectItemCaseSensitive(p.status, "failover");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(
+                            cJSON_GetObjectItemCaseSensitive(fo, "switchover"), "to")),
+                        "rss-db-2");
+    apply(&w, &p);
+    ran(&w, 0, RSS_ROLE_STOPPED);
+    run(&w, &p);
+    want(&p, "");
+    no_stop(&p);
+    apply(&w, &p);
+    answer_position(&w, 1, true, 120);
+    answer_position(&w, 2, true, 120);
+    run(&w, &p);
+    want(&p, "2:seed"); /* the tie goes to the standby off the cordoned nodes */
+    apply(&w, &p);
+    ran(&w, 2, RSS_ROLE_PRIMARY);
+    run(&w, &p);
+    want(&p, "1:secondary(2)");
+    apply(&w, &p);
+    ran(&w, 1, RSS_ROLE_SECONDARY);
+    run(&w, &p);
+    want(&p, "0:secondary(2)");
+    apply(&w, &p);
+    ran(&w, 0, RSS_ROLE_SECONDARY);
+    for (int i = 0; i < 3; i++) {
+        run(&w, &p);
+        want(&p, "");
+        no_stop(&p);
+        assert_null(find_event(&p, "Switchover"));
+        apply(&w, &p);
+    }
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
+/* A cordoned primary stays when no handover is allowed: every standby's node cordoned too, no opt-in to
+ * promotions, or a cordoned standby only. */
+static void test_drain_switchover_not(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *failover;
+        bool cordoned[3];
+    } rows[] = {
+        {FAILOVER_SPEC, {true, true, true}},
+        {"", {true, false, false}},
+        {FAILOVER_SPEC, {false, true, true}},
+    };
+    for (size_t r = 0; r < sizeof(rows) / sizeof(rows[0]); r++) {
+        g_failover = rows[r].failover;
+        struct world w;
+        init(&w, "P Y Y");
+        mark(&w, 0, "5-1", "90");
+        struct rss_plan p;
+        run(&w, &p);
+        apply(&w, &p);
+        for (unsigned i = 0; i < 3; i++)
+            find(&w, i)->node_cordoned = rows[r].cordoned[i];
+        for (int i = 0; i < 2; i++) {
+            run(&w, &p);
+            want(&p, "");
+            no_stop(&p);
+            if (find_event(&p, "Switchover"))
+                fail_msg("row %zu: a switchover", r);
+            apply(&w, &p);
+        }
+        rss_plan_free(&p);
+        world_free(&w);
+    }
+}
+
 /* The named standby is behind the other: the most advanced is promoted all the same (a switchover never
  * costs a commit), and the Event says why; without a name the most advanced too. */
 static void test_switchover_named_behind(void **state)
@@ -1229,6 +1320,8 @@ int main(void)
         cmocka_unit_test(test_switchover),
         cmocka_unit_test(test_switchover_named_behind),
         cmocka_unit_test(test_switchover_refused),
+        cmocka_unit_test(test_drain_switchover),
+        cmocka_unit_test(test_drain_switchover_not),
         cmocka_unit_test(test_rollout_switches_over),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -39,7 +39,7 @@ cluster-scoped nodes and persistentvolumes, which rssd-node-loss grants). */}}
   verbs: ["get", "list", "watch", "create", "update", "patch", "delete"]
 - apiGroups: ["policy"]
   resources: ["poddisruptionbudgets"]
-  verbs: ["get", "create", "patch"]
+  verbs: ["get", "create", "patch", "delete"]
 {{- end -}}
 
 {{/* The volume of one criSocketDirs entry, named after its path as the kustomize base names them:
