@@ -22,18 +22,22 @@ const char *leader_budget_primary(const struct rss_spec *spec, const char *plan_
     return cordons_known && spec->promote_standby && spec->primaries == 1 ? plan_primary : NULL;
 }
 
-/* Whether the budget's spec is ours: the same maxUnavailable and exactly our selector (a namespace user
- * who edits it to select fewer pods, or none, gets it back). */
+/* The same field in both specs, or absent from both. */
+static bool same_field(const cJSON *gs, const cJSON *ws, const char *key)
+{
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(gs, key),
+                *w = cJSON_GetObjectItemCaseSensitive(ws, key);
+    return g || w ? g && w && cJSON_Compare(g, w, true) : true;
+}
+
+/* Whether the budget's spec is ours: the same maxUnavailable or minAvailable and exactly our selector (a
+ * namespace user who edits it to select fewer pods, or none, gets it back). */
 static bool spec_matches(const cJSON *got, const cJSON *want)
 {
     const cJSON *gs = cJSON_GetObjectItemCaseSensitive(got, "spec");
     const cJSON *ws = cJSON_GetObjectItemCaseSensitive(want, "spec");
-    const cJSON *gm = cJSON_GetObjectItemCaseSensitive(gs, "maxUnavailable");
-    const cJSON *wm = cJSON_GetObjectItemCaseSensitive(ws, "maxUnavailable");
-    return cJSON_IsNumber(gm) && gm->valuedouble == wm->valuedouble &&
-           !cJSON_GetObjectItemCaseSensitive(gs, "minAvailable") &&
-           cJSON_Compare(cJSON_GetObjectItemCaseSensitive(gs, "selector"),
-                         cJSON_GetObjectItemCaseSensitive(ws, "selector"), true);
+    return same_field(gs, ws, "maxUnavailable") && same_field(gs, ws, "minAvailable") &&
+           same_field(gs, ws, "selector");
 }
 
 static const char *obj_name(const cJSON *obj)
@@ -138,7 +142,9 @@ void leader_budget_sync(const struct leader_ctx *ctx, const struct rss_spec *spe
     bool cordons_known = ctx->node_cordoned && ctx->node_cordoned(ctx->caches_ud, NULL) >= 0;
     const char *primary = leader_budget_primary(spec, plan_primary, cordons_known);
     _cleanup_free_ char *base = rss_xasprintf("%s/%s/%s=", spec->ns, spec->name, spec->uid ? spec->uid : "");
-    _cleanup_free_ char *key = rss_xasprintf("%s%d:%s", base, max, primary ? primary : "");
+    /* (the replicas too: with a primary of its own, the members' budget is a minAvailable) */
+    _cleanup_free_ char *key =
+        rss_xasprintf("%s%d:%s:%d", base, max, primary ? primary : "", primary ? spec->replicas : 0);
     if (ctx->budgets && leader_ctx_key_has(ctx, ctx->budgets, key))
         return;
     _cleanup_error_ rss_error_t err = NULL;
@@ -177,8 +183,8 @@ void leader_budget_sync(const struct leader_ctx *ctx, const struct rss_spec *spe
     if (!leader_still_leading(ctx))
         return;
     if (r > 0)
-        rss_log_info("%s/%s: PodDisruptionBudgets: members maxUnavailable %d (phase %s)%s%s%s", spec->ns,
-                     spec->name, max, phase ? phase : "unknown",
+        rss_log_info("%s/%s: PodDisruptionBudgets: members' unavailable at most %d (phase %s)%s%s%s",
+                     spec->ns, spec->name, max, phase ? phase : "unknown",
                      primary ? "; the primary " : "; no primary's own", primary ? primary : "",
                      primary ? " never evicted before it hands over" : "");
     if (!ctx->budgets)

@@ -219,21 +219,28 @@ cJSON *leader_build_budget(const struct rss_spec *spec, int max_unavailable, con
     cJSON_AddStringToObject(pdb, "kind", "PodDisruptionBudget");
     cJSON_AddItemToObject(pdb, "metadata", object_meta(spec, name));
     cJSON *s = cJSON_AddObjectToObject(pdb, "spec");
-    /* maxUnavailable, not minAvailable: it follows the StatefulSet's replicas through a scale. The
-     * eviction policy is the server's default (IfHealthyBudget): a member that is not Ready may be evicted
-     * only while the others meet the budget, so a drain cannot take a second member while one is down. */
-    cJSON_AddNumberToObject(s, "maxUnavailable", max_unavailable);
+    /* The eviction policy is the server's default (IfHealthyBudget): a member that is not Ready may be
+     * evicted only while the others meet the budget, so a drain cannot take a second member while one is
+     * down. */
+    if (!primary) {
+        /* maxUnavailable: it follows the StatefulSet's replicas through a scale. */
+        cJSON_AddNumberToObject(s, "maxUnavailable", max_unavailable);
+        cJSON_AddItemToObject(cJSON_AddObjectToObject(s, "selector"), "matchLabels", name_labels(spec));
+        return pdb;
+    }
+    /* All but the primary, which has a budget of its own: a pod selected by two budgets cannot be
+     * evicted at all (the server answers 500), so the selectors never overlap. An integer minAvailable,
+     * because the disruption controller counts a maxUnavailable against the whole StatefulSet's scale,
+     * the primary included (getExpectedScale): one standby of three could never go. */
+    int min = spec->replicas - 1 - max_unavailable;
+    cJSON_AddNumberToObject(s, "minAvailable", min > 0 ? min : 0);
     cJSON *sel = cJSON_AddObjectToObject(s, "selector");
     cJSON_AddItemToObject(sel, "matchLabels", name_labels(spec));
-    if (primary) {
-        /* The primary has its own budget: a pod selected by two budgets cannot be evicted at all (the
-         * server answers 500), so the selectors never overlap. */
-        cJSON *e = cJSON_CreateObject();
-        cJSON_AddStringToObject(e, "key", RSS_LABEL_POD_NAME);
-        cJSON_AddStringToObject(e, "operator", "NotIn");
-        cJSON_AddItemToObject(e, "values", cJSON_CreateStringArray(&primary, 1));
-        cJSON_AddItemToArray(cJSON_AddArrayToObject(sel, "matchExpressions"), e);
-    }
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddStringToObject(e, "key", RSS_LABEL_POD_NAME);
+    cJSON_AddStringToObject(e, "operator", "NotIn");
+    cJSON_AddItemToObject(e, "values", cJSON_CreateStringArray(&primary, 1));
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(sel, "matchExpressions"), e);
     return pdb;
 }
 
@@ -249,7 +256,7 @@ cJSON *leader_build_primary_budget(const struct rss_spec *spec, const char *prim
     /* Never evicted: it hands over first (planner_switchover.c), then this budget names the new primary
      * and the old one falls under the members' budget. The default eviction policy keeps a primary that
      * is not Ready (a failover under way) from eviction too, until the promotion moves this budget. */
-    cJSON_AddNumberToObject(s, "maxUnavailable", 0);
+    cJSON_AddNumberToObject(s, "minAvailable", 1);
     cJSON *labels = name_labels(spec);
     cJSON_AddStringToObject(labels, RSS_LABEL_POD_NAME, primary);
     cJSON_AddItemToObject(cJSON_AddObjectToObject(s, "selector"), "matchLabels", labels);

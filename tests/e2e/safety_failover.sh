@@ -255,10 +255,8 @@ sc_drain_primary() {
     uid0=$(member_uid $R "$p")
     mark=$(now)
     # The pod deleted first: a cordon under a running primary makes it hand over (drain_switchover), which
-    # is not this path. Its grace period (30 s) leaves time for the cordon before its replacement comes,
-    # and 2 s for the leader to see it deleting before it sees the cordon.
+    # is not this path; the cordon right after, before its replacement can come.
     k delete pod "$pod" -n "$NS" --wait=false >/dev/null || fail "delete the primary's pod $pod"
-    sleep 2
     k cordon "$pnode" >/dev/null || fail "cordon $pnode"
     undo_on_exit "k uncordon $pnode"
     note "deleted $pod (the primary) and cordoned $pnode"
@@ -304,9 +302,9 @@ evict() {
 }
 # budgets_on POD: POD alone in the primary's own budget (no eviction), and out of the members' budget.
 budgets_on() {
-    k get pdb "$(sts_name $R)-primary" -n "$NS" -o json | jq -e --arg p "$1" '.spec.maxUnavailable == 0
+    k get pdb "$(sts_name $R)-primary" -n "$NS" -o json | jq -e --arg p "$1" '.spec.minAvailable == 1
         and .spec.selector.matchLabels["statefulset.kubernetes.io/pod-name"] == $p' >/dev/null &&
-        k get pdb "$(sts_name $R)" -n "$NS" -o json | jq -e --arg p "$1" '.spec.maxUnavailable == 1 and
+        k get pdb "$(sts_name $R)" -n "$NS" -o json | jq -e --arg p "$1" '.spec.minAvailable == 1 and
         .spec.selector.matchExpressions == [{"key": "statefulset.kubernetes.io/pod-name", "operator": "NotIn", "values": [$p]}]' >/dev/null
 }
 sc_drain_switchover() {

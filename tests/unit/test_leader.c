@@ -241,10 +241,14 @@ static void test_budget_table(void **state)
               "\"statefulset.kubernetes.io/pod-name\",\"operator\":\"NotIn\",\"values\":[\"rss-db-2\"]}]}",
               "members but the primary");
     expect_at(members, "metadata.name", "\"rss-db\"", "members' name");
+    expect_at(members, "spec.minAvailable", "1", "one of the two standbys may go");
+    expect_at(members, "spec.maxUnavailable", "<absent>", "no maxUnavailable (counted against all 3)");
+    _cleanup_json_ cJSON *members0 = leader_build_budget(&spec, 0, "rss-db-2");
+    expect_at(members0, "spec.minAvailable", "2", "none while Recovering");
     _cleanup_json_ cJSON *own = leader_build_primary_budget(&spec, "rss-db-2");
     expect_at(own, "metadata.name", "\"rss-db-primary\"", "the primary's name");
     expect_at(own, "metadata.ownerReferences[0].name", "\"db\"", "the primary's owner");
-    expect_at(own, "spec.maxUnavailable", "0", "the primary never evicted");
+    expect_at(own, "spec.minAvailable", "1", "the primary never evicted");
     expect_at(own, "spec.selector",
               "{\"matchLabels\":{\"rss.clusterlabs.org/name\":\"db\",\"statefulset.kubernetes.io/pod-name\":"
               "\"rss-db-2\"}}",
