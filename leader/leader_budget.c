@@ -17,9 +17,11 @@ int leader_budget_max_unavailable(const char *phase)
 
 const char *leader_budget_primary(const struct rss_spec *spec, const char *plan_primary, bool cordons_known)
 {
-    /* Only where a cordon makes the primary hand over: elsewhere a budget that never lets it go would
-     * hold a drain for good. */
-    return cordons_known && spec->promote_standby && spec->primaries == 1 ? plan_primary : NULL;
+    /* Only where a cordon makes the primary hand over (a standby to hand over to included): elsewhere a
+     * budget that never lets it go would hold a drain for good. */
+    if (!cordons_known || !spec->promote_standby || spec->primaries != 1 || spec->replicas < 2)
+        return NULL;
+    return plan_primary;
 }
 
 /* The same field in both specs, or absent from both. */

@@ -23,7 +23,9 @@
 # dead window and thawed, a leader change while the failover stops the lost primary, a drain of the
 # primary's node; the first and the last in the real stage, the leader change by name only);
 # postgres_switchover (kubectl rss switchover under the writer: the primary stopped by its hook, the most
-# advanced standby promoted, no commit lost; real stage); postgres_rollout_switchover (a template change under
+# advanced standby promoted, no commit lost; real stage); postgres_drain_switchover (a real kubectl drain of
+# the primary's node: its own budget holds its eviction until it handed over; real stage);
+# postgres_rollout_switchover (a template change under
 # PromoteStandby: the standbys rolled, the primary hands over by a switchover, its pod recreated; kubesim);
 # postgres_history_floor (issue 35's fault 4: minimumMembers 1, the members with the WAL off, the one back
 # emptied: it never seeds, SeedBelowHistory; then the highest WAL seeds); postgres_suspend_hang (fault 5:
@@ -57,7 +59,8 @@ table=(postgres_create:kubesim postgres_lightsout:kubesim postgres_staggered:kub
     postgres_killed_promote:real postgres_api_outage:kubesim postgres_rssd_restart:kubesim
     postgres_primary_node_off:kubesim postgres_primary_stays_off:kubesim postgres_lightsout_nonzero:kubesim
     postgres_rollout:kubesim postgres_history_floor:kubesim postgres_suspend_hang:kubesim postgres_freeze_promote:real
-    postgres_drain_primary:real postgres_switchover:real postgres_rollout_switchover:kubesim postgres_verify:kubesim)
+    postgres_drain_primary:real postgres_switchover:real postgres_drain_switchover:real postgres_rollout_switchover:kubesim
+    postgres_verify:kubesim)
 if [ -n "${PG_SCENARIOS:-}" ]; then
     read -ra sel <<<"$PG_SCENARIOS"
 else
@@ -547,10 +550,11 @@ sc_postgres_leader_change_failover() {
     check_all
 }
 
-# Fault 3: `kubectl drain` of the primary's node: cordoned, the primary's pod deleted (its container ends
-# with the pod: postgres killed after the grace period, the image's PID 1 ignores SIGTERM). A promotion, no
-# standby stopped, commits go on; the replacement pod stays Pending while the node is cordoned and nothing
-# else happens; after the uncordon it joins as a standby of the new primary.
+# Fault 3: a drain by hand of the primary's node: the primary's pod deleted (its container ends with the
+# pod: postgres killed after the grace period, the image's PID 1 ignores SIGTERM), the node cordoned right
+# after (a cordon first makes the primary hand over: postgres_drain_switchover). A promotion, no standby
+# stopped, commits go on; the replacement pod stays Pending while the node is cordoned and nothing else
+# happens; after the uncordon it joins as a standby of the new primary.
 sc_postgres_drain_primary() {
     wait_until 120 "$R Running" pg_running
     local p node pod uid0 mark t0 s o a0 quiet before
@@ -561,14 +565,14 @@ sc_postgres_drain_primary() {
     uid0=$(member_uid "$R" "$p")
     mark=$(now)
     t0=$(now_ms)
+    k delete pod "$pod" -n "$NS" --wait=false >/dev/null || fail "delete the primary's pod $pod"
     k cordon "$node" >/dev/null || fail "cordon $node"
     undo_on_exit "k uncordon $node"
-    k delete pod "$pod" -n "$NS" --wait=false >/dev/null || fail "delete the primary's pod $pod"
     wait_until 300 "a promotion after the drain" failover_ended "$mark" "$R" "$p"
     no_standby_stopped "$mark" "$R" "$p"
     s=$(promoted_one "$mark" "$R" "$p")
     write_probe "$s"
-    note "cordoned $node, deleted $pod (the primary): member $s promoted, writable $(ms_since "$t0") ms after the delete"
+    note "deleted $pod (the primary), cordoned $node: member $s promoted, writable $(ms_since "$t0") ms after the delete"
     o=$(others_of "$R" "$p" | grep -vx "$s")
     wait_until 120 "the other standby $o repointed to $s" secondary_of "$mark" "$R" "$o" "$s"
     quiet=$(now)
@@ -617,6 +621,45 @@ sc_postgres_switchover() {
     wait_until 120 "$R Running with a primary and 2 secondaries" pg_running
     [ "$(primary_ordinal)" = "$s" ] || fail "the promoted member $s is not the reported primary"
     note "hooks: $(hook_lines "$mark" "$R" stop seed secondary | hooks_short)"
+    check_all
+}
+
+# A real `kubectl drain` of the primary's node (issue 36 item 3): the primary's own PodDisruptionBudget
+# refuses its eviction until it handed over (its stop hook, the most advanced standby promoted on another
+# node, the other repointed); the drain's retry then evicts it and completes; after the uncordon its
+# replacement rejoins as a standby. One promotion, no standby stopped, every acknowledged commit on every
+# member.
+sc_postgres_drain_switchover() {
+    wait_until 120 "$R Running" pg_running
+    local p node pod s o mark t0 dpid drained out="$E2E_TMP/postgres-drain.out"
+    pg_failover_on
+    p=$(primary_ordinal)
+    node=$(member_node "$R" "$p")
+    pod=$(member "$R" "$p")
+    mark=$(now)
+    t0=$(now_ms)
+    undo_on_exit "k uncordon $node"
+    k drain "$node" --pod-selector="rss.clusterlabs.org/name=$R" --ignore-daemonsets --delete-emptydir-data \
+        --timeout=180s >"$out" 2>&1 &
+    dpid=$!
+    wait_until 120 "the drain's switchover" failover_ended "$mark" "$R" "$p"
+    no_standby_stopped "$mark" "$R" "$p"
+    s=$(promoted_one "$mark" "$R" "$p")
+    write_probe "$s"
+    note "drain of $node: member $s promoted, writable $(ms_since "$t0") ms after kubectl drain began"
+    [ -n "$(stops_of "$mark" "$R" "$p")" ] || fail "the old primary $p was not stopped by its stop hook"
+    [ "$(member_node "$R" "$s")" != "$node" ] || fail "member $s on the cordoned $node was promoted"
+    wait "$dpid" || fail "kubectl drain $node: $(tail -n 5 "$out")"
+    drained=$(ms_since "$t0")
+    grep >/dev/null "evicting pod $NS/$pod" "$out" || fail "kubectl drain did not evict $pod: $(cat "$out")"
+    o=$(others_of "$R" "$p" | grep -vx "$s")
+    wait_until 120 "the other standby $o repointed to $s" secondary_of "$mark" "$R" "$o" "$s"
+    k uncordon "$node" >/dev/null || fail "uncordon $node"
+    wait_until 300 "$pod back as a standby of $s" secondary_of "$mark" "$R" "$p" "$s"
+    wait_until 120 "$R Running with a primary and 2 secondaries" pg_running
+    [ "$(primary_ordinal)" = "$s" ] || fail "the promoted member $s is not the reported primary"
+    [ "$(count_lines "$(hook_lines "$mark" "$R" seed primary)")" = 1 ] || fail "one promotion expected: $(hook_lines "$mark" "$R" seed primary | hooks_short)"
+    note "kubectl drain: the eviction refused $(grep -c 'disruption budget' "$out") time(s), drained in $drained ms (the old pod's grace period included); hooks: $(hook_lines "$mark" "$R" stop seed secondary | hooks_short)"
     check_all
 }
 

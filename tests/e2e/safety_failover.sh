@@ -26,8 +26,9 @@
 #   scale_remove (model finding L4): a scale-down removes a standby that held more than the one that
 #     stays, then the primary is killed: no promotion below the removed standby's sequence (FailoverFallback
 #     naming it), the lost primary seeds again with every write; replicas back to 3.
-# The first three run on the real Kubernetes by default (tests/run.sh's real stage: RSS_WORLD_FLAVOUR=real),
-# scale_remove on kubesim (ctest e2e_failover). Faults 1-3 failed on the code before issue 35's fixes
+# The faults and the switchover run on the real Kubernetes by default (tests/run.sh's real stage:
+# RSS_WORLD_FLAVOUR=real), drain_switchover and scale_remove on kubesim (ctest e2e_failover; postgres.sh's
+# postgres_drain_switchover drains on the real world). Faults 1-3 failed on the code before issue 35's fixes
 # (4fc9a8d), scale_remove before the scaledAway floor; all pass after them (docs/testing.md). About 2.5 min
 # on kubesim, 3 on the real world, with the world's start. E2E_KEEP=1 keeps the world (tests/e2e/lib.sh).
 # Prints "PASS/FAIL name" and "N passed, N failed".
@@ -461,7 +462,7 @@ sc_switchover() {
 
 # The scenarios in the order they run, each with the world flavour it runs in by default (flavour.sh;
 # why: docs/testing.md). failover_create always runs first.
-table=(failover_create:real freeze_promote:real leader_change_failover:real drain_primary:real switchover:real drain_switchover:real scale_remove:kubesim)
+table=(failover_create:real freeze_promote:real leader_change_failover:real drain_primary:real switchover:real drain_switchover:kubesim scale_remove:kubesim)
 mapfile -t sel < <(select_scenarios "${table[@]}" -- "$@")
 # 77: ctest's skip (SKIP_RETURN_CODE), when every scenario runs in the other flavour.
 [ ${#sel[@]} -gt 0 ] || { say "safety_failover: SKIP (no scenario runs in the ${RSS_WORLD_FLAVOUR:-kubesim} world by default)"; exit 77; }

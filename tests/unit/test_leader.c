@@ -257,6 +257,9 @@ static void test_budget_table(void **state)
     assert_string_equal(leader_budget_primary(&spec, "rss-db-2", true), "rss-db-2");
     assert_null(leader_budget_primary(&spec, "rss-db-2", false));
     assert_null(leader_budget_primary(&spec, NULL, true));
+    spec.replicas = 1; /* no standby to hand over to */
+    assert_null(leader_budget_primary(&spec, "rss-db-0", true));
+    spec.replicas = 3;
     spec.promote_standby = false; /* Wait: a budget that never lets it go would hold a drain for good */
     assert_null(leader_budget_primary(&spec, "rss-db-2", true));
     rss_spec_clear(&spec);
