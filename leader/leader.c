@@ -133,7 +133,9 @@ void rss_leader_free(struct rss_leader *l)
 /* Marks one RSS dirty (lock held). A flood beyond MAX_DIRTY degrades to a full pass. */
 static void mark_locked(struct rss_leader *l, const char *ns, const char *name)
 {
-    if (!ns || !name)
+    /* A record in rssd's namespace may name an RSS of a namespace this leader does not manage (left by a
+     * cluster-wide install): not ours to read, not even with a GET. */
+    if (!ns || !name || !rss_namespaces_contains(&l->managed, ns))
         return;
     _cleanup_free_ char *key = rss_xasprintf("%s/%s", ns, name);
     for (size_t i = 0; i < l->n_dirty; i++)
