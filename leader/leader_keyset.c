@@ -60,6 +60,8 @@ void leader_keyset_del_prefix(struct leader_keyset *s, const char *prefix)
     size_t i = keyset_find(s, prefix, &found), j = i, n = strlen(prefix);
     while (j < s->n && !strncmp(s->keys[j], prefix, n))
         free(s->keys[j++]);
+    if (j == i)
+        return; /* none (and an empty set has no array to move) */
     memmove(s->keys + i, s->keys + j, (s->n - j) * sizeof(*s->keys));
     s->n -= j - i;
 }
