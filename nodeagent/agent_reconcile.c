@@ -71,7 +71,11 @@ static void do_sequence(struct agent_job *j, const char *cid, char *const *peers
 
 /* Promotion of a standby (docs/rules.md rule 15): the leader asked this running member for its position
  * under an id. The hook runs after the request was seen, so the position is read after the primary was
- * fenced (the leader asks only then); the answer names the request, never a position read before it. */
+ * fenced (the leader asks only then); the answer names the request, never a position read before it.
+ * With a `detach` hook the standby first stops following that primary (rule 19): a primary that comes
+ * back (a frozen node thawed before the repoint) can then have nothing acknowledged through it, and the
+ * position read after the detach is final. A detach that failed still answers with the position, not
+ * marked detached: the leader's wait for the old primary's stop or death covers it as before. */
 static void do_position(struct agent_job *j, const char *cid, const struct rss_desired *d)
 {
     struct rss_observed *o = &j->m->obs;
@@ -87,13 +91,28 @@ static void do_position(struct agent_job *j, const char *cid, const struct rss_d
     }
     struct agent_hook_out h;
     struct rss_hook_env env = {.epoch = o->lease_epoch, .generation = o->generation};
+    o->detached = false;
+    if (j->spec->spec.hooks[RSS_HOOK_DETACH].present) {
+        agent_hook_run(j->a, &j->spec->spec, j->m->ns, j->m->pod, cid, RSS_HOOK_DETACH, &env, d->peers,
+                       d->n_peers, "stop following the primary before the position (leader's request)", &h);
+        o->detached = h.errc == 0 && h.exit_code == 0;
+        if (!o->detached)
+            rss_log_warn("pod %s/%s: position request %s: the detach hook failed (exit %d%s%s): the position "
+                         "is given without it",
+                         j->m->ns, j->m->pod, id, h.exit_code, h.msg && *h.msg ? ": " : "",
+                         h.msg ? h.msg : "");
+        agent_hook_out_clear(&h);
+    }
     agent_hook_run(j->a, &j->spec->spec, j->m->ns, j->m->pod, cid, RSS_HOOK_SEQUENCE, &env, d->peers,
                    d->n_peers, "position of a running standby (leader's request)", &h);
     _cleanup_error_ rss_error_t err = NULL;
     if (h.errc == 0 && h.exit_code == 0 && rss_hook_parse_sequence(h.out, h.out_len, &o->position, &err) == 0)
         o->has_position = true;
+    else
+        o->detached = false;
     if (o->has_position)
-        rss_log_info("pod %s/%s: position %" PRIu64 " for request %s", j->m->ns, j->m->pod, o->position, id);
+        rss_log_info("pod %s/%s: position %" PRIu64 " for request %s%s", j->m->ns, j->m->pod, o->position, id,
+                     o->detached ? " (detached from its primary)" : "");
     else
         rss_log_warn("pod %s/%s: no position for request %s (the sequence hook gave none)", j->m->ns,
                      j->m->pod, id);

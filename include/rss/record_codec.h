@@ -102,10 +102,13 @@ struct rss_observed {
      * only when it changes, not on every report (nodeagent/agent_peers_reread.c). Only agents read it. */
     char *agent;
     /* The answer to desired.positionRequest: the `sequence` hook run on the running member after the
-     * request was seen (position_for = the request's id; has_position false: the hook gave none). */
+     * request was seen (position_for = the request's id; has_position false: the hook gave none).
+     * detached: the spec's `detach` hook ran before it and exited 0 (rule 19), so the position is final:
+     * this member acknowledges nothing more from the primary it followed. */
     struct rss_action_id position_for;
     bool has_position;
     uint64_t position;
+    bool detached;
 };
 
 const char *rss_action_name(enum rss_action a); /* "none", "seed", ... */

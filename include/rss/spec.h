@@ -41,6 +41,10 @@ enum rss_hook_kind {
     RSS_HOOK_SECONDARY,
     RSS_HOOK_STATUS,
     RSS_HOOK_STOP,
+    /* rssd's optional one (docs/rules.md rule 19): a running standby stops following its primary before
+     * it answers a position request. Exit 0 is the application's word that it can acknowledge nothing
+     * more from that primary. */
+    RSS_HOOK_DETACH,
     RSS_HOOK_KIND_COUNT,
 };
 

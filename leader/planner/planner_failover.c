@@ -123,13 +123,17 @@ size_t planner_failover_need(const struct planner *c, const struct planner_membe
     return rss_switchover_need(*s_total, c->spec->sync_standbys);
 }
 
-/* Its answer to request req: true with the position, or false (no answer yet, or no position). */
-static bool answered(const struct planner_member *m, struct rss_action_id req, bool *has_pos, uint64_t *pos)
+/* Its answer to request req: true once it answered, *has_pos with a position that counts. With a
+ * `detach` hook in the spec only a detached standby's position counts (rule 19): one that still follows
+ * the old primary may acknowledge its commits if it comes back (model finding L3); *undetached says so. */
+static bool answered(const struct planner *c, const struct planner_member *m, struct rss_action_id req,
+                     bool *has_pos, bool *undetached, uint64_t *pos)
 {
     const struct rss_observed *o = &m->in->observed;
     if (!m->current || !rss_action_id_equal(o->position_for, req))
         return false;
-    *has_pos = o->has_position;
+    *undetached = o->has_position && c->spec->hooks[RSS_HOOK_DETACH].present && !o->detached;
+    *has_pos = o->has_position && !*undetached;
     *pos = o->position;
     return true;
 }
@@ -287,13 +291,15 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
         struct planner_member *m = &c->m[i];
         if (m == lost || !m->exists || !planner_standby_runs(m) || !planner_follows(m, lost))
             continue;
-        bool has = false;
+        bool has = false, undetached = false;
         uint64_t pos = 0;
-        if (!answered(m, req, &has, &pos)) {
+        if (!answered(c, m, req, &has, &undetached, &pos)) {
             n_pending++;
             rss_strbuf_item(&waiting, "%s", m->pod);
             continue;
         }
+        if (undetached)
+            rss_strbuf_item(&list, "%s %" PRIu64 " not detached", m->pod, pos);
         if (!has)
             continue;
         n_ans++;
@@ -314,8 +320,11 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
         _cleanup_error_ rss_error_t err = NULL;
         if (!since_s || rss_time_parse_ms(since_s, &since, &err) < 0)
             since = c->in->now_ms;
-        int64_t limit = (int64_t)sp->hooks[RSS_HOOK_SEQUENCE].timeout_ms +
-                        (int64_t)sp->reconcile_interval_ms + c->in->dead_after_ms;
+        /* An agent runs `detach` (when the spec has it) and then `sequence`, each within its timeout. */
+        int64_t limit =
+            (int64_t)sp->hooks[RSS_HOOK_SEQUENCE].timeout_ms +
+            (sp->hooks[RSS_HOOK_DETACH].present ? (int64_t)sp->hooks[RSS_HOOK_DETACH].timeout_ms : 0) +
+            (int64_t)sp->reconcile_interval_ms + c->in->dead_after_ms;
         if (n_ans + n_pending >= need && c->in->now_ms - since < limit) {
             snprintf(msg, size, "%s lost: waiting for the positions of %s", lost->pod,
                      rss_strbuf_str(&waiting));

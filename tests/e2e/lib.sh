@@ -403,7 +403,7 @@ hook_lines() {
 count_lines() { if [ -z "$1" ]; then echo 0; else printf '%s\n' "$1" | wc -l; fi; }
 # Lines that do not match the documented format are a test failure of their own.
 hooks_malformed() {
-    hooks_all "${1:-}" | grep -Ev '^[0-9-]{10}T[0-9:]{8}\.[0-9]{6}Z \S+ (sequence|seed|primary|secondary|status|stop) args=\[[^]]*\]( out=\S*)? rc=([0-9]+|hang)$' || true
+    hooks_all "${1:-}" | grep -Ev '^[0-9-]{10}T[0-9:]{8}\.[0-9]{6}Z \S+ (sequence|seed|primary|secondary|status|stop|detach) args=\[[^]]*\]( out=\S*)? rc=([0-9]+|hang)$' || true
 }
 
 # events REASON [RSS]: "type reason message" of the Events with that reason in NS (involvedObject RSS).
@@ -466,6 +466,21 @@ promoted_one() {
     s=${s##*-}
     [ "$s" != "$3" ] || fail "the lost primary $(member "$2" "$3") was started again as primary: $seeds"
     echo "$s"
+}
+# detached_first MARK RSS LOST PROMOTED: (rule 19) the promoted member, and every other standby of LOST that
+# ran `sequence` since MARK, ran `detach` first and it exited 0: from their own hooks logs, each standby's
+# first detach/sequence line since MARK is a detach with rc=0, and the promoted one has one.
+detached_first() {
+    local o first
+    for o in $(others_of "$2" "$3"); do
+        first=$(hook_lines "$1" "$2" detach sequence | grep " $(member "$2" "$o") " | sed -n 1p || true)
+        if [ -z "$first" ]; then
+            [ "$o" != "$4" ] || fail "the promoted member $o gave no position (no detach or sequence in its hooks log)"
+            continue
+        fi
+        [[ $first == *" detach "*" rc=0" ]] ||
+            fail "member $o's position was not given after a detach that exited 0 (rule 19): $first"
+    done
 }
 # secondary_of MARK RSS ORD NEW: member ORD started as a secondary of member NEW alone since MARK (a
 # repoint, a rejoin).

@@ -347,6 +347,7 @@ sc_postgres_killed_promote() {
     wait_until 300 "a promotion in the hooks logs" promoted
     s=$(hook_lines "$mark" "$R" seed | grep 'rc=0$' | awk '{print $2}' | sed -n 1p)
     [ "${s##*-}" != "$p" ] || fail "the old primary $s was seeded, not a standby promoted"
+    detached_first "$mark" "$R" "$p" "${s##*-}"
     write_probe "${s##*-}"
     note "kill -> writable on $s: $(ms_since "$t0") ms"
     rejoined() { hook_lines "$mark" "$R" secondary | grep "$(member "$R" "$p") " | grep >/dev/null 'rc=0$'; }
@@ -486,6 +487,7 @@ sc_postgres_freeze_promote() {
     wait_until $((dw + 150)) "a promotion while $node is frozen" failover_ended "$mark" "$R" "$p"
     no_standby_stopped "$mark" "$R" "$p"
     s=$(promoted_one "$mark" "$R" "$p")
+    detached_first "$mark" "$R" "$p" "$s"
     write_probe "$s"
     note "member $s promoted; node frozen -> writable on it: $(ms_since "$t0") ms"
     a0=$(acked)
@@ -647,6 +649,7 @@ sc_postgres_drain_switchover() {
     s=$(promoted_one "$mark" "$R" "$p")
     write_probe "$s"
     note "drain of $node: member $s promoted, writable $(ms_since "$t0") ms after kubectl drain began"
+    detached_first "$mark" "$R" "$p" "$s"
     [ -n "$(stops_of "$mark" "$R" "$p")" ] || fail "the old primary $p was not stopped by its stop hook"
     [ "$(member_node "$R" "$s")" != "$node" ] || fail "member $s on the cordoned $node was promoted"
     wait "$dpid" || fail "kubectl drain $node: $(tail -n 5 "$out")"

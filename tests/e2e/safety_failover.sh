@@ -161,6 +161,7 @@ sc_freeze_promote() {
     wait_until $((DEAD_S + 90)) "a promotion while $pnode is frozen" failover_ended "$mark" $R "$p"
     no_standby_stopped "$mark" $R "$p"
     s=$(promoted_one "$mark" $R "$p")
+    detached_first "$mark" $R "$p" "$s"
     note "member $s promoted $(($(now_ms) - t_frz)) ms after the freeze (dead window $DEAD_S s)"
     primary_now() { [ "$(dummyd_of "$s" | awk '{ print $2 }')" = primary ]; }
     wait_until 30 "member $s's dummyd running as primary" primary_now
@@ -225,6 +226,7 @@ sc_leader_change_failover() {
     wait_until $((SLOW_STOP_S + DEAD_S + 90)) "a promotion after the leader change" failover_ended "$mark" $R "$p"
     no_standby_stopped "$mark" $R "$p"
     s=$(promoted_one "$mark" $R "$p")
+    detached_first "$mark" $R "$p" "$s"
     o=$(others_of $R "$p" | grep -vx "$s")
     [ "$(lease_transitions)" -gt "$terms" ] || fail "no new leader term since the leader's rssd was deleted (leaseTransitions $terms)"
     note "member $s promoted; leader now on $(leader_node); $(stops_of "$mark" $R "$p" | sed -n 1p)"
@@ -328,6 +330,7 @@ sc_drain_switchover() {
     wait_until 90 "the drain's switchover" failover_ended "$mark" $R "$p"
     no_standby_stopped "$mark" $R "$p"
     s=$(promoted_one "$mark" $R "$p")
+    detached_first "$mark" $R "$p" "$s"
     o=$(others_of $R "$p" | grep -vx "$s")
     # (not $t: wait_until's own local would shadow it in the function it calls)
     primary_now() { [ "$(dummyd_of "$s" | awk '{ print $2 }')" = primary ]; }

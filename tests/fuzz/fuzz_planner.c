@@ -224,8 +224,11 @@ static void failover(struct fuzz_reader *r, struct rss_spec *spec, struct rss_me
             continue;
         m[i].observed.position_for = (b & 8) ? req : pick_id(r);
         m[i].observed.has_position = (b & 0x30) != 0;
+        m[i].observed.detached = m[i].observed.has_position && (b & 0x80);
         m[i].observed.position = pick_seq(r);
     }
+    /* Rule 19: a `detach` hook in the spec, drawn last (off when the bytes run out). */
+    spec->hooks[RSS_HOOK_DETACH].present = fuzz_below(r, 2) == 1;
 }
 
 static bool make_spec(struct fuzz_reader *r, struct rss_spec *spec)

@@ -287,7 +287,8 @@ static inline bool prop_quorum(const struct rss_plan_input *in, const struct rss
 {
     const uint64_t E = in->epoch;
     const struct rss_observed *t = &target->observed;
-    if (!(prop_current(target, E) && rss_action_id_equal(t->position_for, req) && t->has_position))
+    if (!(prop_current(target, E) && rss_action_id_equal(t->position_for, req) && t->has_position &&
+          (!in->spec->hooks[RSS_HOOK_DETACH].present || t->detached)))
         return false;
     size_t s_total = 0, n_below = 0;
     for (unsigned o = 0; o < (unsigned)in->spec->replicas; o++)
@@ -297,8 +298,10 @@ static inline bool prop_quorum(const struct rss_plan_input *in, const struct rss
         if (m->ordinal == lost_ord)
             continue;
         s_total += (int)m->ordinal >= in->spec->replicas && m->pod_exists;
+        /* Rule 19: with a `detach` hook, a standby that did not detach may still follow the old primary. */
         n_below += ((int)m->ordinal < in->spec->replicas || m->pod_exists) && prop_current(m, E) &&
                    rss_action_id_equal(m->observed.position_for, req) && m->observed.has_position &&
+                   (!in->spec->hooks[RSS_HOOK_DETACH].present || m->observed.detached) &&
                    m->observed.position <= t->position;
     }
     size_t k = (size_t)in->spec->sync_standbys;

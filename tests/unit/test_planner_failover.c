@@ -646,6 +646,42 @@ static void test_tie_and_old_answer(void **state)
     world_free(&w);
 }
 
+/* Rule 19's detach: with a `detach` hook in the spec, a position given by a standby that did not detach
+ * (its hook failed) does not count; it may still follow the old primary (model finding L3). Positions
+ * given after detaching count as before. */
+static void test_detached_answers_only(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    for (int detached = 0; detached <= 1; detached++) {
+        struct world w;
+        init(&w, "P Y Y");
+        w.spec.hooks[RSS_HOOK_DETACH].present = true;
+        struct rss_plan p;
+        run(&w, &p);
+        apply(&w, &p);
+        crash(&w, 0, 130);
+        run(&w, &p);
+        apply(&w, &p);
+        answer_position(&w, 1, true, 100);
+        answer_position(&w, 2, true, 120);
+        find(&w, 1)->observed.detached = true;
+        find(&w, 2)->observed.detached = detached;
+        run(&w, &p);
+        if (detached) {
+            want(&p, "2:seed");
+        } else {
+            /* Never rss-db-1 (100) because rss-db-2's higher answer is set aside: the lights-out path. */
+            assert_null(find_event(&p, "Promoting"));
+            const struct rss_plan_event *fb = find_event(&p, "FailoverFallback");
+            assert_non_null(fb);
+            assert_non_null(strstr(fb->message, "rss-db-2 120 not detached"));
+        }
+        rss_plan_free(&p);
+        world_free(&w);
+    }
+}
+
 /* Too few positions (one standby down, or a standby with no position): the lights-out path, with a
  * Warning that says why. A promotion on k = 1 answer of 2 could promote a standby missing an
  * acknowledged commit that only the other holds. */
@@ -1300,6 +1336,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_killed_primary_promotes_highest),
         cmocka_unit_test(test_tie_and_old_answer),
+        cmocka_unit_test(test_detached_answers_only),
         cmocka_unit_test(test_old_primary_never_seeds),
         cmocka_unit_test(test_fallback),
         cmocka_unit_test(test_trigger),

@@ -468,8 +468,34 @@ static void test_position_roundtrip(void **state)
     assert_int_equal(rss_recordcodec_observed_decode(oenc, &o2, &err), 0);
     assert_true(o2.has_position && o2.position == UINT64_MAX &&
                 rss_action_id_equal(o2.position_for, (struct rss_action_id){7, 12}));
+    assert_false(o2.detached);
+    assert_null(strstr(oenc, "positionDetached"));
     rss_recordcodec_observed_clear(&o);
     rss_recordcodec_observed_clear(&o2);
+
+    /* Rule 19: a position given after the standby detached says so; the mark needs a position and is a
+     * boolean. */
+    const char *det =
+        "{\"containerId\":\"c\",\"generation\":3,\"role\":\"secondary\",\"positionFor\":\"7-12\","
+        "\"position\":\"40\",\"positionDetached\":true,\"leaseEpoch\":7,\"time\":\"2024-05-01T10:00:00Z\"}";
+    assert_int_equal(rss_recordcodec_observed_decode(det, &o, &err), 0);
+    assert_true(o.detached && o.has_position && o.position == 40);
+    _cleanup_free_ char *denc = rss_recordcodec_observed_encode(&o);
+    assert_non_null(strstr(denc, "\"positionDetached\":true"));
+    rss_recordcodec_observed_clear(&o);
+    assert_int_not_equal(rss_recordcodec_observed_decode(
+                             "{\"generation\":3,\"role\":\"secondary\",\"positionFor\":\"7-12\","
+                             "\"positionDetached\":true,\"leaseEpoch\":7,\"time\":\"2024-05-01T10:00:00Z\"}",
+                             &o, &err),
+                         0);
+    rss_error_release(&err);
+    assert_int_not_equal(
+        rss_recordcodec_observed_decode(
+            "{\"generation\":3,\"role\":\"secondary\",\"positionFor\":\"7-12\",\"position\":"
+            "\"40\",\"positionDetached\":\"yes\",\"leaseEpoch\":7,\"time\":\"2024-05-01T10:00:00Z\"}",
+            &o, &err),
+        0);
+    rss_error_release(&err);
     assert_int_not_equal(
         rss_recordcodec_observed_decode("{\"generation\":3,\"role\":\"secondary\",\"position\":\"5\","
                                         "\"leaseEpoch\":7,\"time\":\"2024-05-01T10:00:00Z\"}",

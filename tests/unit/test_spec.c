@@ -102,6 +102,29 @@ static void test_example_cluster_unchanged(void **state)
     rss_spec_clear(&s);
 }
 
+/* Rule 19's hook: optional, parsed like the others, with the short hooks' default timeout. */
+static void test_detach_hook(void **state)
+{
+    (void)state;
+    _cleanup_json_ cJSON *cr =
+        patched(minimal, "{\"spec\":{\"pod\":{\"commands\":{\"detach\":{\"command\":[\"/hooks/detach\","
+                         "\"now\"]}}}}}");
+    _cleanup_error_ rss_error_t err = NULL;
+    struct rss_spec s;
+    assert_int_equal(rss_spec_parse(cr, &s, &err), 0);
+    assert_true(s.hooks[RSS_HOOK_DETACH].present);
+    assert_int_equal(s.hooks[RSS_HOOK_DETACH].argc, 2);
+    assert_string_equal(s.hooks[RSS_HOOK_DETACH].argv[0], "/hooks/detach");
+    assert_int_equal(s.hooks[RSS_HOOK_DETACH].timeout_ms, 60000);
+    assert_string_equal(rss_spec_hook_name(RSS_HOOK_DETACH), "detach");
+    rss_spec_clear(&s);
+    _cleanup_json_ cJSON *bad =
+        patched(minimal, "{\"spec\":{\"pod\":{\"commands\":{\"detach\":{\"command\":[]}}}}}");
+    assert_int_equal(rss_spec_parse(bad, &s, &err), -1);
+    _cleanup_free_ char *msg = rss_error_string(err);
+    assert_non_null(strstr(msg, "commands.detach"));
+}
+
 static void test_galera_cluster(void **state)
 {
     (void)state;
@@ -130,6 +153,7 @@ static void test_defaults(void **state)
     assert_false(s.paused);
     assert_false(s.node_loss_replace); /* nodeLossPolicy Wait */
     assert_false(s.hooks[RSS_HOOK_SEED].present);
+    assert_false(s.hooks[RSS_HOOK_DETACH].present); /* optional: without it, rule 15's wait stands */
     assert_int_equal(s.hooks[RSS_HOOK_SEQUENCE].timeout_ms, 60000);
     assert_int_equal(s.hooks[RSS_HOOK_STATUS].timeout_ms, 60000);
     assert_int_equal(s.hooks[RSS_HOOK_PRIMARY].timeout_ms, 600000);
@@ -464,12 +488,19 @@ static void test_cross_field_table(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_cross_field_table),  cmocka_unit_test(test_example_cluster_unchanged),
-        cmocka_unit_test(test_galera_cluster),     cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_good_rows),          cmocka_unit_test(test_bad_rows),
-        cmocka_unit_test(test_node_loss_policy),   cmocka_unit_test(test_not_an_object),
-        cmocka_unit_test(test_duplicate_hook_key), cmocka_unit_test(test_names),
-        cmocka_unit_test(test_ordinals),           cmocka_unit_test(test_hook_names),
+        cmocka_unit_test(test_cross_field_table),
+        cmocka_unit_test(test_example_cluster_unchanged),
+        cmocka_unit_test(test_galera_cluster),
+        cmocka_unit_test(test_detach_hook),
+        cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_good_rows),
+        cmocka_unit_test(test_bad_rows),
+        cmocka_unit_test(test_node_loss_policy),
+        cmocka_unit_test(test_not_an_object),
+        cmocka_unit_test(test_duplicate_hook_key),
+        cmocka_unit_test(test_names),
+        cmocka_unit_test(test_ordinals),
+        cmocka_unit_test(test_hook_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,7 +8,8 @@
 
 #include "rss/metrics.h"
 
-static const char *const hooks[] = {"sequence", "seed", "primary", "secondary", "status", "stop", "other"};
+static const char *const hooks[] = {"sequence", "seed", "primary", "secondary",
+                                    "status",   "stop", "detach",  "other"};
 static const char *const results[] = {"ok", "failed", "timeout", "interrupted", "rejected", "other"};
 #define N_HOOKS   (sizeof(hooks) / sizeof(hooks[0]))
 #define N_RESULTS (sizeof(results) / sizeof(results[0]))

@@ -384,6 +384,8 @@ char *rss_recordcodec_observed_encode(const struct rss_observed *o)
             snprintf(buf, sizeof(buf), "%" PRIu64, o->position);
             cJSON_AddStringToObject(j, "position", buf);
         }
+        if (o->detached)
+            cJSON_AddBoolToObject(j, "positionDetached", true);
     }
     add_uint(j, "leaseEpoch", o->lease_epoch);
     rss_time_ms(buf, o->time_ms);
@@ -467,6 +469,12 @@ static int decode_observed(const cJSON *j, struct rss_observed *o, rss_error_t *
                                   "observed.position: '%s' is not a canonical unsigned 64-bit decimal", pos);
         o->has_position = true;
     }
+    const cJSON *det = cJSON_GetObjectItemCaseSensitive(j, "positionDetached");
+    if (det && !cJSON_IsBool(det))
+        return rss_error_make(err, RSS_E_INVALID, 0, "observed.positionDetached: expected a boolean");
+    if (cJSON_IsTrue(det) && !pos)
+        return rss_error_make(err, RSS_E_INVALID, 0, "observed.positionDetached: without position");
+    o->detached = cJSON_IsTrue(det);
     const cJSON *la = cJSON_GetObjectItemCaseSensitive(j, "lastAction");
     if (la && decode_last_action(la, &o->last, err) < 0)
         return -1;

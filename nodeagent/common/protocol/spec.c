@@ -11,12 +11,14 @@
 static const char *const hook_names[RSS_HOOK_KIND_COUNT] = {
     [RSS_HOOK_SEQUENCE] = "sequence",   [RSS_HOOK_SEED] = "seed",     [RSS_HOOK_PRIMARY] = "primary",
     [RSS_HOOK_SECONDARY] = "secondary", [RSS_HOOK_STATUS] = "status", [RSS_HOOK_STOP] = "stop",
+    [RSS_HOOK_DETACH] = "detach",
 };
 
 /* Short hooks answer questions; long ones move data (a Galera SST), so they get rss-operator's 10m. */
 static const uint64_t default_timeout_ms[RSS_HOOK_KIND_COUNT] = {
     [RSS_HOOK_SEQUENCE] = 60000,   [RSS_HOOK_SEED] = 600000,  [RSS_HOOK_PRIMARY] = 600000,
     [RSS_HOOK_SECONDARY] = 600000, [RSS_HOOK_STATUS] = 60000, [RSS_HOOK_STOP] = 600000,
+    [RSS_HOOK_DETACH] = 60000,
 };
 
 #define DURATION_MAX_MS (366ULL * 24 * 3600 * 1000)
@@ -248,7 +250,7 @@ static int parse_commands(const cJSON *pod, struct rss_spec *s, rss_error_t *err
         if (kind < 0)
             return rss_error_make(err, RSS_E_INVALID, 0,
                                   "spec.pod.commands.%s: unknown hook (expected sequence, seed, primary, "
-                                  "secondary, status or stop)",
+                                  "secondary, status, stop or detach)",
                                   c->string);
         /* A real API server keeps one of two equal keys; the parser does not rely on that (the first
          * argv would otherwise leak, findings/rss-duplicate-hook-key.json). */

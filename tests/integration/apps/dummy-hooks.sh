@@ -114,12 +114,22 @@ if alive "$pid1"; then bad "old dummyd $pid1 still runs"; else ok "old dummyd $p
 hook status
 expect "status of a running secondary is 0" 0 "$rc"
 
+echo "# detach (rssd's optional hook: a running secondary stops following its primary)"
+hook detach rss-dummy-1.dummy-svc
+expect "detach of a running secondary exits 0" 0 "$rc"
+expect "its primary is forgotten" "" "$(cat "$tmp/run/peers")"
+expect "the same dummyd keeps running" "$pid2" "$(daemon_pid)"
+hook status
+expect "a detached secondary still runs as secondary" 0 "$rc"
+
 echo "# stop"
 hook stop
 expect "stop exits 0" 0 "$rc"
 if alive "$pid2"; then bad "dummyd $pid2 still runs after stop"; else ok "dummyd is gone once stop returns"; fi
 hook status
 expect "status after stop is 7" 7 "$rc"
+hook detach
+expect "detach of a stopped member exits 1" 1 "$rc"
 hook stop
 expect "stop when stopped exits 0" 0 "$rc"
 
@@ -205,7 +215,7 @@ now=$(fake_now 0 x12)
 case $now in *.000000Z) ok "an unreadable fraction gives .000000 ($now)" ;; *) bad "an unreadable fraction gave $now" ;; esac
 
 echo "# hooks.log format"
-re='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z rss-dummy-0 (sequence|seed|primary|secondary|status|stop) args=\[[^]]*\]( out=[^ ]*)? rc=([0-9]+|hang)$'
+re='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{6}Z rss-dummy-0 (sequence|seed|primary|secondary|status|stop|detach) args=\[[^]]*\]( out=[^ ]*)? rc=([0-9]+|hang)$'
 lines=$(wc -l <"$tmp/data/hooks.log")
 expect "one hooks.log line per hook run" "$calls" "$lines"
 badlines=$(grep -Evc "$re" "$tmp/data/hooks.log" || true)
