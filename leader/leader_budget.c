@@ -63,7 +63,7 @@ static int get_ours(const struct leader_ctx *ctx, const struct rss_spec *spec, c
         return rss_error_make(
             err, RSS_E_EXISTS, 0,
             "it exists and is not owned by this ReplicatedStatefulSet: rssd leaves it alone "
-            "(delete it to have rssd's, which allows no eviction during a recovery)");
+            "(delete it to have rssd's, which follows the recovery and the primary's handover)");
     return 1;
 }
 
@@ -113,8 +113,7 @@ static int put_budget(const struct leader_ctx *ctx, const struct rss_spec *spec,
 /* The primary's budget deleted when it is ours (this incarnation only). 1: deleted, 0: none, -1: err. */
 static int drop_primary_budget(const struct leader_ctx *ctx, const struct rss_spec *spec, rss_error_t *err)
 {
-    _cleanup_free_ char *sts = rss_spec_statefulset_name(spec);
-    _cleanup_free_ char *name = rss_xasprintf("%s" LEADER_PRIMARY_BUDGET_SUFFIX, sts);
+    _cleanup_free_ char *name = leader_primary_budget_name(spec);
     _cleanup_free_ char *path = rss_kube_path("policy/v1", spec->ns, "poddisruptionbudgets", name, NULL);
     _cleanup_json_ cJSON *got = NULL;
     int r = get_ours(ctx, spec, path, &got, err);
@@ -169,9 +168,9 @@ void leader_budget_sync(const struct leader_ctx *ctx, const struct rss_spec *spe
         }
     }
     if (r < 0) {
-        /* Best effort: the budget protects against drains, it never gates a recovery. Said once per
-         * term at warning level (a ServiceAccount without the permission, an older chart's, would say it
-         * at every reconcile), retried at every reconcile. */
+        /* Best effort: the budget protects against drains, it never gates a recovery. Said at warning
+         * level once until the budgets are written again (a ServiceAccount without the permission, an
+         * older chart's, would say it at every reconcile), retried at every reconcile. */
         _cleanup_free_ char *why = rss_error_string(err);
         _cleanup_free_ char *said = rss_xasprintf("%serror", base);
         bool first = !ctx->budgets || !leader_ctx_key_has(ctx, ctx->budgets, said);

@@ -50,9 +50,12 @@ cJSON *leader_build_statefulset(const struct rss_spec *spec, const cJSON *cr, in
  * but that pod, which has a budget of its own (leader_build_primary_budget). */
 cJSON *leader_build_budget(const struct rss_spec *spec, int max_unavailable, const char *primary);
 
-/* The single primary's own budget (the StatefulSet's name + "-primary"): that pod never evicted, so that
- * a drain waits for its handover. */
+/* The single primary's own budget (leader_primary_budget_name()): that pod never evicted, so that a drain
+ * waits for its handover. */
 cJSON *leader_build_primary_budget(const struct rss_spec *spec, const char *primary);
+
+/* The primary's budget's name: the StatefulSet's + "-primary" (owned by the caller). */
+char *leader_primary_budget_name(const struct rss_spec *spec);
 
 /* --- leader_liveness.c: node liveness as this leader observed it (monotonic ms throughout) --- */
 

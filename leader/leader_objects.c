@@ -211,14 +211,28 @@ cJSON *leader_build_statefulset(const struct rss_spec *spec, const cJSON *cr, in
     return sts;
 }
 
-cJSON *leader_build_budget(const struct rss_spec *spec, int max_unavailable, const char *primary)
+char *leader_primary_budget_name(const struct rss_spec *spec)
 {
-    _cleanup_free_ char *name = rss_spec_statefulset_name(spec);
+    _cleanup_free_ char *sts = rss_spec_statefulset_name(spec);
+    return rss_xasprintf("%s" LEADER_PRIMARY_BUDGET_SUFFIX, sts);
+}
+
+/* A PodDisruptionBudget named name, its spec (*s) still empty. */
+static cJSON *budget_object(const struct rss_spec *spec, const char *name, cJSON **s)
+{
     cJSON *pdb = cJSON_CreateObject();
     cJSON_AddStringToObject(pdb, "apiVersion", "policy/v1");
     cJSON_AddStringToObject(pdb, "kind", "PodDisruptionBudget");
     cJSON_AddItemToObject(pdb, "metadata", object_meta(spec, name));
-    cJSON *s = cJSON_AddObjectToObject(pdb, "spec");
+    *s = cJSON_AddObjectToObject(pdb, "spec");
+    return pdb;
+}
+
+cJSON *leader_build_budget(const struct rss_spec *spec, int max_unavailable, const char *primary)
+{
+    _cleanup_free_ char *name = rss_spec_statefulset_name(spec);
+    cJSON *s;
+    cJSON *pdb = budget_object(spec, name, &s);
     /* The eviction policy is the server's default (IfHealthyBudget): a member that is not Ready may be
      * evicted only while the others meet the budget, so a drain cannot take a second member while one is
      * down. */
@@ -246,13 +260,9 @@ cJSON *leader_build_budget(const struct rss_spec *spec, int max_unavailable, con
 
 cJSON *leader_build_primary_budget(const struct rss_spec *spec, const char *primary)
 {
-    _cleanup_free_ char *sts = rss_spec_statefulset_name(spec);
-    _cleanup_free_ char *name = rss_xasprintf("%s" LEADER_PRIMARY_BUDGET_SUFFIX, sts);
-    cJSON *pdb = cJSON_CreateObject();
-    cJSON_AddStringToObject(pdb, "apiVersion", "policy/v1");
-    cJSON_AddStringToObject(pdb, "kind", "PodDisruptionBudget");
-    cJSON_AddItemToObject(pdb, "metadata", object_meta(spec, name));
-    cJSON *s = cJSON_AddObjectToObject(pdb, "spec");
+    _cleanup_free_ char *name = leader_primary_budget_name(spec);
+    cJSON *s;
+    cJSON *pdb = budget_object(spec, name, &s);
     /* Never evicted: it hands over first (planner_switchover.c), then this budget names the new primary
      * and the old one falls under the members' budget. The default eviction policy keeps a primary that
      * is not Ready (a failover under way) from eviction too, until the promotion moves this budget. */
