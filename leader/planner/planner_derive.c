@@ -267,6 +267,7 @@ void planner_teardown(struct planner *c)
     }
     cJSON_Delete(c->new_replacement);
     cJSON_Delete(c->new_failover);
+    cJSON_Delete(c->new_sw_fallback);
     cJSON_Delete(c->new_recovery);
     cJSON_Delete(c->suspended);
     free(c->m);

@@ -164,6 +164,13 @@ static bool fallback(struct planner *c, const struct planner_member *lost, const
         "%s%s is lost; spec.failover PromoteStandby cannot promote safely: %s; falling back to a lights-out "
         "recovery from the highest sequence (the standbys are stopped once it can start)",
         lost ? lost->pod : "the primary", lost ? " was primary and" : "", why);
+    if (lost && c->new_failover && cJSON_GetObjectItemCaseSensitive(c->new_failover, "switchover")) {
+        char when[RSS_TIME_LEN];
+        cJSON_Delete(c->new_sw_fallback);
+        c->new_sw_fallback = cJSON_CreateObject();
+        cJSON_AddStringToObject(c->new_sw_fallback, "from", lost->pod);
+        cJSON_AddStringToObject(c->new_sw_fallback, "at", rss_time_ms(when, c->in->now_ms));
+    }
     cJSON_Delete(c->new_failover);
     c->new_failover = NULL;
     return false;

@@ -19,6 +19,10 @@
 /* Witnesses kept per journal record: any one suffices as proof. */
 #define PLANNER_JOURNAL_WITNESSES 8
 
+/* How long after a switchover fell back a drain or a rolling update may not start another from the same
+ * primary. */
+#define PLANNER_SWITCHOVER_RETRY_MS (10 * 60 * 1000)
+
 struct planner_member {
     unsigned ordinal;
     const struct rss_member_input *in; /* NULL: no entry in the LIST */
@@ -149,6 +153,10 @@ struct planner {
     const cJSON *last_replacement; /* status.lastReplacement as last written */
     cJSON *new_replacement;        /* set when this plan replaces a member */
     cJSON *new_failover;           /* status.failover: a promotion of a standby under way (rule 15) */
+    /* status.switchoverFallback {from, at}: a switchover of this primary fell back to the lights-out path;
+     * neither a drain nor a rolling update starts another from it for PLANNER_SWITCHOVER_RETRY_MS (each
+     * try is an outage; planner_switchover.c). Set by this plan, else NULL (the status's is carried). */
+    cJSON *new_sw_fallback;
     /* Rules 16, 17 (planner_lineage.c): the member with the newest primary mark, or NULL (none: an RSS
      * from before the marks); the highest sequence rssd itself started a primary from (marks and
      * status.lastRecovery), which a seed without every member may not go below; UINT32_MAX: from the
@@ -273,6 +281,9 @@ void planner_pin_persist(struct planner *c);
 /* planner_status.c: renders c->out->status (rss-operator's members lists, memberStatus, conditions,
  * phase, recovery) from the decided context. */
 void planner_build_status(struct planner *c);
+/* status.switchoverFallback as this plan writes it: the one this plan set, else the last status's while
+ * its PLANNER_SWITCHOVER_RETRY_MS last; NULL when none. */
+const cJSON *planner_switchover_fallback(const struct planner *c);
 
 /* planner_timeline.c: status.history, the previous status's entries with this plan's recovery and failover
  * Events added (once per episode) and a "Running" entry that closes an episode; `ready` members of the

@@ -211,6 +211,25 @@ static const char *plan_primary(const struct planner *c)
     return p;
 }
 
+const cJSON *planner_switchover_fallback(const struct planner *c)
+{
+    if (c->new_sw_fallback)
+        return c->new_sw_fallback;
+    const cJSON *f = c->in->prev_status
+                         ? cJSON_GetObjectItemCaseSensitive(c->in->prev_status, "switchoverFallback")
+                         : NULL;
+    const char *at = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "at"));
+    int64_t t;
+    _cleanup_error_ rss_error_t err = NULL;
+    /* A time that does not parse, or one in the future (another leader's clock), is kept for one retry
+     * period from now at most: it only holds automatic switchovers back. */
+    if (!at || !cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "from")) ||
+        rss_time_parse_ms(at, &t, &err) < 0 || c->in->now_ms - t >= PLANNER_SWITCHOVER_RETRY_MS ||
+        t - c->in->now_ms > PLANNER_SWITCHOVER_RETRY_MS)
+        return NULL;
+    return f;
+}
+
 void planner_build_status(struct planner *c)
 {
     cJSON *s = cJSON_CreateObject();
@@ -299,6 +318,9 @@ void planner_build_status(struct planner *c)
         cJSON_AddItemToObject(s, "lastRecovery", cJSON_Duplicate(c->last_recovery, true));
     if (c->new_failover)
         cJSON_AddItemToObject(s, "failover", cJSON_Duplicate(c->new_failover, true));
+    const cJSON *swf = planner_switchover_fallback(c);
+    if (swf)
+        cJSON_AddItemToObject(s, "switchoverFallback", cJSON_Duplicate(swf, true));
     if (c->new_replacement)
         cJSON_AddItemToObject(s, "lastReplacement", cJSON_Duplicate(c->new_replacement, true));
     else if (c->last_replacement)

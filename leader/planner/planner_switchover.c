@@ -11,6 +11,7 @@
  * carries the request meanwhile; only the choice among equals depends on it, so its loss costs nothing.
  * The same happens unasked when the primary's node is cordoned, and for a rolling update's primary. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "rss/cleanup.h"
 #include "rss/clock.h"
@@ -94,9 +95,28 @@ static void start(struct planner *c, struct planner_member *primary, const char 
     planner_decision(c, "switchover: stopping the primary %s", primary->pod);
 }
 
+/* A switchover of primary fell back to the lights-out path a moment ago (the standbys' positions did not
+ * come, a `detach` failed): a drain or a rolling update starting another at once would stop every member
+ * again, plan after plan. Until the retry period ends they wait; the admin's own request is not held. */
+static bool retry_held(const struct planner *c, const struct planner_member *primary, char *why, size_t size)
+{
+    const cJSON *f = planner_switchover_fallback(c);
+    const char *from = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "from"));
+    if (!from || strcmp(from, primary->pod))
+        return false;
+    snprintf(why, size,
+             "a switchover from %s fell back to a lights-out recovery at %s (Warning FailoverFallback says "
+             "why); another is not started from it for %d minutes (kubectl rss switchover may)",
+             primary->pod, cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "at")),
+             PLANNER_SWITCHOVER_RETRY_MS / 60000);
+    return true;
+}
+
 bool planner_switchover_rollout(struct planner *c, struct planner_member *primary, const char *rev, char *why,
                                 size_t size)
 {
+    if (retry_held(c, primary, why, size))
+        return false;
     size_t s_total, n_run, need;
     enum rss_switchover_verdict v = verdict(c, primary, primary->pod, NULL, &s_total, &n_run, &need);
     if (v != RSS_SWITCHOVER_ALLOWED || c->new_failover) {
@@ -136,6 +156,12 @@ static bool drain(struct planner *c, bool busy)
         return false;
     if (busy || c->new_failover || !primary->actionable || in_flight(c))
         return false;
+    char held[320];
+    if (retry_held(c, primary, held, sizeof(held))) {
+        planner_decision(c, "the primary %s's node %s is cordoned; it stays primary: %s", primary->pod,
+                         primary->in->node ? primary->in->node : "?", held);
+        return false;
+    }
     const struct planner_member *to = NULL;
     for (size_t i = 0; i < c->n && !to; i++) {
         const struct planner_member *m = &c->m[i];

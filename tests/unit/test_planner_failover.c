@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "planner_fixture.h"
+#include "rss/clock.h"
 #include "rss/switchover.h"
 
 #define STR_(x) #x
@@ -1061,6 +1062,62 @@ static void test_drain_switchover(void **state)
     world_free(&w);
 }
 
+/* A drain's switchover that falls back (a standby gave no position) leaves status.switchoverFallback; while
+ * it lasts, the primary seeded again on the cordoned node is not switched over again (each try stops every
+ * member), and after PLANNER_SWITCHOVER_RETRY_MS it is. */
+static void test_switchover_fallback_held(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    struct world w;
+    init(&w, "P Y Y");
+    mark(&w, 0, "5-1", "90");
+    struct rss_plan p;
+    run(&w, &p);
+    apply(&w, &p);
+    find(&w, 0)->node_cordoned = true;
+    run(&w, &p);
+    want(&p, "0:stop");
+    apply(&w, &p);
+    ran(&w, 0, RSS_ROLE_STOPPED);
+    run(&w, &p);
+    apply(&w, &p);
+    answer_position(&w, 1, true, 120);
+    answer_position(&w, 2, false, 0);
+    run(&w, &p);
+    assert_non_null(find_event(&p, "FailoverFallback"));
+    const cJSON *swf = cJSON_GetObjectItemCaseSensitive(p.status, "switchoverFallback");
+    assert_string_equal(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(swf, "from")), "rss-db-0");
+    _cleanup_json_ cJSON *held = cJSON_Duplicate(swf, true);
+    rss_plan_free(&p);
+    world_free(&w);
+
+    /* The lights-out path seeded rss-db-0 again on its cordoned node: a minute later, no second try. */
+    init(&w, "P Y Y");
+    mark(&w, 0, "5-1", "90");
+    run(&w, &p);
+    apply(&w, &p);
+    cJSON_AddItemToObject(w.prev, "switchoverFallback", cJSON_Duplicate(held, true));
+    find(&w, 0)->node_cordoned = true;
+    int64_t at;
+    _cleanup_error_ rss_error_t err = NULL;
+    assert_int_equal(
+        rss_time_parse_ms(cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(held, "at")), &at, &err), 0);
+    w.now = at + 60 * 1000;
+    run(&w, &p);
+    want(&p, "");
+    no_stop(&p);
+    assert_non_null(strstr(status_str(&p, "message"), "fell back"));
+    assert_non_null(cJSON_GetObjectItemCaseSensitive(p.status, "switchoverFallback")); /* carried */
+    apply(&w, &p);
+    w.now = at + 10 * 60 * 1000;
+    run(&w, &p);
+    want(&p, "0:stop");
+    assert_null(cJSON_GetObjectItemCaseSensitive(p.status, "switchoverFallback")); /* over */
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 /* A cordoned primary stays when no handover is allowed: every standby's node cordoned too, no opt-in to
  * promotions, or a cordoned standby only. */
 static void test_drain_switchover_not(void **state)
@@ -1337,6 +1394,7 @@ int main(void)
         cmocka_unit_test(test_killed_primary_promotes_highest),
         cmocka_unit_test(test_tie_and_old_answer),
         cmocka_unit_test(test_detached_answers_only),
+        cmocka_unit_test(test_switchover_fallback_held),
         cmocka_unit_test(test_old_primary_never_seeds),
         cmocka_unit_test(test_fallback),
         cmocka_unit_test(test_trigger),
