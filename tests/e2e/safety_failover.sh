@@ -409,6 +409,66 @@ sc_scale_remove() {
     note "fallback: $(cut -c1-160 <<<"$fb")"
 }
 
+# ---- 4b. (rule 19) one standby's `detach` fails when the primary is lost: its agent still gives the
+#          position (its hooks log: detach rc=1, then sequence), but the leader does not count a standby
+#          that may still follow the old primary. With S-k+1 = 2 answers needed and one detached, no
+#          promotion: Warning FailoverFallback naming the answer "not detached", and the lights-out path
+#          seeds the highest sequence (the lost primary's 20) with the standbys joining it.
+sc_detach_failed() {
+    ensure_running
+    local p o1 o2 mark fb seeds first
+    p=$(primary_ordinal)
+    o1=$(others_of $R "$p" | sed -n 1p)
+    o2=$(others_of $R "$p" | sed -n 2p)
+    set_sequence $R "$p" 20
+    set_sequence $R "$o1" 10
+    set_sequence $R "$o2" 10
+    echo 1 >"$(claim_dir $R "$o2")/fail-detach"
+    undo_on_exit "rm -f $(claim_dir $R "$o2")/fail-detach"
+    mark=$(now)
+    in_member "$p" sh -c 'kill -KILL "$(cat /run/dummy/pid)"' >/dev/null || fail "kill member $p's dummyd"
+    wait_until 120 "the failover's outcome" failover_ended "$mark" $R "$p"
+    seeds=$(hook_lines "$mark" $R seed primary | grep -E " $(member $R "$o1") | $(member $R "$o2") " || true)
+    [ -z "$seeds" ] || fail "a standby was promoted although one of the two answers was not detached: $seeds"
+    fb=$(events_since "$mark" FailoverFallback $R)
+    [[ $fb == *"$(member $R "$o2") 10 not detached"* ]] || fail "no FailoverFallback naming $(member $R "$o2")'s answer not detached: ${fb:-none}"
+    first=$(hook_lines "$mark" $R detach sequence | grep " $(member $R "$o2") " | sed -n 1,2p | awk '{ print $3 ":" $NF }' | tr '\n' ' ')
+    [ "$first" = "detach:rc=1 sequence:rc=0 " ] || fail "member $o2 did not run a failing detach and then its sequence: $first"
+    rm -f "$(claim_dir $R "$o2")/fail-detach"
+    reseeded() { hook_lines "$mark" $R seed | grep >/dev/null " $(member $R "$p") seed .*rc=0$"; }
+    wait_until 120 "member $p (20) seeded by the lights-out path" reseeded
+    ensure_running 120
+    [ "$(wc -l <"$(claim_dir $R "$p")/writes")" -ge 20 ] || fail "member $p lost writes"
+    note "fallback: $(cut -c1-220 <<<"$fb")"
+    # The same under a drain's switchover: the fallback seeds the old primary again on its cordoned node,
+    # and the drain must not switch it over again at once (each try stops every member: it looped so).
+    local mark2 pnode sw
+    ensure_running
+    p=$(primary_ordinal)
+    pnode=$(member_node $R "$p")
+    o2=$(others_of $R "$p" | sed -n 2p)
+    set_sequence $R "$p" 30
+    echo 1 >"$(claim_dir $R "$o2")/fail-detach"
+    undo_on_exit "rm -f $(claim_dir $R "$o2")/fail-detach"
+    mark2=$(now)
+    k cordon "$pnode" >/dev/null || fail "cordon $pnode"
+    undo_on_exit "k uncordon $pnode"
+    fellback() { [ -n "$(events_since "$mark2" FailoverFallback $R)" ]; }
+    wait_until 90 "the drain's switchover to fall back" fellback
+    reseeded2() { hook_lines "$mark2" $R seed | grep >/dev/null " $(member $R "$p") seed .*rc=0$"; }
+    wait_until 120 "member $p (30) seeded again on the cordoned $pnode" reseeded2
+    ensure_running 120
+    sleep 15
+    sw=$(events_since "$mark2" Switchover $R)
+    [ "$(count_lines "$sw")" = 1 ] || fail "the drain switched over again after the fallback: $sw"
+    [ "$(count_lines "$(stops_of "$mark2" $R "$p")")" = 1 ] || fail "member $p stopped again: $(stops_of "$mark2" $R "$p")"
+    [ "$(rss_json $R | jq -r .status.switchoverFallback.from)" = "$(member $R "$p")" ] ||
+        fail "no status.switchoverFallback naming $(member $R "$p"): $(rss_json $R | jq -c .status.switchoverFallback)"
+    note "after the drain's fallback: $(rss_json $R | jq -r '.status.message // ""' | cut -c1-200)"
+    k uncordon "$pnode" >/dev/null || fail "uncordon $pnode"
+    rm -f "$(claim_dir $R "$o2")/fail-detach"
+}
+
 # ---- 5. a planned switchover (issue 36 item 3: kubectl rss switchover): the primary stopped with its own
 #         `stop` hook, the named standby promoted when it is as advanced as the other, the other repointed
 #         without a stop, the old primary rejoined as a secondary of the new one. Then a second switchover
@@ -465,7 +525,7 @@ sc_switchover() {
 
 # The scenarios in the order they run, each with the world flavour it runs in by default (flavour.sh;
 # why: docs/testing.md). failover_create always runs first.
-table=(failover_create:real freeze_promote:real leader_change_failover:real drain_primary:real switchover:real drain_switchover:kubesim scale_remove:kubesim)
+table=(failover_create:real freeze_promote:real leader_change_failover:real drain_primary:real switchover:real drain_switchover:kubesim detach_failed:kubesim scale_remove:kubesim)
 mapfile -t sel < <(select_scenarios "${table[@]}" -- "$@")
 # 77: ctest's skip (SKIP_RETURN_CODE), when every scenario runs in the other flavour.
 [ ${#sel[@]} -gt 0 ] || { say "safety_failover: SKIP (no scenario runs in the ${RSS_WORLD_FLAVOUR:-kubesim} world by default)"; exit 77; }
