@@ -221,8 +221,8 @@ const cJSON *planner_switchover_fallback(const struct planner *c)
     const char *at = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "at"));
     int64_t t;
     _cleanup_error_ rss_error_t err = NULL;
-    /* A time that does not parse, or one in the future (another leader's clock), is kept for one retry
-     * period from now at most: it only holds automatic switchovers back. */
+    /* Dropped when its time does not parse, or is more than a retry period away either way (another
+     * leader's wrong clock): it only holds automatic switchovers back. */
     if (!at || !cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(f, "from")) ||
         rss_time_parse_ms(at, &t, &err) < 0 || c->in->now_ms - t >= PLANNER_SWITCHOVER_RETRY_MS ||
         t - c->in->now_ms > PLANNER_SWITCHOVER_RETRY_MS)
