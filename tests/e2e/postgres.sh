@@ -27,6 +27,8 @@
 # the primary's node: its own budget holds its eviction until it handed over; real stage);
 # postgres_rollout_switchover (a template change under
 # PromoteStandby: the standbys rolled, the primary hands over by a switchover, its pod recreated; kubesim);
+# postgres_force_seed_early (issue 35's fault 6, by name: a force-seed before the leader judged the
+# primary's node dead is refused with whom, why and until when; after that time it seeds the higher WAL);
 # postgres_history_floor (issue 35's fault 4: minimumMembers 1, the members with the WAL off, the one back
 # emptied: it never seeds, SeedBelowHistory; then the highest WAL seeds); postgres_suspend_hang (fault 5:
 # spec.suspend with the primary's status hanging: each member stopped once, sequences recorded; resume);
@@ -820,6 +822,73 @@ sc_postgres_primary_stays_off() {
     fi
     wait_until 120 "$R Running" pg_running
     note "old primary $p rejoined ($(awk -v m="$mark2" '$1 > m && $4 == "secondary" { print $NF }' "$(claim_dir "$R" "$p")/hooks.times" | tail -n 1); held back first: $held)"
+    k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"recovery":null}}' >/dev/null || fail "patch recovery null"
+    check_all
+}
+
+# Issue 35's fault 6 with PostgreSQL (by name): a lights-out, every node back but the primary's. An admin's
+# force-seed of the standby with the higher WAL before the leader judged that node dead is refused, and the
+# Warning says whom (the old primary, last reported primary), why (its node silent) and when the leader
+# will know (its dead window's end); the annotation is removed. After that time the same force-seed seeds
+# it: no acknowledged commit is lost (ANY 1: each is on a standby, and the higher WAL holds them all). The
+# old primary's node returns and it rejoins (pg_rewind), or is held back (NewerThanSeed) until Join.
+sc_postgres_force_seed_early() {
+    wait_until 120 "$R Running" pg_running
+    local p node mark n best early warning ends ends_s mark2 held=no
+    p=$(primary_ordinal)
+    node=$(member_node "$R" "$p")
+    sleep 2
+    power_off_all
+    wait_heartbeats_expired
+    mark=$(now)
+    for n in $("$WORLD" nodes); do
+        [ "$n" = "$node" ] || "$WORLD" power-on "$n" >/dev/null 2>&1 || fail "power-on $n"
+    done
+    two_seqs() { [ "$(count_lines "$(seqs_since "$mark")")" -ge 2 ]; }
+    wait_until 120 "the two members back to report their sequences" two_seqs
+    best=$(seqs_since "$mark" | sort -k2,2n | tail -n 1 | cut -d' ' -f1)
+    # Asked once the leader calls the node silent (a new leader has seen its heartbeat stand still), and
+    # before its dead window ends.
+    silent() { rss_json "$R" | jq -r '.status.message // ""' | grep >/dev/null "node $node is silent"; }
+    wait_until 60 "the leader to call $node silent" silent
+    early=$(now)
+    k annotate rss "$R" -n "$NS" "rss.clusterlabs.org/force-seed=$best" >/dev/null || fail "annotate"
+    refused() { grep -q "^Warning " <<<"$(events_since "$early" ForceSeedRefused "$R")"; }
+    wait_until 30 "the early force-seed to be refused" refused
+    warning=$(events_since "$early" ForceSeedRefused "$R" | sed -n 1p)
+    [[ $warning == *"force-seed of $best refused: a member runs or may run: $(member "$R" "$p") last reported primary"*"its node $node has been silent since "*"dead window ends at "*"retry after that"* ]] ||
+        fail "the refusal does not say whom, why and until when: $warning"
+    note "${warning:0:300}"
+    removed() { [ -z "$(rss_json "$R" | jq -r '.metadata.annotations["rss.clusterlabs.org/force-seed"] // ""')" ]; }
+    wait_until 30 "the refused annotation to be removed" removed
+    [ -z "$(hook_lines "$mark" "$R" seed)" ] || fail "a seed while the primary's node was off: $(hook_lines "$mark" "$R" seed)"
+    ends=$(sed -n 's/.*dead window ends at \([^ ]*\) (in.*/\1/p' <<<"$warning")
+    ends_s=$(date -d "$ends" +%s) || fail "no time in: $warning"
+    while [ "$(date +%s)" -le "$ends_s" ]; do sleep 1; done
+    judged() { rss_json "$R" | jq -r '.status.message // ""' | grep >/dev/null "waiting for 1 of 3 member(s)"; }
+    wait_until 60 "the leader to judge $node dead" judged
+    k annotate rss "$R" -n "$NS" "rss.clusterlabs.org/force-seed=$best" >/dev/null || fail "annotate again"
+    seeded() { hook_lines "$mark" "$R" seed | grep >/dev/null " $best seed args=\[\] rc=0$"; }
+    wait_until 60 "$best to seed on the admin's word" seeded
+    events_since "$mark" ForceSeed "$R" | grep >/dev/null "^Warning .*force-seed by the admin: $best seeds" ||
+        fail "no ForceSeed Warning: $(events_since "$mark" ForceSeed "$R")"
+    joined() { hook_lines "$mark" "$R" secondary | grep >/dev/null 'rc=0$'; }
+    wait_until 120 "the other standby to join $best" joined
+    write_probe "${best##*-}"
+    mark2=$(now)
+    "$WORLD" power-on "$node" >/dev/null 2>&1 || fail "power-on $node"
+    back() { hook_lines "$mark2" "$R" secondary | grep >/dev/null " $(member "$R" "$p") secondary .*rc=0$" ||
+        events_since "$mark2" NewerThanSeed "$R" | grep >/dev/null .; }
+    wait_until 300 "the old primary to rejoin or be held back" back
+    if ! hook_lines "$mark2" "$R" secondary | grep >/dev/null " $(member "$R" "$p") secondary .*rc=0$"; then
+        held=yes
+        k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"recovery":{"onNewerLateMember":"Join"}}}' >/dev/null ||
+            fail "patch onNewerLateMember"
+        rejoined() { hook_lines "$mark2" "$R" secondary | grep >/dev/null " $(member "$R" "$p") secondary .*rc=0$"; }
+        wait_until 300 "the old primary to rejoin" rejoined
+    fi
+    wait_until 120 "$R Running" pg_running
+    note "force-seed of $best after $node's dead window; the old primary rejoined (held back first: $held)"
     k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"recovery":null}}' >/dev/null || fail "patch recovery null"
     check_all
 }
