@@ -130,11 +130,31 @@ static bool answered(const struct planner *c, const struct planner_member *m, st
                      bool *has_pos, bool *undetached, uint64_t *pos)
 {
     const struct rss_observed *o = &m->in->observed;
-    if (!m->current || !rss_action_id_equal(o->position_for, req))
+    /* A start after the request (a re-attach, planner_failover_reattach()) made the answer old news: the
+     * member follows a primary again, and the report keeps the position it gave before. */
+    if (!m->current || !rss_action_id_equal(o->position_for, req) || planner_lineage_started_after(m, req))
         return false;
     *undetached = o->has_position && c->spec->hooks[RSS_HOOK_DETACH].present && !o->detached;
     *has_pos = o->has_position && !*undetached;
     *pos = o->position;
+    return true;
+}
+
+/* A request is still the one to wait for while each running standby that follows lost carries it on its
+ * record or answered it, and none started since: a re-attach (planner_failover_reattach()) retired it,
+ * or its record never got it (its node was silent then). Otherwise ask again: an answer that will never
+ * come would make the failover fall back, and one given before a re-attach proves nothing now. */
+static bool request_live(const struct planner *c, const struct planner_member *lost, struct rss_action_id req)
+{
+    for (size_t i = 0; i < c->n; i++) {
+        const struct planner_member *m = &c->m[i];
+        if (m == lost || !m->exists || !planner_standby_runs(m) || !planner_follows(m, lost))
+            continue;
+        bool asked = m->in->has_desired && rss_action_id_equal(m->in->desired.position_request, req);
+        bool told = m->current && rss_action_id_equal(m->in->observed.position_for, req);
+        if (planner_lineage_started_after(m, req) || (!asked && !told))
+            return false;
+    }
     return true;
 }
 
@@ -176,6 +196,13 @@ static bool fallback(struct planner *c, const struct planner_member *lost, const
     return false;
 }
 
+bool planner_failover_early(const struct planner *c, const struct planner_member *lost)
+{
+    const struct rss_spec *sp = c->spec;
+    return sp->promote_standby && sp->primaries == 1 && sp->hooks[RSS_HOOK_DETACH].present && lost &&
+           lost->exists && lost->node_silent;
+}
+
 bool planner_failover_promote(struct planner *c, char *msg, size_t size)
 {
     const struct rss_spec *sp = c->spec;
@@ -199,9 +226,12 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
     }
     bool stopped = gone || (lost->current && lost->node_alive && lost->role == RSS_ROLE_STOPPED &&
                             !lost->unresolved && !lost->pending);
-    if (!lost->fenced_dead && !stopped) {
+    /* Rule 19: with a `detach` hook its state does not matter once S-k+1 standbys detached (below), so a
+     * primary on a silent node is replaced without waiting out the dead window. */
+    bool early = planner_failover_early(c, lost);
+    if (!lost->fenced_dead && !stopped && !early) {
         /* Failed (repairs() stops it), its stop in flight, or its report after the stop not in yet: wait.
-         * A silent node never gets here (rule 12 waits first); a dead one is fenced. */
+         * A silent node gets here only with a `detach` hook (rule 12 waits first); a dead one is fenced. */
         snprintf(msg, size,
                  "%s was primary and is %s: waiting for it to be observed stopped before promoting a standby",
                  lost->pod, lost->decided ? "being stopped" : rss_role_name(lost->role));
@@ -259,6 +289,8 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
         fo_record(c, lost, req);
         same = true;
     }
+    if (same && !request_live(c, lost, req))
+        same = false; /* fo_record() below keeps a switchover's part */
     if (!same) {
         /* Step 2: ask now, after the loss was seen. */
         req = (struct rss_action_id){c->in->epoch, ++c->seq};
@@ -280,7 +312,9 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
                  lost->pod,
                  lost->fenced_dead ? "on a node judged dead"
                  : gone            ? "gone (its pod left the API)"
-                                   : "stopped",
+                 : early ? "on a silent node (rule 19: each standby detaches before it answers, so whatever "
+                           "that primary still does, it acknowledges nothing more)"
+                         : "stopped",
                  n_run, id);
         snprintf(msg, size, "%s lost: asking the running standbys for their positions", lost->pod);
         return true;
@@ -433,6 +467,63 @@ bool planner_failover_repoint(struct planner *c)
     if (!pending) {
         cJSON_Delete(c->new_failover);
         c->new_failover = NULL;
+    }
+    return issued;
+}
+
+bool planner_failover_reattach(struct planner *c)
+{
+    /* Rule 19: a standby detached for a failover that promoted nobody (its primary's node came back before
+     * S-k+1 answers, or the failover fell back) follows no primary, and under `ANY k` the primary may then
+     * acknowledge nothing. Once that primary runs again the failover is over: its record goes (a later
+     * loss asks again: answers read before what the primary acknowledged since prove nothing), the
+     * request leaves every record, and each detached standby gets `secondary` with it as peer, one at a
+     * time. A promotion's repoint (planner_failover_repoint()) covers its own standbys. */
+    struct planner_member *np = c->top;
+    for (size_t i = 0; i < c->n && !np; i++) /* an RSS from before the marks */
+        if (c->m[i].primary_up)
+            np = &c->m[i];
+    if (!c->spec->promote_standby || c->spec->primaries != 1 || !np || !np->primary_up)
+        return false;
+    if (c->new_failover) {
+        if (cJSON_GetObjectItemCaseSensitive(c->new_failover, "promoted"))
+            return false;
+        const cJSON *lo = cJSON_GetObjectItemCaseSensitive(c->new_failover, "lost");
+        if (cJSON_GetObjectItemCaseSensitive(c->new_failover, "request") && cJSON_IsNumber(lo) &&
+            lo->valuedouble == (double)np->ordinal) {
+            planner_event(c, RSS_EVENT_NORMAL, "FailoverAbandoned", np,
+                          "%s runs as primary again before a standby was promoted: the failover is over, "
+                          "the detached standbys follow it again",
+                          np->pod);
+            cJSON_Delete(c->new_failover);
+            c->new_failover = NULL;
+        }
+    }
+    bool issued = false;
+    for (size_t i = 0; i < c->n; i++) {
+        struct planner_member *m = &c->m[i];
+        if (m == np || !m->exists || !planner_standby_runs(m) || m->decided)
+            continue;
+        const struct rss_observed *o = &m->in->observed;
+        bool detached = m->current && o->has_position && o->detached &&
+                        !planner_lineage_started_after(m, o->position_for);
+        if (detached && !issued && m->actionable) {
+            char **peers = rss_xcalloc(1, sizeof(char *));
+            peers[0] = rss_spec_peer_dns(c->spec, np->ordinal);
+            _cleanup_free_ char *why = rss_xasprintf(
+                "rule 19: it detached for a failover that promoted nobody; follow the primary %s again",
+                np->pod);
+            planner_issue(c, m, RSS_ACTION_SECONDARY, peers, 1, why);
+            planner_event(c, RSS_EVENT_NORMAL, "Reattaching", m, "%s: %s", m->pod, why);
+            free(peers[0]);
+            free(peers);
+            issued = true;
+        } else if (m->in->has_desired && m->in->desired.position_request.seq) {
+            struct rss_plan_patch *p = planner_patch_for(c, m);
+            p->set_desired = true;
+            rss_recordcodec_desired_copy(&p->desired, &m->in->desired);
+            p->desired.position_request = (struct rss_action_id){0, 0};
+        }
     }
     return issued;
 }

@@ -202,6 +202,18 @@ static const struct planner_member *recovery_blocker(const struct planner *c)
     return NULL;
 }
 
+/* Rule 12: a primary nobody can see is not a stopped primary (a restarted or hung agent, a report from
+ * before this epoch). Stopping its secondaries would be an outage made by rssd. */
+static void unobserved_wait(struct planner *c, const struct planner_member *unseen)
+{
+    char why[512];
+    planner_unobserved_why(c, unseen, why, sizeof(why));
+    planner_wait(c, unseen->node_silent, "PrimaryUnobserved",
+                 "no primary observed running; %s was primary and is not observed stopped (%s): waiting for "
+                 "it, the other members are not stopped",
+                 unseen->pod, why);
+}
+
 void planner_running_cluster(struct planner *c)
 {
     planner_failover_load(c);
@@ -229,17 +241,11 @@ void planner_running_cluster(struct planner *c)
         /* Nothing is promoted or recovered while a diverged primary may still take writes. */
         if (diverged)
             return;
-        /* Rule 12: a primary nobody can see is not a stopped primary (a restarted or hung agent, a
-         * report from before this epoch). Stopping its secondaries would be an outage made by rssd. */
+        /* Rule 12 (unobserved_wait()), but one on a silent node is replaced at once where the standbys
+         * can detach (rule 19): that stops none. */
         const struct planner_member *unseen = planner_unobserved_primary(c);
-        if (unseen) {
-            char why[512];
-            planner_unobserved_why(c, unseen, why, sizeof(why));
-            planner_wait(
-                c, unseen->node_silent, "PrimaryUnobserved",
-                "no primary observed running; %s was primary and is not observed stopped (%s): waiting "
-                "for it, the other members are not stopped",
-                unseen->pod, why);
+        if (unseen && !planner_failover_early(c, unseen)) {
+            unobserved_wait(c, unseen);
             return;
         }
         char fo[512];
@@ -249,6 +255,10 @@ void planner_running_cluster(struct planner *c)
                 planner_decision(c, "%s", fo);
             else
                 planner_wait(c, false, "Failover", "%s", fo);
+            return;
+        }
+        if (unseen) { /* the failover without the dead window fell back: rule 12 again */
+            unobserved_wait(c, unseen);
             return;
         }
         const struct planner_member *b = recovery_blocker(c);
@@ -307,7 +317,7 @@ void planner_running_cluster(struct planner *c)
         planner_wait(c, false, "WaitingForMembers", "waiting for %s to report under epoch %" PRIu64,
                      stale->pod, c->in->epoch);
     else
-        joined = planner_failover_repoint(c) || joins(c, slots);
+        joined = planner_failover_repoint(c) || planner_failover_reattach(c) || joins(c, slots);
     if (!inflight && !stale && !joined)
         too_many_primaries(c);
     bool decided = false;

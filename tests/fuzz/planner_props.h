@@ -310,7 +310,8 @@ static inline bool prop_quorum(const struct rss_plan_input *in, const struct rss
 }
 
 /* Whether lost may be the lost primary of this promotion: fenced (on a node judged dead), reported stopped on
- * its live node with nothing in flight, or its marked incarnation gone; and some position request of this
+ * its live node with nothing in flight, its marked incarnation gone, or (with a `detach` hook) on a silent
+ * node; and some position request of this
  * epoch was answered by the target and S-k+1 standbys. */
 static inline bool prop_promotion_ok(const struct rss_plan_input *in, const struct rss_member_input *target,
                                      const struct rss_member_input *lost, bool gone)
@@ -319,8 +320,12 @@ static inline bool prop_promotion_ok(const struct rss_plan_input *in, const stru
     if (!lost || lost == target)
         return false;
     const struct rss_observed *lo_o = &lost->observed;
+    /* Rule 19: with a `detach` hook only detached answers count (prop_quorum()), and then the old primary
+     * acknowledges nothing more whatever it does: one on a silent node may be replaced. */
+    bool silent = in->spec->hooks[RSS_HOOK_DETACH].present && lost->node && lost->node[0] &&
+                  !lost->node_alive && !lost->node_dead;
     bool fenced =
-        gone || prop_fenced_dead(lost) ||
+        gone || prop_fenced_dead(lost) || silent ||
         (prop_current(lost, E) && lost->node_alive && lo_o->role == RSS_ROLE_STOPPED &&
          !(lo_o->last.present && lo_o->last.result == RSS_RESULT_PENDING) && !prop_unresolved(lost, E));
     if (!fenced)
@@ -375,7 +380,7 @@ static inline void prop_check_promotion(const struct rss_plan_input *in, const s
                 ok = prop_promotion_ok(in, target, &in->members[i], false);
     }
     RULE("15 (a promotion only of the highest of S-k+1 answers to a request of this epoch, with the lost "
-         "primary fenced, stopped, or its marked incarnation gone)",
+         "primary fenced, stopped, its marked incarnation gone, or silent with detached answers)",
          ok);
 }
 

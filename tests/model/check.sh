@@ -71,6 +71,9 @@ default_checks=(
     "lineage_freeze|-DFREEZE=1 -DCRASH=0 -DTHAW_LATE=1|10000"
     "lineage_scale|-DNM=4 -DSCALE=1 -DMAXW=2 -DKEEP_POD=1|10000"
     "lineage_scale_remove|-DNM=4 -DSCALE=1 -DMAXW=2|10000"
+    # rule 19's second half (docs/model.md, "Rule 19"): node 0 cut off from the API with its member primary,
+    # replaced without the dead window where the standbys detach; the re-attach when no promotion follows
+    "lineage_part|-DDETACH=1 -DPART=1 -DCRASH=0|10000"
 )
 # Scenarios that are the base of a mutant but too slow for the default checks (about 1 min each): run
 # with --mutants, and must pass like a default check. (None at present: optin_delete, F5's fix, became
@@ -90,6 +93,8 @@ big_checks=(
     "lineage_freeze_term|-DFREEZE=1 -DCRASH=0 -DTHAW_LATE=1 -DTERMS=1 -DFIX_VOIDMARK=1 -DFIX_STALESTANDBY=1|10000"
     "lineage_scale_term|-DNM=4 -DSCALE=1 -DMAXW=1 -DKEEP_POD=1 -DTERMS=1 -DFIX_VOIDMARK=1 -DFIX_STALESTANDBY=1|10000"
     "lineage_detach|-DDETACH=1 -DFREEZE=1 -DCRASH=0|10000"
+    # rule 19 with a crash after the cut and a lost status write (2 writes: bounded by 2 GB, no trace)
+    "lineage_part_crash|-DDETACH=1 -DPART=1 -DCRASH=1 -DLOSTST=1 -DMAXW=1|10000"
 )
 # name | flags (the rule removed + the scenario where it is the only defence) | depth [| cc | pan flags]
 # (-DBITSTATE: a bitstate search, not exhaustive, where the exhaustive one takes minutes). Each
@@ -119,6 +124,11 @@ mutants=(
     "lineage_NO_NEWER|-DNO_NEWER=1 -DFREEZE=1 -DCRASH=0 -DTHAW_LATE=1|10000"                                  # lineage_freeze
     "lineage_NO_NEWER_WAKE|-DNO_NEWER=1 -DNO_WAKEFENCE=1 -DFREEZE=1 -DCRASH=0 -DTHAW_LATE=1|10000"            # lineage_freeze
     "lineage_S_REPLICAS|-DS_REPLICAS=1 -DNM=4 -DSCALE=1 -DMAXW=2 -DKEEP_POD=1|10000"                          # lineage_scale
+    # rule 19 (lineage.pml): the early promotion without a detach, the re-attach, and the answers a re-attach
+    # retired (answered() and request_live() in planner_failover.c; its scenario is lineage_part_crash)
+    "lineage_EARLY_NODETACH|-DEARLY=1 -DDETACH=0 -DPART=1 -DCRASH=0|10000"                                    # lineage_part
+    "lineage_NO_REATTACH|-DNO_REATTACH=1 -DDETACH=1 -DPART=1 -DCRASH=0|10000"                                 # lineage_part
+    "lineage_NO_ANSWERGUARD|-DNO_ANSWERGUARD=1 -DNO_LIVE=1 -DDETACH=1 -DPART=1 -DCRASH=1 -DLOSTST=1 -DMAXW=2|10000" # lineage_part_crash, 2 writes
 )
 # Rules the model shows redundant within its bounds (docs/model.md gives the argument): their mutant
 # must find NO trace, in the scenario where a trace would have to show (--mutants; a trace fails it).

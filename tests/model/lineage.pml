@@ -30,7 +30,8 @@
  *   AVAIL a FailoverFallback for too few standbys (it stops every standby) only when, in truth, fewer than
  *         S-k+1 standbys run following the lost primary;
  *   LIVE  once the faults are over and nothing moves, a primary runs and the leader sees it up, unless the
- *         failover fell back for a reason the rules allow (NO_LIVE: not checked).
+ *         failover fell back for a reason the rules allow, and no standby stays detached (its primary could
+ *         acknowledge nothing under ANY K) (NO_LIVE: not checked).
  *
  * The rules, each removable (-DNO_x puts back the code before it):
  *   NO_MARK      rule 16: the failover's state only in status.failover and the roles of the last status
@@ -42,17 +43,25 @@
  *   NO_FOLLOWS   every running standby is asked and counted, also one that still follows an older primary
  *   NO_SCALEFLOOR the scale-down removes a stopped standby's pod without writing its last sequence into the
  *                primary's mark (scaledAway), and the promotion does not fall back below it (model finding L4)
+ *   NO_REATTACH  rule 19: a failover that promoted nobody leaves its detached standbys detached
+ *   NO_ANSWERGUARD rule 19: an answer given before the standby's re-attach counts, and a request a
+ *                re-attach retired is waited for (answered(), request_live())
+ *   EARLY        rule 19's second half: a primary on a silent node is replaced without the dead verdict
+ *                (planner_failover_early(): the code does it only with a `detach` hook, so EARLY is DETACH;
+ *                -DEARLY=1 -DDETACH=0 is the mutant)
+ *   DETACH       (a switch on, not off) a standby stops streaming from its primary when it answers a position
+ *                request: rule 19, the code with a `detach` hook in the spec; without one `sequence` only reads
  * Not the code (proposed fixes of the model's open findings, docs/model.md; a check that sets one says so):
  *   FIX_VOIDMARK     a mark whose start a new term fenced before its agent took it up names no primary
  *   FIX_STALESTANDBY a live standby whose report predates this epoch holds the promotion up (80df9e6 passes
  *                    it over, meant for a standby on a silent node)
- *   DETACH           a standby stops streaming from its primary when it answers a position request (rule 19
- *                    of ARCHITECTURE.md 6.3, not built: the `sequence` hook only reads the position)
  * Scenario: NM (3, or 4 with SCALE), K, MAXW writes, CRASH primary crashes, TERMS term changes, LOSTST lost
  *   status writes, FREEZE (node 0 freezes once with its member primary, and thaws), THAW_LATE (the thaw comes
  *   before the dead verdict or once no standby follows m0: issue 35's measured order), SCALE (spec.replicas
  *   lowered from NM to NM-1 at any time), KEEP_POD (the scale-down never removes the pod: only the failover
- *   during the scale-down), MAXID (action ids; a run that needs more stops planning: LIVE is not judged).
+ *   during the scale-down), MAXID (action ids; a run that needs more stops planning: LIVE is not judged), PART
+ *   (node 0 cut off from the API once with its member primary: agent 0 silent, member 0 still writing and
+ *   streaming; the cut heals, or outlasts the fence timeout: agent 0 stops m0 and the leader judges it dead).
  */
 
 #ifndef NM
@@ -128,6 +137,20 @@
 #ifndef NO_SCALEFLOOR
 #define NO_SCALEFLOOR 0
 #endif
+#ifndef PART
+#define PART 0
+#endif
+/* rule 19's second half: with a `detach` hook (DETACH) a primary on a silent node is replaced without
+ * waiting for the dead verdict (planner_failover_early()); -DEARLY=1 -DDETACH=0 is the mutant */
+#ifndef EARLY
+#define EARLY DETACH
+#endif
+#ifndef NO_REATTACH
+#define NO_REATTACH 0
+#endif
+#ifndef NO_ANSWERGUARD
+#define NO_ANSWERGUARD 0
+#endif
 
 #define NONE 255
 /* roles (observed.role) */
@@ -152,6 +175,10 @@ byte acked = 0;      /* bit e: entry e acknowledged to its client */
 bool frozen = false; /* node 0 (agent 0 and member 0) takes no step */
 bool wasdead = false;  /* node 0 was judged dead during this freeze: its Node was read not Ready */
 bool wake = false;   /* agent 0 woke past its fence timeout with its Node not Ready meanwhile (rule 18) */
+bool cut = false;    /* PART: node 0 is cut off from the API (agent 0 silent); member 0 runs on, and its
+                      * standbys still reach it */
+bool cutdone = false;
+bool silent0 = false; /* the leader sees node 0's heartbeat silent (not judged dead) */
 
 /* ---- the member records (rssd-system ConfigMaps) ---- */
 byte orole[NM];    /* observed.role */
@@ -206,6 +233,7 @@ byte ncrash = 0, nterm = 0, nlost = 0;
 #define THAW_OK true
 #endif
 #define FROZEN(i) ((i) == 0 && frozen)
+#define CUT(i) ((i) == 0 && cut)
 #define EXISTS(i) ((i) < sts)
 #if MAXW == 1
 #define HOLDS(j, e) (ln[j] >= 1 && AT(j, 0) == (e))
@@ -230,9 +258,16 @@ byte ncrash = 0, nterm = 0, nlost = 0;
 #define STARTING(i) (UNRES(i) && (dact[i] == A_SEED || dact[i] == A_SEC))
 #define RUNNING(i) (EXISTS(i) && ofresh[i] && !FDEAD(i) && (orole[i] == PRIMARY || orole[i] == SECONDARY))
 #define LIVE(i) (EXISTS(i) && !FDEAD(i) && (orole[i] == PRIMARY || orole[i] == SECONDARY))
-#define PUP(i) (RUNNING(i) && orole[i] == PRIMARY && !dv[i])
-#define SBY(i) (RUNNING(i) && orole[i] == SECONDARY && !UNRES(i))
-#define ACTIONABLE(i) (EXISTS(i) && !FDEAD(i) && ofresh[i] && !UNRES(i))
+#define SILENT(i) ((i) == 0 && silent0 && !dead0)
+#define PUP(i) (RUNNING(i) && orole[i] == PRIMARY && !dv[i] && !SILENT(i))
+#define SBY(i) (RUNNING(i) && orole[i] == SECONDARY && !UNRES(i) && !SILENT(i))
+#define ACTIONABLE(i) (EXISTS(i) && !FDEAD(i) && ofresh[i] && !UNRES(i) && !SILENT(i))
+/* answered(): an answer to req, unless the member started since (a re-attach) */
+#if NO_ANSWERGUARD
+#define ANSWERED(i, r) (opfor[i] == (r))
+#else
+#define ANSWERED(i, r) (opfor[i] == (r) && olast[i] < (r))
+#endif
 #if NO_MARK || NO_FOLLOWS
 #define FOLLOWS(m, lo) true
 #else
@@ -377,16 +412,16 @@ end:
 
 /* ---- the agents (agent_reconcile.c): report, execute the desired, answer position requests ---- */
 /* publish: a report under the agent's Lease view, the current epoch */
-#define REPORT(i) :: atomic { EXISTS(i) && !FROZEN(i) && (orole[i] != role[i] || !ofresh[i]) -> \
+#define REPORT(i) :: atomic { EXISTS(i) && !FROZEN(i) && !CUT(i) && (orole[i] != role[i] || !ofresh[i]) -> \
                        printf("@@ agent %d reports m%d %d (1 primary, 2 secondary, 0 stopped)\n", i, i, role[i]); \
                        orole[i] = role[i]; ofresh[i] = true; dirty = true }
 /* execute(): the hook, then the report (the write-ahead is not modelled: a plan sees an action either
  * not taken up or done) */
-#define EXEC(i) :: atomic { EXISTS(i) && !FROZEN(i) && dact[i] != A_NONE && did[i] != oack[i] -> \
+#define EXEC(i) :: atomic { EXISTS(i) && !FROZEN(i) && !CUT(i) && dact[i] != A_NONE && did[i] != oack[i] -> \
                      execute(i); oack[i] = did[i]; orole[i] = role[i]; ofresh[i] = true; dirty = true; \
                      printf("@@ agent %d: action %d done, m%d is %d (1 primary, 2 secondary, 0 stopped), holds %d entries\n", i, did[i], i, role[i], ln[i]) }
 /* do_position(): the `sequence` hook on a running standby, after it saw the request */
-#define ANSWER(i) :: atomic { EXISTS(i) && !FROZEN(i) && dreq[i] != 0 && opfor[i] != dreq[i] && \
+#define ANSWER(i) :: atomic { EXISTS(i) && !FROZEN(i) && !CUT(i) && dreq[i] != 0 && opfor[i] != dreq[i] && \
                        role[i] == SECONDARY -> opfor[i] = dreq[i]; opos[i] = ln[i]; detach(i); \
                        printf("@@ agent %d answers request %d: position %d\n", i, dreq[i], ln[i]); \
                        orole[i] = role[i]; ofresh[i] = true; dirty = true }
@@ -436,7 +471,7 @@ end:
     EACH(EXEC)
     EACH(ANSWER)
     /* the heartbeat renews after the thaw: the leader sees node 0 alive again (leader_liveness.c) */
-    :: atomic { !frozen && dead0 -> dead0 = false; dirty = true; printf("@@ agent 0's heartbeat: node 0 alive again\n") }
+    :: atomic { !frozen && !cut && (dead0 || silent0) -> dead0 = false; silent0 = false; dirty = true; printf("@@ agent 0's heartbeat: node 0 alive again\n") }
     /* rule 18 (fence.c wake_check()): a wake past the fence timeout with the Node not Ready meanwhile stops
      * every member; the API server's answer never calls it off */
     :: atomic { !frozen && wake -> wake = false;
@@ -475,7 +510,15 @@ end:
                 do :: i < NM -> ofresh[i] = false; i++ :: else -> break od }
     /* spec.replicas lowered by one (a scale-down under way) */
     :: atomic { SCALE && target == NM -> target = NM - 1; dirty = true; printf("@@ spec.replicas lowered to %d\n", NM - 1) }
-    :: atomic { !frozen -> faults_over = true; break }
+    /* PART: node 0 cut off from the API (rssd and kubelet silent), its member primary and still reached by
+     * its standbys and clients; the leader sees the heartbeat silent at once */
+    :: atomic { PART && !cut && !cutdone && !frozen && role[0] == PRIMARY -> cut = true; cutdone = true; silent0 = true;
+                dirty = true; printf("@@ node 0 is cut off from the API (m0 runs on)\n") }
+    /* the cut outlasts the fence timeout: agent 0 stops its member (rule 13), then the leader judges it dead */
+    :: atomic { cut && !dead0 -> role[0] = STOPPED; up[0] = NONE; dead0 = true; wasdead = true; dirty = true;
+                printf("@@ agent 0 self-fences (m0 stopped), the leader judges node 0 dead\n") }
+    :: atomic { cut -> cut = false; printf("@@ node 0 reaches the API again\n") }
+    :: atomic { !frozen && !cut -> faults_over = true; break }
     od
 }
 
@@ -510,7 +553,7 @@ inline failover_promote()
        :: else -> skip
        fi;
        stopped = gone || (ofresh[lost] && !FDEAD(lost) && orole[lost] == STOPPED && !UNRES(lost));
-       waiting = !FDEAD(lost) && !stopped;
+       waiting = !FDEAD(lost) && !stopped && !(EARLY && SILENT(lost));
        i = 0;
        do
        :: i < NM -> if :: i != lost && (UNRES(i) || (LIVE(i) && !SBY(i) && !PASSED_OVER(i))) -> waiting = true
@@ -576,6 +619,18 @@ inline failover_promote()
              :: else -> skip
              fi;
 #endif
+             /* request_live(): every following standby carries it or answered it, none started since */
+             if
+             :: same && !NO_ANSWERGUARD ->
+                i = 0;
+                do
+                :: i < NM -> if :: i != lost && EXISTS(i) && SBY(i) && FOLLOWS(i, lost) &&
+                                   (olast[i] > ns_req || (dreq[i] != ns_req && opfor[i] != ns_req)) -> same = false
+                             :: else -> skip fi; i++
+                :: else -> break
+                od
+             :: else -> skip
+             fi;
              if
              :: !same ->
                 /* step 2: ask now, after the loss was seen */
@@ -594,7 +649,7 @@ inline failover_promote()
                 do
                 :: i < NM ->
                    if
-                   :: i != lost && EXISTS(i) && SBY(i) && FOLLOWS(i, lost) && COUNTED(i) && opfor[i] == req ->
+                   :: i != lost && EXISTS(i) && SBY(i) && FOLLOWS(i, lost) && COUNTED(i) && ANSWERED(i, req) ->
                       nans++; if :: best == NONE || opos[i] > opos[best] -> best = i :: else -> skip fi
                    :: else -> skip
                    fi;
@@ -678,6 +733,35 @@ inline failover_repoint()
        :: else -> break
        od;
        if :: !pend -> ns_lost = NONE; ns_req = 0; ns_prom = NONE :: else -> skip fi
+    :: else -> skip
+    fi
+#endif
+}
+
+/* planner_failover_reattach(): a failover that promoted nobody ends once its primary runs again; the
+ * request leaves every record, and one detached standby follows that primary again */
+inline reattach()
+{
+    issued = false;
+#if !NO_REATTACH
+    np = top;
+    i = 0;
+    do :: i < NM && np == NONE -> if :: PUP(i) -> np = i :: else -> skip fi; i++ :: else -> break od;
+    if
+    :: np != NONE && PUP(np) && ns_prom == NONE ->
+       if :: ns_req != 0 && ns_lost == np -> ns_lost = NONE; ns_req = 0; ns_rep = 0 :: else -> skip fi;
+       i = 0;
+       do
+       :: i < NM ->
+          if
+          :: i != np && EXISTS(i) && SBY(i) && !dec[i] && DETACH && opfor[i] != 0 && olast[i] < opfor[i] && !issued ->
+             issue(i, A_SEC, np); issued = true
+          :: i != np && EXISTS(i) && !dec[i] && dreq[i] != 0 -> dreq[i] = 0; chg = true
+          :: else -> skip
+          fi;
+          i++
+       :: else -> break
+       od
     :: else -> skip
     fi
 #endif
@@ -867,7 +951,7 @@ end:
                  waiting = false;
                  i = 0;
                  do
-                 :: i < NM -> if :: LIVE(i) && orole[i] == PRIMARY && !PUP(i) && !dv[i] -> waiting = true
+                 :: i < NM -> if :: LIVE(i) && orole[i] == PRIMARY && !PUP(i) && !dv[i] && !(EARLY && SILENT(i)) -> waiting = true
                               :: else -> skip fi; i++
                  :: else -> break
                  od;
@@ -886,6 +970,7 @@ end:
                  joined = false;
                  if
                  :: !stale && !inflight -> failover_repoint(); joined = issued;
+                    if :: !joined -> reattach(); joined = issued :: else -> skip fi;
                     if :: !joined -> joins() :: else -> skip fi
                  :: else -> skip
                  fi;
@@ -933,7 +1018,15 @@ end:
           do :: i < NM -> if :: role[i] == PRIMARY && orole[i] == PRIMARY && RUNNING(i) -> ok = true
                           :: else -> skip fi; i++ :: else -> break od;
           if :: !ok -> printf("@@ LIVE violated: nothing moves and no primary runs\n") :: else -> skip fi;
-          assert(ok) /* LIVE */
+          assert(ok); /* LIVE */
+          /* LIVE, rule 19: no standby stays detached (under ANY K the primary could acknowledge nothing) */
+          i = 0;
+          do
+          :: i < NM -> if :: EXISTS(i) && role[i] == SECONDARY && det[i] -> ok = false;
+                          printf("@@ LIVE violated: m%d stays detached\n", i) :: else -> skip fi; i++
+          :: else -> break
+          od;
+          assert(ok)
        fi;
        break
     od

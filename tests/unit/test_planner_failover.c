@@ -683,6 +683,147 @@ static void test_detached_answers_only(void **state)
     }
 }
 
+/* Rule 19's second half: with a `detach` hook a primary on a silent node (not judged dead) is replaced
+ * without waiting out the dead window: the request goes out at once, and S-k+1 detached answers promote
+ * while the old primary may still run (it acknowledges nothing more). Without the hook rule 12 waits;
+ * answers not detached never promote, and nothing is stopped while that node is silent. */
+static void test_early_silent_primary(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    for (int hook = 0; hook <= 1; hook++) {
+        struct world w;
+        init(&w, "Q Y Y");
+        w.spec.hooks[RSS_HOOK_DETACH].present = hook;
+        struct rss_plan p;
+        run(&w, &p);
+        want(&p, "");
+        no_stop(&p);
+        if (!hook) {
+            assert_null(find_event(&p, "FailoverStarted"));
+            assert_null(desired_patch_of(&p, 1));
+            assert_non_null(strstr(status_str(&p, "message"), "node-0 is silent"));
+            rss_plan_free(&p);
+            world_free(&w);
+            continue;
+        }
+        const struct rss_plan_event *e = find_event(&p, "FailoverStarted");
+        assert_non_null(e);
+        assert_non_null(strstr(e->message, "on a silent node"));
+        assert_non_null(desired_patch_of(&p, 1));
+        assert_non_null(desired_patch_of(&p, 2));
+        apply(&w, &p);
+        answer_position(&w, 1, true, 100);
+        answer_position(&w, 2, true, 120);
+        find(&w, 1)->observed.detached = true;
+        run(&w, &p); /* rss-db-2's answer is not detached: set aside, no stop while node-0 is silent */
+        want(&p, "");
+        no_stop(&p);
+        assert_non_null(find_event(&p, "FailoverFallback"));
+        assert_null(find_event(&p, "Promoting"));
+        rss_plan_free(&p);
+        world_free(&w);
+
+        init(&w, "Q Y Y");
+        w.spec.hooks[RSS_HOOK_DETACH].present = true;
+        run(&w, &p);
+        apply(&w, &p);
+        answer_position(&w, 1, true, 100);
+        answer_position(&w, 2, true, 120);
+        find(&w, 1)->observed.detached = true;
+        find(&w, 2)->observed.detached = true;
+        run(&w, &p);
+        want(&p, "2:seed");
+        const struct rss_plan_patch *h = patch_of(&p, 0);
+        assert_true(h && h->set_hold && h->hold); /* the old primary never seeds nor leads again unjoined */
+        apply(&w, &p);
+        ran(&w, 2, RSS_ROLE_PRIMARY);
+        run(&w, &p);
+        want(&p, "1:secondary(2)");
+        apply(&w, &p);
+        ran(&w, 1, RSS_ROLE_SECONDARY);
+        /* node-0 answers again, its member still primary: rule 17 stops it */
+        find(&w, 0)->node_alive = true;
+        run(&w, &p);
+        want(&p, "0:stop");
+        assert_non_null(find_event(&p, "DivergedPrimary"));
+        rss_plan_free(&p);
+        world_free(&w);
+    }
+}
+
+/* The primary's node answers again before a promotion: the failover is over, each standby that detached
+ * follows it again (`secondary`, one at a time), the request leaves every record, and a later loss asks
+ * again: an answer given before the standby's re-attach is never counted. */
+static void test_reattach_when_primary_returns(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    struct world w;
+    init(&w, "Q Y Y");
+    w.spec.hooks[RSS_HOOK_DETACH].present = true;
+    struct rss_plan p;
+    run(&w, &p);
+    apply(&w, &p);
+    struct rss_action_id req = find(&w, 1)->desired.position_request;
+    assert_true(req.seq != 0);
+    answer_position(&w, 1, true, 100);
+    find(&w, 1)->observed.detached = true;
+    run(&w, &p);
+    want(&p, "");
+    apply(&w, &p);
+
+    find(&w, 0)->node_alive = true;
+    run(&w, &p);
+    want(&p, "1:secondary(0)");
+    no_stop(&p);
+    assert_non_null(find_event(&p, "FailoverAbandoned"));
+    assert_non_null(find_event(&p, "Reattaching"));
+    assert_null(cJSON_GetObjectItemCaseSensitive(p.status, "failover"));
+    const struct rss_plan_patch *c2 = desired_patch_of(&p, 2);
+    assert_non_null(c2); /* rss-db-2 never answered: its request is cleared all the same */
+    assert_int_equal(c2->desired.position_request.seq, 0);
+    assert_int_equal(c2->desired.action, find(&w, 2)->desired.action); /* no new action */
+    /* Both writes that retire the request are lost (the status with the Lease, rss-db-2's record by a
+     * conflict): only rss-db-1's re-attach lands. */
+    cJSON *stale = cJSON_Duplicate(w.prev, true);
+    struct rss_action_id req_kept = find(&w, 2)->desired.position_request;
+    apply(&w, &p);
+    cJSON_Delete(w.prev);
+    w.prev = stale;
+    find(&w, 2)->desired.position_request = req_kept;
+    ran(&w, 1, RSS_ROLE_SECONDARY);
+    /* the agent's report keeps the position it gave */
+    find(&w, 1)->observed.position_for = req;
+    find(&w, 1)->observed.has_position = true;
+    find(&w, 1)->observed.position = 100;
+    find(&w, 1)->observed.detached = true;
+
+    /* lost again before the next plan retired the request: rss-db-1's answer, given before it followed
+     * the primary again, does not count, and the request is asked anew */
+    find(&w, 0)->node_alive = false;
+    answer_position(&w, 2, true, 90);
+    find(&w, 2)->observed.detached = true;
+    run(&w, &p);
+    no_stop(&p);
+    assert_null(find_event(&p, "Promoting"));
+    assert_non_null(find_event(&p, "FailoverStarted"));
+    struct rss_action_id req2 = desired_patch_of(&p, 1)->desired.position_request;
+    assert_true(req2.seq != 0 && !rss_action_id_equal(req, req2));
+    assert_true(rss_action_id_equal(desired_patch_of(&p, 2)->desired.position_request, req2));
+    /* the request rides on a copy of the desired rss-db-1 carries: no new action */
+    assert_true(rss_action_id_equal(desired_patch_of(&p, 1)->desired.id, find(&w, 1)->desired.id));
+    apply(&w, &p);
+    answer_position(&w, 1, true, 100);
+    find(&w, 1)->observed.detached = true;
+    answer_position(&w, 2, true, 90);
+    find(&w, 2)->observed.detached = true;
+    run(&w, &p);
+    want(&p, "1:seed");
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 /* Too few positions (one standby down, or a standby with no position): the lights-out path, with a
  * Warning that says why. A promotion on k = 1 answer of 2 could promote a standby missing an
  * acknowledged commit that only the other holds. */
@@ -1394,6 +1535,8 @@ int main(void)
         cmocka_unit_test(test_killed_primary_promotes_highest),
         cmocka_unit_test(test_tie_and_old_answer),
         cmocka_unit_test(test_detached_answers_only),
+        cmocka_unit_test(test_early_silent_primary),
+        cmocka_unit_test(test_reattach_when_primary_returns),
         cmocka_unit_test(test_switchover_fallback_held),
         cmocka_unit_test(test_old_primary_never_seeds),
         cmocka_unit_test(test_fallback),
