@@ -36,6 +36,11 @@ int rss_agent_new(const struct rss_agent_config *cfg, struct rss_agent **ret, rs
         return rss_error_make(err, RSS_E_INVALID, 0, "agent: the namespace is required");
     if (cfg->fence_timeout_ms < 0 || cfg->heartbeat_ms < 0)
         return rss_error_make(err, RSS_E_INVALID, 0, "agent: negative durations");
+    if (cfg->heartbeat_misses && (cfg->heartbeat_misses < RSS_AGENT_HEARTBEAT_MISSES_MIN ||
+                                  cfg->heartbeat_misses > RSS_AGENT_HEARTBEAT_MISSES_MAX))
+        return rss_error_make(err, RSS_E_INVALID, 0, "agent: heartbeat misses %d not in [%d, %d]",
+                              cfg->heartbeat_misses, RSS_AGENT_HEARTBEAT_MISSES_MIN,
+                              RSS_AGENT_HEARTBEAT_MISSES_MAX);
     if (rss_agent_timing_check(cfg->fence_timeout_ms ? cfg->fence_timeout_ms : 30000,
                                cfg->heartbeat_ms ? cfg->heartbeat_ms : 10000, err) < 0)
         return rss_error_wrap(err, "agent");
@@ -50,6 +55,7 @@ int rss_agent_new(const struct rss_agent_config *cfg, struct rss_agent **ret, rs
     a->started_wall_ms = rss_clock_wall_ms();
     a->fence_timeout_ms = cfg->fence_timeout_ms ? cfg->fence_timeout_ms : 30000;
     a->heartbeat_ms = cfg->heartbeat_ms ? cfg->heartbeat_ms : 10000;
+    a->heartbeat_misses = cfg->heartbeat_misses ? cfg->heartbeat_misses : RSS_AGENT_HEARTBEAT_MISSES;
     a->hook_output_max = cfg->hook_output_max;
     a->leader_lease_seen = cfg->leader_lease_seen;
     a->leader_lease_ud = cfg->leader_lease_ud;

@@ -123,6 +123,7 @@ struct rss_agent {
      * leader takes a report of another incarnation written before it for one this process replaced. */
     int64_t started_wall_ms;
     long fence_timeout_ms, heartbeat_ms;
+    int heartbeat_misses;
     void (*leader_lease_seen)(void *ud, const cJSON *lease); /* rss_agent_config's */
     void *leader_lease_ud;
     size_t hook_output_max;

@@ -69,10 +69,7 @@ static int renew(struct rss_agent *a, const char *coll, const char *item, const 
 {
     char now[RSS_TIME_LEN];
     rss_time_micro(now, NULL);
-    /* Alive means renewed within this; a few missed renewals on a loaded machine are not death. */
-    long dur_s = (5 * a->heartbeat_ms + 999) / 1000;
-    if (dur_s < 10)
-        dur_s = 10;
+    long dur_s = rss_agent_heartbeat_lease_s(a->heartbeat_ms, a->heartbeat_misses);
     if (*last) {
         fill(a, *last, now, dur_s);
         cJSON *out = NULL;
@@ -124,6 +121,12 @@ int rss_agent_timing_check(long fence_timeout_ms, long heartbeat_ms, rss_error_t
                               "would stop its members after a slow renewal",
                               fence_timeout_ms, heartbeat_ms);
     return 0;
+}
+
+long rss_agent_heartbeat_lease_s(long heartbeat_ms, int misses)
+{
+    long s = ((long)misses * heartbeat_ms + 999) / 1000;
+    return s < 2 ? 2 : s;
 }
 
 long rss_agent_heartbeat_retry_ms(long heartbeat_ms)

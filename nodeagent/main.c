@@ -28,6 +28,7 @@ struct opts {
     const char *node, *ns, *kubeconfig, *cri_endpoint, *health_address, *peer_address, *state_dir;
     int health_port;
     long lease_duration_ms, renew_deadline_ms, retry_period_ms, fence_timeout_ms, heartbeat_ms;
+    int heartbeat_misses;
     long hook_output_max;
     int reconcile_workers;
     struct rss_namespaces managed; /* --namespaces; n == 0: every namespace */
@@ -61,6 +62,9 @@ static void usage(FILE *f)
                "  --fence-timeout D       API unreachable this long -> stop local members (default 30s;\n"
                "                          at least 3 heartbeat periods)\n"
                "  --heartbeat-period D    heartbeat Lease renewal period (default 10s, the kubelet's)\n"
+               "  --heartbeat-misses N    renewals missed before the leader calls this node silent\n"
+               "                          (2..60, default 5): where the application has a `detach`\n"
+               "                          hook, a silent node's primary is replaced at once\n"
                "  --state-dir DIR         node-local directory (a tmpfs such as /run/rssd) where the\n"
                "                          fence clock and what fencing needs survive an rssd restart\n"
                "                          (default $RSSD_STATE_DIR; unset or none = not kept)\n"
@@ -122,6 +126,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         O_RP,
         O_FT,
         O_HB,
+        O_HBM,
         O_SD,
         O_HOM,
         O_LOG,
@@ -142,6 +147,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                                        {"retry-period", required_argument, NULL, O_RP},
                                        {"fence-timeout", required_argument, NULL, O_FT},
                                        {"heartbeat-period", required_argument, NULL, O_HB},
+                                       {"heartbeat-misses", required_argument, NULL, O_HBM},
                                        {"state-dir", required_argument, NULL, O_SD},
                                        {"hook-output-max", required_argument, NULL, O_HOM},
                                        {"log-level", required_argument, NULL, O_LOG},
@@ -161,6 +167,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
                        .retry_period_ms = 2000,
                        .fence_timeout_ms = 30000,
                        .heartbeat_ms = 10000,
+                       .heartbeat_misses = RSS_AGENT_HEARTBEAT_MISSES,
                        .state_dir = getenv("RSSD_STATE_DIR"),
                        .hook_output_max = 1048576,
                        .reconcile_workers = RSS_LEADER_DEFAULT_WORKERS};
@@ -221,6 +228,15 @@ static int parse_opts(int argc, char **argv, struct opts *o)
             if (parse_ms("--heartbeat-period", optarg, &o->heartbeat_ms) < 0)
                 return -1;
             break;
+        case O_HBM: {
+            long v = strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end != '\0' || v < RSS_AGENT_HEARTBEAT_MISSES_MIN ||
+                v > RSS_AGENT_HEARTBEAT_MISSES_MAX)
+                return bad("--heartbeat-misses: '%s' is not a number of renewals in [%d, %d]", optarg,
+                           RSS_AGENT_HEARTBEAT_MISSES_MIN, RSS_AGENT_HEARTBEAT_MISSES_MAX);
+            o->heartbeat_misses = (int)v;
+            break;
+        }
         case O_HOM: {
             long v = strtol(optarg, &end, 10);
             /* At least a page (a sequence is tiny, a status message short); at most what runtimes send. */
@@ -436,6 +452,7 @@ int main(int argc, char **argv)
                                   .identity = identity,
                                   .fence_timeout_ms = o.fence_timeout_ms,
                                   .heartbeat_ms = o.heartbeat_ms,
+                                  .heartbeat_misses = o.heartbeat_misses,
                                   .hook_output_max = (size_t)o.hook_output_max,
                                   .namespaces = &o.managed,
                                   .state_dir =

@@ -33,6 +33,7 @@ struct rss_agent_config {
     const char *identity;   /* holderIdentity of the heartbeat Lease; NULL = node */
     long fence_timeout_ms;  /* API unreachable this long -> stop local members; 0 = 30000 */
     long heartbeat_ms;      /* heartbeat renew period; 0 = 10000 (the kubelet's node Lease rate) */
+    int heartbeat_misses;   /* renewals missed before the node looks silent; 0 = RSS_AGENT_HEARTBEAT_MISSES */
     size_t hook_output_max; /* for messages: the hook output limit the CRI client enforces (bytes) */
     const char *state_dir;  /* node-local dir (tmpfs) for the fence state (rss/fencestate.h); NULL none */
     const struct rss_namespaces *namespaces; /* the managed namespaces (copied); NULL or empty = all */
@@ -139,6 +140,15 @@ enum rss_result rss_agent_hook_result(int err_code, int exit_code);
  * must leave at least two more renewals after a full period: fence >= 3 x period, period >= 100 ms.
  * Errors: RSS_E_INVALID, saying which. */
 int rss_agent_timing_check(long fence_timeout_ms, long heartbeat_ms, rss_error_t *err);
+
+/* The heartbeat Lease's leaseDurationSeconds: misses periods, rounded up to a second, at least 2 s. The
+ * leader calls the node silent once its heartbeat did not change for that long, and with a `detach` hook
+ * replaces a primary there at once (docs/rules.md, rule 19): fewer misses fail over sooner, and a slow API
+ * server or a loaded node more often for nothing (never losing a commit). */
+#define RSS_AGENT_HEARTBEAT_MISSES     5
+#define RSS_AGENT_HEARTBEAT_MISSES_MIN 2
+#define RSS_AGENT_HEARTBEAT_MISSES_MAX 60
+long rss_agent_heartbeat_lease_s(long heartbeat_ms, int misses);
 
 /* How long the heartbeat waits after a failed renewal: the period, but at most 2 s, so that an agent
  * whose API came back is heard again (and its fence clock reset) well within its fence timeout. */

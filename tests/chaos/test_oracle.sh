@@ -123,6 +123,34 @@ seq 1 11 >"$d/data-rss-dummy-0/writes"
 seq 1 15 >"$d/data-rss-dummy-2/writes"
 expect "a promotion during a freeze, a wake's stop, a changed volume" "P7-data-changed 1" "$(oracle_says)"
 
+# 5b. Rule 19: the primary's node cut off from the API (a partition), both standbys detached before their
+#     positions, one promoted while the old primary still runs (its self-fence stops it 3 s later): no P1,
+#     the overlap within P10's bound. The same with one standby that never detached: P1.
+for detach2 in yes no; do
+    new_case "cut_detached_$detach2"
+    write_round 3 0 11 1 2
+    ev 4 "partition node-1"
+    hook 14 1 "detach args=[]" 0
+    hook 14 1 "sequence args=[] out=11" 0
+    [ "$detach2" = no ] || hook 14 2 "detach args=[]" 0
+    hook 14 2 "sequence args=[] out=11" 0
+    hook 15 1 "seed args=[]" 0
+    hook 16 2 "secondary args=[rss-dummy-1.svc]" 0
+    write_round 17 1 12 2
+    hook 18 0 "stop args=[]" 0
+    ev 20 "heal node-1"
+    hook 22 0 "secondary args=[rss-dummy-1.svc]" 0
+    write_round 23 1 13 2 0
+    ev 25 "truth rss-dummy-0=13 rss-dummy-1=13 rss-dummy-2=13"
+    ev 25 "check-acked"
+    data 13
+    if [ "$detach2" = yes ]; then
+        expect "a promotion beside a cut-off primary, every standby detached" none "$(oracle_says)"
+    else
+        expect "a promotion beside a cut-off primary, a standby not detached" "P1-promoted-beside-primary 1" "$(oracle_says)"
+    fi
+done
+
 # 6. A drain (round 5's drain kind): the primary's pod deleted, a standby promoted a second later, before the
 #    harness saw the old pod leave the API: no P1 (the leader promotes once the pod is gone), and the
 #    overlap is within P10's bound.

@@ -380,10 +380,13 @@ how_of() {
 # iso_ms TIME: a hooks.log/hooks.times time (UTC, microseconds) in epoch milliseconds.
 iso_ms() { date -u -d "$1" +%s%3N; }
 
-# spec.failover PromoteStandby (rule 15) with the primary's node powered off and staying off: the
-# leader may promote only after its dead verdict (the dead window: fence timeout + 5 s + the stop hook's
-# timeout + LEADER_KILL_MS, counted from the node's last heartbeat renewal, which is at most one
-# heartbeat period + 1 s before the power-off). Judged by the hook logs: no stop on the standbys,
+# spec.failover PromoteStandby (rule 15) with the primary's node powered off and staying off. With the
+# `detach` hook of apps/postgres (rule 19) the leader promotes once the node's heartbeat is silent, before
+# its dead verdict: the promotion must begin before the dead window ends, and each standby that answered
+# detached first. With PG_NO_DETACH=1 the hook is removed from the spec and the leader may promote only
+# after its dead verdict (the dead window: fence timeout + 5 s + the stop hook's timeout + LEADER_KILL_MS,
+# counted from the node's last heartbeat renewal, which is at most one heartbeat period + 1 s before the
+# power-off). Judged by the hook logs: no stop on the standbys,
 # exactly one promotion (a former standby's seed, begun no earlier than that bound), the other standby
 # repointed; writes go on with the node still off; once the node is back the old primary rejoins with
 # `secondary`, and every member is on the new primary's timeline with every acknowledged commit.
@@ -395,6 +398,15 @@ sc_postgres_primary_node_off_promote() {
         fail "patch spec.failover"
     [ "${PG_NO_OPT_IN:-0}" != 1 ] || { k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"failover":null}}' >/dev/null &&
         note "PG_NO_OPT_IN=1: spec.failover removed again (the scenario must fail)"; }
+    local detach0 early=yes
+    detach0=$(rss_json "$R" | jq -c '.spec.pod.commands.detach')
+    if [ "${PG_NO_DETACH:-0}" = 1 ]; then
+        k patch rss "$R" -n "$NS" --type json -p '[{"op":"remove","path":"/spec/pod/commands/detach"}]' >/dev/null ||
+            fail "remove the detach hook"
+        undo_on_exit "k patch rss $R -n $NS --type merge -p '{\"spec\":{\"pod\":{\"commands\":{\"detach\":$detach0}}}}'"
+        early=no
+    fi
+    [ "$early" = no ] || [ "$detach0" != null ] || fail "the spec has no detach hook"
     p=$(primary_ordinal)
     node=$(member_node "$R" "$p")
     sleep 20
@@ -421,9 +433,14 @@ sc_postgres_primary_node_off_promote() {
     begin=$(awk -v m="$mark" '$1 > m && $4 == "seed" { print $1; exit }' "$(claim_dir "$R" "$sp")/hooks.times")
     begin=$(iso_ms "$begin")
     lower=$((t0 + dw - (hb_s + 1) * 1000))
-    [ "$begin" -ge "$lower" ] || fail "the promotion began $((begin - t0)) ms after the power-off, before the dead verdict (>= $((lower - t0)) ms)"
+    if [ "$early" = yes ]; then
+        [ "$begin" -lt $((t0 + dw)) ] || fail "the promotion began $((begin - t0)) ms after the power-off, not before the dead window ($dw ms)"
+        detached_first "$mark" "$R" "$p" "$sp"
+    else
+        [ "$begin" -ge "$lower" ] || fail "the promotion began $((begin - t0)) ms after the power-off, before the dead verdict (>= $((lower - t0)) ms)"
+    fi
     write_probe "$sp"
-    note "node off -> promotion begun: $((begin - t0)) ms (dead window $dw ms); node off -> writable on $s: $(ms_since "$t0") ms"
+    note "node off -> promotion begun: $((begin - t0)) ms (dead window $dw ms, detach hook: $early); node off -> writable on $s: $(ms_since "$t0") ms"
     # The node stays off a while longer: the new primary acknowledges commits with its one standby.
     a0=$(acked)
     sleep 15

@@ -11,9 +11,10 @@
 # (/hooks/write in its container, only while its dummyd runs as primary) and counts as acknowledged when
 # that prints its serial; every serial acknowledged must be on the final primary's volume. rssd's status is
 # read beside them (Running, and to time fault 2), its Events only for a Warning that must not come.
-#   freeze_promote (rules 17, 18): the primary's whole node frozen past the dead window, a standby promoted,
-#     writes to it, the node thawed: the old primary is stopped (its agent's wake fence or the leader's
-#     DivergedPrimary), the promoted one never, and the old one rejoins as its secondary.
+#   freeze_promote (rules 17-19): the primary's whole node frozen; a standby promoted once the node's
+#     heartbeat is silent, before the dead window ends (rule 19: the standbys detach first); writes to it;
+#     the node thawed past the dead window: the old primary is stopped (its agent's wake fence or the
+#     leader's DivergedPrimary), the promoted one never, and the old one rejoins as its secondary.
 #   leader_change_failover (rule 16): the primary's application killed with a 20 s `stop`; the leader's
 #     rssd pod deleted while status.failover names the lost primary: one promotion, no standby stopped.
 #   drain_primary: the primary's pod deleted and its node cordoned (a drain by hand): a promotion, the
@@ -134,16 +135,16 @@ sc_failover_create() {
     note "primary member $(primary_ordinal) on $(member_node $R "$(primary_ordinal)"), leader on $(leader_node)"
 }
 
-# ---- 1. (issue 35 fault 1; rules 17 and 18) the primary's whole node frozen (kubelet, containerd, rssd,
-#         the member) past the leader's dead window: a standby is promoted and takes writes; then the node
-#         thaws. The old primary wakes up running as primary with its old history: it must be stopped, by
+# ---- 1. (issue 35 fault 1; rules 17-19) the primary's whole node frozen (kubelet, containerd, rssd,
+#         the member) past the leader's dead window: a standby is promoted (before the dead window ends:
+#         rule 19, the app's `detach` hook) and takes writes; then the node thaws. The old primary wakes up running as primary with its old history: it must be stopped, by
 #         its own agent (rule 18: the wake's fence) or by the leader (rule 17: Warning DivergedPrimary), and
 #         rejoin as a secondary of the promoted one; the promoted member is never stopped and keeps every
 #         write it acknowledged. Before the fixes the leader stopped the promoted member (Normal Demoting)
 #         and joined it under the old primary.
 sc_freeze_promote() {
     ensure_running
-    local p pnode mark mark_thaw t_frz t_thaw s o pid_s stops w="$E2E_TMP/writes-freeze" t_stop
+    local p pnode mark mark_thaw t_frz t_thaw t_prom s o pid_s stops w="$E2E_TMP/writes-freeze" t_stop
     p=$(primary_ordinal)
     pnode=$(member_node $R "$p")
     lead_elsewhere "$pnode"
@@ -162,7 +163,9 @@ sc_freeze_promote() {
     no_standby_stopped "$mark" $R "$p"
     s=$(promoted_one "$mark" $R "$p")
     detached_first "$mark" $R "$p" "$s"
-    note "member $s promoted $(($(now_ms) - t_frz)) ms after the freeze (dead window $DEAD_S s)"
+    t_prom=$(($(now_ms) - t_frz))
+    note "member $s promoted $t_prom ms after the freeze (dead window $DEAD_S s)"
+    [ "$t_prom" -lt $((DEAD_S * 1000)) ] || fail "the promotion waited out the dead window ($t_prom ms): rule 19 promotes on detached answers"
     primary_now() { [ "$(dummyd_of "$s" | awk '{ print $2 }')" = primary ]; }
     wait_until 30 "member $s's dummyd running as primary" primary_now
     pid_s=$(dummyd_of "$s" | awk '{ print $1 }')
@@ -170,6 +173,8 @@ sc_freeze_promote() {
     writer_start "$s" "$w"
     took() { [ "$(acked "$w" "$s")" -ge 5 ]; }
     wait_until 30 "5 writes acknowledged by the promoted member $s" took
+    # The thaw past the dead window: the node was judged dead meanwhile (rules 17 and 18's case).
+    while [ $(($(now_ms) - t_frz)) -lt $(((DEAD_S + 5) * 1000)) ]; do sleep 1; done
     t_thaw=$(now_ms)
     mark_thaw=$(now)
     "$WORLD" thaw "$pnode" >/dev/null || fail "thaw $pnode"

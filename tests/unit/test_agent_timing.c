@@ -45,6 +45,17 @@ static void test_retry_table(void **state)
         assert_int_equal(rss_agent_heartbeat_retry_ms(rows[i][0]), rows[i][1]);
 }
 
+/* The heartbeat Lease's duration: misses periods rounded up to a second, never under 2 s (the defaults
+ * keep their 50 s; the test worlds' 2 s period their 10 s). */
+static void test_lease_table(void **state)
+{
+    (void)state;
+    static const long rows[][3] = {{10000, 5, 50}, {2000, 5, 10}, {2000, 3, 6},     {1000, 2, 2},
+                                   {100, 2, 2},    {1500, 3, 5},  {60000, 60, 3600}};
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        assert_int_equal(rss_agent_heartbeat_lease_s(rows[i][0], (int)rows[i][1]), rows[i][2]);
+}
+
 /* The failsafe starts probing half a period past the renewal that should have come (a healthy agent's
  * silence reaches a period plus two requests at every renewal: at fence/3 the defaults probed every
  * heartbeat), and never later than fence/2, which leaves the probes half the fence timeout. */
@@ -96,9 +107,8 @@ static void test_agent_defaults(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_timing_check_table),
-        cmocka_unit_test(test_retry_table),
-        cmocka_unit_test(test_probe_after_table),
+        cmocka_unit_test(test_timing_check_table), cmocka_unit_test(test_retry_table),
+        cmocka_unit_test(test_lease_table),        cmocka_unit_test(test_probe_after_table),
         cmocka_unit_test(test_agent_defaults),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
