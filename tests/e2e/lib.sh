@@ -40,6 +40,8 @@ RSS_E2E_SANITIZER_DIR=${RSS_E2E_SANITIZER_DIR:-}
 # timeouts the suites set stay above 3 periods and lights-outs do not wait out 50 s heartbeat Leases;
 # empty = rssd's default (10 s).
 E2E_HEARTBEAT=${E2E_HEARTBEAT-2s}
+# Renewals missed before the leader calls a node silent (--heartbeat-misses); empty = rssd's default (5).
+E2E_HEARTBEAT_MISSES=${E2E_HEARTBEAT_MISSES:-}
 # The agents' fence timeout (--fence-timeout); empty = rssd's default (30 s).
 E2E_FENCE=${E2E_FENCE:-}
 
@@ -145,6 +147,7 @@ daemonset_for_world() {
     [ -z "${E2E_FENCE:-}" ] || extra+=("--fence-timeout=${E2E_FENCE}")
     [ -z "${E2E_HEARTBEAT:-}" ] || ! grep -q -- '--heartbeat-period' <<<"$help" ||
         extra+=("--heartbeat-period=${E2E_HEARTBEAT}")
+    [ -z "$E2E_HEARTBEAT_MISSES" ] || extra+=("--heartbeat-misses=${E2E_HEARTBEAT_MISSES}")
     # --state-dir: the host processes share one /run; each world keeps its agents' fence state in its
     # own directory (the file names carry the node).
     local a sedargs=(-e '/--cri-endpoint=/d')
