@@ -99,6 +99,11 @@ struct rss_spec {
      * spec.synchronousStandbys, the k of the application's `ANY k` synchronous quorum (>= 1). */
     bool promote_standby;
     int sync_standbys;
+    /* spec.silentNodePolicy: Promote (rssd; default Wait). Under PromoteStandby with a `detach` hook, a
+     * primary whose node's rssd heartbeat is silent is replaced without waiting for the node to be judged
+     * dead (docs/rules.md rule 19). Opt-in: rssd cannot tell a dead node from a hung rssd or a node cut
+     * off from the API server in that window, and the old primary, replaced, is stopped when seen again. */
+    bool silent_promote;
 };
 
 /* Parses the whole custom resource (apiVersion/kind/metadata/spec). On success fills *out, which

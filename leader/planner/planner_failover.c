@@ -199,8 +199,8 @@ static bool fallback(struct planner *c, const struct planner_member *lost, const
 bool planner_failover_early(const struct planner *c, const struct planner_member *lost)
 {
     const struct rss_spec *sp = c->spec;
-    return sp->promote_standby && sp->primaries == 1 && sp->hooks[RSS_HOOK_DETACH].present && lost &&
-           lost->exists && lost->node_silent;
+    return sp->silent_promote && sp->promote_standby && sp->primaries == 1 &&
+           sp->hooks[RSS_HOOK_DETACH].present && lost && lost->exists && lost->node_silent;
 }
 
 bool planner_failover_promote(struct planner *c, char *msg, size_t size)

@@ -328,10 +328,11 @@ void planner_lineage_promoted(struct rss_plan_patch *p, const struct planner_mem
 void planner_failover_load(struct planner *c);
 bool planner_failover_promote(struct planner *c, char *msg, size_t size);
 bool planner_failover_repoint(struct planner *c);
-/* Rule 19: whether lost, on a silent node, may be replaced without waiting out the dead window (the spec
- * has a `detach` hook, one primary, PromoteStandby). planner_failover_reattach, in row 7 after the
- * repoint: a failover that promoted nobody ends once its primary runs again; one standby that detached
- * for it gets `secondary` with that primary as peer (true when it issued one). */
+/* Rule 19: whether lost, on a silent node, may be replaced without waiting out the dead window
+ * (spec.silentNodePolicy Promote, which needs PromoteStandby, one primary and a `detach` hook).
+ * planner_failover_reattach, in row 7 after the repoint: a failover that promoted nobody ends once its
+ * primary runs again; one standby that detached for it gets `secondary` with that primary as peer (true when
+ * it issued one). */
 bool planner_failover_early(const struct planner *c, const struct planner_member *lost);
 bool planner_failover_reattach(struct planner *c);
 /* A standby that runs (secondary, live node, nothing unresolved); one that follows primary's history

@@ -381,9 +381,10 @@ how_of() {
 iso_ms() { date -u -d "$1" +%s%3N; }
 
 # spec.failover PromoteStandby (rule 15) with the primary's node powered off and staying off. With the
-# `detach` hook of apps/postgres (rule 19) the leader promotes once the node's heartbeat is silent, before
-# its dead verdict: the promotion must begin before the dead window ends, and each standby that answered
-# detached first. With PG_NO_DETACH=1 the hook is removed from the spec and the leader may promote only
+# `detach` hook of apps/postgres and spec.silentNodePolicy Promote (rule 19) the leader promotes once the
+# node's heartbeat is silent, before its dead verdict: the promotion must begin before the dead window
+# ends, and each standby that answered detached first. With PG_NO_DETACH=1 (the policy Wait, the hook
+# removed from the spec) the leader may promote only
 # after its dead verdict (the dead window: fence timeout + 5 s + the stop hook's timeout + LEADER_KILL_MS,
 # counted from the node's last heartbeat renewal, which is at most one heartbeat period + 1 s before the
 # power-off). Judged by the hook logs: no stop on the standbys,
@@ -393,10 +394,11 @@ iso_ms() { date -u -d "$1" +%s%3N; }
 # Without the opt-in (row 8) both standbys get `stop` and the scenario fails.
 sc_postgres_primary_node_off_promote() {
     wait_until 120 "$R Running" pg_running
-    local p node mark t0 s sp o stops stop_ms dw lower begin a0 hb_s
-    k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"failover":"PromoteStandby","synchronousStandbys":1}}' >/dev/null ||
+    local p node mark t0 s sp o stops stop_ms dw lower begin a0 hb_s policy=Promote
+    [ "${PG_NO_DETACH:-0}" != 1 ] || policy=Wait
+    k patch rss "$R" -n "$NS" --type merge -p "{\"spec\":{\"failover\":\"PromoteStandby\",\"synchronousStandbys\":1,\"silentNodePolicy\":\"$policy\"}}" >/dev/null ||
         fail "patch spec.failover"
-    [ "${PG_NO_OPT_IN:-0}" != 1 ] || { k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"failover":null}}' >/dev/null &&
+    [ "${PG_NO_OPT_IN:-0}" != 1 ] || { k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"failover":null,"silentNodePolicy":null}}' >/dev/null &&
         note "PG_NO_OPT_IN=1: spec.failover removed again (the scenario must fail)"; }
     local detach0 early=yes
     detach0=$(rss_json "$R" | jq -c '.spec.pod.commands.detach')
@@ -461,7 +463,7 @@ sc_postgres_primary_node_off_promote() {
     done
     note "hooks: $(hook_lines "$mark" "$R" stop seed secondary | awk '{ sub("rss-postgres-", "", $2); printf "%s:%s:%s ", $2, $3, $NF }'); positions: $(hook_lines "$mark" "$R" sequence | awk '{ sub("rss-postgres-", "", $2); printf "%s:%s:%s ", $2, $(NF-1), $NF }')"
     check_all
-    k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"failover":null,"synchronousStandbys":null}}' >/dev/null ||
+    k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"failover":null,"synchronousStandbys":null,"silentNodePolicy":null}}' >/dev/null ||
         fail "remove spec.failover"
 }
 # ---- issue 35's faults 1-3 under spec.failover PromoteStandby, as safety_failover.sh has them for the dummy

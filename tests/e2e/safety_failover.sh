@@ -3,10 +3,10 @@
 #
 # Usage: safety_failover.sh [all | SCENARIO...]   (default: those of this world's flavour, table below;
 #        `failover_create` first)
-# One 3-node world with rssd from deploy/ and apps/dummy with `primaries: 1`, `failover: PromoteStandby` and
-# `synchronousStandbys: 1` (a primary, two standbys: S = 2, a promotion needs both positions); fence timeout
-# 10 s (E2E_FENCE) and a `stop` timeout of 5 s (STOP_S), so the leader's dead window is 10 + 5 + 5 (kill) +
-# 5 (margin) = 25 s. Ground truth: the hooks logs on the volumes, each member's dummyd pid and role read in
+# One 3-node world with rssd from deploy/ and apps/dummy with `primaries: 1`, `failover: PromoteStandby`,
+# `synchronousStandbys: 1` and `silentNodePolicy: Promote` (rule 19; a primary, two standbys: S = 2, a
+# promotion needs both positions); fence timeout 10 s (E2E_FENCE) and a `stop` timeout of 5 s (STOP_S), so
+# the leader's dead window is 10 + 5 + 5 (kill) + 5 (margin) = 25 s. Ground truth: the hooks logs on the volumes, each member's dummyd pid and role read in
 # its container, and the writes on the volumes: a write goes through the member's own write path
 # (/hooks/write in its container, only while its dummyd runs as primary) and counts as acknowledged when
 # that prints its serial; every serial acknowledged must be on the final primary's volume. rssd's status is
@@ -119,7 +119,7 @@ acked_kept() {
 }
 
 create_manifest() {
-    sed -e 's/^  replicas: 3$/  replicas: 3\n  primaries: 1\n  failover: PromoteStandby\n  synchronousStandbys: 1/' \
+    sed -e 's/^  replicas: 3$/  replicas: 3\n  primaries: 1\n  failover: PromoteStandby\n  synchronousStandbys: 1\n  silentNodePolicy: Promote/' \
         -e "/^      stop:\$/{n;s/timeout: 30s/timeout: ${STOP_S}s/}" "$repo/apps/dummy/rss.yaml"
 }
 
@@ -137,7 +137,8 @@ sc_failover_create() {
 
 # ---- 1. (issue 35 fault 1; rules 17-19) the primary's whole node frozen (kubelet, containerd, rssd,
 #         the member) past the leader's dead window: a standby is promoted (before the dead window ends:
-#         rule 19, the app's `detach` hook) and takes writes; then the node thaws. The old primary wakes up running as primary with its old history: it must be stopped, by
+#         rule 19, the app's `detach` hook and silentNodePolicy Promote) and takes writes; then the node
+#         thaws. The old primary wakes up running as primary with its old history: it must be stopped, by
 #         its own agent (rule 18: the wake's fence) or by the leader (rule 17: Warning DivergedPrimary), and
 #         rejoin as a secondary of the promoted one; the promoted member is never stopped and keeps every
 #         write it acknowledged. Before the fixes the leader stopped the promoted member (Normal Demoting)

@@ -227,8 +227,10 @@ static void failover(struct fuzz_reader *r, struct rss_spec *spec, struct rss_me
         m[i].observed.detached = m[i].observed.has_position && (b & 0x80);
         m[i].observed.position = pick_seq(r);
     }
-    /* Rule 19: a `detach` hook in the spec, drawn last (off when the bytes run out). */
+    /* Rule 19: a `detach` hook in the spec, and with it spec.silentNodePolicy Promote (spec.c refuses the
+     * policy without the hook), drawn last (off when the bytes run out). */
     spec->hooks[RSS_HOOK_DETACH].present = fuzz_below(r, 2) == 1;
+    spec->silent_promote = spec->hooks[RSS_HOOK_DETACH].present && fuzz_below(r, 2) == 1;
 }
 
 static bool make_spec(struct fuzz_reader *r, struct rss_spec *spec)

@@ -310,8 +310,8 @@ static inline bool prop_quorum(const struct rss_plan_input *in, const struct rss
 }
 
 /* Whether lost may be the lost primary of this promotion: fenced (on a node judged dead), reported stopped on
- * its live node with nothing in flight, its marked incarnation gone, or (with a `detach` hook) on a silent
- * node; and some position request of this
+ * its live node with nothing in flight, its marked incarnation gone, or (spec.silentNodePolicy Promote)
+ * on a silent node; and some position request of this
  * epoch was answered by the target and S-k+1 standbys. */
 static inline bool prop_promotion_ok(const struct rss_plan_input *in, const struct rss_member_input *target,
                                      const struct rss_member_input *lost, bool gone)
@@ -321,9 +321,10 @@ static inline bool prop_promotion_ok(const struct rss_plan_input *in, const stru
         return false;
     const struct rss_observed *lo_o = &lost->observed;
     /* Rule 19: with a `detach` hook only detached answers count (prop_quorum()), and then the old primary
-     * acknowledges nothing more whatever it does: one on a silent node may be replaced. */
-    bool silent = in->spec->hooks[RSS_HOOK_DETACH].present && lost->node && lost->node[0] &&
-                  !lost->node_alive && !lost->node_dead;
+     * acknowledges nothing more whatever it does: under spec.silentNodePolicy Promote one on a silent node
+     * may be replaced. */
+    bool silent = in->spec->silent_promote && in->spec->hooks[RSS_HOOK_DETACH].present && lost->node &&
+                  lost->node[0] && !lost->node_alive && !lost->node_dead;
     bool fenced =
         gone || prop_fenced_dead(lost) || silent ||
         (prop_current(lost, E) && lost->node_alive && lo_o->role == RSS_ROLE_STOPPED &&
@@ -444,6 +445,11 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
         }
         if (d->action == RSS_ACTION_NONE)
             continue;
+        /* The member's own desired written again to carry (or clear) a position request (rules 15, 19):
+         * the same id, which its agent ran or voided already; it issues nothing. */
+        if (m->has_desired && rss_action_id_equal(d->id, m->desired.id) && d->action == m->desired.action &&
+            d->generation == m->desired.generation)
+            continue;
         RULE("7 (an action targets the member's reported generation)",
              m->has_observed && d->generation == m->observed.generation);
         RULE("action ids are new",
@@ -474,12 +480,29 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
             np = prop_newest_mark(in, &gone);
             if (np)
                 want = rss_spec_peer_dns(spec, np->ordinal);
+            bool repoint = np && np != m && !gone && np->primary_record &&
+                           strstr(np->primary_record, "\"promotedOver\"") && prop_current(np, E) &&
+                           np->observed.role == RSS_ROLE_PRIMARY && np->node_alive && d->n_peers == 1 &&
+                           !strcmp(d->peers[0], want);
+            /* Rule 19, a re-attach: a standby that detached for a failover and has not started since
+             * follows the primary that runs: the newest mark's member, or (no mark) one running as primary.
+             */
+            const struct rss_last_action *la = &o->last;
+            bool started = la->present && prop_is_start(la->action) && la->result == RSS_RESULT_OK &&
+                           (la->id.epoch > o->position_for.epoch ||
+                            (la->id.epoch == o->position_for.epoch && la->id.seq > o->position_for.seq));
+            bool reattach = false;
+            for (size_t k = 0; k < in->n_members && o->detached && o->has_position && !started; k++) {
+                const struct rss_member_input *pp = &in->members[k];
+                if (pp == m || (np && pp != np) || !pp->pod_exists || !prop_current(pp, E) ||
+                    pp->observed.role != RSS_ROLE_PRIMARY || !pp->node_alive || d->n_peers != 1)
+                    continue;
+                _cleanup_free_ char *dns = rss_spec_peer_dns(spec, pp->ordinal);
+                reattach |= !strcmp(d->peers[0], dns);
+            }
             RULE("15 (a repoint follows the newest mark's member, promoted, running as primary on a live "
-                 "node)",
-                 np && np != m && !gone && np->primary_record &&
-                     strstr(np->primary_record, "\"promotedOver\"") && prop_current(np, E) &&
-                     np->observed.role == RSS_ROLE_PRIMARY && np->node_alive && d->n_peers == 1 &&
-                     !strcmp(d->peers[0], want));
+                 "node), or 19 (a re-attach of a detached standby follows the primary that runs)",
+                 repoint || reattach);
         } else if (prop_is_start(d->action)) {
             n_starts++;
             const struct rss_observed *o = &m->observed;

@@ -47,8 +47,8 @@
  *   NO_ANSWERGUARD rule 19: an answer given before the standby's re-attach counts, and a request a
  *                re-attach retired is waited for (answered(), request_live())
  *   EARLY        rule 19's second half: a primary on a silent node is replaced without the dead verdict
- *                (planner_failover_early(): the code does it only with a `detach` hook, so EARLY is DETACH;
- *                -DEARLY=1 -DDETACH=0 is the mutant)
+ *                (planner_failover_early(): the code does it only under spec.silentNodePolicy Promote, which
+ *                needs a `detach` hook, so EARLY is DETACH here; -DEARLY=1 -DDETACH=0 is the mutant)
  *   DETACH       (a switch on, not off) a standby stops streaming from its primary when it answers a position
  *                request: rule 19, the code with a `detach` hook in the spec; without one `sequence` only reads
  * Not the code (proposed fixes of the model's open findings, docs/model.md; a check that sets one says so):

@@ -683,23 +683,25 @@ static void test_detached_answers_only(void **state)
     }
 }
 
-/* Rule 19's second half: with a `detach` hook a primary on a silent node (not judged dead) is replaced
- * without waiting out the dead window: the request goes out at once, and S-k+1 detached answers promote
- * while the old primary may still run (it acknowledges nothing more). Without the hook rule 12 waits;
- * answers not detached never promote, and nothing is stopped while that node is silent. */
+/* Rule 19's second half: under spec.silentNodePolicy Promote (with a `detach` hook) a primary on a silent
+ * node (not judged dead) is replaced without waiting out the dead window: the request goes out at once,
+ * and S-k+1 detached answers promote while the old primary may still run (it acknowledges nothing more).
+ * Without the opt-in (the hook alone is not enough) rule 12 waits; answers not detached never promote, and
+ * nothing is stopped while that node is silent. */
 static void test_early_silent_primary(void **state)
 {
     (void)state;
     g_failover = FAILOVER_SPEC;
-    for (int hook = 0; hook <= 1; hook++) {
+    for (int opt = 0; opt <= 2; opt++) { /* 0: neither, 1: the hook without the policy, 2: both */
         struct world w;
         init(&w, "Q Y Y");
-        w.spec.hooks[RSS_HOOK_DETACH].present = hook;
+        w.spec.hooks[RSS_HOOK_DETACH].present = opt >= 1;
+        w.spec.silent_promote = opt == 2;
         struct rss_plan p;
         run(&w, &p);
         want(&p, "");
         no_stop(&p);
-        if (!hook) {
+        if (opt < 2) {
             assert_null(find_event(&p, "FailoverStarted"));
             assert_null(desired_patch_of(&p, 1));
             assert_non_null(strstr(status_str(&p, "message"), "node-0 is silent"));
@@ -726,6 +728,7 @@ static void test_early_silent_primary(void **state)
 
         init(&w, "Q Y Y");
         w.spec.hooks[RSS_HOOK_DETACH].present = true;
+        w.spec.silent_promote = true;
         run(&w, &p);
         apply(&w, &p);
         answer_position(&w, 1, true, 100);
@@ -762,6 +765,7 @@ static void test_reattach_when_primary_returns(void **state)
     struct world w;
     init(&w, "Q Y Y");
     w.spec.hooks[RSS_HOOK_DETACH].present = true;
+    w.spec.silent_promote = true;
     struct rss_plan p;
     run(&w, &p);
     apply(&w, &p);

@@ -381,6 +381,14 @@ static int parse_failover(const cJSON *spec, struct rss_spec *s, rss_error_t *er
 {
     s->promote_standby = false;
     s->sync_standbys = 0;
+    s->silent_promote = false;
+    /* spec.silentNodePolicy (rssd): Wait (default) or Promote, which needs PromoteStandby and the detach
+     * hook (rule 19: only detached answers make a promotion safe beside a primary that may still run). */
+    const cJSON *snp = cJSON_GetObjectItemCaseSensitive(spec, "silentNodePolicy");
+    if (snp && !cJSON_IsNull(snp) &&
+        !(cJSON_IsString(snp) && (!strcmp(snp->valuestring, "Wait") || !strcmp(snp->valuestring, "Promote"))))
+        return rss_error_make(err, RSS_E_INVALID, 0, "spec.silentNodePolicy: expected Wait or Promote");
+    bool silent_promote = cJSON_IsString(snp) && !strcmp(snp->valuestring, "Promote");
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(spec, "failover");
     if (f && !cJSON_IsNull(f) &&
         !(cJSON_IsString(f) &&
@@ -390,6 +398,11 @@ static int parse_failover(const cJSON *spec, struct rss_spec *s, rss_error_t *er
     if (parse_int_field(spec, "synchronousStandbys", "spec.synchronousStandbys", 0, RSS_SPEC_ORDINAL_MAX, 0,
                         &s->sync_standbys, err) < 0)
         return -1;
+    if (silent_promote && (!s->promote_standby || !s->hooks[RSS_HOOK_DETACH].present))
+        return rss_error_make(err, RSS_E_INVALID, 0,
+                              "spec.silentNodePolicy: Promote needs spec.failover PromoteStandby and the "
+                              "detach hook (spec.pod.commands.detach)");
+    s->silent_promote = silent_promote;
     if (!s->promote_standby)
         return 0;
     if (s->primaries != 1)
