@@ -24,12 +24,14 @@
 #     advanced is promoted instead.
 #   drain_switchover (issue 36 item 3): kubectl drain of the primary's node: its eviction refused by its
 #     own budget until it handed over to a standby on another node; then the drain completes.
+#   reattach (rule 19): rssd on the primary's node hung past the silent window, one standby's detach
+#     failing: a fallback that stops nothing, then the detached standby follows the primary again.
 #   scale_remove (model finding L4): a scale-down removes a standby that held more than the one that
 #     stays, then the primary is killed: no promotion below the removed standby's sequence (FailoverFallback
 #     naming it), the lost primary seeds again with every write; replicas back to 3.
 # The faults and the switchover run on the real Kubernetes by default (tests/run.sh's real stage:
-# RSS_WORLD_FLAVOUR=real), drain_switchover and scale_remove on kubesim (ctest e2e_failover; postgres.sh's
-# postgres_drain_switchover drains on the real world). Faults 1-3 failed on the code before issue 35's fixes
+# RSS_WORLD_FLAVOUR=real), drain_switchover, detach_failed, reattach and scale_remove on kubesim (ctest
+# e2e_failover; postgres.sh's postgres_drain_switchover drains on the real world). Faults 1-3 failed on the code before issue 35's fixes
 # (4fc9a8d), scale_remove before the scaledAway floor; all pass after them (docs/testing.md). About 2.5 min
 # on kubesim, 3 on the real world, with the world's start. E2E_KEEP=1 keeps the world (tests/e2e/lib.sh).
 # Prints "PASS/FAIL name" and "N passed, N failed".
@@ -529,9 +531,55 @@ sc_switchover() {
     note "second switchover: $(member $R "$o") (45) promoted over the named $(member $R "$p") (30)"
 }
 
+# ---- rule 19, a wrong suspicion under silentNodePolicy Promote: rssd on the primary's node hangs
+#      (SIGSTOP) past the silent window while the node, its kubelet and the primary are fine, and one
+#      standby's `detach` fails (the fail-detach knob), so the failover cannot promote: FailoverFallback,
+#      then rule 12's wait while that node is silent, no stop anywhere. rssd continues: the standby that
+#      detached follows the primary again (Reattaching: its `secondary` with the primary as peer); the
+#      primary's dummyd is the same process throughout.
+sc_reattach() {
+    ensure_running
+    local p pnode pid o1 o2 mark pid_p acts fb t0 t1
+    p=$(primary_ordinal)
+    pnode=$(member_node $R "$p")
+    lead_elsewhere "$pnode"
+    ensure_running
+    p=$(primary_ordinal)
+    pnode=$(member_node $R "$p")
+    o1=$(others_of $R "$p" | sed -n 1p)
+    o2=$(others_of $R "$p" | sed -n 2p)
+    pid_p=$(dummyd_of "$p" | awk '{ print $1 }')
+    echo 1 >"$(claim_dir $R "$o2")/fail-detach"
+    undo_on_exit "rm -f $(claim_dir $R "$o2")/fail-detach"
+    pid=$(rssd_pid "$pnode") || fail "no rssd pid on $pnode"
+    mark=$(now)
+    t0=$(now_ms)
+    kill -STOP "$pid" || fail "SIGSTOP rssd ($pid) on $pnode"
+    undo_on_exit "kill -CONT $pid"
+    fellback() { [ -n "$(events_since "$mark" FailoverFallback $R)" ]; }
+    wait_until 60 "the failover on the silent $pnode to fall back (member $o2's detach fails)" fellback
+    fb=$(events_since "$mark" FailoverFallback $R | sed -n 1p)
+    [[ $fb == *"$(member $R "$o2") "*" not detached"* ]] || fail "the fallback does not name $(member $R "$o2")'s answer: $fb"
+    hook_lines "$mark" $R detach | grep -q " $(member $R "$o1") detach .*rc=0$" ||
+        fail "member $o1 did not detach: $(hook_lines "$mark" $R detach sequence)"
+    sleep 5 # rule 12's wait: nothing is stopped or started while the primary's node is silent
+    acts=$(hook_lines "$mark" $R stop seed primary secondary)
+    [ -z "$acts" ] || fail "while rssd on $pnode hung: $acts"
+    t1=$(now_ms)
+    kill -CONT "$pid" 2>/dev/null || note "rssd on $pnode was restarted by its liveness probe meanwhile"
+    wait_until 60 "member $o1 following member $p again" secondary_of "$mark" $R "$o1" "$p"
+    ensure_running 60
+    acts=$(hook_lines "$mark" $R stop seed primary)
+    [ -z "$acts" ] || fail "a stop or a start after the hang: $acts"
+    [ "$(dummyd_of "$p")" = "$pid_p primary" ] || fail "member $p no longer runs its dummyd $pid_p as primary: $(dummyd_of "$p")"
+    # FailoverAbandoned comes only when a failover record was still open (not after this fallback).
+    [ -n "$(events_since "$mark" Reattaching $R)" ] || fail "no Reattaching Event"
+    note "rssd on $pnode hung $((t1 - t0)) ms; $(events_since "$mark" FailoverFallback $R | wc -l) FailoverFallback Event line(s); hooks: $(hook_lines "$mark" $R detach sequence secondary | awk '{ printf "%s:%s:%s ", $2, $3, $NF }')"
+}
+
 # The scenarios in the order they run, each with the world flavour it runs in by default (flavour.sh;
 # why: docs/testing.md). failover_create always runs first.
-table=(failover_create:real freeze_promote:real leader_change_failover:real drain_primary:real switchover:real drain_switchover:kubesim detach_failed:kubesim scale_remove:kubesim)
+table=(failover_create:real freeze_promote:real leader_change_failover:real drain_primary:real switchover:real drain_switchover:kubesim detach_failed:kubesim reattach:kubesim scale_remove:kubesim)
 mapfile -t sel < <(select_scenarios "${table[@]}" -- "$@")
 # 77: ctest's skip (SKIP_RETURN_CODE), when every scenario runs in the other flavour.
 [ ${#sel[@]} -gt 0 ] || { say "safety_failover: SKIP (no scenario runs in the ${RSS_WORLD_FLAVOUR:-kubesim} world by default)"; exit 77; }
