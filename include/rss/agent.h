@@ -142,9 +142,9 @@ enum rss_result rss_agent_hook_result(int err_code, int exit_code);
 int rss_agent_timing_check(long fence_timeout_ms, long heartbeat_ms, rss_error_t *err);
 
 /* The heartbeat Lease's leaseDurationSeconds: misses periods, rounded up to a second, at least 2 s. The
- * leader calls the node silent once its heartbeat did not change for that long, and with a `detach` hook
- * replaces a primary there at once (docs/rules.md, rule 19): fewer misses fail over sooner, and a slow API
- * server or a loaded node more often for nothing (never losing a commit). */
+ * leader calls the node silent once its heartbeat did not change for that long, and under an RSS's
+ * spec.silentNodePolicy Promote replaces a primary there at once (docs/rules.md, rule 19): fewer misses fail
+ * over sooner, and a slow API server or a loaded node more often for nothing (never losing a commit). */
 #define RSS_AGENT_HEARTBEAT_MISSES     5
 #define RSS_AGENT_HEARTBEAT_MISSES_MIN 2
 #define RSS_AGENT_HEARTBEAT_MISSES_MAX 60

@@ -226,12 +226,13 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
     }
     bool stopped = gone || (lost->current && lost->node_alive && lost->role == RSS_ROLE_STOPPED &&
                             !lost->unresolved && !lost->pending);
-    /* Rule 19: with a `detach` hook its state does not matter once S-k+1 standbys detached (below), so a
-     * primary on a silent node is replaced without waiting out the dead window. */
+    /* Rule 19: its state does not matter once S-k+1 standbys detached (below), so under silentNodePolicy
+     * Promote a primary on a silent node is replaced without waiting out the dead window. */
     bool early = planner_failover_early(c, lost);
     if (!lost->fenced_dead && !stopped && !early) {
         /* Failed (repairs() stops it), its stop in flight, or its report after the stop not in yet: wait.
-         * A silent node gets here only with a `detach` hook (rule 12 waits first); a dead one is fenced. */
+         * A silent node gets here only under silentNodePolicy Promote (rule 12 waits first); a dead one is
+         * fenced. */
         snprintf(msg, size,
                  "%s was primary and is %s: waiting for it to be observed stopped before promoting a standby",
                  lost->pod, lost->decided ? "being stopped" : rss_role_name(lost->role));

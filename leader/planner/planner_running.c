@@ -241,8 +241,8 @@ void planner_running_cluster(struct planner *c)
         /* Nothing is promoted or recovered while a diverged primary may still take writes. */
         if (diverged)
             return;
-        /* Rule 12 (unobserved_wait()), but one on a silent node is replaced at once where the standbys
-         * can detach (rule 19): that stops none. */
+        /* Rule 12 (unobserved_wait()), but one on a silent node is replaced at once under silentNodePolicy
+         * Promote, where the standbys detach first (rule 19): that stops none. */
         const struct planner_member *unseen = planner_unobserved_primary(c);
         if (unseen && !planner_failover_early(c, unseen)) {
             unobserved_wait(c, unseen);

@@ -560,7 +560,7 @@ sc_reattach() {
     wait_until 60 "the failover on the silent $pnode to fall back (member $o2's detach fails)" fellback
     fb=$(events_since "$mark" FailoverFallback $R | sed -n 1p)
     [[ $fb == *"$(member $R "$o2") "*" not detached"* ]] || fail "the fallback does not name $(member $R "$o2")'s answer: $fb"
-    hook_lines "$mark" $R detach | grep -q " $(member $R "$o1") detach .*rc=0$" ||
+    hook_lines "$mark" $R detach | grep >/dev/null " $(member $R "$o1") detach .*rc=0$" ||
         fail "member $o1 did not detach: $(hook_lines "$mark" $R detach sequence)"
     sleep 5 # rule 12's wait: nothing is stopped or started while the primary's node is silent
     acts=$(hook_lines "$mark" $R stop seed primary secondary)
