@@ -799,6 +799,26 @@ sc_postgres_primary_node_off() {
     check_all
 }
 
+# power_on_rejoin NODE ORD RECOVERY: powers NODE on again; member ORD (the old primary) rejoins with
+# `secondary`, or is held back (NewerThanSeed) until spec.recovery is RECOVERY (JSON) with onNewerLateMember
+# Join (its unacknowledged WAL given up). Sets REJOIN_MARK (before the power-on) and REJOIN_HELD (yes/no).
+power_on_rejoin() {
+    local node=$1 o=$2 rec=$3
+    REJOIN_MARK=$(now)
+    REJOIN_HELD=no
+    "$WORLD" power-on "$node" >/dev/null 2>&1 || fail "power-on $node"
+    rejoined() { hook_lines "$REJOIN_MARK" "$R" secondary | grep >/dev/null " $(member "$R" "$o") secondary .*rc=0$"; }
+    back() { rejoined || events_since "$REJOIN_MARK" NewerThanSeed "$R" | grep >/dev/null .; }
+    wait_until 300 "the old primary to rejoin or be held back" back
+    rejoined && return 0
+    REJOIN_HELD=yes
+    note "held back: $(events_since "$REJOIN_MARK" NewerThanSeed "$R" | sed -n 1p)"
+    k patch rss "$R" -n "$NS" --type merge \
+        -p "{\"spec\":{\"recovery\":$(jq -c '. + {onNewerLateMember: "Join"}' <<<"$rec")}}" >/dev/null ||
+        fail "patch onNewerLateMember"
+    wait_until 300 "the old primary to rejoin" rejoined
+}
+
 # The primary's node stays off. The admin sets minimumMembers 2 (docs/operations.md): the higher
 # standby is seeded, a promotion to a new timeline (every acknowledged commit is on at least one
 # standby: ANY 1). The old primary's node then returns: it rejoins as a standby (pg_rewind when its WAL
@@ -806,7 +826,7 @@ sc_postgres_primary_node_off() {
 # (NewerThanSeed) and the admin lets it join (onNewerLateMember: Join: its unacknowledged WAL is given up).
 sc_postgres_primary_stays_off() {
     wait_until 120 "$R Running" pg_running
-    local p node mark t0 mark2 s held=no
+    local p node mark t0 s
     p=$(primary_ordinal)
     node=$(member_node "$R" "$p")
     mark=$(now)
@@ -826,21 +846,9 @@ sc_postgres_primary_stays_off() {
     wait_until 300 "the new primary and one standby" two
     write_probe "${s##*-}"
     note "node off -> writable on $s: $(ms_since "$t0") ms (including 15 s before the admin's minimumMembers); seed: $(awk -v m="$mark" '$1 > m && $4 == "seed" { print $NF }' "$(claim_dir "$R" "${s##*-}")/hooks.times" | tail -n 1)"
-    mark2=$(now)
-    "$WORLD" power-on "$node" >/dev/null 2>&1 || fail "power-on $node"
-    back() { hook_lines "$mark2" "$R" secondary | grep >/dev/null " $(member "$R" "$p") secondary .*rc=0$" ||
-        events_since "$mark2" NewerThanSeed "$R" | grep >/dev/null .; }
-    wait_until 300 "the old primary to rejoin or be held back" back
-    if ! hook_lines "$mark2" "$R" secondary | grep >/dev/null " $(member "$R" "$p") secondary .*rc=0$"; then
-        held=yes
-        note "held back: $(events_since "$mark2" NewerThanSeed "$R" | sed -n 1p)"
-        k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"recovery":{"minimumMembers":2,"onNewerLateMember":"Join"}}}' >/dev/null ||
-            fail "patch onNewerLateMember"
-        joined() { hook_lines "$mark2" "$R" secondary | grep >/dev/null " $(member "$R" "$p") secondary .*rc=0$"; }
-        wait_until 300 "the old primary to rejoin" joined
-    fi
+    power_on_rejoin "$node" "$p" '{"minimumMembers":2}'
     wait_until 120 "$R Running" pg_running
-    note "old primary $p rejoined ($(awk -v m="$mark2" '$1 > m && $4 == "secondary" { print $NF }' "$(claim_dir "$R" "$p")/hooks.times" | tail -n 1); held back first: $held)"
+    note "old primary $p rejoined ($(awk -v m="$REJOIN_MARK" '$1 > m && $4 == "secondary" { print $NF }' "$(claim_dir "$R" "$p")/hooks.times" | tail -n 1); held back first: $REJOIN_HELD)"
     k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"recovery":null}}' >/dev/null || fail "patch recovery null"
     check_all
 }
@@ -853,7 +861,7 @@ sc_postgres_primary_stays_off() {
 # old primary's node returns and it rejoins (pg_rewind), or is held back (NewerThanSeed) until Join.
 sc_postgres_force_seed_early() {
     wait_until 120 "$R Running" pg_running
-    local p node mark n best early warning ends ends_s mark2 held=no
+    local p node mark n best early warning ends ends_s
     p=$(primary_ordinal)
     node=$(member_node "$R" "$p")
     sleep 2
@@ -894,20 +902,9 @@ sc_postgres_force_seed_early() {
     joined() { hook_lines "$mark" "$R" secondary | grep >/dev/null 'rc=0$'; }
     wait_until 120 "the other standby to join $best" joined
     write_probe "${best##*-}"
-    mark2=$(now)
-    "$WORLD" power-on "$node" >/dev/null 2>&1 || fail "power-on $node"
-    back() { hook_lines "$mark2" "$R" secondary | grep >/dev/null " $(member "$R" "$p") secondary .*rc=0$" ||
-        events_since "$mark2" NewerThanSeed "$R" | grep >/dev/null .; }
-    wait_until 300 "the old primary to rejoin or be held back" back
-    if ! hook_lines "$mark2" "$R" secondary | grep >/dev/null " $(member "$R" "$p") secondary .*rc=0$"; then
-        held=yes
-        k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"recovery":{"onNewerLateMember":"Join"}}}' >/dev/null ||
-            fail "patch onNewerLateMember"
-        rejoined() { hook_lines "$mark2" "$R" secondary | grep >/dev/null " $(member "$R" "$p") secondary .*rc=0$"; }
-        wait_until 300 "the old primary to rejoin" rejoined
-    fi
+    power_on_rejoin "$node" "$p" '{}'
     wait_until 120 "$R Running" pg_running
-    note "force-seed of $best after $node's dead window; the old primary rejoined (held back first: $held)"
+    note "force-seed of $best after $node's dead window; the old primary rejoined (held back first: $REJOIN_HELD)"
     k patch rss "$R" -n "$NS" --type merge -p '{"spec":{"recovery":null}}' >/dev/null || fail "patch recovery null"
     check_all
 }
