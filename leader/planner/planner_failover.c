@@ -229,6 +229,21 @@ bool planner_failover_promote(struct planner *c, char *msg, size_t size)
     /* Rule 19: its state does not matter once S-k+1 standbys detached (below), so under silentNodePolicy
      * Promote a primary on a silent node is replaced without waiting out the dead window. */
     bool early = planner_failover_early(c, lost);
+    if (!lost->fenced_dead && !stopped && !early && lost->current && lost->actionable && !lost->decided &&
+        lost->role == RSS_ROLE_SECONDARY) {
+        /* Marked primary (the newest mark) yet a standby: its promotion failed, or a stop after it did, and
+         * `status` says secondary (tests/sim/proto found the failover waiting here for good: repairs()
+         * stops only what `status` calls failed). The hook may have got as far as taking writes, so it is
+         * stopped like a primary (rule 17) and the failover goes on without it. */
+        planner_issue(c, lost, RSS_ACTION_STOP, NULL, 0,
+                      "rule 17: made primary (its mark), yet a standby: its promotion failed");
+        fo_event(c, RSS_EVENT_WARNING, "PromotionFailed", lost,
+                 "%s was made primary but runs as a standby (its promotion failed); stopping it before the "
+                 "failover goes on",
+                 lost->pod);
+        snprintf(msg, size, "%s: its promotion failed; stopping it before the failover goes on", lost->pod);
+        return true;
+    }
     if (!lost->fenced_dead && !stopped && !early) {
         /* Failed (repairs() stops it), its stop in flight, or its report after the stop not in yet: wait.
          * A silent node gets here only under silentNodePolicy Promote (rule 12 waits first); a dead one is
@@ -506,7 +521,12 @@ bool planner_failover_reattach(struct planner *c)
         if (m == np || !m->exists || !planner_standby_runs(m) || m->decided)
             continue;
         const struct rss_observed *o = &m->in->observed;
-        bool detached = m->current && o->has_position && o->detached &&
+        /* It ran the detach hook for a request (its last answer is about one) and has not been started
+         * since. Its answer need not say detached: a detach that worked for one request and failed for
+         * the next (a status write lost in between asks again) leaves it detached all the same, and the
+         * answer says only the last (tests/sim/proto, seed 3164). A `secondary` to a standby that still
+         * follows costs it a restart; a detached one left alone follows nobody for good. */
+        bool detached = m->current && o->position_for.seq != 0 && c->spec->hooks[RSS_HOOK_DETACH].present &&
                         !planner_lineage_started_after(m, o->position_for);
         if (detached && !issued && m->actionable) {
             char **peers = rss_xcalloc(1, sizeof(char *));

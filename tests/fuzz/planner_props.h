@@ -484,15 +484,18 @@ static inline void prop_check_plan(const struct rss_plan_input *in, const struct
                            strstr(np->primary_record, "\"promotedOver\"") && prop_current(np, E) &&
                            np->observed.role == RSS_ROLE_PRIMARY && np->node_alive && d->n_peers == 1 &&
                            !strcmp(d->peers[0], want);
-            /* Rule 19, a re-attach: a standby that detached for a failover and has not started since
-             * follows the primary that runs: the newest mark's member, or (no mark) one running as primary.
-             */
+            /* Rule 19, a re-attach: a standby that ran the detach hook for a failover's request (its answer
+             * need not say detached: a later answer's failed detach does not undo an earlier one) and has
+             * not started since follows the primary that runs: the newest mark's member, or (no mark) one
+             * running as primary. */
             const struct rss_last_action *la = &o->last;
             bool started = la->present && prop_is_start(la->action) && la->result == RSS_RESULT_OK &&
                            (la->id.epoch > o->position_for.epoch ||
                             (la->id.epoch == o->position_for.epoch && la->id.seq > o->position_for.seq));
             bool reattach = false;
-            for (size_t k = 0; k < in->n_members && o->detached && o->has_position && !started; k++) {
+            for (size_t k = 0;
+                 k < in->n_members && o->position_for.seq && spec->hooks[RSS_HOOK_DETACH].present && !started;
+                 k++) {
                 const struct rss_member_input *pp = &in->members[k];
                 if (pp == m || (np && pp != np) || !pp->pod_exists || !prop_current(pp, E) ||
                     pp->observed.role != RSS_ROLE_PRIMARY || !pp->node_alive || d->n_peers != 1)

@@ -49,7 +49,7 @@ fi
 # 4. The rss_ prefix means public: every global function of the product libraries named rss_* is
 #    declared in include/rss/, and every other global function is not (internal ones are static, or
 #    shared between a module's files through its *_internal.h under a module prefix).
-for lib in "$build"/nodeagent/common/librss_base.a "$build"/nodeagent/common/librss_protocol.a "$build"/nodeagent/common/librss_kube.a "$build"/nodeagent/common/librss_cri.a "$build"/leader/librss_planner.a "$build"/nodeagent/librss_agent.a "$build"/leader/librss_leader.a; do
+for lib in "$build"/nodeagent/common/librss_base.a "$build"/nodeagent/common/librss_protocol.a "$build"/nodeagent/common/librss_kube.a "$build"/nodeagent/common/librss_cri.a "$build"/leader/librss_planner.a "$build"/nodeagent/librss_agent_core.a "$build"/nodeagent/librss_agent.a "$build"/leader/librss_leader.a; do
     [ -f "$lib" ] || { breach "missing $lib (build first)"; continue; }
     while read -r sym; do
         case "$sym" in
@@ -59,16 +59,19 @@ for lib in "$build"/nodeagent/common/librss_base.a "$build"/nodeagent/common/lib
     done < <(nm --defined-only -g "$lib" 2>/dev/null | awk '$2 == "T" {print $3}')
 done
 
-# 5. The planner is pure: its library reaches neither the Kubernetes nor the CRI client, nor their
-#    libraries (the build makes that a link error for the test_planner_* tests too; this says it in words).
-if [ -f "$build/leader/librss_planner.a" ] &&
-    hits=$(nm -u "$build/leader/librss_planner.a" | grep -E ' (rss_(kube|cri|record)_|kube_|cri_|curl_|grpc_|MHD_)'); then
-    breach "the planner calls I/O (leader/planner/ must stay pure):"$'\n'"$hits"
-fi
+# 5. The planner and the agent's core are pure: their libraries reach neither the Kubernetes nor the CRI
+#    client, nor their libraries, nor a clock, a sleep or a thread (the build makes the clients a link error
+#    for the test_planner_* tests and tests/sim/proto too; this says it in words).
+for lib in leader/librss_planner.a nodeagent/librss_agent_core.a; do
+    if [ -f "$build/$lib" ] &&
+        hits=$(nm -u "$build/$lib" | grep -E ' (rss_(kube|cri|record|clock|thread)_|kube_|cri_|curl_|grpc_|MHD_|pthread_|clock_gettime|nanosleep|usleep|sleep|time)$'); then
+        breach "$lib calls I/O, a clock or a thread (it must stay pure):"$'\n'"$hits"
+    fi
+done
 
 # 6. No call circle between the files of a library (tests/lib/call_graph.sh draws the graph): a reader
 #    reads each library bottom up.
-for dir in nodeagent/CMakeFiles/rss_agent.dir leader/CMakeFiles/rss_leader.dir leader/CMakeFiles/rss_planner.dir \
+for dir in nodeagent/CMakeFiles/rss_agent.dir nodeagent/CMakeFiles/rss_agent_core.dir leader/CMakeFiles/rss_leader.dir leader/CMakeFiles/rss_planner.dir \
     nodeagent/common/CMakeFiles/rss_base.dir \
     nodeagent/common/CMakeFiles/rss_protocol.dir nodeagent/common/CMakeFiles/rss_kube.dir \
     nodeagent/common/CMakeFiles/rss_cri.dir; do

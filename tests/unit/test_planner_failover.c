@@ -104,6 +104,53 @@ static void test_killed_primary_promotes_highest(void **state)
     world_free(&w);
 }
 
+/* The promotion's hook fails and the standby reports itself still a standby (found by tests/sim/proto, seed
+ * 163 and 10661 before the fix: the failover waited for good for it "to be observed stopped"). It is stopped,
+ * since the hook may have got as far as taking writes (rule 17), and the failover goes on: the other
+ * standby's answer alone is not S-k+1, so it falls back to a lights-out recovery. */
+static void test_failed_promotion_stopped(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    struct world w;
+    init(&w, "P Y Y");
+    struct rss_plan p;
+    run(&w, &p);
+    apply(&w, &p);
+    crash(&w, 0, 130);
+    run(&w, &p);
+    apply(&w, &p);
+    answer_position(&w, 1, true, 100);
+    answer_position(&w, 2, true, 120);
+    run(&w, &p);
+    want(&p, "2:seed");
+    apply(&w, &p);
+
+    /* exit 1; `status` still says secondary */
+    struct rss_member_input *m = find(&w, 2);
+    struct rss_action_id id = m->desired.id;
+    set_last(m, RSS_ACTION_SEED, id.epoch, id.seq, RSS_RESULT_FAILED);
+    run(&w, &p);
+    want(&p, "2:stop");
+    const struct rss_plan_event *e = find_event(&p, "PromotionFailed");
+    assert_non_null(e);
+    assert_int_equal(e->type, RSS_EVENT_WARNING);
+    apply(&w, &p);
+    /* the stop fails too, and `status` says secondary again (seed 10661): stopped again */
+    id = m->desired.id;
+    set_last(m, RSS_ACTION_STOP, id.epoch, id.seq, RSS_RESULT_FAILED);
+    run(&w, &p);
+    want(&p, "2:stop");
+    apply(&w, &p);
+    /* stopped: never seeded again as a promotion beside the running standby; the fallback stops it too */
+    ran(&w, 2, RSS_ROLE_STOPPED);
+    run(&w, &p);
+    want(&p, "1:stop");
+    assert_non_null(find_event(&p, "FailoverFallback"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 /* The old primary's log may hold more than the promoted standby's (never acknowledged): a lights-out
  * before it rejoined must not seed it over the new primary's writes (rule 14's mark). */
 static void test_old_primary_never_seeds(void **state)
@@ -758,6 +805,31 @@ static void test_early_silent_primary(void **state)
 /* The primary's node answers again before a promotion: the failover is over, each standby that detached
  * follows it again (`secondary`, one at a time), the request leaves every record, and a later loss asks
  * again: an answer given before the standby's re-attach is never counted. */
+/* A standby detached for one request, then answered the next one with a failed detach (the first
+ * answer's status write lost, so the request was asked anew): still detached in fact, though its answer
+ * says not. When the primary runs again it is re-attached too (found by tests/sim/proto, seed 3164: it
+ * followed nobody for good while the RSS said Running). */
+static void test_reattach_after_failed_second_detach(void **state)
+{
+    (void)state;
+    g_failover = FAILOVER_SPEC;
+    struct world w;
+    init(&w, "Q Y Y");
+    w.spec.hooks[RSS_HOOK_DETACH].present = true;
+    w.spec.silent_promote = true;
+    struct rss_plan p;
+    run(&w, &p);
+    apply(&w, &p);
+    answer_position(&w, 1, true, 100);
+    find(&w, 1)->observed.detached = false; /* the detach hook failed this time */
+    find(&w, 0)->node_alive = true;
+    run(&w, &p);
+    want(&p, "1:secondary(0)");
+    assert_non_null(find_event(&p, "Reattaching"));
+    rss_plan_free(&p);
+    world_free(&w);
+}
+
 static void test_reattach_when_primary_returns(void **state)
 {
     (void)state;
@@ -1537,10 +1609,12 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_killed_primary_promotes_highest),
+        cmocka_unit_test(test_failed_promotion_stopped),
         cmocka_unit_test(test_tie_and_old_answer),
         cmocka_unit_test(test_detached_answers_only),
         cmocka_unit_test(test_early_silent_primary),
         cmocka_unit_test(test_reattach_when_primary_returns),
+        cmocka_unit_test(test_reattach_after_failed_second_detach),
         cmocka_unit_test(test_switchover_fallback_held),
         cmocka_unit_test(test_old_primary_never_seeds),
         cmocka_unit_test(test_fallback),

@@ -1,0 +1,831 @@
+/* sim_proto.c -- the protocol in virtual time: the real planner, modelled agents and applications, seeded
+ * fault schedules, the chaos oracle checked at every step (issue 37, items 2 and 3, first part).
+ *
+ * One schedule is one RSS of 3 members on 3 nodes, run for `--minutes` simulated minutes in steps of one
+ * virtual second: faults for the first two thirds, then none (the liveness part). Everything comes from one
+ * splitmix64 stream seeded by the schedule's number, so `--seed N --trace` replays schedule N step by step.
+ *
+ * What is real: rss_planner_plan (the leader's every decision), rss_agent_decide and
+ * rss_agent_generation_for_container (the agent's verdict on a desired action and its generation rule,
+ * rss_agent_core). What is modelled, each in one function below: the leader's loop (plan, write the member
+ * records and the status, each write lost with some probability; the liveness verdicts from the
+ * heartbeats), the agents (probe after a boot, write-ahead, hooks that take time and may fail, the
+ * position answer and detach of rule 19, the self-fence of a node woken after the fence timeout) and the
+ * application: each member's data is a history (a branch and a length in a tree of branches); a primary
+ * appends a write each second, and the write is acknowledged only when the application's own replication
+ * says so (all-primary: a majority of members running with the same history, as Galera's quorum; one
+ * primary: a standby that follows it and has not detached, as `ANY 1`).
+ *
+ * The oracle, on every step (the chaos oracle's properties, tests/chaos/oracle.sh):
+ *   P1 no acknowledged write lost: a member seeded or promoted holds every write acknowledged so far, and at
+ *      the end the primary does;
+ *   P2 a lights-out seed never goes to an older copy: a member whose history is a prefix of another
+ *      member's (rules 1-3; minimumMembers is the default, every member), unless the leader left that
+ *      other member out (its record's leftOut hold, rule 14: the old primary at a promotion, whose newer
+ *      writes were never acknowledged; P1 says whether that held);
+ *   P3 at most one seed per lights-out: a seed never runs while another member's application runs as
+ *      primary on a live node;
+ *   P4 no action of a stale epoch runs (the agent's verdict, rule 4);
+ *   P5 once the faults end, the RSS is Running with every member in its role within the schedule.
+ * A violation prints the seed and the last steps of the trace, and the run exits 1.
+ *
+ * Usage: sim_proto [--schedules N] [--first S] [--minutes M] [--seed S --trace] */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "planner_fixture.h"
+#include "rss/action.h"
+#include "rss/agent.h"
+#include "rss/cleanup.h"
+
+#define NMEM       3
+#define MAXBRANCH  4096
+#define FENCE_MS   20000 /* the agent's fence timeout: a node silent longer stops its application */
+#define LEASE_MS   10000 /* a heartbeat older than this: the node is silent */
+#define DEAD_MS    45000 /* fence timeout + stop timeout + kill + margin (the leader's dead window) */
+#define TRACE_KEEP 60
+#define RESYNC_MS  10000
+
+/* all-primary (Galera); one primary and two standbys under PromoteStandby, ANY 1, with a detach hook; the
+ * same with silentNodePolicy Promote (rule 19's promotion without the dead window); the same without the
+ * detach hook (the promotion waits out the dead window: rule 12) */
+enum shape { GALERA, SINGLE, SINGLE_EARLY, SINGLE_NODETACH };
+static const char *const shape_names[] = {
+    "all-primary", "one primary", "one primary, silentNodePolicy Promote", "one primary, no detach hook"};
+
+/* ---- the seeded stream ---- */
+
+static uint64_t rng_state;
+
+static uint64_t rng_next(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* true with probability n in 1000 */
+static bool chance(unsigned per_mille)
+{
+    return rng_next() % 1000 < per_mille;
+}
+
+static unsigned below(unsigned n)
+{
+    return (unsigned)(rng_next() % n);
+}
+
+/* ---- histories: a tree of branches; a member's data is (branch, length) ---- */
+
+struct history {
+    int branch;
+    uint64_t len;
+};
+
+static struct {
+    int parent[MAXBRANCH];
+    uint64_t fork[MAXBRANCH]; /* the parent's length where the branch starts */
+    uint64_t tip[MAXBRANCH];
+    int n;
+} tree;
+
+/* h holds write number `len` of branch b (a write is named by the branch that made it and its position) */
+static bool holds(struct history h, int b, uint64_t len)
+{
+    int cur = h.branch;
+    uint64_t upto = h.len;
+    for (;;) {
+        if (cur == b)
+            return len <= upto;
+        if (cur == 0)
+            return false;
+        upto = upto < tree.fork[cur] ? upto : tree.fork[cur];
+        cur = tree.parent[cur];
+    }
+}
+
+static struct history append(struct history h)
+{
+    if (tree.tip[h.branch] == h.len) {
+        tree.tip[h.branch]++;
+        return (struct history){h.branch, h.len + 1};
+    }
+    if (tree.n >= MAXBRANCH) /* a schedule that forks this often is already wrong: keep the last branch */
+        return (struct history){h.branch, h.len};
+    int b = tree.n++;
+    tree.parent[b] = h.branch;
+    tree.fork[b] = h.len;
+    tree.tip[b] = h.len + 1;
+    return (struct history){b, h.len + 1};
+}
+
+/* ---- the simulated members ---- */
+
+struct member {
+    /* the node */
+    bool on, frozen;
+    int64_t last_heartbeat, frozen_at;
+    bool booted; /* powered on since its agent last probed: the agent probes before anything else */
+    /* the application */
+    enum rss_role app; /* STOPPED, PRIMARY or SECONDARY */
+    struct history data;
+    int follows; /* ordinal of the primary a standby replicates from, -1 */
+    bool detached;
+    /* the agent's hook in flight */
+    bool hook_running;
+    int64_t hook_done_at;
+    struct rss_desired hook;
+    uint64_t hook_generation;
+    int cid_counter;
+};
+
+struct sim {
+    enum shape shape;
+    struct world w;
+    struct member mem[NMEM];
+    int64_t start, fault_end, end;
+    /* all-primary: the members of the last primary component (Galera's view), and whether the live ones
+     * among them are a majority of it (a component that may write) */
+    bool comp[NMEM];
+    bool quorate;
+    /* the leader plans when a record changed (its watches), a node's liveness changed, or every
+     * RESYNC_MS (its full pass), as leader.c does: most virtual seconds of a schedule plan nothing */
+    bool dirty;
+    int64_t last_plan;
+    bool seen_alive[NMEM], seen_dead[NMEM];
+    /* the acknowledged writes: the newest per branch is enough (a branch's writes are a prefix) */
+    uint64_t acked[MAXBRANCH];
+    bool trace;
+    char log[TRACE_KEEP][200];
+    unsigned log_n;
+    unsigned long seed;
+    uint64_t steps, plans;
+};
+
+static void say(struct sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct sim *s, const char *fmt, ...)
+{
+    char line[160];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    char *slot = s->log[s->log_n++ % TRACE_KEEP];
+    snprintf(slot, 200, "t=%" PRId64 " %s", (s->w.now - s->start) / 1000, line);
+    if (s->trace)
+        printf("%s\n", slot);
+}
+
+static void violation(struct sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+static void violation(struct sim *s, const char *fmt, ...)
+{
+    if (!s->trace) {
+        unsigned from = s->log_n > TRACE_KEEP ? s->log_n - TRACE_KEEP : 0;
+        for (unsigned i = from; i < s->log_n; i++)
+            fprintf(stderr, "  %s\n", s->log[i % TRACE_KEEP]);
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "VIOLATION seed %lu (%s) at t=%" PRId64 " s: ", s->seed, shape_names[s->shape],
+            (s->w.now - s->start) / 1000);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "\n  replay: sim_proto --seed %lu --trace\n", s->seed);
+    exit(1);
+}
+
+static bool node_live(const struct member *x)
+{
+    return x->on && !x->frozen;
+}
+
+/* P1: every acknowledged write is in h */
+static void check_holds_acked(struct sim *s, unsigned ordinal, struct history h, const char *what)
+{
+    for (int b = 0; b < tree.n; b++)
+        if (s->acked[b] && !holds(h, b, s->acked[b]))
+            violation(s, "P1: %s %u lacks acknowledged write %d/%" PRIu64 " (it has %d/%" PRIu64 ")", what,
+                      ordinal, b, s->acked[b], h.branch, h.len);
+}
+
+/* ---- the world the leader reads ---- */
+
+static void new_container(struct sim *s, unsigned o)
+{
+    struct rss_member_input *m = find(&s->w, o);
+    snprintf(store(&s->w, m)->cid, sizeof(store(&s->w, m)->cid), "containerd://c%u-%d", o,
+             ++s->mem[o].cid_counter);
+}
+
+/* The agent's report, written to its record: observed as the real agent writes it. */
+static void report(struct sim *s, unsigned o, enum rss_role role, uint64_t gen, bool with_seq)
+{
+    struct rss_member_input *m = find(&s->w, o);
+    struct rss_last_action last = m->observed.last;
+    last.message = NULL;
+    m->observed.last.message = NULL;
+    struct rss_action_id pos_for = m->observed.position_for;
+    bool has_pos = m->observed.has_position, det = m->observed.detached;
+    uint64_t pos = m->observed.position;
+    s->dirty = true;
+    set_observed(m, role, gen, with_seq, s->mem[o].data.len, NULL);
+    m->observed.last = last;
+    m->observed.lease_epoch = s->w.epoch;
+    m->observed.time_ms = s->w.now;
+    m->observed.position_for = pos_for;
+    m->observed.has_position = has_pos;
+    m->observed.position = pos;
+    m->observed.detached = det;
+}
+
+/* ---- the application ---- */
+
+/* the peer to join or follow: a running primary, in the all-primary shape one of a quorate component */
+static int running_primary_among(struct sim *s, const struct rss_desired *d)
+{
+    for (size_t k = 0; k < d->n_peers; k++) {
+        unsigned p = peer_ordinal(d->peers[k]);
+        if (p < NMEM && s->mem[p].app == RSS_ROLE_PRIMARY && node_live(&s->mem[p]) &&
+            (s->shape != GALERA || (s->comp[p] && s->quorate)))
+            return (int)p;
+    }
+    return -1;
+}
+
+/* One second of client writes and replication. */
+static void app_tick(struct sim *s)
+{
+    if (s->shape != GALERA) {
+        for (unsigned p = 0; p < NMEM; p++) {
+            struct member *x = &s->mem[p];
+            if (x->app != RSS_ROLE_PRIMARY || !node_live(x))
+                continue;
+            x->data = append(x->data);
+            bool acked = false;
+            for (unsigned q = 0; q < NMEM; q++) {
+                struct member *y = &s->mem[q];
+                if (q != p && y->app == RSS_ROLE_SECONDARY && y->follows == (int)p && !y->detached &&
+                    node_live(y)) {
+                    y->data = x->data;
+                    acked = true;
+                }
+            }
+            if (acked && x->data.len > s->acked[x->data.branch])
+                s->acked[x->data.branch] = x->data.len;
+        }
+        return;
+    }
+    /* all-primary: the live members of the last primary component go on as one when they are a majority
+     * of it (the others are evicted); otherwise they are non-primary and accept no writes */
+    unsigned live = 0, size = 0;
+    int any = -1;
+    for (unsigned q = 0; q < NMEM; q++) {
+        if (!s->comp[q])
+            continue;
+        size++;
+        if (s->mem[q].app == RSS_ROLE_PRIMARY && node_live(&s->mem[q]))
+            live++, any = (int)q;
+    }
+    s->quorate = live * 2 > size;
+    if (!s->quorate)
+        return;
+    for (unsigned q = 0; q < NMEM; q++)
+        s->comp[q] = s->comp[q] && s->mem[q].app == RSS_ROLE_PRIMARY && node_live(&s->mem[q]);
+    struct history h = append(s->mem[any].data);
+    for (unsigned q = 0; q < NMEM; q++)
+        if (s->comp[q])
+            s->mem[q].data = h;
+    if (h.len > s->acked[h.branch])
+        s->acked[h.branch] = h.len;
+}
+
+static void app_stop(struct member *x)
+{
+    x->app = RSS_ROLE_STOPPED;
+    x->follows = -1;
+    x->detached = false;
+}
+
+/* ---- the agents ---- */
+
+/* The hook's effect on the application when it completes; false: the hook failed. */
+static bool hook_effect(struct sim *s, unsigned o, const struct rss_desired *d)
+{
+    struct member *x = &s->mem[o];
+    switch (d->action) {
+    case RSS_ACTION_SEED: {
+        bool promotion = x->app == RSS_ROLE_SECONDARY;
+        for (unsigned q = 0; q < NMEM; q++) {
+            if (q == o)
+                continue;
+            if (s->mem[q].app == RSS_ROLE_PRIMARY && node_live(&s->mem[q]) && !promotion)
+                violation(s, "P3: seed of %u while %u runs as primary", o, q);
+            /* an older copy: its whole history is a prefix of another member's (one the leader left out: its
+             * newer writes were never acknowledged, which P1 judges) */
+            if (!promotion && !find(&s->w, q)->hold_record && s->mem[q].data.len > x->data.len &&
+                holds(s->mem[q].data, x->data.branch, x->data.len))
+                violation(s, "P2: seed of %u (%d/%" PRIu64 "), an older copy of %u (%d/%" PRIu64 ")", o,
+                          x->data.branch, x->data.len, q, s->mem[q].data.branch, s->mem[q].data.len);
+        }
+        if (promotion && s->shape == GALERA)
+            violation(s, "a seed of running member %u in the all-primary shape", o);
+        check_holds_acked(s, o, x->data, promotion ? "promoted" : "seeded");
+        memset(s->comp, 0, sizeof(s->comp));
+        s->comp[o] = true; /* all-primary: a new cluster, bootstrapped from this member */
+        s->quorate = true;
+        x->app = RSS_ROLE_PRIMARY;
+        x->follows = -1;
+        x->detached = false;
+        return true;
+    }
+    case RSS_ACTION_PRIMARY:
+    case RSS_ACTION_SECONDARY: {
+        int p = running_primary_among(s, d);
+        if (p < 0 || p == (int)o || (x->app != RSS_ROLE_STOPPED && d->action != RSS_ACTION_SECONDARY))
+            return false; /* nothing to join: the hook exits non-zero */
+        /* a running member given `secondary` follows the named primary from now on (a repoint, a
+         * re-attach: pg_rewind where it diverged) */
+        x->data = s->mem[p].data; /* state transfer (SST, pg_basebackup or rewind) */
+        x->app = d->action == RSS_ACTION_PRIMARY ? RSS_ROLE_PRIMARY : RSS_ROLE_SECONDARY;
+        x->follows = d->action == RSS_ACTION_SECONDARY ? p : -1;
+        x->detached = false;
+        s->comp[o] = s->shape == GALERA;
+        return true;
+    }
+    case RSS_ACTION_STOP:
+        app_stop(x);
+        s->comp[o] = false; /* a clean leave: the component shrinks without losing its quorum */
+        return true;
+    default:
+        return true;
+    }
+}
+
+/* The node powered on, or its application died in its container: a new container, probed. */
+static void probe(struct sim *s, unsigned o)
+{
+    struct rss_member_input *m = find(&s->w, o);
+    struct member *x = &s->mem[o];
+    char prev[48];
+    snprintf(prev, sizeof(prev), "%s", m->observed.container_id ? m->observed.container_id : "");
+    new_container(s, o);
+    uint64_t gen = rss_agent_generation_for_container(m->has_observed, m->observed.generation, prev,
+                                                      m->container_id, NULL);
+    report(s, o, RSS_ROLE_STOPPED, gen, true);
+    if (m->observed.last.present && m->observed.last.result == RSS_RESULT_PENDING)
+        m->observed.last.result = RSS_RESULT_INTERRUPTED; /* never re-run (agent_reconcile.c) */
+    say(s, "%u probed: generation %" PRIu64 ", length %" PRIu64, o, gen, x->data.len);
+}
+
+/* What the `status` hook says of the application: all-primary members outside a quorate component are
+ * non-primary, which the hook reports as failed. */
+static enum rss_role app_status(const struct sim *s, unsigned o)
+{
+    enum rss_role r = s->mem[o].app;
+    if (s->shape == GALERA && r == RSS_ROLE_PRIMARY && !(s->comp[o] && s->quorate))
+        return RSS_ROLE_FAILED;
+    return r;
+}
+
+/* The agent's periodic `status`: a change is reported; a running member found stopped or failed without
+ * the agent's own stop is a crash, a new generation (rss_agent_status_is_crash, rule 7). */
+static void status_check(struct sim *s, unsigned o)
+{
+    struct rss_member_input *m = find(&s->w, o);
+    enum rss_role before = m->observed.role, now = app_status(s, o);
+    if (before == now || before == RSS_ROLE_STARTING || !m->has_observed)
+        return;
+    uint64_t gen = m->observed.generation + (rss_agent_status_is_crash(before, now, false) ? 1 : 0);
+    report(s, o, now, gen, now == RSS_ROLE_STOPPED || now == RSS_ROLE_FAILED);
+    say(s, "%u status: %s -> %s, generation %" PRIu64, o, rss_role_name(before), rss_role_name(now), gen);
+}
+
+/* A node woken past its fence timeout: its agent runs `stop` before anything else (fence.c, rule 18) and
+ * reports the member stopped, in the same generation (its own stop is not a crash). */
+static void thaw(struct sim *s, unsigned o)
+{
+    struct member *x = &s->mem[o];
+    x->frozen = false;
+    if (s->w.now - x->frozen_at < FENCE_MS || x->app == RSS_ROLE_STOPPED) {
+        say(s, "fault: node %u thawed", o);
+        return;
+    }
+    app_stop(x);
+    x->hook_running = false;
+    struct rss_member_input *m = find(&s->w, o);
+    report(s, o, RSS_ROLE_STOPPED, m->observed.generation, true);
+    if (m->observed.last.present && m->observed.last.result == RSS_RESULT_PENDING)
+        m->observed.last.result = RSS_RESULT_INTERRUPTED;
+    say(s, "fault: node %u thawed after %" PRId64 " s, fenced", o, (s->w.now - x->frozen_at) / 1000);
+}
+
+static void agent_step(struct sim *s, unsigned o)
+{
+    struct member *x = &s->mem[o];
+    struct rss_member_input *m = find(&s->w, o);
+    if (!node_live(x) || !m)
+        return;
+    x->last_heartbeat = s->w.now;
+    if (x->booted) {
+        x->booted = false;
+        x->hook_running = false;
+        probe(s, o);
+        return;
+    }
+    if (m->has_observed && m->observed.lease_epoch != s->w.epoch) {
+        m->observed.lease_epoch = s->w.epoch; /* a new Lease holder: the agent reports again (rule 10) */
+        s->dirty = true;
+        m->observed.time_ms = s->w.now;
+    }
+    if (x->hook_running) {
+        if (s->w.now < x->hook_done_at)
+            return;
+        x->hook_running = false;
+        bool ok = !chance(60) && hook_effect(s, o, &x->hook);
+        enum rss_role role = !ok                                 ? RSS_ROLE_FAILED
+                             : x->hook.action == RSS_ACTION_STOP ? RSS_ROLE_STOPPED
+                                                                 : x->app;
+        if (!ok && x->app != RSS_ROLE_STOPPED && x->hook.action != RSS_ACTION_STOP)
+            role = x->app;
+        report(s, o, role, x->hook_generation, role == RSS_ROLE_STOPPED || role == RSS_ROLE_FAILED);
+        set_last(m, x->hook.action, x->hook.id.epoch, x->hook.id.seq, ok ? RSS_RESULT_OK : RSS_RESULT_FAILED);
+        s->dirty = true;
+        say(s, "%u %s %s -> %s (length %" PRIu64 ")", o, rss_action_name(x->hook.action),
+            ok ? "ok" : "failed", rss_role_name(role), x->data.len);
+        rss_recordcodec_desired_clear(&x->hook);
+        return;
+    }
+    /* rule 19: answer a position request (after the detach hook, when the spec has one) */
+    struct rss_action_id req = m->has_desired ? m->desired.position_request : (struct rss_action_id){0, 0};
+    if (req.seq && !rss_action_id_equal(req, m->observed.position_for) && m->desired.epoch == s->w.epoch) {
+        /* a detach that fails still answers, not marked detached, and the standby follows on
+         * (agent_reconcile.c) */
+        bool detach =
+            s->w.spec.hooks[RSS_HOOK_DETACH].present && x->app == RSS_ROLE_SECONDARY && !chance(100);
+        if (detach)
+            x->detached = true;
+        s->dirty = true;
+        m->observed.position_for = req;
+        m->observed.has_position = true;
+        m->observed.position = x->data.len;
+        m->observed.detached = detach;
+        m->observed.lease_epoch = s->w.epoch;
+        say(s, "%u answers position %" PRIu64 "%s", o, x->data.len, detach ? " (detached)" : "");
+        return;
+    }
+    if ((s->w.now - s->start) % 5000 == 0)
+        status_check(s, o);
+    if (!m->has_desired)
+        return;
+    struct rss_agent_view v = {.lease_known = true,
+                               .lease_epoch = s->w.epoch,
+                               .probed = true,
+                               .has_container = true,
+                               .generation = m->observed.generation,
+                               .has_last = m->observed.last.present,
+                               .last_id = m->observed.last.id};
+    char why[256];
+    enum rss_agent_verdict verdict = rss_agent_decide(&m->desired, &v, why, sizeof(why));
+    if (verdict == RSS_AGENT_EXECUTE && m->desired.epoch != s->w.epoch)
+        violation(s, "P4: %u executes an action of epoch %" PRIu64 " under epoch %" PRIu64, o,
+                  m->desired.epoch, s->w.epoch);
+    if (verdict == RSS_AGENT_REJECT) {
+        set_last(m, m->desired.action, m->desired.id.epoch, m->desired.id.seq, RSS_RESULT_REJECTED);
+        s->dirty = true;
+        say(s, "%u rejects %s: %s", o, rss_action_name(m->desired.action), why);
+        return;
+    }
+    if (verdict != RSS_AGENT_EXECUTE)
+        return;
+    /* the write-ahead (rule 8), then the hook runs for a few seconds */
+    x->hook_running = true;
+    x->hook_done_at = s->w.now + 1000 * (1 + below(4));
+    x->hook_generation = m->observed.generation;
+    rss_recordcodec_desired_copy(&x->hook, &m->desired);
+    set_last(m, m->desired.action, m->desired.id.epoch, m->desired.id.seq, RSS_RESULT_PENDING);
+    s->dirty = true;
+    if (m->desired.action != RSS_ACTION_STOP) {
+        m->observed.role = x->app == RSS_ROLE_STOPPED ? RSS_ROLE_STARTING : x->app;
+        m->observed.has_sequence = false;
+    }
+    m->observed.time_ms = s->w.now;
+    say(s, "%u runs %s", o, rss_action_name(m->desired.action));
+}
+
+/* ---- the leader ---- */
+
+static void leader_step(struct sim *s, bool lossy)
+{
+    for (unsigned o = 0; o < NMEM; o++) {
+        struct rss_member_input *m = find(&s->w, o);
+        int64_t silent = s->w.now - s->mem[o].last_heartbeat;
+        m->node_alive = silent < LEASE_MS;
+        m->node_dead = silent >= DEAD_MS;
+        m->node_silent_ms = m->node_alive ? 0 : silent;
+        m->node_dead_in_ms = m->node_alive || m->node_dead ? 0 : DEAD_MS - silent;
+        if (m->node_alive != s->seen_alive[o] || m->node_dead != s->seen_dead[o])
+            s->dirty = true;
+        s->seen_alive[o] = m->node_alive;
+        s->seen_dead[o] = m->node_dead;
+    }
+    if (!s->dirty && s->w.now - s->last_plan < RESYNC_MS)
+        return;
+    s->dirty = false;
+    s->last_plan = s->w.now;
+    struct rss_plan p;
+    run(&s->w, &p);
+    s->plans++;
+    for (size_t i = 0; s->trace && i < p.n_events; i++)
+        say(s, "leader: event %s: %s", p.events[i].reason, p.events[i].message);
+    /* leader_apply.c's order: each member's record (one write: desired, hold, pin, mark), the deletes, the
+     * status; the first write that fails (a conflict, the Lease lost, an API error) ends the plan */
+    bool failed = false;
+    for (size_t i = 0; i < p.n_patches && !failed; i++) {
+        const struct rss_plan_patch *pt = &p.patches[i];
+        struct rss_member_input *m = find(&s->w, pt->ordinal);
+        if (!m)
+            continue;
+        if (lossy && chance(50)) {
+            say(s, "leader: the write of %u's record failed%s%s: the plan ends there", pt->ordinal,
+                pt->set_desired ? ", desired " : "",
+                pt->set_desired ? rss_action_name(pt->desired.action) : "");
+            failed = true;
+            break;
+        }
+        /* the leader's watch sees its own write when it changed something */
+        const struct rss_desired *d = &m->desired;
+        if (pt->set_pin || pt->set_primary || pt->set_hold ||
+            (pt->set_desired &&
+             (!m->has_desired || d->epoch != pt->desired.epoch || d->action != pt->desired.action ||
+              !rss_action_id_equal(d->id, pt->desired.id) ||
+              !rss_action_id_equal(d->position_request, pt->desired.position_request))))
+            s->dirty = true;
+        if (pt->set_pin)
+            set_record_pin(&s->w, pt->ordinal, pt->pin);
+        if (pt->set_primary)
+            set_record_primary(&s->w, pt->ordinal, pt->primary);
+        if (pt->set_hold)
+            set_record_hold(&s->w, pt->ordinal, pt->hold);
+        if (pt->set_desired) {
+            rss_recordcodec_desired_clear(&m->desired);
+            rss_recordcodec_desired_copy(&m->desired, &pt->desired);
+            m->has_desired = true;
+            if (pt->desired.action != RSS_ACTION_NONE)
+                say(s, "leader: %u desired %s", pt->ordinal, rss_action_name(pt->desired.action));
+        }
+    }
+    /* the StatefulSet controller makes a deleted pod again at once: a new uid and container, the
+     * application stopped, the member record (pin, primary mark, hold) kept */
+    for (size_t i = 0; i < p.n_deletes && !failed; i++) {
+        unsigned o = p.deletes[i].ordinal;
+        struct rss_member_input *m = find(&s->w, o);
+        if (!m)
+            continue;
+        if (lossy && chance(50)) {
+            say(s, "leader: the deletion of pod %u failed: the plan ends there", o);
+            failed = true;
+            break;
+        }
+        struct mstore *st = store(&s->w, m);
+        snprintf(st->uid, sizeof(st->uid), "uid-%u-%d", o, s->w.uid_counter++);
+        rss_recordcodec_desired_clear(&m->desired);
+        rss_recordcodec_observed_clear(&m->observed);
+        m->has_desired = m->has_observed = false;
+        app_stop(&s->mem[o]);
+        s->mem[o].hook_running = false;
+        s->mem[o].booted = s->mem[o].on;
+        s->dirty = true;
+        say(s, "leader: pod %u deleted and made again", o);
+    }
+    if (!failed && !(lossy && chance(50))) {
+        cJSON_Delete(s->w.prev);
+        s->w.prev = cJSON_Duplicate(p.status, true);
+    } else {
+        s->dirty = true; /* the leader retries */
+    }
+    rss_plan_free(&p);
+}
+
+/* ---- faults ---- */
+
+static void power_off(struct sim *s, unsigned o)
+{
+    struct member *x = &s->mem[o];
+    x->on = false;
+    x->frozen = false;
+    app_stop(x);
+    x->hook_running = false;
+    rss_recordcodec_desired_clear(&x->hook);
+    say(s, "fault: node %u off", o);
+}
+
+static void faults(struct sim *s)
+{
+    unsigned off = 0;
+    for (unsigned o = 0; o < NMEM; o++)
+        off += !s->mem[o].on;
+    if (off == 0 && chance(3)) {
+        say(s, "fault: lights-out");
+        for (unsigned o = 0; o < NMEM; o++)
+            power_off(s, o);
+        return;
+    }
+    unsigned o = below(NMEM);
+    struct member *x = &s->mem[o];
+    if (!x->on) {
+        if (chance(60)) {
+            x->on = true;
+            x->booted = true;
+            say(s, "fault: node %u on", o);
+        }
+    } else if (x->frozen) {
+        if (chance(40))
+            thaw(s, o);
+    } else if (chance(4)) {
+        power_off(s, o);
+    } else if (chance(3)) {
+        x->frozen = true;
+        x->frozen_at = s->w.now;
+        say(s, "fault: node %u frozen", o);
+    } else if (chance(3) && x->app != RSS_ROLE_STOPPED) {
+        app_stop(x);
+        x->hook_running = false;
+        say(s, "fault: %u's application died", o);
+        probe(s, o);
+    } else if (chance(2)) {
+        s->w.epoch++;
+        s->dirty = true;
+        say(s, "fault: a new leader, epoch %" PRIu64, s->w.epoch);
+    }
+}
+
+/* ---- one schedule ---- */
+
+static void sim_init(struct sim *s, unsigned long seed, int minutes, bool trace)
+{
+    memset(s, 0, sizeof(*s));
+    rng_state = seed * 0x2545f4914f6cdd1dULL + 1;
+    memset(&tree, 0, sizeof(tree));
+    tree.n = 1;
+    s->seed = seed;
+    s->trace = trace;
+    s->shape = (enum shape)(seed % 4);
+    bool single = s->shape != GALERA;
+    /* the members start stopped after a lights-out, with histories of different lengths on one branch,
+     * each record holding its member's last report */
+    uint64_t lens[NMEM];
+    for (unsigned o = 0; o < NMEM; o++)
+        lens[o] = below(4);
+    char tokens[64];
+    snprintf(tokens, sizeof(tokens), "S%" PRIu64 " S%" PRIu64 " S%" PRIu64, lens[0], lens[1], lens[2]);
+    world_init_with(&s->w, tokens, single ? 1 : 0, single, 0, single ? FAILOVER_SPEC : "");
+    s->w.spec.hooks[RSS_HOOK_DETACH].present = single && s->shape != SINGLE_NODETACH;
+    s->w.spec.silent_promote = s->shape == SINGLE_EARLY;
+    s->w.dead_after = DEAD_MS;
+    s->start = s->w.now;
+    s->end = s->start + (int64_t)minutes * 60000;
+    s->fault_end = s->start + (int64_t)minutes * 40000;
+    for (unsigned o = 0; o < NMEM; o++) {
+        struct member *x = &s->mem[o];
+        x->on = true;
+        x->booted = true;
+        x->data = (struct history){0, lens[o]};
+        x->follows = -1;
+        x->app = RSS_ROLE_STOPPED;
+        if (lens[o] > tree.tip[0])
+            tree.tip[0] = lens[o];
+        x->last_heartbeat = s->w.now;
+    }
+}
+
+static bool settled(struct sim *s)
+{
+    const char *phase = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s->w.prev, "phase"));
+    if (!phase || strcmp(phase, "Running") != 0)
+        return false;
+    unsigned primaries = 0;
+    for (unsigned o = 0; o < NMEM; o++) {
+        enum rss_role r = s->mem[o].app;
+        if (r == RSS_ROLE_STOPPED || s->mem[o].hook_running)
+            return false;
+        primaries += r == RSS_ROLE_PRIMARY;
+        if (r == RSS_ROLE_SECONDARY && (s->mem[o].detached || s->mem[o].follows < 0 ||
+                                        s->mem[s->mem[o].follows].app != RSS_ROLE_PRIMARY))
+            return false;
+    }
+    return primaries == (s->shape != GALERA ? 1u : NMEM);
+}
+
+static void sim_run(struct sim *s)
+{
+    bool healed = false;
+    int64_t settled_at = 0;
+    while (s->w.now < s->end) {
+        s->steps++;
+        bool faulty = s->w.now < s->fault_end;
+        if (faulty) {
+            faults(s);
+        } else if (!healed) {
+            healed = true;
+            say(s, "faults end: every node on and running");
+            for (unsigned o = 0; o < NMEM; o++) {
+                struct member *x = &s->mem[o];
+                if (!x->on) {
+                    x->on = true;
+                    x->booted = true;
+                }
+                if (x->frozen)
+                    thaw(s, o);
+            }
+        }
+        leader_step(s, faulty);
+        for (unsigned o = 0; o < NMEM; o++)
+            agent_step(s, o);
+        app_tick(s);
+        if (s->trace && (s->w.now - s->start) % 10000 == 0) {
+            _cleanup_free_ char *st = cJSON_PrintUnformatted(s->w.prev);
+            say(s, "  status %.150s", st ? st : "none");
+        }
+        if (s->trace && (s->w.now - s->start) % 10000 == 0)
+            for (unsigned o = 0; o < NMEM; o++)
+                say(s, "  %u: node %s, %s, data %d/%" PRIu64 "%s%s", o,
+                    !s->mem[o].on      ? "off"
+                    : s->mem[o].frozen ? "frozen"
+                                       : "on",
+                    rss_role_name(s->mem[o].app), s->mem[o].data.branch, s->mem[o].data.len,
+                    s->mem[o].detached ? ", detached" : "", find(&s->w, o)->hold_record ? ", left out" : "");
+        if (healed && settled(s)) {
+            if (!settled_at)
+                settled_at = s->w.now;
+        } else {
+            settled_at = 0;
+        }
+        s->w.now += 1000;
+    }
+    if (!settled_at)
+        violation(s, "P5: not Running with every member in its role %" PRId64 " s after the faults ended",
+                  (s->end - s->fault_end) / 1000);
+    for (unsigned o = 0; o < NMEM; o++)
+        if (s->mem[o].app == RSS_ROLE_PRIMARY)
+            check_holds_acked(s, o, s->mem[o].data, "primary at the end,");
+}
+
+static void sim_free(struct sim *s)
+{
+    for (unsigned o = 0; o < NMEM; o++)
+        rss_recordcodec_desired_clear(&s->mem[o].hook);
+    world_free(&s->w);
+}
+
+int main(int argc, char **argv)
+{
+    unsigned long schedules = 200, first = 1;
+    int minutes = 30;
+    bool trace = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--schedules") && i + 1 < argc)
+            schedules = strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--first") && i + 1 < argc)
+            first = strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            first = strtoul(argv[++i], NULL, 10), schedules = 1;
+        else if (!strcmp(argv[i], "--minutes") && i + 1 < argc)
+            minutes = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--trace"))
+            trace = true;
+        else {
+            fprintf(stderr,
+                    "usage: sim_proto [--schedules N] [--first S] [--minutes M] [--seed S --trace]\n");
+            return 2;
+        }
+    }
+    if (minutes < 3 || schedules == 0) {
+        fprintf(stderr, "sim_proto: --minutes must be at least 3 and --schedules at least 1\n");
+        return 2;
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t steps = 0, plans = 0;
+    for (unsigned long k = 0; k < schedules; k++) {
+        struct sim *s = rss_xcalloc(1, sizeof(*s));
+        sim_init(s, first + k, minutes, trace);
+        sim_run(s);
+        steps += s->steps;
+        plans += s->plans;
+        sim_free(s);
+        free(s);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    printf("%lu schedules of %d simulated minutes (seeds %lu..%lu): %" PRIu64 " steps, %" PRIu64
+           " plans, 0 violations, %.1f s\n",
+           schedules, minutes, first, first + schedules - 1, steps, plans, secs);
+    return 0;
+}
