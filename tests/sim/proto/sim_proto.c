@@ -5,16 +5,20 @@
  * virtual second: faults for the first two thirds, then none (the liveness part). Everything comes from one
  * splitmix64 stream seeded by the schedule's number, so `--seed N --trace` replays schedule N step by step.
  *
- * What is real: rss_planner_plan (the leader's every decision), rss_agent_decide and
- * rss_agent_generation_for_container (the agent's verdict on a desired action and its generation rule,
- * rss_agent_core). What is modelled, each in one function below: the leader's loop (plan, write the member
- * records and the status, each write lost with some probability; the liveness verdicts from the
- * heartbeats), the agents (probe after a boot, write-ahead, hooks that take time and may fail, the
- * position answer and detach of rule 19, the self-fence of a node woken after the fence timeout) and the
- * application: each member's data is a history (a branch and a length in a tree of branches); a primary
- * appends a write each second, and the write is acknowledged only when the application's own replication
- * says so (all-primary: a majority of members running with the same history, as Galera's quorum; one
- * primary: a standby that follows it and has not detached, as `ANY 1`).
+ * What is real: rss_planner_plan (the leader's every decision) and the agent's pure core, rss_agent_core
+ * (the verdict on a desired action, the generation rule, a crash seen by `status`). What is modelled, each
+ * in one function below: the leader's loop (when it plans; its writes in leader_apply.c's order, the first
+ * failed one ending the plan; the liveness verdicts from the heartbeats), the agents (probe after a boot,
+ * write-ahead, hooks that take time and may fail, the periodic `status`, the position answer and detach of
+ * rule 19, the wake fence of rule 18), the StatefulSet controller (pods removed and made at the replicas
+ * the plans set) and the applications: each member's data is a history (a branch and a length in a tree
+ * of branches); a primary appends a write each second, acknowledged only when the application's own
+ * replication says so (all-primary: the live members of the last primary component, when a majority of
+ * it, as Galera's quorum; one primary: a standby that follows it, has not detached and caught up, as
+ * `ANY 1`; standbys lag at random).
+ *
+ * Faults: power off and on (one node, or all), freeze and thaw, an application dying, a new leader,
+ * spec.replicas 3 -> 2 -> 3, failing leader writes, failing hooks and detaches.
  *
  * The oracle, on every step (the chaos oracle's properties, tests/chaos/oracle.sh):
  *   P1 no acknowledged write lost: a member seeded or promoted holds every write acknowledged so far, and at
@@ -22,9 +26,9 @@
  *   P2 a lights-out seed never goes to an older copy: a member whose history is a prefix of another
  *      member's (rules 1-3; minimumMembers is the default, every member), unless the leader left that
  *      other member out (its record's leftOut hold, rule 14: the old primary at a promotion, whose newer
- *      writes were never acknowledged; P1 says whether that held);
+ *      writes were never acknowledged; P1 says whether that held) or it was scaled away;
  *   P3 at most one seed per lights-out: a seed never runs while another member's application runs as
- *      primary on a live node;
+ *      primary on a live node (and no pod is removed while its application runs);
  *   P4 no action of a stale epoch runs (the agent's verdict, rule 4);
  *   P5 once the faults end, the RSS is Running with every member in its role within the schedule.
  * A violation prints the seed and the last steps of the trace, and the run exits 1.
@@ -271,8 +275,10 @@ static void app_tick(struct sim *s)
             bool acked = false;
             for (unsigned q = 0; q < NMEM; q++) {
                 struct member *y = &s->mem[q];
+                /* a standby lags now and then: it catches up with 70% chance a second, so the standbys
+                 * differ and the promotion must pick the most advanced */
                 if (q != p && y->app == RSS_ROLE_SECONDARY && y->follows == (int)p && !y->detached &&
-                    node_live(y)) {
+                    node_live(y) && !chance(300)) {
                     y->data = x->data;
                     acked = true;
                 }
@@ -329,8 +335,8 @@ static bool hook_effect(struct sim *s, unsigned o, const struct rss_desired *d)
                 violation(s, "P3: seed of %u while %u runs as primary", o, q);
             /* an older copy: its whole history is a prefix of another member's (one the leader left out: its
              * newer writes were never acknowledged, which P1 judges) */
-            if (!promotion && !find(&s->w, q)->hold_record && s->mem[q].data.len > x->data.len &&
-                holds(s->mem[q].data, x->data.branch, x->data.len))
+            if (!promotion && find(&s->w, q)->pod_exists && !find(&s->w, q)->hold_record &&
+                s->mem[q].data.len > x->data.len && holds(s->mem[q].data, x->data.branch, x->data.len))
                 violation(s, "P2: seed of %u (%d/%" PRIu64 "), an older copy of %u (%d/%" PRIu64 ")", o,
                           x->data.branch, x->data.len, q, s->mem[q].data.branch, s->mem[q].data.len);
         }
@@ -430,7 +436,7 @@ static void agent_step(struct sim *s, unsigned o)
 {
     struct member *x = &s->mem[o];
     struct rss_member_input *m = find(&s->w, o);
-    if (!node_live(x) || !m)
+    if (!node_live(x) || !m || !m->pod_exists)
         return;
     x->last_heartbeat = s->w.now;
     if (x->booted) {
@@ -521,6 +527,50 @@ static void agent_step(struct sim *s, unsigned o)
 
 /* ---- the leader ---- */
 
+/* The admin edits spec.replicas (all-primary: spec.primaries with it). */
+static void scale_to(struct sim *s, int n)
+{
+    s->w.spec.replicas = n;
+    if (s->shape == GALERA)
+        s->w.spec.primaries = n;
+    s->dirty = true;
+    say(s, "fault: spec.replicas %d", n);
+}
+
+/* The StatefulSet controller at replicas n: pods above it removed (the kubelet kills their containers;
+ * the claims and the member records stay), pods below it made (a new uid and container, scheduled on
+ * the member's node at once). */
+static void statefulset_to(struct sim *s, int n)
+{
+    int old = s->w.sts;
+    s->w.sts = n;
+    for (int o = n; o < old && o < NMEM; o++) {
+        struct member *x = &s->mem[o];
+        if (x->app != RSS_ROLE_STOPPED && node_live(x))
+            violation(s, "pod %d removed while its application runs as %s", o, rss_role_name(x->app));
+        app_stop(x);
+        x->hook_running = false;
+        s->comp[o] = false;
+        pod_gone(&s->w, (unsigned)o);
+        say(s, "statefulset: pod %d removed", o);
+    }
+    for (int o = old < 0 ? 0 : old; o < n && o < NMEM; o++) {
+        struct rss_member_input *m = find(&s->w, (unsigned)o);
+        struct mstore *st = store(&s->w, m);
+        snprintf(st->uid, sizeof(st->uid), "uid-%d-%d", o, s->w.uid_counter++);
+        m->pod_exists = true;
+        m->pod_uid = st->uid;
+        m->phase = "Running";
+        m->node = st->node;
+        m->container_id = st->cid;
+        m->pin_record = st->pin[0] ? st->pin : NULL;
+        m->hold_record = st->hold[0] ? st->hold : NULL;
+        s->mem[o].booted = s->mem[o].on;
+        say(s, "statefulset: pod %d made", o);
+    }
+    s->dirty = true;
+}
+
 static void leader_step(struct sim *s, bool lossy)
 {
     for (unsigned o = 0; o < NMEM; o++) {
@@ -581,6 +631,12 @@ static void leader_step(struct sim *s, bool lossy)
                 say(s, "leader: %u desired %s", pt->ordinal, rss_action_name(pt->desired.action));
         }
     }
+    if (!failed && p.set_replicas >= 0 && p.set_replicas != s->w.sts) {
+        if (lossy && chance(50))
+            failed = true;
+        else
+            statefulset_to(s, p.set_replicas);
+    }
     /* the StatefulSet controller makes a deleted pod again at once: a new uid and container, the
      * application stopped, the member record (pin, primary mark, hold) kept */
     for (size_t i = 0; i < p.n_deletes && !failed; i++) {
@@ -635,6 +691,10 @@ static void faults(struct sim *s)
         say(s, "fault: lights-out");
         for (unsigned o = 0; o < NMEM; o++)
             power_off(s, o);
+        return;
+    }
+    if (chance(2)) {
+        scale_to(s, s->w.spec.replicas == NMEM ? NMEM - 1 : NMEM);
         return;
     }
     unsigned o = below(NMEM);
@@ -735,6 +795,8 @@ static void sim_run(struct sim *s)
         } else if (!healed) {
             healed = true;
             say(s, "faults end: every node on and running");
+            if (s->w.spec.replicas != NMEM)
+                scale_to(s, NMEM);
             for (unsigned o = 0; o < NMEM; o++) {
                 struct member *x = &s->mem[o];
                 if (!x->on) {
