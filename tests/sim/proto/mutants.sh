@@ -31,7 +31,7 @@ dead_is_silent	yes	leader/planner/planner_derive.c	s/m->fenced_dead = m->has_nod
 undetached_counts	yes	leader/planner/planner_failover.c	s/\*has_pos = o->has_position && !\*undetached;/*has_pos = o->has_position;/
 two_primaries_by_ordinal	yes	leader/planner/planner_running.c	s/c->spec->primaries == 1 && c->top && c->top->primary_up ? c->top : NULL;/NULL;/
 failover_record_dropped_at_new_term	yes	leader/planner/planner.c	s|out->fencing = planner_fence(&c); /\* row 3|if ((out->fencing = planner_fence(\&c))) { cJSON_Delete(c.new_failover); c.new_failover = NULL; } /* row 3|
-quorum_below_replicas	no: the simulator does not scale yet (spec edits are not among its faults)	leader/planner/planner_failover.c	s/if (m == lost || (!m->exists && (int)m->ordinal >= c->target))/if (m == lost || (int)m->ordinal >= c->target)/
+quorum_below_replicas	yes	leader/planner/planner_failover.c	s/if (m == lost || (!m->exists && (int)m->ordinal >= c->target))/if (m == lost || (int)m->ordinal >= c->target)/
 EOF
 )
 

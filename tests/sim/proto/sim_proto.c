@@ -514,6 +514,7 @@ static void agent_step(struct sim *s, unsigned o)
     x->hook_running = true;
     x->hook_done_at = s->w.now + 1000 * (1 + below(4));
     x->hook_generation = m->observed.generation;
+    rss_recordcodec_desired_clear(&x->hook); /* a hook cut short (power, fence, pod removed) left its copy */
     rss_recordcodec_desired_copy(&x->hook, &m->desired);
     set_last(m, m->desired.action, m->desired.id.epoch, m->desired.id.seq, RSS_RESULT_PENDING);
     s->dirty = true;
