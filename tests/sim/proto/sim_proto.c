@@ -33,7 +33,8 @@
  *   P5 once the faults end, the RSS is Running with every member in its role within the schedule.
  * A violation prints the seed and the last steps of the trace, and the run exits 1.
  *
- * Usage: sim_proto [--schedules N] [--first S] [--minutes M] [--seed S --trace] */
+ * Usage: sim_proto [--schedules N] [--first S] [--minutes M] [--seed S --trace]
+ *        sim_proto --script tests/sim/proto/scenarios/NAME.txt [--seed S] [--trace]   (parse_script()) */
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -62,6 +63,23 @@
 enum shape { GALERA, SINGLE, SINGLE_EARLY, SINGLE_NODETACH };
 static const char *const shape_names[] = {
     "all-primary", "one primary", "one primary, silentNodePolicy Promote", "one primary, no detach hook"};
+
+/* A scripted scenario (tests/sim/proto/scenarios/): its shape, the members' data, and what happens at
+ * which second; see parse_script(). */
+#define SCRIPT_MAX 128
+struct script_step {
+    int64_t at_ms;
+    char verb[32], what[32], arg[32];
+    int line;
+};
+struct script {
+    const char *path;
+    enum shape shape;
+    uint64_t data[NMEM];
+    int minutes;
+    struct script_step steps[SCRIPT_MAX];
+    size_t n;
+};
 
 /* ---- the seeded stream ---- */
 
@@ -148,6 +166,7 @@ struct member {
     struct rss_desired hook;
     uint64_t hook_generation;
     int cid_counter;
+    bool fail_hook, fail_detach; /* its next hook, its next detach fails (script) */
 };
 
 struct sim {
@@ -167,6 +186,10 @@ struct sim {
     /* the acknowledged writes: the newest per branch is enough (a branch's writes are a prefix) */
     uint64_t acked[MAXBRANCH];
     bool trace;
+    /* a scripted scenario (--script): its faults only, nothing random fails */
+    const struct script *script;
+    unsigned fail_writes; /* the leader's next writes that fail (script) */
+    int last_seed;        /* the member that ran the last seed (-1: none yet) */
     char log[TRACE_KEEP][200];
     unsigned log_n;
     unsigned long seed;
@@ -201,7 +224,10 @@ static void violation(struct sim *s, const char *fmt, ...)
             (s->w.now - s->start) / 1000);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "\n  replay: sim_proto --seed %lu --trace\n", s->seed);
+    if (s->script)
+        fprintf(stderr, "\n  replay: sim_proto --script %s --seed %lu --trace\n", s->script->path, s->seed);
+    else
+        fprintf(stderr, "\n  replay: sim_proto --seed %lu --trace\n", s->seed);
     exit(1);
 }
 
@@ -276,9 +302,10 @@ static void app_tick(struct sim *s)
             for (unsigned q = 0; q < NMEM; q++) {
                 struct member *y = &s->mem[q];
                 /* a standby lags now and then: it catches up with 70% chance a second, so the standbys
-                 * differ and the promotion must pick the most advanced */
+                 * differ and the promotion must pick the most advanced (not in a scenario: it says who
+                 * is promoted) */
                 if (q != p && y->app == RSS_ROLE_SECONDARY && y->follows == (int)p && !y->detached &&
-                    node_live(y) && !chance(300)) {
+                    node_live(y) && (s->script || !chance(300))) {
                     y->data = x->data;
                     acked = true;
                 }
@@ -343,6 +370,7 @@ static bool hook_effect(struct sim *s, unsigned o, const struct rss_desired *d)
         if (promotion && s->shape == GALERA)
             violation(s, "a seed of running member %u in the all-primary shape", o);
         check_holds_acked(s, o, x->data, promotion ? "promoted" : "seeded");
+        s->last_seed = (int)o;
         memset(s->comp, 0, sizeof(s->comp));
         s->comp[o] = true; /* all-primary: a new cluster, bootstrapped from this member */
         s->quorate = true;
@@ -454,7 +482,9 @@ static void agent_step(struct sim *s, unsigned o)
         if (s->w.now < x->hook_done_at)
             return;
         x->hook_running = false;
-        bool ok = !chance(60) && hook_effect(s, o, &x->hook);
+        bool fails = s->script ? x->fail_hook : chance(60);
+        x->fail_hook = false;
+        bool ok = !fails && hook_effect(s, o, &x->hook);
         enum rss_role role = !ok                                 ? RSS_ROLE_FAILED
                              : x->hook.action == RSS_ACTION_STOP ? RSS_ROLE_STOPPED
                                                                  : x->app;
@@ -473,8 +503,9 @@ static void agent_step(struct sim *s, unsigned o)
     if (req.seq && !rss_action_id_equal(req, m->observed.position_for) && m->desired.epoch == s->w.epoch) {
         /* a detach that fails still answers, not marked detached, and the standby follows on
          * (agent_reconcile.c) */
-        bool detach =
-            s->w.spec.hooks[RSS_HOOK_DETACH].present && x->app == RSS_ROLE_SECONDARY && !chance(100);
+        bool detach = s->w.spec.hooks[RSS_HOOK_DETACH].present && x->app == RSS_ROLE_SECONDARY &&
+                      !(s->script ? x->fail_detach : chance(100));
+        x->fail_detach = false;
         if (detach)
             x->detached = true;
         s->dirty = true;
@@ -527,6 +558,19 @@ static void agent_step(struct sim *s, unsigned o)
 }
 
 /* ---- the leader ---- */
+
+/* A leader write that fails: at random in a lossy phase of a seeded schedule, as the script says in a
+ * scenario. */
+static bool write_fails(struct sim *s, bool lossy)
+{
+    if (s->script) {
+        if (!s->fail_writes)
+            return false;
+        s->fail_writes--;
+        return true;
+    }
+    return lossy && chance(50);
+}
 
 /* The admin edits spec.replicas (all-primary: spec.primaries with it). */
 static void scale_to(struct sim *s, int n)
@@ -603,7 +647,7 @@ static void leader_step(struct sim *s, bool lossy)
         struct rss_member_input *m = find(&s->w, pt->ordinal);
         if (!m)
             continue;
-        if (lossy && chance(50)) {
+        if (write_fails(s, lossy)) {
             say(s, "leader: the write of %u's record failed%s%s: the plan ends there", pt->ordinal,
                 pt->set_desired ? ", desired " : "",
                 pt->set_desired ? rss_action_name(pt->desired.action) : "");
@@ -633,7 +677,7 @@ static void leader_step(struct sim *s, bool lossy)
         }
     }
     if (!failed && p.set_replicas >= 0 && p.set_replicas != s->w.sts) {
-        if (lossy && chance(50))
+        if (write_fails(s, lossy))
             failed = true;
         else
             statefulset_to(s, p.set_replicas);
@@ -645,7 +689,7 @@ static void leader_step(struct sim *s, bool lossy)
         struct rss_member_input *m = find(&s->w, o);
         if (!m)
             continue;
-        if (lossy && chance(50)) {
+        if (write_fails(s, lossy)) {
             say(s, "leader: the deletion of pod %u failed: the plan ends there", o);
             failed = true;
             break;
@@ -661,7 +705,7 @@ static void leader_step(struct sim *s, bool lossy)
         s->dirty = true;
         say(s, "leader: pod %u deleted and made again", o);
     }
-    if (!failed && !(lossy && chance(50))) {
+    if (!failed && !write_fails(s, lossy)) {
         cJSON_Delete(s->w.prev);
         s->w.prev = cJSON_Duplicate(p.status, true);
     } else {
@@ -683,6 +727,36 @@ static void power_off(struct sim *s, unsigned o)
     say(s, "fault: node %u off", o);
 }
 
+static void power_on(struct sim *s, unsigned o)
+{
+    s->mem[o].on = true;
+    s->mem[o].booted = true;
+    say(s, "fault: node %u on", o);
+}
+
+static void freeze(struct sim *s, unsigned o)
+{
+    s->mem[o].frozen = true;
+    s->mem[o].frozen_at = s->w.now;
+    say(s, "fault: node %u frozen", o);
+}
+
+static void app_dies(struct sim *s, unsigned o)
+{
+    app_stop(&s->mem[o]);
+    s->mem[o].hook_running = false;
+    say(s, "fault: %u's application died", o);
+    probe(s, o);
+}
+
+static void new_leader(struct sim *s)
+{
+    s->w.epoch++;
+    s->dirty = true;
+    say(s, "fault: a new leader, epoch %" PRIu64, s->w.epoch);
+}
+
+/* One second of a seeded schedule's faults. */
 static void faults(struct sim *s)
 {
     unsigned off = 0;
@@ -701,49 +775,166 @@ static void faults(struct sim *s)
     unsigned o = below(NMEM);
     struct member *x = &s->mem[o];
     if (!x->on) {
-        if (chance(60)) {
-            x->on = true;
-            x->booted = true;
-            say(s, "fault: node %u on", o);
-        }
+        if (chance(60))
+            power_on(s, o);
     } else if (x->frozen) {
         if (chance(40))
             thaw(s, o);
     } else if (chance(4)) {
         power_off(s, o);
     } else if (chance(3)) {
-        x->frozen = true;
-        x->frozen_at = s->w.now;
-        say(s, "fault: node %u frozen", o);
+        freeze(s, o);
     } else if (chance(3) && x->app != RSS_ROLE_STOPPED) {
-        app_stop(x);
-        x->hook_running = false;
-        say(s, "fault: %u's application died", o);
-        probe(s, o);
+        app_dies(s, o);
     } else if (chance(2)) {
-        s->w.epoch++;
-        s->dirty = true;
-        say(s, "fault: a new leader, epoch %" PRIu64, s->w.epoch);
+        new_leader(s);
     }
+}
+
+/* ---- scripted scenarios ---- */
+
+static int primary_now(const struct sim *s)
+{
+    for (unsigned o = 0; o < NMEM; o++)
+        if (s->mem[o].app == RSS_ROLE_PRIMARY && node_live(&s->mem[o]))
+            return (int)o;
+    return -1;
+}
+
+static bool settled(struct sim *s);
+
+/* A member named by a step: an ordinal, or `primary` (the one running as primary on a live node now). */
+static unsigned step_member(struct sim *s, const struct script_step *st, const char *name)
+{
+    int o = !strcmp(name, "primary") ? primary_now(s) : (name[0] >= '0' && name[0] <= '9' ? atoi(name) : -1);
+    if (o < 0 || o >= NMEM)
+        violation(s, "%s:%d: no member '%s' now", s->script->path, st->line, name);
+    return (unsigned)o;
+}
+
+/* The steps of this second: faults, failures to come, and expectations (a failed one is a violation). */
+static void script_step(struct sim *s)
+{
+    int64_t t = s->w.now - s->start;
+    for (size_t i = 0; i < s->script->n; i++) {
+        const struct script_step *st = &s->script->steps[i];
+        if (st->at_ms != t)
+            continue;
+        const char *v = st->verb, *w = st->what;
+        if (!strcmp(v, "off"))
+            power_off(s, step_member(s, st, w));
+        else if (!strcmp(v, "on"))
+            power_on(s, step_member(s, st, w));
+        else if (!strcmp(v, "freeze"))
+            freeze(s, step_member(s, st, w));
+        else if (!strcmp(v, "thaw"))
+            thaw(s, step_member(s, st, w));
+        else if (!strcmp(v, "crash"))
+            app_dies(s, step_member(s, st, w));
+        else if (!strcmp(v, "leader"))
+            new_leader(s);
+        else if (!strcmp(v, "replicas"))
+            scale_to(s, atoi(w));
+        else if (!strcmp(v, "fail-writes"))
+            s->fail_writes = (unsigned)atoi(w);
+        else if (!strcmp(v, "fail-hook"))
+            s->mem[step_member(s, st, w)].fail_hook = true;
+        else if (!strcmp(v, "fail-detach"))
+            s->mem[step_member(s, st, w)].fail_detach = true;
+        else if (!strcmp(v, "expect")) {
+            bool ok = false;
+            if (!strcmp(w, "running"))
+                ok = settled(s);
+            else if (!strcmp(w, "primary"))
+                ok = primary_now(s) == atoi(st->arg);
+            else if (!strcmp(w, "primary-not"))
+                ok = primary_now(s) >= 0 && primary_now(s) != atoi(st->arg);
+            else if (!strcmp(w, "seeded"))
+                ok = s->last_seed == atoi(st->arg);
+            else if (!strcmp(w, "stopped"))
+                ok = s->mem[step_member(s, st, st->arg)].app == RSS_ROLE_STOPPED;
+            if (!ok)
+                violation(s, "%s:%d: expected %s %s (primary now: %d, last seed: %d)", s->script->path,
+                          st->line, w, st->arg, primary_now(s), s->last_seed);
+            say(s, "script: %s %s holds", w, st->arg);
+        }
+    }
+}
+
+/* One scenario file. Lines: `shape all-primary|one-primary|one-primary-early|one-primary-nodetach`,
+ * `data L0 L1 L2` (the members' history lengths, all stopped), `minutes M`, and steps `at SECONDS VERB
+ * [WHAT [ARG]]`: off, on, freeze, thaw, crash N|primary; leader; replicas N; fail-writes K (the leader's
+ * next K writes fail); fail-hook N, fail-detach N (that member's next one); expect running | primary N |
+ * primary-not N (some other member is) | seeded N | stopped N. Standbys do not lag in a scenario. `#` starts
+ * a comment. Exits 2 on a line it cannot read. */
+static void parse_script(const char *path, struct script *sc)
+{
+    static const char *const shapes[] = {"all-primary", "one-primary", "one-primary-early",
+                                         "one-primary-nodetach"};
+    memset(sc, 0, sizeof(*sc));
+    sc->path = path;
+    sc->minutes = 10;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "sim_proto: cannot read %s\n", path);
+        exit(2);
+    }
+    char line[256];
+    for (int ln = 1; fgets(line, sizeof(line), f); ln++) {
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        char a[32] = "", b[32] = "", c[32] = "", d[32] = "", e[32] = "";
+        int n = sscanf(line, "%31s %31s %31s %31s %31s", a, b, c, d, e);
+        bool ok = n <= 0;
+        if (n >= 2 && !strcmp(a, "shape")) {
+            for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++)
+                if (!strcmp(b, shapes[k]))
+                    sc->shape = (enum shape)k, ok = true;
+        } else if (n == 4 && !strcmp(a, "data")) {
+            sc->data[0] = strtoull(b, NULL, 10);
+            sc->data[1] = strtoull(c, NULL, 10);
+            sc->data[2] = strtoull(d, NULL, 10);
+            ok = true;
+        } else if (n == 2 && !strcmp(a, "minutes")) {
+            sc->minutes = atoi(b);
+            ok = sc->minutes >= 1;
+        } else if (n >= 3 && !strcmp(a, "at") && sc->n < SCRIPT_MAX) {
+            struct script_step *st = &sc->steps[sc->n++];
+            st->at_ms = (int64_t)atol(b) * 1000;
+            st->line = ln;
+            snprintf(st->verb, sizeof(st->verb), "%s", c);
+            snprintf(st->what, sizeof(st->what), "%s", d);
+            snprintf(st->arg, sizeof(st->arg), "%s", e);
+            ok = true;
+        }
+        if (!ok) {
+            fprintf(stderr, "sim_proto: %s:%d: cannot read this line\n", path, ln);
+            exit(2);
+        }
+    }
+    fclose(f);
 }
 
 /* ---- one schedule ---- */
 
-static void sim_init(struct sim *s, unsigned long seed, int minutes, bool trace)
+static void sim_init(struct sim *s, unsigned long seed, int minutes, bool trace, const struct script *sc)
 {
     memset(s, 0, sizeof(*s));
+    s->script = sc;
+    s->last_seed = -1;
     rng_state = seed * 0x2545f4914f6cdd1dULL + 1;
     memset(&tree, 0, sizeof(tree));
     tree.n = 1;
     s->seed = seed;
     s->trace = trace;
-    s->shape = (enum shape)(seed % 4);
+    s->shape = sc ? sc->shape : (enum shape)(seed % 4);
     bool single = s->shape != GALERA;
     /* the members start stopped after a lights-out, with histories of different lengths on one branch,
      * each record holding its member's last report */
     uint64_t lens[NMEM];
     for (unsigned o = 0; o < NMEM; o++)
-        lens[o] = below(4);
+        lens[o] = sc ? sc->data[o] : below(4);
     char tokens[64];
     snprintf(tokens, sizeof(tokens), "S%" PRIu64 " S%" PRIu64 " S%" PRIu64, lens[0], lens[1], lens[2]);
     world_init_with(&s->w, tokens, single ? 1 : 0, single, 0, single ? FAILOVER_SPEC : "");
@@ -751,8 +942,11 @@ static void sim_init(struct sim *s, unsigned long seed, int minutes, bool trace)
     s->w.spec.silent_promote = s->shape == SINGLE_EARLY;
     s->w.dead_after = DEAD_MS;
     s->start = s->w.now;
+    if (sc)
+        minutes = sc->minutes;
     s->end = s->start + (int64_t)minutes * 60000;
-    s->fault_end = s->start + (int64_t)minutes * 40000;
+    /* a scenario's own steps are its faults: no heal phase, its expectations say what must hold */
+    s->fault_end = sc ? s->end : s->start + (int64_t)minutes * 40000;
     for (unsigned o = 0; o < NMEM; o++) {
         struct member *x = &s->mem[o];
         x->on = true;
@@ -791,7 +985,9 @@ static void sim_run(struct sim *s)
     while (s->w.now < s->end) {
         s->steps++;
         bool faulty = s->w.now < s->fault_end;
-        if (faulty) {
+        if (s->script) {
+            script_step(s);
+        } else if (faulty) {
             faults(s);
         } else if (!healed) {
             healed = true;
@@ -832,7 +1028,7 @@ static void sim_run(struct sim *s)
         }
         s->w.now += 1000;
     }
-    if (!settled_at)
+    if (!settled_at && !s->script)
         violation(s, "P5: not Running with every member in its role %" PRId64 " s after the faults ended",
                   (s->end - s->fault_end) / 1000);
     for (unsigned o = 0; o < NMEM; o++)
@@ -852,6 +1048,8 @@ int main(int argc, char **argv)
     unsigned long schedules = 200, first = 1;
     int minutes = 30;
     bool trace = false;
+    static struct script sc;
+    const struct script *script = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--schedules") && i + 1 < argc)
             schedules = strtoul(argv[++i], NULL, 10);
@@ -863,9 +1061,14 @@ int main(int argc, char **argv)
             minutes = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--trace"))
             trace = true;
-        else {
-            fprintf(stderr,
-                    "usage: sim_proto [--schedules N] [--first S] [--minutes M] [--seed S --trace]\n");
+        else if (!strcmp(argv[i], "--script") && i + 1 < argc) {
+            parse_script(argv[++i], &sc);
+            script = &sc;
+            schedules = 1;
+            minutes = sc.minutes;
+        } else {
+            fprintf(stderr, "usage: sim_proto [--schedules N] [--first S] [--minutes M] [--seed S] [--trace] "
+                            "[--script FILE]\n");
             return 2;
         }
     }
@@ -878,7 +1081,7 @@ int main(int argc, char **argv)
     uint64_t steps = 0, plans = 0;
     for (unsigned long k = 0; k < schedules; k++) {
         struct sim *s = rss_xcalloc(1, sizeof(*s));
-        sim_init(s, first + k, minutes, trace);
+        sim_init(s, first + k, minutes, trace, script);
         sim_run(s);
         steps += s->steps;
         plans += s->plans;
@@ -887,6 +1090,10 @@ int main(int argc, char **argv)
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    if (script) {
+        printf("%s: passed (%d simulated minutes, seed %lu)\n", script->path, minutes, first);
+        return 0;
+    }
     printf("%lu schedules of %d simulated minutes (seeds %lu..%lu): %" PRIu64 " steps, %" PRIu64
            " plans, 0 violations, %.1f s\n",
            schedules, minutes, first, first + schedules - 1, steps, plans, secs);
