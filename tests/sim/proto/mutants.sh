@@ -30,7 +30,7 @@ no_fencing	no: no old leader writes after the change here (the store has no reso
 dead_is_silent	yes	leader/planner/planner_derive.c	s/m->fenced_dead = m->has_node && !in->node_alive && in->node_dead;/m->fenced_dead = m->has_node \&\& !in->node_alive;/
 undetached_counts	yes	leader/planner/planner_failover.c	s/\*has_pos = o->has_position && !\*undetached;/*has_pos = o->has_position;/
 two_primaries_by_ordinal	no: masked by rule 17's hold (the old primary's hold is written before the promotion, so stop_diverged() stops it first in every schedule, scenario thaw_before_fence; test_two_primaries_newer_mark_wins covers the fallback)	leader/planner/planner_running.c	s/c->spec->primaries == 1 && c->top && c->top->primary_up ? c->top : NULL;/NULL;/
-failover_record_dropped_at_new_term	yes	leader/planner/planner.c	s|out->fencing = planner_fence(&c); /\* row 3|if ((out->fencing = planner_fence(\&c))) { cJSON_Delete(c.new_failover); c.new_failover = NULL; } /* row 3|
+failover_record_dropped_at_new_term	no: equivalent since the records' primary marks (rule 16): a new term finds the lost primary there and asks again (scenario leader_change_failover passes with it; the model's lineage_NO_MARK is the fault it stood for)	leader/planner/planner.c	s|out->fencing = planner_fence(&c); /\* row 3|if ((out->fencing = planner_fence(\&c))) { cJSON_Delete(c.new_failover); c.new_failover = NULL; } /* row 3|
 quorum_below_replicas	yes	leader/planner/planner_failover.c	s/if (m == lost || (!m->exists && (int)m->ordinal >= c->target))/if (m == lost || (int)m->ordinal >= c->target)/
 EOF
 )

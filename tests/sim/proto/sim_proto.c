@@ -190,6 +190,7 @@ struct sim {
     const struct script *script;
     unsigned fail_writes; /* the leader's next writes that fail (script) */
     int last_seed;        /* the member that ran the last seed (-1: none yet) */
+    unsigned stops;       /* `stop` hooks run so far */
     char log[TRACE_KEEP][200];
     unsigned log_n;
     unsigned long seed;
@@ -394,6 +395,7 @@ static bool hook_effect(struct sim *s, unsigned o, const struct rss_desired *d)
         return true;
     }
     case RSS_ACTION_STOP:
+        s->stops++;
         app_stop(x);
         s->comp[o] = false; /* a clean leave: the component shrinks without losing its quorum */
         return true;
@@ -851,11 +853,13 @@ static void script_step(struct sim *s)
                 ok = primary_now(s) >= 0 && primary_now(s) != atoi(st->arg);
             else if (!strcmp(w, "seeded"))
                 ok = s->last_seed == atoi(st->arg);
+            else if (!strcmp(w, "stops"))
+                ok = s->stops == (unsigned)atoi(st->arg);
             else if (!strcmp(w, "stopped"))
                 ok = s->mem[step_member(s, st, st->arg)].app == RSS_ROLE_STOPPED;
             if (!ok)
-                violation(s, "%s:%d: expected %s %s (primary now: %d, last seed: %d)", s->script->path,
-                          st->line, w, st->arg, primary_now(s), s->last_seed);
+                violation(s, "%s:%d: expected %s %s (primary now: %d, last seed: %d, stops: %u)",
+                          s->script->path, st->line, w, st->arg, primary_now(s), s->last_seed, s->stops);
             say(s, "script: %s %s holds", w, st->arg);
         }
     }
@@ -865,7 +869,8 @@ static void script_step(struct sim *s)
  * `data L0 L1 L2` (the members' history lengths, all stopped), `minutes M`, and steps `at SECONDS VERB
  * [WHAT [ARG]]`: off, on, freeze, thaw, crash N|primary; leader; replicas N; fail-writes K (the leader's
  * next K writes fail); fail-hook N, fail-detach N (that member's next one); expect running | primary N |
- * primary-not N (some other member is) | seeded N | stopped N. Standbys do not lag in a scenario. `#` starts
+ * primary-not N (some other member is) | seeded N | stopped N | stops K (`stop` hooks run so far). Standbys
+ * do not lag in a scenario. `#` starts
  * a comment. Exits 2 on a line it cannot read. */
 static void parse_script(const char *path, struct script *sc)
 {
