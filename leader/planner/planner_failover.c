@@ -523,7 +523,7 @@ bool planner_failover_reattach(struct planner *c)
         const struct rss_observed *o = &m->in->observed;
         /* It ran the detach hook for a request (its last answer is about one) and has not been started
          * since. Its answer need not say detached: a detach that worked for one request and failed for
-         * the next (a status write lost in between asks again) leaves it detached all the same, and the
+         * the next (a new term, or a status write lost, asks again) leaves it detached all the same, and the
          * answer says only the last (tests/sim/proto, seed 3164). A `secondary` to a standby that still
          * follows costs it a restart; a detached one left alone follows nobody for good. */
         bool detached = m->current && o->position_for.seq != 0 && c->spec->hooks[RSS_HOOK_DETACH].present &&

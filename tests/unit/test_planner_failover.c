@@ -104,6 +104,22 @@ static void test_killed_primary_promotes_highest(void **state)
     world_free(&w);
 }
 
+/* P Y Y under PromoteStandby, the primary crashed, both standbys answered (100 and 120): p is the plan
+ * that promotes rss-db-2. */
+static void crashed_and_answered(struct world *w, struct rss_plan *p)
+{
+    g_failover = FAILOVER_SPEC;
+    init(w, "P Y Y");
+    run(w, p);
+    apply(w, p);
+    crash(w, 0, 130);
+    run(w, p);
+    apply(w, p);
+    answer_position(w, 1, true, 100);
+    answer_position(w, 2, true, 120);
+    run(w, p);
+}
+
 /* The promotion's hook fails and the standby reports itself still a standby (found by tests/sim/proto, seed
  * 163 and 10661 before the fix: the failover waited for good for it "to be observed stopped"). It is stopped,
  * since the hook may have got as far as taking writes (rule 17), and the failover goes on: the other
@@ -111,18 +127,9 @@ static void test_killed_primary_promotes_highest(void **state)
 static void test_failed_promotion_stopped(void **state)
 {
     (void)state;
-    g_failover = FAILOVER_SPEC;
     struct world w;
-    init(&w, "P Y Y");
     struct rss_plan p;
-    run(&w, &p);
-    apply(&w, &p);
-    crash(&w, 0, 130);
-    run(&w, &p);
-    apply(&w, &p);
-    answer_position(&w, 1, true, 100);
-    answer_position(&w, 2, true, 120);
-    run(&w, &p);
+    crashed_and_answered(&w, &p);
     want(&p, "2:seed");
     apply(&w, &p);
 
@@ -156,18 +163,9 @@ static void test_failed_promotion_stopped(void **state)
 static void test_old_primary_never_seeds(void **state)
 {
     (void)state;
-    g_failover = FAILOVER_SPEC;
     struct world w;
-    init(&w, "P Y Y");
     struct rss_plan p;
-    run(&w, &p);
-    apply(&w, &p);
-    crash(&w, 0, 130);
-    run(&w, &p);
-    apply(&w, &p);
-    answer_position(&w, 1, true, 100);
-    answer_position(&w, 2, true, 120);
-    run(&w, &p);
+    crashed_and_answered(&w, &p);
     want(&p, "2:seed");
     bool marked = false;
     for (size_t i = 0; i < p.n_patches; i++)
