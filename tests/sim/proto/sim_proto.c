@@ -167,6 +167,7 @@ struct member {
     uint64_t hook_generation;
     int cid_counter;
     bool fail_hook, fail_detach; /* its next hook, its next detach fails (script) */
+    int64_t lag_until;           /* a standby that receives nothing until then (script) */
 };
 
 struct sim {
@@ -306,7 +307,7 @@ static void app_tick(struct sim *s)
                  * differ and the promotion must pick the most advanced (not in a scenario: it says who
                  * is promoted) */
                 if (q != p && y->app == RSS_ROLE_SECONDARY && y->follows == (int)p && !y->detached &&
-                    node_live(y) && (s->script || !chance(300))) {
+                    node_live(y) && s->w.now >= y->lag_until && (s->script || !chance(300))) {
                     y->data = x->data;
                     acked = true;
                 }
@@ -843,6 +844,8 @@ static void script_step(struct sim *s)
             s->mem[step_member(s, st, w)].fail_hook = true;
         else if (!strcmp(v, "fail-detach"))
             s->mem[step_member(s, st, w)].fail_detach = true;
+        else if (!strcmp(v, "lag"))
+            s->mem[step_member(s, st, w)].lag_until = s->w.now + 1000 * (int64_t)atoi(st->arg);
         else if (!strcmp(v, "expect")) {
             bool ok = false;
             if (!strcmp(w, "running"))
@@ -868,7 +871,8 @@ static void script_step(struct sim *s)
 /* One scenario file. Lines: `shape all-primary|one-primary|one-primary-early|one-primary-nodetach`,
  * `data L0 L1 L2` (the members' history lengths, all stopped), `minutes M`, and steps `at SECONDS VERB
  * [WHAT [ARG]]`: off, on, freeze, thaw, crash N|primary; leader; replicas N; fail-writes K (the leader's
- * next K writes fail); fail-hook N, fail-detach N (that member's next one); expect running | primary N |
+ * next K writes fail); fail-hook N, fail-detach N (that member's next one); lag N S (standby N receives
+ * nothing for S seconds); expect running | primary N |
  * primary-not N (some other member is) | seeded N | stopped N | stops K (`stop` hooks run so far). Standbys
  * do not lag in a scenario. `#` starts
  * a comment. Exits 2 on a line it cannot read. */
