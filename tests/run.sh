@@ -40,11 +40,11 @@ bash "$top/tests/lib/helm.sh" >/dev/null || { echo "run.sh: no helm" >&2; exit 1
 echo "== house rules (format, string functions, public prefix)"
 bash "$top/tests/lib/house_rules.sh" "$build"
 
-# The real-Kubernetes stage runs beside ctest and the kubesim chaos run: both are mostly waiting (fence
-# timeouts, dead windows, hooks), each world is its own (directories, node addresses, network namespace),
-# and one after the other they would take about 100 minutes on 2 cores. The model and the fuzzers follow
-# it there. Its output goes to a log: a summary at the end, the log's tail on a failure.
-echo "== in the background: real Kubernetes (tests/realk8s: built from source once per machine, then cached), then the protocol model and the fuzz smoke runs (log: $build/real-stage.log)"
+# The real-Kubernetes stage runs beside ctest: both are mostly waiting (fence timeouts, dead windows,
+# hooks), each world is its own (directories, node addresses, cgroups, network namespace), and one after
+# the other they would take about 100 minutes on 2 cores. Its output goes to a log: a summary at the end,
+# the log's tail on a failure.
+echo "== in the background: real Kubernetes (tests/realk8s: built from source once per machine, then cached; log: $build/real-stage.log)"
 real_stage() {
     local t0 rc=0
     t0=$(date +%s)
@@ -67,12 +67,6 @@ real_stage() {
     [ $rc = 0 ] || [ $rc = 77 ] || { echo "run.sh: postgres.sh on the real world failed" >&2; return 1; }
     RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/chaos/run.sh" --cycles 3
     echo "   (real Kubernetes: $(($(date +%s) - t0)) s)"
-    # The model and the fuzzers need CPU, not waiting: they fill the stage's end, which comes before
-    # ctest's.
-    echo "== protocol model (spin)"
-    bash "$top/tests/model/check.sh"
-    echo "== fuzz smoke runs"
-    bash "$top/tests/fuzz/run.sh"
 }
 set -m # its own process group, so that it can be ended whole
 (set -e; real_stage) >"$build/real-stage.log" 2>&1 &
@@ -86,28 +80,22 @@ echo "== tests"
 # ASan+UBSan, on kubesim below: a third plain run would prove nothing the two do not.
 skip=()
 [ "${RSS_SKIP_ASAN:-0}" = 1 ] || skip=(-E '^e2e_rssd$')
-# Two at a time: the worlds (e2e, world tests) are RUN_SERIAL (three containerds and three rssd each), the
-# unit, CRI and API tests beside each other are not (each has its own kubesim, containerd and ports).
+# Two at a time, worlds too (each has its own kubesim, containerds, addresses and ports): the e2e suites
+# and the chaos short run mostly wait, the model (spin) and the fuzz smoke runs fill the slots with CPU.
+t0=$(date +%s)
 # shellcheck disable=SC2086
 ctest --test-dir "$build" --output-on-failure -j"$jobs" "${skip[@]}" ${CTEST_ARGS:-}
+echo "   (ctest: $(($(date +%s) - t0)) s)"
 # The protocol simulator's count (tests/sim/proto): its lines from ctest's log, and their sum.
 sim_lines=$(grep -h '^[0-9]* schedules of' "$build/Testing/Temporary/LastTest.log" 2>/dev/null || true)
 if [ -n "$sim_lines" ]; then
     echo "$sim_lines"
     echo "protocol simulator: $(awk '{ n += $1 } END { print n }' <<<"$sim_lines") schedules, 0 violations"
 fi
-
-echo "== chaos (short run)"
-RSS_BUILD_DIR=$build bash "$top/tests/chaos/run.sh" --cycles 8
-
-echo "== real Kubernetes, model and fuzzers (waiting for the background stage)"
-if ! wait "$real_pid"; then
-    tail -n 150 "$build/real-stage.log" >&2
-    echo "run.sh: the background stage failed (whole log: $build/real-stage.log)" >&2
-    exit 1
-fi
-trap - EXIT
-grep -E '^(PASS|FAIL|[0-9]+ passed|violations|   \(|check\.sh|target|[a-z_0-9]+ +[0-9])' "$build/real-stage.log" || true
+# From the same log: the chaos short run's summary (ctest chaos_short; its seed replays it), the model's
+# verdict (model_check) and the fuzz targets' table (fuzz_smoke).
+sed -n '/^\[[0-9:]*\] chaos: seed/p; /^== chaos run (seed/,/^recovery (/p; /^check\.sh: /p
+    /^target  *s  *execs/,/^<end of output>/{/^<end of output>/!p}' "$build/Testing/Temporary/LastTest.log" 2>/dev/null || true
 
 if [ "${RSS_SKIP_ASAN:-0}" != 1 ]; then
   echo "== unit tests under ASan+UBSan"
@@ -138,4 +126,13 @@ if [ "${RSS_SKIP_ASAN:-0}" != 1 ]; then
   echo "== unit tests under valgrind"
   ctest --test-dir "$build" -L unit -T memcheck -j"$jobs" --output-on-failure
 fi
+
+echo "== real Kubernetes (waiting for the background stage)"
+if ! wait "$real_pid"; then
+    tail -n 150 "$build/real-stage.log" >&2
+    echo "run.sh: the background stage failed (whole log: $build/real-stage.log)" >&2
+    exit 1
+fi
+trap - EXIT
+grep -E '^(PASS|FAIL|[0-9]+ passed|violations|   \(|target|[a-z_0-9]+ +[0-9])' "$build/real-stage.log" || true
 echo "run.sh: all tests passed"
