@@ -1,5 +1,7 @@
 # safety/late.sh -- the late and missing nodes of a lights-out: waiting for the newest copy, minimumMembers, force-seed, suspend, the journal.
 # Sourced by tests/e2e/safety.sh (the runner, with tests/e2e/lib.sh and safety/lib.sh); defines sc_* only.
+# late_node, stays_off and journal run by name only: the protocol simulator's scenarios of the same names
+# (tests/sim/proto/scenarios/) check their assertions in ctest.
 # shellcheck shell=bash
 # ---- 1. the node with the newest copy boots late: no seed until it reports, and rssd says whom it waits for
 sc_late_node() {

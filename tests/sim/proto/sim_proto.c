@@ -26,7 +26,8 @@
  *   P2 a lights-out seed never goes to an older copy: a member whose history is a prefix of another
  *      member's (rules 1-3; minimumMembers is the default, every member), unless the leader left that
  *      other member out (its record's leftOut hold, rule 14: the old primary at a promotion, whose newer
- *      writes were never acknowledged; P1 says whether that held) or it was scaled away;
+ *      writes were never acknowledged; P1 says whether that held), it was scaled away, or the admin set
+ *      minimumMembers (a scenario's edit) and its node is off;
  *   P3 at most one seed per lights-out: a seed never runs while another member's application runs as
  *      primary on a live node (and no pod is removed while its application runs);
  *   P4 no action of a stale epoch runs (the agent's verdict, rule 4);
@@ -49,13 +50,14 @@
 #include "rss/agent.h"
 #include "rss/cleanup.h"
 
-#define NMEM       3
-#define MAXBRANCH  4096
-#define FENCE_MS   20000 /* the agent's fence timeout: a node silent longer stops its application */
-#define LEASE_MS   10000 /* a heartbeat older than this: the node is silent */
-#define DEAD_MS    45000 /* fence timeout + stop timeout + kill + margin (the leader's dead window) */
-#define TRACE_KEEP 60
-#define RESYNC_MS  10000
+#define NMEM        3
+#define MAXBRANCH   4096
+#define FENCE_MS    20000 /* the agent's fence timeout: a node silent longer stops its application */
+#define LEASE_MS    10000 /* a heartbeat older than this: the node is silent */
+#define DEAD_MS     45000 /* fence timeout + stop timeout + kill + margin (the leader's dead window) */
+#define TRACE_KEEP  60
+#define RESYNC_MS   10000
+#define EVENTS_KEEP 128
 
 /* all-primary (Galera); one primary and two standbys under PromoteStandby, ANY 1, with a detach hook; the
  * same with silentNodePolicy Promote (rule 19's promotion without the dead window); the same without the
@@ -70,12 +72,14 @@ static const char *const shape_names[] = {
 struct script_step {
     int64_t at_ms;
     char verb[32], what[32], arg[32];
+    char text[160]; /* expect message TEXT, expect event REASON TEXT: the line's rest (spaces kept) */
     int line;
 };
 struct script {
     const char *path;
     enum shape shape;
     uint64_t data[NMEM];
+    bool off[NMEM]; /* its node stays off at the start, its record from before the lights-out */
     int minutes;
     struct script_step steps[SCRIPT_MAX];
     size_t n;
@@ -191,7 +195,13 @@ struct sim {
     const struct script *script;
     unsigned fail_writes; /* the leader's next writes that fail (script) */
     int last_seed;        /* the member that ran the last seed (-1: none yet) */
+    unsigned seeds;       /* seed hooks run so far (promotions too) */
     unsigned stops;       /* `stop` hooks run so far */
+    /* a scenario's Events, each (reason, message) once, as a cluster keeps them (expect event) */
+    struct {
+        char reason[40], message[400];
+    } events[EVENTS_KEEP];
+    unsigned n_events;
     char log[TRACE_KEEP][200];
     unsigned log_n;
     unsigned long seed;
@@ -365,7 +375,8 @@ static bool hook_effect(struct sim *s, unsigned o, const struct rss_desired *d)
             /* an older copy: its whole history is a prefix of another member's (one the leader left out: its
              * newer writes were never acknowledged, which P1 judges) */
             if (!promotion && find(&s->w, q)->pod_exists && !find(&s->w, q)->hold_record &&
-                s->mem[q].data.len > x->data.len && holds(s->mem[q].data, x->data.branch, x->data.len))
+                !(s->w.spec.min_members > 0 && !node_live(&s->mem[q])) && s->mem[q].data.len > x->data.len &&
+                holds(s->mem[q].data, x->data.branch, x->data.len))
                 violation(s, "P2: seed of %u (%d/%" PRIu64 "), an older copy of %u (%d/%" PRIu64 ")", o,
                           x->data.branch, x->data.len, q, s->mem[q].data.branch, s->mem[q].data.len);
         }
@@ -373,6 +384,7 @@ static bool hook_effect(struct sim *s, unsigned o, const struct rss_desired *d)
             violation(s, "a seed of running member %u in the all-primary shape", o);
         check_holds_acked(s, o, x->data, promotion ? "promoted" : "seeded");
         s->last_seed = (int)o;
+        s->seeds++;
         memset(s->comp, 0, sizeof(s->comp));
         s->comp[o] = true; /* all-primary: a new cluster, bootstrapped from this member */
         s->quorate = true;
@@ -619,6 +631,56 @@ static void statefulset_to(struct sim *s, int n)
     s->dirty = true;
 }
 
+/* A scenario's Event, once per (reason, message) as the leader's Event folding keeps it; the first
+ * EVENTS_KEEP. */
+static void keep_event(struct sim *s, const char *reason, const char *message)
+{
+    for (unsigned i = 0; i < s->n_events; i++)
+        if (!strcmp(s->events[i].reason, reason) && !strncmp(s->events[i].message, message, 399))
+            return;
+    if (s->n_events == EVENTS_KEEP)
+        return;
+    snprintf(s->events[s->n_events].reason, sizeof(s->events[0].reason), "%s", reason);
+    snprintf(s->events[s->n_events].message, sizeof(s->events[0].message), "%s", message);
+    s->n_events++;
+}
+
+/* An Event of this reason so far whose message holds text ("" for any). */
+static bool has_event(const struct sim *s, const char *reason, const char *text)
+{
+    for (unsigned i = 0; i < s->n_events; i++)
+        if (!strcmp(s->events[i].reason, reason) && strstr(s->events[i].message, text))
+            return true;
+    return false;
+}
+
+/* status.journal has a confirmed witness for member o (spec.recovery.replication Synchronous) */
+static bool journal_confirmed(const struct sim *s, unsigned o)
+{
+    char name[32];
+    snprintf(name, sizeof(name), "rss-db-%u", o);
+    const cJSON *rec;
+    cJSON_ArrayForEach(rec, cJSON_GetObjectItemCaseSensitive(s->w.prev, "journal"))
+    {
+        const char *member = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(rec, "member"));
+        if (!member || strcmp(member, name) != 0)
+            continue;
+        const cJSON *wit;
+        cJSON_ArrayForEach(wit, cJSON_GetObjectItemCaseSensitive(rec, "witnesses"))
+        {
+            if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(wit, "confirmed")))
+                return true;
+        }
+    }
+    return false;
+}
+
+static const char *status_message(const struct sim *s)
+{
+    const char *m = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(s->w.prev, "message"));
+    return m ? m : "";
+}
+
 static void leader_step(struct sim *s, bool lossy)
 {
     for (unsigned o = 0; o < NMEM; o++) {
@@ -642,6 +704,8 @@ static void leader_step(struct sim *s, bool lossy)
     s->plans++;
     for (size_t i = 0; s->trace && i < p.n_events; i++)
         say(s, "leader: event %s: %s", p.events[i].reason, p.events[i].message);
+    for (size_t i = 0; s->script && i < p.n_events; i++)
+        keep_event(s, p.events[i].reason, p.events[i].message);
     /* leader_apply.c's order: each member's record (one write: desired, hold, pin, mark), the deletes, the
      * status; the first write that fails (a conflict, the Lease lost, an API error) ends the plan */
     bool failed = false;
@@ -844,6 +908,12 @@ static void script_step(struct sim *s)
             s->mem[step_member(s, st, w)].fail_hook = true;
         else if (!strcmp(v, "fail-detach"))
             s->mem[step_member(s, st, w)].fail_detach = true;
+        else if (!strcmp(v, "spec") && !strcmp(w, "minimumMembers"))
+            s->w.spec.min_members = atoi(st->arg), s->dirty = true;
+        else if (!strcmp(v, "spec") && !strcmp(w, "onNewerLateMember"))
+            s->w.spec.join_newer_late_members = !strcmp(st->arg, "Join"), s->dirty = true;
+        else if (!strcmp(v, "spec") && !strcmp(w, "replication"))
+            s->w.spec.replication_sync = !strcmp(st->arg, "Synchronous"), s->dirty = true;
         else if (!strcmp(v, "lag"))
             s->mem[step_member(s, st, w)].lag_until = s->w.now + 1000 * (int64_t)atoi(st->arg);
         else if (!strcmp(v, "expect")) {
@@ -858,24 +928,59 @@ static void script_step(struct sim *s)
                 ok = s->last_seed == atoi(st->arg);
             else if (!strcmp(w, "stops"))
                 ok = s->stops == (unsigned)atoi(st->arg);
+            else if (!strcmp(w, "seeds"))
+                ok = s->seeds == (unsigned)atoi(st->arg);
+            else if (!strcmp(w, "message"))
+                ok = strstr(status_message(s), st->text) != NULL;
+            else if (!strcmp(w, "event"))
+                ok = has_event(s, st->arg, st->text);
+            else if (!strcmp(w, "no-event"))
+                ok = !has_event(s, st->arg, "");
+            else if (!strcmp(w, "journal-confirmed"))
+                ok = journal_confirmed(s, step_member(s, st, st->arg));
             else if (!strcmp(w, "stopped"))
                 ok = s->mem[step_member(s, st, st->arg)].app == RSS_ROLE_STOPPED;
-            if (!ok)
-                violation(s, "%s:%d: expected %s %s (primary now: %d, last seed: %d, stops: %u)",
-                          s->script->path, st->line, w, st->arg, primary_now(s), s->last_seed, s->stops);
+            if (!ok) {
+                _cleanup_free_ char *status = cJSON_PrintUnformatted(s->w.prev);
+                fprintf(stderr, "status then: %s\n", status ? status : "none");
+                violation(s,
+                          "%s:%d: expected %s %s%s%s (primary now: %d, last seed: %d, seeds: %u, stops: %u)",
+                          s->script->path, st->line, w, st->arg, st->text[0] ? " " : "",
+                          st->arg[0] && st->text[0] ? st->text + strlen(st->arg) + 1 : st->text,
+                          primary_now(s), s->last_seed, s->seeds, s->stops);
+            }
             say(s, "script: %s %s holds", w, st->arg);
         }
     }
 }
 
 /* One scenario file. Lines: `shape all-primary|one-primary|one-primary-early|one-primary-nodetach`,
- * `data L0 L1 L2` (the members' history lengths, all stopped), `minutes M`, and steps `at SECONDS VERB
+ * `data L0 L1 L2` (the members' history lengths, all stopped), `off N` (member N's node is off at the
+ * start, its record from before the lights-out), `minutes M`, and steps `at SECONDS VERB
  * [WHAT [ARG]]`: off, on, freeze, thaw, crash N|primary; leader; replicas N; fail-writes K (the leader's
  * next K writes fail); fail-hook N, fail-detach N (that member's next one); lag N S (standby N receives
- * nothing for S seconds); expect running | primary N |
- * primary-not N (some other member is) | seeded N | stopped N | stops K (`stop` hooks run so far). Standbys
+ * nothing for S seconds); spec minimumMembers N, spec onNewerLateMember Join|Hold, spec replication
+ * Synchronous|Asynchronous (an admin's edit); expect running | primary N | primary-not N (some other
+ * member is) | seeded N | seeds K (seed hooks run so far) | stopped N | stops K (`stop` hooks run so far) |
+ * message TEXT (the status message holds TEXT) | event REASON [TEXT] (an Event so far of that reason, its
+ * message holding TEXT) | no-event REASON | journal-confirmed N (status.journal has a confirmed witness
+ * for member N). Standbys
  * do not lag in a scenario. `#` starts
  * a comment. Exits 2 on a line it cannot read. */
+/* The line's rest after its first `words` words, trimmed. */
+static void rest_after(const char *line, int words, char *out, size_t size)
+{
+    const char *p = line;
+    for (int i = 0; i < words; i++) {
+        p += strspn(p, " \t");
+        p += strcspn(p, " \t\n");
+    }
+    p += strspn(p, " \t");
+    snprintf(out, size, "%s", p);
+    for (size_t n = strlen(out); n > 0 && strchr(" \t\n", out[n - 1]); n--)
+        out[n - 1] = '\0';
+}
+
 static void parse_script(const char *path, struct script *sc)
 {
     static const char *const shapes[] = {"all-primary", "one-primary", "one-primary-early",
@@ -905,6 +1010,11 @@ static void parse_script(const char *path, struct script *sc)
             sc->data[1] = strtoull(c, NULL, 10);
             sc->data[2] = strtoull(d, NULL, 10);
             ok = true;
+        } else if (n == 2 && !strcmp(a, "off")) {
+            int o = atoi(b);
+            ok = o >= 0 && o < NMEM;
+            if (ok)
+                sc->off[o] = true;
         } else if (n == 2 && !strcmp(a, "minutes")) {
             sc->minutes = atoi(b);
             ok = sc->minutes >= 1;
@@ -915,6 +1025,9 @@ static void parse_script(const char *path, struct script *sc)
             snprintf(st->verb, sizeof(st->verb), "%s", c);
             snprintf(st->what, sizeof(st->what), "%s", d);
             snprintf(st->arg, sizeof(st->arg), "%s", e);
+            /* the text of `expect message TEXT` (after the word message) and `expect event REASON TEXT` */
+            if (!strcmp(c, "expect") && (!strcmp(d, "message") || !strcmp(d, "event")))
+                rest_after(line, !strcmp(d, "message") ? 4 : 5, st->text, sizeof(st->text));
             ok = true;
         }
         if (!ok) {
@@ -944,8 +1057,11 @@ static void sim_init(struct sim *s, unsigned long seed, int minutes, bool trace,
     uint64_t lens[NMEM];
     for (unsigned o = 0; o < NMEM; o++)
         lens[o] = sc ? sc->data[o] : below(4);
+    /* a member whose node stays off at the start (a scenario's `off N`): its record holds the report of
+     * its container before the lights-out (stale, C), not one of this boot */
     char tokens[64];
-    snprintf(tokens, sizeof(tokens), "S%" PRIu64 " S%" PRIu64 " S%" PRIu64, lens[0], lens[1], lens[2]);
+    snprintf(tokens, sizeof(tokens), "%c%" PRIu64 " %c%" PRIu64 " %c%" PRIu64, sc && sc->off[0] ? 'C' : 'S',
+             lens[0], sc && sc->off[1] ? 'C' : 'S', lens[1], sc && sc->off[2] ? 'C' : 'S', lens[2]);
     world_init_with(&s->w, tokens, single ? 1 : 0, single, 0, single ? FAILOVER_SPEC : "");
     s->w.spec.hooks[RSS_HOOK_DETACH].present = single && s->shape != SINGLE_NODETACH;
     s->w.spec.silent_promote = s->shape == SINGLE_EARLY;
@@ -958,8 +1074,8 @@ static void sim_init(struct sim *s, unsigned long seed, int minutes, bool trace,
     s->fault_end = sc ? s->end : s->start + (int64_t)minutes * 40000;
     for (unsigned o = 0; o < NMEM; o++) {
         struct member *x = &s->mem[o];
-        x->on = true;
-        x->booted = true;
+        x->on = !(sc && sc->off[o]);
+        x->booted = x->on;
         x->data = (struct history){0, lens[o]};
         x->follows = -1;
         x->app = RSS_ROLE_STOPPED;
