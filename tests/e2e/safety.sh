@@ -20,9 +20,9 @@ done
 # The scenarios in the order they run, each with the world flavour it runs in by default (flavour.sh):
 # `safety.sh` runs those of RSS_WORLD_FLAVOUR's (kubesim: ctest e2e_safety; real: tests/run.sh's real stage),
 # `safety.sh all` every one, `safety.sh NAME...` the named ones. Why not real: docs/testing.md.
-# late_node, stays_off and journal are protocol timing: their assertions run in the protocol simulator
+# late_node, stays_off, journal and force_seed are protocol timing: their assertions run in the protocol simulator
 # (tests/sim/proto/scenarios/, ctest sim_scenario_*), in virtual time; here they run by name only.
-table=(force_seed:real suspend:real hook_env:real app_rollout:real
+table=(force_seed_running:real suspend:real hook_env:real app_rollout:real
     app_rollout_outage:real metrics:real garbage_fixed:real noisy:real api_outage:real
     outage_end:kubesim outage_after_lightsout:kubesim outage_after_reboot:kubesim outage_stopped:real partition:real restart_cutoff:real
     huge_epoch:real forgery:kubesim namespaced:kubesim annotation_upgrade:real keeps_failing:real

@@ -578,8 +578,10 @@ sc_reattach() {
 }
 
 # The scenarios in the order they run, each with the world flavour it runs in by default (flavour.sh;
-# why: docs/testing.md). failover_create always runs first.
-table=(failover_create:real freeze_promote:real leader_change_failover:real drain_primary:real switchover:real drain_switchover:kubesim detach_failed:kubesim reattach:kubesim scale_remove:kubesim)
+# why: docs/testing.md). failover_create always runs first. freeze_promote runs by name: its assertions
+# run in the protocol simulator (scenario freeze_promote), and postgres.sh's postgres_freeze_promote keeps
+# the fault on the real world with a real database and the agents' real wake fence.
+table=(failover_create:real leader_change_failover:real drain_primary:real switchover:real drain_switchover:kubesim detach_failed:kubesim reattach:kubesim scale_remove:kubesim)
 mapfile -t sel < <(select_scenarios "${table[@]}" -- "$@")
 # 77: ctest's skip (SKIP_RETURN_CODE), when every scenario runs in the other flavour.
 [ ${#sel[@]} -gt 0 ] || { say "safety_failover: SKIP (no scenario runs in the ${RSS_WORLD_FLAVOUR:-kubesim} world by default)"; exit 77; }

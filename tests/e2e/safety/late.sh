@@ -1,7 +1,7 @@
 # safety/late.sh -- the late and missing nodes of a lights-out: waiting for the newest copy, minimumMembers, force-seed, suspend, the journal.
 # Sourced by tests/e2e/safety.sh (the runner, with tests/e2e/lib.sh and safety/lib.sh); defines sc_* only.
-# late_node, stays_off and journal run by name only: the protocol simulator's scenarios of the same names
-# (tests/sim/proto/scenarios/) check their assertions in ctest.
+# late_node, stays_off, journal and force_seed run by name only: the protocol simulator's scenarios of the
+# same names (tests/sim/proto/scenarios/) check their assertions in ctest.
 # shellcheck shell=bash
 # ---- 1. the node with the newest copy boots late: no seed until it reports, and rssd says whom it waits for
 sc_late_node() {
@@ -83,16 +83,27 @@ sc_stays_off() {
     rss_patch '{"spec":{"recovery":null}}'
 }
 
-# ---- 2b. the admin's override: force-seed a member while the policy waits; refused while members run
-sc_force_seed() {
-    ensure_running
-    local mark off
+# ---- 2b. the admin's override: force-seed a member while the policy waits; refused while members run.
+#          force_seed_running (in the default table) is the annotation's path through the API server: a
+#          Warning, the annotation removed; force_seed, the whole (by name), is the simulator's force_seed
+force_seed_refused_running() {
+    local mark
     mark=$(now)
     k annotate rss "$R" -n "$NS" "rss.clusterlabs.org/force-seed=$(member $R 1)" >/dev/null || fail "annotate"
     refused() { events_since "$mark" ForceSeedRefused "$R" | grep >/dev/null "^Warning .*a member runs"; }
     wait_until 30 "the force-seed to be refused while members run" refused
-    removed() { [ -z "$(rss_json "$R" | jq -r '.metadata.annotations["rss.clusterlabs.org/force-seed"] // ""')" ]; }
-    wait_until 30 "the refused annotation to be removed" removed
+    wait_until 30 "the refused annotation to be removed" force_seed_removed
+    [ -z "$(hook_lines "$mark" "$R" seed stop)" ] || fail "a hook ran on a refused force-seed: $(hook_lines "$mark" "$R" seed stop)"
+}
+force_seed_removed() { [ -z "$(rss_json "$R" | jq -r '.metadata.annotations["rss.clusterlabs.org/force-seed"] // ""')" ]; }
+sc_force_seed_running() {
+    ensure_running
+    force_seed_refused_running
+}
+sc_force_seed() {
+    ensure_running
+    local mark off
+    force_seed_refused_running
     power_off_all
     set_sequence $R 0 10
     set_sequence $R 1 20
@@ -117,7 +128,7 @@ sc_force_seed() {
     [[ $warning == *"force-seed of $(member $R 0) refused: a member runs or may run: $(member $R 2) last reported primary"*"its node $off has been silent since "*"; the leader judges $off dead (its members stopped) when its dead window ends at "*"and $off's kubelet is seen down: retry after that"* ]] ||
         fail "the refusal does not say whom, why and until when: $warning"
     note "${warning:0:400}"
-    wait_until 30 "the refused annotation to be removed" removed
+    wait_until 30 "the refused annotation to be removed" force_seed_removed
     ends=$(sed -n 's/.*dead window ends at \([^ ]*\) (in.*/\1/p' <<<"$warning")
     ends_s=$(date -d "$ends" +%s) || fail "no time in: $warning"
     waiting() { status_message | grep >/dev/null "waiting for 1 of 3 member(s).*$(member $R 2)"; }
@@ -132,7 +143,7 @@ sc_force_seed() {
     wait_until 30 "$(member $R 0) to seed on the admin's word" seeded
     events_since "$mark" ForceSeed "$R" | grep >/dev/null "^Warning .*force-seed by the admin: $(member $R 0) seeds (sequence 10)" ||
         fail "no ForceSeed Warning: $(events_since "$mark" ForceSeed "$R")"
-    wait_until 30 "the used annotation to be removed" removed
+    wait_until 30 "the used annotation to be removed" force_seed_removed
     [ "$(rss_json "$R" | jq -r .status.lastRecovery.kind)" = ForceSeed ] || fail "lastRecovery does not say ForceSeed"
     joined() { hook_lines "$mark" "$R" primary | grep >/dev/null " $(member $R 1) primary .* rc=0$"; }
     wait_until 30 "$(member $R 1) to join" joined

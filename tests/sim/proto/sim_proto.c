@@ -196,6 +196,8 @@ struct sim {
     unsigned fail_writes; /* the leader's next writes that fail (script) */
     int last_seed;        /* the member that ran the last seed (-1: none yet) */
     unsigned seeds;       /* seed hooks run so far (promotions too) */
+    int forced;           /* the member the admin's force-seed named, once the leader took it (-1) */
+    char force_seed[32];  /* the RSS's force-seed annotation (a scenario's `force-seed N`), w.force_seed */
     unsigned stops;       /* `stop` hooks run so far */
     /* a scenario's Events, each (reason, message) once, as a cluster keeps them (expect event) */
     struct {
@@ -374,14 +376,20 @@ static bool hook_effect(struct sim *s, unsigned o, const struct rss_desired *d)
                 violation(s, "P3: seed of %u while %u runs as primary", o, q);
             /* an older copy: its whole history is a prefix of another member's (one the leader left out: its
              * newer writes were never acknowledged, which P1 judges) */
-            if (!promotion && find(&s->w, q)->pod_exists && !find(&s->w, q)->hold_record &&
-                !(s->w.spec.min_members > 0 && !node_live(&s->mem[q])) && s->mem[q].data.len > x->data.len &&
-                holds(s->mem[q].data, x->data.branch, x->data.len))
+            if (!promotion && (int)o != s->forced && find(&s->w, q)->pod_exists &&
+                !find(&s->w, q)->hold_record && !(s->w.spec.min_members > 0 && !node_live(&s->mem[q])) &&
+                s->mem[q].data.len > x->data.len && holds(s->mem[q].data, x->data.branch, x->data.len))
                 violation(s, "P2: seed of %u (%d/%" PRIu64 "), an older copy of %u (%d/%" PRIu64 ")", o,
                           x->data.branch, x->data.len, q, s->mem[q].data.branch, s->mem[q].data.len);
         }
         if (promotion && s->shape == GALERA)
             violation(s, "a seed of running member %u in the all-primary shape", o);
+        /* the admin's force-seed gives up what the others hold (docs/operations.md): the acknowledged
+         * writes start again from the forced seed's data */
+        if ((int)o == s->forced && !promotion) {
+            memset(s->acked, 0, sizeof(s->acked));
+            s->forced = -1;
+        }
         check_holds_acked(s, o, x->data, promotion ? "promoted" : "seeded");
         s->last_seed = (int)o;
         s->seeds++;
@@ -775,6 +783,16 @@ static void leader_step(struct sim *s, bool lossy)
     if (!failed && !write_fails(s, lossy)) {
         cJSON_Delete(s->w.prev);
         s->w.prev = cJSON_Duplicate(p.status, true);
+        /* after the status, the annotation's removal (leader_apply.c); a seed it asked for is the one
+         * desired seed of this plan */
+        if (p.clear_force_seed && s->w.force_seed) {
+            for (size_t i = 0; i < p.n_patches; i++)
+                if (p.patches[i].set_desired && p.patches[i].desired.action == RSS_ACTION_SEED)
+                    s->forced = (int)p.patches[i].ordinal;
+            s->w.force_seed = NULL;
+            s->dirty = true;
+            say(s, "leader: force-seed annotation removed%s", s->forced >= 0 ? " (used)" : " (refused)");
+        }
     } else {
         s->dirty = true; /* the leader retries */
     }
@@ -914,7 +932,11 @@ static void script_step(struct sim *s)
             s->w.spec.join_newer_late_members = !strcmp(st->arg, "Join"), s->dirty = true;
         else if (!strcmp(v, "spec") && !strcmp(w, "replication"))
             s->w.spec.replication_sync = !strcmp(st->arg, "Synchronous"), s->dirty = true;
-        else if (!strcmp(v, "lag"))
+        else if (!strcmp(v, "force-seed")) {
+            snprintf(s->force_seed, sizeof(s->force_seed), "rss-db-%u", step_member(s, st, w));
+            s->w.force_seed = s->force_seed;
+            s->dirty = true;
+        } else if (!strcmp(v, "lag"))
             s->mem[step_member(s, st, w)].lag_until = s->w.now + 1000 * (int64_t)atoi(st->arg);
         else if (!strcmp(v, "expect")) {
             bool ok = false;
@@ -934,6 +956,10 @@ static void script_step(struct sim *s)
                 ok = strstr(status_message(s), st->text) != NULL;
             else if (!strcmp(w, "event"))
                 ok = has_event(s, st->arg, st->text);
+            else if (!strcmp(w, "runs"))
+                ok = s->mem[step_member(s, st, st->arg)].app != RSS_ROLE_STOPPED;
+            else if (!strcmp(w, "force-seed-removed"))
+                ok = !s->w.force_seed;
             else if (!strcmp(w, "no-event"))
                 ok = !has_event(s, st->arg, "");
             else if (!strcmp(w, "journal-confirmed"))
@@ -945,8 +971,7 @@ static void script_step(struct sim *s)
                 fprintf(stderr, "status then: %s\n", status ? status : "none");
                 violation(s,
                           "%s:%d: expected %s %s%s%s (primary now: %d, last seed: %d, seeds: %u, stops: %u)",
-                          s->script->path, st->line, w, st->arg, st->text[0] ? " " : "",
-                          st->arg[0] && st->text[0] ? st->text + strlen(st->arg) + 1 : st->text,
+                          s->script->path, st->line, w, st->arg, st->text[0] ? " " : "", st->text,
                           primary_now(s), s->last_seed, s->seeds, s->stops);
             }
             say(s, "script: %s %s holds", w, st->arg);
@@ -960,7 +985,8 @@ static void script_step(struct sim *s)
  * [WHAT [ARG]]`: off, on, freeze, thaw, crash N|primary; leader; replicas N; fail-writes K (the leader's
  * next K writes fail); fail-hook N, fail-detach N (that member's next one); lag N S (standby N receives
  * nothing for S seconds); spec minimumMembers N, spec onNewerLateMember Join|Hold, spec replication
- * Synchronous|Asynchronous (an admin's edit); expect running | primary N | primary-not N (some other
+ * Synchronous|Asynchronous, force-seed N (an admin's edit); expect running | runs N (its application is
+ * not stopped) | force-seed-removed | primary N | primary-not N (some other
  * member is) | seeded N | seeds K (seed hooks run so far) | stopped N | stops K (`stop` hooks run so far) |
  * message TEXT (the status message holds TEXT) | event REASON [TEXT] (an Event so far of that reason, its
  * message holding TEXT) | no-event REASON | journal-confirmed N (status.journal has a confirmed witness
@@ -1028,6 +1054,8 @@ static void parse_script(const char *path, struct script *sc)
             /* the text of `expect message TEXT` (after the word message) and `expect event REASON TEXT` */
             if (!strcmp(c, "expect") && (!strcmp(d, "message") || !strcmp(d, "event")))
                 rest_after(line, !strcmp(d, "message") ? 4 : 5, st->text, sizeof(st->text));
+            if (!strcmp(c, "expect") && !strcmp(d, "message"))
+                st->arg[0] = '\0';
             ok = true;
         }
         if (!ok) {
@@ -1045,6 +1073,7 @@ static void sim_init(struct sim *s, unsigned long seed, int minutes, bool trace,
     memset(s, 0, sizeof(*s));
     s->script = sc;
     s->last_seed = -1;
+    s->forced = -1;
     rng_state = seed * 0x2545f4914f6cdd1dULL + 1;
     memset(&tree, 0, sizeof(tree));
     tree.n = 1;
