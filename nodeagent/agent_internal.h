@@ -383,12 +383,5 @@ void agent_fence_check(struct rss_agent *a, int64_t now_ms);
  * held). */
 void agent_fence_finish(struct rss_agent *a);
 bool agent_fenced(struct rss_agent *a);
-/* fence.c (pure), rule 18: may an agent that did not run past its fence timeout keep its members running?
- * Only when its Node, read after the wake, proves that the leader cannot have judged the node dead while
- * it slept: created, and Ready=True (every Ready condition) with a lastTransitionTime, at least a second
- * (the times' granularity) before ok_wall_ms, the wall time of the last acknowledged heartbeat renewal
- * before the gap. Anything else (Ready not True, no Ready condition, a time missing, unreadable or too
- * late, no Node) is no proof. why[size] gets one line saying what the Node said. */
-bool agent_wake_keep(const cJSON *node, int64_t ok_wall_ms, char *why, size_t size);
 
 #endif

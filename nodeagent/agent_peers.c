@@ -39,21 +39,6 @@
  * for more peers than an agent has in practice (the nodes sharing an RSS with it). */
 #define PROBE_CONNS 256
 
-bool rss_agent_failsafe_keep(size_t hosting, size_t reached, bool peer_has_api)
-{
-    /* A reached peer that talks to the API server means the API is up and we are the one cut off:
-     * the leader will judge this node dead and may fail over, so our members must stop. */
-    if (peer_has_api)
-        return false;
-    /* Every agent hosting a member of this RSS, this one included, must be together. A majority is not
-     * enough: the leader may sit on the minority side with the API server, see the majority silent for
-     * the dead window, take that as "fenced" and start a member on its side (a partial partition with
-     * one primary and minimumMembers gave two primaries). Only when no hosting agent is missing is
-     * there no side where a member could be started: the leader's "silent means fenced" stays true for
-     * every node it could fail over to. Patroni's failsafe requires all members for the same reason. */
-    return hosting > 0 && reached == hosting;
-}
-
 long rss_agent_probe_after_ms(long fence_timeout_ms, long heartbeat_ms)
 {
     long third = fence_timeout_ms / 3, later = heartbeat_ms + fence_timeout_ms / 6;

@@ -40,9 +40,6 @@ static void fence_job_free(struct fence_job *f)
 #define FENCE_LOOK_MS  2500
 #define FENCE_PROBE_MS 1000
 
-/* The agent's loop checks every second; a longer gap means the agent itself was not running. */
-#define FENCE_STALL_MS 5000
-
 /* The end of an API outage races the fence decision: a peer may renew its heartbeat a moment before us,
  * and then vouches "a peer reaches the API server, so this node is the one cut off" while our own
  * renewal still waits out a retry. The 100-cycle chaos run (seed 20261125, cycles 35 and 83) stopped a
@@ -92,88 +89,9 @@ static bool api_answers(struct rss_agent *a, long look_ms)
     return false;
 }
 
-/* metav1.Time has whole seconds, truncated: "12:00:05" stands for an instant up to 12:00:05.999. So a time
- * proves "before wall_ms" only when it is at least a second earlier. */
-static bool time_before(const char *t, int64_t wall_ms)
-{
-    int64_t ms;
-    rss_error_t err = NULL;
-    if (rss_time_parse_ms(t, &ms, &err) < 0) {
-        rss_error_release(&err);
-        return false;
-    }
-    return ms + 1000 <= wall_ms;
-}
-
-/* Why this proves enough: the leader's dead verdict (leader_liveness.c, kubelet_down) needs, besides the
- * heartbeat's silence, this Node read with Ready not True (or the Node deleted) after the heartbeat's last
- * change. Ready=True is written only by the node's own kubelet, which sets lastTransitionTime to its now
- * whenever the status changes (a Ready=Unknown of the node controller, then True on the thaw), with this
- * node's clock, the one ok_wall_ms was read from: Ready=True since before the renewal means no other
- * status since, so no such read. A Node created after the renewal may be a new one after a deletion. */
-bool agent_wake_keep(const cJSON *node, int64_t ok_wall_ms, char *why, size_t size)
-{
-    char ok[RSS_TIME_LEN];
-    rss_time_ms(ok, ok_wall_ms);
-    if (!cJSON_IsObject(node)) {
-        snprintf(why, size, "no Node object to read");
-        return false;
-    }
-    if (ok_wall_ms <= 0) {
-        snprintf(why, size, "the time of the last renewal before the gap is unknown");
-        return false;
-    }
-    const char *created = rss_json_str(node, "metadata.creationTimestamp");
-    if (!created || !time_before(created, ok_wall_ms)) {
-        snprintf(why, size,
-                 "the Node's creationTimestamp (%s) is not before the last renewal before the gap (%s): it "
-                 "may have been deleted meanwhile, which the leader counts as a kubelet down",
-                 created ? created : "none", ok);
-        return false;
-    }
-    const cJSON *conds = cJSON_GetObjectItemCaseSensitive(rss_json_obj(node, "status"), "conditions");
-    const char *since = NULL;
-    const cJSON *c;
-    if (cJSON_IsArray(conds))
-        cJSON_ArrayForEach(c, conds)
-        {
-            const char *type = rss_json_str(c, "type");
-            if (!type || strcmp(type, "Ready") != 0)
-                continue;
-            const char *st = rss_json_str(c, "status"), *lt = rss_json_str(c, "lastTransitionTime");
-            if (!st || strcmp(st, "True") != 0) {
-                const char *reason = rss_json_str(c, "reason");
-                snprintf(why, size,
-                         "the Node's Ready condition is %s (%s) since %s: the leader counts that a "
-                         "kubelet down",
-                         st ? st : "without a status", reason ? reason : "no reason",
-                         lt ? lt : "an unknown time");
-                return false;
-            }
-            if (!lt || !time_before(lt, ok_wall_ms)) {
-                snprintf(why, size,
-                         "the Node has been Ready only since %s, not before the last renewal before the gap "
-                         "(%s): it was not Ready in between, and the leader may have read it so",
-                         lt ? lt : "an unknown time", ok);
-                return false;
-            }
-            since = lt;
-        }
-    if (!since) {
-        snprintf(why, size, "the Node has no Ready condition");
-        return false;
-    }
-    snprintf(
-        why, size,
-        "the Node has been Ready since %s and exists since %s, before the last renewal before the gap (%s): "
-        "the leader needs Ready read not True after that renewal to judge this node dead",
-        since, created, ok);
-    return true;
-}
-
-/* Rule 18's look: this node's Node read fresh (a quorum GET) and judged by agent_wake_keep. A request that
- * may succeed if tried again (a timeout, a connection the gap left hung, a 5xx) is, while the look lasts;
- * a refusal (401/403: the leader reads Nodes with the same identity, but not necessarily with the same
+/* Rule 18's look: this node's Node read fresh (a quorum GET) and judged by rss_agent_wake_keep. A request
+ * that may succeed if tried again (a timeout, a connection the gap left hung, a 5xx) is, while the look
+ * lasts; a refusal (401/403: the leader reads Nodes with the same identity, but not necessarily with the same
  * rights while this agent slept), no Node or an unreadable answer is no proof. */
 static bool node_proves_alive(struct rss_agent *a, int64_t ok_wall_ms, long look_ms, char *why, size_t size)
 {
@@ -182,7 +100,7 @@ static bool node_proves_alive(struct rss_agent *a, int64_t ok_wall_ms, long look
     _cleanup_error_ rss_error_t err = NULL;
     int tries;
     if (look(a, path, look_ms, true, &out, &err, &tries) == 0)
-        return agent_wake_keep(out, ok_wall_ms, why, size);
+        return rss_agent_wake_keep(out, ok_wall_ms, why, size);
     _cleanup_free_ char *msg = rss_error_string(err);
     snprintf(why, size, "Node %s not read (%d request(s) in %ld ms at most): %s", a->node, tries, look_ms,
              msg);
@@ -355,16 +273,17 @@ static int64_t wake_pending_ms(const struct rss_agent *a)
  * stops CLOCK_MONOTONIC, not the leader's clock. The last look at the API server used to decide such a
  * wake, and its answer called the fence off: a node frozen past the leader's dead window thawed with its
  * primary running beside the standby the leader had promoted (issue 35). An answer says nothing about
- * what the leader did while this node slept; only the Node can (agent_wake_keep). */
+ * what the leader did while this node slept; only the Node can (rss_agent_wake_keep). */
 static void wake_check(struct rss_agent *a, int64_t now_ms, int64_t off)
 {
     bool first = !a->fence_check_ms;
     int64_t gap = first ? 0 : now_ms - a->fence_check_ms + (off - a->fence_seen_off_ms);
-    if (!first && gap <= FENCE_STALL_MS)
+    int64_t silence = a->fence_seen_ok_ms ? now_ms - a->fence_seen_ok_ms + (off - a->fence_seen_off_ms) : 0;
+    enum rss_agent_wake wake = rss_agent_wake_verdict(first, gap, silence, a->fence_timeout_ms);
+    if (wake == RSS_AGENT_WAKE_NONE)
         return;
     a->stalled_ms = now_ms;
-    int64_t silence = a->fence_seen_ok_ms ? now_ms - a->fence_seen_ok_ms + (off - a->fence_seen_off_ms) : 0;
-    if (silence <= a->fence_timeout_ms) {
+    if (wake == RSS_AGENT_WAKE_LOOK) {
         /* Shorter than the fence timeout: the leader cannot have judged this node dead (its window is longer
          * still); a fence that comes due soon takes the last look (fence_member_start, may_call_off). */
         if (!first)

@@ -80,13 +80,36 @@ char *rss_agent_peer_answer(struct rss_agent *a, const char *nonce);
  * knows (the host of the address its heartbeat Lease published)? The health server keeps room for them. */
 bool rss_agent_is_peer(struct rss_agent *a, const unsigned char ip[16]);
 
-/* The failsafe rule (pure): with the API server unreachable past the fence timeout, keep the members
- * of an RSS running only when this agent reaches EVERY one of the `hosting` agents of that RSS (itself
- * included: `reached`), and none of the reached ones still reaches the API server (then this node is
- * the one cut off). A majority is not enough: the leader may be on the other side (docs/design.md). */
+/* --- pure decisions (agent_decide.c, the library rss_agent_core) ------------------------------ */
+
+/* The failsafe rule: with the API server unreachable past the fence timeout, keep the members of an RSS
+ * running only when this agent reaches EVERY one of the `hosting` agents of that RSS (itself included:
+ * `reached`), and none of the reached ones still reaches the API server (then this node is the one cut
+ * off). A majority is not enough: the leader may be on the other side (docs/design.md). */
 bool rss_agent_failsafe_keep(size_t hosting, size_t reached, bool peer_has_api);
 
-/* --- pure decisions (agent_decide.c) ---------------------------------------------------------- */
+/* A wake (rule 18): what the agent does after its loop did not run for a while (stopped, starved, its node
+ * frozen) or at its start. */
+enum rss_agent_wake {
+    RSS_AGENT_WAKE_NONE = 0, /* no gap: the loop ran */
+    RSS_AGENT_WAKE_LOOK,     /* a gap, but the last acknowledged renewal is within the fence timeout: the
+                              * leader cannot have judged this node dead; a fence due soon looks first */
+    RSS_AGENT_WAKE_FENCE,    /* past the fence timeout: the leader may have judged this node dead, so the
+                              * members stop unless the Node proves otherwise (rss_agent_wake_keep) */
+};
+
+/* first: the agent's first check (no gap known); gap_ms: since its loop last ran; silence_ms: since its last
+ * acknowledged heartbeat renewal (0 = none yet). */
+enum rss_agent_wake rss_agent_wake_verdict(bool first, int64_t gap_ms, int64_t silence_ms,
+                                           int64_t fence_timeout_ms);
+
+/* Rule 18: may an agent that did not run past its fence timeout keep its members running? Only when its
+ * Node, read after the wake, proves that the leader cannot have judged the node dead while it slept:
+ * created, and Ready=True (every Ready condition) with a lastTransitionTime, at least a second (the times'
+ * granularity) before ok_wall_ms, the wall time of the last acknowledged heartbeat renewal before the gap.
+ * Anything else (Ready not True, no Ready condition, a time missing, unreadable or too late, no Node) is no
+ * proof. why[size] gets one line saying what the Node said. */
+bool rss_agent_wake_keep(const cJSON *node, int64_t ok_wall_ms, char *why, size_t size);
 
 enum rss_agent_verdict {
     RSS_AGENT_SKIP = 0, /* do nothing now (may change later: e.g. the Lease view catches up) */

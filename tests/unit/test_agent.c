@@ -838,17 +838,42 @@ static void test_wake_keep_table(void **state)
         if (r->renewed)
             assert_int_equal(rss_time_parse_ms(r->renewed, &renewed, &err), 0);
         char why[768] = "";
-        bool keep = agent_wake_keep(node, renewed, why, sizeof(why));
+        bool keep = rss_agent_wake_keep(node, renewed, why, sizeof(why));
         if (keep != r->keep || !strstr(why, r->why_has))
             fail_msg("row '%s': %s (%s), want %s with '%s'", r->name, keep ? "keep" : "fence", why,
                      r->keep ? "keep" : "fence", r->why_has);
     }
     /* No Node at all, or not an object. */
     char why[768] = "";
-    assert_false(agent_wake_keep(NULL, 1748779210500, why, sizeof(why)));
+    assert_false(rss_agent_wake_keep(NULL, 1748779210500, why, sizeof(why)));
     assert_non_null(strstr(why, "no Node"));
     _cleanup_json_ cJSON *list = cJSON_Parse("[]");
-    assert_false(agent_wake_keep(list, 1748779210500, why, sizeof(why)));
+    assert_false(rss_agent_wake_keep(list, 1748779210500, why, sizeof(why)));
+}
+
+/* Rule 18's trigger: a gap in the agent's loop past the stall limit, judged by the silence since the last
+ * acknowledged renewal against the fence timeout (30 s here). */
+static void test_wake_verdict_table(void **state)
+{
+    (void)state;
+    static const struct {
+        bool first;
+        int64_t gap, silence;
+        enum rss_agent_wake want;
+    } rows[] = {
+        {false, 1000, 31000, RSS_AGENT_WAKE_NONE},  /* the loop ran: whatever the silence, no wake */
+        {false, 5000, 31000, RSS_AGENT_WAKE_NONE},  /* at the stall limit */
+        {false, 5001, 30000, RSS_AGENT_WAKE_LOOK},  /* a gap; the silence at the fence timeout */
+        {false, 5001, 30001, RSS_AGENT_WAKE_FENCE}, /* past it: the leader may have judged the node dead */
+        {false, 60000, 0, RSS_AGENT_WAKE_LOOK},     /* no renewal acknowledged yet */
+        {true, 0, 10000, RSS_AGENT_WAKE_LOOK},      /* a start soon after the last renewal */
+        {true, 0, 45000, RSS_AGENT_WAKE_FENCE},     /* a start past the fence timeout */
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
+        if (rss_agent_wake_verdict(rows[i].first, rows[i].gap, rows[i].silence, 30000) != rows[i].want)
+            fail_msg("row %zu: got %d, want %d", i,
+                     rss_agent_wake_verdict(rows[i].first, rows[i].gap, rows[i].silence, 30000),
+                     rows[i].want);
 }
 
 static void test_verdict_names(void **state)
@@ -1203,6 +1228,7 @@ int main(void)
         cmocka_unit_test(test_peer_annotation),
         cmocka_unit_test(test_fence_stop_kills),
         cmocka_unit_test(test_wake_keep_table),
+        cmocka_unit_test(test_wake_verdict_table),
         cmocka_unit_test(test_records_sweep_per_rss),
         cmocka_unit_test(test_probe_keeps_connection),
         cmocka_unit_test(test_probe_round_parallel),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # tests/sim/proto/mutants.sh -- each mutant re-introduces a fault the planner once had, or removes a rule;
-# the simulator must find it within its CI budget. Prints one line per mutant: the seed that found it and
+# the simulator must find it within its CI budget (the agent core's too). Prints one line per mutant: the seed that found it and
 # the time, or MISSED; exits 1 when a mutant that must be caught is not.
 #
 #   bash tests/sim/proto/mutants.sh [--schedules N] [NAME...]     (default budget: 10000 schedules)
@@ -22,7 +22,8 @@ while [ $# -gt 0 ]; do
 done
 
 # One mutant per line, tab-separated: name, must be caught ("yes", or "no: why the simulator cannot reach
-# it yet"), the planner file, the sed script (basic regular expressions: `|` and `+` are literal).
+# it yet"), the file (the planner's or the agent core's), the sed script (basic regular expressions: `|` and
+# `+` are literal). wake_*: issue 35's woken agent that calls its fence off (rule 18), in the agent core.
 mutants=$(cat <<'EOF'
 seed_lowest	yes	leader/planner/planner_recovery.c	s/if (!t->best || m->seq > t->best->seq) {/if (!t->best || m->seq < t->best->seq) {/
 seed_beside_running	yes	leader/planner/planner_derive.c	s/(m->role == RSS_ROLE_STARTING || rss_role_running(m->role) || m->pending);/false;/
@@ -31,6 +32,8 @@ dead_is_silent	yes	leader/planner/planner_derive.c	s/m->fenced_dead = m->has_nod
 undetached_counts	yes	leader/planner/planner_failover.c	s/\*has_pos = o->has_position && !\*undetached;/*has_pos = o->has_position;/
 two_primaries_by_ordinal	no: masked by rule 17's hold (the old primary's hold is written before the promotion, so stop_diverged() stops it first in every schedule, scenario thaw_before_fence; test_two_primaries_newer_mark_wins covers the fallback)	leader/planner/planner_running.c	s/c->spec->primaries == 1 && c->top && c->top->primary_up ? c->top : NULL;/NULL;/
 failover_record_dropped_at_new_term	no: equivalent since the records' primary marks (rule 16): a new term finds the lost primary there and asks again (scenario leader_change_failover passes with it; the model's lineage_NO_MARK is the fault it stood for)	leader/planner/planner.c	s|out->fencing = planner_fence(&c); /\* row 3|if ((out->fencing = planner_fence(\&c))) { cJSON_Delete(c.new_failover); c.new_failover = NULL; } /* row 3|
+wake_never_fences	yes	nodeagent/agent_decide.c	s/return RSS_AGENT_WAKE_FENCE;/return RSS_AGENT_WAKE_LOOK;/
+wake_answer_calls_off	yes	nodeagent/agent_decide.c	s/if (!cJSON_IsObject(node)) {/if (true) { snprintf(why, size, "the API server answered"); return true; } if (!cJSON_IsObject(node)) {/
 quorum_below_replicas	yes	leader/planner/planner_failover.c	s/if (m == lost || (!m->exists && (int)m->ordinal >= c->target))/if (m == lost || (int)m->ordinal >= c->target)/
 EOF
 )

@@ -49,10 +49,13 @@
 #include "rss/action.h"
 #include "rss/agent.h"
 #include "rss/cleanup.h"
+#include "rss/clock.h"
+#include "rss/json.h"
 
 #define NMEM        3
 #define MAXBRANCH   4096
 #define FENCE_MS    20000 /* the agent's fence timeout: a node silent longer stops its application */
+#define NODE_GRACE  40000 /* the node controller's grace: a silent node's Ready turns Unknown after it */
 #define LEASE_MS    10000 /* a heartbeat older than this: the node is silent */
 #define DEAD_MS     45000 /* fence timeout + stop timeout + kill + margin (the leader's dead window) */
 #define TRACE_KEEP  60
@@ -158,6 +161,8 @@ struct member {
     /* the node */
     bool on, frozen;
     int64_t last_heartbeat, frozen_at;
+    int64_t ready_since;     /* its Node's Ready=True lastTransitionTime (the kubelet's, wall ms) */
+    bool judged_dead_frozen; /* the leader judged it dead while it was frozen (P6) */
     bool booted; /* powered on since its agent last probed: the agent probes before anything else */
     /* the application */
     enum rss_role app; /* STOPPED, PRIMARY or SECONDARY */
@@ -466,12 +471,46 @@ static void status_check(struct sim *s, unsigned o)
 
 /* A node woken past its fence timeout: its agent runs `stop` before anything else (fence.c, rule 18) and
  * reports the member stopped, in the same generation (its own stop is not a crash). */
+/* The node as the node controller and the kubelet left it at a thaw: Ready turned Unknown once the node
+ * was silent for NODE_GRACE, and True again (now) when the kubelet woke. */
+static cJSON *node_after_thaw(const struct sim *s, const struct member *x)
+{
+    char created[RSS_TIME_LEN], since[RSS_TIME_LEN];
+    rss_time_ms(created, s->start - 86400000);
+    bool unknown = s->w.now - x->frozen_at >= NODE_GRACE;
+    rss_time_ms(since, unknown ? x->frozen_at + NODE_GRACE : x->ready_since);
+    cJSON *node = cJSON_CreateObject(), *meta = cJSON_AddObjectToObject(node, "metadata");
+    cJSON_AddStringToObject(meta, "creationTimestamp", created);
+    cJSON *cond = cJSON_CreateObject();
+    cJSON_AddStringToObject(cond, "type", "Ready");
+    cJSON_AddStringToObject(cond, "status", unknown ? "Unknown" : "True");
+    cJSON_AddStringToObject(cond, "lastTransitionTime", since);
+    cJSON_AddItemToArray(cJSON_AddArrayToObject(cJSON_AddObjectToObject(node, "status"), "conditions"), cond);
+    return node;
+}
+
+/* A frozen node thaws: its agent's loop did not run for the freeze, so the agent core's wake verdict
+ * (rule 18) decides, and past the fence timeout the Node must prove that the leader cannot have judged the
+ * node dead (rss_agent_wake_keep) or the members stop at once. */
 static void thaw(struct sim *s, unsigned o)
 {
     struct member *x = &s->mem[o];
     x->frozen = false;
-    if (s->w.now - x->frozen_at < FENCE_MS || x->app == RSS_ROLE_STOPPED) {
-        say(s, "fault: node %u thawed", o);
+    int64_t gap = s->w.now - x->frozen_at, silence = s->w.now - x->last_heartbeat;
+    bool keep = true;
+    char why[512] = "within the fence timeout";
+    if (rss_agent_wake_verdict(false, gap, silence, FENCE_MS) == RSS_AGENT_WAKE_FENCE) {
+        _cleanup_json_ cJSON *node = node_after_thaw(s, x);
+        keep = rss_agent_wake_keep(node, x->last_heartbeat, why, sizeof(why));
+    }
+    if (gap >= NODE_GRACE)
+        x->ready_since = s->w.now;
+    if (keep || x->app == RSS_ROLE_STOPPED) {
+        say(s, "fault: node %u thawed after %" PRId64 " s, its members kept: %.120s", o, gap / 1000, why);
+        /* P6 (rule 18): the leader's dead verdict assumes the node's members stopped */
+        if (x->judged_dead_frozen && x->app != RSS_ROLE_STOPPED)
+            violation(s, "P6: %u runs as %s after its node woke from a freeze that the leader judged dead", o,
+                      rss_role_name(x->app));
         return;
     }
     app_stop(x);
@@ -480,7 +519,7 @@ static void thaw(struct sim *s, unsigned o)
     report(s, o, RSS_ROLE_STOPPED, m->observed.generation, true);
     if (m->observed.last.present && m->observed.last.result == RSS_RESULT_PENDING)
         m->observed.last.result = RSS_RESULT_INTERRUPTED;
-    say(s, "fault: node %u thawed after %" PRId64 " s, fenced", o, (s->w.now - x->frozen_at) / 1000);
+    say(s, "fault: node %u thawed after %" PRId64 " s, fenced: %.120s", o, gap / 1000, why);
 }
 
 static void agent_step(struct sim *s, unsigned o)
@@ -702,6 +741,8 @@ static void leader_step(struct sim *s, bool lossy)
             s->dirty = true;
         s->seen_alive[o] = m->node_alive;
         s->seen_dead[o] = m->node_dead;
+        if (m->node_dead && s->mem[o].frozen)
+            s->mem[o].judged_dead_frozen = true;
     }
     if (!s->dirty && s->w.now - s->last_plan < RESYNC_MS)
         return;
@@ -823,6 +864,7 @@ static void freeze(struct sim *s, unsigned o)
 {
     s->mem[o].frozen = true;
     s->mem[o].frozen_at = s->w.now;
+    s->mem[o].judged_dead_frozen = false;
     say(s, "fault: node %u frozen", o);
 }
 
@@ -1104,6 +1146,7 @@ static void sim_init(struct sim *s, unsigned long seed, int minutes, bool trace,
     for (unsigned o = 0; o < NMEM; o++) {
         struct member *x = &s->mem[o];
         x->on = !(sc && sc->off[o]);
+        x->ready_since = s->w.now - 86400000;
         x->booted = x->on;
         x->data = (struct history){0, lens[o]};
         x->follows = -1;
