@@ -53,11 +53,10 @@ real_stage() {
     bash "$top/tests/lib/coredns.sh" >/dev/null || { echo "run.sh: no coredns" >&2; return 1; }
     RSS_BUILD_DIR=$build bash "$top/tests/realk8s/test_world_real.sh"
     # Each suite's real part (tests/e2e/flavour.sh: one flavour per scenario; ctest runs the kubesim part);
-    # docs/testing.md says which scenario runs where and why.
+    # docs/testing.md says which scenario runs where and why (safety_primary.sh has none there now).
     RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/e2e.sh"
     RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/safety.sh"
     RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/safety_failover.sh"
-    RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/safety_primary.sh"
     RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/safety_partition.sh"
     RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/safety_history.sh"
     RSS_WORLD_FLAVOUR=real RSS_BUILD_DIR=$build bash "$top/tests/e2e/galera.sh" || rc=$?

@@ -23,8 +23,8 @@ done
 # late_node, stays_off, journal and force_seed are protocol timing: their assertions run in the protocol simulator
 # (tests/sim/proto/scenarios/, ctest sim_scenario_*), in virtual time; here they run by name only.
 table=(force_seed_running:real suspend:real hook_env:real app_rollout:real
-    app_rollout_outage:real metrics:real garbage_fixed:real noisy:real api_outage:real
-    outage_end:kubesim outage_after_lightsout:kubesim outage_after_reboot:kubesim outage_stopped:real partition:real restart_cutoff:real
+    app_rollout_outage:kubesim metrics:real garbage_fixed:real noisy:real api_outage:real
+    outage_end:kubesim outage_after_lightsout:kubesim outage_after_reboot:kubesim outage_stopped:kubesim partition:real restart_cutoff:real
     huge_epoch:real forgery:kubesim namespaced:kubesim annotation_upgrade:real keeps_failing:real
     node_replace:kubesim node_replace_highest:kubesim invalid_spec:real foreign_sts:real reinstall:real)
 mapfile -t sel < <(select_scenarios "${table[@]}" -- "$@")

@@ -322,7 +322,7 @@ sc_fence_stop_sigterm() {
 # The scenarios in the order they run, each with the world flavour it runs in by default (flavour.sh; why:
 # docs/testing.md): without names those of RSS_WORLD_FLAVOUR's (kubesim: ctest; real: tests/run.sh's real
 # stage), `all` every one, names the named ones.
-table=(split_brain:real image_typo:kubesim slow_fence_stop:real hung_fence_stop:kubesim fence_stop_sigterm:kubesim)
+table=(split_brain:real image_typo:kubesim slow_fence_stop:kubesim hung_fence_stop:kubesim fence_stop_sigterm:kubesim)
 mapfile -t sel < <(select_scenarios "${table[@]}" -- "$@")
 [ ${#sel[@]} -gt 0 ] || { say "safety_partition: no scenario runs in the ${RSS_WORLD_FLAVOUR:-kubesim} world by default"; exit 0; }
 

@@ -330,7 +330,7 @@ sc_new_min_members() {
 # docs/testing.md): without names those of RSS_WORLD_FLAVOUR's (kubesim: ctest; real: tests/run.sh's real
 # stage), `all` every one, names the named ones.
 table=(primary_create:kubesim restart_leader_and_primary:kubesim restart_primary:kubesim hang_primary_agent:kubesim
-    leader_change:kubesim app_crash:kubesim node_loss:real primary_api_outage:real lights_out:kubesim
+    leader_change:kubesim app_crash:kubesim node_loss:kubesim primary_api_outage:kubesim lights_out:kubesim
     primary_suspend:kubesim new_min_members:kubesim)
 mapfile -t sel < <(select_scenarios "${table[@]}" -- "$@")
 [ ${#sel[@]} -gt 0 ] || { say "safety_primary: no scenario runs in the ${RSS_WORLD_FLAVOUR:-kubesim} world by default"; exit 0; }

@@ -162,7 +162,13 @@ struct member {
     bool on, frozen;
     int64_t last_heartbeat, frozen_at;
     int64_t ready_since;     /* its Node's Ready=True lastTransitionTime (the kubelet's, wall ms) */
+    int64_t kubelet_silent;  /* since when its kubelet has not reached the API server (0: it does) */
     bool judged_dead_frozen; /* the leader judged it dead while it was frozen (P6) */
+    bool api_cut; /* a partial partition: this node alone lost the API server (its peers reach it) */
+    int64_t api_cut_until;
+    bool fenced; /* stopped by its agent's fence (API unreachable, the failsafe did not keep) */
+    bool kept;   /* the failsafe keeps its members through this cut (every hosting agent reached, none with
+                  * the API server) */
     bool booted; /* powered on since its agent last probed: the agent probes before anything else */
     /* the application */
     enum rss_role app; /* STOPPED, PRIMARY or SECONDARY */
@@ -192,6 +198,11 @@ struct sim {
      * RESYNC_MS (its full pass), as leader.c does: most virtual seconds of a schedule plan nothing */
     bool dirty;
     int64_t last_plan;
+    /* a shared API outage (nobody reaches the API server) until then; the leader's liveness clocks restart
+     * after its view had a gap (leader_liveness.c), from liveness_from */
+    int64_t api_down_until, liveness_from;
+    bool kept_dead[NMEM], kept_dead_counted[NMEM];
+    unsigned kept_dead_n; /* times the leader judged dead a node whose members the failsafe kept */
     bool seen_alive[NMEM], seen_dead[NMEM];
     /* the acknowledged writes: the newest per branch is enough (a branch's writes are a prefix) */
     uint64_t acked[MAXBRANCH];
@@ -253,6 +264,12 @@ static void violation(struct sim *s, const char *fmt, ...)
 static bool node_live(const struct member *x)
 {
     return x->on && !x->frozen;
+}
+
+/* The node reaches the API server: no shared outage, no cut of its own. */
+static bool api_ok(const struct sim *s, unsigned o)
+{
+    return s->w.now >= s->api_down_until && !s->mem[o].api_cut;
 }
 
 /* P1: every acknowledged write is in h */
@@ -469,16 +486,29 @@ static void status_check(struct sim *s, unsigned o)
     say(s, "%u status: %s -> %s, generation %" PRIu64, o, rss_role_name(before), rss_role_name(now), gen);
 }
 
-/* A node woken past its fence timeout: its agent runs `stop` before anything else (fence.c, rule 18) and
- * reports the member stopped, in the same generation (its own stop is not a crash). */
-/* The node as the node controller and the kubelet left it at a thaw: Ready turned Unknown once the node
- * was silent for NODE_GRACE, and True again (now) when the kubelet woke. */
+/* The node's kubelet stops or starts reaching the API server (a freeze, a cut, power): the node controller
+ * turns Ready Unknown once it was silent for NODE_GRACE, and the kubelet True again when it is back. */
+static void kubelet_silent(struct sim *s, unsigned o)
+{
+    if (!s->mem[o].kubelet_silent)
+        s->mem[o].kubelet_silent = s->w.now;
+}
+
+static void kubelet_back(struct sim *s, unsigned o)
+{
+    struct member *x = &s->mem[o];
+    if (x->kubelet_silent && s->w.now - x->kubelet_silent >= NODE_GRACE)
+        x->ready_since = s->w.now;
+    x->kubelet_silent = 0;
+}
+
+/* The Node as the agent reads it at a thaw, before its kubelet posts again. */
 static cJSON *node_after_thaw(const struct sim *s, const struct member *x)
 {
     char created[RSS_TIME_LEN], since[RSS_TIME_LEN];
     rss_time_ms(created, s->start - 86400000);
-    bool unknown = s->w.now - x->frozen_at >= NODE_GRACE;
-    rss_time_ms(since, unknown ? x->frozen_at + NODE_GRACE : x->ready_since);
+    bool unknown = x->kubelet_silent && s->w.now - x->kubelet_silent >= NODE_GRACE;
+    rss_time_ms(since, unknown ? x->kubelet_silent + NODE_GRACE : x->ready_since);
     cJSON *node = cJSON_CreateObject(), *meta = cJSON_AddObjectToObject(node, "metadata");
     cJSON_AddStringToObject(meta, "creationTimestamp", created);
     cJSON *cond = cJSON_CreateObject();
@@ -500,11 +530,11 @@ static void thaw(struct sim *s, unsigned o)
     bool keep = true;
     char why[512] = "within the fence timeout";
     if (rss_agent_wake_verdict(false, gap, silence, FENCE_MS) == RSS_AGENT_WAKE_FENCE) {
-        _cleanup_json_ cJSON *node = node_after_thaw(s, x);
+        _cleanup_json_ cJSON *node = api_ok(s, o) ? node_after_thaw(s, x) : NULL; /* no read when cut off */
         keep = rss_agent_wake_keep(node, x->last_heartbeat, why, sizeof(why));
     }
-    if (gap >= NODE_GRACE)
-        x->ready_since = s->w.now;
+    if (!x->api_cut)
+        kubelet_back(s, o);
     if (keep || x->app == RSS_ROLE_STOPPED) {
         say(s, "fault: node %u thawed after %" PRId64 " s, its members kept: %.120s", o, gap / 1000, why);
         /* P6 (rule 18): the leader's dead verdict assumes the node's members stopped */
@@ -522,13 +552,64 @@ static void thaw(struct sim *s, unsigned o)
     say(s, "fault: node %u thawed after %" PRId64 " s, fenced: %.120s", o, gap / 1000, why);
 }
 
+/* An agent that does not reach the API server: no heartbeat, no write (so no write-ahead, no hook start, no
+ * answer, no report the leader could read). Past the fence timeout since its last acknowledged renewal the
+ * agent core's failsafe rule decides whether its members keep running (they do when it reaches every agent
+ * hosting the RSS and none of those reaches the API server: a shared outage), or stop (rule 5). */
+static void agent_cut_off(struct sim *s, unsigned o)
+{
+    struct member *x = &s->mem[o];
+    if (x->fenced || x->app == RSS_ROLE_STOPPED || s->w.now - x->last_heartbeat <= FENCE_MS)
+        return;
+    size_t hosting = 0, reached = 0;
+    bool peer_has_api = false;
+    for (unsigned q = 0; q < NMEM; q++) {
+        if (!find(&s->w, q) || !find(&s->w, q)->pod_exists)
+            continue;
+        hosting++;
+        if (node_live(&s->mem[q])) {
+            reached++;
+            peer_has_api |= q != o && api_ok(s, q);
+        }
+    }
+    x->kept = rss_agent_failsafe_keep(hosting, reached, peer_has_api);
+    if (x->kept)
+        return;
+    /* P7: an outage alone (every agent hosting the RSS live and together) stops nothing */
+    if (reached == hosting && !peer_has_api)
+        violation(s, "P7: %u stopped by its fence in a shared API outage with every agent live", o);
+    app_stop(x);
+    x->hook_running = false;
+    x->fenced = true;
+    say(s, "%u self-fences: no API server for %" PRId64 " s (%zu of %zu agents reached%s)", o,
+        (s->w.now - x->last_heartbeat) / 1000, reached, hosting, peer_has_api ? ", one reaches the API" : "");
+}
+
 static void agent_step(struct sim *s, unsigned o)
 {
     struct member *x = &s->mem[o];
     struct rss_member_input *m = find(&s->w, o);
     if (!node_live(x) || !m || !m->pod_exists)
         return;
-    x->last_heartbeat = s->w.now;
+    if (!api_ok(s, o)) {
+        agent_cut_off(s, o);
+        /* a shared outage: a hook in flight finishes and its report waits for the API server, which the
+         * leader cannot read meanwhile either, so it is written at once here; nothing else needs no write */
+        if (x->api_cut || x->fenced || !x->hook_running || x->booted)
+            return;
+    } else {
+        x->kept = false;
+        s->kept_dead_counted[o] = false;
+        if (x->fenced) {
+            /* the API server again: the agent reports the stop its fence made (its own, no crash) */
+            x->fenced = false;
+            report(s, o, RSS_ROLE_STOPPED, m->observed.generation, true);
+            if (m->observed.last.present && m->observed.last.result == RSS_RESULT_PENDING)
+                m->observed.last.result = RSS_RESULT_INTERRUPTED;
+            say(s, "%u reaches the API server again: reports its fence's stop", o);
+        }
+        x->last_heartbeat = s->w.now;
+    }
     if (x->booted) {
         x->booted = false;
         x->hook_running = false;
@@ -730,9 +811,13 @@ static const char *status_message(const struct sim *s)
 
 static void leader_step(struct sim *s, bool lossy)
 {
+    if (s->w.now < s->api_down_until)
+        return; /* the leader reads and writes nothing; its liveness view has a gap */
     for (unsigned o = 0; o < NMEM; o++) {
         struct rss_member_input *m = find(&s->w, o);
-        int64_t silent = s->w.now - s->mem[o].last_heartbeat;
+        int64_t seen =
+            s->mem[o].last_heartbeat > s->liveness_from ? s->mem[o].last_heartbeat : s->liveness_from;
+        int64_t silent = s->w.now - seen;
         m->node_alive = silent < LEASE_MS;
         m->node_dead = silent >= DEAD_MS;
         m->node_silent_ms = m->node_alive ? 0 : silent;
@@ -743,6 +828,23 @@ static void leader_step(struct sim *s, bool lossy)
         s->seen_dead[o] = m->node_dead;
         if (m->node_dead && s->mem[o].frozen)
             s->mem[o].judged_dead_frozen = true;
+        /* P6 (rules 12, 18): the dead verdict assumes the node's members stopped; a frozen one is judged at
+         * its thaw */
+        if (m->node_dead && s->mem[o].on && !s->mem[o].frozen && s->mem[o].app != RSS_ROLE_STOPPED) {
+            /* the failsafe's known gap: every agent hosting the RSS cut off from the API server together
+             * while the leader is not looks like a shared outage to them (docs/testing.md) */
+            if (!s->mem[o].kept)
+                violation(s, "P6: the leader judges node %u dead while its member runs as %s", o,
+                          rss_role_name(s->mem[o].app));
+            if (!s->kept_dead[o])
+                say(s, "leader: judges node %u dead while the failsafe keeps its member running (the gap)",
+                    o);
+            s->kept_dead[o] = true;
+            s->kept_dead_n += !s->kept_dead_counted[o];
+            s->kept_dead_counted[o] = true;
+        } else {
+            s->kept_dead[o] = false;
+        }
     }
     if (!s->dirty && s->w.now - s->last_plan < RESYNC_MS)
         return;
@@ -847,6 +949,7 @@ static void power_off(struct sim *s, unsigned o)
     struct member *x = &s->mem[o];
     x->on = false;
     x->frozen = false;
+    kubelet_silent(s, o);
     app_stop(x);
     x->hook_running = false;
     rss_recordcodec_desired_clear(&x->hook);
@@ -857,6 +960,8 @@ static void power_on(struct sim *s, unsigned o)
 {
     s->mem[o].on = true;
     s->mem[o].booted = true;
+    if (!s->mem[o].api_cut)
+        kubelet_back(s, o);
     say(s, "fault: node %u on", o);
 }
 
@@ -865,6 +970,7 @@ static void freeze(struct sim *s, unsigned o)
     s->mem[o].frozen = true;
     s->mem[o].frozen_at = s->w.now;
     s->mem[o].judged_dead_frozen = false;
+    kubelet_silent(s, o);
     say(s, "fault: node %u frozen", o);
 }
 
@@ -884,8 +990,42 @@ static void new_leader(struct sim *s)
 }
 
 /* One second of a seeded schedule's faults. */
+/* A shared API outage of `secs`: nobody reads or writes; the leader's liveness clocks restart at its end. */
+static void api_down(struct sim *s, int secs)
+{
+    s->api_down_until = s->w.now + 1000 * (int64_t)secs;
+    s->liveness_from = s->api_down_until;
+    say(s, "fault: the API server down for %d s", secs);
+}
+
+/* A partial partition of `secs`: node o alone loses the API server; its peers still reach it. */
+static void api_cut(struct sim *s, unsigned o, int secs)
+{
+    s->mem[o].api_cut = true;
+    s->mem[o].api_cut_until = s->w.now + 1000 * (int64_t)secs;
+    kubelet_silent(s, o);
+    say(s, "fault: node %u cut off from the API server for %d s", o, secs);
+}
+
+static void api_heal(struct sim *s, bool all)
+{
+    for (unsigned o = 0; o < NMEM; o++)
+        if (s->mem[o].api_cut && (all || s->w.now >= s->mem[o].api_cut_until)) {
+            s->mem[o].api_cut = false;
+            if (s->mem[o].on && !s->mem[o].frozen)
+                kubelet_back(s, o);
+            say(s, "fault: node %u reaches the API server again", o);
+        }
+    if (all && s->w.now < s->api_down_until)
+        s->api_down_until = s->liveness_from = s->w.now;
+}
+
 static void faults(struct sim *s)
 {
+    if (s->w.now >= s->api_down_until && chance(1)) {
+        api_down(s, 10 + (int)below(110));
+        return;
+    }
     unsigned off = 0;
     for (unsigned o = 0; o < NMEM; o++)
         off += !s->mem[o].on;
@@ -911,6 +1051,8 @@ static void faults(struct sim *s)
         power_off(s, o);
     } else if (chance(3)) {
         freeze(s, o);
+    } else if (chance(1) && !x->api_cut && !x->hook_running) {
+        api_cut(s, o, 10 + (int)below(110));
     } else if (chance(3) && x->app != RSS_ROLE_STOPPED) {
         app_dies(s, o);
     } else if (chance(2)) {
@@ -958,6 +1100,10 @@ static void script_step(struct sim *s)
             thaw(s, step_member(s, st, w));
         else if (!strcmp(v, "crash"))
             app_dies(s, step_member(s, st, w));
+        else if (!strcmp(v, "api-down"))
+            api_down(s, atoi(w));
+        else if (!strcmp(v, "cut"))
+            api_cut(s, step_member(s, st, w), atoi(st->arg));
         else if (!strcmp(v, "leader"))
             new_leader(s);
         else if (!strcmp(v, "replicas"))
@@ -1024,7 +1170,8 @@ static void script_step(struct sim *s)
 /* One scenario file. Lines: `shape all-primary|one-primary|one-primary-early|one-primary-nodetach`,
  * `data L0 L1 L2` (the members' history lengths, all stopped), `off N` (member N's node is off at the
  * start, its record from before the lights-out), `minutes M`, and steps `at SECONDS VERB
- * [WHAT [ARG]]`: off, on, freeze, thaw, crash N|primary; leader; replicas N; fail-writes K (the leader's
+ * [WHAT [ARG]]`: off, on, freeze, thaw, crash N|primary; api-down S (nobody reaches the API server for S
+ * seconds); cut N S (node N alone loses it for S seconds); leader; replicas N; fail-writes K (the leader's
  * next K writes fail); fail-hook N, fail-detach N (that member's next one); lag N S (standby N receives
  * nothing for S seconds); spec minimumMembers N, spec onNewerLateMember Join|Hold, spec replication
  * Synchronous|Asynchronous, force-seed N (an admin's edit); expect running | runs N (its application is
@@ -1182,6 +1329,7 @@ static void sim_run(struct sim *s)
     while (s->w.now < s->end) {
         s->steps++;
         bool faulty = s->w.now < s->fault_end;
+        api_heal(s, false);
         if (s->script) {
             script_step(s);
         } else if (faulty) {
@@ -1189,14 +1337,13 @@ static void sim_run(struct sim *s)
         } else if (!healed) {
             healed = true;
             say(s, "faults end: every node on and running");
+            api_heal(s, true);
             if (s->w.spec.replicas != NMEM)
                 scale_to(s, NMEM);
             for (unsigned o = 0; o < NMEM; o++) {
                 struct member *x = &s->mem[o];
-                if (!x->on) {
-                    x->on = true;
-                    x->booted = true;
-                }
+                if (!x->on)
+                    power_on(s, o);
                 if (x->frozen)
                     thaw(s, o);
             }
