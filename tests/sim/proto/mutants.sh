@@ -34,6 +34,8 @@ two_primaries_by_ordinal	no: masked by rule 17's hold (the old primary's hold is
 failover_record_dropped_at_new_term	no: equivalent since the records' primary marks (rule 16): a new term finds the lost primary there and asks again (scenario leader_change_failover passes with it; the model's lineage_NO_MARK is the fault it stood for)	leader/planner/planner.c	s|out->fencing = planner_fence(&c); /\* row 3|if ((out->fencing = planner_fence(\&c))) { cJSON_Delete(c.new_failover); c.new_failover = NULL; } /* row 3|
 wake_never_fences	yes	nodeagent/agent_decide.c	s/return RSS_AGENT_WAKE_FENCE;/return RSS_AGENT_WAKE_LOOK;/
 wake_answer_calls_off	yes	nodeagent/agent_decide.c	s/if (!cJSON_IsObject(node)) {/if (true) { snprintf(why, size, "the API server answered"); return true; } if (!cJSON_IsObject(node)) {/
+failsafe_never_keeps	yes	nodeagent/agent_decide.c	s/if (peer_has_api)/if (peer_has_api || hosting)/
+failsafe_majority	yes	nodeagent/agent_decide.c	s/return hosting > 0 \&\& reached == hosting;/return reached * 2 > hosting;/
 quorum_below_replicas	yes	leader/planner/planner_failover.c	s/if (m == lost || (!m->exists && (int)m->ordinal >= c->target))/if (m == lost || (int)m->ordinal >= c->target)/
 EOF
 )

@@ -6,11 +6,13 @@
  * splitmix64 stream seeded by the schedule's number, so `--seed N --trace` replays schedule N step by step.
  *
  * What is real: rss_planner_plan (the leader's every decision) and the agent's pure core, rss_agent_core
- * (the verdict on a desired action, the generation rule, a crash seen by `status`). What is modelled, each
+ * (the verdict on a desired action, the generation rule, a crash seen by `status`, the failsafe rule, a
+ * wake's verdict and the Node's proof of rule 18). What is modelled, each
  * in one function below: the leader's loop (when it plans; its writes in leader_apply.c's order, the first
  * failed one ending the plan; the liveness verdicts from the heartbeats), the agents (probe after a boot,
  * write-ahead, hooks that take time and may fail, the periodic `status`, the position answer and detach of
- * rule 19, the wake fence of rule 18), the StatefulSet controller (pods removed and made at the replicas
+ * rule 19, the fence when the API server is unreachable, the wake of rule 18 on a Node object as the node
+ * controller leaves it), the StatefulSet controller (pods removed and made at the replicas
  * the plans set) and the applications: each member's data is a history (a branch and a length in a tree
  * of branches); a primary appends a write each second, acknowledged only when the application's own
  * replication says so (all-primary: the live members of the last primary component, when a majority of
@@ -18,7 +20,9 @@
  * `ANY 1`; standbys lag at random).
  *
  * Faults: power off and on (one node, or all), freeze and thaw, an application dying, a new leader,
- * spec.replicas 3 -> 2 -> 3, failing leader writes, failing hooks and detaches.
+ * spec.replicas 3 -> 2 -> 3, failing leader writes, failing hooks and detaches, a shared API outage
+ * (nobody reaches the API server; the leader's liveness clocks restart after it, leader_liveness.c), a
+ * partial partition (one node loses the API server, its peers still reach it).
  *
  * The oracle, on every step (the chaos oracle's properties, tests/chaos/oracle.sh):
  *   P1 no acknowledged write lost: a member seeded or promoted holds every write acknowledged so far, and at
@@ -31,7 +35,11 @@
  *   P3 at most one seed per lights-out: a seed never runs while another member's application runs as
  *      primary on a live node (and no pod is removed while its application runs);
  *   P4 no action of a stale epoch runs (the agent's verdict, rule 4);
- *   P5 once the faults end, the RSS is Running with every member in its role within the schedule.
+ *   P5 once the faults end, the RSS is Running with every member in its role within the schedule;
+ *   P6 the leader's dead verdict is true (rules 12, 18): a node it judges dead runs no member, and one
+ *      judged dead while frozen runs none when it wakes; except the failsafe's known gap (every agent
+ *      hosting the RSS cut off together while the leader is not: they see a shared outage), counted;
+ *   P7 a shared API outage alone stops nothing (rule 5: every agent hosting the RSS live and together).
  * A violation prints the seed and the last steps of the trace, and the run exits 1.
  *
  * Usage: sim_proto [--schedules N] [--first S] [--minutes M] [--seed S --trace]
