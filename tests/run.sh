@@ -3,7 +3,7 @@
 #
 # Run as root on Debian bookworm. Exits non-zero on any failure. Environment:
 #   RSS_BUILD_DIR   build directory (default: build)
-#   RSS_SKIP_ASAN=1 skip the sanitizer build of the unit tests (for quick local loops only)
+#   RSS_SKIP_ASAN=1 skip the sanitizer build (ctest sanitizers) and valgrind (for quick local loops only)
 #   CTEST_ARGS      extra ctest arguments, e.g. "-L unit" or "-R kubesim"
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -76,11 +76,13 @@ trap 'kill -TERM -- -"$real_pid" 2>/dev/null || true' EXIT
 
 echo "== tests"
 # e2e.sh (ctest e2e_rssd) runs on the real cluster and, with rssd, kubesim and the world built with
-# ASan+UBSan, on kubesim below: a third plain run would prove nothing the two do not.
-skip=()
-[ "${RSS_SKIP_ASAN:-0}" = 1 ] || skip=(-E '^e2e_rssd$')
+# ASan+UBSan, on kubesim (ctest sanitizers, tests/sanitizers.sh): a third plain run would prove nothing the
+# two do not. RSS_SKIP_ASAN=1 runs the plain one instead of the sanitized tree.
+skip=(-E '^e2e_rssd$')
+[ "${RSS_SKIP_ASAN:-0}" != 1 ] || skip=(-E '^sanitizers$')
 # Two at a time, worlds too (each has its own kubesim, containerds, addresses and ports): the e2e suites
-# and the chaos short run mostly wait, the model (spin) and the fuzz smoke runs fill the slots with CPU.
+# and the chaos short run mostly wait; the model (spin), the fuzz smoke runs and the sanitized build
+# (tests/sanitizers.sh) fill the slots with CPU.
 t0=$(date +%s)
 # shellcheck disable=SC2086
 ctest --test-dir "$build" --output-on-failure -j"$jobs" "${skip[@]}" ${CTEST_ARGS:-}
@@ -92,36 +94,11 @@ if [ -n "$sim_lines" ]; then
     echo "protocol simulator: $(awk '{ n += $1 } END { print n }' <<<"$sim_lines") schedules, 0 violations"
 fi
 # From the same log: the chaos short run's summary (ctest chaos_short; its seed replays it), the model's
-# verdict (model_check) and the fuzz targets' table (fuzz_smoke).
-sed -n '/^\[[0-9:]*\] chaos: seed/p; /^== chaos run (seed/,/^recovery (/p; /^check\.sh: /p
+# verdict (model_check), the sanitized run's (sanitizers) and the fuzz targets' table (fuzz_smoke).
+sed -n '/^\[[0-9:]*\] chaos: seed/p; /^== chaos run (seed/,/^recovery (/p; /^check\.sh: /p; /^   (sanitized image/p
     /^target  *s  *execs/,/^<end of output>/{/^<end of output>/!p}' "$build/Testing/Temporary/LastTest.log" 2>/dev/null || true
 
 if [ "${RSS_SKIP_ASAN:-0}" != 1 ]; then
-  echo "== unit tests under ASan+UBSan"
-  cmake -S . -B "$build-asan" -DRSS_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug >/dev/null
-  cmake --build "$build-asan" -j"$jobs"
-  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest --test-dir "$build-asan" --output-on-failure -j"$jobs" -L unit
-  echo "== rssd, kubesim and the world built with ASan+UBSan, through the e2e scenarios"
-  # Every report of any process goes to a file under $san; one file fails the run.
-  san=$(mktemp -d /tmp/rss-sanitizers.XXXXXX)
-  t0=$(date +%s)
-  # rssd runs from an image of its own, built from the same sources with ASan+UBSan; kubesim and the
-  # world are the host's build-asan binaries. The e2e lib gives the rssd pods their sanitizer options
-  # (reports into $san too) and stops them through SIGTERM before the world goes (LeakSanitizer).
-  bash "$top/deploy/image/build.sh" --sanitize --out "$build-asan/rssd-image-asan.oci.tar" \
-    >"$build-asan/image-build.log" 2>&1 ||
-    { tail -n 40 "$build-asan/image-build.log" >&2; echo "run.sh: the sanitized image build failed" >&2; exit 1; }
-  RSS_WORLD_RSSD=container RSS_IMAGE_ARCHIVE="$build-asan/rssd-image-asan.oci.tar" RSS_E2E_SANITIZER_DIR=$san \
-    ASAN_OPTIONS="log_path=$san/asan:detect_leaks=1" UBSAN_OPTIONS="log_path=$san/ubsan:print_stacktrace=1" \
-    LSAN_OPTIONS="log_path=$san/lsan" ctest --test-dir "$build-asan" --output-on-failure -R '^e2e_rssd$'
-  if compgen -G "$san/*" >/dev/null; then
-    head -n 40 "$san"/* >&2
-    echo "run.sh: sanitizer reports from the running daemons (above)" >&2
-    exit 1
-  fi
-  rm -rf "$san"
-  echo "   (sanitized image and e2e: $(($(date +%s) - t0)) s, no report)"
   echo "== unit tests under valgrind"
   ctest --test-dir "$build" -L unit -T memcheck -j"$jobs" --output-on-failure
 fi
