@@ -553,11 +553,16 @@ static void thaw(struct sim *s, unsigned o)
     }
     app_stop(x);
     x->hook_running = false;
+    say(s, "fault: node %u thawed after %" PRId64 " s, fenced: %.120s", o, gap / 1000, why);
+    /* its own stop, reported in the same generation (not a crash); when it reaches the API server */
+    if (!api_ok(s, o)) {
+        x->fenced = true;
+        return;
+    }
     struct rss_member_input *m = find(&s->w, o);
     report(s, o, RSS_ROLE_STOPPED, m->observed.generation, true);
     if (m->observed.last.present && m->observed.last.result == RSS_RESULT_PENDING)
         m->observed.last.result = RSS_RESULT_INTERRUPTED;
-    say(s, "fault: node %u thawed after %" PRId64 " s, fenced: %.120s", o, gap / 1000, why);
 }
 
 /* An agent that does not reach the API server: no heartbeat, no write (so no write-ahead, no hook start, no
