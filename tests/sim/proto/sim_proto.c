@@ -22,7 +22,8 @@
  * Faults: power off and on (one node, or all), freeze and thaw, an application dying, a new leader,
  * spec.replicas 3 -> 2 -> 3, failing leader writes, failing hooks and detaches, a shared API outage
  * (nobody reaches the API server; the leader's liveness clocks restart after it, leader_liveness.c), a
- * partial partition (one node loses the API server, its peers still reach it).
+ * partial partition (one node loses the API server, its peers still reach it), rssd restarted (down 2-91 s;
+ * a hook in flight killed or left running unreported).
  *
  * The oracle, on every step (the chaos oracle's properties, tests/chaos/oracle.sh):
  *   P1 no acknowledged write lost: a member seeded or promoted holds every write acknowledged so far, and at
@@ -37,8 +38,9 @@
  *   P4 no action of a stale epoch runs (the agent's verdict, rule 4);
  *   P5 once the faults end, the RSS is Running with every member in its role within the schedule;
  *   P6 the leader's dead verdict is true (rules 12, 18): a node it judges dead runs no member, and one
- *      judged dead while frozen runs none when it wakes; except the failsafe's known gap (every agent
- *      hosting the RSS cut off together while the leader is not: they see a shared outage), counted;
+ *      judged dead while frozen runs none when it wakes; except two known gaps, counted: every agent
+ *      hosting the RSS cut off together while the leader is not (they see a shared outage), and rssd down
+ *      when its fence came due (nothing fences until it is back);
  *   P7 a shared API outage alone stops nothing (rule 5: every agent hosting the RSS live and together).
  * A violation prints the seed and the last steps of the trace, and the run exits 1.
  *
@@ -175,6 +177,10 @@ struct member {
     bool api_cut; /* a partial partition: this node alone lost the API server (its peers reach it) */
     int64_t api_cut_until;
     bool fenced; /* stopped by its agent's fence (API unreachable, the failsafe did not keep) */
+    /* rssd restarted: down until then; its hook in flight either killed with its exec or left running in
+     * the container (orphan), ending unreported */
+    int64_t agent_down_until;
+    bool restarted, orphan;
     bool kept;   /* the failsafe keeps its members through this cut (every hosting agent reached, none with
                   * the API server) */
     bool booted; /* powered on since its agent last probed: the agent probes before anything else */
@@ -210,7 +216,7 @@ struct sim {
      * after its view had a gap (leader_liveness.c), from liveness_from */
     int64_t api_down_until, liveness_from;
     bool kept_dead[NMEM], kept_dead_counted[NMEM];
-    unsigned kept_dead_n; /* times the leader judged dead a node whose members the failsafe kept */
+    unsigned kept_dead_n; /* dead verdicts in the known gaps (P6) */
     bool seen_alive[NMEM], seen_dead[NMEM];
     /* the acknowledged writes: the newest per branch is enough (a branch's writes are a prefix) */
     uint64_t acked[MAXBRANCH];
@@ -510,8 +516,9 @@ static void kubelet_back(struct sim *s, unsigned o)
     x->kubelet_silent = 0;
 }
 
-/* The Node as the agent reads it at a thaw, before its kubelet posts again. */
-static cJSON *node_after_thaw(const struct sim *s, const struct member *x)
+/* The Node as the agent reads it after a gap in its loop (a thaw, a restart), before the kubelet posts again.
+ */
+static cJSON *node_now(const struct sim *s, const struct member *x)
 {
     char created[RSS_TIME_LEN], since[RSS_TIME_LEN];
     rss_time_ms(created, s->start - 86400000);
@@ -538,7 +545,7 @@ static void thaw(struct sim *s, unsigned o)
     bool keep = true;
     char why[512] = "within the fence timeout";
     if (rss_agent_wake_verdict(false, gap, silence, FENCE_MS) == RSS_AGENT_WAKE_FENCE) {
-        _cleanup_json_ cJSON *node = api_ok(s, o) ? node_after_thaw(s, x) : NULL; /* no read when cut off */
+        _cleanup_json_ cJSON *node = api_ok(s, o) ? node_now(s, x) : NULL; /* no read when cut off */
         keep = rss_agent_wake_keep(node, x->last_heartbeat, why, sizeof(why));
     }
     if (!x->api_cut)
@@ -598,16 +605,74 @@ static void agent_cut_off(struct sim *s, unsigned o)
         (s->w.now - x->last_heartbeat) / 1000, reached, hosting, peer_has_api ? ", one reaches the API" : "");
 }
 
+/* A restarted rssd's first look (agent.c, fence.c): the wake verdict on the silence since the last renewal
+ * (the fence state kept it across the restart), the Node's proof when past the fence timeout, then its
+ * members probed with `status` in the same containers (the generation stays; a pending action is
+ * interrupted, never re-run). */
+static void restart_probe(struct sim *s, unsigned o)
+{
+    struct member *x = &s->mem[o];
+    struct rss_member_input *m = find(&s->w, o);
+    char why[512] = "within the fence timeout";
+    bool keep = true;
+    if (rss_agent_wake_verdict(true, 0, s->w.now - x->last_heartbeat, FENCE_MS) == RSS_AGENT_WAKE_FENCE) {
+        _cleanup_json_ cJSON *node = node_now(s, x);
+        keep = rss_agent_wake_keep(node, x->last_heartbeat, why, sizeof(why));
+    }
+    if (!keep && x->app != RSS_ROLE_STOPPED) {
+        app_stop(x);
+        say(s, "%u: rssd back, its members stopped (rule 18): %.120s", o, why);
+    }
+    enum rss_role role = app_status(s, o);
+    report(s, o, role, m->observed.generation, role == RSS_ROLE_STOPPED || role == RSS_ROLE_FAILED);
+    if (m->observed.last.present && m->observed.last.result == RSS_RESULT_PENDING)
+        m->observed.last.result = RSS_RESULT_INTERRUPTED;
+    say(s, "%u: rssd back: %s, generation %" PRIu64 " (%.80s)", o, rss_role_name(role),
+        m->observed.generation, why);
+}
+
+/* rssd on node o is down for `secs` (a crash, a rollout): its hook in flight, if any, is killed with it or
+ * goes on in the container unreported. */
+static void restart_agent(struct sim *s, unsigned o, int secs)
+{
+    struct member *x = &s->mem[o];
+    x->agent_down_until = s->w.now + 1000 * (int64_t)secs;
+    x->restarted = true;
+    x->orphan = x->hook_running && chance(500);
+    if (x->hook_running && !x->orphan) {
+        x->hook_running = false;
+        rss_recordcodec_desired_clear(&x->hook);
+    }
+    say(s, "fault: rssd on node %u down for %d s%s", o, secs,
+        x->orphan         ? ", its hook left running"
+        : x->hook_running ? ""
+                          : "");
+}
+
 static void agent_step(struct sim *s, unsigned o)
 {
     struct member *x = &s->mem[o];
     struct rss_member_input *m = find(&s->w, o);
     if (!node_live(x) || !m || !m->pod_exists)
         return;
+    if (s->w.now < x->agent_down_until || (x->restarted && x->orphan)) {
+        /* rssd down (or just back): the orphaned hook ends in its container, unreported */
+        if (x->hook_running && x->orphan &&
+            (s->w.now >= x->hook_done_at || s->w.now >= x->agent_down_until)) {
+            x->hook_running = x->orphan = false;
+            bool ok = !chance(60) && hook_effect(s, o, &x->hook);
+            say(s, "%u's orphaned %s ends in its container, %s, unreported", o,
+                rss_action_name(x->hook.action), ok ? "ok" : "failed");
+            rss_recordcodec_desired_clear(&x->hook);
+        }
+        if (s->w.now < x->agent_down_until)
+            return;
+    }
     if (!api_ok(s, o)) {
         agent_cut_off(s, o);
         /* a shared outage: a hook in flight finishes and its report waits for the API server, which the
-         * leader cannot read meanwhile either, so it is written at once here; nothing else needs no write */
+         * leader cannot read meanwhile either, so it is written at once here; everything else needs a
+         * write */
         if (x->api_cut || x->fenced || !x->hook_running || x->booted)
             return;
     } else {
@@ -620,6 +685,12 @@ static void agent_step(struct sim *s, unsigned o)
             if (m->observed.last.present && m->observed.last.result == RSS_RESULT_PENDING)
                 m->observed.last.result = RSS_RESULT_INTERRUPTED;
             say(s, "%u reaches the API server again: reports its fence's stop", o);
+        }
+        if (x->restarted) {
+            x->restarted = false;
+            restart_probe(s, o);
+            x->last_heartbeat = s->w.now;
+            return;
         }
         x->last_heartbeat = s->w.now;
     }
@@ -832,7 +903,10 @@ static void leader_step(struct sim *s, bool lossy)
             s->mem[o].last_heartbeat > s->liveness_from ? s->mem[o].last_heartbeat : s->liveness_from;
         int64_t silent = s->w.now - seen;
         m->node_alive = silent < LEASE_MS;
-        m->node_dead = silent >= DEAD_MS;
+        /* dead: the heartbeat silent past the window and the kubelet down (rule 13: an absent agent is not a
+         * dead node; leader_liveness.c) */
+        struct member *x = &s->mem[o];
+        m->node_dead = silent >= DEAD_MS && x->kubelet_silent && s->w.now - x->kubelet_silent >= NODE_GRACE;
         m->node_silent_ms = m->node_alive ? 0 : silent;
         m->node_dead_in_ms = m->node_alive || m->node_dead ? 0 : DEAD_MS - silent;
         if (m->node_alive != s->seen_alive[o] || m->node_dead != s->seen_dead[o])
@@ -844,14 +918,17 @@ static void leader_step(struct sim *s, bool lossy)
         /* P6 (rules 12, 18): the dead verdict assumes the node's members stopped; a frozen one is judged at
          * its thaw */
         if (m->node_dead && s->mem[o].on && !s->mem[o].frozen && s->mem[o].app != RSS_ROLE_STOPPED) {
-            /* the failsafe's known gap: every agent hosting the RSS cut off from the API server together
-             * while the leader is not looks like a shared outage to them (docs/testing.md) */
-            if (!s->mem[o].kept)
+            /* the known gaps (docs/testing.md): every agent hosting the RSS cut off from the API server
+             * together while the leader is not looks like a shared outage to them (the failsafe keeps); rssd
+             * was down when its fence came due (nothing fences until it is back, rule 18) */
+            const struct member *x = &s->mem[o];
+            bool absent = x->agent_down_until > x->last_heartbeat + FENCE_MS;
+            if (!x->kept && !absent)
                 violation(s, "P6: the leader judges node %u dead while its member runs as %s", o,
-                          rss_role_name(s->mem[o].app));
+                          rss_role_name(x->app));
             if (!s->kept_dead[o])
-                say(s, "leader: judges node %u dead while the failsafe keeps its member running (the gap)",
-                    o);
+                say(s, "leader: judges node %u dead while its member runs (a known gap: %s)", o,
+                    x->kept ? "the failsafe keeps it" : "rssd was down when its fence came due");
             s->kept_dead[o] = true;
             s->kept_dead_n += !s->kept_dead_counted[o];
             s->kept_dead_counted[o] = true;
@@ -1066,6 +1143,8 @@ static void faults(struct sim *s)
         freeze(s, o);
     } else if (chance(1) && !x->api_cut && !x->hook_running) {
         api_cut(s, o, 10 + (int)below(110));
+    } else if (chance(2) && s->w.now >= x->agent_down_until) {
+        restart_agent(s, o, 2 + (int)below(90));
     } else if (chance(3) && x->app != RSS_ROLE_STOPPED) {
         app_dies(s, o);
     } else if (chance(2)) {
@@ -1117,6 +1196,8 @@ static void script_step(struct sim *s)
             api_down(s, atoi(w));
         else if (!strcmp(v, "cut"))
             api_cut(s, step_member(s, st, w), atoi(st->arg));
+        else if (!strcmp(v, "restart"))
+            restart_agent(s, step_member(s, st, w), atoi(st->arg));
         else if (!strcmp(v, "leader"))
             new_leader(s);
         else if (!strcmp(v, "replicas"))
@@ -1184,7 +1265,8 @@ static void script_step(struct sim *s)
  * `data L0 L1 L2` (the members' history lengths, all stopped), `off N` (member N's node is off at the
  * start, its record from before the lights-out), `minutes M`, and steps `at SECONDS VERB
  * [WHAT [ARG]]`: off, on, freeze, thaw, crash N|primary; api-down S (nobody reaches the API server for S
- * seconds); cut N S (node N alone loses it for S seconds); leader; replicas N; fail-writes K (the leader's
+ * seconds); cut N S (node N alone loses it for S seconds); restart N S (rssd on node N down for S
+ * seconds); leader; replicas N; fail-writes K (the leader's
  * next K writes fail); fail-hook N, fail-detach N (that member's next one); lag N S (standby N receives
  * nothing for S seconds); spec minimumMembers N, spec onNewerLateMember Join|Hold, spec replication
  * Synchronous|Asynchronous, force-seed N (an admin's edit); expect running | runs N (its application is
@@ -1306,6 +1388,7 @@ static void sim_init(struct sim *s, unsigned long seed, int minutes, bool trace,
     for (unsigned o = 0; o < NMEM; o++) {
         struct member *x = &s->mem[o];
         x->on = !(sc && sc->off[o]);
+        x->kubelet_silent = x->on ? 0 : s->w.now;
         x->ready_since = s->w.now - 86400000;
         x->booted = x->on;
         x->data = (struct history){0, lens[o]};
@@ -1453,7 +1536,7 @@ int main(int argc, char **argv)
         return 0;
     }
     printf("%lu schedules of %d simulated minutes (seeds %lu..%lu): %" PRIu64 " steps, %" PRIu64
-           " plans, 0 violations, %.1f s; dead verdicts in the failsafe's known gap: %" PRIu64 "\n",
+           " plans, 0 violations, %.1f s; dead verdicts in P6's known gaps: %" PRIu64 "\n",
            schedules, minutes, first, first + schedules - 1, steps, plans, secs, gap);
     return 0;
 }
