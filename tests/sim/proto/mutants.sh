@@ -35,7 +35,7 @@ failover_record_dropped_at_new_term	no: equivalent since the records' primary ma
 wake_never_fences	yes	nodeagent/agent_decide.c	s/return RSS_AGENT_WAKE_FENCE;/return RSS_AGENT_WAKE_LOOK;/
 wake_answer_calls_off	yes	nodeagent/agent_decide.c	s/if (!cJSON_IsObject(node)) {/if (true) { snprintf(why, size, "the API server answered"); return true; } if (!cJSON_IsObject(node)) {/
 failsafe_never_keeps	yes	nodeagent/agent_decide.c	s/if (peer_has_api)/if (peer_has_api || hosting)/
-failsafe_majority	yes	nodeagent/agent_decide.c	s/return hosting > 0 \&\& reached == hosting;/return reached * 2 > hosting;/
+failsafe_majority	no: the partitions cut nodes from the API server, never from each other, so no leader sits on a minority side with it; and a majority kept through a shared outage cannot acknowledge more than the applications' own quorum allows	nodeagent/agent_decide.c	s/return hosting > 0 \&\& reached == hosting;/return reached * 2 > hosting;/
 quorum_below_replicas	yes	leader/planner/planner_failover.c	s/if (m == lost || (!m->exists && (int)m->ordinal >= c->target))/if (m == lost || (int)m->ordinal >= c->target)/
 EOF
 )
